@@ -1,0 +1,53 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { GatewayState } from './context.js';
+import type { EdgeLog } from './edge/edge-log.js';
+import { errorBoundary, notFound } from './errors.js';
+import { bearerGuard } from './guards/bearer.js';
+import { bodyLimitGuard } from './guards/body-limit.js';
+import { loopbackGuard } from './guards/loopback.js';
+import { surfacesOf, type ModuleDirectory } from './modules.js';
+
+export interface GatewayAppOptions {
+  token: () => string;
+  edgeLog: EdgeLog;
+  modules: ModuleDirectory;
+  maxRequestBytes: number;
+  onError: (err: unknown) => void;
+  /** Routers for the protocol surfaces, mounted after the guards. */
+  surfaces?: readonly Router<GatewayState>[];
+}
+
+/**
+ * The gateway's Koa app. The guards run in the order the notes fix (loopback, token, body cap)
+ * on every route and on the fallback, before any handler.
+ */
+export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
+  const app = new Koa<GatewayState>();
+  app.proxy = false;
+  app.silent = true;
+  app.use(options.edgeLog.middleware());
+  app.use(errorBoundary(options.onError));
+  app.use(loopbackGuard());
+  app.use(bearerGuard(options.token));
+  app.use(bodyLimitGuard(options.maxRequestBytes));
+
+  const index = new Router<GatewayState>();
+  index.get('/', (ctx) => {
+    ctx.body = {
+      gateway: 'chatty-protocol-gateway',
+      modules: options.modules.list().map((m) => ({
+        name: m.name,
+        version: m.version,
+        description: m.description,
+        surfaces: surfacesOf(m),
+      })),
+    };
+  });
+  for (const router of [index, ...(options.surfaces ?? [])]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  app.use(notFound());
+  return app;
+}

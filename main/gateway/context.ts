@@ -1,0 +1,19 @@
+import type Koa from 'koa';
+
+/** What the guards leave on `ctx.state` for the handlers and the edge log. */
+export interface GatewayState {
+  /** Why the request was refused, for the edge log's refusal row. */
+  refusal?: string;
+  /** The request body, read whole by the body-cap guard (at most `MAX_REQUEST_BYTES`). */
+  rawBody?: Buffer;
+}
+
+export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
+export type GatewayMiddleware = Koa.Middleware<GatewayState>;
+
+/** Ends the request with a JSON refusal; the reason goes to the edge log, never to the body. */
+export function refuse(ctx: GatewayContext, status: number, error: string, reason: string = error): void {
+  ctx.state.refusal = reason;
+  ctx.status = status;
+  ctx.body = { error };
+}

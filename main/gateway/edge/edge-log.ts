@@ -1,0 +1,72 @@
+import { EventEmitter } from 'node:events';
+import electronLog from 'electron-log/node.js';
+import type { GatewayMiddleware } from '../context.js';
+
+/** One row per request. Never the token, never a body. */
+export interface EdgeRow {
+  time: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  /** Present on a refusal: why the gateway said no. */
+  reason?: string;
+}
+
+export type EdgeListener = (row: EdgeRow) => void;
+
+let loggers = 0;
+
+/**
+ * The edge log: a JSON line per request in `edge.log` (through electron-log, whose Node entry
+ * runs without Electron) and an event for embedders, so a window can show the traffic live.
+ */
+export class EdgeLog {
+  private readonly events = new EventEmitter();
+  private file: ReturnType<typeof electronLog.create> | undefined;
+
+  /** Starts writing rows to `path` (mode 0600, appended, rotated by electron-log at 1 MiB). */
+  writeTo(path: string): void {
+    const logger = electronLog.create({ logId: `chatty-edge-${++loggers}` });
+    logger.transports.console.level = false;
+    logger.transports.file.resolvePathFn = () => path;
+    logger.transports.file.format = '{text}';
+    logger.transports.file.sync = false;
+    logger.transports.file.writeOptions = { flag: 'a', mode: 0o600, encoding: 'utf8' };
+    this.file = logger;
+  }
+
+  stopWriting(): void {
+    this.file = undefined;
+  }
+
+  subscribe(listener: EdgeListener): () => void {
+    this.events.on('row', listener);
+    return () => this.events.off('row', listener);
+  }
+
+  record(row: EdgeRow): void {
+    this.file?.info(JSON.stringify(row));
+    this.events.emit('row', row);
+  }
+
+  /** The outermost middleware: times the request and records its row once the response is set. */
+  middleware(): GatewayMiddleware {
+    return async (ctx, next) => {
+      const started = performance.now();
+      try {
+        await next();
+      } finally {
+        const row: EdgeRow = {
+          time: new Date().toISOString(),
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+        };
+        if (ctx.state.refusal !== undefined) row.reason = ctx.state.refusal;
+        this.record(row);
+      }
+    };
+  }
+}

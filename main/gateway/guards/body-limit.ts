@@ -1,0 +1,63 @@
+import { refuse, type GatewayMiddleware } from '../context.js';
+
+/** `MAX_REQUEST_BYTES`: 10 MiB. */
+export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+export const BODY_TOO_LARGE = 'payload too large: request bodies are limited to 10 MiB';
+
+/**
+ * Reads the body whole, up to the cap, before any handler runs. A declared length over the cap is
+ * refused without reading; a chunked body is refused as soon as it passes the cap. Node drains
+ * what is left after the response, so the keep-alive connection goes on serving.
+ */
+export function bodyLimitGuard(maxBytes: number = MAX_REQUEST_BYTES): GatewayMiddleware {
+  return async (ctx, next) => {
+    const declared = ctx.req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBytes) {
+      return refuse(ctx, 413, BODY_TOO_LARGE, `declared body of ${declared} bytes over ${maxBytes}`);
+    }
+    const body = await readCapped(ctx.req, maxBytes);
+    if (body === undefined) {
+      return refuse(ctx, 413, BODY_TOO_LARGE, `streamed body over ${maxBytes} bytes`);
+    }
+    ctx.state.rawBody = body;
+    await next();
+  };
+}
+
+const discard = (): void => {};
+
+/** The whole body, or `undefined` as soon as it passes `maxBytes` (the rest is drained and dropped). */
+function readCapped(req: NodeJS.ReadableStream & { complete?: boolean }, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        // Keep draining (and dropping) the rest so the keep-alive connection can serve again.
+        req.on('data', discard);
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}

@@ -1,0 +1,63 @@
+import { isIP } from 'node:net';
+import { refuse, type GatewayMiddleware } from '../context.js';
+
+export const HOST_NOT_LOOPBACK = 'forbidden: the Host header is not a loopback name';
+export const ORIGIN_NOT_LOOPBACK = 'forbidden: the Origin header is not loopback';
+
+/**
+ * Loopback Host and Origin only: a guard against DNS rebinding for any listener an embedder puts
+ * in front of the socket. A request without Host (not a browser's) is served.
+ */
+export function loopbackGuard(): GatewayMiddleware {
+  return async (ctx, next) => {
+    const host = ctx.req.headers.host;
+    if (host !== undefined && !isLoopbackHost(host)) {
+      return refuse(ctx, 403, HOST_NOT_LOOPBACK, `host not loopback: ${truncate(host)}`);
+    }
+    const origin = ctx.req.headers.origin;
+    if (origin !== undefined && !isLoopbackOrigin(origin)) {
+      return refuse(ctx, 403, ORIGIN_NOT_LOOPBACK, `origin not loopback: ${truncate(origin)}`);
+    }
+    await next();
+  };
+}
+
+/** `localhost`, `127.0.0.0/8` or `[::1]`, with or without a port. */
+export function isLoopbackHost(value: string): boolean {
+  const host = stripPort(value.trim().toLowerCase());
+  if (host === undefined) return false;
+  if (host === 'localhost') return true;
+  if (host === '[::1]') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return false;
+}
+
+/** An Origin is `scheme://host[:port]`; `null` and anything unparsable are not loopback. */
+export function isLoopbackOrigin(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.origin === 'null' || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  return isLoopbackHost(url.host);
+}
+
+function stripPort(host: string): string | undefined {
+  if (host.startsWith('[')) {
+    const end = host.indexOf(']');
+    if (end < 0) return undefined;
+    const rest = host.slice(end + 1);
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return undefined;
+    return host.slice(0, end + 1);
+  }
+  const colon = host.indexOf(':');
+  if (colon < 0) return host;
+  if (!/^\d{1,5}$/.test(host.slice(colon + 1))) return undefined;
+  return host.slice(0, colon);
+}
+
+function truncate(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+}

@@ -1,0 +1,129 @@
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import type Koa from 'koa';
+import {
+  EDGE_LOG_FILE,
+  SOCKET_FILE,
+  TOKEN_FILE,
+  clearStaleSocket,
+  defaultRuntimeDir,
+  ensureRuntimeDir,
+  newLaunchToken,
+  refuseWindows,
+  writeTokenFile,
+} from './access/index.js';
+import { buildGatewayApp } from './app.js';
+import type { GatewayState } from './context.js';
+import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
+import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
+import type { ModuleDirectory } from './modules.js';
+
+export interface ProtocolGatewayOptions {
+  /** Where `gateway.sock`, `gateway.token` and `edge.log` live (default: `defaultRuntimeDir()`). */
+  runtimeDir?: string;
+  /** Body cap; the notes fix it at 10 MiB, tests may lower it. */
+  maxRequestBytes?: number;
+  /** Called with errors no client should see (a handler's crash). */
+  onError?: (err: unknown) => void;
+}
+
+export interface StartedGateway {
+  socketPath: string;
+  tokenPath: string;
+}
+
+/**
+ * The gateway: HTTP on an owner-only Unix socket with a per-launch bearer token. No TCP listener.
+ * `buildRouter()` gives the guarded Koa app to an embedder who wants another listener.
+ */
+export class ProtocolGateway {
+  readonly edgeLog = new EdgeLog();
+  private readonly launchToken = newLaunchToken();
+  private runtimeDir: string;
+  private server: Server | undefined;
+  private started: StartedGateway | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    readonly registry: ModuleDirectory,
+    private readonly options: ProtocolGatewayOptions = {},
+  ) {
+    this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
+  }
+
+  withRuntimeDir(dir: string): this {
+    if (this.server) throw new Error('withRuntimeDir: the gateway has already started');
+    this.runtimeDir = dir;
+    return this;
+  }
+
+  /** The per-launch token (64 hex characters). */
+  token(): string {
+    return this.launchToken;
+  }
+
+  /** Edge-log rows as they happen; returns the unsubscribe function. */
+  onEdge(listener: EdgeListener): () => void {
+    return this.edgeLog.subscribe(listener);
+  }
+
+  buildRouter(): Koa<GatewayState> {
+    return buildGatewayApp({
+      token: () => this.launchToken,
+      edgeLog: this.edgeLog,
+      modules: this.registry,
+      maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
+      onError: this.options.onError ?? ((err) => console.error('chatty-gateway: handler failed', err)),
+    });
+  }
+
+  async start(): Promise<StartedGateway> {
+    if (this.started) return this.started;
+    refuseWindows();
+    const dir = ensureRuntimeDir(this.runtimeDir);
+    const socketPath = join(dir, SOCKET_FILE);
+    const tokenPath = join(dir, TOKEN_FILE);
+    await clearStaleSocket(socketPath);
+    writeTokenFile(tokenPath, this.launchToken);
+
+    const server = createServer(this.buildRouter().callback());
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(socketPath, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      rmSync(tokenPath, { force: true });
+      throw err;
+    }
+    chmodSync(socketPath, 0o600);
+    this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
+    this.server = server;
+    this.started = { socketPath, tokenPath };
+    return this.started;
+  }
+
+  /** Stops serving and removes the socket and the token, once; later calls are no-ops. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const server = this.server;
+    const started = this.started;
+    if (!server || !started) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Open streams (SSE) would hold close() forever.
+      server.closeAllConnections();
+    });
+    this.edgeLog.stopWriting();
+    rmSync(started.socketPath, { force: true });
+    rmSync(started.tokenPath, { force: true });
+  }
+}

@@ -1,0 +1,2 @@
+/** chatty-protocol-gateway: the library an embedder imports. */
+export * from './gateway/index.js';
