@@ -87,7 +87,8 @@ export class ProtocolGateway {
     await clearStaleSocket(socketPath);
     writeTokenFile(tokenPath, this.launchToken);
 
-    const server = createServer(this.buildRouter().callback());
+    // A request without Host (not a browser's) is served; Node would answer it 400 by default.
+    const server = createServer({ requireHostHeader: false }, this.buildRouter().callback());
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -122,7 +123,7 @@ export class ProtocolGateway {
       // Open streams (SSE) would hold close() forever.
       server.closeAllConnections();
     });
-    this.edgeLog.stopWriting();
+    await this.edgeLog.stopWriting();
     rmSync(started.socketPath, { force: true });
     rmSync(started.tokenPath, { force: true });
   }

@@ -17,6 +17,24 @@ export type EdgeListener = (row: EdgeRow) => void;
 
 let loggers = 0;
 
+/** The part of electron-log's File we read to know its asynchronous writes are done. */
+interface PendingWrites {
+  hasActiveAsyncWriting: boolean;
+  asyncWriteQueue: unknown[];
+}
+
+/**
+ * electron-log batches asynchronous writes but has no flush: wait (a bounded while) until its
+ * queue is empty and no write is in progress. Rows are written asynchronously so that logging
+ * never blocks a request; only stop() waits for them.
+ */
+async function drained(file: PendingWrites, limitMs = 2000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while ((file.hasActiveAsyncWriting || file.asyncWriteQueue.length > 0) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
 /**
  * The edge log: a JSON line per request in `edge.log` (through electron-log, whose Node entry
  * runs without Electron) and an event for embedders, so a window can show the traffic live.
@@ -36,8 +54,11 @@ export class EdgeLog {
     this.file = logger;
   }
 
-  stopWriting(): void {
+  /** Stops writing once every queued row has reached the file. */
+  async stopWriting(): Promise<void> {
+    const logger = this.file;
     this.file = undefined;
+    if (logger) await drained(logger.transports.file.getFile() as unknown as PendingWrites);
   }
 
   subscribe(listener: EdgeListener): () => void {

@@ -1,0 +1,75 @@
+import { parseArgs } from 'node:util';
+import { ProtocolGateway } from '../../gateway/index.js';
+import type { ModuleDirectory } from '../../gateway/index.js';
+import { failure } from '../main.js';
+
+interface ServeOptions {
+  modulesDir?: string;
+  runtimeDir?: string;
+  json: boolean;
+}
+
+function parseServeArgs(args: readonly string[]): ServeOptions {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      'modules-dir': { type: 'string' },
+      'runtime-dir': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  return { modulesDir: values['modules-dir'], runtimeDir: values['runtime-dir'], json: values.json ?? false };
+}
+
+/** The modules to serve: `--modules-dir`, else the bundled examples. */
+async function loadModules(_options: ServeOptions): Promise<ModuleDirectory & { close?(): Promise<void> }> {
+  return { list: () => [] };
+}
+
+/** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
+export async function runServe(args: readonly string[]): Promise<number> {
+  let options: ServeOptions;
+  try {
+    options = parseServeArgs(args);
+  } catch (err) {
+    return failure(err);
+  }
+
+  let gateway: ProtocolGateway;
+  let modules: Awaited<ReturnType<typeof loadModules>>;
+  let started;
+  try {
+    modules = await loadModules(options);
+    gateway = new ProtocolGateway(modules, options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {});
+    started = await gateway.start();
+  } catch (err) {
+    return failure(err);
+  }
+
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ event: 'ready', socket: started.socketPath, token: started.tokenPath })}\n`);
+  } else {
+    const count = modules.list().length;
+    process.stdout.write(
+      [
+        `chatty-gateway: serving ${count} module${count === 1 ? '' : 's'}`,
+        `  socket: ${started.socketPath}`,
+        `  token:  ${started.tokenPath}`,
+        `  try:    curl --unix-socket ${started.socketPath} -H "Authorization: Bearer $(cat ${started.tokenPath})" http://localhost/`,
+        '  stop:   Ctrl-C',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await gateway.stop();
+  await modules.close?.();
+  if (!options.json) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
+  return 0;
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { tempDir } from '../helpers/gateway.js';
+import { collect, exited, firstLine, spawnCli } from '../helpers/cli.js';
+import { unixRequest } from '../helpers/http.js';
+
+const scratch = tempDir('chatty-cli-');
+after(() => scratch.remove());
+
+describe('chatty-gateway serve', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    test(`--json prints the ready line, serves, and stops cleanly on ${signal}`, async () => {
+      const runtimeDir = join(scratch.path, `run-${signal}`);
+      const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir]);
+      const line = await firstLine(child);
+      const ready = JSON.parse(line) as Record<string, unknown>;
+      assert.deepEqual(ready, {
+        event: 'ready',
+        socket: join(runtimeDir, 'gateway.sock'),
+        token: join(runtimeDir, 'gateway.token'),
+      });
+
+      const socketPath = ready.socket as string;
+      const token = readFileSync(ready.token as string, 'utf8');
+      assert.equal((await unixRequest(socketPath, { path: '/' })).status, 401);
+      const ok = await unixRequest(socketPath, { path: '/', headers: { authorization: `Bearer ${token}` } });
+      assert.equal(ok.status, 200);
+      assert.ok(Array.isArray((JSON.parse(ok.body) as { modules: unknown }).modules));
+
+      child.kill(signal);
+      assert.deepEqual(await exited(child), { code: 0, signal: null });
+      assert.ok(!existsSync(socketPath));
+      assert.ok(!existsSync(ready.token as string));
+    });
+  }
+
+  test('without --json, a banner says where the socket and token are and how to curl', async () => {
+    const runtimeDir = join(scratch.path, 'run-banner');
+    const child = spawnCli(['serve', '--runtime-dir', runtimeDir]);
+    const first = await firstLine(child);
+    assert.match(first, /^chatty-gateway: serving \d+ modules?$/);
+    child.kill('SIGTERM');
+    const rest = await collect(child.stdout);
+    assert.match(rest, new RegExp(`socket: ${join(runtimeDir, 'gateway.sock')}`));
+    assert.match(rest, new RegExp(`token: +${join(runtimeDir, 'gateway.token')}`));
+    assert.ok(rest.includes(`curl --unix-socket ${join(runtimeDir, 'gateway.sock')} -H "Authorization: Bearer $(cat ${join(runtimeDir, 'gateway.token')})" http://localhost/`));
+    assert.equal((await exited(child)).code, 0);
+  });
+
+  test('an unusable runtime directory is a one-line error and a non-zero exit', async () => {
+    const runtimeDir = join(scratch.path, 'open-dir');
+    mkdirSync(runtimeDir);
+    chmodSync(runtimeDir, 0o755);
+    const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir]);
+    const [stdout, stderr, status] = await Promise.all([collect(child.stdout), collect(child.stderr), exited(child)]);
+    assert.equal(status.code, 1);
+    assert.equal(stdout, '');
+    assert.equal(stderr, `chatty-gateway: refusing runtime directory ${runtimeDir}: its mode is 0755; group and others must have no access (chmod 700)\n`);
+  });
+
+  test('an unknown flag is a one-line error', async () => {
+    const child = spawnCli(['serve', '--port', '80']);
+    const [stderr, status] = await Promise.all([collect(child.stderr), exited(child)]);
+    assert.equal(status.code, 1);
+    assert.equal(stderr.trim().split('\n').length, 1);
+    assert.match(stderr, /^chatty-gateway: Unknown option '--port'/);
+  });
+});
