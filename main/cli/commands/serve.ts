@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ProtocolGateway } from '../../gateway/index.js';
-import type { ModuleDirectory } from '../../gateway/index.js';
+import { openModules, type OpenedModules } from '../../compose/modules.js';
 import { failure } from '../main.js';
 
 interface ServeOptions {
@@ -23,11 +23,6 @@ function parseServeArgs(args: readonly string[]): ServeOptions {
   return { modulesDir: values['modules-dir'], runtimeDir: values['runtime-dir'], json: values.json ?? false };
 }
 
-/** The modules to serve: `--modules-dir`, else the bundled examples. */
-async function loadModules(_options: ServeOptions): Promise<ModuleDirectory & { close?(): Promise<void> }> {
-  return { list: () => [] };
-}
-
 /** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
 export async function runServe(args: readonly string[]): Promise<number> {
   let options: ServeOptions;
@@ -38,13 +33,14 @@ export async function runServe(args: readonly string[]): Promise<number> {
   }
 
   let gateway: ProtocolGateway;
-  let modules: Awaited<ReturnType<typeof loadModules>>;
+  let modules: OpenedModules | undefined;
   let started;
   try {
-    modules = await loadModules(options);
+    modules = await openModules(options.modulesDir);
     gateway = new ProtocolGateway(modules, options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {});
     started = await gateway.start();
   } catch (err) {
+    await modules?.close();
     return failure(err);
   }
 
@@ -69,7 +65,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   await gateway.stop();
-  await modules.close?.();
+  await modules.close();
   if (!options.json) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
   return 0;
 }

@@ -1,0 +1,53 @@
+// The Electron shell: the composition root. Construct, wire, dispose in reverse order. This folder
+// is the only code that imports 'electron'; everything it starts runs on plain Node too.
+import { app, BrowserWindow, session } from 'electron';
+import { fileURLToPath } from 'node:url';
+import { openModules } from '../compose/modules.js';
+import { ProtocolGateway } from '../gateway/index.js';
+import { BridgeHost } from './bridge/bridge-host.js';
+import { bindBridge } from './electron-bridge.js';
+
+const root = new URL('../../../', import.meta.url);
+const pageUrl = new URL('renderer-demo/index.html', root);
+const preloadPath = fileURLToPath(new URL('out/preload/index.cjs', root));
+
+async function launch(): Promise<void> {
+  const modules = await openModules(process.env.CHATTY_MODULES_DIR);
+  const gateway = new ProtocolGateway(modules);
+  if (process.env.CHATTY_RUNTIME_DIR) gateway.withRuntimeDir(process.env.CHATTY_RUNTIME_DIR);
+  const started = await gateway.start();
+
+  // The renderer reaches nothing on the network; deny every permission it might ask for.
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+
+  const window = new BrowserWindow({
+    width: 1000,
+    height: 700,
+    webPreferences: { preload: preloadPath, contextIsolation: true, sandbox: true, nodeIntegration: false, webSecurity: true },
+  });
+  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  window.webContents.on('will-navigate', (event) => event.preventDefault());
+
+  const host = new BridgeHost(gateway, started, (url) => url === pageUrl.href);
+  const unbind = bindBridge(host, window.webContents);
+  await window.loadURL(pageUrl.href);
+
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting) return;
+    quitting = true;
+    event.preventDefault();
+    unbind();
+    void gateway
+      .stop()
+      .then(() => modules.close())
+      .finally(() => app.exit(0));
+  });
+}
+
+app.on('window-all-closed', () => app.quit());
+app.whenReady().then(launch, (err: unknown) => {
+  console.error('chatty-gateway:', err instanceof Error ? err.message : err);
+  app.exit(1);
+});
+
