@@ -1,0 +1,99 @@
+import { MessageSchema, type Message } from './wire.js';
+
+/**
+ * The transport-neutral boundary (seed: "The TransportFrame Boundary"): one message, one
+ * structurally non-empty batch, or a malformed wire value kept intact for a relay.
+ *
+ * The parser only decides envelope validity. Whether a malformed value deserves an answer
+ * (Invalid Request, Parse error, or nothing for a response-shaped value) is the protocol
+ * layer's decision, made in `classify.ts`.
+ */
+export type TransportFrame = MessageFrame | BatchFrame | MalformedFrame;
+
+export interface MessageFrame {
+  readonly kind: 'message';
+  readonly message: Message;
+}
+
+/** A batch keeps its boundary and source order; entries that are not messages keep their JSON value. */
+export interface BatchFrame {
+  readonly kind: 'batch';
+  readonly entries: readonly [BatchEntry, ...BatchEntry[]];
+}
+
+export type BatchEntry =
+  | { readonly kind: 'message'; readonly message: Message }
+  | { readonly kind: 'malformed'; readonly value: unknown };
+
+/**
+ * Input that is not a message and not a non-empty array. `text` is the exact input, so a relay
+ * forwards it unchanged. `reason: 'parse'` means it was not JSON at all; `'shape'` means it
+ * was JSON (`value`) but not a JSON-RPC message, including the empty array.
+ */
+export type MalformedFrame =
+  | { readonly kind: 'malformed'; readonly reason: 'parse'; readonly text: string }
+  | { readonly kind: 'malformed'; readonly reason: 'shape'; readonly text: string; readonly value: unknown };
+
+export function messageFrame(message: Message): MessageFrame {
+  return { kind: 'message', message };
+}
+
+export function batchFrame(messages: readonly [Message, ...Message[]]): BatchFrame {
+  const [first, ...rest] = messages;
+  return { kind: 'batch', entries: [messageEntry(first), ...rest.map(messageEntry)] };
+}
+
+/** Returns one frame for every input string; never throws. */
+export function parseFrame(text: string): TransportFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'malformed', reason: 'parse', text };
+  }
+  return frameFromJson(value, text);
+}
+
+/**
+ * The same decision for a value that is already parsed (an HTTP body parser's output, say).
+ * `text` is what a relay would forward for a malformed value; it defaults to the value re-encoded.
+ */
+export function frameFromJson(value: unknown, text?: string): TransportFrame {
+  if (Array.isArray(value)) {
+    const entries: BatchEntry[] = value.map(entryFromJson);
+    if (isNonEmpty(entries)) return { kind: 'batch', entries };
+  } else {
+    const parsed = MessageSchema.safeParse(value);
+    if (parsed.success) return { kind: 'message', message: parsed.data };
+  }
+  return { kind: 'malformed', reason: 'shape', text: text ?? JSON.stringify(value), value };
+}
+
+/**
+ * The wire text of a frame. A malformed frame is its exact original text; a batch is re-encoded
+ * from its entries, which may normalise whitespace (the seed allows this) but keeps order.
+ */
+export function serializeFrame(frame: TransportFrame): string {
+  switch (frame.kind) {
+    case 'message':
+      return JSON.stringify(frame.message);
+    case 'batch':
+      return JSON.stringify(frame.entries.map((e) => (e.kind === 'message' ? e.message : e.value)));
+    case 'malformed':
+      return frame.text;
+  }
+}
+
+/** Narrows a list to the non-empty tuple a batch requires. */
+export function isNonEmpty<T>(items: T[]): items is [T, ...T[]] {
+  return items.length > 0;
+}
+
+function messageEntry(message: Message): BatchEntry {
+  return { kind: 'message', message };
+}
+
+function entryFromJson(value: unknown): BatchEntry {
+  const parsed = MessageSchema.safeParse(value);
+  return parsed.success ? messageEntry(parsed.data) : { kind: 'malformed', value };
+}
