@@ -66,7 +66,8 @@ export function frameFromJson(value: unknown, text?: string): TransportFrame {
     const parsed = MessageSchema.safeParse(value);
     if (parsed.success) return { kind: 'message', message: parsed.data };
   }
-  return { kind: 'malformed', reason: 'shape', text: text ?? JSON.stringify(value), value };
+  // JSON.stringify gives undefined (despite its type) for undefined, e.g. an empty parsed body.
+  return { kind: 'malformed', reason: 'shape', text: text ?? (JSON.stringify(value) as string | undefined) ?? '', value };
 }
 
 /**

@@ -31,7 +31,11 @@ class NdjsonStreamTransport implements FrameTransport {
     private readonly input: Readable,
     private readonly output: Writable,
     private readonly maxLineBytes: number,
-  ) {}
+  ) {
+    // A stream may still emit 'error' after `start` settled (a write to a peer that left): the
+    // failure already reached `start` or `send`, and an unheard 'error' would crash the process.
+    for (const stream of this.streams()) stream.on('error', ignore);
+  }
 
   start(onFrame: (frame: TransportFrame) => void): Promise<void> {
     const { input } = this;
@@ -86,9 +90,15 @@ class NdjsonStreamTransport implements FrameTransport {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const stream of new Set<Readable | Writable>([this.input, this.output])) stream.destroy();
+    for (const stream of this.streams()) stream.destroy();
+  }
+
+  private streams(): Set<Readable | Writable> {
+    return new Set<Readable | Writable>([this.input, this.output]);
   }
 }
+
+function ignore(): void {}
 
 /**
  * One frame as one line. Serialised JSON never holds a raw newline; a malformed frame's original

@@ -31,6 +31,25 @@ describe('newline-delimited byte stream transport', () => {
     }
   });
 
+  test('a peer that vanishes mid-call neither crashes the process nor leaves the connection open', async () => {
+    const { client, server, dispose } = await unixSocketPair();
+    try {
+      // The answer is written only once the server has read the end and the client is gone.
+      const clientGone = Promise.all([once(client, 'close'), once(server, 'end')]);
+      const connection = new Connection(
+        duplexTransport(server),
+        new Dispatcher().onRequest('late', async () => {
+          await clientGone;
+          return 'x'.repeat(1 << 20); // written to a closed socket
+        }),
+      );
+      client.end('{"jsonrpc":"2.0","id":1,"method":"late"}\n', () => client.destroy());
+      assert.equal(await connection.closed, undefined);
+    } finally {
+      await dispose();
+    }
+  });
+
   test('a line exactly at the cap is accepted', async () => {
     const input = new PassThrough();
     const output = new PassThrough();
