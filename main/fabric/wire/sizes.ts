@@ -1,0 +1,13 @@
+/**
+ * Sizes that are facts of the wire itself, so both ends (broker and worker) agree on them
+ * without the worker importing the broker's connection limits.
+ */
+
+/** Longest line either end reads: 33 MiB, newline excluded (interim, ADR-0021 Q4). */
+export const MAX_FRAME_BYTES = 33 * 1024 * 1024;
+
+/** Each opaque TaskMetadata value (conversation, handoff, evidence): 32 MiB of raw JSON. */
+export const MAX_OPAQUE_BYTES = 32 * 1024 * 1024;
+
+/** Every frame says `"v":3`; there is no fallback to an older version. */
+export const WIRE_VERSION = 3;
