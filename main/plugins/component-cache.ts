@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Worker } from 'node:worker_threads';
+import { PluginLoadError } from './errors.js';
+import { capModuleMemory } from './memory-cap.js';
+import { PAGES_PER_MIB } from './limits.js';
+import { spawnWorker } from './spawn.js';
+import type { ToolchainReply, ToolchainRequest } from './worker/toolchain-entry.js';
+import { parseComponentWorld, type ComponentWorld } from './world.js';
+import { Wasm, type WasmModule } from './wasm-api.js';
+
+/** Bumped when the cached layout or the way we transpile changes. */
+const CACHE_FORMAT = 1;
+const TOOLCHAIN_TIMEOUT_MS = 120_000;
+const TOOLCHAIN_IDLE_MS = 5_000;
+
+/** A component ready to instantiate: its world and, for plugins, jco's output on disk. */
+export interface PreparedComponent {
+  /** Content hash + transpiler version: the cache entry's name. */
+  readonly key: string;
+  readonly world: ComponentWorld;
+  /** The cache entry's directory. */
+  readonly dir: string;
+  /** `component.mjs` (jco's `instantiate`), absent when the component is not a plugin. */
+  readonly componentUrl: string | undefined;
+  /** jco's core module files, by the name its `getCoreModule` asks for. */
+  readonly coreFiles: readonly string[];
+  /** Whether the entry came from the disk cache. */
+  readonly cached: boolean;
+}
+
+interface CacheMeta {
+  format: number;
+  transpiler: string;
+  wit: string;
+  coreFiles: string[];
+  plugin: boolean;
+}
+
+let transpilerVersionMemo: string | undefined;
+
+/** `@bytecodealliance/jco-transpile`'s version (its package.json is not exported, so find it). */
+export function transpilerVersion(): string {
+  if (transpilerVersionMemo) return transpilerVersionMemo;
+  let dir = dirname(createRequire(import.meta.url).resolve('@bytecodealliance/jco-transpile'));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      const parsed = JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string; version?: string };
+      if (parsed.name === '@bytecodealliance/jco-transpile' && parsed.version) return (transpilerVersionMemo = parsed.version);
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return (transpilerVersionMemo = 'unknown');
+    dir = parent;
+  }
+}
+
+/**
+ * jco-transpile's output on disk, keyed by the component's SHA-256 and the transpiler's version,
+ * plus the compiled (memory-capped) core modules in memory: transpile once per machine, compile
+ * once per process and memory cap.
+ */
+export class ComponentCache {
+  private readonly compiled = new Map<string, Promise<Record<string, WasmModule>>>();
+  private readonly toolchain = new Toolchain();
+
+  constructor(readonly dir: string) {}
+
+  async prepare(bytes: Uint8Array): Promise<PreparedComponent> {
+    const transpiler = transpilerVersion();
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
+    const dir = join(this.dir, 'transpiled', key);
+    const cached = await readMeta(dir);
+    if (cached) return entry(key, dir, cached, true);
+    const reply = await this.toolchain.run(bytes);
+    const meta: CacheMeta = { format: CACHE_FORMAT, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
+    const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
+    await mkdir(tmp, { recursive: true });
+    for (const [name, content] of Object.entries(reply.files ?? {})) {
+      if (name.endsWith('.d.ts')) continue;
+      if (name.endsWith('.wasm')) meta.coreFiles.push(name);
+      const target = name === 'component.js' ? 'component.mjs' : name;
+      if (target.includes('/')) continue;
+      await writeFile(join(tmp, target), content);
+    }
+    await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta));
+    try {
+      await rename(tmp, dir);
+    } catch {
+      await rm(tmp, { recursive: true, force: true }); // a concurrent load wrote it first
+    }
+    const written = await readMeta(dir);
+    if (!written) throw new PluginLoadError(`cannot write the transpile cache at ${dir}`);
+    return entry(key, dir, written, false);
+  }
+
+  /** The component's core modules, memory capped at `maxMemoryMb` and compiled once. */
+  compile(prepared: PreparedComponent, maxMemoryMb: number): Promise<Record<string, WasmModule>> {
+    const id = `${prepared.key}:${maxMemoryMb}`;
+    let modules = this.compiled.get(id);
+    if (!modules) {
+      modules = (async () => {
+        const out: Record<string, WasmModule> = {};
+        for (const name of prepared.coreFiles) {
+          const bytes = await readFile(join(prepared.dir, name));
+          const capped = capModuleMemory(bytes, maxMemoryMb * PAGES_PER_MIB, name);
+          out[name] = await Wasm.compile(capped);
+        }
+        return out;
+      })();
+      modules.catch(() => this.compiled.delete(id));
+      this.compiled.set(id, modules);
+    }
+    return modules;
+  }
+
+  async close(): Promise<void> {
+    await this.toolchain.close();
+  }
+}
+
+async function readMeta(dir: string): Promise<CacheMeta | undefined> {
+  try {
+    const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CacheMeta;
+    if (meta.format !== CACHE_FORMAT) return undefined;
+    const present = new Set(await readdir(dir));
+    if (meta.plugin && !present.has('component.mjs')) return undefined;
+    if (meta.coreFiles.some((f) => !present.has(f))) return undefined;
+    return meta;
+  } catch {
+    return undefined;
+  }
+}
+
+function entry(key: string, dir: string, meta: CacheMeta, cached: boolean): PreparedComponent {
+  return {
+    key,
+    dir,
+    world: parseComponentWorld(meta.wit),
+    componentUrl: meta.plugin ? pathToFileURL(join(dir, 'component.mjs')).href : undefined,
+    coreFiles: meta.coreFiles,
+    cached,
+  };
+}
+
+/** The toolchain worker: started on the first cache miss, stopped after a few idle seconds. */
+class Toolchain {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(r: ToolchainReply): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
+  private idle: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /** One transpile at a time, so a directory of big components does not hold them all at once. */
+  run(bytes: Uint8Array): Promise<Extract<ToolchainReply, { ok: true }>> {
+    const next = this.chain.then(() => this.request(bytes));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private request(bytes: Uint8Array): Promise<Extract<ToolchainReply, { ok: true }>> {
+    clearTimeout(this.idle);
+    const worker = this.ensure();
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        void this.close();
+        reject(new PluginLoadError(`transpiling took longer than ${TOOLCHAIN_TIMEOUT_MS / 1000} s`));
+      }, TOOLCHAIN_TIMEOUT_MS);
+      this.pending.set(id, {
+        resolve: (reply) => (reply.ok ? resolve(reply) : reject(new PluginLoadError(`cannot read the component: ${reply.error}`))),
+        reject,
+        timer,
+      });
+      const message: ToolchainRequest = { id, bytes };
+      worker.postMessage(message);
+    });
+  }
+
+  private ensure(): Worker {
+    if (this.worker) return this.worker;
+    const worker = spawnWorker('toolchain-entry', {});
+    worker.on('message', (reply: ToolchainReply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      clearTimeout(waiter.timer);
+      waiter.resolve(reply);
+      if (this.pending.size === 0) {
+        this.idle = setTimeout(() => void this.close(), TOOLCHAIN_IDLE_MS);
+        this.idle.unref();
+      }
+    });
+    const gone = (why: string): void => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      for (const [id, waiter] of this.pending) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new PluginLoadError(`the transpiler stopped: ${why}`));
+        this.pending.delete(id);
+      }
+    };
+    worker.on('error', (err) => gone(err.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    this.worker = worker;
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.idle);
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.terminate().catch(() => undefined);
+  }
+}

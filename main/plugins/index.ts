@@ -1,0 +1,49 @@
+/** The WebAssembly plugin runtime: `chatty:plugin@0.3.0` components, one worker thread per module. */
+export {
+  ModuleRegistry,
+  defaultPluginCacheDir,
+  type ModuleRegistryOptions,
+  type ScanReport,
+  type LoadedModule,
+  type RemoteModule,
+} from './registry.js';
+export { ModuleHandle, type InvokeRequest, type HandleStats } from './handle.js';
+export { PluginCallError, PluginLoadError, type PluginCallErrorKind } from './errors.js';
+export {
+  parseManifest,
+  isPlainRelativePath,
+  ManifestSchema,
+  DEFAULT_CEILINGS,
+  type Manifest,
+  type ModuleLimits,
+  type ParsedManifest,
+  type Ceilings,
+  type ExecutionMode,
+  type ModuleInfo,
+} from './manifest.js';
+export {
+  stderrLogger,
+  type Admission,
+  type CreditMeter,
+  type LlmProvider,
+  type LlmRequest,
+  type BillingProvider,
+  type SessionInfo,
+  type Providers,
+  type PluginLogger,
+  type GrantPolicy,
+  type Message,
+  type ToolCall,
+  type CompletionResponse,
+} from './providers.js';
+export type {
+  PluginMetadata,
+  ToolDefinition,
+  ToolOutcome,
+  ToolErrorKind,
+  TokenUsage,
+  Capability,
+  LogLevel,
+} from './worker/protocol.js';
+export * as limits from './limits.js';
+export { PLUGIN_INTERFACE, pluginWitPath, packageRoot } from './world.js';

@@ -1,0 +1,132 @@
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { PluginLoadError, messageOf } from './errors.js';
+import { MAX_EXECUTION_MS, MAX_MEMORY_MB, MAX_OUTPUT_BYTES, METADATA_TIMEOUT_MS } from './limits.js';
+
+/** A plain relative path: not absolute, no `..` segment, no `\` or `:` (so no drive letters). */
+export function isPlainRelativePath(path: string): boolean {
+  if (path.length === 0 || path.startsWith('/') || path.includes('\\') || path.includes(':')) return false;
+  return !path.split('/').some((segment) => segment === '..');
+}
+
+const relativePath = z
+  .string()
+  .refine(isPlainRelativePath, { message: 'must be a plain relative path (not absolute, no "..", no "\\" or ":")' });
+
+/** Module names end up in URLs (`/mcp/{module}`), so they stay URL- and file-name-safe. */
+const moduleName = z
+  .string()
+  .min(1, { message: 'must not be empty' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'must be letters, digits, ".", "_" or "-", not starting with "." "_" or "-"' });
+
+const limit = z.number().int().nonnegative().default(0);
+
+export const ExecutionMode = z.enum(['local', 'remote', 'remote_only']);
+export type ExecutionMode = z.infer<typeof ExecutionMode>;
+
+export const ManifestSchema = z
+  .strictObject({
+    module: z.strictObject({
+      name: moduleName,
+      version: z.string().min(1, { message: 'must not be empty' }),
+      description: z.string().default(''),
+      wasm: relativePath.optional(),
+      execution_mode: ExecutionMode.default('local'),
+    }),
+    protocols: z
+      .strictObject({ mcp: z.boolean().default(false), a2a: z.boolean().default(false) })
+      .default({ mcp: false, a2a: false }),
+    resources: z
+      .strictObject({ max_memory_mb: limit, max_execution_ms: limit })
+      .default({ max_memory_mb: 0, max_execution_ms: 0 }),
+    config: z.record(z.string(), z.string()).default({}),
+    files: z.strictObject({ root: relativePath }).optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.module.execution_mode === 'local' && m.module.wasm === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['module', 'wasm'], message: 'is required unless execution_mode is "remote" or "remote_only"' });
+    }
+  });
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+/** What every module says about itself, local or remote (from its manifest). */
+export interface ModuleInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly protocols: { readonly mcp: boolean; readonly a2a: boolean };
+  readonly executionMode: ExecutionMode;
+  readonly manifest: Manifest;
+  /** The module's directory. */
+  readonly dir: string;
+}
+
+/** What the host enforces for one module, after defaults and clamping. */
+export interface ModuleLimits {
+  readonly maxMemoryMb: number;
+  readonly maxExecutionMs: number;
+  readonly maxOutputBytes: number;
+  readonly metadataTimeoutMs: number;
+}
+
+export interface ParsedManifest {
+  readonly manifest: Manifest;
+  readonly limits: ModuleLimits;
+  /** Clamping and other non-fatal remarks, for the log. */
+  readonly warnings: readonly string[];
+}
+
+/** Host ceilings; tests and embedders may lower them, never raise them past the notes' values. */
+export interface Ceilings {
+  maxMemoryMb: number;
+  maxExecutionMs: number;
+}
+
+export const DEFAULT_CEILINGS: Readonly<Ceilings> = { maxMemoryMb: MAX_MEMORY_MB, maxExecutionMs: MAX_EXECUTION_MS };
+
+/** Parses and validates `module.toml` text; throws `PluginLoadError` naming the first problems. */
+export function parseManifest(text: string, ceilings: Ceilings = DEFAULT_CEILINGS): ParsedManifest {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (err) {
+    throw new PluginLoadError(`module.toml: not valid TOML: ${firstLine(messageOf(err))}`);
+  }
+  const result = ManifestSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.slice(0, 5).map(describeIssue);
+    throw new PluginLoadError(`module.toml: ${problems.join('; ')}`);
+  }
+  const manifest = result.data;
+  const warnings: string[] = [];
+  const clamp = (key: string, requested: number, ceiling: number, unit: string): number => {
+    if (requested === 0) return ceiling;
+    if (requested > ceiling) {
+      warnings.push(`[resources] ${key} = ${requested} is above the host ceiling; clamped to ${ceiling} ${unit}`);
+      return ceiling;
+    }
+    return requested;
+  };
+  const limits: ModuleLimits = {
+    maxMemoryMb: clamp('max_memory_mb', manifest.resources.max_memory_mb, ceilings.maxMemoryMb, 'MiB'),
+    maxExecutionMs: clamp('max_execution_ms', manifest.resources.max_execution_ms, ceilings.maxExecutionMs, 'ms'),
+    maxOutputBytes: MAX_OUTPUT_BYTES,
+    metadataTimeoutMs: METADATA_TIMEOUT_MS,
+  };
+  return { manifest, limits, warnings };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String);
+  const where = path.length === 0 ? '' : path.length === 1 ? `[${path[0]}]` : `[${path[0]}] ${path.slice(1).join('.')}`;
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => JSON.stringify(k)).join(', ');
+    return `${where ? `${where}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+  }
+  return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}

@@ -1,0 +1,305 @@
+import { lstatSync, readFileSync, statSync } from 'node:fs';
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { userCacheDir } from '../gateway/access/index.js';
+import { ComponentCache } from './component-cache.js';
+import { PluginLoadError, messageOf } from './errors.js';
+import { ModuleHandle } from './handle.js';
+import { MIB } from './limits.js';
+import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
+import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
+import type { Capability, GrantState } from './worker/protocol.js';
+import { checkWorld, unversioned } from './world.js';
+
+/** The largest component file a scan reads. */
+const MAX_COMPONENT_BYTES = 512 * MIB;
+/** Modules loaded at once by `scanDirectory` (each transpile is serialised anyway). */
+const LOAD_CONCURRENCY = 4;
+
+export interface ModuleRegistryOptions {
+  /** Transpile cache (default `<user cache dir>/chatty-gateway/plugins`). */
+  cacheDir?: string;
+  /** The embedder's `llm` and `billing` backends; a capability without one answers "not configured". */
+  providers?: Providers;
+  /** Credit gate for `invokeTool`, consulted before the module's lock. */
+  meter?: CreditMeter;
+  logger?: PluginLogger;
+  /**
+   * Which capabilities a module gets beyond `logging`. Default: `config` when the manifest has a
+   * `[config]` table, `file` when it has `[files] root`, `llm` and `billing` always (they still
+   * answer "not configured" without a provider).
+   */
+  grant?: GrantPolicy;
+  /** Lower host ceilings (never above PROTOCOL-NOTES §4's), e.g. for tests. */
+  ceilings?: Partial<Ceilings>;
+}
+
+/** A module that says `execution_mode = "remote"`/`"remote_only"`: reported, never loaded here. */
+export type RemoteModule = ModuleInfo;
+
+export interface LoadedModule {
+  readonly name: string;
+  readonly dir: string;
+  /** Clamping and other remarks from the manifest. */
+  readonly warnings: readonly string[];
+  /** Whether the transpiled component came from the disk cache. */
+  readonly cached: boolean;
+}
+
+export interface ScanReport {
+  loaded: LoadedModule[];
+  remote: RemoteModule[];
+  failed: { dir: string; reason: string }[];
+}
+
+export function defaultPluginCacheDir(): string {
+  return join(userCacheDir(), 'chatty-gateway', 'plugins');
+}
+
+/**
+ * The plugin modules this process serves. The registry is consulted only to look a module up;
+ * each module's calls run under its own `ModuleHandle`. Satisfies the gateway's `ModuleDirectory`.
+ */
+export class ModuleRegistry {
+  private readonly handles = new Map<string, ModuleHandle>();
+  private readonly remotes = new Map<string, RemoteModule>();
+  /** Names taken by loaded, remote or still-loading modules, with where they came from. */
+  private readonly claimed = new Map<string, string>();
+  private readonly cache: ComponentCache;
+  private readonly logger: PluginLogger;
+  private readonly ceilings: Ceilings;
+  private closed = false;
+
+  constructor(private readonly options: ModuleRegistryOptions = {}) {
+    this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
+    this.logger = options.logger ?? stderrLogger;
+    this.ceilings = {
+      maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
+      maxExecutionMs: Math.min(options.ceilings?.maxExecutionMs ?? DEFAULT_CEILINGS.maxExecutionMs, DEFAULT_CEILINGS.maxExecutionMs),
+    };
+  }
+
+  /**
+   * Loads every subdirectory of `dir` that holds a `module.toml`, in name order. A bad module
+   * never stops the scan; a name already taken fails the later module.
+   */
+  async scanDirectory(dir: string): Promise<ScanReport> {
+    const report: ScanReport = { loaded: [], remote: [], failed: [] };
+    const root = resolve(dir);
+    let names: string[];
+    try {
+      names = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    } catch (err) {
+      report.failed.push({ dir: root, reason: `cannot read the modules directory: ${messageOf(err)}` });
+      return report;
+    }
+    const local: { dir: string; parsed: ParsedManifest }[] = [];
+    for (const name of names) {
+      const moduleDir = join(root, name);
+      let text: string;
+      try {
+        text = await readFile(join(moduleDir, 'module.toml'), 'utf8');
+      } catch {
+        continue; // not a module directory
+      }
+      try {
+        const parsed = parseManifest(text, this.ceilings);
+        this.claim(parsed.manifest.module.name, moduleDir);
+        if (parsed.manifest.module.execution_mode !== 'local') {
+          const remote = this.registerRemote(moduleDir, parsed.manifest);
+          report.remote.push(remote);
+        } else {
+          local.push({ dir: moduleDir, parsed });
+        }
+      } catch (err) {
+        report.failed.push({ dir: moduleDir, reason: messageOf(err) });
+      }
+    }
+    const results = await mapLimited(local, LOAD_CONCURRENCY, async ({ dir: moduleDir, parsed }) => {
+      try {
+        return { ok: true as const, loaded: await this.loadClaimed(moduleDir, parsed) };
+      } catch (err) {
+        this.claimed.delete(parsed.manifest.module.name);
+        return { ok: false as const, dir: moduleDir, reason: messageOf(err) };
+      }
+    });
+    for (const r of results) {
+      if (r.ok) report.loaded.push(r.loaded);
+      else report.failed.push({ dir: r.dir, reason: r.reason });
+    }
+    for (const f of report.failed) this.logger.log('warn', `module not loaded: ${f.dir}: ${f.reason}`);
+    return report;
+  }
+
+  /** Loads one module directory; throws `PluginLoadError` with the reason. Remote modules are registered, not loaded. */
+  async loadModule(dir: string): Promise<LoadedModule | RemoteModule> {
+    const moduleDir = resolve(dir);
+    const parsed = parseManifest(await readFile(join(moduleDir, 'module.toml'), 'utf8').catch((err: unknown) => {
+      throw new PluginLoadError(`cannot read module.toml: ${messageOf(err)}`);
+    }), this.ceilings);
+    this.claim(parsed.manifest.module.name, moduleDir);
+    if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(moduleDir, parsed.manifest);
+    try {
+      return await this.loadClaimed(moduleDir, parsed);
+    } catch (err) {
+      this.claimed.delete(parsed.manifest.module.name);
+      throw err;
+    }
+  }
+
+  /** A loaded local module. */
+  get(name: string): ModuleHandle | undefined {
+    return this.handles.get(name);
+  }
+
+  /** Every loaded local module, by name. */
+  list(): ModuleHandle[] {
+    return [...this.handles.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** A module to forward to the remote runner. */
+  remote(name: string): RemoteModule | undefined {
+    return this.remotes.get(name);
+  }
+
+  remoteModules(): RemoteModule[] {
+    return [...this.remotes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Unloads a module (local or remote): its worker stops, its pending calls reject with `unloaded`. */
+  async unload(name: string): Promise<boolean> {
+    const handle = this.handles.get(name);
+    const remote = this.remotes.get(name);
+    if (!handle && !remote) return false;
+    this.handles.delete(name);
+    this.remotes.delete(name);
+    this.claimed.delete(name);
+    if (handle) await handle.close();
+    return true;
+  }
+
+  /** Terminates every worker (and the transpiler). The registry is empty afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const handles = [...this.handles.values()];
+    this.handles.clear();
+    this.remotes.clear();
+    this.claimed.clear();
+    await Promise.all(handles.map((h) => h.close()));
+    await this.cache.close();
+  }
+
+  private claim(name: string, dir: string): void {
+    if (this.closed) throw new PluginLoadError('the registry is closed');
+    const other = this.claimed.get(name);
+    if (other !== undefined) throw new PluginLoadError(`duplicate module name '${name}' (already loaded from ${other})`);
+    this.claimed.set(name, dir);
+  }
+
+  private registerRemote(dir: string, manifest: Manifest): RemoteModule {
+    const m = manifest.module;
+    const remote: RemoteModule = Object.freeze({
+      name: m.name,
+      version: m.version,
+      description: m.description,
+      protocols: Object.freeze({ ...manifest.protocols }),
+      executionMode: m.execution_mode,
+      manifest,
+      dir,
+    });
+    this.remotes.set(m.name, remote);
+    return remote;
+  }
+
+  private async loadClaimed(dir: string, parsed: ParsedManifest): Promise<LoadedModule> {
+    const { manifest, limits, warnings } = parsed;
+    const name = manifest.module.name;
+    for (const w of warnings) this.logger.log('warn', w, { module: name });
+    const wasmPath = join(dir, manifest.module.wasm!);
+    const bytes = await readComponent(dir, wasmPath);
+    const prepared = await this.cache.prepare(bytes);
+    checkWorld(prepared.world);
+    if (!prepared.componentUrl) throw new PluginLoadError('the component could not be transpiled');
+    const granted = new Set<Capability>(this.grantsFor(name, manifest));
+    const filesRoot = granted.has('file') && manifest.files ? await resolveFilesRoot(dir, manifest.files.root) : null;
+    const providers = this.options.providers ?? {};
+    const state = (cap: 'llm' | 'billing'): GrantState =>
+      !granted.has(cap) ? 'not-granted' : providers[cap] ? 'granted' : 'not-configured';
+    const coreModules = await this.cache.compile(prepared, limits.maxMemoryMb);
+    const handle = new ModuleHandle({
+      manifest,
+      limits,
+      dir,
+      componentUrl: prepared.componentUrl,
+      coreModules,
+      wasiImports: prepared.world.imports.map(unversioned).filter((i) => i.startsWith('wasi:')),
+      config: granted.has('config') ? { ...manifest.config } : null,
+      filesRoot,
+      grants: { llm: state('llm'), billing: state('billing') },
+      providers,
+      meter: this.options.meter,
+      logger: this.logger,
+    });
+    try {
+      await handle.start();
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+    if (this.closed) {
+      await handle.close();
+      throw new PluginLoadError('the registry was closed while the module loaded');
+    }
+    this.handles.set(name, handle);
+    return { name, dir, warnings, cached: prepared.cached };
+  }
+
+  private grantsFor(name: string, manifest: Manifest): Iterable<Capability> {
+    if (this.options.grant) return this.options.grant({ name, manifest });
+    const caps: Capability[] = ['logging', 'llm', 'billing'];
+    if (Object.keys(manifest.config).length > 0) caps.push('config');
+    if (manifest.files) caps.push('file');
+    return caps;
+  }
+}
+
+async function readComponent(dir: string, path: string): Promise<Uint8Array> {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    throw new PluginLoadError(`the component ${path} does not exist`);
+  }
+  if (st.isSymbolicLink()) {
+    const real = await realpath(path);
+    const realDir = await realpath(dir);
+    if (!real.startsWith(realDir + sep)) throw new PluginLoadError(`the component ${path} is a symlink out of the module directory`);
+    st = statSync(real);
+  }
+  if (!st.isFile()) throw new PluginLoadError(`the component ${path} is not a regular file`);
+  if (st.size > MAX_COMPONENT_BYTES) throw new PluginLoadError(`the component ${path} is over ${MAX_COMPONENT_BYTES / MIB} MiB`);
+  return readFileSync(path);
+}
+
+async function resolveFilesRoot(dir: string, root: string): Promise<string> {
+  const path = join(dir, root);
+  try {
+    if (!statSync(path).isDirectory()) throw new Error('not a directory');
+  } catch (err) {
+    throw new PluginLoadError(`[files] root ${JSON.stringify(root)} is not a directory (${messageOf(err)})`);
+  }
+  return realpath(path);
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  });
+  await Promise.all(runners);
+  return out;
+}

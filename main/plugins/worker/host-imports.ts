@@ -1,0 +1,200 @@
+import { receiveMessageOnPort } from 'node:worker_threads';
+import { readBelowRoot } from './file-access.js';
+import type { GrantState, GuestWorkerData, HostReply, LogLevel } from './protocol.js';
+
+type Tagged = { tag: 'ok'; val: unknown } | { tag: 'err'; val: string };
+
+export interface HostSink {
+  log(level: LogLevel, message: string, source: 'guest' | 'stdout' | 'stderr' | 'host'): void;
+  /** Posts a bridged call to the main thread. */
+  post(message: { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] }): void;
+}
+
+/**
+ * The `chatty:plugin/*` imports, as jco expects them (keyed by unversioned interface name). None
+ * of them throws into the guest: every failure becomes the WIT `err` value (or `none`).
+ * `llm` and `billing` block this worker on `Atomics.wait` while the main thread runs the
+ * embedder's provider; the main thread itself never waits.
+ */
+export function chattyImports(data: GuestWorkerData, sink: HostSink): Record<string, Record<string, unknown>> {
+  const control = new Int32Array(data.control);
+  let seq = 0;
+  const warned = new Set<string>();
+  const warnOnce = (text: string): void => {
+    if (warned.has(text)) return;
+    warned.add(text);
+    sink.log('warn', text, 'host');
+  };
+
+  const bridge = (capability: 'llm' | 'billing', state: GrantState, method: string, args: unknown[]): Tagged => {
+    if (state === 'not-granted') return { tag: 'err', val: `capability '${capability}' is not granted to module '${data.module}'` };
+    if (state === 'not-configured') {
+      return { tag: 'err', val: `capability '${capability}' is not configured: the embedder provides no ${capability} provider` };
+    }
+    try {
+      const id = ++seq;
+      Atomics.store(control, 0, 0);
+      sink.post({ type: 'host', seq: id, capability, method, args });
+      Atomics.wait(control, 0, 0);
+      const reply = receiveMessageOnPort(data.hostPort)?.message as HostReply | undefined;
+      if (!reply || reply.seq !== id) return { tag: 'err', val: `${capability}: the host lost the reply` };
+      return reply.ok ? { tag: 'ok', val: reply.value } : { tag: 'err', val: reply.error };
+    } catch (err) {
+      return { tag: 'err', val: `${capability}: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  };
+
+  return {
+    'chatty:plugin/types': {},
+    'chatty:plugin/logging': {
+      log(level: string, message: string): void {
+        try {
+          sink.log(guestLevel(level), message, 'guest');
+        } catch {
+          // a log line that cannot be posted is dropped, never thrown into the guest
+        }
+      },
+    },
+    'chatty:plugin/config': {
+      get(key: string): string | undefined {
+        if (data.config === null) {
+          warnOnce(`config.get: capability 'config' is not granted to module '${data.module}'`);
+          return undefined;
+        }
+        return Object.hasOwn(data.config, key) ? data.config[key] : undefined;
+      },
+    },
+    'chatty:plugin/file': {
+      readBytes(path: string): Tagged {
+        if (data.filesRoot === null) {
+          return { tag: 'err', val: `capability 'file' is not granted to module '${data.module}' (its module.toml has no [files] root)` };
+        }
+        try {
+          return readBelowRoot(data.filesRoot, path, data.maxFileBytes);
+        } catch (err) {
+          return { tag: 'err', val: `file: ${err instanceof Error ? err.message : String(err)}` };
+        }
+      },
+    },
+    'chatty:plugin/llm': {
+      complete(model: string, messages: unknown[], tools: string | undefined): Tagged {
+        return bridge('llm', data.grants.llm, 'complete', [model, messages, tools]);
+      },
+    },
+    'chatty:plugin/billing': {
+      acquireSession(estimatedTokens: bigint): Tagged {
+        return bridge('billing', data.grants.billing, 'acquire-session', [estimatedTokens]);
+      },
+      reportUsage(inputTokens: bigint, outputTokens: bigint): Tagged {
+        return bridge('billing', data.grants.billing, 'report-usage', [inputTokens, outputTokens]);
+      },
+    },
+  };
+}
+
+function guestLevel(level: string): LogLevel {
+  switch (level.toLowerCase()) {
+    case 'trace':
+    case 'debug':
+      return 'debug';
+    case 'warn':
+    case 'warning':
+      return 'warn';
+    case 'error':
+    case 'fatal':
+      return 'error';
+    default:
+      return 'info';
+  }
+}
+
+/**
+ * WASI's basics from preview2-shim, loaded only when the component imports them: an empty
+ * environment, no arguments, no preopens, stdin at end of file, stdout/stderr to the log, and
+ * `exit` failing the call instead of ending the thread.
+ */
+export async function wasiImports(names: readonly string[], sink: HostSink): Promise<Record<string, unknown>> {
+  if (names.length === 0) return {};
+  const [cli, io, clocks, random, filesystem] = await Promise.all([
+    import('@bytecodealliance/preview2-shim/cli'),
+    import('@bytecodealliance/preview2-shim/io'),
+    import('@bytecodealliance/preview2-shim/clocks'),
+    import('@bytecodealliance/preview2-shim/random'),
+    import('@bytecodealliance/preview2-shim/filesystem'),
+  ]);
+  const shimCli = cli as unknown as Record<string, unknown> & {
+    _setEnv(env: Record<string, string>): void;
+    _setArgs(args: string[]): void;
+    _setCwd(cwd: string): void;
+    _setStdout(s: unknown): void;
+    _setStderr(s: unknown): void;
+  };
+  (filesystem as unknown as { _clearPreopens(): void })._clearPreopens();
+  shimCli._setEnv({});
+  shimCli._setArgs([]);
+  shimCli._setCwd('/');
+  const OutputStream = (io as unknown as { streams: { OutputStream: new () => object } }).streams.OutputStream;
+  const logStream = (source: 'stdout' | 'stderr'): object => {
+    let pending = '';
+    const decoder = new TextDecoder();
+    const flushLines = (final: boolean): void => {
+      const lines = pending.split('\n');
+      pending = final ? '' : (lines.pop() ?? '');
+      for (const line of lines) if (line.length) sink.log(source === 'stderr' ? 'warn' : 'info', line.slice(0, 64 * 1024), source);
+    };
+    class LogStream extends OutputStream {
+      checkWrite(): bigint {
+        return 65536n;
+      }
+      write(buf: Uint8Array): void {
+        pending += decoder.decode(buf, { stream: true });
+        if (pending.length > 64 * 1024) pending = pending.slice(-64 * 1024);
+        flushLines(false);
+      }
+      blockingWriteAndFlush(buf: Uint8Array): void {
+        this.write(buf);
+      }
+      flush(): void {}
+      blockingFlush(): void {}
+      [Symbol.dispose](): void {
+        flushLines(true);
+      }
+    }
+    return new LogStream();
+  };
+  shimCli._setStdout(logStream('stdout'));
+  shimCli._setStderr(logStream('stderr'));
+  const c = cli as unknown as Record<string, unknown>;
+  const all: Record<string, unknown> = {
+    'wasi:cli/environment': c['environment'],
+    'wasi:cli/exit': {
+      exit(status: { tag: string }): never {
+        throw new Error(`the guest called wasi:cli/exit (${status.tag === 'err' ? 'failure' : 'success'})`);
+      },
+      exitWithCode(code: number): never {
+        throw new Error(`the guest called wasi:cli/exit with code ${code}`);
+      },
+    },
+    'wasi:cli/stdin': c['stdin'],
+    'wasi:cli/stdout': c['stdout'],
+    'wasi:cli/stderr': c['stderr'],
+    'wasi:cli/terminal-input': c['terminalInput'],
+    'wasi:cli/terminal-output': c['terminalOutput'],
+    'wasi:cli/terminal-stdin': c['terminalStdin'],
+    'wasi:cli/terminal-stdout': c['terminalStdout'],
+    'wasi:cli/terminal-stderr': c['terminalStderr'],
+    'wasi:io/error': (io as unknown as Record<string, unknown>)['error'],
+    'wasi:io/streams': (io as unknown as Record<string, unknown>)['streams'],
+    'wasi:io/poll': (io as unknown as Record<string, unknown>)['poll'],
+    'wasi:clocks/wall-clock': (clocks as unknown as Record<string, unknown>)['wallClock'],
+    'wasi:clocks/monotonic-clock': (clocks as unknown as Record<string, unknown>)['monotonicClock'],
+    'wasi:random/random': (random as unknown as Record<string, unknown>)['random'],
+    'wasi:random/insecure': (random as unknown as Record<string, unknown>)['insecure'],
+    'wasi:random/insecure-seed': (random as unknown as Record<string, unknown>)['insecureSeed'],
+    'wasi:filesystem/types': (filesystem as unknown as Record<string, unknown>)['types'],
+    'wasi:filesystem/preopens': (filesystem as unknown as Record<string, unknown>)['preopens'],
+  };
+  const out: Record<string, unknown> = {};
+  for (const name of names) if (all[name] !== undefined) out[name] = all[name];
+  return out;
+}

@@ -1,0 +1,92 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { WasmModule } from '../wasm-api.js';
+
+/**
+ * Messages between a module's worker thread and its `ModuleHandle` on the main thread. The guest
+ * runs only in the worker; the main thread sends one call at a time and keeps the clock.
+ */
+
+/** What `tool-call-request` carries (camelCase, as jco lifts/lowers it). */
+export interface ToolCallRequest {
+  name: string;
+  argumentsJson: string;
+  callId: string;
+  caller?: string | undefined;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parametersSchema: string;
+}
+
+export type Capability = 'llm' | 'config' | 'logging' | 'file' | 'billing';
+
+export interface PluginMetadata {
+  name: string;
+  version: string;
+  description: string;
+  requestedCapabilities: Capability[];
+  configKeys: { name: string; description: string; required: boolean }[];
+}
+
+export type ToolErrorKind = 'unknown-tool' | 'invalid-arguments' | 'denied' | 'failed';
+
+export type ToolOutcome =
+  | { ok: true; value: { content: string; usage?: TokenUsage | undefined } }
+  | { ok: false; error: { kind: ToolErrorKind; message: string } };
+
+/** Whether a bridged capability may be used: granted, refused by the embedder, or without provider. */
+export type GrantState = 'granted' | 'not-granted' | 'not-configured';
+
+export interface GuestWorkerData {
+  module: string;
+  /** File URL of the transpiled component (`component.mjs` in the cache). */
+  componentUrl: string;
+  /** Compiled core modules by the file name jco asks for (memory already capped). */
+  coreModules: Record<string, WasmModule>;
+  /** Unversioned WASI interfaces the component imports (served by preview2-shim). */
+  wasiImports: string[];
+  /** The manifest's `[config]`, or null when `config` is not granted. */
+  config: Record<string, string> | null;
+  /** Absolute `[files] root`, or null when `file` is not granted. */
+  filesRoot: string | null;
+  grants: { llm: GrantState; billing: GrantState };
+  maxOutputBytes: number;
+  maxMemoryBytes: number;
+  maxLogBytes: number;
+  maxFileBytes: number;
+  /** Int32 slot 0: 0 while a bridged host call is pending, 1 once its reply is on `hostPort`. */
+  control: SharedArrayBuffer;
+  hostPort: MessagePort;
+}
+
+export type CallOp = 'metadata' | 'list-tools' | 'invoke-tool';
+
+export interface CallMessage {
+  type: 'call';
+  id: number;
+  op: CallOp;
+  request?: ToolCallRequest;
+}
+
+/** A failure outside the guest's own result; the worker replaces its instance after sending it. */
+export type GuestFailureKind = 'trap' | 'output_too_large' | 'invalid_output';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'init-failed'; message: string }
+  | { type: 'done'; id: number; value: unknown }
+  | { type: 'failed'; id: number; kind: GuestFailureKind; message: string }
+  | { type: 'log'; level: LogLevel; message: string; source: 'guest' | 'stdout' | 'stderr' | 'host' }
+  | { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] };
+
+/** The main thread's answer to a bridged host call, posted on `hostPort`. */
+export type HostReply = { seq: number; ok: true; value: unknown } | { seq: number; ok: false; error: string };
