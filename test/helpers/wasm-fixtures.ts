@@ -19,10 +19,12 @@
  * `other-world` exports `example:other/greeter@1.0.0` only; `sockets` also imports
  * `wasi:sockets/instance-network@0.2.0`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { componentEmbed, componentNew, parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import { ModuleRegistry, type ModuleRegistryOptions, type ScanReport } from '../../main/plugins/index.js';
 
 export type FixtureKind =
   | 'echo'
@@ -385,4 +387,58 @@ world other { export greeter; }`;
   (data (i32.const 16) "hello"))`;
   const core = await parse(wat);
   return componentNew(await componentEmbed({ binary: core, witSource: wit, world: 'other' }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A registry over fixture modules, for tests that need loaded plugins (MCP routes included).
+
+export interface FixtureModule {
+  /** Directory and module name. */
+  name: string;
+  kind: FixtureKind;
+  /** TOML appended to the manifest (`[resources]`, `[config]`, `[files]`…). */
+  extra?: string;
+  /** Files written below the module directory. */
+  files?: Record<string, string | Uint8Array>;
+}
+
+export interface LoadedFixtures {
+  registry: ModuleRegistry;
+  root: string;
+  report: ScanReport;
+  /** Every line the registry logged, as `level message`. */
+  logs: { level: string; message: string; fields?: Record<string, unknown> | undefined }[];
+  close(): Promise<void>;
+}
+
+/** A transpile cache shared by every test run on this machine (keyed by content, so always safe). */
+export const TEST_CACHE_DIR = join(tmpdir(), 'chatty-gateway-test-plugin-cache');
+
+/** Writes the modules into a fresh directory, scans it, and hands back the registry. */
+export async function loadFixtures(modules: readonly FixtureModule[], options: ModuleRegistryOptions = {}): Promise<LoadedFixtures> {
+  const root = mkdtempSync(join(tmpdir(), 'chatty-plugins-'));
+  for (const m of modules) {
+    writeModuleDir(root, m.name, {
+      manifest: fixtureManifest(m.name, m.extra ?? ''),
+      component: await buildFixture(m.kind),
+      extra: m.files ?? {},
+    });
+  }
+  const logs: LoadedFixtures['logs'] = [];
+  const registry = new ModuleRegistry({
+    cacheDir: TEST_CACHE_DIR,
+    logger: { log: (level, message, fields) => logs.push({ level, message, fields }) },
+    ...options,
+  });
+  const report = await registry.scanDirectory(root);
+  return {
+    registry,
+    root,
+    report,
+    logs,
+    async close() {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { ModuleDirectory } from '../../main/gateway/index.js';
+import { ModuleRegistry, PluginCallError, type ScanReport } from '../../main/plugins/index.js';
+import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+
+const quiet = { log(): void {} };
+
+describe('ModuleRegistry.scanDirectory', () => {
+  let root: string;
+  let registry: ModuleRegistry;
+  let report: ScanReport;
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-scan-'));
+    const echo = await buildFixture('echo');
+    writeModuleDir(root, 'a-echo', { component: echo, manifest: fixtureManifest('echo') });
+    writeModuleDir(root, 'b-bad-toml', { manifest: '[module\n' });
+    writeModuleDir(root, 'c-dup', { component: echo, manifest: fixtureManifest('echo') });
+    writeModuleDir(root, 'd-other-world', { component: await buildFixture('other-world'), manifest: fixtureManifest('other') });
+    writeModuleDir(root, 'e-remote', { manifest: '[module]\nname = "far"\nversion = "2.0.0"\ndescription = "runs elsewhere"\nexecution_mode = "remote"\n[protocols]\na2a = true\n' });
+    writeModuleDir(root, 'f-sockets', { component: await buildFixture('sockets'), manifest: fixtureManifest('sockets') });
+    writeModuleDir(root, 'g-missing-wasm', { manifest: fixtureManifest('missing') });
+    writeModuleDir(root, 'h-not-wasm', { component: new TextEncoder().encode('not a component'), manifest: fixtureManifest('garbage') });
+    writeModuleDir(root, 'i-second', { component: echo, manifest: fixtureManifest('second').replace('mcp = true', 'mcp = false') });
+    mkdirSync(join(root, 'j-no-manifest'));
+    writeFileSync(join(root, 'k-a-file'), 'not a directory');
+    writeModuleDir(root, 'l-remote-only', { manifest: '[module]\nname = "far2"\nversion = "1"\nexecution_mode = "remote_only"\n' });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: quiet });
+    report = await registry.scanDirectory(root);
+  });
+
+  after(async () => {
+    await registry.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const reasonFor = (dir: string): string => {
+    const failed = report.failed.find((f) => f.dir === join(root, dir));
+    assert.ok(failed, `${dir} should have failed`);
+    return failed.reason;
+  };
+
+  it('loads the good modules in name order and never stops at a bad one', () => {
+    assert.deepEqual(report.loaded.map((l) => l.name), ['echo', 'second']);
+    assert.deepEqual(report.loaded.map((l) => l.dir), [join(root, 'a-echo'), join(root, 'i-second')]);
+    assert.deepEqual(
+      report.failed.map((f) => f.dir),
+      ['b-bad-toml', 'c-dup', 'd-other-world', 'f-sockets', 'g-missing-wasm', 'h-not-wasm'].map((d) => join(root, d)),
+    );
+  });
+
+  it('names the reason of each failure', () => {
+    assert.match(reasonFor('b-bad-toml'), /module\.toml: not valid TOML/);
+    assert.match(reasonFor('c-dup'), /duplicate module name 'echo' \(already loaded from .*a-echo\)/);
+    assert.match(reasonFor('d-other-world'), /does not export chatty:plugin\/plugin@0\.3\.0; it targets example:other\/greeter@1\.0\.0/);
+    assert.match(reasonFor('f-sockets'), /imports wasi:sockets\/\S+@0\.2\.0, which plugins may not use/);
+    assert.match(reasonFor('g-missing-wasm'), /plugin\.wasm does not exist/);
+    assert.match(reasonFor('h-not-wasm'), /cannot read the component/);
+  });
+
+  it('reports remote modules without loading them', () => {
+    assert.deepEqual(report.remote.map((r) => [r.name, r.executionMode]), [['far', 'remote'], ['far2', 'remote_only']]);
+    const far = registry.remote('far');
+    assert.ok(far);
+    assert.equal(far.version, '2.0.0');
+    assert.equal(far.description, 'runs elsewhere');
+    assert.deepEqual(far.protocols, { mcp: false, a2a: true });
+    assert.equal(registry.get('far'), undefined);
+    assert.deepEqual(registry.remoteModules().map((r) => r.name), ['far', 'far2']);
+  });
+
+  it('get and list expose the handles with the manifest facts', () => {
+    const echo = registry.get('echo');
+    assert.ok(echo);
+    assert.equal(echo.name, 'echo');
+    assert.equal(echo.version, '1.0.0');
+    assert.equal(echo.description, 'fixture echo');
+    assert.deepEqual(echo.protocols, { mcp: true, a2a: false });
+    assert.equal(echo.executionMode, 'local');
+    assert.equal(echo.manifest.module.wasm, 'plugin.wasm');
+    assert.deepEqual(registry.list().map((h) => h.name), ['echo', 'second']);
+    assert.deepEqual(registry.get('second')?.protocols, { mcp: false, a2a: false });
+    assert.equal(registry.get('nope'), undefined);
+  });
+
+  it('satisfies the gateway\'s ModuleDirectory structurally', () => {
+    const directory: ModuleDirectory = registry;
+    assert.deepEqual(
+      directory.list().map((m) => ({ name: m.name, version: m.version, description: m.description, protocols: m.protocols })),
+      [
+        { name: 'echo', version: '1.0.0', description: 'fixture echo', protocols: { mcp: true, a2a: false } },
+        { name: 'second', version: '1.0.0', description: 'fixture second', protocols: { mcp: false, a2a: false } },
+      ],
+    );
+  });
+
+  it('a name already taken by an earlier scan fails the later module', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'chatty-scan2-'));
+    try {
+      writeModuleDir(other, 'x', { component: await buildFixture('echo'), manifest: fixtureManifest('echo') });
+      const again = await registry.scanDirectory(other);
+      assert.deepEqual(again.loaded, []);
+      assert.match(again.failed[0]!.reason, /duplicate module name 'echo'/);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing directory is a failure, not an exception', async () => {
+    const missing = await registry.scanDirectory(join(root, 'nowhere'));
+    assert.equal(missing.failed.length, 1);
+    assert.match(missing.failed[0]!.reason, /cannot read the modules directory/);
+  });
+});
+
+describe('ModuleRegistry.unload and close', () => {
+  it('unload stops the worker, rejects pending calls and frees the name', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-unload-'));
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: quiet });
+    try {
+      writeModuleDir(root, 'loop', { component: await buildFixture('loop'), manifest: fixtureManifest('loop') });
+      await registry.scanDirectory(root);
+      const handle = registry.get('loop')!;
+      const running = handle.invokeTool({ name: 'loop', argumentsJson: '{}', callId: '1' });
+      const queued = handle.invokeTool({ name: 'echo', argumentsJson: '{}', callId: '2' });
+      const settled = Promise.allSettled([running, queued]);
+      assert.equal(await registry.unload('loop'), true);
+      for (const outcome of await settled) {
+        assert.equal(outcome.status, 'rejected');
+        const err = (outcome as PromiseRejectedResult).reason as unknown;
+        assert.ok(err instanceof PluginCallError && err.kind === 'unloaded');
+      }
+      await assert.rejects(handle.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'unloaded');
+      assert.equal(registry.get('loop'), undefined);
+      assert.equal(await registry.unload('loop'), false);
+      const reloaded = await registry.scanDirectory(root);
+      assert.deepEqual(reloaded.loaded.map((l) => l.name), ['loop']);
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+    assert.deepEqual(registry.list(), []);
+  });
+});
+
+describe('the transpile cache', () => {
+  it('is keyed by content and transpiler version, and a second registry loads from it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-cache-'));
+    const cacheDir = join(root, 'cache');
+    try {
+      writeModuleDir(join(root, 'modules'), 'echo', { component: await buildFixture('echo'), manifest: fixtureManifest('echo') });
+      writeModuleDir(join(root, 'modules'), 'trap', { component: await buildFixture('trap'), manifest: fixtureManifest('trap') });
+      const first = new ModuleRegistry({ cacheDir, logger: quiet });
+      const cold = await first.scanDirectory(join(root, 'modules'));
+      await first.close();
+      assert.deepEqual(cold.loaded.map((l) => l.cached), [false, false]);
+      const entries = readdirSync(join(cacheDir, 'transpiled'));
+      assert.equal(entries.length, 2);
+      for (const e of entries) assert.match(e, /^[0-9a-f]{32}-jco\d+\.\d+\.\d+-f\d+$/);
+      const second = new ModuleRegistry({ cacheDir, logger: quiet });
+      const warm = await second.scanDirectory(join(root, 'modules'));
+      assert.deepEqual(warm.loaded.map((l) => l.cached), [true, true]);
+      const answer = await second.get('echo')!.invokeTool({ name: 'echo', argumentsJson: '"cached"', callId: '1' });
+      assert.deepEqual(answer, { ok: true, value: { content: '"cached"', usage: undefined } });
+      await second.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
