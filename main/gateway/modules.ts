@@ -9,8 +9,31 @@ export interface ServedModule {
   readonly protocols: { readonly mcp: boolean; readonly a2a: boolean };
 }
 
+/** A tool as the guest's `list-tools` describes it (`parameters-schema` is JSON text). */
+export interface ModuleTool {
+  readonly name: string;
+  readonly description: string;
+  readonly parametersSchema: string;
+}
+
+/** The guest's `invoke-tool` answer: its `result`; `ok: false` is its `tool-error`. */
+export type ModuleToolOutcome =
+  | { readonly ok: true; readonly value: { readonly content: string } }
+  | { readonly ok: false; readonly error: { readonly kind: string; readonly message: string } };
+
+/**
+ * A module whose tools the gateway can call (MCP). A call that fails outside the guest's own
+ * `result` rejects with an error carrying a string `kind` (main/plugins' `PluginCallError`).
+ */
+export interface CallableModule extends ServedModule {
+  listTools(): Promise<readonly ModuleTool[]>;
+  invokeTool(request: { name: string; argumentsJson: string; callId: string; caller?: string | undefined }): Promise<ModuleToolOutcome>;
+}
+
 export interface ModuleDirectory {
   list(): readonly ServedModule[];
+  /** A loaded module by name; a directory without it serves no MCP surface. */
+  get?(name: string): CallableModule | undefined;
 }
 
 /** The surfaces a module is reachable on, for the index. */

@@ -17,6 +17,7 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
+import { SSE_KEEP_ALIVE_MS, SseSessions, mcpRoutes, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 
 export interface ProtocolGatewayOptions {
@@ -26,6 +27,8 @@ export interface ProtocolGatewayOptions {
   maxRequestBytes?: number;
   /** Called with errors no client should see (a handler's crash). */
   onError?: (err: unknown) => void;
+  /** Interval of the keep-alive comment on legacy MCP SSE streams (default 15 s); tests shorten it. */
+  sseKeepAliveMs?: number;
 }
 
 export interface StartedGateway {
@@ -44,12 +47,14 @@ export class ProtocolGateway {
   private server: Server | undefined;
   private started: StartedGateway | undefined;
   private stopping: Promise<void> | undefined;
+  private readonly sseSessions: SseSessions;
 
   constructor(
     readonly registry: ModuleDirectory,
     private readonly options: ProtocolGatewayOptions = {},
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
+    this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
   }
 
   withRuntimeDir(dir: string): this {
@@ -68,13 +73,25 @@ export class ProtocolGateway {
     return this.edgeLog.subscribe(listener);
   }
 
+  /** Legacy MCP SSE streams open right now. */
+  get openSseSessions(): number {
+    return this.sseSessions.size;
+  }
+
+  /** Legacy MCP SSE sessions as they open and close; returns the unsubscribe function. */
+  onSseSession(listener: SseSessionListener): () => void {
+    return this.sseSessions.subscribe(listener);
+  }
+
   buildRouter(): Koa<GatewayState> {
+    const onError = this.options.onError ?? ((err) => console.error('chatty-gateway: handler failed', err));
     return buildGatewayApp({
       token: () => this.launchToken,
       edgeLog: this.edgeLog,
       modules: this.registry,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
-      onError: this.options.onError ?? ((err) => console.error('chatty-gateway: handler failed', err)),
+      onError,
+      surfaces: [mcpRoutes({ modules: this.registry, sessions: this.sseSessions, onError })],
     });
   }
 
@@ -118,6 +135,7 @@ export class ProtocolGateway {
     const server = this.server;
     const started = this.started;
     if (!server || !started) return;
+    this.sseSessions.endAll();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       // Open streams (SSE) would hold close() forever.

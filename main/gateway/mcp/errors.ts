@@ -1,0 +1,68 @@
+import { ErrorCode, RpcError, type ErrorObject } from '../../jsonrpc/index.js';
+
+/** PROTOCOL-NOTES §2: a credit refusal is this code, with the reason as its message. */
+export const CREDIT_REFUSED = -32000;
+/** The code of the transport-level refusals (406, 415, 400 for the version header, 405), as the MCP SDK sends them. */
+export const TRANSPORT_ERROR = -32000;
+
+export const OUTPUT_TOO_LARGE = 'tool output over the 1 MiB cap';
+
+/**
+ * The HTTP status an error answer asks for, keyed by the very error object that goes on the
+ * wire: the Dispatcher builds each response from `toErrorObject()`, so the Streamable HTTP route
+ * can find the status again without the core knowing about HTTP.
+ */
+const statusOfError = new WeakMap<object, number>();
+
+/** An RpcError whose standalone answer goes out with `status` (502, 500) instead of 200. */
+export class HttpRpcError extends RpcError {
+  constructor(
+    code: number,
+    message: string,
+    readonly status: number,
+  ) {
+    super(code, message);
+  }
+
+  override toErrorObject(): ErrorObject {
+    const object = super.toErrorObject();
+    statusOfError.set(object, this.status);
+    return object;
+  }
+}
+
+/** The status an `HttpRpcError` asked for, if this error object came from one. */
+export function statusOf(error: ErrorObject): number | undefined {
+  return statusOfError.get(error);
+}
+
+/** Unknown module and a plugin without `mcp = true` alike. */
+export function moduleNotFoundMessage(name: string): string {
+  return `module '${name}' not found`;
+}
+
+/**
+ * A plugin call that failed outside the guest's own `result` (PROTOCOL-NOTES §2): output over the
+ * cap is a 502 with a short message (never the output), a credit refusal is -32000 with the
+ * reason (HTTP 200), anything else (trap, timeout, crash, unloaded) is a 500.
+ */
+export function pluginFailure(err: unknown): RpcError {
+  const kind = typeof err === 'object' && err !== null ? (err as { kind?: unknown }).kind : undefined;
+  const message = err instanceof Error ? err.message : String(err);
+  switch (kind) {
+    case 'output_too_large':
+      return new HttpRpcError(ErrorCode.InternalError, OUTPUT_TOO_LARGE, 502);
+    case 'credit_refused':
+      return new RpcError(CREDIT_REFUSED, message);
+    case undefined:
+      return new HttpRpcError(ErrorCode.InternalError, 'Internal error', 500);
+    default:
+      return new HttpRpcError(ErrorCode.InternalError, `${String(kind)}: ${short(message)}`, 500);
+  }
+}
+
+/** Guest-derived text kept to one short line. */
+function short(text: string, max = 300): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

@@ -1,0 +1,13 @@
+/** The MCP surface: Streamable HTTP and legacy HTTP+SSE over one Dispatcher per module. */
+export { mcpRoutes, type McpRoutesOptions } from './routes.js';
+export { mcpDispatcher } from './server.js';
+export {
+  SseSessions,
+  SseSession,
+  SSE_KEEP_ALIVE_MS,
+  MAX_SSE_BACKLOG_BYTES,
+  type SseSessionEvent,
+  type SseSessionListener,
+} from './sse-sessions.js';
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type ProtocolVersion } from './versions.js';
+export { HttpRpcError, OUTPUT_TOO_LARGE, CREDIT_REFUSED, pluginFailure, statusOf } from './errors.js';

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { Dispatcher, RpcError } from '../../jsonrpc/index.js';
+import type { CallableModule, ModuleTool } from '../modules.js';
+import { pluginFailure } from './errors.js';
+import { negotiateVersion } from './versions.js';
+
+/** What `tools/list` answers for a `parameters-schema` that is not a JSON object. */
+const FALLBACK_INPUT_SCHEMA = { type: 'object', properties: {} } as const;
+
+const InitializeParams = z.looseObject({ protocolVersion: z.string() });
+
+/** Checked without copying: the guest gets exactly what the client sent. */
+const ToolArguments = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'arguments must be an object',
+);
+const CallToolParams = z.looseObject({ name: z.string(), arguments: ToolArguments.optional() });
+
+/**
+ * The MCP handler set for one module, on one Dispatcher that every transport (Streamable HTTP,
+ * legacy SSE) feeds. `initialize`, `ping`, `tools/list`, `tools/call`; notifications need no
+ * handler (the Dispatcher never answers them) and anything else is -32601.
+ */
+export function mcpDispatcher(module: CallableModule, onError: (err: unknown) => void): Dispatcher {
+  const dispatcher = new Dispatcher({ onHandlerError: (err) => onError(err) });
+  const failed = (err: unknown): never => {
+    if (err instanceof RpcError) throw err;
+    if (typeof err !== 'object' || err === null || !('kind' in err)) onError(err);
+    throw pluginFailure(err);
+  };
+
+  dispatcher.onRequest('initialize', InitializeParams, (params) => ({
+    protocolVersion: negotiateVersion(params.protocolVersion),
+    capabilities: { tools: { listChanged: false } },
+    serverInfo: { name: module.name, version: module.version },
+  }));
+
+  dispatcher.onRequest('ping', () => ({}));
+
+  dispatcher.onRequest('tools/list', async () => {
+    const tools = await module.listTools().catch(failed);
+    return { tools: tools.map(toolEntry) };
+  });
+
+  dispatcher.onRequest('tools/call', CallToolParams, async (params, context) => {
+    const outcome = await module
+      .invokeTool({
+        name: params.name,
+        argumentsJson: JSON.stringify(params.arguments ?? {}),
+        // The JSON-RPC id; the Dispatcher only calls request handlers for calls that have one.
+        callId: String(context.id),
+      })
+      .catch(failed);
+    if (outcome.ok) return { content: [{ type: 'text', text: outcome.value.content }] };
+    if (outcome.error.kind === 'unknown-tool') throw RpcError.invalidParams(`unknown tool '${params.name}'`);
+    return { content: [{ type: 'text', text: `${outcome.error.kind}: ${outcome.error.message}` }], isError: true };
+  });
+
+  return dispatcher;
+}
+
+function toolEntry(tool: ModuleTool): { name: string; description: string; inputSchema: unknown } {
+  return { name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.parametersSchema) };
+}
+
+/** The guest's `parameters-schema`, or `{"type":"object","properties":{}}` when it is not a JSON object. */
+function inputSchemaOf(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  } catch {
+    // falls through to the fallback
+  }
+  return FALLBACK_INPUT_SCHEMA;
+}
