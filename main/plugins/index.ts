@@ -47,3 +47,13 @@ export type {
 } from './worker/protocol.js';
 export * as limits from './limits.js';
 export { PLUGIN_INTERFACE, pluginWitPath, packageRoot } from './world.js';
+export {
+  buildPlugin,
+  newPlugin,
+  ensureExamplesBuilt,
+  examplesDir,
+  templateDir,
+  findPluginSource,
+  type BuildResult,
+  type EnsureExamplesOptions,
+} from './build/index.js';

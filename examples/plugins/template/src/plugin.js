@@ -1,0 +1,70 @@
+// A chatty:plugin@0.3.0 plugin. `chatty-gateway plugin build .` turns this file into plugin.wasm.
+//
+// Host capabilities are imported from `chatty:plugin/<capability>@0.3.0` (see wit/plugin.wit).
+// There is no console, clock, random or network here: log with `log`, read settings with `get`.
+import { log } from 'chatty:plugin/logging@0.3.0';
+import { get } from 'chatty:plugin/config@0.3.0';
+
+const NAME = 'template';
+
+/** Your tools: a description, a JSON Schema for the arguments, and a function returning text. */
+const TOOLS = {
+  greet: {
+    description: 'Greets someone by name.',
+    schema: {
+      type: 'object',
+      properties: { name: { type: 'string', description: 'Who to greet' } },
+      required: ['name'],
+    },
+    run(args) {
+      if (typeof args.name !== 'string' || args.name === '') throw invalid('`name` must be a non-empty string');
+      const greeting = get('greeting') ?? 'Hello';
+      log('info', `greeting ${args.name}`);
+      return `${greeting}, ${args.name}!`;
+    },
+  },
+};
+
+function invalid(message) {
+  return { kind: 'invalid-arguments', message };
+}
+
+export const plugin = {
+  metadata() {
+    return {
+      name: NAME,
+      version: '0.1.0',
+      description: 'A starting point: one tool that says hello.',
+      requestedCapabilities: ['logging', 'config'],
+      configKeys: [{ name: 'greeting', description: 'The word to greet with', required: false }],
+    };
+  },
+
+  listTools() {
+    return Object.entries(TOOLS).map(([name, tool]) => ({
+      name,
+      description: tool.description,
+      parametersSchema: JSON.stringify(tool.schema),
+    }));
+  },
+
+  // Returns { content } for a result; throws { kind, message } for a tool-error, where kind is
+  // 'unknown-tool' | 'invalid-arguments' | 'denied' | 'failed'.
+  invokeTool(call) {
+    const tool = TOOLS[call.name];
+    if (!tool) throw { kind: 'unknown-tool', message: `no tool named ${call.name}` };
+    let args;
+    try {
+      args = JSON.parse(call.argumentsJson);
+    } catch {
+      throw invalid('arguments are not JSON');
+    }
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) throw invalid('arguments must be a JSON object');
+    try {
+      return { content: tool.run(args) };
+    } catch (err) {
+      if (err && typeof err.kind === 'string') throw err;
+      throw { kind: 'failed', message: String(err && err.message ? err.message : err) };
+    }
+  },
+};
