@@ -1,0 +1,130 @@
+/**
+ * bench/plugin-call: what a plugin call costs.
+ *
+ *   node --import tsx bench/plugin-call.ts
+ *
+ * Calls the same `echo` tool three ways (a plain JS function, the guest called directly on this
+ * thread, and the worker-thread round trip through `ModuleHandle.invokeTool`) and prints median
+ * and p99 per call with the ratios; then times loading 1 and 20 modules cold (empty transpile
+ * cache) and cached. The guest is the hand-written WAT echo fixture, so the numbers are the
+ * runtime's overhead, not a JS engine's.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ComponentCache } from '../main/plugins/component-cache.js';
+import { ModuleRegistry, type ToolOutcome } from '../main/plugins/index.js';
+import { OutputGuard } from '../main/plugins/worker/output-guard.js';
+import { chattyImports } from '../main/plugins/worker/host-imports.js';
+import type { GuestWorkerData, ToolCallRequest } from '../main/plugins/worker/protocol.js';
+import { buildFixture, fixtureManifest, writeModuleDir } from '../test/helpers/wasm-fixtures.js';
+
+const REQUEST: ToolCallRequest = { name: 'echo', argumentsJson: '{"text":"hello, plugin"}', callId: 'bench' };
+const quiet = { log(): void {} };
+
+interface Stats {
+  median: number;
+  p99: number;
+}
+
+function stats(samplesUs: number[]): Stats {
+  const sorted = [...samplesUs].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  return { median: at(0.5), p99: at(0.99) };
+}
+
+/** Per-call microseconds, timed in batches so the timer's own cost stays out of cheap calls. */
+async function measure(call: () => unknown, batches: number, perBatch: number): Promise<Stats> {
+  for (let i = 0; i < perBatch * 5; i++) await call();
+  const samples: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const t0 = performance.now();
+    for (let i = 0; i < perBatch; i++) await call();
+    samples.push(((performance.now() - t0) * 1000) / perBatch);
+  }
+  return stats(samples);
+}
+
+/** A distinct component per module: the fixture plus a custom section naming it. */
+function distinct(component: Uint8Array, tag: string): Uint8Array {
+  const name = new TextEncoder().encode(`bench-${tag}`);
+  const payload = [name.length, ...name];
+  return Uint8Array.from([...component, 0x00, payload.length, ...payload]);
+}
+
+async function loadTimes(count: number, component: Uint8Array): Promise<{ cold: number; cached: number }> {
+  const root = mkdtempSync(join(tmpdir(), 'chatty-bench-'));
+  try {
+    for (let i = 0; i < count; i++) {
+      writeModuleDir(join(root, 'modules'), `m${i}`, { component: distinct(component, `${count}-${i}`), manifest: fixtureManifest(`m${i}`) });
+    }
+    const time = async (): Promise<number> => {
+      const registry = new ModuleRegistry({ cacheDir: join(root, 'cache'), logger: quiet });
+      const t0 = performance.now();
+      const report = await registry.scanDirectory(join(root, 'modules'));
+      const ms = performance.now() - t0;
+      if (report.loaded.length !== count) throw new Error(`loaded ${report.loaded.length} of ${count}: ${JSON.stringify(report.failed)}`);
+      await registry.close();
+      return ms;
+    };
+    const cold = await time();
+    const cached = await time();
+    return { cold, cached };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const component = await buildFixture('echo');
+  const root = mkdtempSync(join(tmpdir(), 'chatty-bench-'));
+  try {
+    // 1. A plain JS function doing what the guest does.
+    const plain = (req: ToolCallRequest): ToolOutcome => ({ ok: true, value: { content: req.argumentsJson } });
+    const plainStats = await measure(() => plain(REQUEST), 200, 1000);
+
+    // 2. The same guest, transpiled and instantiated on this thread, called directly.
+    const cache = new ComponentCache(join(root, 'cache'));
+    const prepared = await cache.prepare(component);
+    const coreModules = await cache.compile(prepared, 256);
+    const { instantiate } = (await import(prepared.componentUrl!)) as {
+      instantiate: (get: (n: string) => unknown, imports: unknown, core: unknown) => Promise<Record<string, { invokeTool(r: ToolCallRequest): unknown }>>;
+    };
+    const data = { module: 'bench', config: null, filesRoot: null, grants: { llm: 'not-configured', billing: 'not-configured' } } as unknown as GuestWorkerData;
+    const guard = new OutputGuard(1024 * 1024, 64 * 1024);
+    const exports = await instantiate((n) => coreModules[n], chattyImports(data, { log() {}, post() {} }), guard.instantiateCore);
+    const direct = exports['chatty:plugin/plugin@0.3.0']!;
+    const directStats = await measure(() => direct.invokeTool(REQUEST), 200, 100);
+    await cache.close();
+
+    // 3. The worker-thread round trip, as the gateway calls it.
+    writeModuleDir(join(root, 'modules'), 'echo', { component, manifest: fixtureManifest('echo') });
+    const registry = new ModuleRegistry({ cacheDir: join(root, 'cache'), logger: quiet });
+    await registry.scanDirectory(join(root, 'modules'));
+    const handle = registry.get('echo')!;
+    const workerStats = await measure(() => handle.invokeTool(REQUEST), 2000, 1);
+    await registry.close();
+
+    const one = await loadTimes(1, component);
+    const twenty = await loadTimes(20, component);
+
+    const fmt = (s: Stats): string => `median ${s.median.toFixed(2).padStart(8)} µs   p99 ${s.p99.toFixed(2).padStart(8)} µs`;
+    const out = [
+      'bench/plugin-call: the echo tool, per call',
+      `  plain JS function          ${fmt(plainStats)}`,
+      `  guest, direct (in-thread)  ${fmt(directStats)}`,
+      `  guest, worker round trip   ${fmt(workerStats)}`,
+      `  ratios (median): direct/plain ${(directStats.median / plainStats.median).toFixed(0)}x, ` +
+        `worker/direct ${(workerStats.median / directStats.median).toFixed(1)}x, worker/plain ${(workerStats.median / plainStats.median).toFixed(0)}x`,
+      'load (scanDirectory until every worker is ready)',
+      `  1 module    cold ${one.cold.toFixed(0).padStart(6)} ms   cached ${one.cached.toFixed(0).padStart(6)} ms`,
+      `  20 modules  cold ${twenty.cold.toFixed(0).padStart(6)} ms   cached ${twenty.cached.toFixed(0).padStart(6)} ms`,
+      `  (node ${process.version}, ${import.meta.url.endsWith('.ts') ? 'from the TypeScript sources' : 'from out/'})`,
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
