@@ -1,0 +1,20 @@
+export { Directory, type AdmittedNode } from './directory.js';
+export { ParticipantRegistry, type Participant } from './registry.js';
+export {
+  CallError,
+  ParticipantConnection,
+  type CallContext,
+  type CallHandler,
+  type RunningTask,
+  type ServeOptions,
+} from './participant-connection.js';
+export { serveConnection } from './serve-connection.js';
+export { openConnection, type OpenConnectionOptions, type OpenedConnection } from './open-connection.js';
+export {
+  PARTICIPANT_SOCKET_FILE,
+  SHARED_SOCKET_REFUSAL,
+  withParticipantSocket,
+  type ParticipantSocket,
+  type ParticipantSocketOptions,
+} from './participant-socket.js';
+export { StderrTail } from './stderr-tail.js';

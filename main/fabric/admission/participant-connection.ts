@@ -1,0 +1,241 @@
+import type { Duplex } from 'node:stream';
+import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
+import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
+import { HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
+import { OutboundQueue } from '../limits/outbound-queue.js';
+import { fitReply } from '../limits/reply-size.js';
+import type { BrokerMessage, TaskRunParams } from '../wire/broker-to-worker.js';
+import type { ParticipantCard, TaskOutcome } from '../wire/payloads.js';
+import { wireError, type WireError } from '../wire/wire-error.js';
+import type { TaskEventParams, WorkerCall, WorkerMessage } from '../wire/worker-to-broker.js';
+import type { AdmittedNode } from './directory.js';
+import type { ParticipantRegistry } from './registry.js';
+
+/** Throw one from a `CallHandler` to answer the call with that error. */
+export class CallError extends Error {
+  constructor(readonly error: WireError) {
+    super(error.message);
+  }
+}
+
+export interface CallContext {
+  node: AdmittedNode;
+  /** Aborted when the worker cancels the call or the connection closes. */
+  signal: AbortSignal;
+}
+
+/** Runs a worker's call (agent.invoke, agent.list, mailbox.post, human.*); resolves to its result. */
+export type CallHandler = (call: WorkerCall, context: CallContext) => Promise<unknown>;
+
+export interface ServeOptions {
+  /** Serves the worker's calls; without one every call is refused. */
+  calls?: CallHandler;
+  /** How long the worker has to say hello (default 30 s). */
+  helloTimeoutMs?: number;
+  /** The longest line read from the worker (default `MAX_FRAME_BYTES`). */
+  maxFrameBytes?: number;
+  /** The longest line the worker reads: a reply over it fails that call (default `MAX_FRAME_BYTES`). */
+  workerMaxFrameBytes?: number;
+  /** Call limits; `now` is the rate limit's clock. */
+  limits?: CallGateOptions;
+  log?: (message: string) => void;
+}
+
+export interface RunningTask {
+  /** The task.run's id, which its events and a req.cancel name. */
+  id: number;
+  /** Always resolves: a task whose worker goes away ends `failed`, naming the disconnect. */
+  outcome: Promise<TaskOutcome>;
+}
+
+interface OwedTask {
+  resolve: (outcome: TaskOutcome) => void;
+  onEvent: ((event: TaskEventParams) => void) | undefined;
+}
+
+const refuseAll: CallHandler = async () => {
+  throw new CallError(wireError({ kind: 'refused', reason: 'this broker serves no calls' }));
+};
+
+/**
+ * The broker's end of one worker connection, over any duplex stream. The connection is the
+ * node's identity and its liveness: it registers the node when the worker says hello, and when it
+ * closes, for whatever reason, the node is deregistered, its calls are aborted and every task it
+ * still owed ends `failed`. There is no heartbeat.
+ */
+export class ParticipantConnection {
+  readonly hello: Promise<ParticipantCard>;
+  readonly closed: Promise<string>;
+  readonly outbound: OutboundQueue;
+
+  private readonly codec: FrameCodec<WorkerMessage, BrokerMessage>;
+  private readonly gate: CallGate;
+  private readonly handler: CallHandler;
+  private readonly tasks = new Map<number, OwedTask>();
+  private readonly calls = new Map<number, AbortController>();
+  private readonly helloTimer: NodeJS.Timeout;
+  private readonly workerMaxFrameBytes: number;
+  private readonly log: (message: string) => void;
+  private helloSettled = false;
+  private closeReason: string | undefined;
+  private resolveHello!: (card: ParticipantCard) => void;
+  private rejectHello!: (err: Error) => void;
+  private resolveClosed!: (reason: string) => void;
+
+  constructor(
+    private readonly stream: Duplex,
+    private readonly registry: ParticipantRegistry,
+    readonly node: AdmittedNode,
+    options: ServeOptions = {},
+  ) {
+    this.log = options.log ?? ((message) => console.warn(`fabric: ${node.name}: ${message}`));
+    this.codec = FrameCodec.forBroker({ maxFrameBytes: options.maxFrameBytes, log: this.log });
+    this.gate = new CallGate(options.limits);
+    this.handler = options.calls ?? refuseAll;
+    this.workerMaxFrameBytes = options.workerMaxFrameBytes ?? MAX_FRAME_BYTES;
+    this.outbound = new OutboundQueue(stream);
+    this.hello = new Promise((resolve, reject) => {
+      this.resolveHello = resolve;
+      this.rejectHello = reject;
+    });
+    this.hello.catch(() => {}); // a caller that never awaits it must not see an unhandled rejection
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    const helloMs = options.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
+    this.helloTimer = setTimeout(() => this.close(`no session.hello within ${helloMs / 1000} s`), helloMs).unref();
+
+    stream.on('data', (chunk: Buffer) => {
+      for (const incoming of this.codec.push(chunk)) this.receive(incoming);
+    });
+    stream.on('end', () => this.close('the worker closed the connection'));
+    stream.on('close', () => this.close('the connection closed'));
+    stream.on('error', (err) => this.close(`connection error: ${err.message}`));
+  }
+
+  get isOpen(): boolean {
+    return this.closeReason === undefined;
+  }
+
+  /** Why the connection closed, once it has. */
+  get reason(): string | undefined {
+    return this.closeReason;
+  }
+
+  /** Sends a task.run; `onEvent` sees its task.event notifications. Waits while the outbound queue is full. */
+  async runTask(params: TaskRunParams, onEvent?: (event: TaskEventParams) => void): Promise<RunningTask> {
+    if (this.closeReason !== undefined) return { id: 0, outcome: Promise.resolve(this.disconnected()) };
+    const { id, line } = this.codec.request({ method: 'task.run', params });
+    const outcome = new Promise<TaskOutcome>((resolve) => this.tasks.set(id, { resolve, onEvent }));
+    // If the connection closes while this waits, close() has already failed the task.
+    await this.outbound.send(line).catch(() => {});
+    return { id, outcome };
+  }
+
+  /** Asks the worker to stop a task (its outcome still comes as the task.run's answer). */
+  async cancelTask(id: number): Promise<void> {
+    if (this.closeReason !== undefined || !this.tasks.has(id)) return;
+    await this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
+  }
+
+  /** Closes the connection: deregisters the node, aborts its calls, fails what it owed. Idempotent. */
+  close(reason: string): void {
+    if (this.closeReason !== undefined) return;
+    this.closeReason = reason;
+    clearTimeout(this.helloTimer);
+    this.codec.close(reason);
+    this.outbound.stop(new Error(`disconnected: ${reason}`));
+    this.stream.destroy();
+    const failed = this.disconnected();
+    for (const task of this.tasks.values()) task.resolve(failed);
+    this.tasks.clear();
+    for (const call of this.calls.values()) call.abort(new Error(`disconnected: ${reason}`));
+    this.calls.clear();
+    this.registry.deregister(this.node.name, this, reason);
+    if (!this.helloSettled) this.rejectHello(new Error(reason));
+    this.helloSettled = true;
+    this.resolveClosed(reason);
+  }
+
+  private disconnected(): TaskOutcome {
+    return { state: 'failed', message: `disconnected: ${this.node.name}'s connection closed (${this.closeReason})` };
+  }
+
+  private receive(incoming: Incoming<WorkerMessage>): void {
+    switch (incoming.type) {
+      case 'close':
+        this.close(incoming.reason);
+        return;
+      case 'dropped':
+        return;
+      case 'result':
+        this.settleTask(incoming.frame.id, incoming.frame.result as TaskOutcome);
+        return;
+      case 'error':
+        this.settleTask(incoming.frame.id, { state: 'failed', message: incoming.frame.error.message });
+        return;
+      case 'message':
+        this.onMessage(incoming.frame);
+    }
+  }
+
+  private settleTask(id: number, outcome: TaskOutcome): void {
+    const task = this.tasks.get(id);
+    this.tasks.delete(id);
+    task?.resolve(outcome);
+  }
+
+  private onMessage(frame: WorkerMessage): void {
+    switch (frame.method) {
+      case 'session.hello':
+        this.onHello(frame.id, frame.params.card);
+        return;
+      case 'task.event':
+        this.tasks.get(frame.params.id)?.onEvent?.(frame.params);
+        return;
+      case 'req.cancel':
+        this.calls.get(frame.params.id)?.abort(new Error('cancelled by the worker'));
+        return;
+      default:
+        void this.onCall(frame);
+    }
+  }
+
+  private onHello(id: number, card: ParticipantCard): void {
+    clearTimeout(this.helloTimer);
+    const { name, scope, owner } = this.node;
+    try {
+      this.registry.register({ node: this.node, card, connection: this });
+    } catch (err) {
+      const reason = (err as Error).message;
+      void this.outbound.send(this.codec.fail(id, wireError({ kind: 'refused', reason }))).then(() => this.close(`hello refused: ${reason}`), () => {});
+      return;
+    }
+    // The card's name is ignored: the connection says who the worker is.
+    void this.outbound.send(this.codec.respond(id, { name, scope, owner })).catch(() => {});
+    this.helloSettled = true;
+    this.resolveHello(card);
+  }
+
+  private async onCall(call: WorkerCall): Promise<void> {
+    const refusal = this.gate.admit();
+    if (refusal) {
+      await this.outbound.send(this.codec.fail(call.id, refusal)).catch(() => {});
+      return;
+    }
+    const abort = new AbortController();
+    this.calls.set(call.id, abort);
+    let line: string;
+    try {
+      const result = await this.handler(call, { node: this.node, signal: abort.signal });
+      if (this.closeReason !== undefined) return;
+      line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
+    } catch (err) {
+      if (this.closeReason !== undefined) return;
+      const error = err instanceof CallError ? err.error : wireError({ kind: 'failed', reason: (err as Error).message ?? String(err) });
+      line = this.codec.fail(call.id, error);
+    } finally {
+      this.gate.release();
+      this.calls.delete(call.id);
+    }
+    await this.outbound.send(line).catch(() => {});
+  }
+}

@@ -1,0 +1,22 @@
+/** The per-connection limits of PROTOCOL-NOTES §1, by the names the original implementation uses. */
+export { MAX_FRAME_BYTES, MAX_OPAQUE_BYTES } from '../wire/sizes.js';
+
+/** Frames waiting to be written; a producer past this waits (the slow reader is never closed). */
+export const OUTBOUND_QUEUE_FRAMES = 64;
+/** A peer's calls in flight at once; one more is refused alone. */
+export const MAX_IN_FLIGHT_CALLS = 32;
+/** A peer's call rate: a token bucket refilling at this many per second… */
+export const CALLS_PER_SECOND = 10;
+/** …holding at most this many, and starting full. */
+export const CALL_BURST = 32;
+/** Approvals and questions a connection may have waiting at once. */
+export const MAX_PENDING_APPROVALS = 4;
+export const MAX_PENDING_QUESTIONS = 4;
+/** How deep a delegation chain may go. */
+export const MAX_DELEGATION_DEPTH = 4;
+/** A spawned worker's time to say hello. */
+export const HELLO_TIMEOUT_MS = 30_000;
+/** The shared socket's patience before it closes a silent connection. */
+export const SHARED_SOCKET_HELLO_TIMEOUT_MS = 5_000;
+/** How much of a child's stderr is kept for error messages. */
+export const STDERR_TAIL_BYTES = 8 * 1024;

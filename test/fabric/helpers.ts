@@ -1,0 +1,106 @@
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import {
+  Directory,
+  ParticipantRegistry,
+  openConnection,
+  type OpenConnectionOptions,
+  type OpenedConnection,
+} from '../../main/fabric/index.js';
+
+/** Node args that run one of `test/fabric/children/*.ts` (TypeScript, through tsx). */
+export function childArgs(script: string, ...args: string[]): string[] {
+  return ['--import', 'tsx', fileURLToPath(new URL(`./children/${script}`, import.meta.url)), ...args];
+}
+
+export function newFabric() {
+  return { directory: new Directory(), registry: new ParticipantRegistry() };
+}
+
+export const HELLO = JSON.stringify({
+  v: 3,
+  id: 1,
+  method: 'session.hello',
+  params: { card: { name: 'whoever', description: 'a puppet', version: '0', skills: [] } },
+});
+
+type Message = Record<string, unknown>;
+
+/** A puppet worker (children/puppet.ts) on a real socketpair, driven over its stdin/stdout. */
+export class Puppet {
+  private readonly seen: Message[] = [];
+  private readonly waiters: { match: (m: Message) => boolean; resolve: (m: Message) => void }[] = [];
+  opened!: OpenedConnection;
+
+  private constructor(readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const message = JSON.parse(line) as Message;
+      this.seen.push(message);
+      for (const waiter of [...this.waiters]) {
+        if (waiter.match(message)) {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+      }
+    });
+  }
+
+  /** Spawns a puppet that writes `initial` lines first (by default a hello) and waits for the broker's hello. */
+  static async open(
+    fabric: ReturnType<typeof newFabric>,
+    options: Partial<OpenConnectionOptions> & { spec?: string; initial?: string[] } = {},
+  ): Promise<Puppet> {
+    let puppet: Puppet | undefined;
+    const opened = await openConnection(options.spec ?? 'puppet', process.execPath, childArgs('puppet.ts', JSON.stringify(options.initial ?? [HELLO])), {
+      ...fabric,
+      ...options,
+      onSpawn: (child) => (puppet = new Puppet(child)),
+    });
+    puppet!.opened = opened;
+    return puppet!;
+  }
+
+  get connection() {
+    return this.opened.connection;
+  }
+
+  command(command: Message): void {
+    this.child.stdin!.write(`${JSON.stringify(command)}\n`);
+  }
+
+  send(frame: unknown): void {
+    this.command({ send: typeof frame === 'string' ? frame : JSON.stringify(frame) });
+  }
+
+  /** The first report (already seen or still to come) that matches. */
+  next(match: (m: Message) => boolean): Promise<Message> {
+    const found = this.seen.find(match);
+    if (found) {
+      this.seen.splice(this.seen.indexOf(found), 1);
+      return Promise.resolve(found);
+    }
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** The frame the puppet received that answers `id`. */
+  async answer(id: number): Promise<Message> {
+    const m = await this.next((m) => (m.got as Message | undefined)?.id === id && !('method' in (m.got as Message)));
+    return m.got as Message;
+  }
+
+  async ping(k: number): Promise<void> {
+    this.command({ ping: k });
+    await this.next((m) => m.pong === k);
+  }
+
+  /** Resolves once the child process has exited. */
+  exited(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => this.child.once('exit', () => resolve()));
+  }
+
+  end(): void {
+    this.child.stdin!.end();
+  }
+}
