@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { GatewayState } from './context.js';
+import type { GatewayMiddleware, GatewayState } from './context.js';
 import type { EdgeLog } from './edge/edge-log.js';
 import { errorBoundary, notFound } from './errors.js';
 import { bearerGuard } from './guards/bearer.js';
@@ -14,6 +14,11 @@ export interface GatewayAppOptions {
   modules: ModuleDirectory;
   maxRequestBytes: number;
   onError: (err: unknown) => void;
+  /**
+   * Surfaces that route themselves (a middleware that calls `next()` for paths it does not
+   * serve), mounted right after the guards: the hot paths, spared a Router's matching.
+   */
+  handlers?: readonly GatewayMiddleware[];
   /** Routers for the protocol surfaces, mounted after the guards. */
   surfaces?: readonly Router<GatewayState>[];
 }
@@ -31,6 +36,7 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   app.use(loopbackGuard());
   app.use(bearerGuard(options.token));
   app.use(bodyLimitGuard(options.maxRequestBytes));
+  for (const handler of options.handlers ?? []) app.use(handler);
 
   const index = new Router<GatewayState>();
   index.get('/', (ctx) => {

@@ -17,7 +17,7 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
-import { SSE_KEEP_ALIVE_MS, SseSessions, mcpRoutes, type SseSessionListener } from './mcp/index.js';
+import { SSE_KEEP_ALIVE_MS, SseSessions, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 
 export interface ProtocolGatewayOptions {
@@ -91,7 +91,7 @@ export class ProtocolGateway {
       modules: this.registry,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
       onError,
-      surfaces: [mcpRoutes({ modules: this.registry, sessions: this.sseSessions, onError })],
+      handlers: [mcpSurface({ modules: this.registry, sessions: this.sseSessions, onError })],
     });
   }
 

@@ -17,10 +17,8 @@ export const UNSUPPORTED_MEDIA_TYPE = 'Unsupported Media Type: Content-Type must
  * (`*\/*`, `application/*`), so a generic client that accepts anything is served.
  */
 export function checkStreamablePost(headers: IncomingHttpHeaders): HeaderRefusal | undefined {
-  const accept = headers.accept;
-  if (accept === undefined || !accepts(accept, 'application', 'json') || !accepts(accept, 'text', 'event-stream')) {
-    return { status: 406, message: NOT_ACCEPTABLE };
-  }
+  const accept = headers.accept === undefined ? undefined : admits(headers.accept);
+  if (!accept?.json || !accept.stream) return { status: 406, message: NOT_ACCEPTABLE };
   return checkJsonBody(headers) ?? checkProtocolVersion(headers);
 }
 
@@ -32,7 +30,7 @@ export function checkLegacyPost(headers: IncomingHttpHeaders): HeaderRefusal | u
 /** The legacy SSE GET: an Accept that admits `text/event-stream` when one is sent. */
 export function checkStreamGet(headers: IncomingHttpHeaders): HeaderRefusal | undefined {
   const accept = headers.accept;
-  if (accept !== undefined && !accepts(accept, 'text', 'event-stream')) return { status: 406, message: NOT_ACCEPTABLE_SSE };
+  if (accept !== undefined && !admits(accept).stream) return { status: 406, message: NOT_ACCEPTABLE_SSE };
   return checkProtocolVersion(headers);
 }
 
@@ -63,8 +61,22 @@ function mediaType(value: string): string {
   return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
 }
 
+/** Accept values seen lately (clients send the same one on every request), with what they admit. */
+const acceptMemo = new Map<string, { json: boolean; stream: boolean }>();
+const ACCEPT_MEMO_SIZE = 64;
+
+function admits(accept: string): { json: boolean; stream: boolean } {
+  let known = acceptMemo.get(accept);
+  if (known === undefined) {
+    known = { json: acceptsType(accept, 'application', 'json'), stream: acceptsType(accept, 'text', 'event-stream') };
+    if (acceptMemo.size >= ACCEPT_MEMO_SIZE) acceptMemo.clear();
+    acceptMemo.set(accept, known);
+  }
+  return known;
+}
+
 /** Whether an Accept list admits `type/subtype`: exactly, by `type/*` or by `*\/*`, unless its q is 0. */
-function accepts(accept: string, type: string, subtype: string): boolean {
+function acceptsType(accept: string, type: string, subtype: string): boolean {
   for (const part of accept.split(',')) {
     const [range = '', ...params] = part.split(';');
     const [t, s] = range.trim().toLowerCase().split('/');

@@ -1,5 +1,5 @@
 /** The MCP surface: Streamable HTTP and legacy HTTP+SSE over one Dispatcher per module. */
-export { mcpRoutes, type McpRoutesOptions } from './routes.js';
+export { mcpSurface, mcpRoute, type McpSurfaceOptions } from './routes.js';
 export { mcpDispatcher } from './server.js';
 export {
   SseSessions,

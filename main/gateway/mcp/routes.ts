@@ -1,4 +1,3 @@
-import Router from '@koa/router';
 import {
   ErrorCode,
   JSONRPC_VERSION,
@@ -9,14 +8,14 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { refuse, type GatewayContext, type GatewayState } from '../context.js';
+import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import type { CallableModule, ModuleDirectory } from '../modules.js';
 import { TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { mcpDispatcher } from './server.js';
 import type { SseSessions } from './sse-sessions.js';
 
-export interface McpRoutesOptions {
+export interface McpSurfaceOptions {
   modules: ModuleDirectory;
   sessions: SseSessions;
   /** Hears failures no client should see in detail (a handler's crash). */
@@ -28,8 +27,11 @@ export interface McpRoutesOptions {
  * `application/json`) and legacy HTTP+SSE on `/mcp/{module}/sse`, both feeding one Dispatcher per
  * module. An unknown module and a plugin without `mcp = true` look the same on every route and
  * method (404), so the module is looked up before anything else is checked.
+ *
+ * It routes itself (a prefix test and one split) rather than through a Router: it sits on the
+ * `tools/call` hot path, and other paths go straight on with `next()`.
  */
-export function mcpRoutes(options: McpRoutesOptions): Router<GatewayState> {
+export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
   const dispatchers = new WeakMap<CallableModule, Dispatcher>();
   const served = (name: string): Dispatcher | undefined => {
     const module = options.modules.get?.(name);
@@ -41,10 +43,8 @@ export function mcpRoutes(options: McpRoutesOptions): Router<GatewayState> {
     }
     return dispatcher;
   };
-  const router = new Router<GatewayState>();
 
-  router.all('/mcp/:module', async (ctx) => {
-    const name = ctx.params.module ?? '';
+  const streamable = async (ctx: GatewayContext, name: string): Promise<void> => {
     const dispatcher = served(name);
     if (!dispatcher) return moduleNotFound(ctx, name);
     if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
@@ -55,10 +55,9 @@ export function mcpRoutes(options: McpRoutesOptions): Router<GatewayState> {
     ctx.status = statusFor(answer);
     ctx.type = 'application/json';
     ctx.body = serializeFrame(answer);
-  });
+  };
 
-  router.all('/mcp/:module/sse', async (ctx) => {
-    const name = ctx.params.module ?? '';
+  const legacy = (ctx: GatewayContext, name: string): void => {
     const dispatcher = served(name);
     if (ctx.method === 'GET') {
       if (!dispatcher) return refuse(ctx, 404, moduleNotFoundMessage(name));
@@ -82,9 +81,30 @@ export function mcpRoutes(options: McpRoutesOptions): Router<GatewayState> {
       if (answer !== undefined) session.send(answer);
     });
     return accepted(ctx);
-  });
+  };
 
-  return router;
+  return async (ctx, next) => {
+    const route = mcpRoute(ctx.path);
+    if (route === undefined) return next();
+    if (route.sse) legacy(ctx, route.module);
+    else await streamable(ctx, route.module);
+  };
+}
+
+/** `/mcp/{module}` or `/mcp/{module}/sse` (the name percent-decoded), or `undefined` for any other path. */
+export function mcpRoute(path: string): { module: string; sse: boolean } | undefined {
+  if (!path.startsWith('/mcp/')) return undefined;
+  const rest = path.slice(5);
+  const slash = rest.indexOf('/');
+  const raw = slash < 0 ? rest : rest.slice(0, slash);
+  if (raw === '' || (slash >= 0 && rest.slice(slash) !== '/sse')) return undefined;
+  let module: string;
+  try {
+    module = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  return { module, sse: slash >= 0 };
 }
 
 function bodyText(ctx: GatewayContext): string {

@@ -1,0 +1,284 @@
+/**
+ * MCP `tools/call` throughput and latency through the gateway, to the WASM echo tool, next to
+ * (a) a bare `node:http` server on a Unix socket answering a fixed JSON body (the ceiling) and
+ * (b) the official SDK's `McpServer` (stateless, `enableJsonResponse: true`) serving the same tool
+ * in plain JS. Each server runs in its own child process; the load comes from this process over
+ * keep-alive connections on the Unix socket (undici), at concurrency 1 and 32.
+ *
+ *   node --import tsx bench/mcp.ts [--requests N] [--only bare|gateway|gateway-js|sdk] [--tsx]
+ *
+ * The gateway children run the compiled JavaScript: the parent first compiles the project with
+ * tsc into `tmp/bench-mcp/` (git-ignored), because tsx's transform keeps function names with a
+ * `__name(...)` call per closure created, which costs measurable time on the request path. `--tsx`
+ * runs the gateway from source instead. `gateway-js` (not in the default run) is the gateway with a
+ * plain JS echo module: its HTTP and MCP path without the WASM worker.
+ */
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+
+type ServerKind = 'gateway' | 'bare' | 'sdk' | 'gateway-js';
+interface Ready {
+  socketPath: string;
+  token: string;
+}
+
+const ARGS = { msg: 'hello from the bench' };
+const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: ARGS } });
+const EXPECTED_TEXT = JSON.stringify(JSON.stringify(ARGS)); // the echoed text as it sits inside the answer's JSON
+const FIXED_ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: JSON.stringify(ARGS) }] } });
+
+/** Where the gateway runs from: `tmp/bench-mcp/` (built by the parent with tsc) unless `--tsx`. */
+const BUILT_DIR = new URL('../tmp/bench-mcp/', import.meta.url);
+const FROM_SOURCE = process.argv.includes('--tsx');
+
+async function gatewayModules(): Promise<{
+  ProtocolGateway: typeof import('../main/gateway/index.js').ProtocolGateway;
+  ModuleRegistry: typeof import('../main/plugins/index.js').ModuleRegistry;
+}> {
+  if (FROM_SOURCE) {
+    return { ...(await import('../main/gateway/index.js')), ...(await import('../main/plugins/index.js')) };
+  }
+  const gateway = (await import(new URL('main/gateway/index.js', BUILT_DIR).href)) as typeof import('../main/gateway/index.js');
+  const plugins = (await import(new URL('main/plugins/index.js', BUILT_DIR).href)) as typeof import('../main/plugins/index.js');
+  return { ProtocolGateway: gateway.ProtocolGateway, ModuleRegistry: plugins.ModuleRegistry };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Children: one server each, on a Unix socket in a private temp dir.
+
+async function serve(kind: ServerKind, dir: string): Promise<Ready> {
+  switch (kind) {
+    case 'bare': {
+      const socketPath = join(dir, 'bare.sock');
+      const answer = Buffer.from(FIXED_ANSWER);
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+          res.end(answer);
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+      return { socketPath, token: '' };
+    }
+    case 'sdk': {
+      const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+      const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+      const { z } = await import('zod');
+      const socketPath = join(dir, 'sdk.sock');
+      // The SDK's stateless pattern: a server and a transport per request.
+      const server = createServer((req, res) => {
+        const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
+        mcp.registerTool('echo', { description: 'Returns its arguments.', inputSchema: { msg: z.string() } }, async (args) => ({
+          content: [{ type: 'text', text: JSON.stringify(args) }],
+        }));
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        res.on('close', () => {
+          void transport.close();
+          void mcp.close();
+        });
+        mcp
+          .connect(transport)
+          .then(() => transport.handleRequest(req, res))
+          .catch((err: unknown) => {
+            console.error(err);
+            res.statusCode = 500;
+            res.end();
+          });
+      });
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+      return { socketPath, token: '' };
+    }
+    case 'gateway-js':
+    case 'gateway': {
+      const { ProtocolGateway, ModuleRegistry } = await gatewayModules();
+      let directory: import('../main/gateway/index.js').ModuleDirectory;
+      if (kind === 'gateway-js') {
+        // The gateway's HTTP and MCP path alone: the same echo as a plain JS module, no WASM worker.
+        const echo = {
+          name: 'echo', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
+          listTools: async () => [],
+          invokeTool: async (r: { argumentsJson: string }) => ({ ok: true as const, value: { content: r.argumentsJson } }),
+        };
+        directory = { list: () => [echo], get: (n) => (n === 'echo' ? echo : undefined) };
+      } else {
+        const { buildFixture, writeModuleDir } = await import('../test/helpers/wasm-fixtures.js');
+        const modules = join(dir, 'modules');
+        writeModuleDir(modules, 'echo', { component: await buildFixture('echo') });
+        const registry = new ModuleRegistry({ cacheDir: join(dir, 'cache'), logger: { log: () => {} } });
+        const report = await registry.scanDirectory(modules);
+        if (report.failed.length > 0) throw new Error(JSON.stringify(report.failed));
+        directory = registry;
+      }
+      const gateway = new ProtocolGateway(directory, { runtimeDir: join(dir, `run-${kind}`) });
+      const { socketPath } = await gateway.start();
+      if (process.env.EXP_NOLOG) gateway.edgeLog.record = () => {};
+      return { socketPath, token: gateway.token() };
+    }
+  }
+}
+
+if (process.argv[2] === '--serve') {
+  const kind = process.argv[3] as ServerKind;
+  const dir = process.argv[4]!;
+  const ready = await serve(kind, dir);
+  process.send!(ready);
+  // The parent asks for this process's CPU time (every thread) around each measurement.
+  process.on('message', () => {
+    const { user, system } = process.cpuUsage();
+    process.send!({ cpuMicros: user + system });
+  });
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await main();
+}
+
+// ------------------------------------------------------------------------------------------------
+// The parent: start each server, drive it, report.
+
+interface Result {
+  kind: ServerKind;
+  concurrency: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  /** The server process's CPU time (all its threads) per request. */
+  cpuMicrosPerRequest: number;
+}
+
+async function startChild(kind: ServerKind, dir: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--serve', kind, dir, ...process.argv.slice(2)], {
+    // BENCH_MCP_PROF=<dir> writes a CPU profile of each server child there.
+    execArgv: process.env.BENCH_MCP_PROF ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`] : process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Ready));
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+  return { child, ready };
+}
+
+function cpuOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
+    child.send('cpu');
+  });
+}
+
+async function drive(kind: ServerKind, child: ChildProcess, ready: Ready, concurrency: number, requests: number): Promise<Result> {
+  const pool = new Pool('http://localhost', { connect: { socketPath: ready.socketPath }, connections: concurrency, pipelining: 1 });
+  const headers = {
+    authorization: `Bearer ${ready.token}`,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+  };
+  const one = async (): Promise<number> => {
+    const started = performance.now();
+    const res = await pool.request({ method: 'POST', path: '/mcp/echo', headers, body: BODY });
+    const text = await res.body.text();
+    const elapsed = performance.now() - started;
+    if (res.statusCode !== 200 || !text.includes(EXPECTED_TEXT)) throw new Error(`${kind}: unexpected answer ${res.statusCode} ${text.slice(0, 200)}`);
+    return elapsed;
+  };
+  // Warm-up: connections open, JITs settle.
+  const warm = Math.min(2000, requests / 4);
+  await runLoad(one, concurrency, warm);
+  const latencies: number[] = [];
+  const cpu0 = await cpuOf(child);
+  const t0 = performance.now();
+  await runLoad(async () => latencies.push(await one()), concurrency, requests);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = (await cpuOf(child)) - cpu0;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
+  return { kind, concurrency, requests, rps: requests / seconds, p50: at(0.5), p99: at(0.99), cpuMicrosPerRequest: cpu / requests };
+}
+
+/** `total` calls of `fn`, at most `concurrency` at once. */
+async function runLoad(fn: () => Promise<unknown>, concurrency: number, total: number): Promise<void> {
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started++;
+        await fn();
+      }
+    }),
+  );
+}
+
+/** Compiles the project into `tmp/bench-mcp/`; errors in files the gateway does not load are tolerated. */
+function buildGateway(): void {
+  const root = fileURLToPath(new URL('../', import.meta.url));
+  const outDir = fileURLToPath(BUILT_DIR);
+  try {
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'ignore' });
+  } catch {
+    // tsc exits non-zero on any type error but still emits; what matters is that the gateway was emitted.
+  }
+  if (!existsSync(join(outDir, 'main/gateway/index.js'))) throw new Error(`the gateway was not built into ${outDir}`);
+}
+
+async function main(): Promise<void> {
+  const at = process.argv.indexOf('--requests');
+  const requests = at > 0 ? Number(process.argv[at + 1]) : 20_000;
+  if (!FROM_SOURCE) buildGateway();
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-bench-mcp-'));
+  const results: Result[] = [];
+  try {
+    const only = process.argv.indexOf('--only');
+    const kinds: readonly ServerKind[] = only > 0 ? [process.argv[only + 1] as ServerKind] : ['bare', 'gateway', 'sdk'];
+    for (const kind of kinds) {
+      const { child, ready } = await startChild(kind, dir);
+      try {
+        for (const concurrency of [1, 32]) {
+          // The SDK server is far slower; a quarter of the requests keeps the run short.
+          const n = kind === 'sdk' ? Math.max(1000, requests / 4) : requests;
+          results.push(await drive(kind, child, ready, concurrency, concurrency === 1 ? Math.max(1000, n / 4) : n));
+        }
+      } finally {
+        child.disconnect();
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  report(results);
+}
+
+function report(results: Result[]): void {
+  const cpu = cpus();
+  console.log(`MCP tools/call, echo tool; ${cpu.length} × ${cpu[0]?.model ?? 'cpu'}; node ${process.version}; gateway ${FROM_SOURCE ? 'from source through tsx' : 'compiled by tsc'}`);
+  console.log('');
+  const name: Record<ServerKind, string> = {
+    bare: 'bare node:http (ceiling)',
+    gateway: 'gateway → WASM echo',
+    'gateway-js': 'gateway → JS echo (no WASM)',
+    sdk: 'SDK McpServer (stateless JSON)',
+  };
+  console.log(`${'server'.padEnd(32)} ${'conc'.padStart(4)} ${'requests'.padStart(8)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)}`);
+  for (const r of results) {
+    console.log(
+      `${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} ${String(r.requests).padStart(8)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(3).padStart(8)} ${r.p99.toFixed(3).padStart(8)} ${r.cpuMicrosPerRequest.toFixed(0).padStart(10)}`,
+    );
+  }
+  console.log('');
+  if (!['bare', 'gateway', 'sdk'].every((k) => results.some((r) => r.kind === k))) return;
+  for (const c of [1, 32]) {
+    const get = (kind: ServerKind) => results.find((r) => r.kind === kind && r.concurrency === c)!;
+    const gw = get('gateway');
+    const vsSdk = gw.rps / get('sdk').rps;
+    const vsBare = gw.rps / get('bare').rps;
+    const targets = c === 32 ? `  (targets: ≥ 8× SDK ${vsSdk >= 8 ? 'met' : 'MISSED'}, ≥ 0.4 of bare ${vsBare >= 0.4 ? 'met' : 'MISSED'})` : '';
+    console.log(`concurrency ${String(c).padStart(2)}: gateway / SDK = ${vsSdk.toFixed(2)}×, gateway / bare = ${vsBare.toFixed(2)}${targets}`);
+  }
+}
