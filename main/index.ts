@@ -1,2 +1,13 @@
 /** chatty-protocol-gateway: the library an embedder imports. */
 export * from './gateway/index.js';
+export * from './plugins/index.js';
+export { openModules, type OpenModulesOptions, type OpenedModules } from './compose/modules.js';
+export * as fabric from './fabric/index.js';
+export {
+  Directory,
+  FrameCodec,
+  ParticipantRegistry,
+  openConnection,
+  serveConnection,
+  withParticipantSocket,
+} from './fabric/index.js';

@@ -12,7 +12,7 @@ const pageUrl = new URL('renderer-demo/index.html', root);
 const preloadPath = fileURLToPath(new URL('out/preload/index.cjs', root));
 
 async function launch(): Promise<void> {
-  const modules = await openModules(process.env.CHATTY_MODULES_DIR);
+  const { registry: modules } = await openModules(process.env.CHATTY_MODULES_DIR, { report: (line) => console.error(`chatty-gateway: ${line}`) });
   const gateway = new ProtocolGateway(modules);
   if (process.env.CHATTY_RUNTIME_DIR) gateway.withRuntimeDir(process.env.CHATTY_RUNTIME_DIR);
   const started = await gateway.start();

@@ -1,19 +1,29 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../helpers/gateway.js';
+import { buildFixture, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { collect, exited, firstLine, spawnCli } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 
 const scratch = tempDir('chatty-cli-');
+const modulesDir = join(scratch.path, 'modules');
+before(async () => {
+  writeModuleDir(modulesDir, 'echo', { component: await buildFixture('echo') });
+  writeModuleDir(modulesDir, 'broken', { manifest: '[module]\nname = "broken"\nunknown = 1\n' });
+});
 after(() => scratch.remove());
+
+interface IndexBody {
+  modules: { name: string; surfaces: string[] }[];
+}
 
 describe('chatty-gateway serve', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     test(`--json prints the ready line, serves, and stops cleanly on ${signal}`, async () => {
       const runtimeDir = join(scratch.path, `run-${signal}`);
-      const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir]);
+      const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir]);
       const line = await firstLine(child);
       const ready = JSON.parse(line) as Record<string, unknown>;
       assert.deepEqual(ready, {
@@ -27,7 +37,7 @@ describe('chatty-gateway serve', () => {
       assert.equal((await unixRequest(socketPath, { path: '/' })).status, 401);
       const ok = await unixRequest(socketPath, { path: '/', headers: { authorization: `Bearer ${token}` } });
       assert.equal(ok.status, 200);
-      assert.ok(Array.isArray((JSON.parse(ok.body) as { modules: unknown }).modules));
+      assert.deepEqual((JSON.parse(ok.body) as IndexBody).modules.map((m) => m.name), ['echo']);
 
       child.kill(signal);
       assert.deepEqual(await exited(child), { code: 0, signal: null });
@@ -38,11 +48,13 @@ describe('chatty-gateway serve', () => {
 
   test('without --json, a banner says where the socket and token are and how to curl', async () => {
     const runtimeDir = join(scratch.path, 'run-banner');
-    const child = spawnCli(['serve', '--runtime-dir', runtimeDir]);
+    const child = spawnCli(['serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir]);
     const first = await firstLine(child);
-    assert.match(first, /^chatty-gateway: serving \d+ modules?$/);
+    assert.equal(first, 'chatty-gateway: serving 1 module');
     child.kill('SIGTERM');
-    const rest = await collect(child.stdout);
+    const [rest, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr)]);
+    // The broken module is reported on stderr and skipped; it does not stop the others.
+    assert.match(stderr, /module not loaded: .*broken: /);
     assert.match(rest, new RegExp(`socket: ${join(runtimeDir, 'gateway.sock')}`));
     assert.match(rest, new RegExp(`token: +${join(runtimeDir, 'gateway.token')}`));
     assert.ok(rest.includes(`curl --unix-socket ${join(runtimeDir, 'gateway.sock')} -H "Authorization: Bearer $(cat ${join(runtimeDir, 'gateway.token')})" http://localhost/`));
@@ -58,6 +70,27 @@ describe('chatty-gateway serve', () => {
     assert.equal(status.code, 1);
     assert.equal(stdout, '');
     assert.equal(stderr, `chatty-gateway: refusing runtime directory ${runtimeDir}: its mode is 0755; group and others must have no access (chmod 700)\n`);
+  });
+
+  test('without --modules-dir it serves the bundled examples (built on first use, then cached)', async () => {
+    const runtimeDir = join(scratch.path, 'run-examples');
+    const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir]);
+    const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+    const token = readFileSync(ready.token, 'utf8');
+    const res = await unixRequest(ready.socket, { path: '/', headers: { authorization: `Bearer ${token}` } });
+    const names = (JSON.parse(res.body) as IndexBody).modules.map((m) => m.name).sort();
+    assert.deepEqual(names, ['json-tools', 'text-tools']);
+    child.kill('SIGINT');
+    assert.equal((await exited(child)).code, 0);
+  });
+
+  test('a --modules-dir that does not exist is a one-line error', async () => {
+    const child = spawnCli(['serve', '--json', '--runtime-dir', join(scratch.path, 'run-missing'), '--modules-dir', join(scratch.path, 'nope')]);
+    const [stdout, stderr, status] = await Promise.all([collect(child.stdout), collect(child.stderr), exited(child)]);
+    assert.equal(status.code, 1);
+    assert.equal(stdout, '');
+    assert.equal(stderr.trim().split('\n').length, 1);
+    assert.match(stderr, /^chatty-gateway: .*nope/);
   });
 
   test('an unknown flag is a one-line error', async () => {

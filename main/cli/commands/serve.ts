@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ProtocolGateway } from '../../gateway/index.js';
-import { openModules, type OpenedModules } from '../../compose/modules.js';
+import { openModules } from '../../compose/modules.js';
+import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../main.js';
 
 interface ServeOptions {
@@ -32,11 +33,18 @@ export async function runServe(args: readonly string[]): Promise<number> {
     return failure(err);
   }
 
+  // Listen for the stop signals first: whoever reads the ready line may signal at once, and a
+  // signal during start-up must still end in a clean stop (socket and token removed).
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+
   let gateway: ProtocolGateway;
-  let modules: OpenedModules | undefined;
+  let modules: ModuleRegistry | undefined;
   let started;
   try {
-    modules = await openModules(options.modulesDir);
+    modules = (await openModules(options.modulesDir, { report: (line) => process.stderr.write(`chatty-gateway: ${line}\n`) })).registry;
     gateway = new ProtocolGateway(modules, options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {});
     started = await gateway.start();
   } catch (err) {
@@ -60,10 +68,7 @@ export async function runServe(args: readonly string[]): Promise<number> {
     );
   }
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  const signal = await stopRequested;
   await gateway.stop();
   await modules.close();
   if (!options.json) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
