@@ -1,6 +1,6 @@
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { PluginCallError, PluginLoadError, messageOf } from './errors.js';
-import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MIB } from './limits.js';
+import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from './limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from './manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from './providers.js';
 import { spawnWorker } from './spawn.js';
@@ -32,6 +32,8 @@ export interface ModuleHandleInit
   providers: Providers;
   meter: CreditMeter | undefined;
   logger: PluginLogger;
+  /** The worker's JS heap limit (default `WORKER_HEAP_MB`); WebAssembly memory is bounded apart. */
+  workerHeapMb?: number | undefined;
 }
 
 interface Job {
@@ -156,6 +158,10 @@ export class ModuleHandle implements ModuleInfo {
     else if (starting) await starting.then((l) => this.kill(l), () => undefined);
   }
 
+  private get heapMb(): number {
+    return this.init.workerHeapMb ?? WORKER_HEAP_MB;
+  }
+
   private unloadedError(): PluginCallError {
     return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
   }
@@ -236,7 +242,11 @@ export class ModuleHandle implements ModuleInfo {
       control,
       hostPort: port2,
     };
-    const worker = spawnWorker('guest-entry', { workerData: data, transferList: [port2] });
+    const worker = spawnWorker('guest-entry', {
+      workerData: data,
+      transferList: [port2],
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb },
+    });
     const live: Live = { worker, hostPort: port1, control: new Int32Array(control) };
     return new Promise<Live>((resolve, reject) => {
       let ready = false;
@@ -268,8 +278,11 @@ export class ModuleHandle implements ModuleInfo {
         this.onMessage(live, msg);
       });
       worker.on('error', (err) => {
-        if (!ready) return fail(new PluginLoadError(`worker failed: ${err.message}`));
-        this.onWorkerGone(live, `worker failed: ${err.message}`);
+        const why = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `the worker ran out of its ${this.heapMb} MiB JS heap and was stopped`
+          : `worker failed: ${err.message}`;
+        if (!ready) return fail(new PluginLoadError(why));
+        this.onWorkerGone(live, why);
       });
       worker.on('exit', (code) => {
         if (!ready) return fail(new PluginLoadError(`worker exited with code ${code}`));
@@ -311,7 +324,11 @@ export class ModuleHandle implements ModuleInfo {
       reply = { seq: msg.seq, ok: false, error: `${msg.capability}: ${messageOf(err)}` };
     }
     if (live !== this.live) return;
-    live.hostPort.postMessage(reply);
+    try {
+      live.hostPort.postMessage(reply);
+    } catch (err) {
+      live.hostPort.postMessage({ seq: msg.seq, ok: false, error: `${msg.capability}: the provider's answer cannot be passed on (${messageOf(err)})` });
+    }
     Atomics.store(live.control, 0, 1);
     Atomics.notify(live.control, 0);
   }

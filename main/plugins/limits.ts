@@ -17,3 +17,13 @@ export const INSTANTIATE_TIMEOUT_MS = 10_000;
 export const MAX_LOG_BYTES = 64 * 1024;
 /** WebAssembly pages per MiB. */
 export const PAGES_PER_MIB = 16;
+/**
+ * The JS heap (V8 old generation) of one module's worker thread. WebAssembly memory is not part
+ * of it (that is `max_memory_mb`'s job); this bounds what the host side of a call may allocate
+ * (lifted arguments and results, bindings), so a runaway allocation ends that worker, not the
+ * process.
+ */
+export const WORKER_HEAP_MB = 256;
+/** What a guest may log per call (its `logging.log` lines, stdout/stderr, host warnings). */
+export const MAX_LOG_BYTES_PER_CALL = 1 * MIB;
+export const MAX_LOG_LINES_PER_CALL = 1000;

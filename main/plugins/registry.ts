@@ -32,6 +32,12 @@ export interface ModuleRegistryOptions {
   grant?: GrantPolicy;
   /** Lower host ceilings (never above PROTOCOL-NOTES §4's), e.g. for tests. */
   ceilings?: Partial<Ceilings>;
+  /**
+   * JS heap (V8 old generation) per module worker, in MiB (default 256). Not the guest's linear
+   * memory, which `max_memory_mb` bounds: this stops a runaway host-side allocation (a huge
+   * lifted argument list, say) by ending that worker instead of the process.
+   */
+  workerHeapMb?: number;
 }
 
 /** A module that says `execution_mode = "remote"`/`"remote_only"`: reported, never loaded here. */
@@ -239,6 +245,7 @@ export class ModuleRegistry {
       providers,
       meter: this.options.meter,
       logger: this.logger,
+      workerHeapMb: this.options.workerHeapMb,
     });
     try {
       await handle.start();

@@ -18,6 +18,16 @@
  * arguments, reading wasi:clocks/monotonic-clock). `loop-list-tools` spins in `list-tools` instead.
  * `other-world` exports `example:other/greeter@1.0.0` only; `sockets` also imports
  * `wasi:sockets/instance-network@0.2.0`.
+ *
+ * `hostile` misbehaves on purpose: `list-tools` claims 2^27 tools and `metadata` a 2 GiB name
+ * (neither backed by memory), and its tools are
+ *   claim      ok(content = 16 bytes at address 16, but a length of <arguments-json> bytes)
+ *   bad-tag    a result discriminant of 7
+ *   bad-kind   a tool-error whose kind discriminant is 9
+ *   oob        ok(content at 0xffffff00, 16 bytes): outside linear memory
+ *   flood      grows memory by <arguments-json> pages and passes all of it to llm.complete as a
+ *              list of (zeroed, valid) messages: 2048 per page, for the host to lift
+ *   log-flood  logging.log("info", <the first 64 KiB of memory>) <arguments-json> times
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -35,10 +45,11 @@ export type FixtureKind =
   | 'grow'
   | 'slow'
   | 'other-world'
-  | 'sockets';
+  | 'sockets'
+  | 'hostile';
 
 export const FIXTURE_KINDS: readonly FixtureKind[] = [
-  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets',
+  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile',
 ];
 
 const WIT_URL = new URL('../../main/plugins/wit/plugin.wit', import.meta.url);
@@ -261,6 +272,33 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
       extraImports = `(import "wasi:sockets/instance-network@0.2.0" "instance-network" (func $network (result i32)))`;
       tools.push({ name: 'network', description: 'Asks for the network.', schema: anySchema, body: `(drop (call $network)) (return (call $ok (i32.const 0) (i32.const 0)))` });
       break;
+    case 'hostile':
+      tools.push(
+        { name: 'claim', description: 'Claims a long content.', schema: anySchema, body: `(return (call $ok (i32.const 16) (i32.wrap_i64 (call $parse_u64 (local.get 2) (local.get 3)))))` },
+        { name: 'bad-tag', description: 'A bad result discriminant.', schema: anySchema, body: `(drop (call $ok (i32.const 16) (i32.const 1))) (i32.store8 (i32.const ${RET}) (i32.const 7)) (return (i32.const ${RET}))` },
+        { name: 'bad-kind', description: 'A bad tool-error-kind.', schema: anySchema, body: `(return (call $err (i32.const 9) (i32.const 16) (i32.const 1)))` },
+        { name: 'oob', description: 'Content outside memory.', schema: anySchema, body: `(return (call $ok (i32.const 0xffffff00) (i32.const 16)))` },
+        {
+          name: 'flood', description: 'Hands the host a huge list of messages.', schema: anySchema,
+          body: `(local.set $pages (i32.wrap_i64 (call $parse_u64 (local.get 2) (local.get 3))))
+            (local.set $base (i32.mul (memory.grow (local.get $pages)) (i32.const 65536)))
+            (if (i32.lt_s (local.get $base) (i32.const 0)) (then (unreachable)))
+            (call $llm_complete ${s('m')} (local.get $base) (i32.mul (local.get $pages) (i32.const 2048))
+              (i32.const 0) (i32.const 0) (i32.const 0) (i32.const ${SCRATCH}))
+            (return (call $ok (i32.const 0) (i32.const 0)))`,
+        },
+        {
+          name: 'log-flood', description: 'Logs 64 KiB lines, many times.', schema: anySchema,
+          body: `(local.set $pages (i32.wrap_i64 (call $parse_u64 (local.get 2) (local.get 3))))
+            (block $done (loop $again
+              (br_if $done (i32.eqz (local.get $pages)))
+              (call $log ${s('info')} (i32.const 0) (i32.const 65536))
+              (local.set $pages (i32.sub (local.get $pages) (i32.const 1)))
+              (br $again)))
+            (return (call $ok (i32.const 0) (i32.const 0)))`,
+        },
+      );
+      break;
     case 'echo':
       break;
   }
@@ -274,7 +312,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
     }
   }
   const toolsBase = data.u32s(records);
-  const listRet = data.u32s([toolsBase, tools.length]);
+  const listRet = kind === 'hostile' ? data.u32s([toolsBase, 0x0800_0000]) : data.u32s([toolsBase, tools.length]);
 
   // metadata: a static plugin-metadata (five (ptr, len) pairs).
   const caps = data.put([0, 1, 2, 3, 4]);
@@ -284,7 +322,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
   const mName = data.str(`fixture-${kind}`);
   const mVersion = data.str('1.0.0');
   const mDesc = data.str(`A hand-written ${kind} fixture.`);
-  const metaRet = data.u32s([mName.ptr, mName.len, mVersion.ptr, mVersion.len, mDesc.ptr, mDesc.len, caps, 5, configKey, 1]);
+  const metaRet = data.u32s([mName.ptr, kind === 'hostile' ? 0x7fff_ffff : mName.len, mVersion.ptr, mVersion.len, mDesc.ptr, mDesc.len, caps, 5, configKey, 1]);
 
   const dispatch = tools
     .map((tool) => `(if (call $eq (local.get 0) (local.get 1) ${s(tool.name)}) (then ${tool.body}))`)
@@ -362,7 +400,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
     (i32.const ${listRet}))
 
   (func (export "${IFACE}#invoke-tool") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
-    (local $deadline i64)
+    (local $deadline i64) (local $pages i32) (local $base i32)
     ${dispatch}
     (call $err (i32.const 0) ${unknown}))
 

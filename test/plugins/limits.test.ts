@@ -4,7 +4,7 @@ import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { PluginCallError, type ModuleHandle } from '../../main/plugins/index.js';
 import { capModuleMemory } from '../../main/plugins/memory-cap.js';
 import { Wasm, type WasmMemory } from '../../main/plugins/wasm-api.js';
-import { OutputGuard, OutputTooLarge } from '../../main/plugins/worker/output-guard.js';
+import { InvalidOutput, OutputGuard, OutputTooLarge } from '../../main/plugins/worker/output-guard.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
 const isKind = (kind: string) => (err: unknown) => err instanceof PluginCallError && err.kind === kind;
@@ -128,14 +128,14 @@ describe('per-call limits', () => {
 
 describe('the output guard (unit)', () => {
   const IFACE = 'chatty:plugin/plugin@0.3.0';
-  async function guarded(len: number, tag = 0): Promise<{ run: () => number; memory: WasmMemory }> {
-    // A core module whose invoke-tool answers ok(ptr 1024, len) / err(failed, ptr 1024, len).
+  async function guarded(len: number, tag = 0, ptr = 1024): Promise<{ run: () => number; memory: WasmMemory }> {
+    // A core module whose invoke-tool answers ok(ptr, len) / err(failed, ptr, len) from 17 pages.
     const lenAt = tag === 0 ? 8 : 12;
     const bytes = await parse(`(module
-      (memory (export "memory") 1)
+      (memory (export "memory") 17)
       (func (export "${IFACE}#invoke-tool") (result i32)
         (i32.store8 (i32.const 0) (i32.const ${tag}))
-        (i32.store (i32.const ${lenAt - 4}) (i32.const 1024))
+        (i32.store (i32.const ${lenAt - 4}) (i32.const ${ptr}))
         (i32.store (i32.const ${lenAt}) (i32.const ${len}))
         (i32.const 0)))`);
     const guard = new OutputGuard(1024 * 1024, 64 * 1024);
@@ -150,6 +150,16 @@ describe('the output guard (unit)', () => {
     assert.throws(() => overErr.run(), OutputTooLarge);
     const exact = await guarded(1024 * 1024);
     assert.equal(exact.run(), 0);
+  });
+
+  it('refuses an answer that runs past the guest\'s memory as invalid, before any lift', async () => {
+    const memoryBytes = 17 * 65536;
+    const past = await guarded(1024, 0, memoryBytes - 1000);
+    assert.throws(() => past.run(), (err: unknown) => err instanceof InvalidOutput && /runs past the guest's memory/.test((err as Error).message));
+    const pastErr = await guarded(1024, 1, memoryBytes);
+    assert.throws(() => pastErr.run(), InvalidOutput);
+    const edge = await guarded(1024, 0, memoryBytes - 1024);
+    assert.equal(edge.run(), 0);
   });
 });
 

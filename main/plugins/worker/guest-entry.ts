@@ -6,9 +6,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
-import { OutputGuard, OutputTooLarge } from './output-guard.js';
+import { InvalidOutput, OutputGuard, OutputTooLarge } from './output-guard.js';
 import type { CallMessage, FromWorker, GuestFailureKind, GuestWorkerData, ToolCallRequest } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
+import { MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL } from '../limits.js';
 
 interface PluginExports {
   metadata(): unknown;
@@ -25,10 +26,37 @@ type Instantiate = (
 const data = workerData as GuestWorkerData;
 const port = parentPort!;
 const send = (message: FromWorker): void => port.postMessage(message);
+/**
+ * Log lines are budgeted per call, so a guest logging in a tight loop cannot flood the main
+ * thread's message queue: past the budget lines are dropped and counted, and one warning says so.
+ */
+const budget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
-  log: (level, message, source) => send({ type: 'log', level, message, source }),
+  log(level, message, source) {
+    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes + message.length > MAX_LOG_BYTES_PER_CALL) {
+      budget.dropped++;
+      return;
+    }
+    budget.lines++;
+    budget.bytes += message.length;
+    send({ type: 'log', level, message, source });
+  },
   post: (message) => send(message),
 };
+
+function settleLogBudget(): void {
+  if (budget.dropped > 0) {
+    send({
+      type: 'log',
+      level: 'warn',
+      message: `dropped ${budget.dropped} log line(s) over the per-call budget (${MAX_LOG_LINES_PER_CALL} lines, ${MAX_LOG_BYTES_PER_CALL} bytes)`,
+      source: 'host',
+    });
+  }
+  budget.bytes = 0;
+  budget.lines = 0;
+  budget.dropped = 0;
+}
 
 let instantiateComponent: Instantiate;
 let imports: Record<string, unknown>;
@@ -52,6 +80,7 @@ async function freshInstance(): Promise<void> {
 function classify(err: unknown): { kind: GuestFailureKind; message: string } {
   if (err instanceof OutputTooLarge) return { kind: 'output_too_large', message: err.message };
   const text = err instanceof Error ? err.message : String(err);
+  if (err instanceof InvalidOutput) return { kind: 'invalid_output', message: `the guest's answer did not lift: ${text}` };
   if (err instanceof TypeError) return { kind: 'invalid_output', message: `the guest's answer did not lift: ${text}` };
   const memory = guard?.memory;
   const note = memory
@@ -68,22 +97,33 @@ function isToolError(err: unknown): err is { kind: string; message: string } {
 }
 
 async function handle(msg: CallMessage): Promise<void> {
+  settleLogBudget(); // whatever was logged between calls (instantiation, a start function)
+  const reply = await run(msg);
+  settleLogBudget(); // before the answer, so the note about dropped lines arrives with the call
+  try {
+    send(reply);
+  } catch (err) {
+    send({ type: 'failed', id: msg.id, kind: 'invalid_output', message: `the guest's answer cannot be passed on: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+async function run(msg: CallMessage): Promise<FromWorker> {
   try {
     if (!plugin) await freshInstance();
     const p = plugin!;
-    if (msg.op === 'metadata') return send({ type: 'done', id: msg.id, value: p.metadata() });
-    if (msg.op === 'list-tools') return send({ type: 'done', id: msg.id, value: p.listTools() });
+    if (msg.op === 'metadata') return { type: 'done', id: msg.id, value: p.metadata() };
+    if (msg.op === 'list-tools') return { type: 'done', id: msg.id, value: p.listTools() };
     try {
       const result = p.invokeTool(msg.request!);
-      send({ type: 'done', id: msg.id, value: { ok: true, value: { content: result.content, usage: result.usage } } });
+      return { type: 'done', id: msg.id, value: { ok: true, value: { content: result.content, usage: result.usage } } };
     } catch (err) {
       if (!isToolError(err)) throw err;
-      send({ type: 'done', id: msg.id, value: { ok: false, error: { kind: err.kind, message: err.message } } });
+      return { type: 'done', id: msg.id, value: { ok: false, error: { kind: err.kind, message: err.message } } };
     }
   } catch (err) {
     const { kind, message } = classify(err);
     plugin = undefined; // jco marks the instance trapped: the next call gets a fresh one
-    send({ type: 'failed', id: msg.id, kind, message });
+    return { type: 'failed', id: msg.id, kind, message };
   }
 }
 

@@ -22,6 +22,11 @@ export class OutputTooLarge extends Error {
   }
 }
 
+/** The guest's answer points outside its own memory: it cannot be lifted. */
+export class InvalidOutput extends Error {
+  override readonly name = 'InvalidOutput';
+}
+
 type CoreFn = (...args: number[]) => number;
 type Imports = Record<string, Record<string, unknown>>;
 
@@ -59,10 +64,13 @@ export class OutputGuard {
 
   /** result<tool-result, tool-error>: tag at 0; ok: content (ptr, len) at 4/8; err: message at 8/12. */
   private checkInvoke(v: DataView, ret: number): void {
-    if (ret + 16 > v.byteLength) return; // out of bounds: jco's own lift reports it
+    if (ret + 16 > v.byteLength) throw new InvalidOutput(`invoke-tool's return area at ${ret} is outside the guest's memory`);
     const tag = v.getUint8(ret);
-    const len = tag === 0 ? v.getUint32(ret + 8, true) : tag === 1 ? v.getUint32(ret + 12, true) : 0;
+    if (tag !== 0 && tag !== 1) return; // jco's lift reports the bad discriminant
+    const ptr = v.getUint32(ret + (tag === 0 ? 4 : 8), true);
+    const len = v.getUint32(ret + (tag === 0 ? 8 : 12), true);
     if (len > this.maxOutputBytes) throw new OutputTooLarge(len, this.maxOutputBytes, 'invoke-tool');
+    if (ptr + len > v.byteLength) throw new InvalidOutput(`invoke-tool's ${len}-byte answer at ${ptr} runs past the guest's memory (${v.byteLength} bytes)`);
   }
 
   /** list<tool-definition>: (base, n) at ret; each record is three (ptr, len) strings, 24 bytes. */

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { symlinkSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PluginCallError, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
+import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+const call = (handle: ModuleHandle, name: string, argumentsJson = '"x"'): Promise<ToolOutcome> =>
+  handle.invokeTool({ name, argumentsJson, callId: name });
+const failsWith = (kind: string, message?: RegExp) => (err: unknown) => {
+  assert.ok(err instanceof PluginCallError, String(err));
+  assert.equal(err.kind, kind, err.message);
+  if (message) assert.match(err.message, message);
+  return true;
+};
+const alive = async (handle: ModuleHandle): Promise<void> => {
+  assert.deepEqual(await call(handle, 'echo', '"alive"'), { ok: true, value: { content: '"alive"', usage: undefined } });
+};
+
+describe('a hostile plugin never reaches past its own call', () => {
+  let fx: LoadedFixtures;
+  let hostile: ModuleHandle;
+
+  before(async () => {
+    fx = await loadFixtures(
+      [{ name: 'hostile', kind: 'hostile', extra: '[resources]\nmax_memory_mb = 64\n' }],
+      { workerHeapMb: 32 },
+    );
+    assert.deepEqual(fx.report.failed, []);
+    hostile = fx.registry.get('hostile')!;
+  });
+  after(() => fx.close());
+
+  it('an over-cap length is refused before the lift: the claimed bytes are not even in memory', async () => {
+    // The guest's memory is 64 KiB: content "at 16, 2 MiB long" cannot be lifted at all. Only a
+    // check on the length in the return area, before jco reads the string, answers output_too_large.
+    await assert.rejects(call(hostile, 'claim', '2097152'), failsWith('output_too_large', /2097152 bytes, over the 1048576-byte cap/));
+    await assert.rejects(call(hostile, 'claim', '4294967295'), failsWith('output_too_large', /4294967295 bytes/));
+    await alive(hostile);
+  });
+
+  it('a length under the cap that runs past memory fails the call as invalid output', async () => {
+    await assert.rejects(call(hostile, 'claim', '1000000'), failsWith('invalid_output'));
+    await assert.rejects(call(hostile, 'oob'), failsWith('invalid_output'));
+    await alive(hostile);
+  });
+
+  it('bad discriminants fail the call as invalid output', async () => {
+    await assert.rejects(call(hostile, 'bad-tag'), failsWith('invalid_output'));
+    await assert.rejects(call(hostile, 'bad-kind'), failsWith('invalid_output'));
+    await alive(hostile);
+  });
+
+  it('list-tools and metadata claiming more than 1 MiB are refused before the lift', async () => {
+    await assert.rejects(hostile.listTools(), failsWith('output_too_large', /list-tools output/));
+    await assert.rejects(hostile.metadata(), failsWith('output_too_large', /metadata output/));
+    await alive(hostile);
+  });
+
+  it('a host-side allocation past the worker heap ends that worker, not the process; the next call works', async () => {
+    // 512 pages of zeroes are 1 Mi valid `message`s for jco to lift into JS objects in the worker:
+    // far past a 32 MiB heap. Without `resourceLimits` the lift succeeds (and, bigger, would take
+    // the whole process down); with them the worker alone is stopped.
+    const restarts = hostile.stats.restarts;
+    await assert.rejects(call(hostile, 'flood', '512'), failsWith('crashed', /ran out of its 32 MiB JS heap/));
+    await alive(hostile);
+    assert.equal(hostile.stats.restarts, restarts + 1);
+    assert.ok(fx.logs.some((l) => l.level === 'error' && /ran out of its 32 MiB JS heap/.test(l.message)));
+  });
+
+  it('a guest logging in a loop is held to a per-call budget, and told once', async () => {
+    const before = fx.logs.length;
+    assert.deepEqual(await call(hostile, 'log-flood', '2000'), { ok: true, value: { content: '', usage: undefined } });
+    const lines = fx.logs.slice(before);
+    const guest = lines.filter((l) => l.fields?.['source'] === 'guest');
+    assert.equal(guest.length, 16, `${guest.length} guest lines reached the host`);
+    assert.ok(guest.reduce((n, l) => n + l.message.length, 0) <= 1024 * 1024);
+    assert.ok(lines.some((l) => l.level === 'warn' && /dropped 1984 log line\(s\) over the per-call budget/.test(l.message)));
+    // The budget is per call.
+    const again = fx.logs.length;
+    await call(hostile, 'log-flood', '3');
+    assert.equal(fx.logs.slice(again).filter((l) => l.fields?.['source'] === 'guest').length, 3);
+  });
+});
+
+describe('one module never reaches another\'s data', () => {
+  let fx: LoadedFixtures;
+  const get = (name: string): ModuleHandle => fx.registry.get(name)!;
+
+  before(async () => {
+    fx = await loadFixtures([
+      { name: 'alice', kind: 'echo', extra: '[config]\ngreeting = "alice-secret"\n[files]\nroot = "data"\n', files: { 'data/mine.txt': 'alice data' } },
+      { name: 'bob', kind: 'echo', extra: '[config]\nother = "bob"\n[files]\nroot = "data"\n', files: { 'data/mine.txt': 'bob data' } },
+    ]);
+    assert.deepEqual(fx.report.failed, []);
+    symlinkSync(join(fx.root, 'alice', 'data', 'mine.txt'), join(fx.root, 'bob', 'data', 'alice.txt'));
+    symlinkSync(join(fx.root, 'alice', 'data'), join(fx.root, 'bob', 'data', 'alice-dir'));
+  });
+  after(() => fx.close());
+
+  it('config is the module\'s own', async () => {
+    assert.deepEqual(await call(get('alice'), 'config', 'greeting'), { ok: true, value: { content: 'alice-secret', usage: undefined } });
+    assert.deepEqual(await call(get('bob'), 'config', 'greeting'), { ok: false, error: { kind: 'failed', message: 'none' } });
+  });
+
+  it('files are the module\'s own: no path, absolute or through a symlink, reaches a sibling\'s root', async () => {
+    assert.deepEqual(await call(get('bob'), 'read', 'mine.txt'), { ok: true, value: { content: 'bob data', usage: undefined } });
+    for (const path of ['../../alice/data/mine.txt', join(fx.root, 'alice', 'data', 'mine.txt'), 'alice.txt', 'alice-dir/mine.txt']) {
+      const outcome = await call(get('bob'), 'read', path);
+      assert.equal(outcome.ok, false, `${path} was read`);
+    }
+  });
+});
+
+describe('file.read-bytes size limit through the guest', () => {
+  it('refuses a file over 256 MiB (sparse, nothing is read)', async () => {
+    const fx = await loadFixtures([{ name: 'big-file', kind: 'echo', extra: '[files]\nroot = "data"\n', files: { 'data/huge.bin': '' } }]);
+    try {
+      truncateSync(join(fx.root, 'big-file', 'data', 'huge.bin'), 256 * 1024 * 1024 + 1);
+      const outcome = await call(fx.registry.get('big-file')!, 'read', 'huge.bin');
+      assert.deepEqual(outcome, { ok: false, error: { kind: 'failed', message: 'file: "huge.bin": 268435457 bytes is over the 268435456-byte limit' } });
+    } finally {
+      await fx.close();
+    }
+  });
+});
