@@ -68,10 +68,14 @@ export class ComponentCache {
   private readonly compiled = new Map<string, Promise<Record<string, WasmModule>>>();
   private readonly toolchain = new Toolchain();
 
-  constructor(readonly dir: string) {}
+  /** `transpiler` overrides the installed jco-transpile version in the key (tests only). */
+  constructor(
+    readonly dir: string,
+    private readonly options: { transpiler?: string } = {},
+  ) {}
 
   async prepare(bytes: Uint8Array): Promise<PreparedComponent> {
-    const transpiler = transpilerVersion();
+    const transpiler = this.options.transpiler ?? transpilerVersion();
     const hash = createHash('sha256').update(bytes).digest('hex');
     const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
     const dir = join(this.dir, 'transpiled', key);

@@ -126,6 +126,7 @@ describe('host capabilities', () => {
     });
     it('answers an error naming the capability when not granted', async () => {
       failed(/capability 'llm' is not granted to module 'no-llm'/)(await run(get('no-llm'), 'llm', 'm'));
+      assert.ok(!llmRequests.some((r) => r.module === 'no-llm'), 'the provider never saw the ungranted call');
     });
   });
 
@@ -151,6 +152,35 @@ describe('host capabilities', () => {
       assert.ok(line);
       assert.equal(line.message.length, 64 * 1024);
     });
+  });
+});
+
+describe('llm and billing without a grant or a provider', () => {
+  it('answers not configured (llm, no provider) and not granted (billing, refused by the grant), naming each', async () => {
+    let billed = 0;
+    const fx = await loadFixtures([{ name: 'p', kind: 'echo' }], {
+      providers: {
+        billing: {
+          acquireSession: () => {
+            billed++;
+            return { token: 't', balanceTokens: 1, reservedTokens: 1, pricingModel: 'flat' };
+          },
+          reportUsage: () => {
+            billed++;
+          },
+        },
+      },
+      grant: () => ['logging', 'llm'],
+    });
+    try {
+      const p = fx.registry.get('p')!;
+      failed(/^capability 'llm' is not configured: the embedder provides no llm provider$/)(await run(p, 'llm', 'm'));
+      failed(/^capability 'billing' is not granted to module 'p'$/)(await run(p, 'billing', '{}'));
+      failed(/^capability 'billing' is not granted to module 'p'$/)(await run(p, 'usage', '{}'));
+      assert.equal(billed, 0);
+    } finally {
+      await fx.close();
+    }
   });
 });
 

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ModuleDirectory } from '../../main/gateway/index.js';
-import { ModuleRegistry, PluginCallError, type ScanReport } from '../../main/plugins/index.js';
+import { createHash } from 'node:crypto';
+import { userCacheDir } from '../../main/gateway/access/index.js';
+import { ModuleRegistry, PluginCallError, PluginLoadError, defaultPluginCacheDir, type ScanReport } from '../../main/plugins/index.js';
+import { ComponentCache, transpilerVersion } from '../../main/plugins/component-cache.js';
+import { checkWorld } from '../../main/plugins/world.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
 const quiet = { log(): void {} };
@@ -168,6 +172,111 @@ describe('the transpile cache', () => {
       assert.deepEqual(answer, { ok: true, value: { content: '"cached"', usage: undefined } });
       await second.close();
     } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the transpile cache key', () => {
+  it('is the content\'s SHA-256 and the transpiler version, not the path; a new transpiler misses', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-cachekey-'));
+    const echo = await buildFixture('echo');
+    const caches: ComponentCache[] = [];
+    const open = (transpiler?: string): ComponentCache => {
+      const cache = new ComponentCache(join(root, 'cache'), transpiler === undefined ? {} : { transpiler });
+      caches.push(cache);
+      return cache;
+    };
+    try {
+      const first = await open().prepare(echo);
+      assert.equal(first.cached, false);
+      const hash = createHash('sha256').update(echo).digest('hex');
+      assert.equal(first.key, `${hash.slice(0, 32)}-jco${transpilerVersion()}-f1`);
+      assert.ok(first.dir.startsWith(join(root, 'cache', 'transpiled')));
+      // The same bytes (read from anywhere) hit; different bytes miss.
+      assert.equal((await open().prepare(Uint8Array.from(echo))).cached, true);
+      assert.equal((await open().prepare(await buildFixture('trap'))).cached, false);
+      // Another transpiler version is another entry, even for the same bytes.
+      const other = await open('0.0.0-test').prepare(echo);
+      assert.equal(other.cached, false);
+      assert.equal(other.key, `${hash.slice(0, 32)}-jco0.0.0-test-f1`);
+      assert.equal((await open('0.0.0-test').prepare(echo)).cached, true);
+    } finally {
+      await Promise.all(caches.map((c) => c.close()));
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('compiles a component once per process and memory cap', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-compile-'));
+    const cache = new ComponentCache(root);
+    try {
+      const prepared = await cache.prepare(await buildFixture('echo'));
+      const a = cache.compile(prepared, 16);
+      assert.equal(cache.compile(prepared, 16), a);
+      assert.notEqual(cache.compile(prepared, 32), a);
+    } finally {
+      await cache.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('lives in the user cache directory by default', () => {
+    assert.equal(defaultPluginCacheDir(), join(userCacheDir(), 'chatty-gateway', 'plugins'));
+  });
+});
+
+describe('the world check (unit)', () => {
+  const plugin = 'chatty:plugin/plugin@0.3.0';
+  it('accepts the plugin world with WASI basics', () => {
+    checkWorld({ imports: ['chatty:plugin/types@0.3.0', 'chatty:plugin/llm@0.3.0', 'wasi:cli/stdout@0.2.3', 'wasi:io/streams@0.2.0', 'wasi:filesystem/preopens@0.2.0'], exports: [plugin] });
+  });
+  it('refuses, naming it, any import beyond WASI basics and chatty:plugin/*@0.3.0', () => {
+    for (const name of ['wasi:sockets/tcp@0.2.0', 'wasi:http/outgoing-handler@0.2.0', 'acme:net/raw@1.0.0', 'chatty:plugin/llm@0.2.0', 'chatty:plugin/shell@0.3.0', 'wasi:cli/stdout@0.3.0']) {
+      assert.throws(() => checkWorld({ imports: [name], exports: [plugin] }), (err: unknown) => err instanceof PluginLoadError && err.message.includes(`imports ${name}`), name);
+    }
+  });
+  it('refuses a component that does not export the plugin interface, naming what it targets', () => {
+    assert.throws(() => checkWorld({ imports: [], exports: ['chatty:plugin/plugin@0.2.0'] }), /does not export chatty:plugin\/plugin@0\.3\.0; it targets chatty:plugin\/plugin@0\.2\.0/);
+    assert.throws(() => checkWorld({ imports: [], exports: [] }), /it targets nothing/);
+  });
+});
+
+describe('manifest limits at load', () => {
+  it('clamps to the host ceiling, logs the warning, reports it, and enforces the clamped limit', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-clamp-'));
+    const logs: string[] = [];
+    const registry = new ModuleRegistry({
+      cacheDir: TEST_CACHE_DIR,
+      ceilings: { maxExecutionMs: 300 },
+      logger: { log: (level, message) => logs.push(`${level} ${message}`) },
+    });
+    try {
+      writeModuleDir(root, 'loop', { component: await buildFixture('loop'), manifest: fixtureManifest('loop', '[resources]\nmax_execution_ms = 50000\n') });
+      const report = await registry.scanDirectory(root);
+      assert.equal(report.loaded.length, 1);
+      assert.match(report.loaded[0]!.warnings.join('\n'), /max_execution_ms = 50000 is above the host ceiling; clamped to 300 ms/);
+      assert.ok(logs.some((l) => /^warn .*clamped to 300 ms/.test(l)));
+      const loop = registry.get('loop')!;
+      assert.equal(loop.limits.maxExecutionMs, 300);
+      const started = performance.now();
+      await assert.rejects(loop.invokeTool({ name: 'loop', argumentsJson: '{}', callId: '1' }), (err: unknown) => err instanceof PluginCallError && err.kind === 'timeout');
+      assert.ok(performance.now() - started < 3000);
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a ceiling option can lower but never raise the notes\' ceilings', async () => {
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, ceilings: { maxExecutionMs: 10 ** 9, maxMemoryMb: 10 ** 6 }, logger: quiet });
+    const root = mkdtempSync(join(tmpdir(), 'chatty-ceil-'));
+    try {
+      writeModuleDir(root, 'echo', { component: await buildFixture('echo'), manifest: fixtureManifest('echo', '[resources]\nmax_execution_ms = 999999\nmax_memory_mb = 99999\n') });
+      await registry.scanDirectory(root);
+      assert.deepEqual({ ...registry.get('echo')!.limits }, { maxMemoryMb: 256, maxExecutionMs: 60_000, maxOutputBytes: 1024 * 1024, metadataTimeoutMs: 1000 });
+    } finally {
+      await registry.close();
       rmSync(root, { recursive: true, force: true });
     }
   });
