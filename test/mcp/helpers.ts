@@ -37,6 +37,8 @@ export interface McpGateway extends RunningGateway {
   registry: ModuleRegistry;
   /** Every call the credit meter saw (it sees each `invokeTool` first), in order. */
   metered: MeteredCall[];
+  /** Resolves once the credit meter has seen the call with this call-id. */
+  meteredCall(callId: string): Promise<MeteredCall>;
   /** `POST /mcp/{module}` with the headers a Streamable HTTP client sends, plus `headers`. */
   post(path: string, body: string | object, headers?: Record<string, string>): Promise<HttpResponse>;
 }
@@ -53,9 +55,11 @@ export const STREAMABLE_HEADERS = {
 export async function startMcpGateway(names: readonly ModuleName[], options: ProtocolGatewayOptions = {}): Promise<McpGateway> {
   const root = tempDir('chatty-mcp-');
   const metered: MeteredCall[] = [];
+  const waiting = new Map<string, (call: MeteredCall) => void>();
   const meter: CreditMeter = {
     admit: (module, call) => {
       metered.push({ module, ...call });
+      waiting.get(call.callId)?.({ module, ...call });
       return call.tool === 'refused' ? { ok: false, reason: NO_CREDIT } : true;
     },
   };
@@ -74,6 +78,10 @@ export async function startMcpGateway(names: readonly ModuleName[], options: Pro
     ...gw,
     registry,
     metered,
+    meteredCall: (callId) => {
+      const seen = metered.find((c) => c.callId === callId);
+      return seen ? Promise.resolve(seen) : new Promise((resolve) => waiting.set(callId, resolve));
+    },
     post: (path, body, headers = {}) =>
       unixRequest(gw.socketPath, {
         method: 'POST',

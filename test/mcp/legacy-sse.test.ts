@@ -184,6 +184,12 @@ describe('refusals', () => {
     assert.deepEqual(json(res.body), { error: 'Not Acceptable: Client must accept text/event-stream' });
   });
 
+  test('a GET with an unsupported mcp-protocol-version is 400 {"error":…}', async () => {
+    const res = await unixRequest(gw.socketPath, { path: '/mcp/echo/sse', headers: { ...gw.auth, accept: 'text/event-stream', 'mcp-protocol-version': '2024-10-07' } });
+    assert.equal(res.status, 400);
+    assert.match((json(res.body) as { error: string }).error, /^Bad Request: Unsupported protocol version: 2024-10-07/);
+  });
+
   test('DELETE on the stream path is 405, Allow: GET, POST', async () => {
     const res = await unixRequest(gw.socketPath, { method: 'DELETE', path: '/mcp/echo/sse', headers: gw.auth });
     assert.equal(res.status, 405);
@@ -193,8 +199,11 @@ describe('refusals', () => {
 
 describe('lifetime', { timeout: 10_000 }, () => {
   test('the stream stays open past two keep-alive comments, and the session ends when the client disconnects', async () => {
+    const opened: SseSessionEvent[] = [];
+    const off = gw.gateway.onSseSession((event) => opened.push(event));
     const { stream, endpoint, id } = await openSession();
-    assert.equal(gw.gateway.openSseSessions, 1);
+    off();
+    assert.deepEqual(opened, [{ id, module: 'echo', state: 'open' }]);
     // Two keep-alives in a row, with nothing else sent meanwhile.
     assert.deepEqual(await stream.next(), { kind: 'comment', text: 'keep-alive' });
     assert.deepEqual(await stream.next(), { kind: 'comment', text: 'keep-alive' });
@@ -205,7 +214,6 @@ describe('lifetime', { timeout: 10_000 }, () => {
     const closed = sessionEvent(id, 'closed');
     stream.disconnect();
     assert.deepEqual(await closed, { id, module: 'echo', state: 'closed' });
-    assert.equal(gw.gateway.openSseSessions, 0);
     const res = await postTo(endpoint, call(1, 'ping'));
     assert.equal(res.status, 404);
     assert.deepEqual(json(res.body), { error: `no open SSE session '${id}'` });

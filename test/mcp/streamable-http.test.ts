@@ -135,7 +135,7 @@ describe('tools/call', () => {
       return res;
     });
     // The slow call is running (the meter admitted it) before the refused one is sent.
-    while (!gw.metered.some((c) => c.callId === '13')) await new Promise((resolve) => setImmediate(resolve));
+    await gw.meteredCall('13');
     const refused = await gw.post('/mcp/slow', call(14, 'tools/call', { name: 'refused', arguments: {} }));
     assert.equal(slowDone, false, 'the refusal came back while the lock was held');
     assert.equal(refused.status, 200);
