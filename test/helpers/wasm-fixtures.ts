@@ -28,6 +28,10 @@
  *   flood      grows memory by <arguments-json> pages and passes all of it to llm.complete as a
  *              list of (zeroed, valid) messages: 2048 per page, for the host to lift
  *   log-flood  logging.log("info", <the first 64 KiB of memory>) <arguments-json> times
+ *
+ * `wasi` imports WASI's basics as a real component would: `env` and `preopens` answer as many
+ * bytes of content as wasi:cli/environment and wasi:filesystem/preopens list entries, `stdout`
+ * writes its arguments-json to wasi:cli/stdout.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -46,10 +50,11 @@ export type FixtureKind =
   | 'slow'
   | 'other-world'
   | 'sockets'
-  | 'hostile';
+  | 'hostile'
+  | 'wasi';
 
 export const FIXTURE_KINDS: readonly FixtureKind[] = [
-  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile',
+  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile', 'wasi',
 ];
 
 const WIT_URL = new URL('../../main/plugins/wit/plugin.wit', import.meta.url);
@@ -75,6 +80,38 @@ package wasi:sockets@0.2.0 {
   }
 }`;
 
+const WASI_BASICS = `
+package wasi:io@0.2.0 {
+  interface error {
+    resource error;
+  }
+  interface streams {
+    use error.{error};
+    variant stream-error { last-operation-failed(error), closed }
+    resource output-stream {
+      blocking-write-and-flush: func(contents: list<u8>) -> result<_, stream-error>;
+    }
+  }
+}
+package wasi:cli@0.2.0 {
+  interface environment {
+    get-environment: func() -> list<tuple<string, string>>;
+  }
+  interface stdout {
+    use wasi:io/streams@0.2.0.{output-stream};
+    get-stdout: func() -> output-stream;
+  }
+}
+package wasi:filesystem@0.2.0 {
+  interface types {
+    resource descriptor;
+  }
+  interface preopens {
+    use types.{descriptor};
+    get-directories: func() -> list<tuple<descriptor, string>>;
+  }
+}`;
+
 const cache = new Map<string, Promise<Uint8Array>>();
 
 /** The component bytes for a fixture kind (built once per process). */
@@ -95,6 +132,10 @@ async function build(kind: FixtureKind): Promise<Uint8Array> {
   if (kind === 'slow') {
     wit = `${plugin.replace('package chatty:plugin@0.3.0;', 'package chatty:plugin@0.3.0;\nworld slow-world { include plugin-world; import wasi:clocks/monotonic-clock@0.2.0; }')}${WASI_CLOCKS}`;
     world = 'slow-world';
+  } else if (kind === 'wasi') {
+    const imports = 'import wasi:cli/environment@0.2.0; import wasi:cli/stdout@0.2.0; import wasi:filesystem/preopens@0.2.0;';
+    wit = `${plugin.replace('package chatty:plugin@0.3.0;', `package chatty:plugin@0.3.0;\nworld wasi-world { include plugin-world; ${imports} }`)}${WASI_BASICS}`;
+    world = 'wasi-world';
   } else if (kind === 'sockets') {
     wit = `${plugin.replace('package chatty:plugin@0.3.0;', 'package chatty:plugin@0.3.0;\nworld sockets-world { include plugin-world; import wasi:sockets/instance-network@0.2.0; }')}${WASI_SOCKETS}`;
     world = 'sockets-world';
@@ -295,6 +336,25 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
               (call $log ${s('info')} (i32.const 0) (i32.const 65536))
               (local.set $pages (i32.sub (local.get $pages) (i32.const 1)))
               (br $again)))
+            (return (call $ok (i32.const 0) (i32.const 0)))`,
+        },
+      );
+      break;
+    case 'wasi':
+      extraImports = `(import "wasi:cli/environment@0.2.0" "get-environment" (func $get_environment (param i32)))
+  (import "wasi:filesystem/preopens@0.2.0" "get-directories" (func $get_directories (param i32)))
+  (import "wasi:cli/stdout@0.2.0" "get-stdout" (func $get_stdout (result i32)))
+  (import "wasi:io/streams@0.2.0" "[method]output-stream.blocking-write-and-flush" (func $write (param i32 i32 i32 i32)))
+  (import "wasi:io/streams@0.2.0" "[resource-drop]output-stream" (func $drop_stream (param i32)))`;
+      tools.push(
+        { name: 'env', description: 'Counts environment variables.', schema: anySchema, body: `(call $get_environment (i32.const ${SCRATCH})) (return (call $ok (i32.const 16) (i32.load (i32.const ${SCRATCH + 4}))))` },
+        { name: 'preopens', description: 'Counts preopened directories.', schema: anySchema, body: `(call $get_directories (i32.const ${SCRATCH})) (return (call $ok (i32.const 16) (i32.load (i32.const ${SCRATCH + 4}))))` },
+        {
+          name: 'stdout', description: 'Writes its arguments to stdout.', schema: anySchema,
+          body: `(local.set $base (call $get_stdout))
+            (call $write (local.get $base) (local.get 2) (local.get 3) (i32.const ${SCRATCH}))
+            (call $drop_stream (local.get $base))
+            (if (i32.load8_u (i32.const ${SCRATCH})) (then (return (call $err (i32.const 3) ${s('write failed')}))))
             (return (call $ok (i32.const 0) (i32.const 0)))`,
         },
       );

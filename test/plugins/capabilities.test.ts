@@ -232,3 +232,22 @@ describe('a host import never throws into the guest', () => {
     }
   });
 });
+
+describe('WASI basics', () => {
+  it('an empty environment, no preopens, and stdout to the log', async () => {
+    const fx = await loadFixtures([{ name: 'wasi', kind: 'wasi' }]);
+    try {
+      assert.deepEqual(fx.report.failed, []);
+      const wasi = fx.registry.get('wasi')!;
+      assert.deepEqual(await run(wasi, 'env', '{}'), ok(''), 'no environment variables');
+      assert.deepEqual(await run(wasi, 'preopens', '{}'), ok(''), 'no preopened directories');
+      assert.deepEqual(await run(wasi, 'stdout', 'a line on stdout\n'), ok(''));
+      const line = fx.logs.find((l) => l.message === 'a line on stdout');
+      assert.ok(line, JSON.stringify(fx.logs));
+      assert.equal(line.level, 'info');
+      assert.deepEqual(line.fields, { module: 'wasi', source: 'stdout' });
+    } finally {
+      await fx.close();
+    }
+  });
+});
