@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { Duplex, PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import {
   Directory,
@@ -27,6 +28,43 @@ export const HELLO = JSON.stringify({
 
 type Message = Record<string, unknown>;
 
+export type PuppetOptions = Partial<OpenConnectionOptions> & { spec?: string; initial?: string[]; deaf?: boolean };
+
+/**
+ * An in-memory worker end for `serveConnection`: what the test writes reaches the broker, and the
+ * broker's lines are collected. `peer.write` takes a line without its newline.
+ */
+export function memoryPeer() {
+  const toBroker = new PassThrough();
+  const fromBroker = new PassThrough();
+  const stream = Duplex.from({ readable: toBroker, writable: fromBroker });
+  // Destroying the duplex destroys both halves with an AbortError: the test's halves, not the broker's concern.
+  for (const half of [toBroker, fromBroker]) half.on('error', () => {});
+  const lines: string[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const reader = createInterface({ input: fromBroker });
+  reader.on('error', () => {}); // readline passes its input's errors on
+  reader.on('line', (line) => {
+    lines.push(line);
+    for (const w of waiters.filter((w) => lines.length >= w.count)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  });
+  return {
+    stream,
+    lines,
+    write: (line: string) => toBroker.write(`${line}\n`),
+    end: () => toBroker.end(),
+    /** Resolves once the broker has written `count` lines in all. */
+    linesAtLeast: (count: number) =>
+      lines.length >= count ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ count, resolve })),
+  };
+}
+
+/** A card for hellos written by hand. */
+export const CARD = { name: 'whoever', description: 'a puppet', version: '0', skills: [] };
+
 /** A puppet worker (children/puppet.ts) on a real socketpair, driven over its stdin/stdout. */
 export class Puppet {
   private readonly seen: Message[] = [];
@@ -47,18 +85,28 @@ export class Puppet {
   }
 
   /** Spawns a puppet that writes `initial` lines first (by default a hello) and waits for the broker's hello. */
-  static async open(
-    fabric: ReturnType<typeof newFabric>,
-    options: Partial<OpenConnectionOptions> & { spec?: string; initial?: string[] } = {},
-  ): Promise<Puppet> {
+  static async open(fabric: ReturnType<typeof newFabric>, options: PuppetOptions = {}): Promise<Puppet> {
+    const { puppet, opening } = Puppet.start(fabric, options);
+    puppet.opened = await opening;
+    return puppet;
+  }
+
+  /** Spawns a puppet and hands it over at once, with the open still under way (it may fail). */
+  static start(fabric: ReturnType<typeof newFabric>, options: PuppetOptions = {}): { puppet: Puppet; opening: Promise<OpenedConnection> } {
     let puppet: Puppet | undefined;
-    const opened = await openConnection(options.spec ?? 'puppet', process.execPath, childArgs('puppet.ts', JSON.stringify(options.initial ?? [HELLO])), {
+    const args = childArgs('puppet.ts', JSON.stringify(options.initial ?? [HELLO]), ...(options.deaf ? ['deaf'] : []));
+    const opening = openConnection(options.spec ?? 'puppet', process.execPath, args, {
       ...fabric,
       ...options,
       onSpawn: (child) => (puppet = new Puppet(child)),
     });
-    puppet!.opened = opened;
-    return puppet!;
+    opening.catch(() => {});
+    return { puppet: puppet!, opening };
+  }
+
+  /** Every report seen so far and not yet taken by `next`. */
+  get reports(): readonly Message[] {
+    return this.seen;
   }
 
   get connection() {

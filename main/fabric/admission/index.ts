@@ -13,6 +13,7 @@ export { openConnection, type OpenConnectionOptions, type OpenedConnection } fro
 export {
   PARTICIPANT_SOCKET_FILE,
   SHARED_SOCKET_REFUSAL,
+  refuseConnection,
   withParticipantSocket,
   type ParticipantSocket,
   type ParticipantSocketOptions,

@@ -40,12 +40,16 @@ export async function openConnection(
   const node = options.directory.admit(spec);
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], cwd: options.cwd, env: options.env });
   const stderr = new StderrTail(child.stderr);
+  // A child that dies or closes its pipes early must not crash the broker: EPIPE on its stdin
+  // (written by whoever took it in onSpawn) and the like are the child's trouble, not ours.
+  for (const pipe of [child.stdin, child.stdout, child.stderr]) pipe?.on('error', () => {});
   if (options.onSpawn) options.onSpawn(child);
   else child.stdout?.resume();
   const exited = once(child, 'close').catch(() => {});
   const stream = child.stdio[3] as Socket;
   const connection = serveConnection(stream, options.registry, node, options);
   child.on('error', (err) => connection.close(`could not run ${command}: ${err.message}`));
+  // `closed` resolves once the stream is gone, after a refused hello's error has been flushed.
   void connection.closed.then(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   });

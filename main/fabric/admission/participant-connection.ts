@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
-import { HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
+import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
 import type { BrokerMessage, TaskRunParams } from '../wire/broker-to-worker.js';
@@ -38,6 +38,8 @@ export interface ServeOptions {
   workerMaxFrameBytes?: number;
   /** Call limits; `now` is the rate limit's clock. */
   limits?: CallGateOptions;
+  /** After a refused hello, how long the worker has to read the error and close its end (default 5 s). */
+  closeGraceMs?: number;
   log?: (message: string) => void;
 }
 
@@ -75,6 +77,7 @@ export class ParticipantConnection {
   private readonly calls = new Map<number, AbortController>();
   private readonly helloTimer: NodeJS.Timeout;
   private readonly workerMaxFrameBytes: number;
+  private readonly closeGraceMs: number;
   private readonly log: (message: string) => void;
   private helloSettled = false;
   private closeReason: string | undefined;
@@ -93,6 +96,7 @@ export class ParticipantConnection {
     this.gate = new CallGate(options.limits);
     this.handler = options.calls ?? refuseAll;
     this.workerMaxFrameBytes = options.workerMaxFrameBytes ?? MAX_FRAME_BYTES;
+    this.closeGraceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
     this.outbound = new OutboundQueue(stream);
     this.hello = new Promise((resolve, reject) => {
       this.resolveHello = resolve;
@@ -104,7 +108,11 @@ export class ParticipantConnection {
     this.helloTimer = setTimeout(() => this.close(`no session.hello within ${helloMs / 1000} s`), helloMs).unref();
 
     stream.on('data', (chunk: Buffer) => {
-      for (const incoming of this.codec.push(chunk)) this.receive(incoming);
+      for (const incoming of this.codec.push(chunk)) {
+        // Closing (a refused hello, say) ends reading: the rest of the chunk is never acted on.
+        if (this.closeReason !== undefined) return;
+        this.receive(incoming);
+      }
     });
     stream.on('end', () => this.close('the worker closed the connection'));
     stream.on('close', () => this.close('the connection closed'));
@@ -136,14 +144,26 @@ export class ParticipantConnection {
     await this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
   }
 
-  /** Closes the connection: deregisters the node, aborts its calls, fails what it owed. Idempotent. */
-  close(reason: string): void {
+  /**
+   * Closes the connection: deregisters the node, aborts its calls, fails what it owed. Idempotent.
+   * Nothing more is read or acted on from here. With a `lastLine` (a refused hello's error) that
+   * line is written and flushed before the stream goes (see `OutboundQueue.finish`); `closed`
+   * resolves once the stream is gone.
+   */
+  close(reason: string, lastLine?: string): void {
     if (this.closeReason !== undefined) return;
     this.closeReason = reason;
     clearTimeout(this.helloTimer);
     this.codec.close(reason);
-    this.outbound.stop(new Error(`disconnected: ${reason}`));
-    this.stream.destroy();
+    const gone = new Error(`disconnected: ${reason}`);
+    let streamGone: Promise<void>;
+    if (lastLine === undefined) {
+      this.outbound.stop(gone);
+      this.stream.destroy();
+      streamGone = Promise.resolve();
+    } else {
+      streamGone = this.outbound.finish(gone, lastLine, this.closeGraceMs);
+    }
     const failed = this.disconnected();
     for (const task of this.tasks.values()) task.resolve(failed);
     this.tasks.clear();
@@ -152,7 +172,7 @@ export class ParticipantConnection {
     this.registry.deregister(this.node.name, this, reason);
     if (!this.helloSettled) this.rejectHello(new Error(reason));
     this.helloSettled = true;
-    this.resolveClosed(reason);
+    void streamGone.then(() => this.resolveClosed(reason));
   }
 
   private disconnected(): TaskOutcome {
@@ -189,7 +209,7 @@ export class ParticipantConnection {
         this.onHello(frame.id, frame.params.card);
         return;
       case 'task.event':
-        this.tasks.get(frame.params.id)?.onEvent?.(frame.params);
+        this.onTaskEvent(frame.params);
         return;
       case 'req.cancel':
         this.calls.get(frame.params.id)?.abort(new Error('cancelled by the worker'));
@@ -199,14 +219,26 @@ export class ParticipantConnection {
     }
   }
 
+  /** A task's event goes to its `onEvent`; a listener that throws is logged, never thrown into the stream. */
+  private onTaskEvent(event: TaskEventParams): void {
+    const listener = this.tasks.get(event.id)?.onEvent;
+    if (!listener) return;
+    try {
+      listener(event);
+    } catch (err) {
+      this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`);
+    }
+  }
+
   private onHello(id: number, card: ParticipantCard): void {
     clearTimeout(this.helloTimer);
     const { name, scope, owner } = this.node;
     try {
       this.registry.register({ node: this.node, card, connection: this });
     } catch (err) {
+      // The error under the hello's id is the last frame: flushed, then the connection closes.
       const reason = (err as Error).message;
-      void this.outbound.send(this.codec.fail(id, wireError({ kind: 'refused', reason }))).then(() => this.close(`hello refused: ${reason}`), () => {});
+      this.close(`hello refused: ${reason}`, this.codec.fail(id, wireError({ kind: 'refused', reason })));
       return;
     }
     // The card's name is ignored: the connection says who the worker is.
@@ -230,8 +262,8 @@ export class ParticipantConnection {
       line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
     } catch (err) {
       if (this.closeReason !== undefined) return;
-      const error = err instanceof CallError ? err.error : wireError({ kind: 'failed', reason: (err as Error).message ?? String(err) });
-      line = this.codec.fail(call.id, error);
+      const error = err instanceof CallError ? err.error : wireError({ kind: 'failed', reason: (err as Error)?.message ?? String(err) });
+      line = fitReply(this.codec.fail(call.id, error), call.id, this.workerMaxFrameBytes);
     } finally {
       this.gate.release();
       this.calls.delete(call.id);

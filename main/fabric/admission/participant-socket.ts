@@ -1,9 +1,11 @@
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { clearStaleSocket, ensureRuntimeDir } from '../../gateway/access/index.js';
 import { FrameCodec } from '../codec/frame-codec.js';
-import { SHARED_SOCKET_HELLO_TIMEOUT_MS } from '../limits/constants.js';
+import { CLOSE_GRACE_MS, SHARED_SOCKET_HELLO_TIMEOUT_MS } from '../limits/constants.js';
+import { OutboundQueue } from '../limits/outbound-queue.js';
 import { wireError } from '../wire/wire-error.js';
 
 export const PARTICIPANT_SOCKET_FILE = 'participant.sock';
@@ -19,6 +21,10 @@ export interface ParticipantSocket {
 export interface ParticipantSocketOptions {
   /** How long a connection may stay silent (default 5 s). */
   helloTimeoutMs?: number;
+  /** How long a refused peer has to read the error and close its end (default 5 s). */
+  closeGraceMs?: number;
+  /** Where the socket's own troubles (a failed accept, say) are logged. */
+  log?: (message: string) => void;
 }
 
 /**
@@ -34,13 +40,19 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
   const server = createServer((socket) => {
     open.add(socket);
     socket.on('close', () => open.delete(socket));
-    socket.on('error', () => socket.destroy());
-    refuse(socket, options.helloTimeoutMs ?? SHARED_SOCKET_HELLO_TIMEOUT_MS);
+    refuseConnection(socket, options);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => resolve());
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  // Once bound, an error (an accept failing for want of descriptors, say) is logged: any local
+  // process may open connections here, and none of that may take the broker down.
+  const log = options.log ?? ((message: string) => console.warn(`fabric: participant socket: ${message}`));
+  server.on('error', (err) => log(err.message));
   chmodSync(path, 0o600);
   let closing: Promise<void> | undefined;
   return {
@@ -56,19 +68,37 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
   };
 }
 
-function refuse(socket: Socket, timeoutMs: number): void {
+/**
+ * Refuses one connection to the shared socket (any duplex stream): a hello gets `refused` under
+ * its id, written and flushed before the stream closes (the same `OutboundQueue.finish` a spawned
+ * connection's refused hello goes through); any other first line, or silence past the timeout,
+ * closes it with no reply. Nothing after the first line is read.
+ */
+export function refuseConnection(stream: Duplex, options: ParticipantSocketOptions = {}): void {
   const codec = FrameCodec.forBroker({ log: () => {} });
-  const timer = setTimeout(() => socket.destroy(), timeoutMs);
-  socket.on('close', () => clearTimeout(timer));
-  socket.on('data', (chunk: Buffer) => {
+  const queue = new OutboundQueue(stream);
+  const gone = new Error('refused');
+  let decided = false;
+  const timer = setTimeout(() => {
+    decided = true;
+    queue.stop(gone);
+    stream.destroy();
+  }, options.helloTimeoutMs ?? SHARED_SOCKET_HELLO_TIMEOUT_MS);
+  stream.on('error', () => stream.destroy());
+  stream.on('close', () => clearTimeout(timer));
+  stream.on('data', (chunk: Buffer) => {
+    if (decided) return;
     const first = codec.push(chunk)[0];
     if (!first) return;
+    decided = true;
     clearTimeout(timer);
-    socket.removeAllListeners('data');
+    codec.close('refused');
     if (first.type === 'message' && first.frame.method === 'session.hello') {
-      socket.end(`${codec.fail(first.frame.id, wireError({ kind: 'refused', reason: SHARED_SOCKET_REFUSAL }))}\n`);
+      const line = codec.fail(first.frame.id, wireError({ kind: 'refused', reason: SHARED_SOCKET_REFUSAL }));
+      void queue.finish(gone, line, options.closeGraceMs ?? CLOSE_GRACE_MS);
     } else {
-      socket.destroy();
+      queue.stop(gone);
+      stream.destroy();
     }
   });
 }

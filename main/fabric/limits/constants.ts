@@ -18,5 +18,10 @@ export const MAX_DELEGATION_DEPTH = 4;
 export const HELLO_TIMEOUT_MS = 30_000;
 /** The shared socket's patience before it closes a silent connection. */
 export const SHARED_SOCKET_HELLO_TIMEOUT_MS = 5_000;
+/**
+ * After a refused hello, how long the peer has to read the error and close its end before the
+ * connection is destroyed anyway (a peer that never reads or never closes cannot hold it open).
+ */
+export const CLOSE_GRACE_MS = 5_000;
 /** How much of a child's stderr is kept for error messages. */
 export const STDERR_TAIL_BYTES = 8 * 1024;

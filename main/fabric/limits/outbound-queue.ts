@@ -1,16 +1,26 @@
 import type { Writable } from 'node:stream';
-import { OUTBOUND_QUEUE_FRAMES } from './constants.js';
+import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_FRAMES } from './constants.js';
 
 /**
  * The frames a connection has yet to write, at most `capacity` of them. `send` resolves once its
  * frame is queued; when the queue is full the producer waits for room (in order), which is the
  * back-pressure. A slow reader only ever slows producers down: nothing here closes it.
+ *
+ * The queue is also how a connection ends. `stop` drops what is queued (the stream is about to be
+ * destroyed: a decode error gets no reply). `finish` writes what is queued plus a last frame,
+ * ends the stream and destroys it once the peer has closed its end too, or after a grace period:
+ * a refused hello's error reaches the peer before the connection goes, and a peer that never
+ * reads or never closes cannot keep it open.
  */
 export class OutboundQueue {
   private readonly frames: string[] = [];
   private readonly waiting: { line: string; queued: () => void; failed: (err: Error) => void }[] = [];
   private writing = false;
+  /** Set once nothing more may be sent. */
   private stopped: Error | undefined;
+  /** Set by `finish`: end the stream once the queue is written. */
+  private ending = false;
+  private gone: Promise<void> | undefined;
 
   constructor(
     private readonly stream: Writable,
@@ -40,8 +50,40 @@ export class OutboundQueue {
 
   /** Fails every waiting producer and drops what is queued: the connection is gone. */
   stop(reason: Error): void {
-    this.stopped ??= reason;
+    this.refuseMore(reason);
     this.frames.length = 0;
+  }
+
+  /**
+   * Ends the connection gracefully: no more sends (waiting producers fail with `reason`), what is
+   * queued and then `lastLine` (if any) are written, the stream is ended, and it is destroyed when
+   * it closes or `graceMs` after this call, whichever is first. Resolves once it is destroyed.
+   */
+  finish(reason: Error, lastLine?: string, graceMs: number = CLOSE_GRACE_MS): Promise<void> {
+    if (this.gone) return this.gone;
+    const wasStopped = this.stopped !== undefined;
+    this.refuseMore(reason);
+    if (wasStopped) this.frames.length = 0;
+    else if (lastLine !== undefined) this.frames.push(lastLine);
+    this.ending = true;
+    const stream = this.stream;
+    this.gone = new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        stream.off('close', done);
+        stream.destroy();
+        resolve();
+      };
+      const timer = setTimeout(done, graceMs);
+      if (stream.destroyed) return done();
+      stream.once('close', done);
+      this.pump();
+    });
+    return this.gone;
+  }
+
+  private refuseMore(reason: Error): void {
+    this.stopped ??= reason;
     for (const waiter of this.waiting.splice(0)) waiter.failed(reason);
   }
 
@@ -56,10 +98,10 @@ export class OutboundQueue {
   private pump(): void {
     if (this.writing) return;
     this.writing = true;
-    while (this.frames.length > 0 && !this.stopped) {
+    while (this.frames.length > 0) {
       const line = this.frames.shift()!;
       this.admitWaiters();
-      if (this.stream.destroyed) break;
+      if (this.stream.destroyed || this.stream.writableEnded) break;
       if (!this.stream.write(`${line}\n`)) {
         this.stream.once('drain', () => {
           this.writing = false;
@@ -69,5 +111,6 @@ export class OutboundQueue {
       }
     }
     this.writing = false;
+    if (this.ending && this.frames.length === 0 && !this.stream.destroyed && !this.stream.writableEnded) this.stream.end();
   }
 }

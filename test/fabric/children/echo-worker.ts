@@ -5,8 +5,9 @@
  *   hang   – takes the task and never answers (the test ends it)
  *   crash  – writes to stderr and exits before saying hello
  *   silent – opens the socket and never says hello
+ * A hello the broker refuses is reported on stderr (`hello refused: <kind>: <message>`), exit 2.
  */
-import { WorkerSession, openParticipantFd, serveOneTask } from '../../../main/worker/index.js';
+import { BrokerError, WorkerSession, openParticipantFd, serveOneTask } from '../../../main/worker/index.js';
 
 const mode = process.argv[2] ?? 'echo';
 
@@ -19,7 +20,12 @@ if (mode === 'crash') {
 const socket = openParticipantFd();
 if (mode !== 'silent') {
   const card = { name: 'i-pick-my-own-name', description: 'echoes its task', version: '1.0.0', skills: [] };
-  const { session, hello } = await WorkerSession.hello(socket, card);
+  const said = await WorkerSession.hello(socket, card).catch((err: Error) => {
+    const what = err instanceof BrokerError ? `${err.error.kind}: ${err.error.message}` : `not answered: ${err.message}`;
+    process.stderr.write(`echo-worker: hello refused: ${what}\n`);
+    process.exit(2);
+  });
+  const { session, hello } = said;
   await serveOneTask(session, async (task, events) => {
     if (mode === 'hang') {
       events.status('working', 'waiting forever');

@@ -1,6 +1,7 @@
 /**
  * A worker that does exactly what the test says, byte for byte: a misbehaving peer on demand.
- * argv[2] is a JSON array of lines written to fd 3 at start. Then stdin carries one JSON command
+ * argv[2] is a JSON array of lines written to fd 3 at start; with argv[3] `deaf` it never reads
+ * fd 3 at all (not even its end). Then stdin carries one JSON command
  * per line:
  *   {"send": "<line>"}       write the line (plus newline) to fd 3
  *   {"sendHex": "<hex>"}     write these bytes as they are
@@ -10,10 +11,11 @@
  *   {"answerTasks": true}    answer every task.run with {"state":"completed"}
  *   {"ping": k}              answers {"pong": k}
  * and stdout reports {"got": <frame>} for each line from the broker (or {"gotCount": n} every 50
- * lines when answering tasks) and {"closed": true} when fd 3 ends.
+ * lines when answering tasks) and {"ended": true} when fd 3 ends.
  */
 import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 
 const fd3 = new Socket({ fd: 3, readable: true, writable: true });
 const report = (message: unknown) => process.stdout.write(`${JSON.stringify(message)}\n`);
@@ -22,7 +24,8 @@ let received = 0;
 
 for (const line of JSON.parse(process.argv[2] ?? '[]') as string[]) fd3.write(`${line}\n`);
 
-const lines = createInterface({ input: fd3, crlfDelay: Infinity });
+const deaf = process.argv[3] === 'deaf';
+const lines = createInterface({ input: deaf ? new PassThrough() : fd3, crlfDelay: Infinity });
 lines.on('line', (line) => {
   received++;
   const frame = JSON.parse(line) as { id?: number; method?: string };
@@ -33,7 +36,9 @@ lines.on('line', (line) => {
   }
   report({ got: frame });
 });
-fd3.on('close', () => report({ closed: true }));
+// Reported on the end of fd 3 (the broker's FIN), in the same tick the socket starts closing its
+// own end: the report is out before the broker can see this side close and reap the child.
+if (!deaf) fd3.on('end', () => report({ ended: true }));
 fd3.on('error', () => {});
 
 createInterface({ input: process.stdin }).on('line', (line) => {
