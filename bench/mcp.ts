@@ -236,7 +236,8 @@ async function main(): Promise<void> {
   const rounds = Number(arg('--rounds') ?? 3);
   const only = arg('--only');
   const kinds = (only ? only.split(',') : ['bare', 'gateway', 'sdk']) as ServerKind[];
-  if (!FROM_SOURCE && kinds.some((k) => k.startsWith('gateway'))) buildGateway();
+  // `--no-build` reuses what is in tmp/bench-mcp/ (to try a change to the compiled code).
+  if (!FROM_SOURCE && !process.argv.includes('--no-build') && kinds.some((k) => k.startsWith('gateway'))) buildGateway();
   const dir = mkdtempSync(join(tmpdir(), 'chatty-bench-mcp-'));
   const children = new Map<ServerKind, { child: ChildProcess; ready: Ready }>();
   const rows: Result[][] = [];
