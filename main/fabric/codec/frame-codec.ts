@@ -202,19 +202,27 @@ export class FrameCodec<In extends Named, Out extends Named> {
     return encodeFrame({ v: 3, ...body });
   }
 
-  /** Encodes the result of the peer's request `id`, which stops being in flight. */
+  /**
+   * Encodes the result of the peer's request `id`, which stops being in flight. An `undefined`
+   * result is sent as `null` (a frame with no `result` would be no frame at all). If the result
+   * cannot be encoded (a cycle, a BigInt) this throws and `id` stays in flight, to be failed.
+   */
   respond(id: number, result: unknown): string {
-    this.answered(id);
-    return encodeFrame({ v: 3, id, result });
+    this.answering(id);
+    const line = encodeFrame({ v: 3, id, result: result === undefined ? null : result });
+    this.peer.delete(id);
+    return line;
   }
 
   /** Encodes an error answering the peer's request `id`, which stops being in flight. */
   fail(id: number, error: WireError): string {
-    this.answered(id);
-    return encodeFrame({ v: 3, id, error });
+    this.answering(id);
+    const line = encodeFrame({ v: 3, id, error });
+    this.peer.delete(id);
+    return line;
   }
 
-  private answered(id: number): void {
-    if (!this.peer.delete(id)) throw new Error(`fabric: answering id ${id}, which the peer does not have in flight`);
+  private answering(id: number): void {
+    if (!this.peer.has(id)) throw new Error(`fabric: answering id ${id}, which the peer does not have in flight`);
   }
 }

@@ -11,7 +11,11 @@ const QUOTE = 34;
 const BACKSLASH = 92;
 const COLON = 58;
 
-/** The line has a `metadata` key, so it may carry opaque values: it needs the full scan. */
+/**
+ * The line has a `metadata` key, so it may carry opaque values: it needs the full scan. A key
+ * written with an escape (`"m\u0065tadata"` is `metadata` too) sends the line there as well: only
+ * the full scan decodes keys.
+ */
 export const HAS_METADATA = -1;
 /** The text is not JSON (an unterminated string); `JSON.parse` will say why. */
 export const NOT_JSON = -2;
@@ -24,6 +28,9 @@ export function countTextKeys(text: string): number {
   const n = text.length;
   let keys = 0;
   let i = 0;
+  // The next backslash at or after the current string (-1: none left); moved forward lazily, so
+  // a line's backslashes are looked for once in all (most lines have none: one indexOf).
+  let slash = text.indexOf('\\');
   while (i < n) {
     if (text.charCodeAt(i) !== QUOTE) {
       i++;
@@ -43,6 +50,8 @@ export function countTextKeys(text: string): number {
     while (c === 32 || c === 9 || c === 13 || c === 10) c = text.charCodeAt(++i);
     if (c === COLON) {
       if (close - open === 9 && text.startsWith('metadata', open + 1)) return HAS_METADATA;
+      while (slash >= 0 && slash < open) slash = text.indexOf('\\', open);
+      if (slash >= 0 && slash < close) return HAS_METADATA;
       keys++;
       i++;
     }
