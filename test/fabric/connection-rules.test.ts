@@ -89,11 +89,20 @@ describe('what closes a connection', () => {
 
   it('a first frame that is not a hello, with no reply', async () => {
     const fabric = newFabric();
-    await assert.rejects(
-      Puppet.open(fabric, { log: () => {}, initial: ['{"v":3,"id":1,"method":"agent.list"}'] }),
-      /did not complete its hello: the first frame is agent.list, not session.hello/,
-    );
+    const { puppet, opening } = Puppet.start(fabric, { log: () => {}, initial: ['{"v":3,"id":1,"method":"agent.list"}'] });
+    puppets.push(puppet);
+    await assert.rejects(opening, /did not complete its hello: the first frame is agent.list, not session.hello/);
+    await puppet.exited();
+    // The puppet reports every line it gets: there was none.
+    assert.equal(puppet.reports.filter((m) => 'got' in m).length, 0);
     assert.equal(fabric.registry.list().length, 0);
+  });
+
+  it('a notification as the first frame', async () => {
+    const fabric = newFabric();
+    const { puppet, opening } = Puppet.start(fabric, { log: () => {}, initial: ['{"v":3,"method":"req.cancel","params":{"id":1}}'] });
+    puppets.push(puppet);
+    await assert.rejects(opening, /the first frame is req.cancel, not session.hello/);
   });
 
   it('a second hello', async () => {

@@ -111,21 +111,31 @@ const scenario = fc.record({
   chunk: fc.integer({ min: 1, max: 4096 }),
   toBroker: fc.array(anyLine(workerLine), { minLength: 1, maxLength: 8 }),
   toWorker: fc.array(anyLine(brokerLine), { minLength: 1, maxLength: 8 }),
+  // Raw bytes spliced into the stream (invalid UTF-8, stray newlines): strings alone never make them.
+  noise: fc.option(fc.tuple(fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 4 })), { freq: 3 }),
 });
 
-export const codecProperty = fc.property(scenario, ({ side, smallCap, chunk, toBroker, toWorker }) => {
+const NEWLINE = 0x0a;
+
+export const codecProperty = fc.property(scenario, ({ side, smallCap, chunk, toBroker, toWorker, noise }) => {
   const pair = connectedPair(smallCap ? 256 : 33 * 1024 * 1024);
   const codec = side === 'to-broker' ? pair.broker : pair.worker;
   const direction: Direction<unknown> = side === 'to-broker' ? FROM_WORKER : FROM_BROKER;
-  const lines = side === 'to-broker' ? toBroker : toWorker;
-  const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+  let bytes = Buffer.from((side === 'to-broker' ? toBroker : toWorker).map((l) => `${l}\n`).join(''));
+  if (noise) {
+    const at = noise[0] % (bytes.length + 1);
+    bytes = Buffer.concat([bytes.subarray(0, at), noise[1], bytes.subarray(at)]);
+  }
+  // A line is whatever ends in a newline; bytes after the last one are an unfinished line.
+  let lines = 0;
+  for (const byte of bytes) if (byte === NEWLINE) lines++;
   const outcomes = [];
   for (let at = 0; at < bytes.length; at += chunk) outcomes.push(...codec.push(bytes.subarray(at, at + chunk)));
 
   const closeAt = outcomes.findIndex((o) => o.type === 'close');
-  if (closeAt < 0) assert.equal(outcomes.length, lines.length, 'one outcome per line');
+  if (closeAt < 0) assert.equal(outcomes.length, lines, 'one outcome per line');
   else assert.equal(closeAt, outcomes.length - 1, 'nothing after a close');
-  assert.ok(outcomes.length <= lines.length);
+  assert.ok(outcomes.length <= lines + 1); // + the close for an unfinished line over the cap
 
   for (const o of outcomes) {
     if (o.type !== 'message' && o.type !== 'result' && o.type !== 'error') continue;
@@ -136,6 +146,9 @@ export const codecProperty = fc.property(scenario, ({ side, smallCap, chunk, toB
   }
 });
 
-export function runCodecFuzz(parameters: fc.Parameters<[unknown]>): void {
-  fc.assert(codecProperty as fc.IProperty<[unknown]>, parameters);
+/** Runs the property; throws fast-check's report (with the seed and the counterexample) on a failure. */
+export function runCodecFuzz(parameters: fc.Parameters<[unknown]>): fc.RunDetails<[unknown]> {
+  const details = fc.check(codecProperty as fc.IProperty<[unknown]>, parameters);
+  if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'fuzz: the property failed');
+  return details;
 }

@@ -31,8 +31,9 @@ type Message = Record<string, unknown>;
 export type PuppetOptions = Partial<OpenConnectionOptions> & { spec?: string; initial?: string[]; deaf?: boolean };
 
 /**
- * An in-memory worker end for `serveConnection`: what the test writes reaches the broker, and the
- * broker's lines are collected. `peer.write` takes a line without its newline.
+ * The other end of an in-memory connection: `stream` goes to `serveConnection` (or to a
+ * `WorkerSession`), what the test writes reaches it, and the lines it writes are collected.
+ * `peer.write` takes a line without its newline.
  */
 export function memoryPeer() {
   const toBroker = new PassThrough();
