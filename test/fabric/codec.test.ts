@@ -72,6 +72,14 @@ describe('opaque metadata', () => {
     });
   }
 
+  it('of exactly 32 MiB is carried', () => {
+    const { broker, id } = brokerWithTask();
+    const big = `"${'z'.repeat(MAX_OPAQUE_BYTES - 2)}"`;
+    const [incoming] = broker.push(Buffer.from(`{"v":3,"id":${id},"result":{"state":"completed","metadata":{"evidence":${big}}}}\n`));
+    assert.equal(incoming!.type, 'result');
+    assert.equal(((incoming as { frame: { result: TaskOutcome } }).frame.result.metadata!.evidence as RawJson).byteLength, MAX_OPAQUE_BYTES);
+  });
+
   it('over 32 MiB closes the connection', () => {
     const { broker, id } = brokerWithTask();
     const big = `"${'z'.repeat(MAX_OPAQUE_BYTES - 1)}"`;
@@ -127,5 +135,25 @@ describe('wire', () => {
     assert.ok(JSON.stringify(schema['broker-to-worker']!.messages).includes('"task.run"'));
     assert.ok(JSON.stringify(schema['worker-to-broker']!.results['task.run']).includes('never read by the broker'));
     assert.ok(JSON.stringify(schema).includes('"additionalProperties":false'));
+  });
+
+  it('the JSON Schema is strict everywhere, names every method once per direction, and gives agent.list no params', () => {
+    const schema = wireJsonSchema() as Record<string, { messages: { oneOf: Record<string, any>[] } }>;
+    const objects: Record<string, unknown>[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (typeof node !== 'object' || node === null) return;
+      const record = node as Record<string, unknown>;
+      if (record.type === 'object') objects.push(record);
+      Object.values(record).forEach(walk);
+    };
+    walk(schema);
+    assert.ok(objects.length > 40);
+    assert.deepEqual(objects.filter((o) => o.additionalProperties !== false), []);
+    const methods = (direction: string) => schema[direction]!.messages.oneOf.map((m) => m.properties.method.const as string);
+    assert.deepEqual(methods('worker-to-broker'), ['session.hello', 'agent.invoke', 'agent.list', 'mailbox.post', 'human.approve', 'human.ask', 'task.event', 'req.cancel']);
+    assert.deepEqual(methods('broker-to-worker'), ['task.run', 'human.ask', 'req.progress', 'req.cancel']);
+    const agentList = schema['worker-to-broker']!.messages.oneOf.find((m) => m.properties.method.const === 'agent.list')!;
+    assert.deepEqual(Object.keys(agentList.properties), ['v', 'id', 'method']);
   });
 });
