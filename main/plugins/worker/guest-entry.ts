@@ -1,13 +1,14 @@
 /**
  * The worker thread of one plugin module. It instantiates the transpiled component, runs one call
- * at a time as the main thread sends them, and replaces its instance after any failure that is not
- * the guest's own `tool-error`. The main thread keeps the clock and terminates this thread when a
- * call runs too long.
+ * at a time as the main thread posts them on the call channel, and replaces its instance after any
+ * failure that is not the guest's own `tool-error`. The main thread keeps the clock and terminates
+ * this thread when a call runs too long.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { CallChannel, DONE, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonicMs } from './call-channel.js';
 import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
 import { InvalidOutput, OutputGuard, OutputTooLarge } from './output-guard.js';
-import type { CallMessage, FromWorker, GuestFailureKind, GuestWorkerData, ToolCallRequest } from './protocol.js';
+import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
 import { MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL } from '../limits.js';
 
@@ -25,7 +26,12 @@ type Instantiate = (
 
 const data = workerData as GuestWorkerData;
 const port = parentPort!;
-const send = (message: FromWorker): void => port.postMessage(message);
+const channel = new CallChannel(data.channel);
+/** Logs, bridged host calls and oversized answers share one port, so they arrive in order. */
+const send = (message: FromWorker): void => {
+  data.callPort.postMessage(message);
+  Atomics.add(channel.ints, SENT, 1);
+};
 /**
  * Log lines are budgeted per call, so a guest logging in a tight loop cannot flood the main
  * thread's message queue: past the budget lines are dropped and counted, and one warning says so.
@@ -96,34 +102,84 @@ function isToolError(err: unknown): err is { kind: string; message: string } {
   );
 }
 
-async function handle(msg: CallMessage): Promise<void> {
-  settleLogBudget(); // whatever was logged between calls (instantiation, a start function)
-  const reply = await run(msg);
-  settleLogBudget(); // before the answer, so the note about dropped lines arrives with the call
+type Outcome = { value: unknown } | { failed: GuestFailureKind; message: string };
+
+function failure(err: unknown): Outcome {
+  const { kind, message } = classify(err);
+  plugin = undefined; // jco marks the instance trapped: the next call gets a fresh one
+  return { failed: kind, message };
+}
+
+function runNow(op: Op, request: ToolCallRequest | undefined): Outcome {
   try {
-    send(reply);
+    const p = plugin!;
+    if (op === Op.Metadata) return { value: p.metadata() };
+    if (op === Op.ListTools) return { value: p.listTools() };
+    if (!request) throw new Error('the call\'s request was lost on its way to the worker');
+    try {
+      const result = p.invokeTool(request);
+      return { value: { ok: true, value: { content: result.content, usage: result.usage } } };
+    } catch (err) {
+      if (!isToolError(err)) throw err;
+      return { value: { ok: false, error: { kind: err.kind, message: err.message } } };
+    }
   } catch (err) {
-    send({ type: 'failed', id: msg.id, kind: 'invalid_output', message: `the guest's answer cannot be passed on: ${err instanceof Error ? err.message : String(err)}` });
+    return failure(err);
   }
 }
 
-async function run(msg: CallMessage): Promise<FromWorker> {
+async function runFresh(op: Op, request: ToolCallRequest | undefined): Promise<Outcome> {
   try {
-    if (!plugin) await freshInstance();
-    const p = plugin!;
-    if (msg.op === 'metadata') return { type: 'done', id: msg.id, value: p.metadata() };
-    if (msg.op === 'list-tools') return { type: 'done', id: msg.id, value: p.listTools() };
-    try {
-      const result = p.invokeTool(msg.request!);
-      return { type: 'done', id: msg.id, value: { ok: true, value: { content: result.content, usage: result.usage } } };
-    } catch (err) {
-      if (!isToolError(err)) throw err;
-      return { type: 'done', id: msg.id, value: { ok: false, error: { kind: err.kind, message: err.message } } };
-    }
+    await freshInstance();
   } catch (err) {
-    const { kind, message } = classify(err);
-    plugin = undefined; // jco marks the instance trapped: the next call gets a fresh one
-    return { type: 'failed', id: msg.id, kind, message };
+    return failure(err);
+  }
+  return runNow(op, request);
+}
+
+/** Into the slot when it fits, else on the port (before `DONE` moves, so the main thread finds it). */
+function answer(seq: number, op: Op, outcome: Outcome): void {
+  if ('failed' in outcome) {
+    if (!channel.writeFailure(seq, outcome.failed, outcome.message)) {
+      channel.markOnPort(seq);
+      send({ type: 'failed', id: seq, kind: outcome.failed, message: outcome.message });
+    }
+    return;
+  }
+  if (op === Op.InvokeTool && channel.writeOutcome(seq, outcome.value as ToolOutcome)) return;
+  channel.markOnPort(seq);
+  try {
+    send({ type: 'done', id: seq, value: outcome.value });
+  } catch (err) {
+    send({ type: 'failed', id: seq, kind: 'invalid_output', message: `the guest's answer cannot be passed on: ${err instanceof Error ? err.message : String(err)}` });
+  }
+}
+
+/**
+ * Runs calls as the main thread posts them, in order, one at a time. Between calls the thread
+ * sleeps in `Atomics.wait`; a queue of posted calls runs back to back. It leaves the loop only
+ * to re-instantiate (asynchronously) after a failure, and returns when told to stop.
+ */
+async function serve(): Promise<void> {
+  const ints = channel.ints;
+  let seq = 0;
+  for (;;) {
+    while (Atomics.load(ints, REQ) === seq) {
+      if (Atomics.load(ints, STOP) !== 0) return;
+      Atomics.wait(ints, REQ, seq);
+    }
+    if (Atomics.load(ints, STOP) !== 0) return;
+    seq++;
+    channel.f64[STARTED_F64] = monotonicMs();
+    Atomics.store(ints, RUNNING, seq);
+    settleLogBudget(); // whatever was logged between calls (instantiation, a start function)
+    const slot = channel.readRequest(seq);
+    const request = slot.onPort ? (receiveMessageOnPort(data.callPort)?.message as PortRequest | undefined)?.request : slot.request;
+    const outcome = plugin ? runNow(slot.op, request) : await runFresh(slot.op, request);
+    settleLogBudget(); // before the answer, so the note about dropped lines arrives with the call
+    answer(seq, slot.op, outcome);
+    Atomics.store(ints, DONE, seq);
+    Atomics.notify(ints, DONE);
   }
 }
 
@@ -134,15 +190,11 @@ async function main(): Promise<void> {
     imports = { ...chattyImports(data, sink), ...(await wasiImports(data.wasiImports, sink)) };
     await freshInstance();
   } catch (err) {
-    send({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) });
+    port.postMessage({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) } satisfies FromWorker);
     return;
   }
-  let chain = Promise.resolve();
-  port.on('message', (msg: CallMessage) => {
-    if (msg.type !== 'call') return;
-    chain = chain.then(() => handle(msg));
-  });
-  send({ type: 'ready' });
+  port.postMessage({ type: 'ready' } satisfies FromWorker);
+  await serve();
 }
 
 void main();

@@ -3,7 +3,9 @@ import type { WasmModule } from '../wasm-api.js';
 
 /**
  * Messages between a module's worker thread and its `ModuleHandle` on the main thread. The guest
- * runs only in the worker; the main thread sends one call at a time and keeps the clock.
+ * runs only in the worker; calls and their answers go through the call channel
+ * (`call-channel.ts`), the rest (logs, bridged host calls, what does not fit the channel) as
+ * messages on `callPort`. The main thread keeps the clock.
  */
 
 /** What `tool-call-request` carries (camelCase, as jco lifts/lowers it). */
@@ -64,16 +66,19 @@ export interface GuestWorkerData {
   /** Int32 slot 0: 0 while a bridged host call is pending, 1 once its reply is on `hostPort`. */
   control: SharedArrayBuffer;
   hostPort: MessagePort;
+  /** The call channel (`CallChannel`): counters and a ring of call slots. */
+  channel: SharedArrayBuffer;
+  /** The worker's end: `FromWorker` messages out; in, `PortRequest`s for calls too large for a slot. */
+  callPort: MessagePort;
+}
+
+/** A call whose request did not fit its slot, read by the worker with `receiveMessageOnPort`. */
+export interface PortRequest {
+  seq: number;
+  request: ToolCallRequest;
 }
 
 export type CallOp = 'metadata' | 'list-tools' | 'invoke-tool';
-
-export interface CallMessage {
-  type: 'call';
-  id: number;
-  op: CallOp;
-  request?: ToolCallRequest;
-}
 
 /** A failure outside the guest's own result; the worker replaces its instance after sending it. */
 export type GuestFailureKind = 'trap' | 'output_too_large' | 'invalid_output';
@@ -83,6 +88,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'init-failed'; message: string }
+  /** An answer that did not fit the channel's slot (`id` is the call's seq). */
   | { type: 'done'; id: number; value: unknown }
   | { type: 'failed'; id: number; kind: GuestFailureKind; message: string }
   | { type: 'log'; level: LogLevel; message: string; source: 'guest' | 'stdout' | 'stderr' | 'host' }

@@ -1,0 +1,183 @@
+/**
+ * The call channel between a `ModuleHandle` (main thread) and its worker: a SharedArrayBuffer with
+ * a few counters and a ring of call slots. It replaces a `postMessage` each way per call, because
+ * what a message costs is mostly waking the other thread's event loop and dispatching a message
+ * event, not the copy:
+ *
+ * - The main thread writes call `seq` into slot `(seq - 1) % SLOTS`, then bumps `REQ` and notifies.
+ * - The worker sleeps in `Atomics.wait` on `REQ` while there is nothing to run (its event loop
+ *   never spins for a call), takes calls strictly in order, stamps `RUNNING` and the start time,
+ *   writes the answer into the same slot, bumps `DONE` and notifies.
+ * - The main thread learns of `DONE` through `Atomics.waitAsync` (one wait covers every call that
+ *   finished meanwhile) and may post up to `SLOTS` calls ahead: the worker goes from one call to
+ *   the next without waiting for the main thread. They still run one at a time, in order.
+ *
+ * Strings travel as UTF-8 in the slot. What does not fit (a large argument or answer) and the
+ * rare calls with structured answers (`metadata`, `list-tools`) go over a `MessagePort` instead,
+ * with the slot saying so; the port is FIFO, so order holds.
+ */
+import type { ToolCallRequest, ToolErrorKind, ToolOutcome } from './protocol.js';
+
+/** Int32 indices of the header. */
+export const REQ = 0; // calls posted by the main thread (a count: the last posted seq)
+export const DONE = 1; // calls the worker has answered
+export const RUNNING = 2; // the seq the worker is running or last ran
+export const STOP = 3; // non-zero: the worker returns from its loop
+export const SENT = 4; // messages the worker has put on its port (so the main thread knows when to read it)
+/** Float64 index of the time (`monotonicMs()`, worker's clock) the `RUNNING` call started. */
+export const STARTED_F64 = 4; // bytes 32..39 (after the int32 counters)
+
+const HEADER_BYTES = 64;
+/** Calls the main thread may post ahead of the worker. */
+export const SLOTS = 8;
+const SLOT_BYTES = 32 * 1024;
+const SLOT_HEAD_BYTES = 32; // 8 int32s
+const SLOT_DATA_BYTES = SLOT_BYTES - SLOT_HEAD_BYTES;
+export const CHANNEL_BYTES = HEADER_BYTES + SLOTS * SLOT_BYTES;
+
+/** Request codes (slot int 0). */
+export const Op = { Metadata: 1, ListTools: 2, InvokeTool: 3 } as const;
+export type Op = (typeof Op)[keyof typeof Op];
+/** Set on the op when the request itself is on the port. */
+export const ON_PORT = 0x100;
+
+/**
+ * Answer codes (slot int 0): `Ok` has the content, `OkUsage` also the usage (ints 5 and 6),
+ * `ToolError` the kind and message, `Failed` the guest failure kind and message, `OnPort` means
+ * the answer is a message on the port.
+ */
+const Answer = { Ok: 1, OkUsage: 2, ToolError: 3, Failed: 4, OnPort: 5 } as const;
+
+/** A monotonic clock in milliseconds, the same on every thread of the process. */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** One side's view of the channel. */
+export class CallChannel {
+  readonly ints: Int32Array;
+  readonly f64: Float64Array;
+  readonly bytes: Buffer;
+
+  constructor(readonly sab: SharedArrayBuffer) {
+    this.ints = new Int32Array(sab);
+    this.f64 = new Float64Array(sab, 0, HEADER_BYTES / 8);
+    this.bytes = Buffer.from(sab);
+  }
+
+  static create(): CallChannel {
+    return new CallChannel(new SharedArrayBuffer(CHANNEL_BYTES));
+  }
+
+  private base(seq: number): number {
+    return HEADER_BYTES + ((seq - 1) % SLOTS) * SLOT_BYTES;
+  }
+
+  /** Writes `strings` after the slot head; false (nothing written) when they do not fit. */
+  private put(seq: number, code: number, strings: readonly (string | undefined)[], extra0 = 0, extra1 = 0): boolean {
+    const base = this.base(seq);
+    let upper = 0;
+    for (const s of strings) if (s !== undefined) upper += s.length;
+    if (upper * 3 > SLOT_DATA_BYTES) {
+      let exact = 0;
+      for (const s of strings) if (s !== undefined) exact += Buffer.byteLength(s, 'utf8');
+      if (exact > SLOT_DATA_BYTES) return false;
+    }
+    const head = base >> 2;
+    let at = base + SLOT_HEAD_BYTES;
+    for (let i = 0; i < strings.length; i++) {
+      const s = strings[i];
+      if (s === undefined) {
+        this.ints[head + 1 + i] = -1;
+        continue;
+      }
+      const n = s.length === 0 ? 0 : this.bytes.write(s, at, 'utf8');
+      this.ints[head + 1 + i] = n;
+      at += n;
+    }
+    this.ints[head + 5] = extra0;
+    this.ints[head + 6] = extra1;
+    this.ints[head] = code;
+    return true;
+  }
+
+  /** The slot's code and its strings (lengths in ints 1..n, -1 for absent). */
+  private get(seq: number, count: number): { code: number; strings: (string | undefined)[]; extra0: number; extra1: number } {
+    const base = this.base(seq);
+    const head = base >> 2;
+    let at = base + SLOT_HEAD_BYTES;
+    const strings: (string | undefined)[] = [];
+    for (let i = 0; i < count; i++) {
+      const n = this.ints[head + 1 + i]!;
+      if (n < 0) {
+        strings.push(undefined);
+        continue;
+      }
+      strings.push(n === 0 ? '' : this.bytes.toString('utf8', at, at + n));
+      at += n;
+    }
+    return { code: this.ints[head]!, strings, extra0: this.ints[head + 5]!, extra1: this.ints[head + 6]! };
+  }
+
+  // --- main thread -------------------------------------------------------------------------------
+
+  /** Writes call `seq`; false when the request must go over the port (the slot then says so). */
+  writeRequest(seq: number, op: Op, request: ToolCallRequest | undefined): boolean {
+    if (op !== Op.InvokeTool || !request) {
+      this.ints[this.base(seq) >> 2] = op;
+      return true;
+    }
+    if (this.put(seq, op, [request.name, request.argumentsJson, request.callId, request.caller])) return true;
+    this.ints[this.base(seq) >> 2] = op | ON_PORT;
+    return false;
+  }
+
+  /** The answer to call `seq`: an outcome, a failure, or `undefined` when it is on the port. */
+  readAnswer(seq: number): { value: ToolOutcome } | { failed: string; message: string } | undefined {
+    const { code, strings, extra0, extra1 } = this.get(seq, 2);
+    switch (code) {
+      case Answer.Ok:
+        return { value: { ok: true, value: { content: strings[0]!, usage: undefined } } };
+      case Answer.OkUsage:
+        return { value: { ok: true, value: { content: strings[0]!, usage: { inputTokens: extra0 >>> 0, outputTokens: extra1 >>> 0 } } } };
+      case Answer.ToolError:
+        return { value: { ok: false, error: { kind: strings[0] as ToolErrorKind, message: strings[1]! } } };
+      case Answer.Failed:
+        return { failed: strings[0]!, message: strings[1]! };
+      default:
+        return undefined;
+    }
+  }
+
+  // --- worker ------------------------------------------------------------------------------------
+
+  /** Call `seq`'s op and, for `invoke-tool` in the slot, its request. */
+  readRequest(seq: number): { op: Op; onPort: boolean; request: ToolCallRequest | undefined } {
+    const code = this.ints[this.base(seq) >> 2]!;
+    const op = (code & 0xff) as Op;
+    if (op !== Op.InvokeTool || code & ON_PORT) return { op, onPort: (code & ON_PORT) !== 0, request: undefined };
+    const { strings } = this.get(seq, 4);
+    const request: ToolCallRequest = { name: strings[0]!, argumentsJson: strings[1]!, callId: strings[2]! };
+    if (strings[3] !== undefined) request.caller = strings[3];
+    return { op, onPort: false, request };
+  }
+
+  /** Writes an answer into the slot; false when it does not fit (send it on the port). */
+  writeOutcome(seq: number, outcome: ToolOutcome): boolean {
+    if (outcome.ok) {
+      const usage = outcome.value.usage;
+      if (usage === undefined || usage === null) return this.put(seq, Answer.Ok, [outcome.value.content]);
+      if (typeof usage.inputTokens !== 'number' || typeof usage.outputTokens !== 'number') return false;
+      return this.put(seq, Answer.OkUsage, [outcome.value.content], usage.inputTokens, usage.outputTokens);
+    }
+    return this.put(seq, Answer.ToolError, [outcome.error.kind, outcome.error.message]);
+  }
+
+  writeFailure(seq: number, kind: string, message: string): boolean {
+    return this.put(seq, Answer.Failed, [kind, message]);
+  }
+
+  markOnPort(seq: number): void {
+    this.ints[this.base(seq) >> 2] = Answer.OnPort;
+  }
+}
