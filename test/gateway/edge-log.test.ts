@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { EdgeRow } from '../../main/gateway/index.js';
+import { EdgeLog, type EdgeRow } from '../../main/gateway/index.js';
 import { startGateway } from '../helpers/gateway.js';
 import { unixRequest } from '../helpers/http.js';
 
@@ -43,4 +44,37 @@ test('one structured row per request, with the reason on a refusal; never the to
   assert.ok(!file.includes(gw.gateway.token()));
   assert.ok(!file.includes(secretBody));
   await gw.close();
+});
+
+test('rows are written in batches, every row in order, and stopWriting() drains what is queued', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-edge-'));
+  const path = join(dir, 'edge.log');
+  const log = new EdgeLog();
+  const seen: number[] = [];
+  log.subscribe((row) => seen.push(row.status));
+  log.writeTo(path);
+  // Count the entries electron-log is handed.
+  const logger = (log as unknown as { file: { info(text: string): void } }).file;
+  const info = logger.info.bind(logger);
+  let entries = 0;
+  logger.info = (text: string) => {
+    entries++;
+    info(text);
+  };
+  const row = (i: number): EdgeRow => ({ time: new Date().toISOString(), method: 'POST', path: `/mcp/m${i}`, status: 200 + (i % 3), durationMs: i / 1000 });
+  let n = 0;
+  for (let turn = 0; turn < 5; turn++) {
+    for (let i = 0; i < 200; i++) log.record(row(n++));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  for (let i = 0; i < 300; i++) log.record(row(n++)); // still queued when stopWriting() is called
+  assert.equal(seen.length, n, 'the event fires for every row at once');
+  await log.stopWriting();
+  log.record(row(n)); // after stop: the event only
+  assert.equal(seen.length, n + 1);
+  const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as EdgeRow);
+  assert.deepEqual(lines.map((r) => r.path), Array.from({ length: n }, (_, i) => `/mcp/m${i}`));
+  assert.deepEqual(lines[7], { ...row(7), time: lines[7]!.time });
+  assert.equal(entries, 6, 'one electron-log entry per turn with rows, plus the one stopWriting() flushed');
+  rmSync(dir, { recursive: true, force: true });
 });
