@@ -14,7 +14,7 @@
  * plain JS echo module: its HTTP and MCP path without the WASM worker.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -50,6 +50,30 @@ async function gatewayModules(): Promise<{
 
 // ------------------------------------------------------------------------------------------------
 // Children: one server each, on a Unix socket in a private temp dir.
+
+interface CpuSample {
+  /** The whole process (every thread), µs. */
+  cpuMicros: number;
+  /** Per thread (Linux: /proc/self/task/<tid>/schedstat), µs on a CPU; empty elsewhere. */
+  threads: Record<string, number>;
+}
+
+/** Each thread's time on a CPU, so the gateway's main thread and its plugin worker can be told apart. */
+function threadCpu(): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        out[tid] = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
 
 async function serve(kind: ServerKind, dir: string): Promise<Ready> {
   switch (kind) {
@@ -131,7 +155,7 @@ if (process.argv[2] === '--serve') {
   // The parent asks for this process's CPU time (every thread) around each measurement.
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
-    process.send!({ cpuMicros: user + system });
+    process.send!({ cpuMicros: user + system, threads: threadCpu() } satisfies CpuSample);
   });
   process.on('disconnect', () => process.exit(0));
 } else {
@@ -150,6 +174,11 @@ interface Result {
   p99: number;
   /** The server process's CPU time (all its threads) per request. */
   cpuMicrosPerRequest: number;
+  /** The server's main thread alone, and its busiest other thread (the gateway's plugin worker), per request. */
+  mainMicrosPerRequest: number | undefined;
+  otherMicrosPerRequest: number | undefined;
+  /** The load generator (this process) per request. */
+  clientMicrosPerRequest: number;
 }
 
 async function startChild(kind: ServerKind, dir: string): Promise<{ child: ChildProcess; ready: Ready }> {
@@ -165,11 +194,20 @@ async function startChild(kind: ServerKind, dir: string): Promise<{ child: Child
   return { child, ready };
 }
 
-function cpuOf(child: ChildProcess): Promise<number> {
+function cpuOf(child: ChildProcess): Promise<CpuSample> {
   return new Promise((resolve) => {
-    child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
+    child.once('message', (m) => resolve(m as CpuSample));
     child.send('cpu');
   });
+}
+
+/** Main thread and busiest other thread, µs over the interval, when the platform tells. */
+function threadSplit(child: ChildProcess, a: CpuSample, b: CpuSample): { main: number | undefined; other: number | undefined } {
+  const main = String(child.pid);
+  if (a.threads[main] === undefined || b.threads[main] === undefined) return { main: undefined, other: undefined };
+  let other = 0;
+  for (const [tid, us] of Object.entries(b.threads)) if (tid !== main) other = Math.max(other, us - (a.threads[tid] ?? 0));
+  return { main: b.threads[main]! - a.threads[main]!, other };
 }
 
 async function drive(kind: ServerKind, child: ChildProcess, ready: Ready, concurrency: number, requests: number): Promise<Result> {
@@ -192,14 +230,23 @@ async function drive(kind: ServerKind, child: ChildProcess, ready: Ready, concur
   await runLoad(one, concurrency, warm);
   const latencies: number[] = [];
   const cpu0 = await cpuOf(child);
+  const own0 = process.cpuUsage();
   const t0 = performance.now();
   await runLoad(async () => latencies.push(await one()), concurrency, requests);
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = (await cpuOf(child)) - cpu0;
+  const own = process.cpuUsage(own0);
+  const cpu1 = await cpuOf(child);
+  const cpu = cpu1.cpuMicros - cpu0.cpuMicros;
+  const split = threadSplit(child, cpu0, cpu1);
   await pool.close();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { kind, concurrency, requests, rps: requests / seconds, p50: at(0.5), p99: at(0.99), cpuMicrosPerRequest: cpu / requests };
+  return { kind, concurrency, requests, rps: requests / seconds, p50: at(0.5), p99: at(0.99),
+    cpuMicrosPerRequest: cpu / requests,
+    mainMicrosPerRequest: split.main === undefined ? undefined : split.main / requests,
+    otherMicrosPerRequest: split.other === undefined ? undefined : split.other / requests,
+    clientMicrosPerRequest: (own.user + own.system) / requests,
+  };
 }
 
 /** `total` calls of `fn`, at most `concurrency` at once. */
@@ -278,11 +325,14 @@ function report(rows: Result[][], rounds: number): void {
     'gateway-js': 'gateway → JS echo (no WASM)',
     sdk: 'SDK McpServer (stateless JSON)',
   };
-  console.log(`${'server'.padEnd(32)} ${'conc'.padStart(4)} ${'requests'.padStart(8)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)}  ${'rounds req/s'}`);
+  console.log(
+    `${'server'.padEnd(32)} ${'conc'.padStart(4)} ${'requests'.padStart(8)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main'.padStart(5)} ${'other'.padStart(5)} ${'client'.padStart(6)}  ${'rounds req/s'}`,
+  );
+  const us = (v: number | undefined, width: number): string => (v === undefined ? '-' : v.toFixed(0)).padStart(width);
   for (const [i, r] of results.entries()) {
     const spread = rows[i]!.map((x) => x.rps);
     console.log(
-      `${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} ${String(r.requests).padStart(8)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(3).padStart(8)} ${r.p99.toFixed(3).padStart(8)} ${r.cpuMicrosPerRequest.toFixed(0).padStart(10)}  [${Math.min(...spread).toFixed(0)}–${Math.max(...spread).toFixed(0)}]`,
+      `${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} ${String(r.requests).padStart(8)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(3).padStart(8)} ${r.p99.toFixed(3).padStart(8)} ${r.cpuMicrosPerRequest.toFixed(0).padStart(10)} ${us(r.mainMicrosPerRequest, 5)} ${us(r.otherMicrosPerRequest, 5)} ${us(r.clientMicrosPerRequest, 6)}  [${Math.min(...spread).toFixed(0)}–${Math.max(...spread).toFixed(0)}]`,
     );
   }
   console.log('');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,15 +58,17 @@ test('rows are written in batches, every row in order, and stopWriting() drains 
   const logger = (log as unknown as { file: { info(text: string): void } }).file;
   const info = logger.info.bind(logger);
   let entries = 0;
+  const flushed = new EventEmitter();
   logger.info = (text: string) => {
     entries++;
     info(text);
+    flushed.emit('entry');
   };
   const row = (i: number): EdgeRow => ({ time: new Date().toISOString(), method: 'POST', path: `/mcp/m${i}`, status: 200 + (i % 3), durationMs: i / 1000 });
   let n = 0;
-  for (let turn = 0; turn < 5; turn++) {
+  for (let batch = 0; batch < 5; batch++) {
     for (let i = 0; i < 200; i++) log.record(row(n++));
-    await new Promise((resolve) => setImmediate(resolve));
+    await once(flushed, 'entry'); // the batch's timer has fired
   }
   for (let i = 0; i < 300; i++) log.record(row(n++)); // still queued when stopWriting() is called
   assert.equal(seen.length, n, 'the event fires for every row at once');
@@ -75,6 +78,6 @@ test('rows are written in batches, every row in order, and stopWriting() drains 
   const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as EdgeRow);
   assert.deepEqual(lines.map((r) => r.path), Array.from({ length: n }, (_, i) => `/mcp/m${i}`));
   assert.deepEqual(lines[7], { ...row(7), time: lines[7]!.time });
-  assert.equal(entries, 6, 'one electron-log entry per turn with rows, plus the one stopWriting() flushed');
+  assert.equal(entries, 6, 'one electron-log entry per batch, plus the one stopWriting() flushed');
   rmSync(dir, { recursive: true, force: true });
 });

@@ -17,6 +17,9 @@ export type EdgeListener = (row: EdgeRow) => void;
 
 let loggers = 0;
 
+/** How long a row may wait for the rows after it before the batch goes to the file. */
+export const EDGE_FLUSH_MS = 20;
+
 /** The part of electron-log's File we read to know its asynchronous writes are done. */
 interface PendingWrites {
   hasActiveAsyncWriting: boolean;
@@ -40,19 +43,19 @@ async function drained(file: PendingWrites, limitMs = 2000): Promise<void> {
  * runs without Electron) and an event for embedders, so a window can show the traffic live.
  *
  * The event fires at once for every row. The file gets rows in batches: a row's line is queued
- * and the lines queued in one turn of the event loop go to electron-log as one entry (one
- * `info()` call, lines joined by newlines) on `setImmediate`. electron-log's per-entry pipeline
- * (transforms, formatting, its write queue) costs tens of microseconds, which per request was the
- * largest cost of the gateway's own path. Order is kept, and `stopWriting()` hands over what is
- * queued before it waits for the file.
+ * and the lines queued within `EDGE_FLUSH_MS` go to electron-log as one entry (one `info()` call,
+ * lines joined by newlines). electron-log's per-entry pipeline (transforms, formatting, its write
+ * queue, and an open/write/close of the file per write) cost tens of microseconds, which per
+ * request was the largest cost of the gateway's own path. Order is kept, and `stopWriting()` hands
+ * over what is queued before it waits for the file.
  */
 export class EdgeLog {
   private readonly events = new EventEmitter();
   private file: ReturnType<typeof electronLog.create> | undefined;
   private lines: string[] = [];
-  private flushScheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly flush = (): void => {
-    this.flushScheduled = false;
+    this.flushTimer = undefined;
     this.writeQueued();
   };
 
@@ -84,16 +87,15 @@ export class EdgeLog {
   record(row: EdgeRow): void {
     if (this.file) {
       this.lines.push(JSON.stringify(row));
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
+      this.flushTimer ??= setTimeout(this.flush, EDGE_FLUSH_MS);
     }
     this.events.emit('row', row);
   }
 
   /** Hands the queued lines to electron-log as one entry. */
   private writeQueued(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     if (this.lines.length === 0) return;
     const text = this.lines.length === 1 ? this.lines[0]! : this.lines.join('\n');
     this.lines = [];
