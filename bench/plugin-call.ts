@@ -4,9 +4,9 @@
  *   node --import tsx bench/plugin-call.ts
  *
  * Calls the same `echo` tool three ways (a plain JS function, the guest called directly on this
- * thread, and the worker-thread round trip through `ModuleHandle.invokeTool`) and prints median
- * and p99 per call with the ratios; then times loading 1 and 20 modules cold (empty transpile
- * cache) and cached. The guest is the hand-written WAT echo fixture, so the numbers are the
+ * thread, and the worker-thread round trip through `ModuleHandle.invokeTool`, one at a time and
+ * 32 in flight) and prints median and p99 per call, CPU per call (the process: both threads) and
+ * the ratios; then times loading 1 and 20 modules cold (empty transpile cache) and cached. The guest is the hand-written WAT echo fixture, so the numbers are the
  * runtime's overhead, not a JS engine's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,24 +25,36 @@ const quiet = { log(): void {} };
 interface Stats {
   median: number;
   p99: number;
+  /** Process CPU time (every thread: this one and the module's worker) per call, µs. */
+  cpu: number;
 }
 
-function stats(samplesUs: number[]): Stats {
+function stats(samplesUs: number[], cpu: number): Stats {
   const sorted = [...samplesUs].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { median: at(0.5), p99: at(0.99) };
+  return { median: at(0.5), p99: at(0.99), cpu };
 }
 
-/** Per-call microseconds, timed in batches so the timer's own cost stays out of cheap calls. */
-async function measure(call: () => unknown, batches: number, perBatch: number): Promise<Stats> {
-  for (let i = 0; i < perBatch * 5; i++) await call();
+/**
+ * Per-call microseconds, timed in batches so the timer's own cost stays out of cheap calls; with
+ * `inFlight` > 1 a batch is that many calls started together, and a sample is the batch's time
+ * over its calls (throughput, not latency).
+ */
+async function measure(call: () => unknown, batches: number, perBatch: number, inFlight = 1): Promise<Stats> {
+  const batch = async (): Promise<void> => {
+    if (inFlight === 1) for (let i = 0; i < perBatch; i++) await call();
+    else await Promise.all(Array.from({ length: perBatch }, () => call()));
+  };
+  for (let i = 0; i < 5; i++) await batch();
   const samples: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let b = 0; b < batches; b++) {
     const t0 = performance.now();
-    for (let i = 0; i < perBatch; i++) await call();
+    await batch();
     samples.push(((performance.now() - t0) * 1000) / perBatch);
   }
-  return stats(samples);
+  const cpu = process.cpuUsage(cpu0);
+  return stats(samples, (cpu.user + cpu.system) / (batches * perBatch));
 }
 
 /** A distinct component per module: the fixture plus a custom section naming it. */
@@ -103,17 +115,20 @@ async function main(): Promise<void> {
     await registry.scanDirectory(join(root, 'modules'));
     const handle = registry.get('echo')!;
     const workerStats = await measure(() => handle.invokeTool(REQUEST), 2000, 1);
+    const pipelinedStats = await measure(() => handle.invokeTool(REQUEST), 200, 32, 32);
     await registry.close();
 
     const one = await loadTimes(1, component);
     const twenty = await loadTimes(20, component);
 
-    const fmt = (s: Stats): string => `median ${s.median.toFixed(2).padStart(8)} µs   p99 ${s.p99.toFixed(2).padStart(8)} µs`;
+    const fmt = (s: Stats): string =>
+      `median ${s.median.toFixed(2).padStart(8)} µs   p99 ${s.p99.toFixed(2).padStart(8)} µs   cpu ${s.cpu.toFixed(1).padStart(6)} µs`;
     const out = [
       'bench/plugin-call: the echo tool, per call',
       `  plain JS function          ${fmt(plainStats)}`,
       `  guest, direct (in-thread)  ${fmt(directStats)}`,
       `  guest, worker round trip   ${fmt(workerStats)}`,
+      `  worker, 32 calls in flight ${fmt(pipelinedStats)}   (per call: a batch's time over its 32 calls)`,
       `  ratios (median): direct/plain ${(directStats.median / plainStats.median).toFixed(0)}x, ` +
         `worker/direct ${(workerStats.median / directStats.median).toFixed(1)}x, worker/plain ${(workerStats.median / plainStats.median).toFixed(0)}x`,
       'load (scanDirectory until every worker is ready)',

@@ -64,6 +64,8 @@ interface Live {
   received: number;
   /** An `Atomics.waitAsync` on `DONE` is pending. */
   waiting: boolean;
+  /** The worker is to be notified of posted calls at the end of this event-loop turn. */
+  kickPending: boolean;
   /** Answers that came on the port, by seq, until their call is settled. */
   portAnswers: Map<number, Extract<FromWorker, { type: 'done' | 'failed' }>>;
 }
@@ -238,10 +240,20 @@ export class ModuleHandle implements ModuleInfo {
       this.inflight.push(job);
       this.armDeadline(job.timeoutMs);
     }
+    // A worker between calls sees the new count at once; a parked one is woken once per turn of
+    // the event loop for every call posted in it (waking a thread costs ~6 µs here).
     Atomics.store(live.channel.ints, REQ, live.posted);
-    Atomics.notify(live.channel.ints, REQ);
+    if (!live.kickPending) {
+      live.kickPending = true;
+      setImmediate(this.kick, live);
+    }
     this.awaitAnswers(live);
   }
+
+  private readonly kick = (live: Live): void => {
+    live.kickPending = false;
+    Atomics.notify(live.channel.ints, REQ);
+  };
 
   /** One pending wait on `DONE` covers every call posted so far. */
   private awaitAnswers(live: Live): void {
@@ -398,6 +410,7 @@ export class ModuleHandle implements ModuleInfo {
       settled: 0,
       received: 0,
       waiting: false,
+      kickPending: false,
       portAnswers: new Map(),
     };
     live.callPort.on('message', (msg: FromWorker) => this.onMessage(live, msg));
