@@ -113,6 +113,14 @@ export class ParticipantConnection {
         if (this.closeReason !== undefined) return;
         this.receive(incoming);
       }
+      // Answers waiting for room in a full queue: read no more until they are queued. A peer that
+      // sends calls and never reads holds at most one chunk's answers here, never an unbounded pile.
+      if (this.outbound.waiters > 0) {
+        stream.pause();
+        void this.outbound.whenNoWaiters().then(() => {
+          if (this.closeReason === undefined) stream.resume();
+        });
+      }
     });
     stream.on('end', () => this.close('the worker closed the connection'));
     stream.on('close', () => this.close('the connection closed'));

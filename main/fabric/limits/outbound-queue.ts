@@ -21,6 +21,8 @@ export class OutboundQueue {
   /** Set by `finish`: end the stream once the queue is written. */
   private ending = false;
   private gone: Promise<void> | undefined;
+  /** Called once no producer waits any more (see `whenNoWaiters`). */
+  private noWaiters: (() => void)[] = [];
 
   constructor(
     private readonly stream: Writable,
@@ -35,6 +37,16 @@ export class OutboundQueue {
   /** Producers waiting for room. */
   get waiters(): number {
     return this.waiting.length;
+  }
+
+  /**
+   * Resolves once no producer waits for room (at once when none does), or when the queue stops.
+   * A connection stops reading while producers wait, so that a peer which sends calls but never
+   * reads their answers cannot make the answers pile up without bound.
+   */
+  whenNoWaiters(): Promise<void> {
+    if (this.waiting.length === 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.noWaiters.push(resolve));
   }
 
   /** Queues one line (the newline is added here); waits while the queue is full. */
@@ -85,6 +97,11 @@ export class OutboundQueue {
   private refuseMore(reason: Error): void {
     this.stopped ??= reason;
     for (const waiter of this.waiting.splice(0)) waiter.failed(reason);
+    this.notifyNoWaiters();
+  }
+
+  private notifyNoWaiters(): void {
+    for (const resolve of this.noWaiters.splice(0)) resolve();
   }
 
   private admitWaiters(): void {
@@ -93,6 +110,7 @@ export class OutboundQueue {
       this.frames.push(next.line);
       next.queued();
     }
+    if (this.waiting.length === 0 && this.noWaiters.length > 0) this.notifyNoWaiters();
   }
 
   private pump(): void {
