@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ProtocolGateway } from '../../gateway/index.js';
+import { access, ProtocolGateway } from '../../gateway/index.js';
 import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../main.js';
@@ -44,6 +44,10 @@ export async function runServe(args: readonly string[]): Promise<number> {
   let modules: ModuleRegistry | undefined;
   let started;
   try {
+    // Check the runtime directory before loading modules (which may build the examples): a bad
+    // directory is the user's to fix, and they should hear of it at once.
+    access.refuseWindows();
+    access.ensureRuntimeDir(options.runtimeDir ?? access.defaultRuntimeDir());
     modules = (await openModules(options.modulesDir, { report: (line) => process.stderr.write(`chatty-gateway: ${line}\n`) })).registry;
     gateway = new ProtocolGateway(modules, options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {});
     started = await gateway.start();
