@@ -19,8 +19,6 @@ export interface GatewayAppOptions {
    * serve), mounted right after the guards: the hot paths, spared a Router's matching.
    */
   handlers?: readonly GatewayMiddleware[];
-  /** Routers for the protocol surfaces, mounted after the guards. */
-  surfaces?: readonly Router<GatewayState>[];
 }
 
 /**
@@ -50,10 +48,8 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
       })),
     };
   });
-  for (const router of [index, ...(options.surfaces ?? [])]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
+  app.use(index.routes());
+  app.use(index.allowedMethods());
   app.use(notFound());
   return app;
 }
