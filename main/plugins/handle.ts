@@ -28,7 +28,7 @@ export interface InvokeRequest {
 
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
-  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants'> {
+  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'sandbox'> {
   manifest: Manifest;
   limits: ModuleLimits;
   dir: string;
@@ -390,6 +390,7 @@ export class ModuleHandle implements ModuleInfo {
       maxMemoryBytes: this.limits.maxMemoryMb * MIB,
       maxLogBytes: MAX_LOG_BYTES,
       maxFileBytes: MAX_FILE_BYTES,
+      sandbox: this.init.sandbox,
       control,
       hostPort: port2,
       channel: channel.sab,

@@ -242,6 +242,7 @@ export class ModuleRegistry {
       config: granted.has('config') ? { ...manifest.config } : null,
       filesRoot,
       grants: { llm: state('llm'), billing: state('billing') },
+      sandbox: { memories: 1, tables: 1, perModule: {} },
       providers,
       meter: this.options.meter,
       logger: this.logger,

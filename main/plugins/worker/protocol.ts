@@ -63,6 +63,8 @@ export interface GuestWorkerData {
   maxMemoryBytes: number;
   maxLogBytes: number;
   maxFileBytes: number;
+  /** What the load-time inspection of the component decided (memory and table budgets). */
+  sandbox: GuestSandbox;
   /** Int32 slot 0: 0 while a bridged host call is pending, 1 once its reply is on `hostPort`. */
   control: SharedArrayBuffer;
   hostPort: MessagePort;
@@ -70,6 +72,20 @@ export interface GuestWorkerData {
   channel: SharedArrayBuffer;
   /** The worker's end: `FromWorker` messages out; in, `PortRequest`s for calls too large for a slot. */
   callPort: MessagePort;
+}
+
+/**
+ * The sandbox plan for one component, decided at load from its bytes and jco's output: how many
+ * linear memories and tables its core instances may create in all, so that the per-plugin caps
+ * can be divided among them and checked again as each core instance is created.
+ */
+export interface GuestSandbox {
+  /** Linear memories the component's core instances define, counted over every instantiation. */
+  memories: number;
+  /** Tables they define, counted the same way. */
+  tables: number;
+  /** Defined memories and tables of each core module, by the file name jco asks for. */
+  perModule: Record<string, { memories: number; tables: number }>;
 }
 
 /** A call whose request did not fit its slot, read by the worker with `receiveMessageOnPort`. */
