@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util';
+import { runMcpStdio } from './commands/mcp-stdio.js';
 import { runPluginCommand } from './commands/plugin.js';
 import { runServe } from './commands/serve.js';
 
@@ -18,6 +20,22 @@ export async function main(argv: readonly string[]): Promise<number> {
       return runServe(rest);
     case 'plugin':
       return runPluginCommand(rest);
+    case 'mcp-stdio': {
+      // Temporary, until the commander-based CLI routes `mcp-stdio <module> [--runtime-dir DIR]`.
+      let parsed;
+      try {
+        parsed = parseArgs({ args: [...rest], options: { 'runtime-dir': { type: 'string' } }, allowPositionals: true, strict: true });
+      } catch (err) {
+        process.stderr.write(`chatty-gateway: ${err instanceof Error ? err.message : String(err)}\nusage: chatty-gateway mcp-stdio <module> [--runtime-dir DIR]\n`);
+        return 2;
+      }
+      const [module, ...extra] = parsed.positionals;
+      if (module === undefined || extra.length > 0) {
+        process.stderr.write('usage: chatty-gateway mcp-stdio <module> [--runtime-dir DIR]\n');
+        return 2;
+      }
+      return runMcpStdio({ module, runtimeDir: parsed.values['runtime-dir'] });
+    }
     case undefined:
     case '-h':
     case '--help':
