@@ -1,6 +1,6 @@
-import { lstatSync, readFileSync, statSync } from 'node:fs';
-import { readFile, readdir, realpath } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { constants, lstatSync, statSync, type Stats } from 'node:fs';
+import { open, readFile, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { userCacheDir } from '../gateway/access/index.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
@@ -271,32 +271,108 @@ export class ModuleRegistry {
   }
 }
 
+/**
+ * The component's bytes, read only if its real path lies inside the module directory's real path
+ * (so `wasm = "lib/plugin.wasm"` with `lib -> /elsewhere` is refused, not just a final symlink).
+ * The decision is made on the opened descriptor, as `file.read-bytes` does: a path swapped for a
+ * symlink between the check and the open is refused too.
+ */
 async function readComponent(dir: string, path: string): Promise<Uint8Array> {
-  let st;
+  const realDir = await moduleRealPath(dir);
+  let real: string;
   try {
-    st = lstatSync(path);
-  } catch {
-    throw new PluginLoadError(`the component ${path} does not exist`);
+    real = await realpath(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new PluginLoadError(code === 'ENOENT' ? `the component ${path} does not exist` : `the component ${path} cannot be resolved (${code ?? messageOf(err)})`);
   }
-  if (st.isSymbolicLink()) {
-    const real = await realpath(path);
-    const realDir = await realpath(dir);
-    if (!real.startsWith(realDir + sep)) throw new PluginLoadError(`the component ${path} is a symlink out of the module directory`);
-    st = statSync(real);
+  if (real === realDir) throw new PluginLoadError(`the component ${path} is the module directory, not a regular file`);
+  if (!isWithin(real, realDir)) {
+    throw new PluginLoadError(`the component ${path} resolves to ${real}, outside the module directory ${realDir}; refused`);
   }
-  if (!st.isFile()) throw new PluginLoadError(`the component ${path} is not a regular file`);
-  if (st.size > MAX_COMPONENT_BYTES) throw new PluginLoadError(`the component ${path} is over ${MAX_COMPONENT_BYTES / MIB} MiB`);
-  return readFileSync(path);
+  let file: FileHandle;
+  try {
+    file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new PluginLoadError(`the component ${path} cannot be opened (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`);
+  }
+  try {
+    const st = await file.stat();
+    if (!st.isFile()) throw new PluginLoadError(`the component ${path} is not a regular file`);
+    const opened = await openedRealPath(file.fd, real, st);
+    if (opened === undefined || !isWithin(opened, realDir)) {
+      throw new PluginLoadError(`the component ${path} moved out of the module directory while being opened; refused`);
+    }
+    if (st.size > MAX_COMPONENT_BYTES) throw new PluginLoadError(`the component ${path} is over ${MAX_COMPONENT_BYTES / MIB} MiB`);
+    const bytes = new Uint8Array(st.size);
+    let at = 0;
+    while (at < bytes.length) {
+      const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    return at === bytes.length ? bytes : bytes.subarray(0, at);
+  } finally {
+    await file.close();
+  }
 }
 
+/**
+ * The `[files] root`, as a real path pinned at load. Its real path must be the module directory's
+ * or lie below it: `data -> /` or `data -> ../../home` is refused, `data -> shared` (a sibling
+ * inside the module) is fine.
+ */
 async function resolveFilesRoot(dir: string, root: string): Promise<string> {
   const path = join(dir, root);
+  let real: string;
   try {
-    if (!statSync(path).isDirectory()) throw new Error('not a directory');
+    real = await realpath(path);
+    if (!statSync(real).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     throw new PluginLoadError(`[files] root ${JSON.stringify(root)} is not a directory (${messageOf(err)})`);
   }
-  return realpath(path);
+  const realDir = await moduleRealPath(dir);
+  if (!isWithin(real, realDir)) {
+    throw new PluginLoadError(`[files] root ${JSON.stringify(root)} resolves to ${real}, outside the module directory ${realDir}; refused`);
+  }
+  return real;
+}
+
+/** The module directory's real path: a symlinked module directory is fine, compared real to real. */
+async function moduleRealPath(dir: string): Promise<string> {
+  try {
+    return await realpath(dir);
+  } catch (err) {
+    throw new PluginLoadError(`the module directory ${dir} cannot be resolved (${messageOf(err)})`);
+  }
+}
+
+/** `real` is `realDir` itself or lies below it (both real paths); a `..foo` name is still inside. */
+function isWithin(real: string, realDir: string): boolean {
+  const rel = relative(realDir, real);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * Where an open descriptor really is. Linux: the kernel's answer (`/proc/self/fd/<n>`). Elsewhere:
+ * the path re-resolved, accepted only if it still names the very inode that was opened.
+ */
+async function openedRealPath(fd: number, opened: string, st: Stats): Promise<string | undefined> {
+  if (process.platform === 'linux') {
+    try {
+      const link = await readlink(`/proc/self/fd/${fd}`);
+      return link.endsWith(' (deleted)') ? undefined : link;
+    } catch {
+      // no /proc: the portable check below
+    }
+  }
+  try {
+    const real = await realpath(opened);
+    const now = lstatSync(real);
+    return now.dev === st.dev && now.ino === st.ino ? real : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
