@@ -16,10 +16,14 @@ const FROM_SOURCE = import.meta.url.endsWith('.ts');
  * does not inherit tsx's loader on Node 20, and registering tsx in every worker costs ~300 ms; so
  * the worker's few files are stripped of types once with the TypeScript compiler into
  * `node_modules/.cache/chatty-gateway/workers/<hash>/` and the worker starts from there.
+ *
+ * The worker's `process.env` is empty, whatever `options` say: guest code (and jco's generated
+ * JavaScript, which is made from the guest's names) runs there.
  */
 export function spawnWorker(entry: WorkerEntry, options: WorkerOptions): Worker {
   const url = FROM_SOURCE ? devEntry(entry) : new URL(`./worker/${entry}.js`, import.meta.url);
-  return new Worker(url, { ...options, execArgv: [] });
+  // Neither worker needs the host's environment (tokens, keys, paths): both start with none.
+  return new Worker(url, { ...options, execArgv: [], env: {} });
 }
 
 const devEntries = new Map<WorkerEntry, URL>();
