@@ -1,85 +1,289 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, ensureExamplesBuilt } from '../../main/plugins/index.js';
-import { collect, exited, spawnCli } from '../helpers/cli.js';
+import { ModuleRegistry, PluginLoadError, buildPlugin, ensureExamplesBuilt, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
-/** Runs `chatty-gateway plugin …` as a real child process. */
-async function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawnCli(['plugin', ...args]);
-  const [out, err, { code }] = await Promise.all([collect(child.stdout), collect(child.stderr), exited(child)]);
-  return { code, out, err };
-}
+const WIT = readFileSync(new URL('../../main/plugins/wit/plugin.wit', import.meta.url), 'utf8');
 
-describe('chatty-gateway plugin new / build, and the examples for serve', () => {
+describe('plugin new', () => {
   let root: string;
-  let pluginDir: string;
-
   before(() => {
-    root = mkdtempSync(join(tmpdir(), 'chatty-build-'));
-    pluginDir = join(root, 'authored', 'word-tool');
+    root = mkdtempSync(join(tmpdir(), 'chatty-new-'));
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('plugin new copies the template under the new name, with the WIT beside it', async () => {
-    const { code, out } = await cli(['new', 'word-tool', '--dir', join(root, 'authored')]);
-    assert.equal(code, 0);
-    assert.match(out, /created .*word-tool/);
-    assert.match(out, /chatty-gateway plugin build/);
-    assert.match(readFileSync(join(pluginDir, 'module.toml'), 'utf8'), /name = "word-tool"/);
-    assert.match(readFileSync(join(pluginDir, 'src', 'plugin.js'), 'utf8'), /const NAME = 'word-tool';/);
-    assert.equal(readFileSync(join(pluginDir, 'wit', 'plugin.wit'), 'utf8'), readFileSync(new URL('../../main/plugins/wit/plugin.wit', import.meta.url), 'utf8'));
-    assert.equal(existsSync(join(pluginDir, 'plugin.wasm')), false);
+  it('copies the template under the new name, with the WIT and a .gitignore that git honours', async () => {
+    const dir = await newPlugin('word-tool', root);
+    assert.equal(dir, join(root, 'word-tool'));
+    assert.match(readFileSync(join(dir, 'module.toml'), 'utf8'), /name = "word-tool"/);
+    assert.match(readFileSync(join(dir, 'src', 'plugin.js'), 'utf8'), /const NAME = 'word-tool';/);
+    assert.equal(readFileSync(join(dir, 'wit', 'plugin.wit'), 'utf8'), WIT);
+    assert.equal(existsSync(join(dir, 'plugin.wasm')), false);
+    assert.equal(existsSync(join(dir, 'gitignore')), false, 'the template stores it without the dot; the copy has the dot');
+
+    execFileSync('git', ['init', '-q', dir]);
+    writeFileSync(join(dir, 'plugin.wasm'), 'built');
+    const ignored = execFileSync('git', ['-C', dir, 'check-ignore', 'plugin.wasm', '.chatty-build-entry-0a1b2c.js'], { encoding: 'utf8' });
+    assert.deepEqual(ignored.trim().split('\n'), ['plugin.wasm', '.chatty-build-entry-0a1b2c.js']);
+    const status = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' });
+    assert.doesNotMatch(status, /plugin\.wasm/);
+    assert.match(status, /\?\? src\/plugin\.js/);
   });
 
-  it('plugin new refuses an existing directory and a bad name; bad usage exits 2', async () => {
-    assert.equal((await cli(['new', 'word-tool', '--dir', join(root, 'authored')])).code, 1);
-    const bad = await cli(['new', '../evil', '--dir', root]);
-    assert.equal(bad.code, 1);
-    assert.match(bad.err, /plugin name/);
-    assert.equal((await cli(['new'])).code, 2);
-    assert.equal((await cli(['frobnicate'])).code, 2);
-    assert.equal((await cli(['build', join(root, 'nowhere')])).code, 1);
+  it('takes a path relative to the parent; the last component is the module name', async () => {
+    const dir = await newPlugin('./plugins/nested/hello', root);
+    assert.ok(isAbsolute(dir));
+    assert.equal(dir, join(root, 'plugins', 'nested', 'hello'));
+    assert.match(readFileSync(join(dir, 'module.toml'), 'utf8'), /name = "hello"/);
+    assert.match(readFileSync(join(dir, 'src', 'plugin.js'), 'utf8'), /const NAME = 'hello';/);
+    assert.ok(existsSync(join(dir, '.gitignore')));
+
+    const sibling = await newPlugin('../beside', join(root, 'plugins'));
+    assert.equal(sibling, join(root, 'beside'));
+    assert.match(readFileSync(join(sibling, 'module.toml'), 'utf8'), /name = "beside"/);
   });
 
-  it('ensureExamplesBuilt builds once into the cache and reuses the build', async () => {
-    const cacheDir = join(root, 'examples-cache');
-    const progress: string[] = [];
-    const modulesDir = await ensureExamplesBuilt(join(root, 'authored'), { cacheDir, onProgress: (l) => progress.push(l) });
-    assert.deepEqual(progress.length, 1);
-    const built = join(modulesDir, 'word-tool', 'plugin.wasm');
-    const firstBuild = statSync(built).mtimeMs;
-    assert.equal(existsSync(join(pluginDir, 'plugin.wasm')), false, 'nothing is written into the source tree');
-    const again = await ensureExamplesBuilt(join(root, 'authored'), { cacheDir, onProgress: (l) => progress.push(l) });
-    assert.equal(again, modulesDir);
-    assert.equal(progress.length, 1);
-    assert.equal(statSync(built).mtimeMs, firstBuild);
+  it('refuses an existing directory and a module name that cannot be a URL segment', async () => {
+    await assert.rejects(newPlugin('word-tool', root), (err: unknown) => err instanceof PluginLoadError && /already exists/.test(err.message));
+    for (const bad of ['bad name', 'plugins/..', 'plugins/.hidden', '-dash', 'a/b c']) {
+      await assert.rejects(newPlugin(bad, root), (err: unknown) => err instanceof PluginLoadError && /plugin name/.test(err.message), bad);
+    }
+    assert.deepEqual(readdirSync(root).sort(), ['beside', 'plugins', 'word-tool']);
+  });
+});
 
-    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log() {} } });
-    try {
-      const report = await registry.scanDirectory(modulesDir);
-      assert.deepEqual(report.failed, []);
-      const handle = registry.get('word-tool')!;
-      assert.equal((await handle.metadata()).name, 'word-tool');
-      assert.deepEqual((await handle.listTools()).map((t) => t.name), ['greet']);
-      assert.deepEqual(await handle.invokeTool({ name: 'greet', argumentsJson: '{"name":"Ada"}', callId: '1' }), {
-        ok: true,
-        value: { content: 'Hello, Ada!', usage: undefined },
-      });
-      const refused = await handle.invokeTool({ name: 'greet', argumentsJson: '{}', callId: '2' });
-      assert.deepEqual(refused, { ok: false, error: { kind: 'invalid-arguments', message: '`name` must be a non-empty string' } });
-    } finally {
-      await registry.close();
+/** A plugin directory with the given files, for the checks that run before componentize-js. */
+function pluginWith(root: string, name: string, files: Record<string, string>): string {
+  const dir = join(root, name);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'module.toml'), `[module]\nname = "${name}"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n`);
+  for (const [path, text] of Object.entries(files)) writeFileSync(join(dir, path), text);
+  return dir;
+}
+
+const MINIMAL = `export const plugin = { metadata() {}, listTools() { return []; }, invokeTool() { return { content: '' }; } };\n`;
+
+describe('plugin build checks the JavaScript before componentize-js', () => {
+  let root: string;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-check-'));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  async function refused(dir: string): Promise<string> {
+    let message = '';
+    await assert.rejects(buildPlugin(dir), (err: unknown) => {
+      assert.ok(err instanceof PluginLoadError, String(err));
+      message = err.message;
+      return true;
+    });
+    assert.deepEqual(readdirSync(dir).filter((f) => f !== 'module.toml' && f !== 'src'), [], 'nothing is written: no component, no wrapper');
+    return message;
+  }
+
+  it('a syntax error names the file, line and column, and shows the line', async () => {
+    const dir = pluginWith(root, 'syntax', { 'src/plugin.js': `// one\nexport const plugin = {\n  invokeTool(call) { return { content: call.name + } },\n};\n` });
+    const line = '  invokeTool(call) { return { content: call.name + } },';
+    const column = line.indexOf('+ }') + 2; // the "}" where an operand should be, from 0
+    assert.deepEqual((await refused(dir)).split('\n'), [`src/plugin.js:3:${column + 1}: Unexpected token`, `  ${line}`, `  ${' '.repeat(column)}^`]);
+  });
+
+  it('a syntax error in an imported file names that file', async () => {
+    const dir = pluginWith(root, 'imported', {
+      'src/plugin.js': `import { helper } from './lib/helper.js';\n${MINIMAL}`,
+    });
+    mkdirSync(join(dir, 'src', 'lib'));
+    writeFileSync(join(dir, 'src', 'lib', 'helper.js'), `export function helper() {\n  return 1 +* 2;\n}\n`);
+    assert.match(await refused(dir), /^src\/lib\/helper\.js:2:13: Unexpected token\n/);
+  });
+
+  it('imports: a missing file, an npm package, a path out of the plugin, a host interface at the wrong version', async () => {
+    const cases: Array<[string, RegExp]> = [
+      [`import { x } from './nowhere.js';\n`, /^src\/plugin\.js:1:19: import "\.\/nowhere\.js": no such file \(src\/nowhere\.js\)$/],
+      [`\nimport _ from 'lodash';\n`, /^src\/plugin\.js:2:15: import "lodash": a plugin imports only its own files .*bundle npm packages/],
+      [`export * from '../../outside.js';\n`, /^src\/plugin\.js:1:15: import "\.\.\/\.\.\/outside\.js" leaves the plugin directory /],
+      [`import { log } from 'chatty:plugin/logging@0.2.0';\n`, /^src\/plugin\.js:1:21: import "chatty:plugin\/logging@0\.2\.0": the host provides chatty:plugin\/types@0\.3\.0, /],
+    ];
+    for (const [i, [head, expected]] of cases.entries()) {
+      assert.match(await refused(pluginWith(root, `imports-${i}`, { 'src/plugin.js': head + MINIMAL })), expected);
     }
   });
 
-  it('plugin build writes the component the manifest names', async () => {
-    const { code, out } = await cli(['build', pluginDir]);
-    assert.equal(code, 0, out);
-    assert.match(out, /built .*plugin\.wasm/);
-    assert.ok(statSync(join(pluginDir, 'plugin.wasm')).size > 1024 * 1024);
+  it('a module that does not export `plugin`', async () => {
+    const dir = pluginWith(root, 'no-export', { 'src/plugin.js': `export const plugins = {};\n` });
+    assert.match(await refused(dir), /^src\/plugin\.js does not export `plugin`/);
+  });
+});
+
+/**
+ * The template, kept verbatim as `src/template.js`, behind a `src/plugin.js` that adds tools which
+ * misbehave the ways plugin authors do. One componentize-js build serves every assertion below.
+ */
+const BEHAVIOUR_PLUGIN = `import { plugin as template } from './template.js';
+
+const EXTRA = {
+  'throw-error': () => { throw new Error('the disk is on fire'); },
+  'throw-type-error': () => null.property,
+  'throw-string': () => { throw 'just a string'; },
+  'throw-denied': () => { throw { kind: 'denied', message: 'not for you' }; },
+  'throw-bad-kind': () => { throw { kind: 'oops', message: 'odd' }; },
+  'return-number': () => 42,
+  'return-promise': async () => ({ content: 'late' }),
+  'return-object-content': () => ({ content: { a: 1 } }),
+  'return-usage': () => ({ content: 'counted', usage: { inputTokens: 3, outputTokens: 4 } }),
+  console: () => {
+    console.log('hello', { a: 1 }, 42);
+    console.warn('careful');
+    console.error(new Error('bad thing'));
+    console.debug('details');
+    return { content: 'logged' };
+  },
+  now: () => ({ content: String(Date.now()) }),
+  random: () => {
+    const bytes = new Uint8Array(8);
+    crypto.getRandomValues(bytes);
+    return { content: JSON.stringify({ math: Math.random(), bytes: Array.from(bytes) }) };
+  },
+};
+
+export const plugin = {
+  metadata: () => template.metadata(),
+  listTools: () => [
+    ...template.listTools(),
+    ...Object.keys(EXTRA).map((name) => ({ name, description: name, parametersSchema: '{"type":"object"}' })),
+  ],
+  invokeTool(call) {
+    return EXTRA[call.name] ? EXTRA[call.name]() : template.invokeTool(call);
+  },
+};
+`;
+
+interface LogLine {
+  level: LogLevel;
+  message: string;
+  fields: Record<string, unknown> | undefined;
+}
+
+describe('a plugin built with plugin build (one componentize-js build)', () => {
+  let root: string;
+  let modulesDir: string;
+  let registry: ModuleRegistry;
+  let handle: ModuleHandle;
+  const lines: LogLine[] = [];
+  const progress: string[] = [];
+  let authored: string;
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-build-'));
+    authored = join(root, 'authored');
+    const dir = await newPlugin('behaviour', authored);
+    renameSync(join(dir, 'src', 'plugin.js'), join(dir, 'src', 'template.js'));
+    writeFileSync(join(dir, 'src', 'plugin.js'), BEHAVIOUR_PLUGIN);
+    modulesDir = await ensureExamplesBuilt(authored, { cacheDir: join(root, 'examples-cache'), onProgress: (l) => progress.push(l) });
+    registry = new ModuleRegistry({
+      cacheDir: TEST_CACHE_DIR,
+      logger: { log: (level, message, fields) => lines.push({ level, message, fields }) },
+    });
+    const report = await registry.scanDirectory(modulesDir);
+    assert.deepEqual(report.failed, []);
+    handle = registry.get('behaviour')!;
+  });
+  after(async () => {
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const call = (name: string, argumentsJson = '{}') => handle.invokeTool({ name, argumentsJson, callId: name });
+
+  it('ensureExamplesBuilt built it once into the cache, left the source tree alone, and reuses the build', async () => {
+    assert.equal(progress.length, 1);
+    const built = join(modulesDir, 'behaviour', 'plugin.wasm');
+    assert.ok(statSync(built).size > 1024 * 1024);
+    const sourceDir = join(authored, 'behaviour');
+    assert.deepEqual(readdirSync(sourceDir).sort(), ['.gitignore', 'README.md', 'module.toml', 'src', 'wit'], 'no component, no leftover wrapper');
+    const firstBuild = statSync(built).mtimeMs;
+    assert.equal(await ensureExamplesBuilt(authored, { cacheDir: join(root, 'examples-cache'), onProgress: (l) => progress.push(l) }), modulesDir);
+    assert.equal(progress.length, 1);
+    assert.equal(statSync(built).mtimeMs, firstBuild);
+  });
+
+  it('the template inside it still answers, and its tool-errors pass through unchanged', async () => {
+    assert.equal((await handle.metadata()).name, 'behaviour');
+    assert.deepEqual((await handle.listTools()).map((t) => t.name).slice(0, 2), ['greet', 'throw-error']);
+    assert.deepEqual(await call('greet', '{"name":"Ada"}'), { ok: true, value: { content: 'Hello, Ada!', usage: undefined } });
+    assert.deepEqual(await call('greet', '{}'), { ok: false, error: { kind: 'invalid-arguments', message: '`name` must be a non-empty string' } });
+    assert.deepEqual(await call('greet', 'nope'), { ok: false, error: { kind: 'invalid-arguments', message: 'arguments are not JSON' } });
+    assert.deepEqual(await call('throw-denied'), { ok: false, error: { kind: 'denied', message: 'not for you' } });
+    assert.deepEqual(await call('return-usage'), { ok: true, value: { content: 'counted', usage: { inputTokens: 3, outputTokens: 4 } } });
+  });
+
+  it('an ordinary exception becomes a failed tool-error carrying its message', async () => {
+    assert.deepEqual(await call('throw-error'), { ok: false, error: { kind: 'failed', message: 'the disk is on fire' } });
+    assert.deepEqual(await call('throw-string'), { ok: false, error: { kind: 'failed', message: 'just a string' } });
+    const typeError = await call('throw-type-error');
+    assert.equal(typeError.ok, false);
+    assert.ok(!typeError.ok && typeError.error.kind === 'failed' && /^TypeError: /.test(typeError.error.message), JSON.stringify(typeError));
+    assert.deepEqual(await call('throw-bad-kind'), {
+      ok: false,
+      error: { kind: 'failed', message: 'odd (the plugin threw a tool-error of kind "oops"; kinds are unknown-tool, invalid-arguments, denied, failed)' },
+    });
+    // The instance survived all of that: nothing trapped.
+    assert.deepEqual(await call('greet', '{"name":"Bo"}'), { ok: true, value: { content: 'Hello, Bo!', usage: undefined } });
+  });
+
+  it('an ill-typed return becomes a failed tool-error saying what came back', async () => {
+    assert.deepEqual(await call('return-number'), {
+      ok: false,
+      error: { kind: 'failed', message: 'invokeTool returned a number (42); it must return { content: string }' },
+    });
+    assert.deepEqual(await call('return-promise'), {
+      ok: false,
+      error: { kind: 'failed', message: 'invokeTool returned a Promise; it must return { content: string } (invokeTool must not be async)' },
+    });
+    assert.deepEqual(await call('return-object-content'), {
+      ok: false,
+      error: { kind: 'failed', message: 'invokeTool returned content that is an object; content must be a string (JSON.stringify an object)' },
+    });
+  });
+
+  it('console.* become log lines of the module', async () => {
+    const from = lines.length;
+    assert.deepEqual(await call('console'), { ok: true, value: { content: 'logged', usage: undefined } });
+    const logged = lines.slice(from).map(({ level, message, fields }) => [level, message, fields?.['module'], fields?.['source']]);
+    assert.deepEqual(logged, [
+      ['info', 'hello {"a":1} 42', 'behaviour', 'guest'],
+      ['warn', 'careful', 'behaviour', 'guest'],
+      ['error', 'bad thing', 'behaviour', 'guest'],
+      ['debug', 'details', 'behaviour', 'guest'],
+    ]);
+  });
+
+  it('Date.now() is the time of the call, not of the build', async () => {
+    const before = Date.now();
+    const answer = await call('now');
+    const after = Date.now();
+    assert.ok(answer.ok);
+    const now = Number(answer.value.content);
+    assert.ok(now >= before && now <= after, `${now} not in [${before}, ${after}]`);
+  });
+
+  it('Math.random() and crypto.getRandomValues differ between instances (not replayed from the build)', async () => {
+    const first = await call('random');
+    const other = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log() {} } });
+    try {
+      assert.deepEqual((await other.scanDirectory(modulesDir)).failed, []);
+      const second = await other.get('behaviour')!.invokeTool({ name: 'random', argumentsJson: '{}', callId: 'r2' });
+      assert.ok(first.ok && second.ok);
+      const a = JSON.parse(first.value.content) as { math: number; bytes: number[] };
+      const b = JSON.parse(second.value.content) as { math: number; bytes: number[] };
+      assert.notEqual(a.math, b.math);
+      assert.notDeepEqual(a.bytes, b.bytes);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -3,23 +3,28 @@
  * componentize-js, creating new ones from the template, and building the bundled examples once
  * for `serve`.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { userCacheDir } from '../../gateway/access/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
+import { ENTRY_PREFIX, entrySource } from './entry.js';
+import { checkPluginSource } from './source-check.js';
 
 /** Where a plugin's JavaScript entry may live, in the order they are looked for. */
 export const SOURCE_CANDIDATES = ['src/plugin.js', 'plugin.js', 'src/index.js', 'index.js'] as const;
 
 /**
- * WASI features the JS engine is built without: a plugin gets no console, clock, random or
- * network, so the component imports nothing but `chatty:plugin/*` ("pure" mode).
+ * componentize-js features the JS engine is built without. 'stdio' would import
+ * `wasi:filesystem` as well as stdout/stderr, so `console` is routed to `chatty:plugin/logging` by
+ * the build's wrapper instead (`entry.ts`); 'http' and 'fetch-event' are the network. 'clocks'
+ * and 'random' stay on: without them `Date.now()` is frozen at build time and `Math.random()`
+ * repeats the same sequence in every instance.
  */
-export const DISABLED_FEATURES = ['stdio', 'random', 'clocks', 'http', 'fetch-event'] as const;
+export const DISABLED_FEATURES = ['stdio', 'http', 'fetch-event'] as const;
 
 export interface BuildResult {
   /** The component written (the manifest's `wasm`). */
@@ -42,24 +47,37 @@ export async function buildPlugin(dir: string): Promise<BuildResult> {
   const { manifest } = parseManifest(await readFile(join(root, 'module.toml'), 'utf8'));
   if (!manifest.module.wasm) throw new PluginLoadError('module.toml has no [module] wasm: a remote module is not built here');
   const wasmPath = join(root, manifest.module.wasm);
+  const source = findPluginSource(root);
+  checkPluginSource(source, root);
   const started = performance.now();
-  const component = await componentizePlugin(findPluginSource(root));
+  const component = await componentizePlugin(root, source);
   await mkdir(dirname(wasmPath), { recursive: true });
   await writeFile(wasmPath, component);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
 }
 
-async function componentizePlugin(sourcePath: string): Promise<Uint8Array> {
+/**
+ * Runs componentize-js on the wrapper (`entry.ts`), written beside the module for the length of
+ * the build: componentize-js shows the engine only the directory of its entry file (or the working
+ * directory), so the wrapper goes in the plugin's root and imports the author's file from there.
+ */
+async function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Array> {
   const { componentize } = await import('@bytecodealliance/componentize-js');
-  // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which starts
-  // with no preopens.
-  const { component } = await componentize({
-    sourcePath,
-    witWorld: readFileSync(pluginWitPath(), 'utf8'),
-    worldName: PLUGIN_WORLD,
-    disableFeatures: [...DISABLED_FEATURES],
-  } as unknown as { sourcePath: string });
-  return component;
+  const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
+  await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
+  try {
+    // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which starts
+    // with no preopens.
+    const { component } = await componentize({
+      sourcePath: entry,
+      witWorld: readFileSync(pluginWitPath(), 'utf8'),
+      worldName: PLUGIN_WORLD,
+      disableFeatures: [...DISABLED_FEATURES],
+    } as unknown as { sourcePath: string });
+    return component;
+  } finally {
+    await rm(entry, { force: true });
+  }
 }
 
 async function componentizeVersion(): Promise<string> {
@@ -76,21 +94,34 @@ export function templateDir(): string {
   return join(examplesDir(), 'template');
 }
 
+/** Template files stored without their dot: npm and electron-builder leave `.gitignore` out of a package. */
+const TEMPLATE_DOTFILES: Readonly<Record<string, string>> = { gitignore: '.gitignore' };
+
 /**
  * `chatty-gateway plugin new <name>`: copies the template to `<parent>/<name>`, names it, and puts
- * the WIT beside it for reference. Refuses an existing directory.
+ * the WIT beside it for reference. A name with a path separator (`./plugins/hello`) is a path
+ * relative to `parent` whose last component is the module name. Refuses an existing directory.
+ * Returns the new directory's absolute path.
  */
 export async function newPlugin(name: string, parent: string): Promise<string> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
-    throw new PluginLoadError(`plugin name ${JSON.stringify(name)}: use letters, digits, ".", "_" or "-", starting with a letter or digit`);
-  }
   const target = resolve(parent, name);
+  // The path's own last component ("plugins/.." names no module, even though it resolves to one).
+  const moduleName = name.split(sep === '\\' ? /[\\/]/ : '/').filter((part) => part !== '').at(-1) ?? '';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(moduleName)) {
+    throw new PluginLoadError(
+      `plugin name ${JSON.stringify(moduleName)}: use letters, digits, ".", "_" or "-", starting with a letter or digit (it is part of the URL /mcp/<name>)`,
+    );
+  }
   if (existsSync(target)) throw new PluginLoadError(`${target} already exists`);
-  await cp(templateDir(), target, { recursive: true, filter: (src) => !src.endsWith('.wasm') });
-  const rename = (text: string): string => text.replaceAll('"template"', JSON.stringify(name)).replaceAll("'template'", `'${name}'`);
+  await mkdir(dirname(target), { recursive: true });
+  await cp(templateDir(), target, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
+  for (const [stored, real] of Object.entries(TEMPLATE_DOTFILES)) {
+    if (existsSync(join(target, stored))) await rename(join(target, stored), join(target, real));
+  }
+  const named = (text: string): string => text.replaceAll('"template"', JSON.stringify(moduleName)).replaceAll("'template'", `'${moduleName}'`);
   for (const file of ['module.toml', 'src/plugin.js']) {
     const path = join(target, file);
-    await writeFile(path, rename(await readFile(path, 'utf8')));
+    await writeFile(path, named(await readFile(path, 'utf8')));
   }
   await mkdir(join(target, 'wit'), { recursive: true });
   await cp(pluginWitPath(), join(target, 'wit', 'plugin.wit'));
@@ -130,7 +161,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     options.onProgress?.(`building example plugin ${name} (componentize-js, a few seconds)…`);
     const tmp = `${to}.tmp-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
-    await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') });
+    await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
     await buildPlugin(tmp);
     await writeFile(join(tmp, '.build-stamp'), stamp);
     await rm(to, { recursive: true, force: true });
@@ -150,14 +181,14 @@ function readStamp(dir: string): string | undefined {
   }
 }
 
-/** SHA-256 over the relative paths and contents of a directory's files (built .wasm left out). */
+/** SHA-256 over the relative paths and contents of a directory's files (built .wasm and build wrappers left out). */
 function hashTree(dir: string): string {
   const hash = createHash('sha256');
   const walk = (path: string): void => {
     for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const full = join(path, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && !entry.name.endsWith('.wasm')) hash.update(relative(dir, full)).update('\0').update(readFileSync(full));
+      else if (entry.isFile() && !entry.name.endsWith('.wasm') && !entry.name.startsWith(ENTRY_PREFIX)) hash.update(relative(dir, full)).update('\0').update(readFileSync(full));
     }
   };
   walk(dir);

@@ -1,7 +1,8 @@
-// A chatty:plugin@0.3.0 plugin. `chatty-gateway plugin build .` turns this file into plugin.wasm.
+// A chatty:plugin@0.3.0 plugin. `npx chatty-gateway plugin build .` turns this file into plugin.wasm.
 //
 // Host capabilities are imported from `chatty:plugin/<capability>@0.3.0` (see wit/plugin.wit).
-// There is no console, clock, random or network here: log with `log`, read settings with `get`.
+// `console.log` and `log` both write the host's log; `Date.now()` and `Math.random()` work; there
+// is no network, and files only through `chatty:plugin/file` below the manifest's [files] root.
 import { log } from 'chatty:plugin/logging@0.3.0';
 import { get } from 'chatty:plugin/config@0.3.0';
 
@@ -48,8 +49,9 @@ export const plugin = {
     }));
   },
 
-  // Returns { content } for a result; throws { kind, message } for a tool-error, where kind is
-  // 'unknown-tool' | 'invalid-arguments' | 'denied' | 'failed'.
+  // Returns { content } for a result. Throw { kind, message } for a tool-error, where kind is
+  // 'unknown-tool' | 'invalid-arguments' | 'denied' | 'failed'; anything else thrown (an Error, a
+  // string) reaches the caller as a 'failed' tool-error with its message.
   invokeTool(call) {
     const tool = TOOLS[call.name];
     if (!tool) throw { kind: 'unknown-tool', message: `no tool named ${call.name}` };
@@ -60,11 +62,6 @@ export const plugin = {
       throw invalid('arguments are not JSON');
     }
     if (args === null || typeof args !== 'object' || Array.isArray(args)) throw invalid('arguments must be a JSON object');
-    try {
-      return { content: tool.run(args) };
-    } catch (err) {
-      if (err && typeof err.kind === 'string') throw err;
-      throw { kind: 'failed', message: String(err && err.message ? err.message : err) };
-    }
+    return { content: tool.run(args) };
   },
 };

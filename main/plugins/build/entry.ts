@@ -1,0 +1,128 @@
+/**
+ * The module `plugin build` hands componentize-js instead of the author's file. It imports the
+ * author's `plugin` and exports a wrapped one, so that every plugin built here:
+ *
+ * - answers an ordinary exception from `invokeTool` (a thrown `Error`, string, anything that is
+ *   not a `{ kind, message }` tool-error) as a `failed` tool-error carrying its message: without
+ *   this, componentize-js cannot lower the value into `tool-error` and the guest traps with the
+ *   message lost;
+ * - answers an ill-typed return (not `{ content: string }`, a Promise, bad `usage`) the same way,
+ *   saying what was returned;
+ * - logs why `metadata()` or `listTools()` threw before the trap that follows (they have no error
+ *   case in the WIT);
+ * - has a `console` whose methods are `chatty:plugin/logging` lines: the engine is built without
+ *   the 'stdio' feature, whose WASI imports include `wasi:filesystem`.
+ */
+
+/** The file name the wrapper is written under, beside the module (removed after the build). */
+export const ENTRY_PREFIX = '.chatty-build-entry-';
+
+/** The wrapper's source; `authoredSpecifier` is the author's file relative to the wrapper. */
+export function entrySource(authoredSpecifier: string): string {
+  return `// Written by \`chatty-gateway plugin build\` for one build and removed after it.
+import { log as hostLog } from 'chatty:plugin/logging@0.3.0';
+import * as authoredModule from ${JSON.stringify(authoredSpecifier)};
+
+const authored = authoredModule.plugin;
+const KINDS = ['unknown-tool', 'invalid-arguments', 'denied', 'failed'];
+const U32_MAX = 4294967295;
+
+function text(value) {
+  if (typeof value === 'string') return value;
+  if (value instanceof Error) return value.name && value.name !== 'Error' ? value.name + ': ' + value.message : value.message;
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
+  } catch {}
+  return String(value);
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return typeof value.then === 'function' ? 'a Promise' : 'an object';
+  return 'a ' + typeof value + ' (' + text(value) + ')';
+}
+
+function failed(message) {
+  return { kind: 'failed', message };
+}
+
+function toolError(err) {
+  if (err !== null && typeof err === 'object' && typeof err.kind === 'string' && typeof err.message === 'string') {
+    if (KINDS.includes(err.kind)) return { kind: err.kind, message: err.message };
+    return failed(err.message + ' (the plugin threw a tool-error of kind "' + err.kind + '"; kinds are ' + KINDS.join(', ') + ')');
+  }
+  const message = text(err);
+  return failed(message === '' ? 'invokeTool threw ' + describe(err) + ' without a message' : message);
+}
+
+function isU32(n) {
+  return Number.isInteger(n) && n >= 0 && n <= U32_MAX;
+}
+
+function toolResult(result) {
+  if (result === null || typeof result !== 'object' || Array.isArray(result) || typeof result.then === 'function') {
+    const why = result !== null && typeof result === 'object' && typeof result.then === 'function' ? ' (invokeTool must not be async)' : '';
+    throw failed('invokeTool returned ' + describe(result) + '; it must return { content: string }' + why);
+  }
+  if (typeof result.content !== 'string') {
+    throw failed('invokeTool returned content that is ' + describe(result.content) + '; content must be a string (JSON.stringify an object)');
+  }
+  const usage = result.usage;
+  if (usage === undefined || usage === null) return { content: result.content };
+  if (typeof usage !== 'object' || !isU32(usage.inputTokens) || !isU32(usage.outputTokens)) {
+    throw failed('invokeTool returned usage ' + text(usage) + '; usage must be { inputTokens, outputTokens }, whole numbers from 0 to ' + U32_MAX);
+  }
+  return { content: result.content, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } };
+}
+
+function method(name) {
+  if (authored === null || typeof authored !== 'object' || typeof authored[name] !== 'function') {
+    throw new Error('the plugin module must export \`plugin\` with a function ' + name + '()');
+  }
+  return authored[name].bind(authored);
+}
+
+function logged(name) {
+  try {
+    return method(name)();
+  } catch (err) {
+    hostLog('error', name + '() threw: ' + text(err));
+    throw err;
+  }
+}
+
+function line(args) {
+  return args.map((a) => (typeof a === 'string' ? a : text(a))).join(' ');
+}
+
+const consoleLevels = { log: 'info', info: 'info', debug: 'debug', trace: 'debug', warn: 'warn', error: 'error' };
+const hostConsole = {};
+for (const [name, level] of Object.entries(consoleLevels)) hostConsole[name] = (...args) => hostLog(level, line(args));
+try {
+  Object.defineProperty(globalThis, 'console', { value: hostConsole, writable: true, configurable: true });
+} catch {
+  for (const name of Object.keys(hostConsole)) globalThis.console[name] = hostConsole[name];
+}
+
+export const plugin = {
+  metadata() {
+    return logged('metadata');
+  },
+  listTools() {
+    return logged('listTools');
+  },
+  invokeTool(call) {
+    let result;
+    try {
+      result = method('invokeTool')(call);
+    } catch (err) {
+      throw toolError(err);
+    }
+    return toolResult(result);
+  },
+};
+`;
+}

@@ -1,0 +1,134 @@
+/**
+ * Reads a plugin's JavaScript with acorn before componentize-js does: componentize-js reports a
+ * syntax error as "failed to parse JS source, encountered [1] errors" and an unresolvable import
+ * not much better, so the file, line, column and reason are found here first.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
+import { parse, type Node, type Program } from 'acorn';
+import { PluginLoadError } from '../errors.js';
+import { CHATTY_IMPORTS, PLUGIN_PACKAGE_VERSION } from '../world.js';
+
+/** acorn's SyntaxError carries where it happened (`loc.column` counts from 0). */
+interface AcornSyntaxError extends SyntaxError {
+  loc: { line: number; column: number };
+}
+
+function isAcornSyntaxError(err: unknown): err is AcornSyntaxError {
+  if (!(err instanceof SyntaxError)) return false;
+  const loc = (err as { loc?: unknown }).loc;
+  return typeof loc === 'object' && loc !== null && typeof (loc as { line?: unknown }).line === 'number';
+}
+
+/** A string-literal module specifier with its position, from an import or re-export. */
+interface Specifier {
+  value: string;
+  start: number;
+}
+
+/**
+ * Parses `entry` and every file it imports by relative path (all must lie inside `root`, the
+ * directory componentize-js is shown), and checks that `entry` exports `plugin`. Throws a
+ * `PluginLoadError` naming `file:line:column` (relative to `root`) on the first problem.
+ */
+export function checkPluginSource(entry: string, root: string): void {
+  const seen = new Set<string>();
+  const pending = [resolve(entry)];
+  while (pending.length) {
+    const file = pending.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    const program = parseModule(file, text, root);
+    if (file === resolve(entry) && !exportsPlugin(program)) {
+      throw new PluginLoadError(
+        `${shown(root, file)} does not export \`plugin\`: the build expects \`export const plugin = { metadata, listTools, invokeTool }\``,
+      );
+    }
+    for (const spec of specifiers(program)) {
+      const next = resolveImport(file, text, root, spec);
+      if (next !== undefined) pending.push(next);
+    }
+  }
+}
+
+function parseModule(file: string, text: string, root: string): Program {
+  try {
+    return parse(text, { ecmaVersion: 'latest', sourceType: 'module', locations: true });
+  } catch (err) {
+    if (!isAcornSyntaxError(err)) throw err;
+    // acorn appends " (line:column)" to its message; the location is given in front instead.
+    const reason = err.message.replace(/\s*\(\d+:\d+\)$/, '');
+    throw new PluginLoadError(`${shown(root, file)}:${err.loc.line}:${err.loc.column + 1}: ${reason}\n${excerpt(text, err.loc.line, err.loc.column)}`);
+  }
+}
+
+/** Static imports and re-exports; `import()` with a computed name is left to componentize-js. */
+function specifiers(program: Program): Specifier[] {
+  const out: Specifier[] = [];
+  for (const node of program.body) {
+    if (node.type === 'ImportDeclaration' || node.type === 'ExportAllDeclaration' || (node.type === 'ExportNamedDeclaration' && node.source)) {
+      const source = node.source as (Node & { value?: unknown }) | null | undefined;
+      if (source && typeof source.value === 'string') out.push({ value: source.value, start: source.start });
+    }
+  }
+  return out;
+}
+
+/** The file a relative import names (undefined for a host import); throws for anything else. */
+function resolveImport(file: string, text: string, root: string, spec: Specifier): string | undefined {
+  const where = at(root, file, text, spec.start);
+  if (spec.value.startsWith('chatty:plugin/')) {
+    const allowed = CHATTY_IMPORTS.map((i) => `chatty:plugin/${i}@${PLUGIN_PACKAGE_VERSION}`);
+    if (allowed.includes(spec.value)) return undefined;
+    throw new PluginLoadError(`${where}: import "${spec.value}": the host provides ${allowed.join(', ')}`);
+  }
+  if (!spec.value.startsWith('./') && !spec.value.startsWith('../')) {
+    throw new PluginLoadError(
+      `${where}: import "${spec.value}": a plugin imports only its own files (by a path starting with ./ or ../) and chatty:plugin/*; bundle npm packages into the plugin first (esbuild, rollup)`,
+    );
+  }
+  const target = resolve(dirname(file), spec.value);
+  if (target !== root && !target.startsWith(root + sep)) {
+    throw new PluginLoadError(`${where}: import "${spec.value}" leaves the plugin directory ${root}; the build sees only that directory`);
+  }
+  for (const candidate of [target, `${target}.js`]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  }
+  throw new PluginLoadError(`${where}: import "${spec.value}": no such file (${shown(root, target)})`);
+}
+
+function exportsPlugin(program: Program): boolean {
+  for (const node of program.body) {
+    // `export * from` may carry `plugin`; componentize-js will say if it does not.
+    if (node.type === 'ExportAllDeclaration' && !node.exported) return true;
+    if (node.type !== 'ExportNamedDeclaration') continue;
+    const declaration = node.declaration;
+    if (declaration?.type === 'VariableDeclaration') {
+      if (declaration.declarations.some((d) => d.id.type === 'Identifier' && d.id.name === 'plugin')) return true;
+    } else if (declaration && 'id' in declaration && declaration.id?.name === 'plugin') {
+      return true;
+    }
+    for (const s of node.specifiers) {
+      const name = s.exported.type === 'Identifier' ? s.exported.name : s.exported.value;
+      if (name === 'plugin') return true;
+    }
+  }
+  return false;
+}
+
+function shown(root: string, file: string): string {
+  return relative(root, file).split(sep).join('/') || '.';
+}
+
+/** `src/plugin.js:3:14` for a character offset into `text` (line and column from 1). */
+function at(root: string, file: string, text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `${shown(root, file)}:${before.length}:${before.at(-1)!.length + 1}`;
+}
+
+/** The offending line and a caret under the column, indented. */
+function excerpt(text: string, line: number, column: number): string {
+  const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
+  return `  ${source}\n  ${' '.repeat(Math.min(column, source.length))}^`;
+}
