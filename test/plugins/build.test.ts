@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSy
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, PluginLoadError, buildPlugin, ensureExamplesBuilt, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
+import { ModuleRegistry, PluginCallError, PluginLoadError, buildPlugin, ensureExamplesBuilt, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
 const WIT = readFileSync(new URL('../../main/plugins/wit/plugin.wit', import.meta.url), 'utf8');
@@ -125,7 +125,14 @@ describe('plugin build checks the JavaScript before componentize-js', () => {
  */
 const BEHAVIOUR_PLUGIN = `import { plugin as template } from './template.js';
 
+console.log('at build time'); // runs while componentize-js initialises the engine
+let listToolsBroken = false;
+
 const EXTRA = {
+  'break-list-tools': () => {
+    listToolsBroken = true;
+    return { content: 'the next listTools() throws' };
+  },
   'throw-error': () => { throw new Error('the disk is on fire'); },
   'throw-type-error': () => null.property,
   'throw-string': () => { throw 'just a string'; },
@@ -152,10 +159,13 @@ const EXTRA = {
 
 export const plugin = {
   metadata: () => template.metadata(),
-  listTools: () => [
+  listTools: () => {
+    if (listToolsBroken) throw new Error('the list is broken');
+    return [
     ...template.listTools(),
     ...Object.keys(EXTRA).map((name) => ({ name, description: name, parametersSchema: '{"type":"object"}' })),
-  ],
+    ];
+  },
   invokeTool(call) {
     return EXTRA[call.name] ? EXTRA[call.name]() : template.invokeTool(call);
   },
@@ -213,7 +223,7 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
 
   it('the template inside it still answers, and its tool-errors pass through unchanged', async () => {
     assert.equal((await handle.metadata()).name, 'behaviour');
-    assert.deepEqual((await handle.listTools()).map((t) => t.name).slice(0, 2), ['greet', 'throw-error']);
+    assert.deepEqual((await handle.listTools()).map((t) => t.name).slice(0, 2), ['greet', 'break-list-tools']);
     assert.deepEqual(await call('greet', '{"name":"Ada"}'), { ok: true, value: { content: 'Hello, Ada!', usage: undefined } });
     assert.deepEqual(await call('greet', '{}'), { ok: false, error: { kind: 'invalid-arguments', message: '`name` must be a non-empty string' } });
     assert.deepEqual(await call('greet', 'nope'), { ok: false, error: { kind: 'invalid-arguments', message: 'arguments are not JSON' } });
@@ -260,6 +270,16 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
       ['error', 'bad thing', 'behaviour', 'guest'],
       ['debug', 'details', 'behaviour', 'guest'],
     ]);
+  });
+
+  it('what listTools() throws is logged before its trap; console at the top level went nowhere', async () => {
+    assert.ok(!lines.some((l) => l.message.includes('at build time')), 'the build-time console line is not replayed');
+    await call('break-list-tools');
+    const from = lines.length;
+    await assert.rejects(handle.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
+    const logged = lines.slice(from).filter((l) => l.fields?.['source'] === 'guest').map((l) => [l.level, l.message]);
+    assert.deepEqual(logged, [['error', 'listTools() threw: the list is broken']]);
+    assert.equal((await handle.listTools())[0]!.name, 'greet', 'a fresh instance answers again');
   });
 
   it('Date.now() is the time of the call, not of the build', async () => {

@@ -158,7 +158,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     const stamp = `${toolVersion}:${hashTree(from)}`;
     const to = join(modulesDir, name);
     if (readStamp(to) === stamp) continue;
-    options.onProgress?.(`building example plugin ${name} (componentize-js, a few seconds)…`);
+    options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
     const tmp = `${to}.tmp-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
     await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
