@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ComponentCache } from '../main/plugins/component-cache.js';
 import { ModuleRegistry, type ToolOutcome } from '../main/plugins/index.js';
-import { OutputGuard } from '../main/plugins/worker/output-guard.js';
+import { CoreInstances } from '../main/plugins/worker/core-instances.js';
+import { LiftMeter } from '../main/plugins/worker/lift-meter.js';
 import { chattyImports } from '../main/plugins/worker/host-imports.js';
 import type { GuestWorkerData, ToolCallRequest } from '../main/plugins/worker/protocol.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../test/helpers/wasm-fixtures.js';
@@ -98,13 +99,13 @@ async function main(): Promise<void> {
     // 2. The same guest, transpiled and instantiated on this thread, called directly.
     const cache = new ComponentCache(join(root, 'cache'));
     const prepared = await cache.prepare(component);
-    const coreModules = await cache.compile(prepared, 256);
+    const { modules: coreModules, sandbox } = await cache.compile(prepared, 256);
     const { instantiate } = (await import(prepared.componentUrl!)) as {
       instantiate: (get: (n: string) => unknown, imports: unknown, core: unknown) => Promise<Record<string, { invokeTool(r: ToolCallRequest): unknown }>>;
     };
     const data = { module: 'bench', config: null, filesRoot: null, grants: { llm: 'not-configured', billing: 'not-configured' } } as unknown as GuestWorkerData;
-    const guard = new OutputGuard(1024 * 1024, 64 * 1024);
-    const exports = await instantiate((n) => coreModules[n], chattyImports(data, { log() {}, post() {} }), guard.instantiateCore);
+    const instances = new CoreInstances(sandbox, coreModules, new LiftMeter(1024 * 1024, 4 * 1024 * 1024));
+    const exports = await instantiate((n) => coreModules[n], chattyImports(data, { log() {}, post() {} }), instances.instantiateCore);
     const direct = exports['chatty:plugin/plugin@0.3.0']!;
     const directStats = await measure(() => direct.invokeTool(REQUEST), 200, 100);
     await cache.close();

@@ -6,9 +6,12 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { PluginLoadError } from './errors.js';
-import { capModuleMemory } from './memory-cap.js';
-import { PAGES_PER_MIB } from './limits.js';
+import { checkComponentNames } from './inspect/component-names.js';
+import { capCoreModule, shapeOfCoreModule, type CoreModuleShape } from './inspect/core-limits.js';
+import { inspectTranspiledJs } from './inspect/transpiled-js.js';
+import { MAX_TABLE_ENTRIES, PAGES_PER_MIB } from './limits.js';
 import { spawnWorker } from './spawn.js';
+import type { GuestSandbox } from './worker/protocol.js';
 import type { ToolchainReply, ToolchainRequest } from './worker/toolchain-entry.js';
 import { parseComponentWorld, type ComponentWorld } from './world.js';
 import { Wasm, type WasmModule } from './wasm-api.js';
@@ -29,6 +32,8 @@ export interface PreparedComponent {
   readonly componentUrl: string | undefined;
   /** jco's core module files, by the name its `getCoreModule` asks for. */
   readonly coreFiles: readonly string[];
+  /** The core file each of jco's `instantiateCore` calls instantiates, in order (from its checked JavaScript). */
+  readonly coreInstantiations: readonly string[];
   /** Whether the entry came from the disk cache. */
   readonly cached: boolean;
 }
@@ -65,7 +70,7 @@ export function transpilerVersion(): string {
  * once per process and memory cap.
  */
 export class ComponentCache {
-  private readonly compiled = new Map<string, Promise<Record<string, WasmModule>>>();
+  private readonly compiled = new Map<string, Promise<CompiledComponent>>();
   private readonly toolchain = new Toolchain();
 
   /** `transpiler` overrides the installed jco-transpile version in the key (tests only). */
@@ -74,7 +79,13 @@ export class ComponentCache {
     private readonly options: { transpiler?: string } = {},
   ) {}
 
+  /**
+   * Checks the component's names (before anything is transpiled), transpiles it (or finds it in
+   * the cache), and checks jco's JavaScript before anything runs it. Both checks run on every
+   * load, cached or not.
+   */
   async prepare(bytes: Uint8Array): Promise<PreparedComponent> {
+    checkComponentNames(bytes);
     const transpiler = this.options.transpiler ?? transpilerVersion();
     const hash = createHash('sha256').update(bytes).digest('hex');
     const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
@@ -103,29 +114,65 @@ export class ComponentCache {
     return entry(key, dir, written, false);
   }
 
-  /** The component's core modules, memory capped at `maxMemoryMb` and compiled once. */
-  compile(prepared: PreparedComponent, maxMemoryMb: number): Promise<Record<string, WasmModule>> {
+  /**
+   * The component's core modules, compiled once per process and memory cap, with every memory and
+   * table bounded so that all the instances the component creates together stay within the
+   * plugin's budget: `max_memory_mb` and `MAX_TABLE_ENTRIES`, divided evenly among the memories
+   * and tables its instantiations define (a module instantiated three times counts three times).
+   */
+  compile(prepared: PreparedComponent, maxMemoryMb: number): Promise<CompiledComponent> {
     const id = `${prepared.key}:${maxMemoryMb}`;
-    let modules = this.compiled.get(id);
-    if (!modules) {
-      modules = (async () => {
-        const out: Record<string, WasmModule> = {};
+    let compiled = this.compiled.get(id);
+    if (!compiled) {
+      compiled = (async () => {
+        const files: Record<string, Uint8Array> = {};
+        const perModule: Record<string, CoreModuleShape> = {};
         for (const name of prepared.coreFiles) {
-          const bytes = await readFile(join(prepared.dir, name));
-          const capped = capModuleMemory(bytes, maxMemoryMb * PAGES_PER_MIB, name);
-          out[name] = await Wasm.compile(capped);
+          files[name] = await readFile(join(prepared.dir, name));
+          perModule[name] = shapeOfCoreModule(files[name], name);
         }
-        return out;
+        const sandbox = planSandbox(prepared.coreInstantiations, perModule, maxMemoryMb);
+        const modules: Record<string, WasmModule> = {};
+        for (const [name, bytes] of Object.entries(files)) {
+          const capped = capCoreModule(bytes, { memoryPages: sandbox.memoryPagesEach, tableEntries: sandbox.tableEntriesEach }, name);
+          modules[name] = await Wasm.compile(capped);
+        }
+        return { modules, sandbox };
       })();
-      modules.catch(() => this.compiled.delete(id));
-      this.compiled.set(id, modules);
+      compiled.catch(() => this.compiled.delete(id));
+      this.compiled.set(id, compiled);
     }
-    return modules;
+    return compiled;
   }
 
   async close(): Promise<void> {
     await this.toolchain.close();
   }
+}
+
+/** Compiled core modules and the budgets they were capped to. */
+export interface CompiledComponent {
+  modules: Record<string, WasmModule>;
+  sandbox: GuestSandbox;
+}
+
+/** Divides the plugin's memory and table budgets among what its instantiations define. */
+export function planSandbox(instantiations: readonly string[], perModule: Record<string, CoreModuleShape>, maxMemoryMb: number): GuestSandbox {
+  let memories = 0;
+  let tables = 0;
+  for (const file of instantiations) {
+    const shape = perModule[file];
+    if (!shape) throw new PluginLoadError(`jco instantiates ${file}, which it did not write`);
+    memories += shape.memories;
+    tables += shape.tables;
+  }
+  const pages = maxMemoryMb * PAGES_PER_MIB;
+  const memoryPagesEach = Math.floor(pages / Math.max(1, memories));
+  if (memories > 0 && memoryPagesEach < 1) {
+    throw new PluginLoadError(`the component creates ${memories} linear memories: max_memory_mb = ${maxMemoryMb} leaves less than a 64 KiB page for each`);
+  }
+  const tableEntriesEach = Math.floor(MAX_TABLE_ENTRIES / Math.max(1, tables));
+  return { memories, tables, memoryPagesEach, tableEntriesEach, perModule };
 }
 
 async function readMeta(dir: string): Promise<CacheMeta | undefined> {
@@ -141,13 +188,16 @@ async function readMeta(dir: string): Promise<CacheMeta | undefined> {
   }
 }
 
-function entry(key: string, dir: string, meta: CacheMeta, cached: boolean): PreparedComponent {
+async function entry(key: string, dir: string, meta: CacheMeta, cached: boolean): Promise<PreparedComponent> {
+  // jco's JavaScript is built from the component's own names: checked before anything imports it.
+  const coreInstantiations = meta.plugin ? inspectTranspiledJs(await readFile(join(dir, 'component.mjs'), 'utf8'), meta.coreFiles).coreInstantiations : [];
   return {
     key,
     dir,
     world: parseComponentWorld(meta.wit),
     componentUrl: meta.plugin ? pathToFileURL(join(dir, 'component.mjs')).href : undefined,
     coreFiles: meta.coreFiles,
+    coreInstantiations,
     cached,
   };
 }

@@ -27,3 +27,13 @@ export const WORKER_HEAP_MB = 256;
 /** What a guest may log per call (its `logging.log` lines, stdout/stderr, host warnings). */
 export const MAX_LOG_BYTES_PER_CALL = 1 * MIB;
 export const MAX_LOG_LINES_PER_CALL = 1000;
+/**
+ * The largest single string a guest may hand a host import (a log line before it is cut, an LLM
+ * prompt, a path): larger ones trap the call instead of being copied onto the worker's heap.
+ */
+export const MAX_HOST_STRING_BYTES = 4 * MIB;
+/**
+ * Table entries per plugin, shared among all the tables its core instances define. A table lives
+ * on the worker's JS heap (not in linear memory); an unbounded `table.grow` could end the process.
+ */
+export const MAX_TABLE_ENTRIES = 1_000_000;

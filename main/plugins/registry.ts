@@ -231,7 +231,7 @@ export class ModuleRegistry {
     const providers = this.options.providers ?? {};
     const state = (cap: 'llm' | 'billing'): GrantState =>
       !granted.has(cap) ? 'not-granted' : providers[cap] ? 'granted' : 'not-configured';
-    const coreModules = await this.cache.compile(prepared, limits.maxMemoryMb);
+    const { modules: coreModules, sandbox } = await this.cache.compile(prepared, limits.maxMemoryMb);
     const handle = new ModuleHandle({
       manifest,
       limits,
@@ -242,7 +242,7 @@ export class ModuleRegistry {
       config: granted.has('config') ? { ...manifest.config } : null,
       filesRoot,
       grants: { llm: state('llm'), billing: state('billing') },
-      sandbox: { memories: 1, tables: 1, perModule: {} },
+      sandbox,
       providers,
       meter: this.options.meter,
       logger: this.logger,

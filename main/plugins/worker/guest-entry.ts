@@ -6,11 +6,13 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { CallChannel, DONE, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonicMs } from './call-channel.js';
+import { checkAnswer } from './answer-check.js';
+import { CoreInstances } from './core-instances.js';
 import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
-import { InvalidOutput, OutputGuard, OutputTooLarge } from './output-guard.js';
-import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, ToolCallRequest, ToolOutcome } from './protocol.js';
+import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
+import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL } from '../limits.js';
+import { MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL } from '../limits.js';
 
 interface PluginExports {
   metadata(): unknown;
@@ -21,7 +23,7 @@ interface PluginExports {
 type Instantiate = (
   getCoreModule: (name: string) => WasmModule,
   imports: Record<string, unknown>,
-  instantiateCore: OutputGuard['instantiateCore'],
+  instantiateCore: CoreInstances['instantiateCore'],
 ) => Promise<Record<string, PluginExports>>;
 
 /*
@@ -33,6 +35,9 @@ type Instantiate = (
 process.env = { ...process.env };
 
 const data = workerData as GuestWorkerData;
+/** Installed before jco's module is imported: it meters the globals jco reads guest memory with. */
+const meter = new LiftMeter(data.maxOutputBytes, MAX_HOST_STRING_BYTES);
+meter.install();
 const port = parentPort!;
 const channel = new CallChannel(data.channel);
 /** Logs, bridged host calls and oversized answers share one port, so they arrive in order. */
@@ -47,12 +52,14 @@ const send = (message: FromWorker): void => {
 const budget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
   log(level, message, source) {
-    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes + message.length > MAX_LOG_BYTES_PER_CALL) {
+    // Bytes, not UTF-16 units: a line of 3-byte characters costs three times its `length`.
+    const bytes = utf8Length(message);
+    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes + bytes > MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
     }
     budget.lines++;
-    budget.bytes += message.length;
+    budget.bytes += bytes;
     send({ type: 'log', level, message, source });
   },
   post: (message) => send(message),
@@ -74,18 +81,18 @@ function settleLogBudget(): void {
 
 let instantiateComponent: Instantiate;
 let imports: Record<string, unknown>;
-let guard: OutputGuard;
+let instances: CoreInstances | undefined;
 let plugin: PluginExports | undefined;
 
 async function freshInstance(): Promise<void> {
   plugin = undefined;
-  guard = new OutputGuard(data.maxOutputBytes, data.maxLogBytes);
+  instances = new CoreInstances(data.sandbox, data.coreModules, meter);
   const getCoreModule = (name: string): WasmModule => {
     const module = data.coreModules[name];
     if (!module) throw new Error(`the transpiled component asks for an unknown core module ${name}`);
     return module;
   };
-  const exports = await instantiateComponent(getCoreModule, imports, guard.instantiateCore);
+  const exports = await instantiateComponent(getCoreModule, imports, instances.instantiateCore);
   const found = exports['chatty:plugin/plugin@0.3.0'];
   if (!found) throw new Error('the component does not export chatty:plugin/plugin@0.3.0');
   plugin = found;
@@ -94,13 +101,25 @@ async function freshInstance(): Promise<void> {
 function classify(err: unknown): { kind: GuestFailureKind; message: string } {
   if (err instanceof OutputTooLarge) return { kind: 'output_too_large', message: err.message };
   const text = err instanceof Error ? err.message : String(err);
-  if (err instanceof InvalidOutput) return { kind: 'invalid_output', message: `the guest's answer did not lift: ${text}` };
-  if (err instanceof TypeError) return { kind: 'invalid_output', message: `the guest's answer did not lift: ${text}` };
-  const memory = guard?.memory;
-  const note = memory
-    ? ` (linear memory ${(memory.buffer.byteLength / (1024 * 1024)).toFixed(1)} MiB of its ${data.maxMemoryBytes / (1024 * 1024)} MiB cap, max_memory_mb)`
-    : '';
-  return { kind: 'trap', message: `the guest trapped: ${text}${note}` };
+  if (err instanceof HostInputTooLarge) return { kind: 'trap', message: `the guest trapped: ${text}` };
+  // jco's lift throws TypeError on a bad discriminant and RangeError on a view past the memory.
+  if (err instanceof InvalidOutput || err instanceof TypeError || err instanceof RangeError) {
+    return { kind: 'invalid_output', message: `the guest's answer did not lift: ${text}` };
+  }
+  return { kind: 'trap', message: `the guest trapped: ${text}${memoryNote()}` };
+}
+
+/**
+ * Said only when memory is the likely cause: a memory that has used three quarters of its cap or
+ * more (an allocator asks for more than it needs at once, so "at the cap" is too strict).
+ */
+function memoryNote(): string {
+  const capBytes = data.sandbox.memoryPagesEach * 65536;
+  const fullest = capBytes > 0 ? instances?.fullest(capBytes) : undefined;
+  if (!fullest || fullest.fraction < 0.75) return '';
+  const mib = (n: number): string => (n % (1024 * 1024) === 0 ? String(n / (1024 * 1024)) : (n / (1024 * 1024)).toFixed(1));
+  const shared = data.sandbox.memories > 1 ? `, max_memory_mb shared among its ${data.sandbox.memories} memories` : ', max_memory_mb';
+  return ` (linear memory ${mib(fullest.bytes)} MiB of its ${mib(capBytes)} MiB cap${shared})`;
 }
 
 function isToolError(err: unknown): err is { kind: string; message: string } {
@@ -121,18 +140,30 @@ function failure(err: unknown): Outcome {
 function runNow(op: Op, request: ToolCallRequest | undefined): Outcome {
   try {
     const p = plugin!;
-    if (op === Op.Metadata) return { value: p.metadata() };
-    if (op === Op.ListTools) return { value: p.listTools() };
+    if (op === Op.Metadata) return { value: checkAnswer('metadata', metered('metadata', () => p.metadata()), data.maxOutputBytes) };
+    if (op === Op.ListTools) return { value: checkAnswer('list-tools', metered('list-tools', () => p.listTools()), data.maxOutputBytes) };
     if (!request) throw new Error('the call\'s request was lost on its way to the worker');
+    let outcome: ToolOutcome;
     try {
-      const result = p.invokeTool(request);
-      return { value: { ok: true, value: { content: result.content, usage: result.usage } } };
+      const result = metered('invoke-tool', () => p.invokeTool(request));
+      outcome = { ok: true, value: { content: result.content, usage: result.usage as TokenUsage | undefined } };
     } catch (err) {
       if (!isToolError(err)) throw err;
-      return { value: { ok: false, error: { kind: err.kind, message: err.message } } };
+      outcome = { ok: false, error: { kind: err.kind, message: err.message } } as ToolOutcome;
     }
+    return { value: checkAnswer('invoke-tool', outcome, data.maxOutputBytes) };
   } catch (err) {
     return failure(err);
+  }
+}
+
+/** Runs one guest export with the lift meter open, so its answer is read under the cap. */
+function metered<T>(what: string, run: () => T): T {
+  meter.begin(what);
+  try {
+    return run();
+  } finally {
+    meter.end();
   }
 }
 
@@ -206,3 +237,18 @@ async function main(): Promise<void> {
 }
 
 void main();
+
+/** UTF-8 length of a string without encoding it (lone surrogates count as the 3-byte U+FFFD). */
+function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}

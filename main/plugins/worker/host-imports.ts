@@ -49,7 +49,9 @@ export function chattyImports(data: GuestWorkerData, sink: HostSink): Record<str
     'chatty:plugin/logging': {
       log(level: string, message: string): void {
         try {
-          sink.log(guestLevel(level), message, 'guest');
+          // Cut here, whatever core name the import came under: the lift has already read it
+          // (bounded by the host-string limit), the log gets at most maxLogBytes of it.
+          sink.log(guestLevel(level.slice(0, 64)), cutUtf8(message, data.maxLogBytes), 'guest');
         } catch {
           // a log line that cannot be posted is dropped, never thrown into the guest
         }
@@ -140,7 +142,7 @@ export async function wasiImports(names: readonly string[], sink: HostSink): Pro
     const flushLines = (final: boolean): void => {
       const lines = pending.split('\n');
       pending = final ? '' : (lines.pop() ?? '');
-      for (const line of lines) if (line.length) sink.log(source === 'stderr' ? 'warn' : 'info', line.slice(0, 64 * 1024), source);
+      for (const line of lines) if (line.length) sink.log(source === 'stderr' ? 'warn' : 'info', cutUtf8(line, 64 * 1024), source);
     };
     class LogStream extends OutputStream {
       checkWrite(): bigint {
@@ -162,6 +164,27 @@ export async function wasiImports(names: readonly string[], sink: HostSink): Pro
     }
     return new LogStream();
   };
+  // stdin is at end of file: a guest never reads the gateway's own standard input.
+  const InputStream = (io as unknown as { streams: { InputStream: new () => object } }).streams.InputStream;
+  const monotonic = (clocks as unknown as { monotonicClock: { subscribeDuration(ns: bigint): object } }).monotonicClock;
+  class EmptyInput extends InputStream {
+    read(): never {
+      throw { tag: 'closed' };
+    }
+    blockingRead(): never {
+      throw { tag: 'closed' };
+    }
+    skip(): never {
+      throw { tag: 'closed' };
+    }
+    blockingSkip(): never {
+      throw { tag: 'closed' };
+    }
+    subscribe(): object {
+      return monotonic.subscribeDuration(0n); // always ready: reading says "closed" at once
+    }
+  }
+  (shimCli as unknown as { _setStdin(s: unknown): void })._setStdin(new EmptyInput());
   shimCli._setStdout(logStream('stdout'));
   shimCli._setStderr(logStream('stderr'));
   const c = cli as unknown as Record<string, unknown>;
@@ -197,4 +220,14 @@ export async function wasiImports(names: readonly string[], sink: HostSink): Pro
   const out: Record<string, unknown> = {};
   for (const name of names) if (all[name] !== undefined) out[name] = all[name];
   return out;
+}
+
+/** At most `maxBytes` of UTF-8, cut on a character boundary. */
+export function cutUtf8(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text; // cannot be over, whatever it holds
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off a continuation byte
+  return bytes.subarray(0, end).toString('utf8');
 }

@@ -84,6 +84,10 @@ export interface GuestSandbox {
   memories: number;
   /** Tables they define, counted the same way. */
   tables: number;
+  /** The cap of each memory, in 64 KiB pages: `max_memory_mb` divided among `memories`. */
+  memoryPagesEach: number;
+  /** The cap of each table, in entries: the plugin's table budget divided among `tables`. */
+  tableEntriesEach: number;
   /** Defined memories and tables of each core module, by the file name jco asks for. */
   perModule: Record<string, { memories: number; tables: number }>;
 }
