@@ -28,10 +28,16 @@
  *   flood      grows memory by <arguments-json> pages and passes all of it to llm.complete as a
  *              list of (zeroed, valid) messages: 2048 per page, for the host to lift
  *   log-flood  logging.log("info", <the first 64 KiB of memory>) <arguments-json> times
+ *   log-utf8   logging.log("info", <65535 bytes of '€', 3 bytes each>) <arguments-json> times
+ *   big        ok(2 MiB of memory, really there)
+ *
+ * `tables` defines five funcref tables; its tool `grow-tables` grows each by 10 million entries
+ * and answers "grown" if every grow succeeded, "refused" otherwise.
  *
  * `wasi` imports WASI's basics as a real component would: `env` and `preopens` answer as many
  * bytes of content as wasi:cli/environment and wasi:filesystem/preopens list entries, `stdout`
- * writes its arguments-json to wasi:cli/stdout.
+ * writes its arguments-json to wasi:cli/stdout, `stdin` answers what one blocking read of
+ * wasi:cli/stdin returns (a tool-error "closed" at end of file).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -51,10 +57,11 @@ export type FixtureKind =
   | 'other-world'
   | 'sockets'
   | 'hostile'
-  | 'wasi';
+  | 'wasi'
+  | 'tables';
 
 export const FIXTURE_KINDS: readonly FixtureKind[] = [
-  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile', 'wasi',
+  'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile', 'wasi', 'tables',
 ];
 
 const WIT_URL = new URL('../../main/plugins/wit/plugin.wit', import.meta.url);
@@ -88,6 +95,9 @@ package wasi:io@0.2.0 {
   interface streams {
     use error.{error};
     variant stream-error { last-operation-failed(error), closed }
+    resource input-stream {
+      blocking-read: func(len: u64) -> result<list<u8>, stream-error>;
+    }
     resource output-stream {
       blocking-write-and-flush: func(contents: list<u8>) -> result<_, stream-error>;
     }
@@ -100,6 +110,10 @@ package wasi:cli@0.2.0 {
   interface stdout {
     use wasi:io/streams@0.2.0.{output-stream};
     get-stdout: func() -> output-stream;
+  }
+  interface stdin {
+    use wasi:io/streams@0.2.0.{input-stream};
+    get-stdin: func() -> input-stream;
   }
 }
 package wasi:filesystem@0.2.0 {
@@ -133,7 +147,7 @@ async function build(kind: FixtureKind): Promise<Uint8Array> {
     wit = `${plugin.replace('package chatty:plugin@0.3.0;', 'package chatty:plugin@0.3.0;\nworld slow-world { include plugin-world; import wasi:clocks/monotonic-clock@0.2.0; }')}${WASI_CLOCKS}`;
     world = 'slow-world';
   } else if (kind === 'wasi') {
-    const imports = 'import wasi:cli/environment@0.2.0; import wasi:cli/stdout@0.2.0; import wasi:filesystem/preopens@0.2.0;';
+    const imports = 'import wasi:cli/environment@0.2.0; import wasi:cli/stdout@0.2.0; import wasi:cli/stdin@0.2.0; import wasi:filesystem/preopens@0.2.0;';
     wit = `${plugin.replace('package chatty:plugin@0.3.0;', `package chatty:plugin@0.3.0;\nworld wasi-world { include plugin-world; ${imports} }`)}${WASI_BASICS}`;
     world = 'wasi-world';
   } else if (kind === 'sockets') {
@@ -277,6 +291,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
     },
   ];
   let extraImports = '';
+  let extraDefs = '';
   let listToolsPrelude = '';
   switch (kind) {
     case 'loop':
@@ -329,6 +344,28 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
             (return (call $ok (i32.const 0) (i32.const 0)))`,
         },
         {
+          name: 'log-utf8', description: "Logs 65535 bytes of '€', many times.", schema: anySchema,
+          body: `(local.set $pages (i32.wrap_i64 (call $parse_u64 (local.get 2) (local.get 3))))
+            (local.set $base (call $alloc (i32.const 65535)))
+            (block $filled (loop $fill
+              (br_if $filled (i32.ge_u (local.get $i) (i32.const 65535)))
+              (i32.store8 (i32.add (local.get $base) (local.get $i)) (i32.const 0xe2))
+              (i32.store8 (i32.add (local.get $base) (i32.add (local.get $i) (i32.const 1))) (i32.const 0x82))
+              (i32.store8 (i32.add (local.get $base) (i32.add (local.get $i) (i32.const 2))) (i32.const 0xac))
+              (local.set $i (i32.add (local.get $i) (i32.const 3)))
+              (br $fill)))
+            (block $done (loop $again
+              (br_if $done (i32.eqz (local.get $pages)))
+              (call $log ${s('info')} (local.get $base) (i32.const 65535))
+              (local.set $pages (i32.sub (local.get $pages) (i32.const 1)))
+              (br $again)))
+            (return (call $ok (i32.const 0) (i32.const 0)))`,
+        },
+        {
+          name: 'big', description: 'Returns 2 MiB that are really in memory.', schema: anySchema,
+          body: `(return (call $ok (call $alloc (i32.const ${BIG_OUTPUT_BYTES})) (i32.const ${BIG_OUTPUT_BYTES})))`,
+        },
+        {
           name: 'log-flood', description: 'Logs 64 KiB lines, many times.', schema: anySchema,
           body: `(local.set $pages (i32.wrap_i64 (call $parse_u64 (local.get 2) (local.get 3))))
             (block $done (loop $again
@@ -345,7 +382,10 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
   (import "wasi:filesystem/preopens@0.2.0" "get-directories" (func $get_directories (param i32)))
   (import "wasi:cli/stdout@0.2.0" "get-stdout" (func $get_stdout (result i32)))
   (import "wasi:io/streams@0.2.0" "[method]output-stream.blocking-write-and-flush" (func $write (param i32 i32 i32 i32)))
-  (import "wasi:io/streams@0.2.0" "[resource-drop]output-stream" (func $drop_stream (param i32)))`;
+  (import "wasi:io/streams@0.2.0" "[resource-drop]output-stream" (func $drop_stream (param i32)))
+  (import "wasi:cli/stdin@0.2.0" "get-stdin" (func $get_stdin (result i32)))
+  (import "wasi:io/streams@0.2.0" "[method]input-stream.blocking-read" (func $blocking_read (param i32 i64 i32)))
+  (import "wasi:io/streams@0.2.0" "[resource-drop]input-stream" (func $drop_input (param i32)))`;
       tools.push(
         { name: 'env', description: 'Counts environment variables.', schema: anySchema, body: `(call $get_environment (i32.const ${SCRATCH})) (return (call $ok (i32.const 16) (i32.load (i32.const ${SCRATCH + 4}))))` },
         { name: 'preopens', description: 'Counts preopened directories.', schema: anySchema, body: `(call $get_directories (i32.const ${SCRATCH})) (return (call $ok (i32.const 16) (i32.load (i32.const ${SCRATCH + 4}))))` },
@@ -357,8 +397,32 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
             (if (i32.load8_u (i32.const ${SCRATCH})) (then (return (call $err (i32.const 3) ${s('write failed')}))))
             (return (call $ok (i32.const 0) (i32.const 0)))`,
         },
+        {
+          name: 'stdin', description: 'Reads up to 1 KiB of stdin.', schema: anySchema,
+          body: `(local.set $base (call $get_stdin))
+            (call $blocking_read (local.get $base) (i64.const 1024) (i32.const ${SCRATCH}))
+            (call $drop_input (local.get $base))
+            (if (i32.eqz (i32.load8_u (i32.const ${SCRATCH})))
+              (then (return (call $ok (i32.load (i32.const ${SCRATCH + 4})) (i32.load (i32.const ${SCRATCH + 8}))))))
+            (if (i32.eq (i32.load8_u (i32.const ${SCRATCH + 4})) (i32.const 1))
+              (then (return (call $err (i32.const 3) ${s('closed')}))))
+            (return (call $err (i32.const 3) ${s('read failed')}))`,
+        },
       );
       break;
+    case 'tables': {
+      extraDefs = [0, 1, 2, 3, 4].map((i) => `(table $t${i} 1 funcref)`).join('\n  ');
+      const grows = [0, 1, 2, 3, 4]
+        .map((i) => `(if (i32.eq (table.grow $t${i} (ref.null func) (i32.const 10000000)) (i32.const -1)) (then (local.set $base (i32.const 1))))`)
+        .join('\n            ');
+      tools.push({
+        name: 'grow-tables', description: 'Grows five tables by 10 million entries each.', schema: anySchema,
+        body: `${grows}
+            (if (local.get $base) (then (return (call $ok ${s('refused')}))))
+            (return (call $ok ${s('grown')}))`,
+      });
+      break;
+    }
     case 'echo':
       break;
   }
@@ -398,6 +462,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
   (import "chatty:plugin/billing@0.3.0" "report-usage" (func $report_usage (param i64 i64 i32)))
   ${extraImports}
   (memory (export "memory") 1)
+  ${extraDefs}
   (global $bump (mut i32) (i32.const ${HEAP}))
 
   (func $alloc (param $size i32) (result i32)
@@ -460,7 +525,7 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
     (i32.const ${listRet}))
 
   (func (export "${IFACE}#invoke-tool") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
-    (local $deadline i64) (local $pages i32) (local $base i32)
+    (local $deadline i64) (local $pages i32) (local $base i32) (local $i i32)
     ${dispatch}
     (call $err (i32.const 0) ${unknown}))
 

@@ -31,15 +31,15 @@ describe('a hostile plugin never reaches past its own call', () => {
   });
   after(() => fx.close());
 
-  it('an over-cap length is refused before the lift: the claimed bytes are not even in memory', async () => {
-    // The guest's memory is 64 KiB: content "at 16, 2 MiB long" cannot be lifted at all. Only a
-    // check on the length in the return area, before jco reads the string, answers output_too_large.
-    await assert.rejects(call(hostile, 'claim', '2097152'), failsWith('output_too_large', /2097152 bytes, over the 1048576-byte cap/));
-    await assert.rejects(call(hostile, 'claim', '4294967295'), failsWith('output_too_large', /4294967295 bytes/));
+  it('an over-cap answer is refused as the lift reads it, before its bytes are copied', async () => {
+    await assert.rejects(call(hostile, 'big'), failsWith('output_too_large', /invoke-tool output is over the 1048576-byte cap/));
     await alive(hostile);
   });
 
-  it('a length under the cap that runs past memory fails the call as invalid output', async () => {
+  it('a length that runs past memory fails the call as invalid output: nothing is read', async () => {
+    // The guest's memory is 64 KiB: content "at 16, N bytes long" cannot be viewed, let alone read.
+    await assert.rejects(call(hostile, 'claim', '2097152'), failsWith('invalid_output'));
+    await assert.rejects(call(hostile, 'claim', '4294967295'), failsWith('invalid_output'));
     await assert.rejects(call(hostile, 'claim', '1000000'), failsWith('invalid_output'));
     await assert.rejects(call(hostile, 'oob'), failsWith('invalid_output'));
     await alive(hostile);
@@ -51,9 +51,9 @@ describe('a hostile plugin never reaches past its own call', () => {
     await alive(hostile);
   });
 
-  it('list-tools and metadata claiming more than 1 MiB are refused before the lift', async () => {
-    await assert.rejects(hostile.listTools(), failsWith('output_too_large', /list-tools output/));
-    await assert.rejects(hostile.metadata(), failsWith('output_too_large', /metadata output/));
+  it('list-tools claiming 2^27 tools and metadata claiming a 2 GiB name fail without a byte lifted', async () => {
+    await assert.rejects(hostile.listTools(), failsWith('invalid_output', /did not lift/));
+    await assert.rejects(hostile.metadata(), failsWith('invalid_output', /did not lift/));
     await alive(hostile);
   });
 

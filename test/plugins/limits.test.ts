@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { PluginCallError, type ModuleHandle } from '../../main/plugins/index.js';
-import { capModuleMemory } from '../../main/plugins/memory-cap.js';
+import { capCoreModule, shapeOfCoreModule } from '../../main/plugins/inspect/core-limits.js';
 import { Wasm, type WasmMemory } from '../../main/plugins/wasm-api.js';
-import { InvalidOutput, OutputGuard, OutputTooLarge } from '../../main/plugins/worker/output-guard.js';
+import { HostInputTooLarge, LiftMeter, OutputTooLarge } from '../../main/plugins/worker/lift-meter.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
 const isKind = (kind: string) => (err: unknown) => err instanceof PluginCallError && err.kind === kind;
@@ -62,7 +62,8 @@ describe('per-call limits', () => {
 
   it('fails a trapping call and the next call works', async () => {
     const trap = get('trap');
-    await assert.rejects(call(trap, 'trap'), (err: unknown) => isKind('trap')(err) && /unreachable/.test((err as Error).message));
+    // A trap keeps its own message; memory is not mentioned when memory is not the cause.
+    await assert.rejects(call(trap, 'trap'), (err: unknown) => isKind('trap')(err) && /unreachable/.test((err as Error).message) && !/linear memory/.test((err as Error).message));
     assert.deepEqual(await call(trap, 'echo', '"alive"'), { ok: true, value: { content: '"alive"', usage: undefined } });
     assert.equal(trap.stats.traps, 1);
   });
@@ -71,7 +72,7 @@ describe('per-call limits', () => {
     const big = get('big');
     await assert.rejects(call(big, 'big'), (err: unknown) => {
       assert.ok(isKind('output_too_large')(err));
-      assert.match((err as Error).message, /2097152 bytes, over the 1048576-byte cap/);
+      assert.match((err as Error).message, /over the 1048576-byte cap \(2097152 bytes read so far\)/);
       assert.ok((err as Error).message.length < 200);
       return true;
     });
@@ -126,64 +127,80 @@ describe('per-call limits', () => {
   });
 });
 
-describe('the output guard (unit)', () => {
-  const IFACE = 'chatty:plugin/plugin@0.3.0';
-  async function guarded(len: number, tag = 0, ptr = 1024): Promise<{ run: () => number; memory: WasmMemory }> {
-    // A core module whose invoke-tool answers ok(ptr, len) / err(failed, ptr, len) from 17 pages.
-    const lenAt = tag === 0 ? 8 : 12;
-    const bytes = await parse(`(module
-      (memory (export "memory") 17)
-      (func (export "${IFACE}#invoke-tool") (result i32)
-        (i32.store8 (i32.const 0) (i32.const ${tag}))
-        (i32.store (i32.const ${lenAt - 4}) (i32.const ${ptr}))
-        (i32.store (i32.const ${lenAt}) (i32.const ${len}))
-        (i32.const 0)))`);
-    const guard = new OutputGuard(1024 * 1024, 64 * 1024);
-    const { exports } = await guard.instantiateCore(await Wasm.compile(bytes));
-    return { run: exports[`${IFACE}#invoke-tool`] as () => number, memory: exports['memory'] as WasmMemory };
-  }
-
-  it('reads only the length from the return area and throws before any lift', async () => {
-    const over = await guarded(2 * 1024 * 1024);
-    assert.throws(() => over.run(), (err: unknown) => err instanceof OutputTooLarge && err.bytes === 2 * 1024 * 1024);
-    const overErr = await guarded(1024 * 1024 + 1, 1);
-    assert.throws(() => overErr.run(), OutputTooLarge);
-    const exact = await guarded(1024 * 1024);
-    assert.equal(exact.run(), 0);
+describe('the lift meter (unit)', () => {
+  it('charges what is read with no guest function on the stack to the open call, up to the cap', () => {
+    const meter = new LiftMeter(1024 * 1024, 4 * 1024 * 1024);
+    meter.chargeText(10 * 1024 * 1024); // no call open: not an answer
+    meter.begin('invoke-tool');
+    meter.chargeText(1024 * 1024);
+    meter.chargeStruct(16);
+    assert.throws(() => meter.chargeText(1), (err: unknown) => err instanceof OutputTooLarge && err.limit === 1024 * 1024);
+    meter.end();
+    meter.begin('list-tools');
+    assert.throws(() => { for (let i = 0; i < 50_000; i++) meter.chargeStruct(24); }, OutputTooLarge);
+    meter.end();
   });
 
-  it('refuses an answer that runs past the guest\'s memory as invalid, before any lift', async () => {
-    const memoryBytes = 17 * 65536;
-    const past = await guarded(1024, 0, memoryBytes - 1000);
-    assert.throws(() => past.run(), (err: unknown) => err instanceof InvalidOutput && /runs past the guest's memory/.test((err as Error).message));
-    const pastErr = await guarded(1024, 1, memoryBytes);
-    assert.throws(() => pastErr.run(), InvalidOutput);
-    const edge = await guarded(1024, 0, memoryBytes - 1024);
-    assert.equal(edge.run(), 0);
+  it('reads while a guest function runs belong to a host call: bounded per string, never the answer', () => {
+    const meter = new LiftMeter(1024 * 1024, 4 * 1024 * 1024);
+    const exports = meter.wrapExports({
+      run: (n: number) => meter.chargeText(n), // as jco's import trampoline would, inside the guest
+      memory: 'not a function',
+    });
+    meter.begin('invoke-tool');
+    (exports['run'] as (n: number) => void)(3 * 1024 * 1024);
+    assert.equal(meter.read.text, 0);
+    assert.throws(() => (exports['run'] as (n: number) => void)(5 * 1024 * 1024), HostInputTooLarge);
+    assert.equal(exports['memory'], 'not a function');
+    meter.chargeText(1024 * 1024); // back at depth 0: the answer
+    assert.equal(meter.read.text, 1024 * 1024);
+    meter.end();
   });
 });
 
-describe('memory capping (unit)', () => {
+describe('memory and table capping (unit)', () => {
+  const caps = (memoryPages: number, tableEntries = 1000) => ({ memoryPages, tableEntries });
+
   it('lowers a defined memory\'s maximum and keeps a smaller one', async () => {
     const uncapped = await parse('(module (memory (export "memory") 1))');
-    const capped = capModuleMemory(uncapped, 4);
+    const capped = capCoreModule(uncapped, caps(4));
     const { exports } = new Wasm.Instance(await Wasm.compile(capped));
     const memory = exports['memory'] as WasmMemory;
     assert.equal(memory.grow(3), 1);
     assert.throws(() => memory.grow(1), RangeError);
     const small = await parse('(module (memory (export "memory") 1 2))');
-    const still = new Wasm.Instance(await Wasm.compile(capModuleMemory(small, 4))).exports['memory'] as WasmMemory;
+    const still = new Wasm.Instance(await Wasm.compile(capCoreModule(small, caps(4)))).exports['memory'] as WasmMemory;
     assert.equal(still.grow(1), 1);
     assert.throws(() => still.grow(1), RangeError);
   });
 
   it('caps imported memories and refuses a module that starts over the cap', async () => {
     const importer = await parse('(module (import "env" "memory" (memory 1)) (func (export "f")))');
-    const capped = capModuleMemory(importer, 2);
+    const capped = capCoreModule(importer, caps(2));
     const tooBig = new Wasm.Memory({ initial: 1, maximum: 3 });
     assert.throws(() => new Wasm.Instance(new Wasm.Module(capped), { env: { memory: tooBig } }), /memory/i);
     new Wasm.Instance(new Wasm.Module(capped), { env: { memory: new Wasm.Memory({ initial: 1, maximum: 2 }) } });
     const huge = await parse('(module (memory 64))');
-    assert.throws(() => capModuleMemory(huge, 16), /starts at 64 pages, over the cap of 16 pages/);
+    assert.throws(() => capCoreModule(huge, caps(16)), /a memory starts at 64 pages \(max_memory_mb\), over this plugin's cap of 16/);
+  });
+
+  it('caps defined and imported tables', async () => {
+    const grower = await parse(`(module (import "env" "t" (table 1 funcref)) (table $t 1 funcref)
+      (func (export "grow") (param i32) (result i32) (table.grow $t (ref.null func) (local.get 0))))`);
+    const capped = capCoreModule(grower, caps(1, 100));
+    const imported = new (globalThis as unknown as { WebAssembly: { Table: new (d: { element: string; initial: number; maximum?: number }) => object } }).WebAssembly.Table({ element: 'anyfunc', initial: 1 });
+    assert.throws(() => new Wasm.Instance(new Wasm.Module(capped), { env: { t: imported } }), /table/i, 'an unbounded imported table is not accepted for a capped import');
+    const bounded = new (globalThis as unknown as { WebAssembly: { Table: new (d: { element: string; initial: number; maximum?: number }) => object } }).WebAssembly.Table({ element: 'anyfunc', initial: 1, maximum: 100 });
+    const grow = new Wasm.Instance(new Wasm.Module(capped), { env: { t: bounded } }).exports['grow'] as (n: number) => number;
+    assert.equal(grow(99), 1);
+    assert.equal(grow(1), -1);
+    assert.throws(() => capCoreModule(grower, caps(1, 0)), /a table starts at 1 entries, over this plugin's cap of 0/);
+  });
+
+  it('counts what a module defines and refuses GC types', async () => {
+    assert.deepEqual(shapeOfCoreModule(await parse('(module (import "e" "m" (memory 1)) (memory 1) (table 1 funcref) (table 2 funcref))')), { memories: 1, tables: 2 });
+    const gc = await parse('(module (type (struct (field i32))))');
+    assert.throws(() => shapeOfCoreModule(gc), /type form 0x5f .* is not accepted: only function types/);
+    assert.throws(() => capCoreModule(gc, caps(1)), /only function types/);
   });
 });

@@ -1,0 +1,228 @@
+/**
+ * The sandbox against components built the way an attacker builds them (test/helpers/
+ * attack-components.ts): each test names the break it closes. Where a break could end the whole
+ * process, the test runs the real `chatty-gateway serve` in a child and talks to it on its socket.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PluginCallError, PluginLoadError, ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
+import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import { checkComponentNames } from '../../main/plugins/inspect/component-names.js';
+import { injectionComponent, manyMemoriesComponent, secondMemoryComponent, standardNamesComponent } from '../helpers/attack-components.js';
+import { exited, firstLine, spawnCli } from '../helpers/cli.js';
+import { unixRequest } from '../helpers/http.js';
+import { TEST_CACHE_DIR, buildFixture, fixtureManifest, loadFixtures, writeModuleDir, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+const MIB = 1024 * 1024;
+const call = (handle: ModuleHandle, name: string, argumentsJson = '"x"'): Promise<ToolOutcome> =>
+  handle.invokeTool({ name, argumentsJson, callId: name });
+const failsWith = (kind: string, message?: RegExp) => (err: unknown) => {
+  assert.ok(err instanceof PluginCallError, String(err));
+  assert.equal(err.kind, kind, err.message);
+  if (message) assert.match(err.message, message);
+  return true;
+};
+
+/** A registry over one module directory written from `component`. */
+async function loadOne(name: string, component: Uint8Array, extra = ''): Promise<{ registry: ModuleRegistry; root: string; logs: string[]; load: Promise<unknown> }> {
+  const root = mkdtempSync(join(tmpdir(), 'chatty-sandbox-'));
+  writeModuleDir(root, name, { manifest: fixtureManifest(name, extra), component });
+  const logs: string[] = [];
+  const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => logs.push(`${level} ${message}`) } });
+  return { registry, root, logs, load: registry.loadModule(join(root, name)) };
+}
+
+describe('break 1: arbitrary JavaScript through a core name', () => {
+  it('a memory exported as `x\'] ?? (() => {…})(), [\'x` is refused before transpiling, and its payload never runs', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'chatty-marker-')), 'pwned');
+    process.env['CHATTY_TEST_SECRET'] = 'do-not-leak';
+    // Synchronous, so that if it ran at all it ran before the load settled.
+    const payload = `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, String(process.env.CHATTY_TEST_SECRET))`;
+    const { registry, root, load } = await loadOne('inject', await injectionComponent(payload));
+    try {
+      await assert.rejects(load, (err: unknown) => {
+        assert.ok(err instanceof PluginLoadError, String(err));
+        assert.match(err.message, /core export name "x'\] \?\? .*outside the allowed set.*refused before transpiling/);
+        return true;
+      });
+      assert.equal(existsSync(marker), false, 'the payload ran');
+      assert.equal(registry.get('inject'), undefined);
+    } finally {
+      delete process.env['CHATTY_TEST_SECRET'];
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the allow-list takes every name real toolchains emit and refuses anything that can leave a string', async () => {
+    const good = [
+      'memory', 'cabi_realloc', '_start', '0', '$imports', '$root', 'wasi_snapshot_preview1', 'cm32p2_memory',
+      'cm32p2|chatty:plugin/plugin@0.3|invoke-tool', 'chatty:plugin/plugin@0.3.0#invoke-tool', '[export]chatty:plugin/plugin@0.3.0',
+      '[method]input-stream.blocking-read', '[resource-drop]output-stream', 'wasi:io/streams@0.2.0-rc.1+build.5',
+    ];
+    const bad = ["x'", 'x"', 'x`', 'x\\', 'a\nb', '${x}', 'a b', 'a(b)', 'a;b', 'é', 'a*/b', 'a=b', 'x'.repeat(1025)];
+    const wat = (name: string): string => `(component (core module (memory (export ${JSON.stringify(name)}) 1)))`;
+    for (const name of good) checkComponentNames(await parse(wat(name)));
+    const bytesOf = new Map<string, Uint8Array>();
+    for (const name of bad) bytesOf.set(name, await parse(wat(name)));
+    for (const name of bad) assert.throws(() => checkComponentNames(bytesOf.get(name)!), PluginLoadError, `accepted ${JSON.stringify(name)}`);
+  });
+
+  it('names are checked in imports, instantiation arguments, aliases and nested components alike', async () => {
+    const evil = "a'b";
+    const cases = [
+      `(component (core module (import ${JSON.stringify(evil)} "f" (func))))`,
+      `(component (core module (import "m" ${JSON.stringify(evil)} (func))))`,
+      `(component (core module $m (func (export "f"))) (core instance $i (instantiate $m)) (core instance (export ${JSON.stringify(evil)} (func $i "f"))))`,
+      `(component (core module $m (import "x" "f" (func))) (core module $n (func (export "f"))) (core instance $j (instantiate $n)) (core instance (instantiate $m (with "x" (instance $j)))) (core instance $k (instantiate $n)) (alias core export $k "f" (core func)) (core module (import "m" "g" (func))) (component (core module (memory (export ${JSON.stringify(evil)}) 1))))`,
+    ];
+    for (const text of cases) {
+      const bytes = await parse(text);
+      assert.throws(() => checkComponentNames(bytes), PluginLoadError, text);
+    }
+    // The well-formed parts of those components pass on their own.
+    checkComponentNames(await parse('(component (core module $m (func (export "f"))) (core instance $i (instantiate $m)) (alias core export $i "f" (core func)))'));
+  });
+});
+
+describe('break 5 and 8: the output cap and the log budget, whatever the names and memories', () => {
+  it('standard `cm32p2|…` core names get the 1 MiB cap and the per-line log cap', async () => {
+    const { registry, root, logs, load } = await loadOne('cm32', await standardNamesComponent());
+    try {
+      await load;
+      const handle = registry.get('cm32')!;
+      await assert.rejects(call(handle, 'big'), failsWith('output_too_large', /over the 1048576-byte cap/));
+      const line = 'y'.repeat(200 * 1024);
+      assert.deepEqual(await call(handle, 'log', JSON.stringify(line)), { ok: true, value: { content: '', usage: undefined } });
+      const logged = logs.filter((l) => l.startsWith('info "yyy'));
+      assert.equal(logged.length, 1);
+      assert.equal(logged[0]!.length, 'info '.length + 64 * 1024);
+      assert.deepEqual(await call(handle, 'echo', '"still here"'), { ok: true, value: { content: '"still here"', usage: undefined } });
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('an answer lifted from a second core instance\'s own memory is capped at what the lift reads', async () => {
+    for (const [bytes, expect] of [[16 * MIB, 'refused'], [MIB, 'served'], [100, 'served']] as const) {
+      const { registry, root, load } = await loadOne('second', await secondMemoryComponent(bytes));
+      try {
+        await load;
+        const handle = registry.get('second')!;
+        if (expect === 'refused') {
+          await assert.rejects(call(handle, 'echo'), failsWith('output_too_large', /invoke-tool output is over the 1048576-byte cap/));
+        } else {
+          const outcome = await call(handle, 'echo');
+          assert.ok(outcome.ok);
+          assert.equal(outcome.value.content, 'A'.repeat(bytes));
+        }
+        assert.equal((await handle.listTools()).length > 0, true, 'the module still answers');
+      } finally {
+        await registry.close();
+        rmSync(root, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('the log budget counts bytes: 3 MiB of 3-byte characters do not pass a 1 MiB budget', async () => {
+    const fx: LoadedFixtures = await loadFixtures([{ name: 'hostile', kind: 'hostile', extra: '[resources]\nmax_memory_mb = 64\n' }]);
+    try {
+      const handle = fx.registry.get('hostile')!;
+      assert.deepEqual(await call(handle, 'log-utf8', '48'), { ok: true, value: { content: '', usage: undefined } });
+      const lines = fx.logs.filter((l) => l.level === 'info' && l.message.startsWith('€'));
+      const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l.message), 0);
+      assert.ok(bytes <= MIB, `${bytes} bytes of log passed`);
+      assert.equal(lines.length, 16); // 16 lines of 65535 bytes fit in 1 MiB, the 17th does not
+      assert.ok(fx.logs.some((l) => /dropped 32 log line\(s\) over the per-call budget/.test(l.message)));
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+describe('break 7: max_memory_mb bounds the plugin, not each memory', () => {
+  it('64 instances of one core module share the cap: resident memory grows by a fraction of 64 × the cap', async () => {
+    const before = process.memoryUsage().rss;
+    const { registry, root, load } = await loadOne('cells', await manyMemoriesComponent(64), '[resources]\nmax_memory_mb = 16\n');
+    try {
+      await load; // the cells' start functions grow and fill their memories during instantiation
+      const grown = process.memoryUsage().rss - before;
+      // Each memory capped at 16 MiB alone would make this over 1 GiB; shared, the guest holds at
+      // most 16 MiB. What remains is the worker thread and jco's bindings.
+      assert.ok(grown < 200 * MIB, `resident memory grew by ${(grown / MIB).toFixed(0)} MiB`);
+      const handle = registry.get('cells')!;
+      assert.deepEqual(await call(handle, 'echo', '"ok"'), { ok: true, value: { content: '"ok"', usage: undefined } });
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a component with more memories than max_memory_mb has pages is refused at load', async () => {
+    const { registry, root, load } = await loadOne('crowd', await manyMemoriesComponent(40), '[resources]\nmax_memory_mb = 2\n');
+    try {
+      await assert.rejects(load, /creates 41 linear memories: max_memory_mb = 2 leaves less than a 64 KiB page for each/);
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('breaks 4 and 6, through the real `serve` on its socket', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'chatty-sandbox-serve-'));
+  let child: ReturnType<typeof spawnCli>;
+  let socket = '';
+  let token = '';
+  const toolCall = async (module: string, name: string, args: object = {}): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await unixRequest(socket, {
+      method: 'POST',
+      path: `/mcp/${module}`,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    return { status: res.status, body: JSON.parse(res.body) as Record<string, unknown> };
+  };
+
+  before(async () => {
+    const modules = join(scratch, 'modules');
+    writeModuleDir(modules, 'echo', { component: await buildFixture('echo') });
+    writeModuleDir(modules, 'wasi', { component: await buildFixture('wasi') });
+    writeModuleDir(modules, 'tables', { component: await buildFixture('tables') });
+    child = spawnCli(['serve', '--json', '--runtime-dir', join(scratch, 'run'), '--modules-dir', modules]);
+    // The gateway's own stdin has something to read: a guest must not see it.
+    child.stdin.write('the gateway operator typed this\n');
+    const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+    socket = ready.socket;
+    token = readFileSync(ready.token, 'utf8');
+  });
+  after(async () => {
+    child.kill('SIGTERM');
+    await exited(child);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('wasi:cli/stdin is at end of file, not the gateway\'s stdin', async () => {
+    const res = await toolCall('wasi', 'stdin');
+    assert.equal(res.status, 200);
+    const result = res.body['result'] as { isError: boolean; content: { text: string }[] };
+    assert.equal(result.isError, true);
+    assert.match(result.content[0]!.text, /closed/);
+    assert.doesNotMatch(JSON.stringify(res.body), /operator typed/);
+  });
+
+  it('growing five tables by 10 million entries each fails inside the guest; the gateway and its other modules go on', async () => {
+    const res = await toolCall('tables', 'grow-tables');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const result = res.body['result'] as { isError?: boolean; content: { text: string }[] };
+    assert.equal(result.content[0]!.text, 'refused');
+    const echo = await toolCall('echo', 'echo', { still: 'alive' });
+    assert.equal(echo.status, 200);
+    assert.equal(child.exitCode, null);
+    assert.equal(child.signalCode, null);
+  });
+});
