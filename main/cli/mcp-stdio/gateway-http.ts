@@ -1,0 +1,58 @@
+import { Agent, request, type IncomingMessage } from 'node:http';
+
+/**
+ * HTTP to the gateway over its Unix socket with the bearer token. One kept-alive connection is
+ * enough: the bridge sends one request at a time.
+ */
+export class GatewayHttp {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  constructor(
+    private readonly socketPath: string,
+    private token: string,
+  ) {}
+
+  /** A restarted gateway has a new token; the caller re-reads the file and hands it over. */
+  setToken(token: string): void {
+    this.token = token;
+  }
+
+  /** Resolves with the response once its head has arrived; the body is the caller's to read. */
+  send(method: 'GET' | 'POST', path: string, headers: Readonly<Record<string, string>> = {}, body?: string): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          socketPath: this.socketPath,
+          agent: this.agent,
+          method,
+          path,
+          // `localhost` passes the gateway's loopback Host check.
+          headers: { host: 'localhost', authorization: `Bearer ${this.token}`, ...headers },
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** Closes the kept-alive connection, so nothing holds the process open. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** A response body read whole, as text. Rejects if the connection fails before it ends. */
+export async function readBody(res: IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const chunk of res) text += String(chunk);
+  return text;
+}
+
+/** A failed connection, in words: `ECONNREFUSED`, `ENOENT` and the like, with Node's message. */
+export function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as NodeJS.ErrnoException).code;
+  return code !== undefined && !err.message.includes(code) ? `${code}: ${err.message}` : err.message;
+}

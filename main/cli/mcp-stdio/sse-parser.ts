@@ -1,0 +1,57 @@
+/** One dispatched Server-Sent Event: its type (`message` when unnamed) and its data. */
+export interface ParsedSseEvent {
+  readonly event: string;
+  readonly data: string;
+}
+
+/**
+ * An incremental Server-Sent Events reader (the WHATWG event-stream rules, minus `retry` and
+ * `id`, which a one-shot POST response has no use for). Text in, whole events out, so a response
+ * that streams its answers is relayed as each one arrives.
+ */
+export class SseParser {
+  private buffer = '';
+  private event = '';
+  private data: string[] = [];
+
+  /** Returns every event this chunk completes. */
+  push(text: string): ParsedSseEvent[] {
+    this.buffer += text;
+    const events: ParsedSseEvent[] = [];
+    for (;;) {
+      const match = /\r\n|\r|\n/.exec(this.buffer);
+      // A trailing CR may be the first half of a CRLF: wait for the next chunk to tell.
+      if (!match || (match[0] === '\r' && match.index === this.buffer.length - 1)) break;
+      const line = this.buffer.slice(0, match.index);
+      this.buffer = this.buffer.slice(match.index + match[0].length);
+      this.line(line, events);
+    }
+    return events;
+  }
+
+  /** The stream ended: an event without its closing blank line is dropped, as the format says. */
+  end(): ParsedSseEvent[] {
+    const events: ParsedSseEvent[] = [];
+    if (this.buffer !== '') this.line(this.buffer.replace(/\r$/, ''), events);
+    this.buffer = '';
+    this.event = '';
+    this.data = [];
+    return events;
+  }
+
+  private line(line: string, events: ParsedSseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
+      this.event = '';
+      this.data = [];
+      return;
+    }
+    if (line.startsWith(':')) return; // a comment (keep-alive)
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+  }
+}
