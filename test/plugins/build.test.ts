@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSy
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, PluginCallError, PluginLoadError, buildPlugin, ensureExamplesBuilt, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
+import { ModuleRegistry, PluginCallError, PluginLoadError, buildPlugin, ensureExamplesBuilt, examplesDir, findPluginSource, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
+import { checkPluginSource } from '../../main/plugins/build/source-check.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
 const WIT = readFileSync(new URL('../../main/plugins/wit/plugin.wit', import.meta.url), 'utf8');
@@ -113,6 +114,13 @@ describe('plugin build checks the JavaScript before componentize-js', () => {
     }
   });
 
+  it('the bundled examples and the template pass the check', () => {
+    for (const name of ['json-tools', 'text-tools', 'template']) {
+      const dir = join(examplesDir(), name);
+      assert.doesNotThrow(() => checkPluginSource(findPluginSource(dir), dir), name);
+    }
+  });
+
   it('a module that does not export `plugin`', async () => {
     const dir = pluginWith(root, 'no-export', { 'src/plugin.js': `export const plugins = {};\n` });
     assert.match(await refused(dir), /^src\/plugin\.js does not export `plugin`/);
@@ -124,6 +132,7 @@ describe('plugin build checks the JavaScript before componentize-js', () => {
  * misbehave the ways plugin authors do. One componentize-js build serves every assertion below.
  */
 const BEHAVIOUR_PLUGIN = `import { plugin as template } from './template.js';
+import { readBytes } from 'chatty:plugin/file@0.3.0';
 
 console.log('at build time'); // runs while componentize-js initialises the engine
 let listToolsBroken = false;
@@ -136,6 +145,7 @@ const EXTRA = {
   'throw-error': () => { throw new Error('the disk is on fire'); },
   'throw-type-error': () => null.property,
   'throw-string': () => { throw 'just a string'; },
+  'host-refusal': () => ({ content: new TextDecoder().decode(readBytes('anything.json')) }),
   'throw-denied': () => { throw { kind: 'denied', message: 'not for you' }; },
   'throw-bad-kind': () => { throw { kind: 'oops', message: 'odd' }; },
   'return-number': () => 42,
@@ -237,6 +247,11 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
     const typeError = await call('throw-type-error');
     assert.equal(typeError.ok, false);
     assert.ok(!typeError.ok && typeError.error.kind === 'failed' && /^TypeError: /.test(typeError.error.message), JSON.stringify(typeError));
+    // The module has no [files] root: the host's refusal, thrown into the guest, is passed on.
+    assert.deepEqual(await call('host-refusal'), {
+      ok: false,
+      error: { kind: 'failed', message: "capability 'file' is not granted to module 'behaviour' (its module.toml has no [files] root)" },
+    });
     assert.deepEqual(await call('throw-bad-kind'), {
       ok: false,
       error: { kind: 'failed', message: 'odd (the plugin threw a tool-error of kind "oops"; kinds are unknown-tool, invalid-arguments, denied, failed)' },

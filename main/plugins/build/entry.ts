@@ -30,6 +30,8 @@ const U32_MAX = 4294967295;
 function text(value) {
   if (typeof value === 'string') return value;
   if (value instanceof Error) return value.name && value.name !== 'Error' ? value.name + ': ' + value.message : value.message;
+  // A host import's err arrives as a ComponentError: not an Error, its text in \`message\`.
+  if (value !== null && typeof value === 'object' && typeof value.message === 'string' && value.message !== '') return value.message;
   try {
     const json = JSON.stringify(value);
     if (json !== undefined) return json;

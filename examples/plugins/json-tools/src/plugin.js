@@ -111,11 +111,7 @@ export const plugin = {
       throw invalid('arguments are not JSON');
     }
     if (args === null || typeof args !== 'object') throw invalid('arguments must be a JSON object');
-    try {
-      return { content: tool.run(args) };
-    } catch (err) {
-      if (err && typeof err.kind === 'string') throw err;
-      throw { kind: 'failed', message: typeof err === 'string' ? err : String(err?.message ?? err) };
-    }
+    // Anything else a tool throws (an Error, a string) reaches the caller as a 'failed' tool-error.
+    return { content: tool.run(args) };
   },
 };
