@@ -4,7 +4,7 @@
  * process, the test runs the real `chatty-gateway serve` in a child and talks to it on its socket.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -85,6 +85,33 @@ describe('break 1: arbitrary JavaScript through a core name', () => {
     }
     // The well-formed parts of those components pass on their own.
     checkComponentNames(await parse('(component (core module $m (func (export "f"))) (core instance $i (instantiate $m)) (alias core export $i "f" (core func)))'));
+  });
+});
+
+describe('break 1, second layer: jco\'s JavaScript is checked on every load, cached or not', () => {
+  it('a transpile cache entry whose JavaScript reaches for `process` is refused before it is imported', async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'chatty-poisoned-cache-'));
+    const root = mkdtempSync(join(tmpdir(), 'chatty-poisoned-'));
+    const marker = join(root, 'ran');
+    try {
+      writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
+      const first = new ModuleRegistry({ cacheDir, logger: { log() {} } });
+      await first.loadModule(join(root, 'echo'));
+      await first.close();
+      const [entry] = readdirSync(join(cacheDir, 'transpiled'));
+      const file = join(cacheDir, 'transpiled', entry!, 'component.mjs');
+      writeFileSync(file, `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x');\n${readFileSync(file, 'utf8')}`);
+      const second = new ModuleRegistry({ cacheDir, logger: { log() {} } });
+      try {
+        await assert.rejects(second.loadModule(join(root, 'echo')), (err: unknown) => err instanceof PluginLoadError && /process/.test(err.message));
+        assert.equal(existsSync(marker), false);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(cacheDir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
