@@ -3,7 +3,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -31,13 +31,15 @@ interface Serving {
   stop: () => Promise<void>;
 }
 
-async function serve(runtimeDir: string): Promise<Serving> {
-  const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir]);
-  const ready = JSON.parse(await firstLine(child)) as { event: string };
+/** `serve --json` in `runtimeDir`, or (undefined) in its default runtime directory under `env`. */
+async function serve(runtimeDir: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Serving> {
+  const where = runtimeDir === undefined ? [] : ['--runtime-dir', runtimeDir];
+  const child = spawnCli(['serve', '--json', ...where, '--modules-dir', modulesDir], env);
+  const ready = JSON.parse(await firstLine(child)) as { event: string; socket: string };
   assert.equal(ready.event, 'ready');
   return {
     child,
-    runtimeDir,
+    runtimeDir: dirname(ready.socket),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited(child);
@@ -84,19 +86,37 @@ function bridge(module: string, runtimeDir: string = gateway.runtimeDir) {
 const ping = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'ping' });
 const call = (id: number, name: string, args: object = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
+/**
+ * The official SDK client launching the bridge as a client configuration would: a command, its
+ * arguments and extra environment (the SDK passes only HOME, PATH, SHELL, TERM, USER, LOGNAME
+ * besides). Resolves with the client and, once closed, the bridge's stderr.
+ */
+async function sdkClient(bridgeArgs: readonly string[], env?: Record<string, string>): Promise<{ client: Client; close: () => Promise<string> }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', BIN, 'mcp-stdio', ...bridgeArgs],
+    cwd: REPO_ROOT,
+    stderr: 'pipe',
+    ...(env ? { env } : {}),
+  });
+  const piped = transport.stderr;
+  assert.ok(piped instanceof PassThrough); // the SDK hands it out before spawning, so nothing is missed
+  const stderr = collect(piped);
+  const client = new Client({ name: 'chatty-bridge-test', version: '0.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      return stderr;
+    },
+  };
+}
+
 describe('chatty-gateway mcp-stdio with the SDK client', () => {
   test('initialize, tools/list and tools/call through StdioClientTransport spawning the real command', async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', 'tsx', BIN, 'mcp-stdio', 'echo', '--runtime-dir', gateway.runtimeDir],
-      cwd: REPO_ROOT,
-      stderr: 'pipe',
-    });
-    const piped = transport.stderr;
-    assert.ok(piped instanceof PassThrough); // the SDK hands it out before spawning, so nothing is missed
-    const stderr = collect(piped);
-    const client = new Client({ name: 'chatty-bridge-test', version: '0.0.0' });
-    await client.connect(transport);
+    const { client, close } = await sdkClient(['echo', '--runtime-dir', gateway.runtimeDir]);
+    let stderr: Promise<string> | undefined;
     try {
       assert.deepEqual(client.getServerVersion(), { name: 'echo', version: '1.0.0' });
       assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
@@ -111,9 +131,27 @@ describe('chatty-gateway mcp-stdio with the SDK client', () => {
       assert.deepEqual(await client.callTool({ name: 'fail', arguments: {} }), { content: [{ type: 'text', text: 'failed: it failed' }], isError: true });
       assert.deepEqual(await client.ping(), {});
     } finally {
-      await client.close();
+      stderr = close();
     }
     assert.equal(await stderr, '');
+  });
+
+  test("without --runtime-dir it finds serve's default runtime directory (XDG_RUNTIME_DIR from the client's env)", async () => {
+    const xdg = join(scratch.path, 'xdg');
+    const own = await serve(undefined, { ...process.env, XDG_RUNTIME_DIR: xdg });
+    try {
+      assert.equal(own.runtimeDir, join(xdg, 'chatty-run'));
+      const { client, close } = await sdkClient(['echo'], { XDG_RUNTIME_DIR: xdg });
+      let stderr: Promise<string> | undefined;
+      try {
+        assert.deepEqual(await client.callTool({ name: 'echo', arguments: { found: 1 } }), { content: [{ type: 'text', text: '{"found":1}' }] });
+      } finally {
+        stderr = close();
+      }
+      assert.equal(await stderr, '');
+    } finally {
+      await own.stop();
+    }
   });
 });
 
@@ -246,11 +284,14 @@ describe('chatty-gateway mcp-stdio refuses to start', () => {
     const missing = join(scratch.path, 'never-started');
     assert.equal(
       await refused('echo', missing),
-      `chatty-gateway: no gateway is running: ${missing} does not exist (start one with \`chatty-gateway serve\`)\n`,
+      `chatty-gateway: no gateway is running: ${missing} does not exist (start one with \`chatty-gateway serve --runtime-dir ${missing}\`)\n`,
     );
     const empty = join(scratch.path, 'empty-run');
     mkdirSync(empty, { mode: 0o700 });
-    assert.equal(await refused('echo', empty), `chatty-gateway: no gateway is running: no gateway.sock in ${empty} (start one with \`chatty-gateway serve\`)\n`);
+    assert.equal(
+      await refused('echo', empty),
+      `chatty-gateway: no gateway is running: no gateway.sock in ${empty} (start one with \`chatty-gateway serve --runtime-dir ${empty}\`)\n`,
+    );
   });
 
   test('no gateway running: a killed gateway left its socket and token (connection refused)', async () => {
@@ -259,7 +300,7 @@ describe('chatty-gateway mcp-stdio refuses to start', () => {
     await exited(killed.child);
     assert.equal(
       await refused('echo', killed.runtimeDir),
-      `chatty-gateway: no gateway is running: nothing listens on ${socketOf(killed.runtimeDir)} (ECONNREFUSED; start one with \`chatty-gateway serve\`)\n`,
+      `chatty-gateway: no gateway is running: nothing listens on ${socketOf(killed.runtimeDir)} (ECONNREFUSED; start one with \`chatty-gateway serve --runtime-dir ${killed.runtimeDir}\`)\n`,
     );
   });
 });

@@ -39,7 +39,7 @@ export async function runMcpStdio(
   // A restarted gateway writes a new token: the relay asks for it after a 401.
   const rereadToken = (): string | undefined => {
     try {
-      const now = readToken(location.tokenPath, location.runtimeDir);
+      const now = readToken(location.tokenPath);
       if (now === token) return undefined;
       return (token = now);
     } catch {
