@@ -135,12 +135,12 @@ const BEHAVIOUR_PLUGIN = `import { plugin as template } from './template.js';
 import { readBytes } from 'chatty:plugin/file@0.3.0';
 
 console.log('at build time'); // runs while componentize-js initialises the engine
-let listToolsBroken = false;
+let listToolsBroken = '';
 
 const EXTRA = {
-  'break-list-tools': () => {
-    listToolsBroken = true;
-    return { content: 'the next listTools() throws' };
+  'break-list-tools': (how) => {
+    listToolsBroken = how;
+    return { content: 'the next listTools() misbehaves' };
   },
   'throw-error': () => { throw new Error('the disk is on fire'); },
   'throw-type-error': () => null.property,
@@ -170,14 +170,15 @@ const EXTRA = {
 export const plugin = {
   metadata: () => template.metadata(),
   listTools: () => {
-    if (listToolsBroken) throw new Error('the list is broken');
+    if (listToolsBroken === 'throw') throw new Error('the list is broken');
+    if (listToolsBroken === 'object-schema') return [{ name: 'greet', description: 'Greets.', parametersSchema: { type: 'object' } }];
     return [
     ...template.listTools(),
     ...Object.keys(EXTRA).map((name) => ({ name, description: name, parametersSchema: '{"type":"object"}' })),
     ];
   },
   invokeTool(call) {
-    return EXTRA[call.name] ? EXTRA[call.name]() : template.invokeTool(call);
+    return EXTRA[call.name] ? EXTRA[call.name](JSON.parse(call.argumentsJson).how) : template.invokeTool(call);
   },
 };
 `;
@@ -287,14 +288,20 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
     ]);
   });
 
-  it('what listTools() throws is logged before its trap; console at the top level went nowhere', async () => {
+  it('why listTools() failed is logged before its trap; console at the top level went nowhere', async () => {
     assert.ok(!lines.some((l) => l.message.includes('at build time')), 'the build-time console line is not replayed');
-    await call('break-list-tools');
-    const from = lines.length;
-    await assert.rejects(handle.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
-    const logged = lines.slice(from).filter((l) => l.fields?.['source'] === 'guest').map((l) => [l.level, l.message]);
-    assert.deepEqual(logged, [['error', 'listTools() threw: the list is broken']]);
-    assert.equal((await handle.listTools())[0]!.name, 'greet', 'a fresh instance answers again');
+    const cases: Array<[string, string]> = [
+      ['throw', 'listTools() threw: the list is broken'],
+      ['object-schema', 'listTools() tool "greet": parametersSchema is an object; it must be a string (JSON.stringify the schema)'],
+    ];
+    for (const [how, expected] of cases) {
+      await call('break-list-tools', JSON.stringify({ how }));
+      const from = lines.length;
+      await assert.rejects(handle.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
+      const logged = lines.slice(from).filter((l) => l.fields?.['source'] === 'guest').map((l) => [l.level, l.message]);
+      assert.deepEqual(logged, [['error', expected]], how);
+      assert.equal((await handle.listTools())[0]!.name, 'greet', 'a fresh instance answers again');
+    }
   });
 
   it('Date.now() is the time of the call, not of the build', async () => {

@@ -8,8 +8,9 @@
  *   message lost;
  * - answers an ill-typed return (not `{ content: string }`, a Promise, bad `usage`) the same way,
  *   saying what was returned;
- * - logs why `metadata()` or `listTools()` threw before the trap that follows (they have no error
- *   case in the WIT);
+ * - logs why `metadata()` or `listTools()` threw, or what is wrong with their answer (a schema
+ *   given as an object, an unknown capability), before the trap that follows: they have no error
+ *   case in the WIT, and componentize-js's own trap says only "unreachable";
  * - has a `console` whose methods are `chatty:plugin/logging` lines: the engine is built without
  *   the 'stdio' feature, whose WASI imports include `wasi:filesystem`.
  */
@@ -25,6 +26,7 @@ import * as authoredModule from ${JSON.stringify(authoredSpecifier)};
 
 const authored = authoredModule.plugin;
 const KINDS = ['unknown-tool', 'invalid-arguments', 'denied', 'failed'];
+const CAPABILITIES = ['llm', 'config', 'logging', 'file', 'billing'];
 const U32_MAX = 4294967295;
 
 function text(value) {
@@ -87,13 +89,55 @@ function method(name) {
   return authored[name].bind(authored);
 }
 
-function logged(name) {
+function strings(value, keys, where, hint) {
+  for (const key of keys) {
+    if (typeof value[key] !== 'string') return where + key + ' is ' + describe(value[key]) + '; it must be a string' + (hint[key] ?? '');
+  }
+  return undefined;
+}
+
+function metadataProblem(m) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) {
+    return 'returned ' + describe(m) + '; it must return { name, version, description, requestedCapabilities, configKeys }';
+  }
+  const problem = strings(m, ['name', 'version', 'description'], '', {});
+  if (problem) return problem;
+  if (!Array.isArray(m.requestedCapabilities)) return 'requestedCapabilities is ' + describe(m.requestedCapabilities) + '; it must be an array';
+  for (const c of m.requestedCapabilities) {
+    if (!CAPABILITIES.includes(c)) return 'requestedCapabilities has ' + text(c) + '; capabilities are ' + CAPABILITIES.join(', ');
+  }
+  if (!Array.isArray(m.configKeys)) return 'configKeys is ' + describe(m.configKeys) + '; it must be an array';
+  for (const [i, k] of m.configKeys.entries()) {
+    if (k === null || typeof k !== 'object' || typeof k.name !== 'string' || typeof k.description !== 'string' || typeof k.required !== 'boolean') {
+      return 'configKeys[' + i + '] is ' + text(k) + '; it must be { name: string, description: string, required: boolean }';
+    }
+  }
+  return undefined;
+}
+
+function toolsProblem(list) {
+  if (!Array.isArray(list)) return 'returned ' + describe(list) + '; it must return an array of { name, description, parametersSchema }';
+  for (const [i, t] of list.entries()) {
+    if (t === null || typeof t !== 'object') return 'returned ' + describe(t) + ' as tool ' + i;
+    const where = 'tool ' + (typeof t.name === 'string' ? JSON.stringify(t.name) : i) + ': ';
+    const problem = strings(t, ['name', 'description', 'parametersSchema'], where, { parametersSchema: ' (JSON.stringify the schema)' });
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function checked(name, problemIn) {
+  let value;
   try {
-    return method(name)();
+    value = method(name)();
   } catch (err) {
     hostLog('error', name + '() threw: ' + text(err));
     throw err;
   }
+  const problem = problemIn(value);
+  if (problem === undefined) return value;
+  hostLog('error', name + '() ' + problem);
+  throw new Error(name + '() ' + problem);
 }
 
 function line(args) {
@@ -111,10 +155,10 @@ try {
 
 export const plugin = {
   metadata() {
-    return logged('metadata');
+    return checked('metadata', metadataProblem);
   },
   listTools() {
-    return logged('listTools');
+    return checked('listTools', toolsProblem);
   },
   invokeTool(call) {
     let result;
