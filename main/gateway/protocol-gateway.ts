@@ -98,7 +98,7 @@ export class ProtocolGateway {
   async start(): Promise<StartedGateway> {
     if (this.started) return this.started;
     refuseWindows();
-    const dir = ensureRuntimeDir(this.runtimeDir);
+    const dir = ensureRuntimeDir(this.runtimeDir, { socketFile: SOCKET_FILE });
     const socketPath = join(dir, SOCKET_FILE);
     const tokenPath = join(dir, TOKEN_FILE);
     await clearStaleSocket(socketPath);
@@ -106,6 +106,7 @@ export class ProtocolGateway {
 
     // A request without Host (not a browser's) is served; Node would answer it 400 by default.
     const server = createServer({ requireHostHeader: false }, this.buildRouter().callback());
+    let listening = false;
     try {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -114,12 +115,18 @@ export class ProtocolGateway {
           resolve();
         });
       });
+      listening = true;
+      chmodSync(socketPath, 0o600);
+      this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
     } catch (err) {
-      rmSync(tokenPath, { force: true });
+      // Whatever failed, nothing of this launch is left behind.
+      if (listening) {
+        await closeServer(server);
+        removeQuietly(socketPath);
+      }
+      removeQuietly(tokenPath);
       throw err;
     }
-    chmodSync(socketPath, 0o600);
-    this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
     this.server = server;
     this.started = { socketPath, tokenPath };
     return this.started;
@@ -131,18 +138,35 @@ export class ProtocolGateway {
     return this.stopping;
   }
 
+  /** The socket and the token go whatever fails before them; the first failure is then thrown. */
   private async shutdown(): Promise<void> {
     const server = this.server;
     const started = this.started;
     if (!server || !started) return;
-    this.sseSessions.endAll();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Open streams (SSE) would hold close() forever.
-      server.closeAllConnections();
-    });
-    await this.edgeLog.stopWriting();
-    rmSync(started.socketPath, { force: true });
-    rmSync(started.tokenPath, { force: true });
+    try {
+      this.sseSessions.endAll();
+      await closeServer(server);
+      await this.edgeLog.stopWriting();
+    } finally {
+      removeQuietly(started.socketPath);
+      removeQuietly(started.tokenPath);
+    }
+  }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    // Open streams (SSE) would hold close() forever.
+    server.closeAllConnections();
+  });
+}
+
+/** Removal on the way out: one that fails must not keep the other from happening, nor hide the first error. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // Nothing more to do about it; the caller is already on its way out.
   }
 }

@@ -7,11 +7,14 @@ import { after, describe, test } from 'node:test';
 import {
   AccessError,
   WINDOWS_UNSUPPORTED,
+  assertSocketPathFits,
   clearStaleSocket,
   defaultRuntimeDir,
   ensureRuntimeDir,
+  maxSocketPathBytes,
   newLaunchToken,
   refuseWindows,
+  socketPathFits,
   tokenMatches,
   writeTokenFile,
 } from '../../main/gateway/access/index.js';
@@ -68,10 +71,52 @@ describe('runtime directory', () => {
     });
   });
 
-  test('a file is refused', () => {
+  test('a file is refused as not a directory, and left as it is', () => {
     const file = fresh();
     writeFileSync(file, 'x');
-    assert.throws(() => ensureRuntimeDir(file), /EEXIST|is not a directory/);
+    assert.throws(() => ensureRuntimeDir(file), { name: 'AccessError', message: `refusing runtime directory ${file}: it is not a directory` });
+    assert.equal(readFileSync(file, 'utf8'), 'x');
+  });
+
+  test('a path under a file is refused: a parent is not a directory', () => {
+    const file = fresh();
+    writeFileSync(file, 'x');
+    const dir = join(file, 'run');
+    assert.throws(() => ensureRuntimeDir(dir), { name: 'AccessError', message: `refusing runtime directory ${dir}: a parent of it is not a directory` });
+  });
+
+  test('a directory whose socket path is longer than sun_path takes is refused before anything is created', () => {
+    const parent = fresh();
+    // gateway.sock and the separator make 13 bytes; fill the rest to one byte over the limit.
+    const limit = maxSocketPathBytes();
+    const dir = join(parent, 'd'.repeat(limit - parent.length - 1 - 13 + 1));
+    assert.equal(Buffer.byteLength(join(dir, 'gateway.sock')), limit + 1);
+    assert.throws(() => ensureRuntimeDir(dir), {
+      name: 'AccessError',
+      message: `refusing runtime directory ${dir}: the socket path ${join(dir, 'gateway.sock')} is ${limit + 1} bytes; a Unix socket path can be at most ${limit} bytes on ${process.platform === 'darwin' ? 'macOS' : 'Linux'}: choose a shorter runtime directory`,
+    });
+    assert.ok(!existsSync(parent), 'not even the parent is created');
+    // One byte shorter fits.
+    const fits = join(parent, 'd'.repeat(limit - parent.length - 1 - 13));
+    assert.equal(ensureRuntimeDir(fits), fits);
+  });
+
+  test('sun_path limits: 107 bytes on Linux, 103 on macOS; multi-byte names count in bytes', () => {
+    assert.equal(maxSocketPathBytes('linux'), 107);
+    assert.equal(maxSocketPathBytes('darwin'), 103);
+    assert.ok(socketPathFits(`/${'a'.repeat(106)}`, 'linux'));
+    assert.ok(!socketPathFits(`/${'a'.repeat(107)}`, 'linux'));
+    assert.ok(!socketPathFits(`/${'é'.repeat(54)}`, 'linux'), '109 bytes in 55 characters');
+    assert.throws(() => assertSocketPathFits(`/${'a'.repeat(103)}`, 'darwin'), /at most 103 bytes on macOS/);
+  });
+
+  test('the default falls back to /tmp/chatty-run-<uid> when the usual place is too deep for a socket', () => {
+    const deep = `/${'x'.repeat(100)}`;
+    assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: '/home/u/.cache' }), '/home/u/.cache/chatty-run');
+    if (process.platform !== 'darwin') {
+      assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: deep }), `/tmp/chatty-run-${process.getuid?.()}`);
+    }
+    assert.ok(socketPathFits(join(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: deep }), 'gateway.sock')));
   });
 
   test('a 0755 directory is refused and left unchanged', () => {
@@ -225,6 +270,23 @@ describe('ProtocolGateway start/stop', () => {
     writeFileSync(tokenPath, 'next launch');
     await gateway.stop();
     assert.equal(readFileSync(tokenPath, 'utf8'), 'next launch');
+  });
+
+  test('stop() removes the socket and the token even when a step before fails, and reports that failure', async () => {
+    const gateway = new ProtocolGateway({ list: () => [] }).withRuntimeDir(fresh());
+    const { socketPath, tokenPath } = await gateway.start();
+    // The failure the CLI hit outside a package: writing out the edge log threw on stop.
+    gateway.edgeLog.stopWriting = () => Promise.reject(new Error('the edge log could not be written'));
+    await assert.rejects(gateway.stop(), { message: 'the edge log could not be written' });
+    assert.ok(!existsSync(socketPath));
+    assert.ok(!existsSync(tokenPath));
+  });
+
+  test('a runtime directory too deep for a socket fails start() with nothing created', async () => {
+    const parent = fresh();
+    const gateway = new ProtocolGateway({ list: () => [] }).withRuntimeDir(join(parent, 'x'.repeat(120)));
+    await assert.rejects(gateway.start(), { name: 'AccessError', message: /a Unix socket path can be at most/ });
+    assert.ok(!existsSync(parent));
   });
 
   test('a refused runtime directory fails start() without creating files', async () => {

@@ -1,8 +1,6 @@
 export { AccessError, WINDOWS_UNSUPPORTED, refuseWindows, currentUid } from './platform.js';
-export { defaultRuntimeDir, ensureRuntimeDir, userCacheDir } from './runtime-dir.js';
+export { defaultRuntimeDir, ensureRuntimeDir, userCacheDir, type EnsureRuntimeDirOptions } from './runtime-dir.js';
+export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './socket-path.js';
 export { newLaunchToken, writeTokenFile, tokenMatches } from './token.js';
 export { clearStaleSocket } from './stale-socket.js';
-
-export const SOCKET_FILE = 'gateway.sock';
-export const TOKEN_FILE = 'gateway.token';
-export const EDGE_LOG_FILE = 'edge.log';
+export { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE } from './files.js';

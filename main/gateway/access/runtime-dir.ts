@@ -1,7 +1,9 @@
-import { lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SOCKET_FILE } from './files.js';
 import { AccessError, currentUid } from './platform.js';
+import { assertSocketPathFits, socketPathFits } from './socket-path.js';
 
 /** `<user cache dir>` as the platform names it (what `dirs::cache_dir` would say). */
 export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -11,22 +13,49 @@ export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
     : join(homedir(), '.cache');
 }
 
-/** `$XDG_RUNTIME_DIR/chatty-run`, else `<user cache dir>/chatty-run`. */
+/**
+ * `$XDG_RUNTIME_DIR/chatty-run`, else `<user cache dir>/chatty-run`, else (when the socket path
+ * there would be too long for a Unix socket, as under a deep home directory on macOS)
+ * `/tmp/chatty-run-<uid>`, which always fits. The directory checks of `ensureRuntimeDir` make a
+ * directory in the shared /tmp as safe as the others: another user's is refused.
+ */
 export function defaultRuntimeDir(env: NodeJS.ProcessEnv = process.env): string {
+  const candidates: string[] = [];
   const xdg = env.XDG_RUNTIME_DIR;
-  if (xdg && xdg.startsWith('/')) return join(xdg, 'chatty-run');
-  return join(userCacheDir(env), 'chatty-run');
+  if (xdg && xdg.startsWith('/')) candidates.push(join(xdg, 'chatty-run'));
+  candidates.push(join(userCacheDir(env), 'chatty-run'));
+  return candidates.find((dir) => socketPathFits(join(dir, SOCKET_FILE))) ?? join('/tmp', `chatty-run-${currentUid()}`);
+}
+
+export interface EnsureRuntimeDirOptions {
+  /** The socket that will be bound in the directory; its path must fit a Unix socket address. */
+  socketFile?: string;
 }
 
 /**
  * Creates the runtime directory (0700, parents as needed) or checks an existing one.
- * Refuses a symlink, a non-directory, another user's directory, or any group/other bit:
- * the socket's only protection is the directory around it.
+ * Refuses a socket path too long to bind (before creating anything), a symlink, a
+ * non-directory, another user's directory, or any group/other bit: the socket's only protection
+ * is the directory around it.
  */
-export function ensureRuntimeDir(dir: string): string {
+export function ensureRuntimeDir(dir: string, options: EnsureRuntimeDirOptions = {}): string {
   const path = resolve(dir);
-  mkdirSync(path, { recursive: true, mode: 0o700 });
-  const st = lstatSync(path);
+  try {
+    assertSocketPathFits(join(path, options.socketFile ?? SOCKET_FILE));
+  } catch (err) {
+    throw refusal(path, (err as Error).message);
+  }
+  let st = lstatOrUndefined(path);
+  if (st === undefined) {
+    try {
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'EEXIST') throw refusal(path, 'a parent of it is not a directory');
+      throw err;
+    }
+    st = lstatSync(path);
+  }
   if (st.isSymbolicLink()) throw refusal(path, 'it is a symlink');
   if (!st.isDirectory()) throw refusal(path, 'it is not a directory');
   if (st.uid !== currentUid()) throw refusal(path, `it is owned by uid ${st.uid}, not by this user (uid ${currentUid()})`);
@@ -35,6 +64,17 @@ export function ensureRuntimeDir(dir: string): string {
     throw refusal(path, `its mode is ${(st.mode & 0o777).toString(8).padStart(4, '0')}; group and others must have no access (chmod 700)`);
   }
   return path;
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ENOTDIR') throw refusal(path, 'a parent of it is not a directory');
+    throw err;
+  }
 }
 
 function refusal(path: string, reason: string): AccessError {

@@ -26,6 +26,28 @@ interface PendingWrites {
   asyncWriteQueue: unknown[];
 }
 
+/** The part of electron-log's Node API (shared by every logger in the process) that names the app. */
+interface AppNaming {
+  dependencies?: { externalApi?: { getAppName(): string; setAppName(name: string): void } };
+}
+
+/**
+ * electron-log's file transport works out its path variables (the app's name among them) before
+ * it asks `resolvePathFn` for the path, and throws when it finds no name: it looks for the nearest
+ * package.json from the main module or the working directory, which a CLI started elsewhere does
+ * not have. Our path never uses the name, so give it one, unless it already has one of its own
+ * (an embedder's, which its own logs rely on).
+ */
+function nameTheAppIfUnnamed(logger: AppNaming): void {
+  const api = logger.dependencies?.externalApi;
+  if (!api) return;
+  try {
+    api.getAppName();
+  } catch {
+    api.setAppName('chatty-protocol-gateway');
+  }
+}
+
 /**
  * electron-log batches asynchronous writes but has no flush: wait (a bounded while) until its
  * queue is empty and no write is in progress. Rows are written asynchronously so that logging
@@ -64,6 +86,7 @@ export class EdgeLog {
   writeTo(path: string): void {
     this.writeQueued(); // rows recorded so far belong to the previous file
     const logger = electronLog.create({ logId: `chatty-edge-${++loggers}` });
+    nameTheAppIfUnnamed(logger as unknown as AppNaming);
     logger.transports.console.level = false;
     logger.transports.file.resolvePathFn = () => path;
     logger.transports.file.format = '{text}';
@@ -72,6 +95,8 @@ export class EdgeLog {
     logger.transports.file.transforms = [({ data }) => String(data[0])];
     logger.transports.file.sync = false;
     logger.transports.file.writeOptions = { flag: 'a', mode: 0o600, encoding: 'utf8' };
+    // Resolve the file now: a problem shows at start, not as rows silently lost later.
+    logger.transports.file.getFile();
     this.file = logger;
   }
 
