@@ -3,7 +3,7 @@
 import { app, BrowserWindow, session } from 'electron';
 import { fileURLToPath } from 'node:url';
 import { openModules } from '../compose/modules.js';
-import { ProtocolGateway } from '../gateway/index.js';
+import { access, ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost } from './bridge/bridge-host.js';
 import { bindBridge } from './electron-bridge.js';
 
@@ -13,9 +13,14 @@ const preloadPath = fileURLToPath(new URL('out/preload/index.cjs', root));
 
 async function launch(): Promise<void> {
   const { registry: modules } = await openModules(process.env.CHATTY_MODULES_DIR, { report: (line) => console.error(`chatty-gateway: ${line}`) });
-  const gateway = new ProtocolGateway(modules);
-  if (process.env.CHATTY_RUNTIME_DIR) gateway.withRuntimeDir(process.env.CHATTY_RUNTIME_DIR);
-  const started = await gateway.start();
+  // The default is chosen so that the socket path fits a Unix socket address on every platform
+  // (a deep home directory on macOS falls back to /tmp/chatty-run-<uid>); a directory named in
+  // CHATTY_RUNTIME_DIR that is too deep is refused at start, with nothing created.
+  const gateway = new ProtocolGateway(modules).withRuntimeDir(process.env.CHATTY_RUNTIME_DIR || access.defaultRuntimeDir());
+  const started = await gateway.start().catch(async (err: unknown) => {
+    await modules.close();
+    throw err;
+  });
 
   // The renderer reaches nothing on the network; deny every permission it might ask for.
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
@@ -46,8 +51,12 @@ async function launch(): Promise<void> {
 }
 
 app.on('window-all-closed', () => app.quit());
-app.whenReady().then(launch, (err: unknown) => {
-  console.error('chatty-gateway:', err instanceof Error ? err.message : err);
-  app.exit(1);
-});
+// A failed launch (a refused runtime directory, say) is one line and exit 1, as in the CLI.
+app
+  .whenReady()
+  .then(launch)
+  .catch((err: unknown) => {
+    console.error('chatty-gateway:', err instanceof Error ? err.message : err);
+    app.exit(1);
+  });
 

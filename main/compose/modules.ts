@@ -1,9 +1,19 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ensureExamplesBuilt, ModuleRegistry, type ModuleRegistryOptions, type ScanReport } from '../plugins/index.js';
+import {
+  ensureExamplesBuilt,
+  ModuleRegistry,
+  type ModuleRegistryOptions,
+  type PluginLogger,
+  type ScanReport,
+} from '../plugins/index.js';
 
 export interface OpenModulesOptions {
-  /** Where progress and per-module failures are reported (stderr in the CLI: stdout is for the ready line). */
+  /**
+   * Where progress and the plugins' own messages (a module not loaded, a clamped limit, a
+   * plugin's log lines) go: stderr in the CLI, since stdout is for the ready line. Without it the
+   * registry's logger (`registry.logger`, else stderr) prints them.
+   */
   report?: (line: string) => void;
   registry?: ModuleRegistryOptions;
 }
@@ -22,17 +32,30 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
   const report = options.report ?? (() => {});
   if (modulesDir !== undefined) assertDirectory(modulesDir);
   const dir = modulesDir ?? (await ensureExamplesBuilt(undefined, { onProgress: report }));
-  const registry = new ModuleRegistry(options.registry);
+  // The registry already logs every load failure and clamp warning; they reach the user through
+  // its logger and only through it, so each is said once.
+  const logger = options.registry?.logger ?? (options.report ? reportingLogger(options.report) : undefined);
+  const registry = new ModuleRegistry({ ...options.registry, ...(logger ? { logger } : {}) });
   try {
     const scan = await registry.scanDirectory(dir);
-    for (const failed of scan.failed) report(`module not loaded: ${failed.dir}: ${failed.reason}`);
-    for (const loaded of scan.loaded) for (const warning of loaded.warnings) report(`module ${loaded.name}: ${warning}`);
+    // The one thing the registry does not log: a module it leaves to another runner.
     for (const remote of scan.remote) report(`module ${remote.name} is remote (${remote.executionMode}): reported, not loaded`);
     return { registry, scan };
   } catch (err) {
     await registry.close();
     throw err;
   }
+}
+
+/** The registry's messages as report lines: `warning: module echo: …`. Debug lines are dropped, as on stderr. */
+function reportingLogger(report: (line: string) => void): PluginLogger {
+  return {
+    log(level, message, fields) {
+      if (level === 'debug') return;
+      const module = fields?.['module'];
+      report(`${level === 'warn' ? 'warning' : level}: ${module !== undefined ? `module ${String(module)}: ` : ''}${message}`);
+    },
+  };
 }
 
 /** A modules directory the user named must exist: serving nothing by mistake helps no one. */
