@@ -198,7 +198,12 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
   const progress: string[] = [];
   let authored: string;
 
+  const startedIn = process.cwd();
+
   before(async () => {
+    // Built from `/`, as an app started from Finder or by systemd is: componentize-js once cut
+    // the entry's path wrongly there.
+    process.chdir('/');
     root = mkdtempSync(join(tmpdir(), 'chatty-build-'));
     authored = join(root, 'authored');
     const dir = await newPlugin('behaviour', authored);
@@ -214,6 +219,7 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
     handle = registry.get('behaviour')!;
   });
   after(async () => {
+    process.chdir(startedIn);
     await registry?.close();
     rmSync(root, { recursive: true, force: true });
   });

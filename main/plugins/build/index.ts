@@ -6,7 +6,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { userCacheDir } from '../../gateway/access/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
@@ -56,28 +57,50 @@ export async function buildPlugin(dir: string): Promise<BuildResult> {
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
 }
 
+/** Builds run one at a time: each is CPU-heavy, and one may move the working directory (below). */
+let buildChain: Promise<unknown> = Promise.resolve();
+
+function oneAtATime<T>(run: () => Promise<T>): Promise<T> {
+  const next = buildChain.then(run, run);
+  buildChain = next.catch(() => undefined);
+  return next;
+}
+
 /**
  * Runs componentize-js on the wrapper (`entry.ts`), written beside the module for the length of
- * the build: componentize-js shows the engine only the directory of its entry file (or the working
- * directory), so the wrapper goes in the plugin's root and imports the author's file from there.
+ * the build: componentize-js shows the engine the directory of its entry file (or the working
+ * directory, when that holds it), so the wrapper goes in the plugin's root and imports the
+ * author's file from there.
  */
-async function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Array> {
-  const { componentize } = await import('@bytecodealliance/componentize-js');
-  const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
-  await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
-  try {
-    // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which starts
-    // with no preopens.
-    const { component } = await componentize({
-      sourcePath: entry,
-      witWorld: readFileSync(pluginWitPath(), 'utf8'),
-      worldName: PLUGIN_WORLD,
-      disableFeatures: [...DISABLED_FEATURES],
-    } as unknown as { sourcePath: string });
-    return component;
-  } finally {
-    await rm(entry, { force: true });
-  }
+function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Array> {
+  return oneAtATime(async () => {
+    const { componentize } = await import('@bytecodealliance/componentize-js');
+    const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
+    await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
+    // When the working directory holds the entry, componentize-js cuts it off the entry's path by
+    // its length plus one, which from `/` (an app started from Finder or by systemd) leaves
+    // "mp/…/entry.js": the build moves into the plugin's directory for that time.
+    const cwd = process.cwd();
+    const moveTo = cwd === parse(cwd).root ? root : undefined;
+    try {
+      if (moveTo) {
+        if (!isMainThread) throw new PluginLoadError(`componentize-js cannot build from the working directory ${cwd} in a worker thread; build from the main thread or another directory`);
+        process.chdir(moveTo);
+      }
+      // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which
+      // starts with no preopens.
+      const { component } = await componentize({
+        sourcePath: entry,
+        witWorld: readFileSync(pluginWitPath(), 'utf8'),
+        worldName: PLUGIN_WORLD,
+        disableFeatures: [...DISABLED_FEATURES],
+      } as unknown as { sourcePath: string });
+      return component;
+    } finally {
+      if (moveTo && process.cwd() === moveTo) process.chdir(cwd);
+      await rm(entry, { force: true });
+    }
+  });
 }
 
 async function componentizeVersion(): Promise<string> {
