@@ -11,7 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
+import { readFrames } from '../../main/cli/mcp-stdio/line-reader.js';
 import { SseParser } from '../../main/cli/mcp-stdio/sse-parser.js';
+import { serializeFrame } from '../../main/jsonrpc/index.js';
 import { tempDir } from '../helpers/gateway.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { REPO_ROOT, collect, exited, firstLine, spawnCli } from '../helpers/cli.js';
@@ -67,6 +69,7 @@ function bridge(module: string, runtimeDir: string = gateway.runtimeDir) {
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
     child,
+    stderr,
     send: (line: string | object) => child.stdin.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`),
     next: async (): Promise<unknown> => {
       const { value, done } = await lines.next();
@@ -184,6 +187,15 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
+  test('a line that is not UTF-8 gets -32700 too, without taking the lines around it', async () => {
+    const b = bridge('echo');
+    b.child.stdin.write(Buffer.concat([Buffer.from(`${JSON.stringify(ping(1))}\n`), Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from(`${JSON.stringify(ping(2))}\n`)]));
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 1, result: {} });
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
+    assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
+  });
+
   test('JSON that is not JSON-RPC gets the gateway\'s Invalid Request', async () => {
     const b = bridge('echo');
     b.send({ hello: 'world' });
@@ -206,6 +218,15 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"last":true}' }] } });
     assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
+  });
+
+  test('stdout closed under it (the client left): one stderr line, exit 1', async () => {
+    const b = bridge('echo');
+    b.child.stdout.destroy();
+    b.send(ping(1));
+    const [stderr, status] = await Promise.all([b.stderr, exited(b.child)]);
+    assert.deepEqual(status, { code: 1, signal: null });
+    assert.match(stderr, /^chatty-gateway: mcp-stdio: stdout is closed, the client has gone \(.*EPIPE.*\)\n$/);
   });
 
   test('a gateway error with a JSON-RPC body (a guest trap, HTTP 500) is passed on under its id', async () => {
@@ -310,7 +331,7 @@ describe('chatty-gateway mcp-stdio refuses to start', () => {
  * as an event stream and set `Mcp-Session-Id`. A plain HTTP server on a real Unix socket stands in
  * for such a server here, with runMcpStdio in-process on stream pairs.
  */
-describe('runMcpStdio against a server that answers as SSE', () => {
+describe('runMcpStdio against a server that answers as SSE, and its readers', () => {
   test('events become lines, a batch is gathered into one array, the session and version headers are carried', async () => {
     const dir = join(scratch.path, 'sse-run');
     mkdirSync(dir, { mode: 0o700 });
@@ -370,6 +391,31 @@ describe('runMcpStdio against a server that answers as SSE', () => {
       [undefined, undefined],
       ['session-1', '2025-06-18'],
       ['session-1', '2025-06-18'],
+    ]);
+  });
+
+  test('readFrames: one frame per line across chunks; a line not UTF-8 or over the cap is one unreadable frame', async () => {
+    const input = new PassThrough();
+    const frames: string[] = [];
+    const done = readFrames(input, (frame) => frames.push(frame.kind === 'malformed' ? frame.reason : serializeFrame(frame)), 40);
+    input.write('{"jsonrpc":"2.0",');
+    input.write('"method":"a"}\n\n[1]\n7\n');
+    input.write(Buffer.from([0xc3, 0x28, 0x0a])); // not UTF-8
+    input.write('x'.repeat(50)); // over the cap before its newline: dropped up to the newline
+    input.write('yyy\n{"jsonrpc":"2.0","method":"b"}\n');
+    input.write(`${'z'.repeat(30)}`);
+    input.write(`${'z'.repeat(30)}\n`); // over the cap in the chunk that ends it
+    input.end('{"jsonrpc":"2.0","method":"c"}'); // the last line needs no newline
+    await done;
+    assert.deepEqual(frames, [
+      '{"jsonrpc":"2.0","method":"a"}',
+      '[1]',
+      'shape',
+      'parse',
+      'parse',
+      '{"jsonrpc":"2.0","method":"b"}',
+      'parse',
+      '{"jsonrpc":"2.0","method":"c"}',
     ]);
   });
 

@@ -195,7 +195,7 @@ export class ClientGone extends Error {
   override readonly name = 'ClientGone';
 
   constructor(cause: unknown) {
-    super(`stdout is closed: ${describeFailure(cause)}`, { cause });
+    super(`mcp-stdio: stdout is closed, the client has gone (${describeFailure(cause)})`, { cause });
   }
 }
 

@@ -1,5 +1,6 @@
 import { Readable, Writable } from 'node:stream';
-import { streamTransport, type TransportFrame } from '../../jsonrpc/index.js';
+import { serializeFrame, type TransportFrame } from '../../jsonrpc/index.js';
+import { readFrames } from './line-reader.js';
 import { ClientGone, type McpRelay } from './relay.js';
 
 /** Frames read ahead of the one being relayed before stdin is paused: a flood waits in the pipe. */
@@ -14,16 +15,18 @@ export interface StdioLoopOptions {
 }
 
 /**
- * Newline-delimited JSON-RPC on stdin/stdout (main/jsonrpc's stream transport), relayed one frame
- * at a time in arrival order: each answer is written before the next line is sent on, so answers
- * come back in request order. When stdin ends, what was read is still relayed, then stdout ends
- * and the loop resolves to 0. A framing failure (a line over 33 MiB or not UTF-8) leaves nothing
- * readable: it is reported and the loop resolves to 1, as it does when stdout is gone.
+ * Newline-delimited JSON-RPC on stdin/stdout, relayed one frame at a time in arrival order: each
+ * answer is written before the next line is sent on, so answers come back in request order. When
+ * stdin ends, what was read is still relayed, then stdout ends and the loop resolves to 0. It
+ * resolves to 1 when stdin fails or stdout is gone (the client left: nobody to answer).
  */
 export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
   const stdin = asReadable(options.stdin);
-  const transport = streamTransport(stdin, asWritable(options.stdout));
-  const relay = options.relay((frame) => transport.send(frame));
+  const stdout = asWritable(options.stdout);
+  // A write to a client that has left fails with EPIPE; the write's callback reports it, and an
+  // unheard 'error' event would crash the process.
+  stdout.on('error', () => {});
+  const relay = options.relay((frame) => writeLine(stdout, `${serializeFrame(frame)}\n`));
 
   let queued = 0;
   let tail = Promise.resolve();
@@ -33,27 +36,37 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
     tail = tail
       .then(() => (clientGone ? undefined : relay.relay(frame)))
       .catch((err: unknown) => {
-        // Only a failed write to the client gets here: nobody is left to answer, so stop reading.
+        // Only a failed write to the client gets here: stop reading, nothing more can be answered.
         clientGone = true;
         options.report(err instanceof ClientGone ? err.message : `mcp-stdio: ${String(err)}`);
-        transport.close();
+        stdin.destroy();
       })
       .finally(() => {
-        if (--queued < READ_AHEAD && stdin.isPaused() && !stdin.readableEnded) stdin.resume();
+        if (--queued < READ_AHEAD && stdin.isPaused() && !stdin.destroyed) stdin.resume();
       });
   };
 
   let code = 0;
   try {
-    await transport.start(onFrame);
+    await readFrames(stdin, onFrame);
   } catch (err) {
     options.report(`mcp-stdio: stdin: ${err instanceof Error ? err.message : String(err)}`);
     code = 1;
   }
   await tail;
   if (clientGone) return 1;
-  await transport.end();
+  await endOutput(stdout);
   return code;
+}
+
+function writeLine(stdout: Writable, line: string): Promise<void> {
+  if (stdout.destroyed || stdout.writableEnded) return Promise.reject(new Error('stdout is closed'));
+  return new Promise((resolve, reject) => stdout.write(line, (err) => (err ? reject(err) : resolve())));
+}
+
+function endOutput(stdout: Writable): Promise<void> {
+  if (stdout.destroyed || stdout.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => stdout.end(() => resolve()));
 }
 
 function asReadable(stream: NodeJS.ReadableStream): Readable {
