@@ -157,6 +157,15 @@ const EXTRA = {
     console.warn('careful');
     console.error(new Error('bad thing'));
     console.debug('details');
+    console.dir({ b: 2 });
+    console.assert(1 === 1, 'not logged');
+    console.assert(1 === 2, 'one is', 2);
+    console.count();
+    console.group('g');
+    console.groupEnd();
+    console.time('t');
+    console.timeEnd('t');
+    console.table([1]);
     return { content: 'logged' };
   },
   now: () => ({ content: String(Date.now()) }),
@@ -291,6 +300,8 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
       ['warn', 'careful', 'behaviour', 'guest'],
       ['error', 'bad thing', 'behaviour', 'guest'],
       ['debug', 'details', 'behaviour', 'guest'],
+      ['info', '{"b":2}', 'behaviour', 'guest'],
+      ['error', 'Assertion failed: one is 2', 'behaviour', 'guest'],
     ]);
   });
 

@@ -46,6 +46,7 @@ function describe(value) {
   if (value === undefined) return 'undefined';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return typeof value.then === 'function' ? 'a Promise' : 'an object';
+  if (typeof value === 'function') return 'a function (not called?)';
   return 'a ' + typeof value + ' (' + text(value) + ')';
 }
 
@@ -144,9 +145,18 @@ function line(args) {
   return args.map((a) => (typeof a === 'string' ? a : text(a))).join(' ');
 }
 
-const consoleLevels = { log: 'info', info: 'info', debug: 'debug', trace: 'debug', warn: 'warn', error: 'error' };
+const consoleLevels = { log: 'info', info: 'info', dir: 'info', debug: 'debug', trace: 'debug', warn: 'warn', error: 'error' };
 const hostConsole = {};
+// The rest of console (count, group, time, table…) stays callable, writing nowhere as before.
+const engineConsole = globalThis.console;
+for (const name of ['clear', 'count', 'countReset', 'dirxml', 'group', 'groupCollapsed', 'groupEnd', 'table', 'time', 'timeEnd', 'timeLog']) {
+  const own = engineConsole?.[name];
+  hostConsole[name] = typeof own === 'function' ? own.bind(engineConsole) : () => {};
+}
 for (const [name, level] of Object.entries(consoleLevels)) hostConsole[name] = (...args) => hostLog(level, line(args));
+hostConsole.assert = (condition, ...args) => {
+  if (!condition) hostLog('error', line(['Assertion failed' + (args.length ? ':' : ''), ...args]));
+};
 try {
   Object.defineProperty(globalThis, 'console', { value: hostConsole, writable: true, configurable: true });
 } catch {
