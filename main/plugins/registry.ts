@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { userCacheDir } from '../gateway/access/index.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
-import { ModuleHandle } from './handle.js';
+import { ModuleHandle } from './handle/index.js';
 import { MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';

@@ -1,0 +1,99 @@
+import { Op, SLOTS } from '../worker/call-channel.js';
+import type { CallOp, GuestFailureKind, PortRequest, ToolCallRequest } from '../worker/protocol.js';
+import type { GuestWorker } from './guest-worker.js';
+
+/** One call to a module, from `enqueue` until it is settled. */
+export interface Job {
+  op: CallOp;
+  request: ToolCallRequest | undefined;
+  timeoutMs: number;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  /** Its number on the current worker's call channel, once posted. */
+  seq: number;
+  counted: boolean;
+}
+
+/** How settling reports a call that did not end with a value. */
+export interface Settler {
+  /** The worker reported a failure outside the guest's result (trap, output too large…). */
+  fail(job: Job, kind: GuestFailureKind, message: string): void;
+  /** The answer is neither in its slot nor on the port. */
+  lost(job: Job): void;
+}
+
+const OPS: Record<CallOp, Op> = { metadata: Op.Metadata, 'list-tools': Op.ListTools, 'invoke-tool': Op.InvokeTool };
+
+/**
+ * A module's lock: its calls in order, those waiting for the worker and those posted to it. Up to
+ * the channel's `SLOTS` calls are posted ahead; the worker runs them one at a time, so the first
+ * posted is the one running. A call posted to a worker that is gone but never started there goes
+ * back to the front.
+ */
+export class CallQueue {
+  /** Calls not yet posted to the worker, in order. */
+  readonly waiting: Job[] = [];
+  /** Calls posted to the current worker, in order: the first is running (or about to). */
+  readonly inflight: Job[] = [];
+
+  /** Calls waiting for the lock (the running one excluded). */
+  get queued(): number {
+    return this.waiting.length + Math.max(0, this.inflight.length - 1);
+  }
+
+  /** Whether the channel has room for another posted call. */
+  get full(): boolean {
+    return this.inflight.length >= SLOTS;
+  }
+
+  /** Posts waiting calls to the worker, up to the channel's depth; `posted` sees each as it goes. */
+  post(live: GuestWorker, posted: (job: Job) => void): void {
+    while (this.waiting.length > 0 && this.inflight.length < SLOTS) {
+      const job = this.waiting.shift()!;
+      const seq = ++live.posted;
+      job.seq = seq;
+      if (!live.channel.writeRequest(seq, OPS[job.op], job.request)) {
+        live.callPort.postMessage({ seq, request: job.request! } satisfies PortRequest);
+      }
+      this.inflight.push(job);
+      posted(job);
+    }
+  }
+
+  /** Settles, in order, every call the worker has answered. */
+  settleDone(live: GuestWorker, settler: Settler): void {
+    const done = live.answered();
+    if (done <= live.settled) return;
+    live.drainPort(); // the calls' log lines first, and any answer that did not fit its slot
+    while (live.settled < done && this.inflight.length > 0) {
+      const seq = ++live.settled;
+      const job = this.inflight.shift()!;
+      settle(live, job, seq, settler);
+    }
+  }
+
+  /** Calls posted to a worker that is gone but never started there go back to the front. */
+  requeueInflight(): void {
+    const rest = this.inflight.splice(0);
+    for (const job of rest) job.seq = 0;
+    this.waiting.unshift(...rest);
+  }
+
+  /** Empties the queue (posted calls first), for `close`. */
+  takeAll(): Job[] {
+    return [...this.inflight.splice(0), ...this.waiting.splice(0)];
+  }
+}
+
+function settle(live: GuestWorker, job: Job, seq: number, settler: Settler): void {
+  const answer = live.channel.readAnswer(seq);
+  if (answer === undefined) {
+    const msg = live.portAnswers.get(seq);
+    live.portAnswers.delete(seq);
+    if (msg?.type === 'done') return job.resolve(msg.value);
+    if (msg?.type === 'failed') return settler.fail(job, msg.kind, msg.message);
+    return settler.lost(job);
+  }
+  if ('value' in answer) return job.resolve(answer.value);
+  settler.fail(job, answer.failed as GuestFailureKind, answer.message);
+}

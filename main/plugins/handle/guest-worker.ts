@@ -1,0 +1,199 @@
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
+import { PluginLoadError, messageOf } from '../errors.js';
+import { INSTANTIATE_TIMEOUT_MS } from '../limits.js';
+import { spawnWorker } from '../spawn.js';
+import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
+import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
+
+/** What the worker is started with, less the channels and ports made here. */
+export type GuestWorkerConfig = Omit<GuestWorkerData, 'control' | 'hostPort' | 'channel' | 'callPort'>;
+
+/** An answer that came on the port instead of its slot. */
+export type PortAnswer = Extract<FromWorker, { type: 'done' | 'failed' }>;
+
+/** How a worker tells its handle what happens to it. */
+export interface GuestWorkerEvents {
+  /** A message from the worker's port: a log line, a bridged host call, an answer too large for its slot. */
+  message(worker: GuestWorker, msg: FromWorker): void;
+  /** The component is instantiated. False if the handle closed meanwhile: the worker is then stopped. */
+  ready(worker: GuestWorker): boolean;
+  /** The worker died (error, exit, out of heap) after it was ready. */
+  gone(worker: GuestWorker, why: string): void;
+  /** What a start rejects with when the handle closed while the worker started. */
+  unloaded(): Error;
+}
+
+/**
+ * One module worker thread and the shared state the main thread keeps with it: the call channel,
+ * the port for everything else, and the counters that say what was posted, answered and read.
+ * A handle replaces a worker after a timeout or a crash; each worker's numbers start at zero.
+ */
+export class GuestWorker {
+  /** The last seq posted, and the last whose answer was taken. */
+  posted = 0;
+  settled = 0;
+  /** Messages taken from `callPort` (compared with the worker's `SENT`). */
+  received = 0;
+  /** An `Atomics.waitAsync` on `DONE` is pending. */
+  private waiting = false;
+  /** The worker is to be notified of posted calls at the end of this event-loop turn. */
+  private kickPending = false;
+  /** Answers that came on the port, by seq, until their call is settled. */
+  readonly portAnswers = new Map<number, PortAnswer>();
+  private readonly control: Int32Array;
+
+  private constructor(
+    private readonly worker: Worker,
+    /** The main thread's end of the port that carries bridged host-call replies. */
+    private readonly hostPort: MessagePort,
+    control: SharedArrayBuffer,
+    readonly channel: CallChannel,
+    /** The main thread's end of the worker's message port (logs, host calls, oversized answers). */
+    readonly callPort: MessagePort,
+    private readonly events: GuestWorkerEvents,
+  ) {
+    this.control = new Int32Array(control);
+  }
+
+  /**
+   * Starts a worker and instantiates the component in it; resolves once it is ready, rejects with
+   * `PluginLoadError` if it cannot (or with `events.unloaded()` if the handle closed meanwhile).
+   */
+  static start(config: GuestWorkerConfig, heapMb: number, events: GuestWorkerEvents): Promise<GuestWorker> {
+    const { port1, port2 } = new MessageChannel();
+    const calls = new MessageChannel();
+    const control = new SharedArrayBuffer(4);
+    const channel = CallChannel.create();
+    const data: GuestWorkerData = { ...config, control, hostPort: port2, channel: channel.sab, callPort: calls.port2 };
+    const worker = spawnWorker('guest-entry', {
+      workerData: data,
+      transferList: [port2, calls.port2],
+      resourceLimits: { maxOldGenerationSizeMb: heapMb },
+    });
+    const live = new GuestWorker(worker, port1, control, channel, calls.port1, events);
+    live.callPort.on('message', (msg: FromWorker) => live.deliver(msg));
+    live.callPort.unref();
+    return new Promise<GuestWorker>((resolve, reject) => {
+      let ready = false;
+      const timer = setTimeout(() => {
+        fail(new PluginLoadError(`instantiating took longer than ${INSTANTIATE_TIMEOUT_MS} ms`));
+      }, INSTANTIATE_TIMEOUT_MS);
+      const fail = (err: Error): void => {
+        clearTimeout(timer);
+        if (ready) return;
+        ready = true;
+        void live.kill();
+        reject(err);
+      };
+      worker.on('message', (msg: FromWorker) => {
+        if (msg.type === 'ready') {
+          if (ready) return;
+          ready = true;
+          clearTimeout(timer);
+          if (!events.ready(live)) {
+            void live.kill();
+            reject(events.unloaded());
+            return;
+          }
+          resolve(live);
+          return;
+        }
+        if (msg.type === 'init-failed') return fail(new PluginLoadError(`cannot instantiate: ${msg.message}`));
+      });
+      worker.on('error', (err) => {
+        const why = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `the worker ran out of its ${heapMb} MiB JS heap and was stopped`
+          : `worker failed: ${err.message}`;
+        if (!ready) return fail(new PluginLoadError(why));
+        events.gone(live, why);
+      });
+      worker.on('exit', (code) => {
+        if (!ready) return fail(new PluginLoadError(`worker exited with code ${code}`));
+        events.gone(live, `worker exited with code ${code}`);
+      });
+    });
+  }
+
+  /**
+   * Publishes the calls posted so far. A worker between calls sees the new count at once; a
+   * parked one is woken once per turn of the event loop for every call posted in it (waking a
+   * thread costs ~6 µs here).
+   */
+  notifyPosted(): void {
+    Atomics.store(this.channel.ints, REQ, this.posted);
+    if (!this.kickPending) {
+      this.kickPending = true;
+      setImmediate(this.kick);
+    }
+  }
+
+  private readonly kick = (): void => {
+    this.kickPending = false;
+    Atomics.notify(this.channel.ints, REQ);
+  };
+
+  /** One pending wait on `DONE` covers every call posted so far; `onAnswers` runs when it moves. */
+  awaitAnswers(onAnswers: () => void): void {
+    if (this.waiting) return;
+    this.waiting = true;
+    const wait = waitAsync(this.channel.ints, DONE, this.settled);
+    const done = (): void => {
+      this.waiting = false;
+      onAnswers();
+    };
+    if (typeof wait.value === 'string') queueMicrotask(done);
+    else void wait.value.then(done);
+  }
+
+  /** Calls the worker has answered (the count; their answers are in the slots or on the port). */
+  answered(): number {
+    return Atomics.load(this.channel.ints, DONE);
+  }
+
+  /** Takes what the worker has put on its port and the 'message' event has not delivered yet. */
+  drainPort(): void {
+    while (this.received < Atomics.load(this.channel.ints, SENT)) {
+      const got = receiveMessageOnPort(this.callPort);
+      if (!got) return;
+      this.deliver(got.message as FromWorker);
+    }
+  }
+
+  /** Hands a bridged host call's reply to the worker, which is parked waiting for it. */
+  replyToHost(reply: HostReply, capability: string): void {
+    try {
+      this.hostPort.postMessage(reply);
+    } catch (err) {
+      this.hostPort.postMessage({ seq: reply.seq, ok: false, error: `${capability}: the provider's answer cannot be passed on (${messageOf(err)})` });
+    }
+    Atomics.store(this.control, 0, 1);
+    Atomics.notify(this.control, 0);
+  }
+
+  /** Closes the main thread's ports (the worker is gone or going). */
+  closePorts(): void {
+    this.hostPort.close();
+    this.callPort.close();
+  }
+
+  async kill(): Promise<void> {
+    this.closePorts();
+    // Wake a worker parked in Atomics.wait (on a host reply or for its next call) so terminate()
+    // never waits on it, and this thread's own wait on DONE so it does not linger.
+    Atomics.store(this.control, 0, 1);
+    Atomics.notify(this.control, 0);
+    const ints = this.channel.ints;
+    Atomics.store(ints, STOP, 1);
+    Atomics.notify(ints, REQ);
+    Atomics.notify(ints, DONE);
+    await this.worker.terminate().catch(() => undefined);
+  }
+
+  private deliver(msg: FromWorker): void {
+    this.received++;
+    this.events.message(this, msg);
+  }
+}
+
+type WaitAsync = (ints: Int32Array, index: number, value: number) => { async: boolean; value: Promise<string> | string };
+const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;

@@ -1,0 +1,327 @@
+import { PluginCallError, messageOf } from '../errors.js';
+import { MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from '../limits.js';
+import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
+import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
+import { monotonicMs } from '../worker/call-channel.js';
+import type {
+  CallOp,
+  FromWorker,
+  GuestFailureKind,
+  GuestWorkerData,
+  HostReply,
+  PluginMetadata,
+  ToolCallRequest,
+  ToolDefinition,
+  ToolOutcome,
+} from '../worker/protocol.js';
+import { CallQueue, type Job, type Settler } from './call-queue.js';
+import { Deadline, timeLeft } from './deadline.js';
+import { GuestWorker, type GuestWorkerEvents } from './guest-worker.js';
+
+/** What `invokeTool` takes; `caller` names who is calling (an MCP client, an agent), if known. */
+export interface InvokeRequest {
+  name: string;
+  argumentsJson: string;
+  callId: string;
+  caller?: string | undefined;
+}
+
+/** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
+export interface ModuleHandleInit
+  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'sandbox'> {
+  manifest: Manifest;
+  limits: ModuleLimits;
+  dir: string;
+  providers: Providers;
+  meter: CreditMeter | undefined;
+  logger: PluginLogger;
+  /** The worker's JS heap limit (default `WORKER_HEAP_MB`); WebAssembly memory is bounded apart. */
+  workerHeapMb?: number | undefined;
+}
+
+/** Counters for logs and benches. */
+export interface HandleStats {
+  calls: number;
+  timeouts: number;
+  traps: number;
+  restarts: number;
+}
+
+/**
+ * One loaded plugin module: its own worker thread (`GuestWorker`), its own lock (`CallQueue`: one
+ * guest call at a time, in order), its own clock (`Deadline`). Calls to different handles never
+ * wait on each other; the main thread never runs guest code. A call that runs past its limit
+ * terminates the worker; the next call starts a fresh one. A trap, an over-cap output or an
+ * output that does not lift fails that call and the worker replaces its instance.
+ */
+export class ModuleHandle implements ModuleInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly protocols: ModuleInfo['protocols'];
+  readonly executionMode: ExecutionMode;
+  readonly manifest: Manifest;
+  readonly dir: string;
+  readonly limits: ModuleLimits;
+  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0 };
+
+  private live: GuestWorker | undefined;
+  private starting: Promise<GuestWorker> | undefined;
+  private readonly calls = new CallQueue();
+  private readonly deadline = new Deadline(() => this.onDeadline());
+  private awaitingWorker = false;
+  private closed = false;
+  private spawned = 0;
+
+  constructor(private readonly init: ModuleHandleInit) {
+    const m = init.manifest.module;
+    this.name = m.name;
+    this.version = m.version;
+    this.description = m.description;
+    this.protocols = Object.freeze({ ...init.manifest.protocols });
+    this.executionMode = m.execution_mode;
+    this.manifest = init.manifest;
+    this.limits = init.limits;
+    this.dir = init.dir;
+  }
+
+  /** Starts the worker and instantiates the component; rejects with `PluginLoadError` if it cannot. */
+  async start(): Promise<void> {
+    await this.ensureWorker();
+  }
+
+  /** The guest's `metadata` export (1 s limit). */
+  metadata(): Promise<PluginMetadata> {
+    return this.enqueue('metadata', undefined, this.limits.metadataTimeoutMs) as Promise<PluginMetadata>;
+  }
+
+  /** The guest's `list-tools` export (1 s limit). */
+  listTools(): Promise<ToolDefinition[]> {
+    return this.enqueue('list-tools', undefined, this.limits.metadataTimeoutMs) as Promise<ToolDefinition[]>;
+  }
+
+  /**
+   * The guest's `invoke-tool`. The guest's own `result` resolves (`ok: false` is its tool-error);
+   * anything else rejects with `PluginCallError`. The credit meter is asked first, before the call
+   * waits for this module's lock; a refusal never queues.
+   */
+  async invokeTool(req: InvokeRequest): Promise<ToolOutcome> {
+    if (this.closed) throw this.unloadedError();
+    const meter = this.init.meter;
+    if (meter) {
+      let admission: Admission;
+      try {
+        admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
+      } catch (err) {
+        throw new PluginCallError('credit_refused', `credit check failed: ${messageOf(err)}`, this.name);
+      }
+      const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
+      if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
+    }
+    const request: ToolCallRequest = { name: req.name, argumentsJson: req.argumentsJson, callId: req.callId };
+    if (req.caller !== undefined) request.caller = req.caller;
+    return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs) as Promise<ToolOutcome>;
+  }
+
+  /** Calls waiting for the lock (the running one excluded). */
+  get queued(): number {
+    return this.calls.queued;
+  }
+
+  /** Terminates the worker and rejects every pending call with `unloaded`. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.deadline.clear();
+    for (const job of this.calls.takeAll()) job.reject(this.unloadedError());
+    const live = this.live;
+    this.live = undefined;
+    const starting = this.starting;
+    if (live) await live.kill();
+    else if (starting) await starting.then((l) => l.kill(), () => undefined);
+  }
+
+  private get heapMb(): number {
+    return this.init.workerHeapMb ?? WORKER_HEAP_MB;
+  }
+
+  private unloadedError(): PluginCallError {
+    return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
+  }
+
+  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number): Promise<unknown> {
+    if (this.closed) return Promise.reject(this.unloadedError());
+    return new Promise((resolve, reject) => {
+      this.calls.waiting.push({ op, request, timeoutMs, resolve, reject, seq: 0, counted: false });
+      this.pump();
+    });
+  }
+
+  /** Posts queued calls to the worker, up to the channel's depth, starting one if there is none. */
+  private pump(): void {
+    if (this.closed || this.calls.waiting.length === 0) return;
+    const live = this.live;
+    if (!live) {
+      if (this.awaitingWorker) return;
+      this.awaitingWorker = true;
+      this.ensureWorker().then(
+        () => {
+          this.awaitingWorker = false;
+          this.pump();
+        },
+        (err: unknown) => {
+          this.awaitingWorker = false;
+          if (this.closed) return;
+          const job = this.calls.waiting.shift();
+          if (job) {
+            if (!job.counted) this.stats.calls++;
+            job.reject(new PluginCallError('crashed', `module '${this.name}' could not start: ${messageOf(err)}`, this.name));
+          }
+          this.pump();
+        },
+      );
+      return;
+    }
+    if (this.calls.full) return;
+    this.calls.post(live, (job) => {
+      if (!job.counted) {
+        job.counted = true;
+        this.stats.calls++;
+      }
+      this.deadline.arm(job.timeoutMs);
+    });
+    live.notifyPosted();
+    this.awaitAnswers(live);
+  }
+
+  private awaitAnswers(live: GuestWorker): void {
+    if (this.calls.inflight.length === 0) return;
+    live.awaitAnswers(() => this.onAnswers(live));
+  }
+
+  private onAnswers(live: GuestWorker): void {
+    if (live !== this.live) return;
+    this.calls.settleDone(live, this.settler);
+    this.pump();
+    if (live === this.live) this.awaitAnswers(live);
+  }
+
+  private readonly settler: Settler = {
+    fail: (job: Job, kind: GuestFailureKind, message: string): void => {
+      if (kind === 'trap') this.stats.traps++;
+      this.init.logger.log('warn', message, { module: this.name, kind });
+      job.reject(new PluginCallError(kind, `module '${this.name}': ${message}`, this.name));
+    },
+    lost: (job: Job): void => {
+      job.reject(new PluginCallError('crashed', `module '${this.name}': the worker's answer was lost`, this.name));
+    },
+  };
+
+  /** The first call in flight is the one running: is it past its limit? Else wait until it could be. */
+  private onDeadline(): void {
+    const live = this.live;
+    const job = this.calls.inflight[0];
+    if (!live || !job) return;
+    const now = monotonicMs();
+    const left = timeLeft(live.channel, job.seq, job.timeoutMs, now);
+    if (left.overdue) return this.onTimeout(live, job);
+    this.deadline.fireIn(left.ms, now + left.ms);
+  }
+
+  private onTimeout(live: GuestWorker, job: Job): void {
+    this.stats.timeouts++;
+    this.live = undefined;
+    this.calls.inflight.shift();
+    this.calls.requeueInflight();
+    void live.kill();
+    const what = job.op === 'invoke-tool' ? `tool '${job.request?.name ?? ''}'` : job.op;
+    this.init.logger.log('warn', `${what} ran past ${job.timeoutMs} ms; the instance was terminated and will be replaced`, { module: this.name });
+    job.reject(new PluginCallError('timeout', `module '${this.name}': ${what} ran past its ${job.timeoutMs} ms limit`, this.name));
+    this.pump();
+  }
+
+  private ensureWorker(): Promise<GuestWorker> {
+    if (this.live) return Promise.resolve(this.live);
+    if (this.closed) return Promise.reject(this.unloadedError());
+    this.starting ??= this.spawn().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private spawn(): Promise<GuestWorker> {
+    if (this.spawned++ > 0) this.stats.restarts++;
+    return GuestWorker.start(
+      {
+        module: this.name,
+        componentUrl: this.init.componentUrl,
+        coreModules: this.init.coreModules,
+        wasiImports: this.init.wasiImports,
+        config: this.init.config,
+        filesRoot: this.init.filesRoot,
+        grants: this.init.grants,
+        maxOutputBytes: this.limits.maxOutputBytes,
+        maxMemoryBytes: this.limits.maxMemoryMb * MIB,
+        maxLogBytes: MAX_LOG_BYTES,
+        maxFileBytes: MAX_FILE_BYTES,
+        sandbox: this.init.sandbox,
+      },
+      this.heapMb,
+      this.workerEvents,
+    );
+  }
+
+  private readonly workerEvents: GuestWorkerEvents = {
+    message: (live, msg) => this.onMessage(live, msg),
+    ready: (live) => {
+      if (this.closed) return false;
+      this.live = live;
+      return true;
+    },
+    gone: (live, why) => this.onWorkerGone(live, why),
+    unloaded: () => this.unloadedError(),
+  };
+
+  /** A message from the worker's port: a log line, a bridged host call, or an answer too large for its slot. */
+  private onMessage(live: GuestWorker, msg: FromWorker): void {
+    if (live !== this.live) return; // a terminated worker's last words
+    switch (msg.type) {
+      case 'done':
+      case 'failed':
+        live.portAnswers.set(msg.id, msg);
+        return;
+      case 'log':
+        this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
+        return;
+      case 'host':
+        void this.serveHost(live, msg);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private async serveHost(live: GuestWorker, msg: Extract<FromWorker, { type: 'host' }>): Promise<void> {
+    let reply: HostReply;
+    try {
+      const value = await runProvider(this.init.providers, this.name, msg.capability, msg.method, msg.args);
+      reply = { seq: msg.seq, ok: true, value };
+    } catch (err) {
+      reply = { seq: msg.seq, ok: false, error: `${msg.capability}: ${messageOf(err)}` };
+    }
+    if (live !== this.live) return;
+    live.replyToHost(reply, msg.capability);
+  }
+
+  private onWorkerGone(live: GuestWorker, why: string): void {
+    if (live !== this.live) return;
+    this.calls.settleDone(live, this.settler); // what it answered before it went stays answered
+    this.live = undefined;
+    live.closePorts();
+    this.init.logger.log('error', why, { module: this.name });
+    const job = this.calls.inflight.shift();
+    this.calls.requeueInflight();
+    if (job) job.reject(new PluginCallError('crashed', `module '${this.name}': ${why}`, this.name));
+    this.pump();
+  }
+}
