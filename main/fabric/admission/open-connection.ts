@@ -12,6 +12,8 @@ export interface OpenConnectionOptions extends ServeOptions {
   registry: ParticipantRegistry;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
+  /** A node admitted beforehand (a runner that needs the name first); without one, `spec` is admitted here. */
+  node?: AdmittedNode;
   /** Sees the child right after spawn (its stdin/stdout are the caller's); without it stdout is discarded. */
   onSpawn?: (child: ChildProcess) => void;
 }
@@ -37,7 +39,7 @@ export async function openConnection(
   args: readonly string[],
   options: OpenConnectionOptions,
 ): Promise<OpenedConnection> {
-  const node = options.directory.admit(spec);
+  const node = options.node ?? options.directory.admit(spec);
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], cwd: options.cwd, env: options.env });
   const stderr = new StderrTail(child.stderr);
   // A child that dies or closes its pipes early must not crash the broker: EPIPE on its stdin

@@ -4,7 +4,7 @@ import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
-import type { BrokerMessage, TaskRunParams } from '../wire/broker-to-worker.js';
+import type { BrokerMessage, ProgressEvent, TaskRunParams } from '../wire/broker-to-worker.js';
 import type { ParticipantCard, TaskOutcome } from '../wire/payloads.js';
 import { wireError, type WireError } from '../wire/wire-error.js';
 import type { TaskEventParams, WorkerCall, WorkerMessage } from '../wire/worker-to-broker.js';
@@ -20,8 +20,12 @@ export class CallError extends Error {
 
 export interface CallContext {
   node: AdmittedNode;
+  /** The worker's own id for the call (what its `req.progress` and `req.cancel` name). */
+  id: number;
   /** Aborted when the worker cancels the call or the connection closes. */
   signal: AbortSignal;
+  /** Sends the worker a `req.progress` for this call, in order with everything else sent to it. */
+  progress(event: ProgressEvent): void;
 }
 
 /** Runs a worker's call (agent.invoke, agent.list, mailbox.post, human.*); resolves to its result. */
@@ -265,7 +269,11 @@ export class ParticipantConnection {
     this.calls.set(call.id, abort);
     let line: string;
     try {
-      const result = await this.handler(call, { node: this.node, signal: abort.signal });
+      const progress = (event: ProgressEvent): void => {
+        if (this.closeReason !== undefined || abort.signal.aborted) return;
+        void this.outbound.send(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } })).catch(() => {});
+      };
+      const result = await this.handler(call, { node: this.node, id: call.id, signal: abort.signal, progress });
       if (this.closeReason !== undefined) return;
       line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
     } catch (err) {

@@ -18,7 +18,7 @@ export const RelayedAskParams = z.strictObject({
   request: z.strictObject({ questions: QuestionRequest.shape.questions, asker: Asker }),
 });
 
-const ProgressEvent = z.union([
+export const ProgressEvent = z.union([
   z.strictObject({ Admitted: z.string() }),
   z.strictObject({ Step: z.string() }),
   z.strictObject({ Text: z.string() }),
@@ -73,5 +73,6 @@ export type BrokerMessage = z.infer<typeof BrokerMessage>;
 export type BrokerRequest = Extract<BrokerMessage, { id: number }>;
 export type BrokerNotification = Exclude<BrokerMessage, { id: number }>;
 export type TaskRunParams = z.infer<typeof TaskRunParams>;
+export type ProgressEvent = z.infer<typeof ProgressEvent>;
 export type HelloResult = z.infer<typeof HelloResult>;
 export type BrokerResultOf<M extends keyof typeof BrokerResults> = z.infer<(typeof BrokerResults)[M]>;

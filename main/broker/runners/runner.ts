@@ -1,0 +1,44 @@
+import type { AdmittedNode, OpenConnectionOptions, OpenedConnection } from '../../fabric/admission/index.js';
+import type { SpawnContext } from '../../fabric/wire/payloads.js';
+
+/** What the broker hands a runner to start one task's worker. */
+export interface RunnerStart {
+  /** The agent's name: the worker is admitted as `<spec>-<n>`. */
+  spec: string;
+  /** The spawn context the task carries, already derived or checked by the broker. */
+  spawnContext: SpawnContext;
+  /** How to serve the connection: directory, registry, call handler, limits. The runner picks `cwd` and `env`. */
+  connection: Omit<OpenConnectionOptions, 'cwd' | 'env' | 'node'>;
+  /** Called once the node is admitted (its name is known), before its workspace is made or its child spawned. */
+  onAdmitted?: (node: AdmittedNode) => void;
+}
+
+/** A worker a runner started: its connection, plus how to end it. */
+export interface StartedWorker extends OpenedConnection {
+  /** The context its task carries: the workspace factory may have moved it (a worktree, its branch). */
+  spawnContext: SpawnContext;
+  /**
+   * Ends the child if it still runs (SIGTERM, then SIGKILL after `graceMs`), waits until it has
+   * exited, then releases its workspace. Idempotent; resolves only once nothing is left.
+   */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Starts one worker per task for a virtual agent; never reuses one. */
+export interface Runner {
+  start(request: RunnerStart): Promise<StartedWorker>;
+}
+
+/** Where one worker runs. */
+export interface Workspace {
+  dir: string;
+  /** The spawn context as seen from inside this workspace (e.g. `workspace_root` the worktree, `base_branch` its branch). */
+  spawnContext: SpawnContext;
+  /** Removes what `create` made (a worktree; its branch kept when it has commits). Idempotent. */
+  release(): Promise<void>;
+}
+
+/** Makes a workspace for a node about to be spawned; a factory that fails fails the task, and no child runs. */
+export interface WorkspaceFactory {
+  create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace>;
+}
