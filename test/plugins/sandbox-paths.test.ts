@@ -4,6 +4,7 @@
  * module directory laid out the way a hostile plugin package would ship it.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,10 +155,15 @@ describe('module paths that leave the module directory by symlink', () => {
     assert.ok(registry.get('wasm-in'));
   });
 
-  it('refuses a wasm path that names the module directory or a device, never reading it', async () => {
+  it('refuses a wasm path that names the module directory, a FIFO or a device, never reading it', async () => {
     const dot = moduleDir('wasm-dot', 'wasm-dot', '', null);
     writeFileSync(join(dot, 'module.toml'), fixtureManifest('wasm-dot').replace('wasm = "plugin.wasm"', 'wasm = "."'));
     await refusedAtLoad(dot, 'wasm-dot', /is the module directory, not a regular file/);
+
+    // A FIFO inside the module would block a plain read forever; it is refused without reading.
+    const fifo = moduleDir('wasm-fifo', 'wasm-fifo', '', null);
+    execFileSync('mkfifo', [join(fifo, 'plugin.wasm')]);
+    await refusedAtLoad(fifo, 'wasm-fifo', /the component .*plugin\.wasm is not a regular file/);
 
     const dev = moduleDir('wasm-dev', 'wasm-dev', '', null);
     symlinkSync('/dev/zero', join(dev, 'plugin.wasm'));
