@@ -62,7 +62,7 @@ export class McpRelay {
   }
 
   async relay(frame: TransportFrame): Promise<void> {
-    if (frame.kind === 'malformed' && frame.reason === 'parse') return this.options.write(parseErrorFrame());
+    if (frame.kind === 'malformed' && frame.reason === 'parse') return this.write(parseErrorFrame());
     const exchange: Exchange = {
       sentBatch: frame.kind === 'batch',
       sentMalformed: frame.kind === 'malformed',
@@ -218,7 +218,7 @@ function initializeIds(frame: TransportFrame): RequestId[] {
 }
 
 function takeOwed(exchange: Exchange, id: RequestId | null): boolean {
-  const at = exchange.owed.indexOf(id as RequestId);
+  const at = id === null ? -1 : exchange.owed.indexOf(id);
   if (at < 0) return false;
   exchange.owed.splice(at, 1);
   return true;
