@@ -93,11 +93,14 @@ describe('chatty-gateway serve', () => {
     assert.match(stderr, /^chatty-gateway: .*nope/);
   });
 
-  test('an unknown flag is a one-line error', async () => {
+  test('an unknown flag is a usage error: the error, the usage line, exit 2', async () => {
     const child = spawnCli(['serve', '--port', '80']);
-    const [stderr, status] = await Promise.all([collect(child.stderr), exited(child)]);
-    assert.equal(status.code, 1);
-    assert.equal(stderr.trim().split('\n').length, 1);
-    assert.match(stderr, /^chatty-gateway: Unknown option '--port'/);
+    const [stdout, stderr, status] = await Promise.all([collect(child.stdout), collect(child.stderr), exited(child)]);
+    assert.equal(status.code, 2);
+    assert.equal(stdout, '');
+    assert.equal(
+      stderr,
+      "chatty-gateway: unknown option '--port'\nusage: chatty-gateway serve [options]\n(chatty-gateway serve --help for more)\n",
+    );
   });
 });

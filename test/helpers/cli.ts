@@ -1,13 +1,49 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
+/** tsx's loader by URL: `--import tsx` would be looked up from the child's working directory. */
+const TSX = import.meta.resolve('tsx');
 
-/** Runs `chatty-gateway …` from the TypeScript sources, as a real child process. */
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { cwd: REPO_ROOT, env, stdio: 'pipe' });
+/**
+ * Runs `chatty-gateway …` from the TypeScript sources, as a real child process, in `cwd` (the
+ * repository by default). tsx is resolved from the repository, so any `cwd` works.
+ */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = REPO_ROOT): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env, stdio: 'pipe' });
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command that ends by itself and gives what it printed and its exit code. */
+export async function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  const child = spawnCli(args, options.env, options.cwd);
+  child.stdin.end();
+  const [stdout, stderr, status] = await Promise.all([collect(child.stdout), collect(child.stderr), exited(child)]);
+  return { code: status.code, stdout, stderr };
+}
+
+/**
+ * A fresh directory under the system temp dir with no package.json in it or above it, as a user's
+ * plugins folder elsewhere would be (where electron-log finds no app name, for one). Throws if
+ * the temp dir itself sits under a package, since the tests made for it would then prove nothing.
+ */
+export function outsideAnyPackage(prefix = 'chatty-nopkg-'): { path: string; remove: () => void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  for (let dir = path; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) throw new Error(`${dir} has a package.json; set TMPDIR outside any package`);
+    if (dirname(dir) === dir) break;
+  }
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
 /** The child's first stdout line; the stream stays readable for what follows (via `collect`). */

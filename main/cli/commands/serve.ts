@@ -1,38 +1,21 @@
-import { parseArgs } from 'node:util';
-import { access, ProtocolGateway } from '../../gateway/index.js';
+import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
-import { failure } from '../main.js';
+import { failure } from '../failure.js';
+import { modulesDirWarning } from '../modules-dir-warning.js';
 
-interface ServeOptions {
-  modulesDir?: string;
-  runtimeDir?: string;
+export interface ServeOptions {
+  modulesDir?: string | undefined;
+  runtimeDir?: string | undefined;
   json: boolean;
 }
 
-function parseServeArgs(args: readonly string[]): ServeOptions {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      'modules-dir': { type: 'string' },
-      'runtime-dir': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  return { modulesDir: values['modules-dir'], runtimeDir: values['runtime-dir'], json: values.json ?? false };
-}
+const say = (line: string): void => {
+  process.stderr.write(`chatty-gateway: ${line}\n`);
+};
 
 /** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
-export async function runServe(args: readonly string[]): Promise<number> {
-  let options: ServeOptions;
-  try {
-    options = parseServeArgs(args);
-  } catch (err) {
-    return failure(err);
-  }
-
+export async function runServe(options: ServeOptions): Promise<number> {
   // Listen for the stop signals first: whoever reads the ready line may signal at once, and a
   // signal during start-up must still end in a clean stop (socket and token removed).
   const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
@@ -42,14 +25,19 @@ export async function runServe(args: readonly string[]): Promise<number> {
 
   let gateway: ProtocolGateway;
   let modules: ModuleRegistry | undefined;
-  let started;
+  let started: StartedGateway;
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
-    // directory is the user's to fix, and they should hear of it at once.
+    // directory is the user's to fix, and they should hear of it at once, with nothing created.
     access.refuseWindows();
-    access.ensureRuntimeDir(options.runtimeDir ?? access.defaultRuntimeDir());
-    modules = (await openModules(options.modulesDir, { report: (line) => process.stderr.write(`chatty-gateway: ${line}\n`) })).registry;
-    gateway = new ProtocolGateway(modules, options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {});
+    const runtimeDir = options.runtimeDir ?? access.defaultRuntimeDir();
+    access.ensureRuntimeDir(runtimeDir);
+    if (options.modulesDir !== undefined) {
+      const warning = modulesDirWarning(options.modulesDir);
+      if (warning !== undefined) say(warning);
+    }
+    modules = (await openModules(options.modulesDir, { report: say })).registry;
+    gateway = new ProtocolGateway(modules, { runtimeDir });
     started = await gateway.start();
   } catch (err) {
     await modules?.close();
@@ -73,8 +61,19 @@ export async function runServe(args: readonly string[]): Promise<number> {
   }
 
   const signal = await stopRequested;
-  await gateway.stop();
-  await modules.close();
-  if (!options.json) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
-  return 0;
+  // Each step runs whatever failed before it (the gateway removes its socket and token in any
+  // case); a failure is one line and exit 1, never a stack trace.
+  let code = 0;
+  try {
+    await gateway.stop();
+  } catch (err) {
+    code = failure(err);
+  }
+  try {
+    await modules.close();
+  } catch (err) {
+    code = failure(err);
+  }
+  if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
+  return code;
 }
