@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { shellWord } from './shell-word.js';
 
@@ -9,6 +9,8 @@ import { shellWord } from './shell-word.js';
  */
 export function modulesDirWarning(dir: string): string | undefined {
   const path = resolve(dir);
+  // A missing folder or a file is an error, and openModules says so.
+  if (!statSync(path, { throwIfNoEntry: false })?.isDirectory()) return undefined;
   const rule = '--modules-dir takes the folder that holds plugin directories';
   if (existsSync(join(path, 'module.toml'))) {
     return `warning: ${rule}; ${path} is a plugin itself (it has module.toml): try --modules-dir ${shellWord(dirname(path))}`;
