@@ -163,8 +163,8 @@ export interface EnsureExamplesOptions {
 /**
  * Builds the bundled examples once and returns a modules directory to scan. Each example is
  * copied to `<cacheDir>/modules/<name>/` with its component built there; a stamp of its sources,
- * the WIT and componentize-js's version decides whether it is rebuilt. Built components never go
- * in the source tree.
+ * the WIT, the build's wrapper and features, and componentize-js's version decides whether it is
+ * rebuilt. Built components never go in the source tree.
  */
 export async function ensureExamplesBuilt(source = examplesDir(), options: EnsureExamplesOptions = {}): Promise<string> {
   const cacheDir = options.cacheDir ?? join(userCacheDir(), 'chatty-gateway', 'examples');
@@ -175,7 +175,9 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     .filter((e) => e.isDirectory() && !exclude.has(e.name) && existsSync(join(source, e.name, 'module.toml')))
     .map((e) => e.name)
     .sort();
-  const toolVersion = `${await componentizeVersion()}:${createHash('sha256').update(readFileSync(pluginWitPath())).digest('hex')}`;
+  // The wrapper and the engine's features are part of the recipe: a change to either rebuilds.
+  const recipe = createHash('sha256').update(readFileSync(pluginWitPath())).update(entrySource('')).update(DISABLED_FEATURES.join(',')).digest('hex');
+  const toolVersion = `${await componentizeVersion()}:${recipe}`;
   for (const name of names) {
     const from = join(source, name);
     const stamp = `${toolVersion}:${hashTree(from)}`;
