@@ -34,9 +34,9 @@ interface Serving {
 }
 
 /** `serve --json` in `runtimeDir`, or (undefined) in its default runtime directory under `env`. */
-async function serve(runtimeDir: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Serving> {
+async function serve(runtimeDir: string | undefined, env: NodeJS.ProcessEnv = process.env, modules: string = modulesDir): Promise<Serving> {
   const where = runtimeDir === undefined ? [] : ['--runtime-dir', runtimeDir];
-  const child = spawnCli(['serve', '--json', ...where, '--modules-dir', modulesDir], env);
+  const child = spawnCli(['serve', '--json', ...where, '--modules-dir', modules], env);
   const ready = JSON.parse(await firstLine(child)) as { event: string; socket: string };
   assert.equal(ready.event, 'ready');
   return {
@@ -256,6 +256,32 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     b.send(ping(9)); // the connection goes on serving
     assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 9, result: {} });
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
+  });
+
+  test('a module gone mid-session: its 404 passes through under the id, or is addressed to each id of a batch', async () => {
+    const own = await serve(join(scratch.path, 'run-module-gone'));
+    const b = bridge('echo', own.runtimeDir);
+    b.send(ping(1));
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 1, result: {} });
+    await own.stop();
+    // The same runtime directory, serving only `trap` now.
+    const trapOnly = join(scratch.path, 'modules-trap-only');
+    writeModuleDir(trapOnly, 'trap', { component: readFileSync(join(modulesDir, 'trap', 'plugin.wasm')) });
+    const again = await serve(own.runtimeDir, process.env, trapOnly);
+    try {
+      const notFound = { code: -32602, message: "module 'echo' not found" };
+      b.send(ping(2));
+      assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, error: notFound });
+      // For a batch the gateway's 404 names no id (null): the bridge answers each id with its error.
+      b.send([ping(3), { jsonrpc: '2.0', method: 'notifications/initialized' }, ping('four')]);
+      assert.deepEqual(await b.next(), [
+        { jsonrpc: '2.0', id: 3, error: notFound },
+        { jsonrpc: '2.0', id: 'four', error: notFound },
+      ]);
+      assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
+    } finally {
+      await again.stop();
+    }
   });
 
   test('the gateway stopping mid-session: errors for the ids, then a restarted gateway (new token) is followed', async () => {
