@@ -1,13 +1,14 @@
 import type { Duplex } from 'node:stream';
+import type { z } from 'zod';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
-import type { BrokerMessage, ProgressEvent, TaskRunParams } from '../wire/broker-to-worker.js';
+import type { BrokerMessage, ProgressEvent, RelayedAskParams, TaskRunParams } from '../wire/broker-to-worker.js';
 import type { ParticipantCard, TaskOutcome } from '../wire/payloads.js';
 import { wireError, type WireError } from '../wire/wire-error.js';
-import type { TaskEventParams, WorkerCall, WorkerMessage } from '../wire/worker-to-broker.js';
+import type { TaskEventParams, WorkerCall, WorkerMessage, WorkerResultOf } from '../wire/worker-to-broker.js';
 import type { AdmittedNode } from './directory.js';
 import type { ParticipantRegistry } from './registry.js';
 
@@ -54,6 +55,12 @@ export interface RunningTask {
   outcome: Promise<TaskOutcome>;
 }
 
+/** A broker→worker request (other than task.run) waiting for the worker's answer. */
+interface OwedRequest {
+  resolve: (result: WorkerResultOf<'human.ask'>) => void;
+  reject: (err: Error) => void;
+}
+
 interface OwedTask {
   resolve: (outcome: TaskOutcome) => void;
   onEvent: ((event: TaskEventParams) => void) | undefined;
@@ -79,6 +86,7 @@ export class ParticipantConnection {
   private readonly handler: CallHandler;
   private readonly tasks = new Map<number, OwedTask>();
   private readonly calls = new Map<number, AbortController>();
+  private readonly requests = new Map<number, OwedRequest>();
   private readonly helloTimer: NodeJS.Timeout;
   private readonly workerMaxFrameBytes: number;
   private readonly closeGraceMs: number;
@@ -157,6 +165,33 @@ export class ParticipantConnection {
   }
 
   /**
+   * Sends the worker a request of the broker's own (a relayed `human.ask {question, request}`);
+   * resolves with the worker's result (`{answers}` or `"escalate"`), rejects with a `CallError`
+   * carrying the worker's error, or `disconnected: …` if the connection closes first. When `signal`
+   * aborts first, the worker is sent `req.cancel` for it and this rejects at once with an
+   * `AbortError`; the worker's late answer is dropped.
+   */
+  request(method: 'human.ask', params: z.input<typeof RelayedAskParams>, signal?: AbortSignal): Promise<WorkerResultOf<'human.ask'>> {
+    if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const { id, line } = this.codec.request({ method, params: params as z.infer<typeof RelayedAskParams> });
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.requests.delete(id)) return;
+        if (this.closeReason === undefined) void this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
+        reject(abortError(signal!));
+      };
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      this.requests.set(id, {
+        resolve: (result) => (done(), resolve(result)),
+        reject: (err) => (done(), reject(err)),
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.outbound.send(line).catch(() => {});
+    });
+  }
+
+  /**
    * Closes the connection: deregisters the node, aborts its calls, fails what it owed. Idempotent.
    * Nothing more is read or acted on from here. With a `lastLine` (a refused hello's error) that
    * line is written and flushed before the stream goes (see `OutboundQueue.finish`); `closed`
@@ -181,6 +216,8 @@ export class ParticipantConnection {
     this.tasks.clear();
     for (const call of this.calls.values()) call.abort(new Error(`disconnected: ${reason}`));
     this.calls.clear();
+    for (const request of this.requests.values()) request.reject(new Error(`disconnected: ${reason}`));
+    this.requests.clear();
     this.registry.deregister(this.node.name, this, reason);
     if (!this.helloSettled) this.rejectHello(new Error(reason));
     this.helloSettled = true;
@@ -199,10 +236,12 @@ export class ParticipantConnection {
       case 'dropped':
         return;
       case 'result':
-        this.settleTask(incoming.frame.id, incoming.frame.result as TaskOutcome);
+        if (incoming.method !== 'task.run') this.settleRequest(incoming.frame.id, incoming.frame.result as WorkerResultOf<'human.ask'>);
+        else this.settleTask(incoming.frame.id, incoming.frame.result as TaskOutcome);
         return;
       case 'error':
-        this.settleTask(incoming.frame.id, { state: 'failed', message: incoming.frame.error.message });
+        if (incoming.method !== 'task.run') this.settleRequest(incoming.frame.id, new CallError(incoming.frame.error));
+        else this.settleTask(incoming.frame.id, { state: 'failed', message: incoming.frame.error.message });
         return;
       case 'message':
         this.onMessage(incoming.frame);
@@ -213,6 +252,13 @@ export class ParticipantConnection {
     const task = this.tasks.get(id);
     this.tasks.delete(id);
     task?.resolve(outcome);
+  }
+
+  private settleRequest(id: number, answer: WorkerResultOf<'human.ask'> | CallError): void {
+    const request = this.requests.get(id);
+    this.requests.delete(id);
+    if (answer instanceof CallError) request?.reject(answer);
+    else request?.resolve(answer);
   }
 
   private onMessage(frame: WorkerMessage): void {
@@ -286,4 +332,9 @@ export class ParticipantConnection {
     }
     await this.outbound.send(line).catch(() => {});
   }
+}
+
+/** What an aborted broker request rejects with. */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('aborted: the request was withdrawn', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
 }
