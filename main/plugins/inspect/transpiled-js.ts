@@ -475,6 +475,7 @@ class Inspector {
           : node.property.type === 'Literal' && typeof node.property.value === 'string' ? node.property.value : undefined;
         if (name !== undefined && FORBIDDEN_PROPERTIES.has(name)) this.refuse(node, `access to .${name}`);
         if (node.computed && isBuiltString(node.property)) this.refuse(node, 'a property name built at run time from strings');
+        else if (node.computed && !COMPUTED_KEYS.has(node.property.type)) this.refuse(node, `a property name computed by ${describeKey(node.property.type)}`);
         return;
       }
       case 'Literal':
@@ -588,6 +589,16 @@ class Inspector {
   private instantiatesInside(fn: AnyNode): boolean {
     return this.source.slice(fn.start, fn.end).includes('instantiateCore');
   }
+}
+
+/**
+ * What jco writes between `[` and `]`: a literal, a name, `i++`, arithmetic, `a.b`. Never a call
+ * (`f[decode(bytes)]`), a conditional, a sequence or an `await`: shapes that hide a name.
+ */
+const COMPUTED_KEYS: ReadonlySet<string> = new Set(['Literal', 'Identifier', 'UpdateExpression', 'BinaryExpression', 'MemberExpression']);
+
+function describeKey(type: string): string {
+  return type.replace(/Expression$/, '').replace(/[A-Z]/g, (c, at: number) => (at === 0 ? '' : ' ') + c.toLowerCase()) + ' expression';
 }
 
 /** A computed key made of strings at run time: `'con' + 'structor'`, `` `${a}` ``, `s.concat(…)`. */
