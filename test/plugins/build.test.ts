@@ -95,7 +95,8 @@ describe('plugin build checks the JavaScript before componentize-js', () => {
 
   it('a syntax error in an imported file names that file', async () => {
     const dir = pluginWith(root, 'imported', {
-      'src/plugin.js': `import { helper } from './lib/helper.js';\n${MINIMAL}`,
+      'src/plugin.js': `import { helper } from './lib/helper.js';\nimport data from './data.json' with { type: 'json' };\n${MINIMAL}`,
+      'src/data.json': '{"not": "javascript"}',
     });
     mkdirSync(join(dir, 'src', 'lib'));
     writeFileSync(join(dir, 'src', 'lib', 'helper.js'), `export function helper() {\n  return 1 +* 2;\n}\n`);

@@ -38,6 +38,8 @@ export function checkPluginSource(entry: string, root: string): void {
     const file = pending.pop()!;
     if (seen.has(file)) continue;
     seen.add(file);
+    // Only JavaScript is parsed here; another kind of file (JSON, text) is checked to exist only.
+    if (file !== resolve(entry) && !/\.(?:m?js|cjs)$/.test(file)) continue;
     const text = readFileSync(file, 'utf8');
     const program = parseModule(file, text, root);
     if (file === resolve(entry) && !exportsPlugin(program)) {
