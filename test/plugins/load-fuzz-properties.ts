@@ -1,15 +1,17 @@
 /**
  * Property-based fuzzing of the plugin load path, shared by the test suite (a short run) and
  * `npm run fuzz:plugins` (as long as you like). Mutated fixture components, random bytes behind a
- * component header, odd `module.toml` texts and core modules from a small WAT grammar are loaded
- * through the public `ModuleRegistry` API (`loadModule` or `scanDirectory`). Each load must settle
- * within the registry's own limits, as served or refused (`PluginLoadError` with a message, or a
- * report failure with a reason); whatever loaded must answer calls or fail them with
- * `PluginCallError`, and unload; no worker thread may be left behind; and a sentinel module loaded
- * before the runs must answer exactly as before.
+ * component header, odd `module.toml` texts, core modules from a small WAT grammar and WIT worlds
+ * of odd types are loaded through the public `ModuleRegistry` API (`loadModule` or
+ * `scanDirectory`). Each load must settle within the registry's own limits, as served or refused
+ * (`PluginLoadError` with a message, or a report failure with a reason); whatever loaded must
+ * answer calls or fail them with `PluginCallError`, and unload; no worker thread may be left
+ * behind; a sentinel module loaded before the runs must answer exactly as before; and a fresh
+ * valid module must still load after each run.
  *
- * Inputs are recipes (a fixture kind and a list of mutations, a manifest text…), not raw bytes, so
- * fast-check's counterexample is short, shrinks well and replays with `materialize`.
+ * Inputs are recipes (a fixture kind and a list of mutations, manifest keys to replace…), not raw
+ * bytes, so fast-check's counterexample is short, shrinks well, and `componentBytes` turns it back
+ * into the bytes.
  */
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
@@ -432,6 +434,83 @@ async function watBytes(r: WatRecipe): Promise<Uint8Array> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// WIT worlds from a small grammar: the plugin world plus one interface of odd types (resources,
+// async, streams and futures, wide flags and variants, many parameters), exported or imported.
+// wit-component makes a dummy core module for it, so every world that parses becomes a component
+// that reaches jco's transpile (imports are checked only after it).
+
+export interface WitRecipe {
+  direction: 'export' | 'import';
+  funcs: { async: boolean; params: string[]; result: string | null }[];
+  /** Sizes of the named types the functions may use: flags `fl`, variant `vr`, enum `en`. */
+  flags: number;
+  cases: number;
+}
+
+const PRIMITIVES = ['u8', 'u64', 's32', 'f32', 'f64', 'char', 'bool', 'string', 'own<r>', 'error-context', 'rec', 'fl', 'vr', 'en'];
+
+const witType: fc.Arbitrary<string> = fc.letrec<{ type: string }>((tie) => ({
+  type: fc.oneof(
+    { maxDepth: 3, depthIdentifier: 'wit-type' },
+    fc.constantFrom(...PRIMITIVES),
+    tie('type').map((t) => `list<${t}>`),
+    fc.tuple(tie('type'), fc.constantFrom(1, 17, 1000)).map(([t, n]) => `list<${t}, ${n}>`),
+    tie('type').map((t) => `option<${t}>`),
+    fc.tuple(tie('type'), tie('type')).map(([a, b]) => `result<${a}, ${b}>`),
+    fc.array(tie('type'), { minLength: 1, maxLength: 4 }).map((ts) => `tuple<${ts.join(', ')}>`),
+    tie('type').map((t) => `stream<${t}>`),
+    tie('type').map((t) => `future<${t}>`),
+  ),
+})).type;
+
+export const witArb: fc.Arbitrary<WitRecipe> = fc.record({
+  direction: fc.constantFrom<WitRecipe['direction']>('export', 'import'),
+  funcs: fc.array(
+    fc.record({
+      async: fc.boolean(),
+      // `borrow` only as a parameter (WIT allows it nowhere else); 17 flattens past the 16 core parameters.
+      params: fc.oneof(
+        fc.array(fc.oneof({ weight: 6, arbitrary: witType }, { weight: 1, arbitrary: fc.constant('borrow<r>') }), { maxLength: 3 }),
+        fc.constantFrom(17, 100).map((n) => Array.from({ length: n }, () => 'string')),
+      ),
+      result: fc.option(witType, { freq: 3 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  flags: fc.constantFrom(1, 8, 31, 32), // wasm-tools refuses more than 32
+  cases: fc.constantFrom(1, 255, 256, 257),
+});
+
+function witSourceFor(r: WitRecipe, plugin: string): string {
+  const names = (prefix: string, n: number): string => Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(', ');
+  const funcs = r.funcs.map((f, i) => {
+    const params = f.params.map((t, j) => `a${j}: ${t}`).join(', ');
+    return `fn${i}: ${f.async ? 'async ' : ''}func(${params})${f.result === null ? '' : ` -> ${f.result}`};`;
+  });
+  const iface = `interface x {
+  resource r { constructor(); }
+  record rec { a: u8, b: string }
+  flags fl { ${names('g', r.flags)} }
+  variant vr { ${names('c', r.cases).split(', ').map((c) => `${c}(u8)`).join(', ')} }
+  enum en { ${names('e', r.cases)} }
+  ${funcs.join('\n  ')}
+}`;
+  return plugin.replace('package chatty:plugin@0.3.0;', `package chatty:plugin@0.3.0;\n${iface}\nworld fuzz-world { include plugin-world; ${r.direction} x; }`);
+}
+
+/** The component, or the WIT text when the toolchain will not build it (a fine input too). */
+async function witBytes(r: WitRecipe): Promise<Uint8Array> {
+  witText ??= readFile(new URL('../../main/plugins/wit/plugin.wit', import.meta.url), 'utf8');
+  const source = witSourceFor(r, await witText);
+  try {
+    // `dummy`: wit-component writes a core module that satisfies the world (the typings omit it).
+    return await componentNew(await componentEmbed({ dummy: true, witSource: source, world: 'fuzz-world' } as Parameters<typeof componentEmbed>[0]));
+  } catch {
+    return new TextEncoder().encode(source);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Component sources.
 
 export type ComponentRecipe =
@@ -440,7 +519,8 @@ export type ComponentRecipe =
   | { from: 'header'; rest: number[] }
   /** The component header and sections of random ids and bodies, sizes right or wrong. */
   | { from: 'sections'; sections: { id: number; size: number | null; body: number[] }[] }
-  | { from: 'wat'; wat: WatRecipe };
+  | { from: 'wat'; wat: WatRecipe }
+  | { from: 'wit'; wit: WitRecipe };
 
 const fixtureKind = fc.constantFrom(...FIXTURE_KINDS);
 
@@ -479,6 +559,8 @@ export async function componentBytes(r: ComponentRecipe): Promise<Uint8Array> {
       return concat([COMPONENT_HEADER, ...r.sections.map((s) => [s.id, ...encodeLeb(s.size ?? s.body.length), ...s.body])]);
     case 'wat':
       return watBytes(r.wat);
+    case 'wit':
+      return witBytes(r.wit);
   }
 }
 
@@ -601,8 +683,17 @@ export const manifestCases: fc.Arbitrary<LoadCase> = fc.record({
 export const watCases = (opts: { spin: boolean } = { spin: false }): fc.Arbitrary<LoadCase> =>
   fc.record({ how, component: fc.record({ from: fc.constant('wat' as const), wat: watArb(opts) }), manifest: fc.constant(null) });
 
+/** (e) the plugin world plus an interface of odd WIT types, exported or imported (a dummy core module). */
+export const witCases: fc.Arbitrary<LoadCase> = fc.record({ how, component: fc.record({ from: fc.constant('wit' as const), wit: witArb }), manifest: fc.constant(null) });
+
 export const allCases = (opts: { spin: boolean } = { spin: true }): fc.Arbitrary<LoadCase> =>
-  fc.oneof({ weight: 4, arbitrary: mutantCases }, { weight: 2, arbitrary: headerCases }, { weight: 3, arbitrary: manifestCases }, { weight: 2, arbitrary: watCases(opts) });
+  fc.oneof(
+    { weight: 4, arbitrary: mutantCases },
+    { weight: 2, arbitrary: headerCases },
+    { weight: 3, arbitrary: manifestCases },
+    { weight: 2, arbitrary: watCases(opts) },
+    { weight: 1, arbitrary: witCases },
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Worker threads the registry starts, seen through async_hooks (a WORKER resource per thread):

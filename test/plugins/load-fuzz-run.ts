@@ -1,6 +1,6 @@
 /**
  * The long plugin-load fuzz run: `npm run fuzz:plugins -- --runs 2000` or `-- --seconds 600`
- * (default: 120 seconds), `--seed S` to replay, `--family mutants|headers|manifests|wat|all`
+ * (default: 120 seconds), `--seed S` to replay, `--family mutants|headers|manifests|wat|wit|all`
  * (default all; the WAT grammar here includes start functions that never return, 10 s each),
  * `--tolerate-known` to record the known poisoned-transpiler defect and go on past it.
  * Prints the runs made, the seed and what the loads came to; on a failure, fast-check's report
@@ -17,6 +17,7 @@ import {
   openHarness,
   runLoadFuzz,
   watCases,
+  witCases,
   type LoadCase,
 } from './load-fuzz-properties.js';
 
@@ -26,6 +27,7 @@ const FAMILIES: Record<string, () => fc.Arbitrary<LoadCase>> = {
   headers: () => headerCases,
   manifests: () => manifestCases,
   wat: () => watCases({ spin: true }),
+  wit: () => witCases,
 };
 const USAGE = `usage: npm run fuzz:plugins -- [--runs N] [--seconds N] [--seed S] [--family ${Object.keys(FAMILIES).join('|')}] [--tolerate-known]`;
 

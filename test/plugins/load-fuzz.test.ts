@@ -16,6 +16,7 @@ import {
   openHarness,
   runLoadFuzz,
   watCases,
+  witCases,
   type LoadCase,
   type LoadFuzzHarness,
 } from './load-fuzz-properties.js';
@@ -42,11 +43,15 @@ describe('fuzz: the plugin load path', () => {
   });
 
   it('odd module.toml texts over intact components', async () => {
-    assert.equal((await runLoadFuzz(harness, manifestCases, { numRuns: 25, seed: 1 })).numRuns, 25);
+    assert.equal((await runLoadFuzz(harness, manifestCases, { numRuns: 20, seed: 1 })).numRuns, 20);
   });
 
   it('core modules from a small WAT grammar (memories, tables, odd exports, start functions)', async () => {
-    assert.equal((await runLoadFuzz(harness, watCases({ spin: false }), { numRuns: 12, seed: 1 })).numRuns, 12);
+    assert.equal((await runLoadFuzz(harness, watCases({ spin: false }), { numRuns: 10, seed: 1 })).numRuns, 10);
+  });
+
+  it('WIT worlds with an interface of odd types (resources, async, streams, wide variants), exported or imported', async () => {
+    assert.equal((await runLoadFuzz(harness, witCases, { numRuns: 4, seed: 1 })).numRuns, 4);
   });
 
   it('reaches past the parser: some inputs are served, and refusals name their reason', (t) => {
