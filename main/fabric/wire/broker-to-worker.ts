@@ -75,4 +75,7 @@ export type BrokerNotification = Exclude<BrokerMessage, { id: number }>;
 export type TaskRunParams = z.infer<typeof TaskRunParams>;
 export type ProgressEvent = z.infer<typeof ProgressEvent>;
 export type HelloResult = z.infer<typeof HelloResult>;
+export type InvokeResult = z.infer<typeof InvokeResult>;
+export type AgentInfo = z.infer<typeof AgentInfo>;
+export type MailboxResult = z.infer<typeof MailboxResult>;
 export type BrokerResultOf<M extends keyof typeof BrokerResults> = z.infer<(typeof BrokerResults)[M]>;

@@ -1,0 +1,419 @@
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import {
+  CallError,
+  Directory,
+  ParticipantRegistry,
+  openConnection,
+  type CallContext,
+  type CallHandler,
+  type OpenedConnection,
+  type Participant,
+  type ParticipantConnection,
+  type ServeOptions,
+} from '../fabric/admission/index.js';
+import type { AgentInfo, InvokeResult, ProgressEvent, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
+import type { ParticipantCard, SpawnContext, TaskOutcome } from '../fabric/wire/payloads.js';
+import { wireError } from '../fabric/wire/wire-error.js';
+import type { InvokeParams, TaskEventParams, WorkerCall } from '../fabric/wire/worker-to-broker.js';
+import { checkDelegation } from './delegation.js';
+import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
+import { NodeTable, ROOT, type NodeState } from './nodes.js';
+import type { Runner, StartedWorker } from './runners/runner.js';
+import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
+
+/** How long a cancelled task's worker has to end before it is sent SIGTERM (then SIGKILL). */
+export const CANCEL_GRACE_MS = 5_000;
+
+/** What `agent.list` says of a virtual agent (a participant's card comes from its hello). */
+export type AgentCard = Omit<ParticipantCard, 'name'>;
+
+export interface BrokerOptions {
+  /** The root's own spawn context. */
+  root?: {
+    /** The workspace the root's callees work in (their `workspace_root` must lie inside it). */
+    workspaceRoot?: string | undefined;
+    baseBranch?: string | undefined;
+    /** Whom the root may call (roles or node names); default: every published agent. */
+    roster?: readonly string[] | undefined;
+  };
+  /** Per agent (by role): the `verification` command and `endpoint` its contexts carry. */
+  agents?: Record<string, AgentSettings>;
+  /** How long a cancelled task's worker has to end before SIGTERM, then as long again before SIGKILL. */
+  cancelGraceMs?: number;
+  /** How every worker connection is served (hello timeout, limits); the call handler is the broker's. */
+  serve?: Omit<ServeOptions, 'calls'>;
+  log?: (message: string) => void;
+}
+
+interface VirtualAgent {
+  name: string;
+  runner: Runner;
+  card: AgentCard;
+}
+
+/** A long-lived participant the broker spawned (`openParticipant`). */
+interface LongLived {
+  opened: OpenedConnection;
+  exited: Promise<void>;
+}
+
+type ProgressSink = (event: ProgressEvent) => void;
+
+/**
+ * The broker: routes work between the root, long-lived participants and virtual agents. Every
+ * worker connection it makes is served by its call handler, each call run as the node the
+ * connection names: `agent.invoke` (a task on another agent, under the chain rules and the spawn
+ * context rules), `agent.list`, `mailbox.post`. A virtual agent gets one fresh worker per task,
+ * started by its runner and reaped when the task ends; cancelling a call cancels the task it
+ * started and, through that worker's own calls, everything under it.
+ */
+export class Broker {
+  readonly directory = new Directory();
+  readonly registry = new ParticipantRegistry();
+  private readonly nodes = new NodeTable();
+  private readonly mail: Mailboxes;
+  private readonly virtuals = new Map<string, VirtualAgent>();
+  private readonly longLived = new Set<LongLived>();
+  /** Invocations in flight, by the node that made them: a node's worker is reaped only after all of its own have settled. */
+  private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+  private readonly rootCalls = new Set<AbortController>();
+  private readonly graceMs: number;
+  private readonly log: (message: string) => void;
+  private stopping: Promise<void> | undefined;
+
+  private readonly rootWorkspace: string | undefined;
+
+  constructor(private readonly options: BrokerOptions = {}) {
+    // Compared as a canonical real path by the spawn-context rules: resolved once, here.
+    this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
+    this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
+    this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
+    this.mail = new Mailboxes(this.nodes);
+    this.nodes.add({
+      name: ROOT,
+      role: ROOT,
+      chain: [ROOT],
+      spawnContext: { roster: [] },
+      roster: undefined,
+      caller: undefined,
+      tree: ROOT,
+      ended: false,
+    });
+    this.registry.on('deregistered', (participant) => this.ended(participant.node.name));
+  }
+
+  /** Serves every worker connection the broker makes. */
+  readonly calls: CallHandler = (call, context) => this.onCall(call, context);
+
+  /** Publishes a virtual agent: a factory that starts one worker per task through `runner`. */
+  addVirtualAgent(name: string, runner: Runner, card: Partial<AgentCard> = {}): void {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || name === ROOT) throw new Error(`broker: '${name}' is not a usable agent name`);
+    if (this.virtuals.has(name)) throw new Error(`broker: a virtual agent named '${name}' is already published`);
+    this.virtuals.set(name, {
+      name,
+      runner,
+      card: { description: card.description ?? '', version: card.version ?? '0.0.0', skills: card.skills ?? [], ...(card.display_name ? { display_name: card.display_name } : {}) },
+    });
+  }
+
+  /**
+   * Spawns a long-lived worker on fd 3, registered as `<spec>-<n>` and reachable by that name for
+   * as long as its connection lasts. Its chain is `["root", spec]`; its context is derived from the
+   * root's.
+   */
+  async openParticipant(spec: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<OpenedConnection> {
+    if (this.stopping) throw new Error('broker: stopping');
+    const root = this.rootNode();
+    const node = this.directory.admit(spec);
+    const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
+    this.nodes.add({ name: node.name, role: spec, chain: [ROOT, spec], spawnContext, roster: spawnContext.roster, caller: undefined, tree: node.name, ended: false });
+    let child: ChildProcess | undefined;
+    let opened: OpenedConnection;
+    try {
+      opened = await openConnection(spec, command, args, {
+        ...this.options.serve,
+        directory: this.directory,
+        registry: this.registry,
+        calls: this.calls,
+        node,
+        cwd: options.cwd,
+        env: options.env,
+        onSpawn: (c) => {
+          child = c;
+          c.stdout?.resume();
+        },
+      });
+    } catch (err) {
+      this.ended(node.name);
+      throw err;
+    }
+    const exited = child && child.exitCode === null && child.signalCode === null ? new Promise<void>((resolve) => child!.once('close', () => resolve())) : Promise.resolve();
+    const entry: LongLived = { opened, exited };
+    this.longLived.add(entry);
+    void opened.connection.closed.then(() => this.ended(node.name));
+    return opened;
+  }
+
+  /** Every role, as `agent.list` answers it: participants by admitted name, then virtual agents. */
+  listAgents(): AgentInfo[] {
+    const participants = this.registry.list().map((p: Participant): AgentInfo => ({
+      name: p.node.name,
+      displayName: p.card.display_name ?? p.node.name,
+      description: p.card.description,
+      version: p.card.version,
+      skills: p.card.skills,
+      capabilities: { streaming: true },
+      origin: 'participant',
+    }));
+    const virtuals = [...this.virtuals.values()].map((v): AgentInfo => ({
+      name: v.name,
+      displayName: v.card.display_name ?? v.name,
+      description: v.card.description,
+      version: v.card.version,
+      skills: v.card.skills,
+      capabilities: { streaming: true },
+      origin: 'virtual',
+    }));
+    return [...participants, ...virtuals];
+  }
+
+  /** Whether `name` is a role: a registered participant or a virtual agent. */
+  isRole(name: string): boolean {
+    return this.virtuals.has(name) || this.registry.get(name) !== undefined;
+  }
+
+  /** The root's call: as a worker's `agent.invoke`, with the root as the caller. Rejects with `CallError`. */
+  async invokeFromRoot(agent: string, prompt: string, options: { spawnContext?: SpawnContext; onProgress?: ProgressSink; signal?: AbortSignal } = {}): Promise<InvokeResult> {
+    const controller = new AbortController();
+    const abort = (): void => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) abort();
+    else options.signal?.addEventListener('abort', abort, { once: true });
+    this.rootCalls.add(controller);
+    const progress: ProgressSink = (event) => {
+      try {
+        options.onProgress?.(event);
+      } catch (err) {
+        this.log(`the root's onProgress threw: ${(err as Error)?.message ?? String(err)}`);
+      }
+    };
+    try {
+      const params: InvokeParams = { agent, prompt, handle: null, include_trace: false, ...(options.spawnContext ? { spawn_context: options.spawnContext } : {}) };
+      return await this.track(ROOT, this.invoke(this.rootNode(), params, progress, controller.signal));
+    } finally {
+      options.signal?.removeEventListener('abort', abort);
+      this.rootCalls.delete(controller);
+    }
+  }
+
+  /** The root's `mailbox.post`. */
+  postFromRoot(to: string, text: string): MailboxOutcome {
+    return this.mail.post(this.rootNode(), to, text);
+  }
+
+  onRootMessage(listener: (message: RootMessage) => void): () => void {
+    return this.mail.onRootMessage(listener);
+  }
+
+  /** Cancels every task and call in flight and reaps every child the broker started; resolves once nothing is left. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const controller of this.rootCalls) controller.abort(new Error('the broker is stopping'));
+      for (const entry of this.longLived) entry.opened.connection.close('the broker is stopping');
+      await this.settleAll();
+      await Promise.all([...this.longLived].map(async (entry) => {
+        const child = entry.opened.child;
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), this.graceMs);
+          await entry.exited;
+          clearTimeout(timer);
+        }
+      }));
+    })();
+    return this.stopping;
+  }
+
+  private async settleAll(): Promise<void> {
+    for (;;) {
+      const pending = [...this.inflight.values()].flatMap((set) => [...set]);
+      if (pending.length === 0) return;
+      await Promise.allSettled(pending);
+    }
+  }
+
+  private rootNode(): NodeState {
+    const root = this.nodes.get(ROOT)!;
+    const configured = this.options.root;
+    root.spawnContext = {
+      ...(this.rootWorkspace !== undefined ? { workspace_root: this.rootWorkspace } : {}),
+      ...(configured?.baseBranch !== undefined ? { base_branch: configured.baseBranch } : {}),
+      roster: [...(configured?.roster ?? this.publishedNames())],
+    };
+    root.roster = configured?.roster;
+    return root;
+  }
+
+  private publishedNames(): string[] {
+    const names = new Set<string>(this.virtuals.keys());
+    for (const p of this.registry.list()) {
+      names.add(p.node.spec);
+      names.add(p.node.name);
+    }
+    return [...names];
+  }
+
+  private settings(role: string): AgentSettings {
+    return this.options.agents?.[role] ?? {};
+  }
+
+  private ended(name: string): void {
+    const node = this.nodes.get(name);
+    if (node) node.ended = true;
+    this.mail.forget(name);
+  }
+
+  private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
+    const node = this.nodes.get(context.node.name);
+    if (!node) throw new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` }));
+    switch (call.method) {
+      case 'agent.invoke':
+        return this.track(node.name, this.invoke(node, call.params, context.progress, context.signal));
+      case 'agent.list':
+        return this.listAgents();
+      case 'mailbox.post':
+        return this.mail.post(node, call.params.to, call.params.text);
+      case 'human.approve':
+        return 'denied'; // the human loop is not wired here: nobody to ask is a denial
+      case 'human.ask':
+        throw new CallError(wireError({ kind: 'refused', reason: 'no one can answer a question here' }));
+    }
+  }
+
+  /** Registers an invocation as in flight for `caller`, so a reaper can wait for it. */
+  private track<T>(caller: string, work: Promise<T>): Promise<T> {
+    let set = this.inflight.get(caller);
+    if (!set) this.inflight.set(caller, (set = new Set()));
+    const entry = work.finally(() => {
+      set.delete(entry);
+      if (set.size === 0 && this.inflight.get(caller) === set) this.inflight.delete(caller);
+    });
+    set.add(entry);
+    entry.catch(() => {});
+    return work;
+  }
+
+  /** `agent.invoke` as `caller`: checks, then one task on the callee; resolves the wire's result shape. */
+  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortSignal): Promise<InvokeResult> {
+    if (this.stopping) throw new CallError(wireError({ kind: 'refused', reason: 'the broker is stopping' }));
+    const participant = this.registry.get(params.agent);
+    const virtual = participant ? undefined : this.virtuals.get(params.agent);
+    if (!participant && !virtual) throw new CallError(wireError({ kind: 'unknown_agent', agent: params.agent }));
+    const role = participant ? participant.node.spec : virtual!.name;
+    checkDelegation({ name: caller.name, chain: caller.chain, roster: caller.name === ROOT ? caller.roster : caller.roster ?? [] }, { name: params.agent, role });
+    const spawnContext = await calleeSpawnContext(params.spawn_context, caller.spawnContext, this.settings(role));
+
+    const chunks: string[] = [];
+    const onEvent = (event: TaskEventParams): void => {
+      if (event.kind === 'status') progress({ Step: event.message ?? event.state });
+      else {
+        chunks.push(event.text);
+        progress({ Text: event.text });
+      }
+    };
+    const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
+    let outcome: TaskOutcome;
+    if (participant) {
+      progress({ Admitted: participant.node.name });
+      outcome = await this.runTask(participant.connection, task, onEvent, signal);
+    } else {
+      outcome = await this.runVirtual(virtual!, caller, task, onEvent, progress, signal);
+    }
+    const result: InvokeResult = {
+      success: outcome.state === 'completed',
+      response: chunks.join(''),
+      messages: this.mail.drain(caller.name),
+      cancelled_by_user: signal.aborted,
+    };
+    if (outcome.state !== 'completed') result.error = outcome.message ?? `the task ended ${outcome.state}`;
+    if (outcome.metadata) result.metadata = outcome.metadata;
+    return result;
+  }
+
+  /**
+   * Runs one task on a connection. If `signal` aborts, the task's `task.run` gets a `req.cancel`;
+   * a worker that has not answered within the grace period ends the task `canceled` here (a task
+   * worker is then reaped by its caller).
+   */
+  private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: (e: TaskEventParams) => void, signal: AbortSignal): Promise<TaskOutcome> {
+    const running = await connection.runTask(params, onEvent);
+    return new Promise<TaskOutcome>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => {
+        void connection.cancelTask(running.id);
+        timer = setTimeout(() => resolve({ state: 'canceled', message: `cancelled: ${connection.node.name} did not end its task within ${this.graceMs} ms` }), this.graceMs);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      void running.outcome.then((outcome) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      });
+    });
+  }
+
+  /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */
+  private async runVirtual(
+    agent: VirtualAgent,
+    caller: NodeState,
+    params: TaskRunParams,
+    onEvent: (e: TaskEventParams) => void,
+    progress: ProgressSink,
+    signal: AbortSignal,
+  ): Promise<TaskOutcome> {
+    const spawnContext = params.spawnContext ?? { roster: [] };
+    let admitted: NodeState | undefined;
+    let worker: StartedWorker;
+    try {
+      worker = await agent.runner.start({
+        spec: agent.name,
+        spawnContext,
+        signal,
+        connection: { ...this.options.serve, directory: this.directory, registry: this.registry, calls: this.calls },
+        onAdmitted: (node) => {
+          admitted = {
+            name: node.name,
+            role: agent.name,
+            chain: [...caller.chain, agent.name],
+            spawnContext,
+            roster: spawnContext.roster,
+            caller: caller.name,
+            tree: caller.name === ROOT ? node.name : caller.tree,
+            ended: false,
+          };
+          this.nodes.add(admitted);
+          progress({ Admitted: node.name });
+        },
+      });
+    } catch (err) {
+      if (admitted) this.ended(admitted.name);
+      if (signal.aborted) return { state: 'canceled', message: `cancelled before ${agent.name}'s worker had started` };
+      return { state: 'failed', message: `${agent.name}: could not start its worker: ${(err as Error)?.message ?? String(err)}` };
+    }
+    const node = admitted ?? this.nodes.get(worker.node.name);
+    if (node) {
+      node.spawnContext = worker.spawnContext;
+      node.roster = worker.spawnContext.roster;
+    }
+    try {
+      return await this.runTask(worker.connection, { ...params, spawnContext: worker.spawnContext }, onEvent, signal);
+    } finally {
+      await worker.stop(this.graceMs).catch((err: unknown) => this.log(`stopping ${worker.node.name}: ${(err as Error)?.message ?? String(err)}`));
+      this.ended(worker.node.name);
+      // What the worker started is being cancelled (its connection is gone): wait until it is reaped too.
+      while (this.inflight.get(worker.node.name)?.size) await Promise.allSettled([...this.inflight.get(worker.node.name)!]);
+    }
+  }
+}

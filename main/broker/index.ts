@@ -1,0 +1,7 @@
+/** The broker: routes work between the root, long-lived participants and virtual agents. */
+export { Broker, CANCEL_GRACE_MS, type AgentCard, type BrokerOptions } from './broker.js';
+export { RootCallError, RootTransport, type RootInvokeOptions } from './root-transport.js';
+export { MAX_DELEGATION_DEPTH } from './delegation.js';
+export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
+export { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
+export type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runners/runner.js';

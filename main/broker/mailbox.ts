@@ -1,0 +1,79 @@
+import type { NodeState, NodeTable } from './nodes.js';
+import { ROOT } from './nodes.js';
+
+/** What one sender may post in its run, in UTF-8 bytes of text. */
+export const MAILBOX_ALLOWANCE_BYTES = 8 * 1024;
+/** What may wait, undelivered, for one recipient. */
+export const MAILBOX_PENDING_BYTES = 64 * 1024;
+
+export type MailboxOutcome =
+  | { status: 'pending'; id: string }
+  | { status: 'refused'; reason: 'not_on_tree' | 'over_allowance' | 'recipient_ended' };
+
+/** A message to the root, as its `onMessage` listeners get it. */
+export interface RootMessage {
+  id: string;
+  from: string;
+  text: string;
+}
+
+/**
+ * `mailbox.post`: a node leaves a note for the root (delivered at once to its listeners) or for a
+ * node on its own tree (delivered in the `messages` of the next `agent.invoke` result that node
+ * receives, as `<sender>: <text>`). Each sender has an allowance per run; each recipient holds a
+ * bounded amount of undelivered mail.
+ */
+export class Mailboxes {
+  private nextId = 0;
+  private readonly sent = new Map<string, number>();
+  private readonly pending = new Map<string, { texts: string[]; bytes: number }>();
+  private readonly listeners = new Set<(message: RootMessage) => void>();
+
+  constructor(private readonly nodes: NodeTable) {}
+
+  post(from: NodeState, to: string, text: string): MailboxOutcome {
+    const recipient = to === ROOT ? this.nodes.get(ROOT) : this.nodes.get(to);
+    if (!recipient || !this.nodes.sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
+    if (recipient.ended) return { status: 'refused', reason: 'recipient_ended' };
+    const bytes = Buffer.byteLength(text, 'utf8');
+    const used = this.sent.get(from.name) ?? 0;
+    if (from.name !== ROOT && used + bytes > MAILBOX_ALLOWANCE_BYTES) return { status: 'refused', reason: 'over_allowance' };
+    const id = `msg-${++this.nextId}`;
+    if (recipient.name === ROOT) {
+      this.sent.set(from.name, used + bytes);
+      const message: RootMessage = { id, from: from.name, text };
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(message);
+        } catch {
+          // a listener's failure is the embedder's; the post still succeeded
+        }
+      }
+      return { status: 'pending', id };
+    }
+    const box = this.pending.get(recipient.name) ?? { texts: [], bytes: 0 };
+    if (box.bytes + bytes > MAILBOX_PENDING_BYTES) return { status: 'refused', reason: 'over_allowance' };
+    this.sent.set(from.name, used + bytes);
+    box.texts.push(`${from.name}: ${text}`);
+    box.bytes += bytes;
+    this.pending.set(recipient.name, box);
+    return { status: 'pending', id };
+  }
+
+  /** Takes what waits for `name`, in the order it was posted. */
+  drain(name: string): string[] {
+    const box = this.pending.get(name);
+    this.pending.delete(name);
+    return box?.texts ?? [];
+  }
+
+  /** A node that ended: its undelivered mail goes. */
+  forget(name: string): void {
+    this.pending.delete(name);
+  }
+
+  onRootMessage(listener: (message: RootMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

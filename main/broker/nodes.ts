@@ -1,0 +1,41 @@
+import type { SpawnContext } from '../fabric/wire/payloads.js';
+
+/** The root's node name, and its role. */
+export const ROOT = 'root';
+
+/** What the broker knows about one node (the root, a long-lived participant, a task's worker). */
+export interface NodeState {
+  name: string;
+  /** Its role: the spec it was admitted under (`lead` for `lead-0`), `root` for the root. */
+  role: string;
+  /** Roles from the root down to this node, its own included: `["root", "lead", "helper"]`. */
+  chain: string[];
+  /** Its own spawn context: where it works, whom it may call. */
+  spawnContext: SpawnContext;
+  /** The roles it may invoke; `undefined` (the root by default) means every published agent. */
+  roster: readonly string[] | undefined;
+  /** The node whose call started it; `undefined` for the root and long-lived participants. */
+  caller: string | undefined;
+  /** The tree it belongs to: the name of the node the root's call started (itself, at the top). */
+  tree: string;
+  /** Set once its connection (or task) has ended: mail to it is refused from then on. */
+  ended: boolean;
+}
+
+/** Every node the broker has known in its life, by name (names are never reused). */
+export class NodeTable {
+  private readonly byName = new Map<string, NodeState>();
+
+  add(node: NodeState): void {
+    this.byName.set(node.name, node);
+  }
+
+  get(name: string): NodeState | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Whether `a` and `b` are on one tree (the root is on every tree). */
+  sameTree(a: NodeState, b: NodeState): boolean {
+    return a.name === ROOT || b.name === ROOT || a.tree === b.tree;
+  }
+}

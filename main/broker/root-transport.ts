@@ -1,0 +1,55 @@
+import { CallError } from '../fabric/admission/index.js';
+import type { AgentInfo, InvokeResult, ProgressEvent } from '../fabric/wire/broker-to-worker.js';
+import type { SpawnContext } from '../fabric/wire/payloads.js';
+import type { WireError } from '../fabric/wire/wire-error.js';
+import type { Broker } from './broker.js';
+import type { MailboxOutcome, RootMessage } from './mailbox.js';
+
+/** A refusal of the root's call: its message is the wire error's, `error` the error itself. */
+export class RootCallError extends Error {
+  override readonly name = 'RootCallError';
+  constructor(readonly error: WireError) {
+    super(error.message);
+  }
+}
+
+export interface RootInvokeOptions {
+  /** The events a worker's `req.progress` carries: `{Admitted}`, `{Step}`, `{Text}`, in order. */
+  onProgress?: (event: ProgressEvent) => void;
+  /** Aborting cancels the whole tree under the call; the call then resolves with `cancelled_by_user: true`. */
+  signal?: AbortSignal;
+  spawnContext?: SpawnContext;
+}
+
+/**
+ * The root's end of the broker, in process: no socket, the same rules as a worker's calls. The
+ * desktop app and a headless embedder both hold one (`ProtocolGateway.transport()`).
+ */
+export class RootTransport {
+  constructor(private readonly broker: Broker) {}
+
+  /** Every role: participants and virtual agents. */
+  async listAgents(): Promise<AgentInfo[]> {
+    return this.broker.listAgents();
+  }
+
+  /** Runs a task on `agent`; rejects with `RootCallError` when the call is refused (unknown agent, spawn context, delegation). */
+  async invoke(agent: string, prompt: string, options: RootInvokeOptions = {}): Promise<InvokeResult> {
+    try {
+      return await this.broker.invokeFromRoot(agent, prompt, options);
+    } catch (err) {
+      if (err instanceof CallError) throw new RootCallError(err.error);
+      throw err;
+    }
+  }
+
+  /** Leaves a note for a node (delivered with its next `agent.invoke` result). */
+  async post(to: string, text: string): Promise<MailboxOutcome> {
+    return this.broker.postFromRoot(to, text);
+  }
+
+  /** Notes the nodes leave for the root, as they are posted; returns the unsubscribe function. */
+  onMessage(listener: (message: RootMessage) => void): () => void {
+    return this.broker.onRootMessage(listener);
+  }
+}

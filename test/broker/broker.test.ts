@@ -1,0 +1,287 @@
+/**
+ * The broker with real child processes: virtual agents started by a LocalRunner running the
+ * scriptable test agent (test/broker/children/agent.ts), the root in process.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { RootCallError } from '../../main/broker/index.js';
+import type { RootMessage } from '../../main/broker/index.js';
+import { ProgressLog, plan, startBroker, AGENT } from './helpers.js';
+
+describe('agent.invoke through the broker', () => {
+  it('a three-level delegation (root → lead → helper, both virtual) reports progress to the root in order', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      const progress = new ProgressLog();
+      const result = await t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { echo: 'hi from helper' } } }), { onProgress: progress.push });
+      assert.equal(result.success, true, result.error);
+      assert.equal(result.cancelled_by_user, false);
+      const inner = JSON.parse(result.response) as { success: boolean; response: string };
+      assert.deepEqual({ success: inner.success, response: inner.response }, { success: true, response: 'hi from helper' });
+      assert.deepEqual(progress.events, [
+        { Admitted: 'lead-0' },
+        { Step: 'lead-0 calling helper' },
+        { Step: 'lead-0 heard {"Admitted":"helper-0"}' },
+        { Step: 'lead-0 heard {"Step":"helper-0 echoing"}' },
+        { Step: 'lead-0 heard {"Text":"hi from helper"}' },
+        { Text: result.response },
+      ]);
+      assert.deepEqual(t.alive(), [], 'every worker was reaped when its task ended');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a name is never handed out twice: helper-0, then helper-1', async () => {
+    const t = startBroker(['helper']);
+    try {
+      const admitted: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        await t.root.invoke('helper', plan({ echo: String(i) }), { onProgress: (e) => 'Admitted' in e && admitted.push(e.Admitted) });
+      }
+      assert.deepEqual(admitted, ['helper-0', 'helper-1']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('agent.list answers every role with its origin, to the root and to a worker', async () => {
+    const t = startBroker(['lead']);
+    try {
+      await t.broker.openParticipant('coder', process.execPath, ['--import', 'tsx', AGENT, '--serve-many'], { env: { ...process.env, CHATTY_TEST_PIDS: t.pidsDir } });
+      const fromRoot = await t.root.listAgents();
+      assert.deepEqual(fromRoot.map((a) => [a.name, a.origin]), [['coder-0', 'participant'], ['lead', 'virtual']]);
+      assert.deepEqual(fromRoot[0]!.skills, [{ name: 'plans', description: 'runs JSON plans', examples: [] }]);
+      const result = await t.root.invoke('lead', plan({ list: true }));
+      assert.deepEqual((JSON.parse(result.response) as { name: string; origin: string }[]).map((a) => [a.name, a.origin]), [['coder-0', 'participant'], ['lead-0', 'participant'], ['lead', 'virtual']]);
+      // A long-lived participant is reached by its admitted name.
+      const progress = new ProgressLog();
+      const byName = await t.root.invoke('coder-0', plan({ echo: 'from the coder' }), { onProgress: progress.push });
+      assert.equal(byName.response, 'from the coder');
+      assert.deepEqual(progress.events[0], { Admitted: 'coder-0' });
+      await t.broker.stop();
+      assert.deepEqual(t.alive(), [], 'stop() reaped the long-lived participant');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('cancellation reaps what a call started', () => {
+  it('aborting a root call cancels and reaps the whole tree under it', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const call = t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { hang: true } } }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step.includes('helper-0 waiting'));
+      assert.equal(t.alive().length, 2);
+      controller.abort();
+      const result = await call;
+      assert.equal(result.cancelled_by_user, true);
+      assert.equal(result.success, false);
+      assert.deepEqual(t.alive(), [], 'no worker of the tree is left');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a worker that ignores its cancel and SIGTERM is killed; the call still ends', async () => {
+    const t = startBroker(['stubborn']);
+    try {
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const call = t.root.invoke('stubborn', plan({ stubborn: true }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step.includes('ignoring everything'));
+      controller.abort();
+      const result = await call;
+      assert.equal(result.cancelled_by_user, true);
+      assert.match(result.error ?? '', /did not end its task within 1000 ms/);
+      assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a worker hanging up mid-call cancels its own callees', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      const result = await t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { hang: true } }, hangUpOn: 'helper-0 waiting' }));
+      assert.equal(result.success, false);
+      assert.match(result.error ?? '', /disconnected: lead-0's connection closed/);
+      assert.equal(t.pids().length, 2, 'both workers had started');
+      assert.deepEqual(t.alive(), [], 'the helper was cancelled and reaped with its caller gone');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('stop() with tasks in flight leaves no process behind', async () => {
+    const t = startBroker(['lead', 'helper']);
+    const progress = new ProgressLog();
+    const call = t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { hang: true } } }), { onProgress: progress.push });
+    await progress.until((e) => 'Step' in e && e.Step.includes('helper-0 waiting'));
+    await t.broker.stop();
+    assert.deepEqual(t.alive(), []);
+    const result = await call;
+    assert.equal(result.success, false);
+    await assert.rejects(t.root.invoke('lead', plan({ echo: 'late' })), (err: unknown) => err instanceof RootCallError && /stopping/.test(err.message));
+    await t.close();
+  });
+});
+
+describe('refusals', () => {
+  it('an unknown agent, from the root and from a worker', async () => {
+    const t = startBroker(['lead']);
+    try {
+      await assert.rejects(t.root.invoke('nobody', 'x'), (err: unknown) => err instanceof RootCallError && err.error.kind === 'unknown_agent' && err.message === 'unknown agent: nobody');
+      const result = await t.root.invoke('lead', plan({ delegate: { to: 'nobody', prompt: { echo: 'x' } } }));
+      assert.deepEqual(JSON.parse(result.response), { kind: 'unknown_agent', agent: 'nobody', message: 'unknown agent: nobody' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('delegation: not_listed, cycle, too_deep', async () => {
+    const t = startBroker(['a', 'b', 'c', 'd', 'e'], { root: { roster: ['a', 'b', 'c', 'd', 'e'] } });
+    try {
+      const listed = startBroker(['lead', 'helper'], { root: { roster: ['lead'] } });
+      try {
+        await assert.rejects(listed.root.invoke('helper', 'x'), (err: unknown) => {
+          assert.ok(err instanceof RootCallError);
+          assert.deepEqual(err.error, { kind: 'delegation', refusal: { reason: 'not_listed', caller: 'root', callee: 'helper' }, message: "not_listed: helper is not on root's roster" });
+          return true;
+        });
+      } finally {
+        await listed.close();
+      }
+      // a → b → a: a is already in the chain.
+      const cycle = await t.root.invoke('a', plan({ delegate: { to: 'b', prompt: { delegate: { to: 'a', prompt: { echo: 'x' } } } } }));
+      const bResult = JSON.parse(cycle.response) as { response: string };
+      assert.deepEqual(JSON.parse(bResult.response), { kind: 'delegation', refusal: { reason: 'cycle', chain: ['root', 'a', 'b'], callee: 'a' }, message: 'cycle: root -> a -> b -> a' });
+      // root → a → b → c → d is depth 4; d → e would be depth 5.
+      let nested: unknown = { delegate: { to: 'e', prompt: { echo: 'too deep' } } };
+      for (const to of ['d', 'c', 'b']) nested = { delegate: { to, prompt: nested } };
+      let response = (await t.root.invoke('a', plan(nested))).response;
+      for (let i = 0; i < 3; i++) response = (JSON.parse(response) as { response: string }).response;
+      assert.deepEqual(JSON.parse(response), { kind: 'delegation', refusal: { reason: 'too_deep', depth: 5, max: 4 }, message: 'too_deep: depth 5 > max 4' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('spawn_context_refused: a workspace outside the caller\'s, via .. and via a symlink', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'chatty-broker-ws-'));
+    const tree = join(base, 'tree');
+    mkdirSync(join(tree, 'sub'), { recursive: true });
+    mkdirSync(join(base, 'outside'));
+    symlinkSync(join(base, 'outside'), join(tree, 'link'));
+    const t = startBroker(['lead'], { root: { workspaceRoot: tree } });
+    try {
+      for (const path of [join(tree, '..', 'outside'), join(tree, 'link')]) {
+        await assert.rejects(t.root.invoke('lead', 'x', { spawnContext: { workspace_root: path, roster: [] } }), (err: unknown) => {
+          assert.ok(err instanceof RootCallError);
+          assert.equal(err.error.kind, 'spawn_context_refused');
+          assert.match(err.message, /^spawn context refused: workspace_root: .*is not inside the caller's workspace/);
+          return true;
+        });
+      }
+      const inside = await t.root.invoke('lead', plan({ context: true }), { spawnContext: { workspace_root: join(tree, 'sub'), roster: [] } });
+      assert.equal((JSON.parse(inside.response) as { spawnContext: { workspace_root: string } }).spawnContext.workspace_root, join(tree, 'sub'));
+      assert.deepEqual(t.pids().length, 1, 'the refused calls started no worker');
+    } finally {
+      await t.close();
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('runners', () => {
+  it('a failing workspace factory fails the task; no child is spawned', async () => {
+    const t = startBroker([]);
+    try {
+      t.broker.addVirtualAgent('boxed', t.runner({ workspaceFactory: { create: async () => { throw new Error('no room for a workspace'); } } }));
+      const result = await t.root.invoke('boxed', plan({ echo: 'never' }));
+      assert.equal(result.success, false);
+      assert.match(result.error ?? '', /no room for a workspace/);
+      assert.deepEqual(t.pids(), []);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a worker that never says hello fails the task with the tail of its stderr', async () => {
+    const t = startBroker([], { serve: { helloTimeoutMs: 300 } });
+    try {
+      t.broker.addVirtualAgent('mute', t.runner({ args: ['-e', 'process.stderr.write("mute: no model configured\\n"); setInterval(() => {}, 1000)'] }));
+      const result = await t.root.invoke('mute', 'x');
+      assert.equal(result.success, false);
+      assert.match(result.error ?? '', /mute-0[\s\S]*no model configured/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('mailbox.post', () => {
+  it('to the root (onMessage at once), to itself (in its next invoke result), and its refusals', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      const got: RootMessage[] = [];
+      const unsubscribe = t.root.onMessage((m) => got.push(m));
+      const result = await t.root.invoke('lead', plan({
+        seq: [
+          { post: { to: 'root', text: 'hello root' } },
+          { post: { to: 'nobody-0', text: 'lost' } },
+          { post: { to: 'lead-0', text: 'note to self' } },
+          { delegate: { to: 'helper', prompt: { echo: 'done' } } },
+          { post: { to: 'helper-0', text: 'too late' } },
+          { post: { to: 'root', text: 'x'.repeat(9 * 1024) } },
+        ],
+      }));
+      unsubscribe();
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(got.map((m) => [m.from, m.text]), [['lead-0', 'hello root']]);
+      // The artifacts, in order: one per step.
+      const [toRoot, lost, toSelf, delegated, late, big] = splitJson(result.response);
+      assert.equal((toRoot as { status: string }).status, 'pending');
+      assert.deepEqual(lost, { status: 'refused', reason: 'not_on_tree' });
+      assert.equal((toSelf as { status: string }).status, 'pending');
+      assert.deepEqual((delegated as { messages: string[] }).messages, ['lead-0: note to self']);
+      assert.deepEqual(late, { status: 'refused', reason: 'recipient_ended' });
+      assert.deepEqual(big, { status: 'refused', reason: 'over_allowance' });
+      assert.deepEqual(await t.root.post('lead-0', 'after the end'), { status: 'refused', reason: 'recipient_ended' });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+/** Splits concatenated JSON values (the agent's artifacts are joined without separators). */
+function splitJson(text: string): unknown[] {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        out.push(JSON.parse(text.slice(start, i + 1)));
+        start = i + 1;
+      }
+    }
+  }
+  return out;
+}
