@@ -11,6 +11,12 @@ export interface RunnerStart {
   connection: Omit<OpenConnectionOptions, 'cwd' | 'env' | 'node'>;
   /** Called once the node is admitted (its name is known), before its workspace is made or its child spawned. */
   onAdmitted?: (node: AdmittedNode) => void;
+  /**
+   * Aborting it gives up the start: the child, if spawned, is ended (SIGTERM, then SIGKILL), the
+   * workspace released, and `start` rejects with the signal's reason. Without it a start can only
+   * be ended once it has resolved (after the hello, or the hello timeout).
+   */
+  signal?: AbortSignal;
 }
 
 /** A worker a runner started: its connection, plus how to end it. */

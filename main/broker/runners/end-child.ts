@@ -1,0 +1,44 @@
+import type { ChildProcess } from 'node:child_process';
+
+/** Whether the child has exited (or was never running: a spawn that failed has no pid). */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null || child.pid === undefined;
+}
+
+/** Resolves once the child has exited (at once if it has). */
+export function exitOf(child: ChildProcess): Promise<void> {
+  if (hasExited(child)) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * Ends a child that still runs: SIGTERM, then SIGKILL if it is still there after `graceMs`.
+ * Resolves once it has exited (and been reaped: its pid is gone).
+ */
+export async function endChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = exitOf(child);
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    if (!hasExited(child)) child.kill('SIGKILL');
+  }, graceMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * SIGKILLs the child if it has not exited `graceMs` after `when` resolves: for a child that was
+ * sent SIGTERM (as `openConnection` does when its connection closes) and ignores it.
+ */
+export function killIfLingering(child: ChildProcess, when: Promise<unknown>, graceMs: number): void {
+  void when.then(() => {
+    if (hasExited(child)) return;
+    const timer = setTimeout(() => {
+      if (!hasExited(child)) child.kill('SIGKILL');
+    }, graceMs);
+    child.once('exit', () => clearTimeout(timer));
+  });
+}

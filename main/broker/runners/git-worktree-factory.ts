@@ -1,0 +1,156 @@
+import { existsSync } from 'node:fs';
+import { mkdir, realpath } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { AdmittedNode } from '../../fabric/admission/index.js';
+import type { SpawnContext } from '../../fabric/wire/payloads.js';
+import { git } from './git.js';
+import { withRepoLock } from './repo-lock.js';
+import type { Workspace, WorkspaceFactory } from './runner.js';
+
+export interface GitWorktreeFactoryOptions {
+  /**
+   * The folder worktrees are made in. Default: `chatty-worktrees/` inside the repository's common
+   * git directory (`.git/chatty-worktrees/`), which git never shows as content and which goes
+   * with the repository. A relative path is taken from the spawn context's `workspace_root`.
+   */
+  root?: string;
+  /** What each branch's name starts with (default `chatty/`): `chatty/<node>`. */
+  branchPrefix?: string;
+  /** The git executable (default `git`, from PATH). */
+  git?: string;
+}
+
+/** How many taken names (a branch or folder left by an earlier run) are stepped over before giving up. */
+const MAX_NAME_TRIES = 100;
+
+/** A node's name as a branch component and folder name: `[A-Za-z0-9._-]`, no `..`, no leading `.`/`-`, no `.lock` end. */
+export function worktreeName(node: string): string {
+  let name = node.replace(/[^A-Za-z0-9._-]/g, '_').replace(/\.{2,}/g, (dots) => '_'.repeat(dots.length));
+  if (name === '' || name.startsWith('.') || name.startsWith('-')) name = `_${name}`;
+  if (name.endsWith('.') || name.endsWith('.lock')) name = `${name}_`;
+  return name;
+}
+
+/**
+ * Gives each worker a `git worktree` of its own, on a new branch made from the spawn context's
+ * `base_branch` in its `workspace_root`. The workspace's context says the worktree (its canonical
+ * real path) and the new branch, so a worker's own callees branch from its branch.
+ * `release()` removes the worktree (`--force`: what was not committed is gone) and deletes the
+ * branch unless it has commits beyond the commit it was made from.
+ */
+export class GitWorktreeFactory implements WorkspaceFactory {
+  private readonly branchPrefix: string;
+  private readonly gitCommand: string;
+
+  constructor(private readonly options: GitWorktreeFactoryOptions = {}) {
+    this.branchPrefix = options.branchPrefix ?? 'chatty/';
+    this.gitCommand = options.git ?? 'git';
+  }
+
+  async create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
+    const where = `a worktree for ${node.name}`;
+    const { workspace_root: workspaceRoot, base_branch: base } = spawnContext;
+    if (!workspaceRoot) throw new Error(`${where} needs the spawn context's workspace_root (the git repository to make it in); the context has none`);
+    if (!base) throw new Error(`${where} needs the spawn context's base_branch (what its branch starts from); the context has none`);
+    if (base.startsWith('-')) throw new Error(`${where}: base_branch "${base}" is not a branch name`);
+    const run = (args: string[], cwd: string) => git(args, cwd, this.gitCommand);
+
+    let root: string;
+    try {
+      root = await realpath(workspaceRoot);
+    } catch (err) {
+      throw new Error(`${where}: workspace_root ${workspaceRoot} cannot be used: ${(err as Error).message}`);
+    }
+    const inside = await run(['rev-parse', '--is-inside-work-tree'], root).catch(() => 'false');
+    if (inside.trim() !== 'true') throw new Error(`${where}: workspace_root ${root} is not inside a git work tree`);
+    // --show-prefix prints an empty line at the top: take the lines by position.
+    const [commonOut = '', prefix = ''] = (await run(['rev-parse', '--git-common-dir', '--show-prefix'], root)).split('\n');
+    const commonDir = await realpath(resolve(root, commonOut));
+
+    return withRepoLock(commonDir, async () => {
+      const baseCommit = await run(['rev-parse', '--verify', '--quiet', `${base}^{commit}`], root).then(
+        (out) => out.trim(),
+        () => {
+          throw new Error(`${where}: base_branch "${base}" names no commit in ${root}`);
+        },
+      );
+      const folder = this.options.root === undefined ? join(commonDir, 'chatty-worktrees') : resolve(root, this.options.root);
+      await mkdir(folder, { recursive: true });
+      const name = worktreeName(node.name);
+      for (let k = 0; k < MAX_NAME_TRIES; k++) {
+        const leaf = k === 0 ? name : `${name}.${k}`;
+        const branch = `${this.branchPrefix}${leaf}`;
+        const dir = join(folder, leaf);
+        if (existsSync(dir) || (await this.branchExists(branch, root))) continue; // left by an earlier run
+        try {
+          // The commit, not the name: the base cannot move between the check above and this.
+          await run(['worktree', 'add', '--quiet', '-b', branch, dir, baseCommit], root);
+        } catch (err) {
+          // Another process took the name in between: step over it, as over an old one.
+          if (existsSync(dir) || (await this.branchExists(branch, root))) continue;
+          throw new Error(`${where} in ${root}: ${(err as Error).message}`);
+        }
+        const top = await realpath(dir);
+        let inTree = top;
+        if (prefix !== '') {
+          // workspace_root was a folder inside its repository: the worker gets the same folder here.
+          inTree = join(top, prefix);
+          await mkdir(inTree, { recursive: true });
+          inTree = await realpath(inTree);
+        }
+        return new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitCommand);
+      }
+      throw new Error(`${where}: ${MAX_NAME_TRIES} names for it are taken in ${folder} or as branches ${this.branchPrefix}${name}…`);
+    });
+  }
+
+  private async branchExists(branch: string, cwd: string): Promise<boolean> {
+    return git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd, this.gitCommand).then(
+      () => true,
+      () => false,
+    );
+  }
+}
+
+/** One worktree and its branch. */
+class GitWorktree implements Workspace {
+  private released: Promise<void> | undefined;
+
+  constructor(
+    readonly dir: string,
+    readonly spawnContext: SpawnContext,
+    /** The worktree's top folder (what `git worktree remove` takes). */
+    readonly top: string,
+    readonly branch: string,
+    readonly baseCommit: string,
+    private readonly commonDir: string,
+    private readonly gitCommand: string,
+  ) {}
+
+  /** Idempotent; a release that failed is tried again by the next call. */
+  release(): Promise<void> {
+    if (!this.released) {
+      const attempt = withRepoLock(this.commonDir, () => this.remove());
+      this.released = attempt;
+      attempt.catch(() => {
+        if (this.released === attempt) this.released = undefined;
+      });
+    }
+    return this.released;
+  }
+
+  private async remove(): Promise<void> {
+    // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
+    const run = (args: string[]) => git(args, this.commonDir, this.gitCommand);
+    if (existsSync(this.top)) await run(['worktree', 'remove', '--force', this.top]);
+    else await run(['worktree', 'prune']);
+    const ref = `refs/heads/${this.branch}`;
+    const exists = await run(['show-ref', '--verify', '--quiet', ref]).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return; // the worker deleted it itself
+    const ahead = Number((await run(['rev-list', '--count', `${this.baseCommit}..${ref}`])).trim());
+    if (ahead === 0) await run(['branch', '-D', '--', this.branch]);
+  }
+}

@@ -1,0 +1,166 @@
+import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { once } from 'node:events';
+import { openConnection, type AdmittedNode, type OpenedConnection, type ParticipantConnection } from '../../fabric/admission/index.js';
+import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
+import type { SpawnContext } from '../../fabric/wire/payloads.js';
+import { endChild, killIfLingering } from './end-child.js';
+import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
+import { workerEnv } from './worker-env.js';
+
+export interface LocalRunnerOptions {
+  /** The worker's executable, e.g. `process.execPath`. */
+  command: string;
+  args?: readonly string[];
+  /**
+   * The worker's whole environment, passed as given. Without it the worker gets the broker's
+   * environment minus git's repository-local variables and Node's IPC plumbing, with `PWD` its
+   * workspace (`workerEnv`).
+   */
+  env?: NodeJS.ProcessEnv;
+  /** Where each worker runs; without one, in the broker's own directory with the task's spawn context unchanged. */
+  workspaceFactory?: WorkspaceFactory;
+  /**
+   * When a worker's connection closes on its own (no hello in time, a broken frame, the worker
+   * hung up) `openConnection` sends it SIGTERM; one still there this long after is sent SIGKILL
+   * (default 5 s).
+   */
+  reapGraceMs?: number;
+}
+
+/** Spawns each task's worker as a local child process on the fd-3 socketpair, in a workspace of its own. */
+export class LocalRunner implements Runner {
+  private readonly args: readonly string[];
+  private readonly reapGraceMs: number;
+
+  constructor(private readonly options: LocalRunnerOptions) {
+    this.args = options.args ?? [];
+    this.reapGraceMs = options.reapGraceMs ?? CLOSE_GRACE_MS;
+  }
+
+  async start(request: RunnerStart): Promise<StartedWorker> {
+    const { spec, connection, signal } = request;
+    signal?.throwIfAborted();
+    const node = connection.directory.admit(spec);
+    request.onAdmitted?.(node);
+
+    let workspace: Workspace | undefined;
+    if (this.options.workspaceFactory) {
+      try {
+        workspace = await this.options.workspaceFactory.create(node, request.spawnContext);
+      } catch (err) {
+        throw new Error(`runner: no workspace for ${node.name}, so its worker was not started: ${messageOf(err)}`, { cause: err });
+      }
+    }
+    const made = workspace;
+    const release = onceOnly(made ? () => made.release() : async () => {});
+    if (signal?.aborted) {
+      await release().catch(() => {});
+      signal.throwIfAborted();
+    }
+
+    const cwd = workspace?.dir;
+    const env = this.options.env ?? workerEnv(process.env, cwd);
+    let child: ChildProcess | undefined;
+    const onAbort = () => {
+      if (child) void endChild(child, this.reapGraceMs); // openConnection then fails, once the child is gone
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let opened: OpenedConnection;
+    try {
+      opened = await openConnection(spec, this.options.command, this.args, {
+        ...connection,
+        node,
+        cwd,
+        env,
+        onSpawn: (spawned) => {
+          child = spawned;
+          const socket = spawned.stdio[3] as Socket | null;
+          if (socket) killIfLingering(spawned, once(socket, 'close').catch(() => {}), this.reapGraceMs);
+          if (connection.onSpawn) connection.onSpawn(spawned);
+          else spawned.stdout?.resume();
+          if (signal?.aborted) onAbort();
+        },
+      });
+    } catch (err) {
+      const released = await release().then(
+        () => '',
+        (releaseErr: unknown) => `\n(and its workspace could not be released: ${messageOf(releaseErr)})`,
+      );
+      if (signal?.aborted) throw withNote(signal.reason, released);
+      throw withNote(err, released);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    const worker = new LocalWorker(opened, workspace?.spawnContext ?? request.spawnContext, release);
+    if (signal?.aborted) {
+      await worker.stop(this.reapGraceMs).catch(() => {});
+      signal.throwIfAborted();
+    }
+    return worker;
+  }
+}
+
+/** One started worker: its connection and child, and how to end them and release its workspace. */
+class LocalWorker implements StartedWorker {
+  readonly node: AdmittedNode;
+  readonly connection: ParticipantConnection;
+  readonly child: ChildProcess;
+  readonly stderrTail: () => string;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    opened: OpenedConnection,
+    readonly spawnContext: SpawnContext,
+    private readonly release: () => Promise<void>,
+  ) {
+    this.node = opened.node;
+    this.connection = opened.connection;
+    this.child = opened.child;
+    this.stderrTail = opened.stderrTail;
+  }
+
+  /** Idempotent: every call gets the same promise, except after a failure (a release that failed), which the next call tries again. */
+  stop(graceMs: number): Promise<void> {
+    if (!this.stopping) {
+      const attempt = (async () => {
+        this.connection.close('stopped by its runner');
+        await endChild(this.child, graceMs);
+        await this.release();
+      })();
+      this.stopping = attempt;
+      attempt.catch(() => {
+        if (this.stopping === attempt) this.stopping = undefined;
+      });
+    }
+    return this.stopping;
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function withNote(err: unknown, note: string): unknown {
+  if (note === '') return err;
+  if (err instanceof Error) {
+    err.message += note;
+    return err;
+  }
+  return new Error(`${String(err)}${note}`);
+}
+
+/** `run` once; later calls share its promise (and retry it after a failure). */
+function onceOnly(run: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => {
+    if (!done) {
+      const attempt = run();
+      done = attempt;
+      attempt.catch(() => {
+        if (done === attempt) done = undefined;
+      });
+    }
+    return done;
+  };
+}
