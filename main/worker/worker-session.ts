@@ -1,9 +1,14 @@
 import type { Duplex } from 'node:stream';
+import type { z } from 'zod';
 import { FrameCodec, type Incoming } from '../fabric/codec/index.js';
 import type { BrokerMessage, BrokerResultOf, BrokerResults, HelloResult, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
 import type { ParticipantCard, TaskOutcome } from '../fabric/wire/payloads.js';
 import type { WireError } from '../fabric/wire/wire-error.js';
-import type { TaskEventParams, WorkerCall, WorkerMessage } from '../fabric/wire/worker-to-broker.js';
+import type { TaskEventParams, WorkerMessage } from '../fabric/wire/worker-to-broker.js';
+import { AbortError } from './abort-error.js';
+import { PendingCalls, type AbortOptions, type CallOptions } from './pending-calls.js';
+import { RelayedQuestions, type QuestionHandler } from './relayed-questions.js';
+import type { AgentInfo, Answer, InvokeResult, MailboxResult, QuestionInput, SpawnContextInput, Verdict } from './wire-types.js';
 
 /** A task the broker asked this worker to run. */
 export interface WorkerTask {
@@ -14,30 +19,48 @@ export interface WorkerTask {
   signal: AbortSignal;
 }
 
-type CallBody = WorkerCall extends infer C ? (C extends WorkerCall ? Omit<C, 'v' | 'id'> : never) : never;
-type Method = keyof typeof BrokerResults;
+/** `invokeAgent`'s options: the callee's spawn context, its progress, its withdrawal. */
+export interface InvokeOptions extends CallOptions {
+  /** The callee's spawn context (`spawn_context` on the wire); without one the broker derives it from this worker's. */
+  spawnContext?: SpawnContextInput;
+}
 
-/** A call answered with an error frame. */
+export interface AskOptions extends AbortOptions {
+  /** A third-party peer this worker relays the question for; the broker keeps it as set. */
+  origin?: string;
+}
+
+/** A call as written (fields with a wire default may be left out): any worker request but the hello. */
+type WorkerRequestInput = Extract<z.input<typeof WorkerMessage>, { id: number }>;
+type CallBody = WorkerRequestInput extends infer C
+  ? C extends WorkerRequestInput
+    ? C['method'] extends 'session.hello'
+      ? never
+      : Omit<C, 'v' | 'id'>
+    : never
+  : never;
+type Method = keyof typeof BrokerResults;
+type ResultOf<C extends { method: string }> = C['method'] extends Method ? BrokerResultOf<C['method']> : unknown;
+
+/** A call answered with an error frame; `error` is the wire error as the broker sent it. */
 export class BrokerError extends Error {
   constructor(readonly error: WireError) {
     super(error.message);
   }
 }
 
-interface Pending {
-  resolve: (result: unknown) => void;
-  reject: (err: Error) => void;
-}
-
 /**
  * The worker's end of the connection: say hello, take tasks, send their events and outcomes, call
- * the broker. It depends on the wire and its codec only.
+ * the broker, answer the questions it relays. It depends on the wire and its codec only, and writes
+ * exactly the frames a hand-written worker would: each method is one frame, fields left out when
+ * not given (never `params` on `agent.list`, never a default filled in).
  */
 export class WorkerSession {
   /** Resolves with the reason once the connection is gone. */
   readonly closed: Promise<string>;
   private readonly codec = FrameCodec.forWorker();
-  private readonly pending = new Map<number, Pending>();
+  private readonly pending: PendingCalls;
+  private readonly questions: RelayedQuestions;
   private readonly tasks: WorkerTask[] = [];
   private readonly taskWaiters: ((task: WorkerTask | undefined) => void)[] = [];
   private readonly running = new Map<number, AbortController>();
@@ -46,6 +69,12 @@ export class WorkerSession {
 
   private constructor(private readonly stream: Duplex) {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    const log = (message: string): void => console.warn(`worker: ${message}`);
+    this.pending = new PendingCalls((id) => this.write(this.codec.notify({ method: 'req.cancel', params: { id } })), log);
+    this.questions = new RelayedQuestions(
+      (id, result) => this.answer(id, () => this.codec.respond(id, result)),
+      (id, error) => this.answer(id, () => this.codec.fail(id, error)),
+    );
     stream.on('data', (chunk: Buffer) => {
       for (const incoming of this.codec.push(chunk)) this.receive(incoming);
     });
@@ -57,8 +86,16 @@ export class WorkerSession {
   /** Says hello over `stream`; resolves with the session and who the broker says this worker is. */
   static async hello(stream: Duplex, card: ParticipantCard, schema?: string): Promise<{ session: WorkerSession; hello: HelloResult }> {
     const session = new WorkerSession(stream);
-    const hello = await session.call({ method: 'session.hello', params: schema === undefined ? { card } : { card, schema } } as never);
-    return { session, hello: hello as HelloResult };
+    const { id, line } = session.codec.request({ method: 'session.hello', params: schema === undefined ? { card } : { card, schema } });
+    const answered = session.pending.add(id, {});
+    session.write(line);
+    const hello = (await answered) as HelloResult;
+    return { session, hello };
+  }
+
+  /** Why the connection closed, once it has. */
+  get reason(): string | undefined {
+    return this.closeReason;
   }
 
   /** The next task, or undefined once the connection has closed. */
@@ -69,23 +106,73 @@ export class WorkerSession {
   }
 
   /** Sends one of the task's events (status or artifact). */
-  event(params: TaskEventParams): void {
-    this.write(this.codec.notify({ method: 'task.event', params }));
+  event(params: z.input<typeof TaskEventParams>): void {
+    this.write(this.codec.notify({ method: 'task.event', params: params as TaskEventParams }));
   }
 
   /** Ends a task with its outcome (a terminal state). */
   finish(taskId: number, outcome: TaskOutcome): void {
     this.running.delete(taskId);
-    this.write(this.codec.respond(taskId, outcome));
+    if (this.closeReason === undefined) this.write(this.codec.respond(taskId, outcome));
   }
 
-  /** Calls the broker (agent.invoke, agent.list, mailbox.post, human.*). Rejects with a `BrokerError` for an error answer. */
-  call<C extends CallBody>(body: C): Promise<C['method'] extends Method ? BrokerResultOf<C['method']> : unknown> {
+  /**
+   * Calls the broker (agent.invoke, agent.list, mailbox.post, human.*) with the body as it goes on
+   * the wire. Rejects with a `BrokerError` for an error answer, an `AbortError` once `signal`
+   * aborts (after sending `req.cancel`; a signal already aborted sends nothing), or
+   * `disconnected: …` when the connection closes first.
+   */
+  call<C extends CallBody>(body: C, options: CallOptions = {}): Promise<ResultOf<C>> {
     if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
+    if (options.signal?.aborted) return Promise.reject(new AbortError(`aborted before ${body.method} was sent`, options.signal));
     const { id, line } = this.codec.request(body as never);
-    const result = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const result = this.pending.add(id, options);
     this.write(line);
-    return result as never;
+    return result as Promise<ResultOf<C>>;
+  }
+
+  /**
+   * `agent.invoke {agent, prompt, spawn_context?}`: runs a task on `agent` and resolves with its
+   * result. `onProgress` sees each `req.progress` event (`{Admitted}`, `{Step}`, `{Text}`) in order,
+   * all before this resolves. Aborting `signal` before the answer sends `req.cancel` and rejects
+   * with an `AbortError` at once; an answer that came first has already resolved it.
+   */
+  invokeAgent(agent: string, prompt: string, options: InvokeOptions = {}): Promise<InvokeResult> {
+    const { spawnContext, ...follow } = options;
+    const params = spawnContext === undefined ? { agent, prompt } : { agent, prompt, spawn_context: spawnContext };
+    return this.call({ method: 'agent.invoke', params }, follow);
+  }
+
+  /** `agent.list` (a request with no `params` at all): every role the broker has. */
+  listAgents(options: AbortOptions = {}): Promise<AgentInfo[]> {
+    return this.call({ method: 'agent.list' }, options);
+  }
+
+  /** `mailbox.post {to, text}`: `{status: 'pending', id}` or `{status: 'refused', reason}`. */
+  postMessage(to: string, text: string, options: AbortOptions = {}): Promise<MailboxResult> {
+    return this.call({ method: 'mailbox.post', params: { to, text } }, options);
+  }
+
+  /** `human.approve {kind, command_or_path, diff_stat?}`: the human's verdict (the broker stamps the asker). */
+  approve(kind: 'exec' | 'write', commandOrPath: string, diffStat?: string, options: AbortOptions = {}): Promise<Verdict> {
+    const params = diffStat === undefined ? { kind, command_or_path: commandOrPath } : { kind, command_or_path: commandOrPath, diff_stat: diffStat };
+    return this.call({ method: 'human.approve', params }, options);
+  }
+
+  /** `human.ask {questions, origin?}`: resolves with the answers (the broker stamps the asker). */
+  ask(questions: readonly QuestionInput[], options: AskOptions = {}): Promise<Answer[]> {
+    const { origin, ...follow } = options;
+    const params = origin === undefined ? { questions: [...questions] } : { questions: [...questions], origin };
+    return this.call({ method: 'human.ask', params }, follow);
+  }
+
+  /**
+   * Answers the questions the broker relays to this worker from its callees (`human.ask {question,
+   * request}`). One handler at a time (setting another replaces it); returns a function that removes
+   * it. Without a handler every relayed question is answered `"escalate"`.
+   */
+  onQuestion(handler: QuestionHandler): () => void {
+    return this.questions.setHandler(handler);
   }
 
   close(reason = 'the worker closed the connection'): void {
@@ -93,15 +180,21 @@ export class WorkerSession {
     this.closeReason = reason;
     this.codec.close(reason);
     this.stream.end();
-    for (const p of this.pending.values()) p.reject(new Error(`disconnected: ${reason}`));
-    this.pending.clear();
-    for (const run of this.running.values()) run.abort(new Error(`disconnected: ${reason}`));
+    const gone = new Error(`disconnected: ${reason}`);
+    this.pending.rejectAll(gone);
+    for (const run of this.running.values()) run.abort(gone);
+    this.questions.withdrawAll(gone);
     for (const waiter of this.taskWaiters.splice(0)) waiter(undefined);
     this.resolveClosed(reason);
   }
 
   private write(line: string): void {
     if (this.closeReason === undefined) this.stream.write(`${line}\n`);
+  }
+
+  /** Answers one of the broker's requests, unless the connection is gone (then nobody waits for it). */
+  private answer(id: number, encode: () => string): void {
+    if (this.closeReason === undefined && this.codec.peerInFlight.has(id)) this.write(encode());
   }
 
   private receive(incoming: Incoming<BrokerMessage>): void {
@@ -112,13 +205,11 @@ export class WorkerSession {
       case 'dropped':
         return;
       case 'result':
-      case 'error': {
-        const pending = this.pending.get(incoming.frame.id);
-        this.pending.delete(incoming.frame.id);
-        if (incoming.type === 'result') pending?.resolve(incoming.frame.result);
-        else pending?.reject(new BrokerError(incoming.frame.error));
+        this.pending.resolve(incoming.frame.id, incoming.frame.result);
         return;
-      }
+      case 'error':
+        this.pending.reject(incoming.frame.id, new BrokerError(incoming.frame.error));
+        return;
       case 'message':
         this.onMessage(incoming.frame);
     }
@@ -136,13 +227,17 @@ export class WorkerSession {
         return;
       }
       case 'human.ask':
-        // This worker has nobody to ask: the question goes on up the chain.
-        this.write(this.codec.respond(frame.id, 'escalate'));
+        this.questions.receive(frame.id, frame.params);
         return;
-      case 'req.cancel':
-        this.running.get(frame.params.id)?.abort(new Error('cancelled by the broker'));
+      case 'req.cancel': {
+        const reason = new Error('cancelled by the broker');
+        const task = this.running.get(frame.params.id);
+        if (task) task.abort(reason);
+        else this.questions.withdraw(frame.params.id, reason);
         return;
+      }
       case 'req.progress':
+        this.pending.progress(frame.params.id, frame.params.event);
         return;
     }
   }
