@@ -249,7 +249,12 @@ describe('approve and ask', () => {
 
 describe('onQuestion: questions relayed to this worker from its callees', () => {
   const ASKER = { agent: 'helper-0', chain: ['root', 'worker', 'helper'] };
-  const relayed = (question: string, options: string[] = []) => ({ question, request: { questions: [{ id: 'q1', question, options }], asker: ASKER } });
+  let relays = 0;
+  /** A relayed copy as the broker sends it: under a question id of its own, the asker's request inside. */
+  const relayed = (question: string, options: string[] = []) => ({
+    question: `question-${++relays}`,
+    request: { questions: [{ id: 'q1', question, options }], asker: ASKER },
+  });
 
   it('the handler answers, escalates, fails, and sees its signal abort when the broker withdraws the question', async () => {
     const worker = await spawnWorker('library-worker.ts', ['calls'], (self) =>

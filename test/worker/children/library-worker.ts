@@ -88,7 +88,8 @@ async function act(what: string, session: WorkerSession): Promise<unknown> {
       // Questions relayed from the callee: answered, escalated, withdrawn, thrown, or a reply that does not fit the wire.
       const withdrawn: string[] = [];
       session.onQuestion(async (request, signal) => {
-        const { question } = request;
+        // `request.question` is the broker's id for the relayed copy; what is asked is in `request.request`.
+        const question = request.request.questions.map((q) => q.question).join(' / ');
         if (question.includes('escalate')) return 'escalate';
         if (question.includes('withdraw')) {
           await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
