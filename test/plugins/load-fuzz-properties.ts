@@ -656,14 +656,17 @@ function manifestText(r: ManifestRecipe, name: string, wasmPath: string): string
 // One load.
 
 export interface LoadCase {
-  /** `loadModule(dir)`, or `scanDirectory` of a directory holding just this module. */
-  how: 'load' | 'scan';
+  /**
+   * `loadModule(dir)`; `scanDirectory` of a directory holding just this module; or that scan with a
+   * valid module beside it (sorted after it, loaded at the same time), which must load and answer.
+   */
+  how: 'load' | 'scan' | 'beside';
   component: ComponentRecipe;
   /** null: the fixtures' manifest (a valid one) under the run's name. */
   manifest: ManifestRecipe | null;
 }
 
-const how = fc.constantFrom<LoadCase['how']>('load', 'scan');
+const how = fc.constantFrom<LoadCase['how']>('load', 'scan', 'beside');
 
 /** (a) mutated fixture components under a valid manifest. */
 export const mutantCases: fc.Arbitrary<LoadCase> = fc.record({ how, component: mutantArb, manifest: fc.constant(null) });
@@ -910,6 +913,16 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
     }
   };
 
+  /** A known defect (see `HarnessOptions.tolerate`) is recorded and a fresh registry takes over. */
+  const tolerated = async (refusal: string): Promise<boolean> => {
+    if (!options.tolerate?.test(refusal)) return false;
+    stats.tolerated.push(current);
+    await registry.close();
+    assert.ok(await watch.until(0, undefined, callBound(0)), `worker threads outlived registry.close():\n${watch.describe()}`);
+    await start();
+    return true;
+  };
+
   /** After each run a fresh valid module (new bytes, so through the transpiler) still loads and answers. */
   const controlLoad = async (n: number): Promise<void> => {
     const dir = join(root, `control-${n}`);
@@ -922,13 +935,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
       } catch (err) {
         if (err instanceof Unsettled) throw err;
         const message = err instanceof Error ? err.message : String(err);
-        if (options.tolerate?.test(message)) {
-          stats.tolerated.push(current);
-          await registry.close();
-          assert.ok(await watch.until(0, undefined, callBound(0)), `worker threads outlived registry.close():\n${watch.describe()}`);
-          await start();
-          return;
-        }
+        if (await tolerated(message)) return;
         assert.fail(`a valid module loaded after this run was refused: ${message}`);
       }
       const handle = registry.get('control');
@@ -960,6 +967,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
 
       const loaded: string[] = [];
       const started = performance.now();
+      // A call to the sentinel while the load runs: loading must not hold up or disturb it.
+      const during = sentinel.invokeTool({ ...SENTINEL_CALL }).then((value) => ({ value }), (error: unknown) => ({ error }));
       if (input.how === 'load') {
         try {
           const result = await within(registry.loadModule(dir), LOAD_BOUND_MS, 'loadModule');
@@ -972,7 +981,24 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
           refused(err.message);
         }
       } else {
-        const report = await within(registry.scanDirectory(scanRoot), LOAD_BOUND_MS, 'scanDirectory');
+        const besideDir = join(scanRoot, 'zz-beside');
+        const beside = input.how === 'beside' ? `nb${n}` : null;
+        if (beside !== null) {
+          mkdirSync(besideDir);
+          writeFileSync(join(besideDir, 'module.toml'), fixtureManifest(beside));
+          writeFileSync(join(besideDir, 'plugin.wasm'), withNonce(echo, `beside-${process.pid}-${n}`));
+        }
+        const full = await within(registry.scanDirectory(scanRoot), LOAD_BOUND_MS, 'scanDirectory');
+        if (beside !== null) {
+          const refusal = full.failed.find((f) => f.dir === besideDir)?.reason;
+          if (refusal !== undefined && (await tolerated(refusal))) return;
+          assert.equal(refusal, undefined, `the valid module beside it in the same scan was refused: ${refusal}`);
+          assert.ok(full.loaded.some((l) => l.name === beside));
+          const handle = registry.get(beside)!;
+          assert.deepEqual(await within(handle.invokeTool({ ...SENTINEL_CALL }), callBound(handle.limits.maxExecutionMs), 'the call beside'), SENTINEL_ANSWER);
+          loaded.push(beside);
+        }
+        const report = { loaded: full.loaded.filter((l) => l.name !== beside), remote: full.remote, failed: full.failed.filter((f) => f.dir !== besideDir) };
         assert.ok(report.loaded.length + report.remote.length + report.failed.length <= 1, `one module directory, one outcome: ${JSON.stringify(report)}`);
         for (const f of report.failed) refused(f.reason);
         for (const r of report.remote) {
@@ -984,6 +1010,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
           await exercise(l.name);
         }
       }
+      assert.deepEqual(await within(during, callBound(sentinel.limits.maxExecutionMs), 'the sentinel call during the load'), { value: SENTINEL_ANSWER });
       const ms = performance.now() - started;
       if (ms > stats.slowestMs) {
         stats.slowestMs = ms;
@@ -1004,6 +1031,9 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
       assert.deepEqual(unhandled.splice(0), [], 'no unhandled rejection');
       await controlLoad(n);
     } finally {
+      // After a failed rule, what is still loaded goes, so the next (shrinking) run starts clean.
+      for (const h of registry.list()) if (h !== sentinel) await registry.unload(h.name).catch(() => false);
+      for (const r of registry.remoteModules()) await registry.unload(r.name).catch(() => false);
       rmSync(scanRoot, { recursive: true, force: true });
     }
   };
