@@ -18,6 +18,7 @@ import type { ParticipantCard, SpawnContext, TaskOutcome } from '../fabric/wire/
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { InvokeParams, TaskEventParams, WorkerCall } from '../fabric/wire/worker-to-broker.js';
 import { checkDelegation } from './delegation.js';
+import { HumanLoop, type QuestionToRoot } from './human-loop.js';
 import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
 import { NodeTable, ROOT, type NodeState } from './nodes.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
@@ -61,6 +62,17 @@ interface LongLived {
 
 type ProgressSink = (event: ProgressEvent) => void;
 
+/** The root's result: the wire's, and when a question could not be carried back, that question. */
+export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
+  metadata?: NonNullable<InvokeResult['metadata']> & { clarification?: QuestionToRoot };
+};
+
+/** One call the root made: how to end it, and why it was ended. */
+interface RootCall {
+  controller: AbortController;
+  clarification: QuestionToRoot | undefined;
+}
+
 /**
  * The broker: routes work between the root, long-lived participants and virtual agents. Every
  * worker connection it makes is served by its call handler, each call run as the node the
@@ -79,6 +91,10 @@ export class Broker {
   /** Invocations in flight, by the node that made them: a node's worker is reaped only after all of its own have settled. */
   private readonly inflight = new Map<string, Set<Promise<unknown>>>();
   private readonly rootCalls = new Set<AbortController>();
+  /** The root call each tree was started by (a tree is named after the node the root's call started). */
+  private readonly rootTrees = new Map<string, RootCall>();
+  /** Approvals and questions: only the root answers an approval; a question climbs the caller chain. */
+  readonly human: HumanLoop;
   private readonly graceMs: number;
   private readonly log: (message: string) => void;
   private stopping: Promise<void> | undefined;
@@ -91,6 +107,21 @@ export class Broker {
     this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
     this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
     this.mail = new Mailboxes(this.nodes);
+    this.human = new HumanLoop({
+      node: (name) => this.nodes.get(name),
+      relay: async (worker, question, request, signal) => {
+        const participant = this.registry.get(worker);
+        if (!participant) throw new CallError(wireError({ kind: 'disconnected', reason: `${worker} is gone` }));
+        return participant.connection.request('human.ask', { question, request }, signal);
+      },
+      clarify: (asker, request) => {
+        const call = this.rootTrees.get(asker.tree);
+        if (!call || call.controller.signal.aborted) return false;
+        call.clarification = request;
+        call.controller.abort(new Error('a question no one can answer'));
+        return true;
+      },
+    });
     this.nodes.add({
       name: ROOT,
       role: ROOT,
@@ -185,8 +216,9 @@ export class Broker {
   }
 
   /** The root's call: as a worker's `agent.invoke`, with the root as the caller. Rejects with `CallError`. */
-  async invokeFromRoot(agent: string, prompt: string, options: { spawnContext?: SpawnContext; onProgress?: ProgressSink; signal?: AbortSignal } = {}): Promise<InvokeResult> {
+  async invokeFromRoot(agent: string, prompt: string, options: { spawnContext?: SpawnContext; onProgress?: ProgressSink; signal?: AbortSignal } = {}): Promise<RootInvokeResult> {
     const controller = new AbortController();
+    const call: RootCall = { controller, clarification: undefined };
     const abort = (): void => controller.abort(options.signal?.reason);
     if (options.signal?.aborted) abort();
     else options.signal?.addEventListener('abort', abort, { once: true });
@@ -200,8 +232,20 @@ export class Broker {
     };
     try {
       const params: InvokeParams = { agent, prompt, handle: null, include_trace: false, ...(options.spawnContext ? { spawn_context: options.spawnContext } : {}) };
-      return await this.track(ROOT, this.invoke(this.rootNode(), params, progress, controller.signal));
+      const result: RootInvokeResult = await this.track(ROOT, this.invoke(this.rootNode(), params, progress, controller.signal, call));
+      const clarification = call.clarification;
+      if (!clarification) return result;
+      // AGE-321: a caller that cannot carry a question back fails the task, quoting it; nobody guesses.
+      const quoted = clarification.questions.map((q) => JSON.stringify(q.question)).join(', ');
+      return {
+        ...result,
+        success: false,
+        error: `${clarification.asker.agent} asked ${quoted} and this call has no question handler to answer it`,
+        metadata: { ...(result.metadata ?? {}), clarification },
+        cancelled_by_user: false,
+      };
     } finally {
+      for (const [tree, owner] of this.rootTrees) if (owner === call) this.rootTrees.delete(tree);
       options.signal?.removeEventListener('abort', abort);
       this.rootCalls.delete(controller);
     }
@@ -285,9 +329,9 @@ export class Broker {
       case 'mailbox.post':
         return this.mail.post(node, call.params.to, call.params.text);
       case 'human.approve':
-        return 'denied'; // the human loop is not wired here: nobody to ask is a denial
+        return this.human.approve(node, call.params, context.signal);
       case 'human.ask':
-        throw new CallError(wireError({ kind: 'refused', reason: 'no one can answer a question here' }));
+        return this.human.ask(node, call.params, context.signal);
     }
   }
 
@@ -305,7 +349,7 @@ export class Broker {
   }
 
   /** `agent.invoke` as `caller`: checks, then one task on the callee; resolves the wire's result shape. */
-  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortSignal): Promise<InvokeResult> {
+  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortSignal, rootCall?: RootCall): Promise<InvokeResult> {
     if (this.stopping) throw new CallError(wireError({ kind: 'refused', reason: 'the broker is stopping' }));
     const participant = this.registry.get(params.agent);
     const virtual = participant ? undefined : this.virtuals.get(params.agent);
@@ -328,7 +372,7 @@ export class Broker {
       progress({ Admitted: participant.node.name });
       outcome = await this.runTask(participant.connection, task, onEvent, signal);
     } else {
-      outcome = await this.runVirtual(virtual!, caller, task, onEvent, progress, signal);
+      outcome = await this.runVirtual(virtual!, caller, task, onEvent, progress, signal, rootCall);
     }
     const result: InvokeResult = {
       success: outcome.state === 'completed',
@@ -372,6 +416,7 @@ export class Broker {
     onEvent: (e: TaskEventParams) => void,
     progress: ProgressSink,
     signal: AbortSignal,
+    rootCall?: RootCall,
   ): Promise<TaskOutcome> {
     const spawnContext = params.spawnContext ?? { roster: [] };
     let admitted: NodeState | undefined;
@@ -394,6 +439,7 @@ export class Broker {
             ended: false,
           };
           this.nodes.add(admitted);
+          if (rootCall) this.rootTrees.set(node.name, rootCall);
           progress({ Admitted: node.name });
         },
       });

@@ -1,5 +1,15 @@
 /** The broker: routes work between the root, long-lived participants and virtual agents. */
-export { Broker, CANCEL_GRACE_MS, type AgentCard, type BrokerOptions } from './broker.js';
+export { Broker, CANCEL_GRACE_MS, type AgentCard, type BrokerOptions, type RootInvokeResult } from './broker.js';
+export {
+  MAX_PENDING_APPROVALS,
+  MAX_PENDING_QUESTIONS,
+  type ApprovalHandler,
+  type ApprovalRequest,
+  type Asker,
+  type QuestionHandler,
+  type QuestionToRoot,
+  type Verdict,
+} from './human-loop.js';
 export { RootCallError, RootTransport, type RootInvokeOptions } from './root-transport.js';
 export { MAX_DELEGATION_DEPTH } from './delegation.js';
 export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';

@@ -1,8 +1,9 @@
 import { CallError } from '../fabric/admission/index.js';
-import type { AgentInfo, InvokeResult, ProgressEvent } from '../fabric/wire/broker-to-worker.js';
+import type { AgentInfo, ProgressEvent } from '../fabric/wire/broker-to-worker.js';
 import type { SpawnContext } from '../fabric/wire/payloads.js';
 import type { WireError } from '../fabric/wire/wire-error.js';
-import type { Broker } from './broker.js';
+import type { Broker, RootInvokeResult } from './broker.js';
+import type { ApprovalHandler, QuestionHandler } from './human-loop.js';
 import type { MailboxOutcome, RootMessage } from './mailbox.js';
 
 /** A refusal of the root's call: its message is the wire error's, `error` the error itself. */
@@ -34,7 +35,7 @@ export class RootTransport {
   }
 
   /** Runs a task on `agent`; rejects with `RootCallError` when the call is refused (unknown agent, spawn context, delegation). */
-  async invoke(agent: string, prompt: string, options: RootInvokeOptions = {}): Promise<InvokeResult> {
+  async invoke(agent: string, prompt: string, options: RootInvokeOptions = {}): Promise<RootInvokeResult> {
     try {
       return await this.broker.invokeFromRoot(agent, prompt, options);
     } catch (err) {
@@ -46,6 +47,24 @@ export class RootTransport {
   /** Leaves a note for a node (delivered with its next `agent.invoke` result). */
   async post(to: string, text: string): Promise<MailboxOutcome> {
     return this.broker.postFromRoot(to, text);
+  }
+
+  /**
+   * Answers every `human.approve` from any depth: `handler(request, signal)` returns (or resolves
+   * to) `"approved"` or `"denied"`; `signal` aborts when the worker withdraws it; a handler that
+   * throws denies. One at a time: setting another replaces it. Returns the unsubscribe function.
+   */
+  onApproval(handler: ApprovalHandler): () => void {
+    return this.broker.human.onApproval(handler);
+  }
+
+  /**
+   * Answers questions that climbed to the root: `handler(request, signal)` returns (or resolves to)
+   * `[{id, answer, custom?}]`; a handler that throws fails the asker with its message. Without a
+   * handler, a root call whose worker asks fails with the question quoted (`metadata.clarification`).
+   */
+  onQuestion(handler: QuestionHandler): () => void {
+    return this.broker.human.onQuestion(handler);
   }
 
   /** Notes the nodes leave for the root, as they are posted; returns the unsubscribe function. */

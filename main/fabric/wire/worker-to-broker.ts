@@ -52,4 +52,5 @@ export type WorkerCall = Exclude<WorkerRequest, { method: 'session.hello' }>;
 export type HelloParams = z.infer<typeof HelloParams>;
 export type TaskEventParams = z.infer<typeof TaskEventParams>;
 export type InvokeParams = z.infer<typeof InvokeParams>;
+export type ApproveParams = z.infer<typeof ApproveParams>;
 export type WorkerResultOf<M extends keyof typeof WorkerResults> = z.infer<(typeof WorkerResults)[M]>;

@@ -19,7 +19,10 @@ type Plan =
   | { post: { to: string; text: string } }
   | { list: true }
   | { context: true }
-  | { seq: Plan[] };
+  | { seq: Plan[] }
+  | { approve: { kind: 'exec' | 'write'; command_or_path: string; asker?: unknown }; times?: number }
+  | { ask: { id: string; question: string; options?: string[] }[] }
+  | { answering: { id: string; answer: string }[] | 'escalate'; then: Plan };
 
 const socket = openParticipantFd();
 const card = { name: 'ignored', description: 'a scriptable test agent', version: '1.0.0', skills: [{ name: 'plans', description: 'runs JSON plans', examples: [] }] };
@@ -34,6 +37,31 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
       if (last.state !== 'completed') return last;
     }
     return last;
+  }
+  if ('approve' in plan) {
+    // Sent raw (not through session.approve) so that a pre-filled `asker` reaches the broker.
+    const one = () => session.call({ method: 'human.approve', params: plan.approve } as never, { signal: task.signal });
+    const verdicts = await Promise.all(Array.from({ length: plan.times ?? 1 }, one));
+    events.artifact(JSON.stringify(verdicts), true);
+    return { state: 'completed' };
+  }
+  if ('ask' in plan) {
+    try {
+      const answers = await session.ask(plan.ask, { signal: task.signal });
+      events.artifact(JSON.stringify(answers), true);
+      return { state: 'completed' };
+    } catch (err) {
+      if (err instanceof BrokerError) return { state: 'failed', message: err.error.message };
+      throw err;
+    }
+  }
+  if ('answering' in plan) {
+    const answering = plan.answering;
+    session.onQuestion((request) => {
+      events.status('working', `${hello.name} was asked by ${request.request.asker.agent}`);
+      return answering;
+    });
+    return run(plan.then, task, events);
   }
   if ('echo' in plan) {
     events.status('working', `${hello.name} echoing`);
