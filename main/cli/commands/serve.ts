@@ -16,13 +16,7 @@ const say = (line: string): void => {
 
 /** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
 export async function runServe(options: ServeOptions): Promise<number> {
-  // Listen for the stop signals first: whoever reads the ready line may signal at once, and a
-  // signal during start-up must still end in a clean stop (socket and token removed).
-  const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-
+  let stopRequested: Promise<NodeJS.Signals>;
   let gateway: ProtocolGateway;
   let modules: ModuleRegistry | undefined;
   let started: StartedGateway;
@@ -36,7 +30,15 @@ export async function runServe(options: ServeOptions): Promise<number> {
       const warning = modulesDirWarning(options.modulesDir);
       if (warning !== undefined) say(warning);
     }
+    // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
+    // there to remove yet, and the first start may spend half a minute building the examples.
     modules = (await openModules(options.modulesDir, { report: say })).registry;
+    // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
+    // a signal while the gateway starts must still end with its socket and token removed.
+    stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
     gateway = new ProtocolGateway(modules, { runtimeDir });
     started = await gateway.start();
   } catch (err) {
