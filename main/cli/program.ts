@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { packageVersion } from './version.js';
 
 // Each command's module is imported when the command runs: help, the version and usage errors
@@ -49,7 +49,7 @@ export function buildProgram(outcome: Outcome): Command {
     .command('new')
     .description('copy the plugin template to <path> (a name, or a path whose last part is the name)')
     .argument('<path>', 'the new plugin directory, e.g. hello-tools or ./plugins/hello')
-    .addOption(new Option('--dir <parent>', 'the folder to create it in (default: here)'))
+    .option('--dir <parent>', 'the folder to create it in (default: here)')
     .action(async (path: string, flags: { dir?: string }) => {
       const { runPluginNew } = await import('./commands/plugin.js');
       outcome.code = await runPluginNew(path, flags.dir);

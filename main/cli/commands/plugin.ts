@@ -6,14 +6,14 @@ import { shellWord } from '../shell-word.js';
 export async function runPluginNew(path: string, parent: string | undefined): Promise<number> {
   try {
     const target = await newPlugin(path, parent ?? process.cwd());
-    // Commands that run as printed, from here: paths relative to the working directory.
-    const shown = shellWord(relative(process.cwd(), target) || '.');
-    const holder = shellWord(relative(process.cwd(), dirname(target)) || '.');
+    // Commands that run as printed, from here: paths relative to the working directory, quoted
+    // for the shell when they need it.
+    const here = (path: string): string => relative(process.cwd(), path) || '.';
     process.stdout.write(
       `created ${target}\n\nnext:\n` +
-        `  edit ${shellWord(`${relative(process.cwd(), target) || '.'}/src/plugin.js`)}\n` +
-        `  npx chatty-gateway plugin build ${shown}\n` +
-        `  npx chatty-gateway serve --modules-dir ${holder}\n`,
+        `  edit ${shellWord(`${here(target)}/src/plugin.js`)}\n` +
+        `  npx chatty-gateway plugin build ${shellWord(here(target))}\n` +
+        `  npx chatty-gateway serve --modules-dir ${shellWord(here(dirname(target)))}\n`,
     );
     return 0;
   } catch (err) {
