@@ -51,3 +51,17 @@ test('the banner form stops as cleanly, saying how it stopped', async () => {
   assert.ok(!existsSync(join(home.path, 'run-banner', 'gateway.token')));
   assert.ok(!existsSync(join(home.path, 'run-banner', 'gateway.sock')));
 });
+
+test('a second SIGINT while stopping still leaves no socket or token behind', async () => {
+  const child = spawnCli(['serve', '--json', '--runtime-dir', 'run-twice', '--modules-dir', 'plugins'], process.env, home.path);
+  const stderr = collect(child.stderr);
+  const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+  child.kill('SIGINT');
+  child.kill('SIGINT');
+  const status = await exited(child);
+  // Whichever came first, the clean stop (0) or the forced one (130): nothing is left, nothing is thrown.
+  assert.ok(status.code === 0 || status.code === 130, JSON.stringify(status));
+  assert.equal(await stderr, '');
+  assert.ok(!existsSync(ready.socket));
+  assert.ok(!existsSync(ready.token));
+});

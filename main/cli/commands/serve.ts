@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
@@ -63,6 +64,15 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
 
   const signal = await stopRequested;
+  // A second signal while stopping (a stop that hangs, an impatient Ctrl-C) ends the process at
+  // once, and the socket and the token still go with it.
+  const leaveNow = (again: NodeJS.Signals): void => {
+    rmSync(started.socketPath, { force: true });
+    rmSync(started.tokenPath, { force: true });
+    process.exit(again === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGINT', leaveNow);
+  process.on('SIGTERM', leaveNow);
   // Each step runs whatever failed before it (the gateway removes its socket and token in any
   // case); a failure is one line and exit 1, never a stack trace.
   let code = 0;
