@@ -11,3 +11,5 @@ export {
   serveConnection,
   withParticipantSocket,
 } from './fabric/index.js';
+export * from './broker/index.js';
+export { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions, type LocalRunnerOptions } from './broker/runners/index.js';

@@ -19,6 +19,9 @@ import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
 import { SSE_KEEP_ALIVE_MS, SseSessions, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
+import { Broker, RootTransport, type AgentCard, type BrokerOptions } from '../broker/index.js';
+import type { Runner } from '../broker/runners/runner.js';
+import type { OpenedConnection } from '../fabric/admission/index.js';
 
 export interface ProtocolGatewayOptions {
   /** Where `gateway.sock`, `gateway.token` and `edge.log` live (default: `defaultRuntimeDir()`). */
@@ -29,6 +32,12 @@ export interface ProtocolGatewayOptions {
   onError?: (err: unknown) => void;
   /** Interval of the keep-alive comment on legacy MCP SSE streams (default 15 s); tests shorten it. */
   sseKeepAliveMs?: number;
+  /**
+   * The broker's settings: the root's own spawn context (`root.workspaceRoot`, `root.baseBranch`,
+   * `root.roster`, default every published agent), each agent's `verification` and `endpoint`
+   * (`agents`), the cancel grace period, how worker connections are served.
+   */
+  broker?: BrokerOptions;
 }
 
 export interface StartedGateway {
@@ -48,6 +57,9 @@ export class ProtocolGateway {
   private started: StartedGateway | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
+  /** Routes work between the root, long-lived participants and virtual agents. */
+  readonly broker: Broker;
+  private root: RootTransport | undefined;
 
   constructor(
     readonly registry: ModuleDirectory,
@@ -55,6 +67,24 @@ export class ProtocolGateway {
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
     this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
+    this.broker = new Broker(options.broker);
+  }
+
+  /** Publishes a virtual agent: each task addressed to `name` starts one worker through `runner`. Chainable, before or after `start()`. */
+  withVirtualAgent(name: string, runner: Runner, card?: Partial<AgentCard>): this {
+    this.broker.addVirtualAgent(name, runner, card);
+    return this;
+  }
+
+  /** Spawns a long-lived worker on fd 3 through the broker, registered as `<spec>-<n>` and reachable by that name. */
+  openParticipant(spec: string, command: string, args: readonly string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<OpenedConnection> {
+    return this.broker.openParticipant(spec, command, args, options);
+  }
+
+  /** The in-process root: invoke agents, list them, post, answer approvals and questions. */
+  transport(): RootTransport {
+    this.root ??= new RootTransport(this.broker);
+    return this.root;
   }
 
   withRuntimeDir(dir: string): this {
@@ -132,7 +162,10 @@ export class ProtocolGateway {
     return this.started;
   }
 
-  /** Stops serving and removes the socket and the token, once; later calls are no-ops. */
+  /**
+   * Stops serving and removes the socket and the token, once; later calls are no-ops. Every task
+   * and call in flight is cancelled and every child the broker started is reaped before it resolves.
+   */
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;
@@ -142,8 +175,12 @@ export class ProtocolGateway {
   private async shutdown(): Promise<void> {
     const server = this.server;
     const started = this.started;
-    if (!server || !started) return;
+    if (!server || !started) {
+      await this.broker.stop();
+      return;
+    }
     try {
+      await this.broker.stop();
       this.sseSessions.endAll();
       await closeServer(server);
       await this.edgeLog.stopWriting();

@@ -20,6 +20,7 @@ type Plan =
   | { list: true }
   | { context: true }
   | { seq: Plan[] }
+  | { commit: string }
   | { approve: { kind: 'exec' | 'write'; command_or_path: string; asker?: unknown }; times?: number }
   | { ask: { id: string; question: string; options?: string[] }[] }
   | { answering: { id: string; answer: string }[] | 'escalate'; then: Plan };
@@ -62,6 +63,10 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
       return answering;
     });
     return run(plan.then, task, events);
+  }
+  if ('commit' in plan) {
+    execFileSync('git', ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', 'commit', '-q', '--allow-empty', '-m', plan.commit], { stdio: 'ignore' });
+    return { state: 'completed' };
   }
   if ('echo' in plan) {
     events.status('working', `${hello.name} echoing`);
@@ -109,13 +114,14 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
     events.artifact(JSON.stringify(await session.listAgents()), true);
     return { state: 'completed' };
   }
-  let branch = '';
-  try {
-    branch = execFileSync('git', ['rev-parse', '--abbrev-ref', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    branch = '';
-  }
-  events.artifact(JSON.stringify({ cwd: process.cwd(), spawnContext: task.params.spawnContext ?? null, branch }), true);
+  const git = (...args: string[]): string => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  events.artifact(JSON.stringify({ cwd: process.cwd(), spawnContext: task.params.spawnContext ?? null, branch: git('rev-parse', '--abbrev-ref', 'HEAD'), head: git('rev-parse', 'HEAD') }), true);
   return { state: 'completed' };
 }
 
