@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { PluginCallError, PluginLoadError, ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
@@ -251,5 +252,39 @@ describe('breaks 4 and 6, through the real `serve` on its socket', () => {
     assert.equal(echo.status, 200);
     assert.equal(child.exitCode, null);
     assert.equal(child.signalCode, null);
+  });
+});
+
+describe('defence in depth in the module worker', () => {
+  it('a function\'s `.constructor` is gone before jco\'s code runs: no way back to Function', async () => {
+    // A stand-in for jco's module that tries the reflection route and reports what it found.
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-seal-'));
+    const probe = join(dir, 'probe.mjs');
+    writeFileSync(probe, `const f = () => 0; const g = async () => 0;
+      throw new Error(JSON.stringify([typeof f.constructor, typeof g.constructor, typeof (function* () {}).constructor]));`);
+    const { spawnWorker } = await import('../../main/plugins/spawn.js');
+    const { MessageChannel } = await import('node:worker_threads');
+    const { CallChannel } = await import('../../main/plugins/worker/call-channel.js');
+    const ports = new MessageChannel();
+    const calls = new MessageChannel();
+    const worker = spawnWorker('guest-entry', {
+      workerData: {
+        module: 'probe', componentUrl: pathToFileURL(probe).href, coreModules: {}, wasiImports: [], config: null, filesRoot: null,
+        grants: { llm: 'not-granted', billing: 'not-granted' }, maxOutputBytes: 1024, maxMemoryBytes: 65536, maxLogBytes: 1024, maxFileBytes: 1024,
+        sandbox: { memories: 0, tables: 0, memoryPagesEach: 0, tableEntriesEach: 0, perModule: {} },
+        control: new SharedArrayBuffer(4), hostPort: ports.port2, channel: CallChannel.create().sab, callPort: calls.port2,
+      },
+      transferList: [ports.port2, calls.port2],
+    });
+    try {
+      const message = await new Promise<{ type: string; message: string }>((resolve) => worker.once('message', resolve));
+      assert.equal(message.type, 'init-failed');
+      assert.deepEqual(JSON.parse(message.message), ['undefined', 'undefined', 'undefined']);
+    } finally {
+      await worker.terminate();
+      ports.port1.close();
+      calls.port1.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

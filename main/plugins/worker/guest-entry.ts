@@ -222,11 +222,29 @@ async function serve(): Promise<void> {
   }
 }
 
+/**
+ * Defence in depth behind the name and JavaScript checks: from any function, `.constructor` is
+ * the way back to `Function` (and so to `eval`). Nothing this worker runs needs it, so it is
+ * removed from the four function prototypes before jco's code is imported.
+ */
+function sealFunctionConstructors(): void {
+  const prototypes = [
+    Function.prototype,
+    Object.getPrototypeOf(async function () {}) as object,
+    Object.getPrototypeOf(function* () {}) as object,
+    Object.getPrototypeOf(async function* () {}) as object,
+  ];
+  for (const proto of prototypes) Object.defineProperty(proto, 'constructor', { value: undefined, writable: false, configurable: false });
+}
+
 async function main(): Promise<void> {
   try {
+    // preview2-shim first (it is ours), then the seal, then jco's checked bindings.
+    const wasi = await wasiImports(data.wasiImports, sink);
+    sealFunctionConstructors();
     const mod = (await import(data.componentUrl)) as { instantiate: Instantiate };
     instantiateComponent = mod.instantiate;
-    imports = { ...chattyImports(data, sink), ...(await wasiImports(data.wasiImports, sink)) };
+    imports = { ...chattyImports(data, sink), ...wasi };
     await freshInstance();
   } catch (err) {
     port.postMessage({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) } satisfies FromWorker);
