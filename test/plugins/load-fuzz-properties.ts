@@ -31,7 +31,7 @@ import { FIXTURE_KINDS, buildFixture, fixtureManifest, type FixtureKind } from '
 /** The toolchain's transpile limit (`TOOLCHAIN_TIMEOUT_MS` in component-cache.ts, not exported). */
 export const TRANSPILE_LIMIT_MS = 120_000;
 /** Room for what has no timer of its own (reading files, compiling core modules on the main thread). */
-const SLACK_MS = 10_000;
+export const SLACK_MS = 10_000;
 /** A load: one transpile, then one instantiation. */
 export const LOAD_BOUND_MS = TRANSPILE_LIMIT_MS + limits.INSTANTIATE_TIMEOUT_MS + SLACK_MS;
 /** Tool calls on fuzzed modules run under this ceiling, so a spinning guest costs 2 s, not 60. */
@@ -43,7 +43,8 @@ export class Unsettled extends Error {
   override readonly name = 'Unsettled';
 }
 
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+/** `work`, or an `Unsettled` rejection once `ms` pass (a bound, not a sleep: it ends with the work). */
+export function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Unsettled(`${what} did not settle within ${ms} ms`)), ms);

@@ -4,11 +4,15 @@
  * through `ModuleRegistry` in turn: see load-fuzz-properties.ts for the rules each load must keep.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { PluginLoadError } from '../../main/plugins/index.js';
 import {
+  SLACK_MS,
   headerCases,
   manifestCases,
   mutantCases,
@@ -16,6 +20,7 @@ import {
   runLoadFuzz,
   watCases,
   witCases,
+  within,
   type LoadCase,
   type LoadFuzzHarness,
 } from './load-fuzz-properties.js';
@@ -77,6 +82,33 @@ describe('fuzz regressions', () => {
   it('regression: a section size of 2^32-1 does not stop the next module from loading', async () => {
     const poison: LoadCase = { how: 'load', component: { from: 'header', rest: [0x06, 0xff, 0xff, 0xff, 0xff, 0x0f] }, manifest: null };
     await own.check(poison);
+  });
+
+  // Regression (found by this fuzz's file-system inputs; main/ to fix, FAILS until then): a
+  // module.toml that is a FIFO hangs loadModule and scanDirectory for good. The registry reads it
+  // with readFile, whose open() waits for a writer that never comes, holding one of libuv's four
+  // threadpool threads (four such directories stall every asynchronous file operation in the
+  // process). plugin.wasm is lstat'ed and refused unless it is a regular file; module.toml is not.
+  // Reading a manifest has no timer of its own, so it gets the harness's slack for such work.
+  it('regression: a module.toml that is a FIFO is refused, not waited on', async () => {
+    const dir = join(own.root, 'fifo-manifest');
+    mkdirSync(dir);
+    const fifo = join(dir, 'module.toml');
+    execFileSync('mkfifo', [fifo]);
+    try {
+      await assert.rejects(within(own.registry.loadModule(dir), SLACK_MS, 'loadModule of a FIFO module.toml'), (err: unknown) => {
+        if (!(err instanceof PluginLoadError)) throw err; // the Unsettled, with its message
+        return true;
+      });
+    } finally {
+      // A reader still waiting gets a writer and then end-of-file, so nothing stays blocked;
+      // with no reader waiting, the non-blocking open fails (ENXIO) and there is nothing to end.
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // no reader
+      }
+    }
   });
 });
 
