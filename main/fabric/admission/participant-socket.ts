@@ -34,7 +34,8 @@ export interface ParticipantSocketOptions {
  * first line, or silence past the timeout, closes it without a word.
  */
 export async function withParticipantSocket(dir: string, options: ParticipantSocketOptions = {}): Promise<ParticipantSocket> {
-  const path = join(ensureRuntimeDir(dir), PARTICIPANT_SOCKET_FILE);
+  // The socket path must fit sun_path as a whole: checked for this file name, before anything is made.
+  const path = join(ensureRuntimeDir(dir, { socketFile: PARTICIPANT_SOCKET_FILE }), PARTICIPANT_SOCKET_FILE);
   await clearStaleSocket(path);
   const open = new Set<Socket>();
   const server = createServer((socket) => {
