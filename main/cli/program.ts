@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageVersion } from './version.js';
 
 // Each command's module is imported when the command runs: help, the version and usage errors
@@ -44,6 +44,28 @@ export function buildProgram(outcome: Outcome): Command {
       outcome.code = await runMcpStdio({ module, runtimeDir: flags.runtimeDir });
     });
 
+  program
+    .command('run')
+    .description('run one task on an agent (a broker and the bundled agents in this process), approvals on the terminal')
+    .argument('<agent>', 'the agent, e.g. local-coder')
+    .argument('<prompt...>', 'the task text (its words joined by spaces), e.g. "exec echo hi"')
+    .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
+    .option('--json', 'print the agent.invoke result object on stdout instead of the text')
+    .action(async (agent: string, prompt: string[], flags: { approvals?: 'prompt' | 'deny' | 'allow'; json?: boolean }) => {
+      const { runRun } = await import('./commands/run.js');
+      outcome.code = await runRun({ agent, prompt: prompt.join(' '), approvals: flags.approvals, json: flags.json === true });
+    });
+
+  program
+    .command('worker')
+    .description('the worker program a broker spawns: one task on the socket at --participant-fd')
+    .option('--participant-fd <fd>', 'the descriptor of its end of the socketpair', parseFd, 3)
+    .option('--agent <kind>', 'the agent to run: scripted (the default)', 'scripted')
+    .action(async (flags: { participantFd: number; agent: string }) => {
+      const { runWorker } = await import('./commands/worker.js');
+      outcome.code = await runWorker({ participantFd: flags.participantFd, agent: flags.agent });
+    });
+
   const plugin = program.command('plugin').description('write plugins: start one from the template, build one');
   plugin
     .command('new')
@@ -65,6 +87,12 @@ export function buildProgram(outcome: Outcome): Command {
 
   showUsageAfterErrors(program);
   return program;
+}
+
+/** A descriptor number for `worker --participant-fd`. */
+function parseFd(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a descriptor is a number, e.g. 3');
+  return Number(value);
 }
 
 /** After a parse error each command prints its own usage line and where the full help is. */

@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import type { AgentCard } from '../broker/broker.js';
+import { GitWorktreeFactory } from '../broker/runners/git-worktree-factory.js';
+import { LocalRunner } from '../broker/runners/local-runner.js';
+import type { Runner } from '../broker/runners/runner.js';
+import { workerEnv, withoutGitLocalEnv } from '../broker/runners/worker-env.js';
+import { workerCommand, type WorkerCommand } from './worker-command.js';
+
+/** A virtual agent ready to publish: `broker.addVirtualAgent(name, runner, card)`. */
+export interface BundledAgent {
+  name: string;
+  runner: Runner;
+  card: AgentCard;
+}
+
+/**
+ * Where the bundled agents work. `git`: the directory is in a git work tree with a commit, and each
+ * worker gets a worktree of its own on a new branch from `baseBranch`. `directory`: each worker
+ * runs in the directory itself. Give `workspaceRoot` and `baseBranch` to the broker as the root's
+ * (`new Broker({root: {workspaceRoot, baseBranch}})`): a worktree is made from the spawn context.
+ */
+export type BundledWorkspace =
+  | { kind: 'git'; workspaceRoot: string; baseBranch: string }
+  | { kind: 'directory'; workspaceRoot: string };
+
+/**
+ * How the bundled agents will work from `cwd`: in git worktrees when `cwd` is inside a git work tree
+ * whose HEAD names a commit (the base is the current branch, or the commit on a detached HEAD),
+ * otherwise in `cwd` itself.
+ */
+export async function detectWorkspace(cwd: string = process.cwd()): Promise<BundledWorkspace> {
+  const workspaceRoot = await realpath(cwd);
+  const git = (args: string[]): Promise<string> =>
+    promisify(execFile)('git', args, { cwd: workspaceRoot, env: { ...withoutGitLocalEnv(process.env), GIT_TERMINAL_PROMPT: '0' } }).then(({ stdout }) => stdout.trim());
+  try {
+    if ((await git(['rev-parse', '--is-inside-work-tree'])) !== 'true') return { kind: 'directory', workspaceRoot };
+    await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  } catch {
+    return { kind: 'directory', workspaceRoot }; // not a repository, no git, or no commit yet
+  }
+  const branch = await git(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '');
+  const baseBranch = branch !== '' ? branch : await git(['rev-parse', 'HEAD']);
+  return { kind: 'git', workspaceRoot, baseBranch };
+}
+
+export interface BundledAgentsOptions {
+  workspace: BundledWorkspace;
+  /** How each worker is started (default `workerCommand()`: this package's `chatty-gateway worker`, the scripted agent). */
+  worker?: WorkerCommand;
+  /** SIGKILL this long after a SIGTERM a worker ignores (the runner's `reapGraceMs`). */
+  reapGraceMs?: number;
+}
+
+/** The names of the bundled agents. */
+export const BUNDLED_AGENT_NAMES = ['local-coder', 'local-reviewer'] as const;
+
+/**
+ * The bundled virtual agents, `local-coder` and `local-reviewer`: each task starts a fresh
+ * `chatty-gateway worker` (the scripted agent), in a git worktree of its own when the workspace is
+ * `git`, else in the workspace directory.
+ */
+export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
+  const worker = options.worker ?? workerCommand();
+  const describe = (role: string): AgentCard => ({
+    description: `The scripted reference agent as a ${role}: runs the instructions in its task text, one per line (say, step, exec, write, ask, invoke, agents, post, sleep, fail); exec and write only after approval, in its ${
+      options.workspace.kind === 'git' ? 'own git worktree' : 'workspace directory'
+    }.`,
+    version: '1.0.0',
+    skills: [{ name: 'script', description: 'runs a script of instructions', examples: ['exec echo hi', 'write notes.txt hello', 'invoke local-reviewer say looks good'] }],
+  });
+  return BUNDLED_AGENT_NAMES.map((name) => ({
+    name,
+    card: describe(name === 'local-coder' ? 'coder' : 'reviewer'),
+    runner: new LocalRunner({
+      command: worker.command,
+      args: worker.args,
+      ...(options.workspace.kind === 'git' ? { workspaceFactory: new GitWorktreeFactory() } : {}),
+      // An extra variable (Electron's) means passing a whole environment; PWD is then the broker's.
+      ...(worker.env ? { env: { ...workerEnv(process.env), ...worker.env } } : {}),
+      ...(options.reapGraceMs !== undefined ? { reapGraceMs: options.reapGraceMs } : {}),
+    }),
+  }));
+}

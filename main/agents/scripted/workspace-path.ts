@@ -1,0 +1,67 @@
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { isAbsolute, join, sep } from 'node:path';
+
+/** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
+export class WorkspaceRefusal extends Error {
+  override readonly name = 'WorkspaceRefusal';
+}
+
+/**
+ * Where `path` (as the script wrote it) lands inside `workspace`, checked so that a write cannot
+ * leave the workspace:
+ *
+ * - refused outright: an empty path, an absolute one, one with a `..` segment, one with a NUL byte;
+ * - the deepest part of it that exists is resolved with `realpath` (symlinks as the kernel follows
+ *   them) and must be the workspace's real path or inside it (`/w/tree-evil` is not inside `/w/tree`);
+ * - the file itself, when it exists, must be a regular file, not a symlink (the write would follow
+ *   it) nor a directory.
+ *
+ * Returns the absolute path to write. Call it again right before writing (the tree may have
+ * changed while the human decided), with `createParents` then, and open the file `O_NOFOLLOW`.
+ */
+export async function resolveInWorkspace(workspace: string, path: string, options: { createParents?: boolean } = {}): Promise<string> {
+  const quoted = JSON.stringify(path);
+  if (path === '') throw new WorkspaceRefusal('an empty path');
+  if (path.includes('\0')) throw new WorkspaceRefusal(`${quoted} contains a NUL byte`);
+  if (isAbsolute(path)) throw new WorkspaceRefusal(`${quoted} is absolute: a path must be relative to the workspace`);
+  const segments = path.split(/[\\/]+/).filter((segment) => segment !== '' && segment !== '.');
+  if (segments.includes('..')) throw new WorkspaceRefusal(`${quoted} has a ".." segment: a path must stay inside the workspace`);
+  if (segments.length === 0) throw new WorkspaceRefusal(`${quoted} names the workspace itself, not a file`);
+
+  const root = await realpath(workspace);
+  const inside = (real: string): boolean => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
+
+  // The parents: every one that exists must resolve inside; missing ones are made (when asked) and checked again.
+  let dir = root;
+  for (const segment of segments.slice(0, -1)) {
+    const next = join(dir, segment);
+    const real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw new WorkspaceRefusal(`${quoted} cannot be resolved (${err.code ?? err.message})`);
+    });
+    if (real === undefined) {
+      if (!options.createParents) {
+        dir = next; // the rest does not exist yet: nothing there can point out
+        continue;
+      }
+      await mkdir(next).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+      const made = await realpath(next);
+      if (!inside(made)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(made)})`);
+      dir = made;
+      continue;
+    }
+    if (!inside(real)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(real)})`);
+    dir = real;
+  }
+
+  const file = join(dir, segments[segments.length - 1]!);
+  const stat = await lstat(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+    throw new WorkspaceRefusal(`${quoted} cannot be examined (${err.code ?? err.message})`);
+  });
+  if (stat?.isSymbolicLink()) throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
+  if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
+  return file;
+}

@@ -1,0 +1,86 @@
+import { bundledAgents, detectWorkspace } from '../../agents/bundled.js';
+import { Broker, RootCallError, RootTransport, type RootInvokeResult } from '../../broker/index.js';
+import { failure } from '../failure.js';
+import { attachTerminalRoot, defaultApprovalsMode, ProgressPrinter, type ApprovalsMode } from '../terminal-root/index.js';
+
+export interface RunOptions {
+  agent: string;
+  prompt: string;
+  approvals?: ApprovalsMode | undefined;
+  json: boolean;
+}
+
+export interface RunIo {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** Exit code of a task that did not complete; 130 when Ctrl-C cancelled it. */
+export const NOT_COMPLETED_EXIT = 1;
+
+/**
+ * `chatty-gateway run <agent> <prompt…> [--approvals prompt|deny|allow] [--json]`: one task, in
+ * one process: a broker of its own with the bundled agents (`local-coder`, `local-reviewer`, in git
+ * worktrees when the working directory is a git repository), the terminal as the root's human
+ * (approvals and questions with who asks; `--approvals` defaults to `prompt` when stdin is a TTY,
+ * `deny` otherwise), the progress on stderr as it happens and the artifact text on stdout as it
+ * streams (`--json`: only the `agent.invoke` result object, on stdout, at the end). Resolves to 0
+ * when the task completed, 1 when it did not, 130 when Ctrl-C cancelled it (a second Ctrl-C ends
+ * the process at once); an unknown agent or a refused call is one stderr line and 1.
+ */
+export async function runRun(options: RunOptions, io: RunIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  const mode = options.approvals ?? defaultApprovalsMode(io.stdin);
+  let broker: Broker;
+  try {
+    const workspace = await detectWorkspace(process.cwd());
+    broker = new Broker({
+      root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
+      log: (line) => io.stderr.write(`chatty-gateway: broker: ${line}\n`),
+    });
+    for (const agent of bundledAgents({ workspace })) broker.addVirtualAgent(agent.name, agent.runner, agent.card);
+  } catch (err) {
+    return failure(err);
+  }
+  const root = new RootTransport(broker);
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: io.stdin, output: io.stderr });
+  const progress = new ProgressPrinter(options.agent, { output: io.stderr, ...(options.json ? {} : { text: io.stdout }) });
+
+  const cancel = new AbortController();
+  const onSigint = (): void => {
+    if (cancel.signal.aborted) process.exit(130);
+    io.stderr.write('\nchatty-gateway: cancelling (Ctrl-C again to quit at once)\n');
+    cancel.abort(new Error('cancelled with Ctrl-C'));
+  };
+  process.on('SIGINT', onSigint);
+
+  let result: RootInvokeResult | undefined;
+  let code: number;
+  try {
+    result = await root.invoke(options.agent, options.prompt, { onProgress: progress.event, signal: cancel.signal });
+    progress.finish();
+    code = result.success ? 0 : result.cancelled_by_user ? 130 : NOT_COMPLETED_EXIT;
+  } catch (err) {
+    code = err instanceof RootCallError ? await refused(err, root, io) : failure(err);
+  } finally {
+    terminal.close();
+    await broker.stop().catch((err: unknown) => io.stderr.write(`chatty-gateway: stopping the broker: ${(err as Error)?.message ?? String(err)}\n`));
+    process.off('SIGINT', onSigint);
+  }
+
+  if (result) {
+    if (options.json) io.stdout.write(`${JSON.stringify(result)}\n`);
+    else {
+      for (const message of result.messages) io.stderr.write(`chatty-gateway: mail: ${message}\n`);
+      if (!result.success) io.stderr.write(`chatty-gateway: ${options.agent} did not complete: ${result.error ?? (result.cancelled_by_user ? 'cancelled' : 'no reason given')}\n`);
+    }
+  }
+  return code;
+}
+
+/** A refused call (an unknown agent: with the names there are) is one stderr line, exit 1. */
+async function refused(err: RootCallError, root: RootTransport, io: RunIo): Promise<number> {
+  const known = err.error.kind === 'unknown_agent' ? ` (the agents here: ${(await root.listAgents()).map((a) => a.name).join(', ')})` : '';
+  io.stderr.write(`chatty-gateway: ${err.message}${known}\n`);
+  return 1;
+}

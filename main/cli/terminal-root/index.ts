@@ -1,0 +1,11 @@
+/**
+ * The terminal as the root's human: approvals and questions shown with who asks and answered on the
+ * terminal (or per `--approvals`), and a root call's progress as it happens. Used by `run` (and
+ * `serve`'s prompt).
+ */
+export { APPROVALS_MODES, defaultApprovalsMode, isApprovalsMode, type ApprovalsMode } from './approvals-mode.js';
+export { attachTerminalRoot, type TerminalRoot, type TerminalRootOptions } from './terminal-root.js';
+export { NoAnswer, TerminalPrompter, type PrompterOptions } from './prompter.js';
+export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
+export { LineQueue } from './line-queue.js';
+export { describeApproval, describeAsker, describeQuestions } from './describe.js';

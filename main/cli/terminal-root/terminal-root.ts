@@ -1,0 +1,54 @@
+import type { ApprovalRequest, RootTransport, Verdict } from '../../broker/index.js';
+import type { ApprovalsMode } from './approvals-mode.js';
+import { describeApproval, describeAsker } from './describe.js';
+import { TerminalPrompter } from './prompter.js';
+
+export interface TerminalRootOptions {
+  /** How approvals are answered (see `ApprovalsMode`). */
+  approvals: ApprovalsMode;
+  /** Where answers are read in `prompt` mode (default stdin; never read in the other modes). */
+  input?: NodeJS.ReadableStream;
+  /** Where prompts and notes go (default stderr). */
+  output?: NodeJS.WritableStream;
+  /** What each line starts with (default `chatty-gateway: `). */
+  prefix?: string;
+}
+
+export interface TerminalRoot {
+  /** Stops answering (the handlers are removed) and stops reading the input. */
+  close(): void;
+}
+
+/**
+ * Makes the terminal the root's human: sets `root`'s approval handler (and, in `prompt` mode, its
+ * question handler) and shows mail posted to the root. In `prompt` mode each approval and question
+ * is shown with who asks and the answer read from `input`; in `allow`/`deny` mode each approval is
+ * answered at once and a line says so; questions then have no handler (the call that asked fails,
+ * quoting the question).
+ */
+export function attachTerminalRoot(root: RootTransport, options: TerminalRootOptions): TerminalRoot {
+  const output = options.output ?? process.stderr;
+  const prefix = options.prefix ?? 'chatty-gateway: ';
+  const off: (() => void)[] = [];
+  let prompter: TerminalPrompter | undefined;
+  if (options.approvals === 'prompt') {
+    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output, prefix }));
+    off.push(root.onApproval((request, signal) => p.approve(request, signal)));
+    off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
+  } else {
+    const verdict: Verdict = options.approvals === 'allow' ? 'approved' : 'denied';
+    off.push(
+      root.onApproval((request: ApprovalRequest) => {
+        output.write(`${prefix}${verdict} (--approvals ${options.approvals}): ${describeAsker(request.asker)} asks to ${describeApproval(request)}\n`);
+        return verdict;
+      }),
+    );
+  }
+  off.push(root.onMessage((message) => output.write(`${prefix}message from ${message.from}: ${message.text}\n`)));
+  return {
+    close() {
+      for (const unsubscribe of off.splice(0)) unsubscribe();
+      prompter?.close();
+    },
+  };
+}
