@@ -93,6 +93,8 @@ export class Broker {
   private readonly rootCalls = new Set<AbortController>();
   /** The root call each tree was started by (a tree is named after the node the root's call started). */
   private readonly rootTrees = new Map<string, RootCall>();
+  /** The ids of the tasks local participants are running (`task.run` sent, no outcome yet). */
+  private readonly liveTasks = new Set<string>();
   /** Approvals and questions: only the root answers an approval; a question climbs the caller chain. */
   readonly human: HumanLoop;
   private readonly graceMs: number;
@@ -213,6 +215,11 @@ export class Broker {
   /** Whether `name` is a role: a registered participant or a virtual agent. */
   isRole(name: string): boolean {
     return this.virtuals.has(name) || this.registry.get(name) !== undefined;
+  }
+
+  /** Whether a local participant (long-lived or a virtual agent's worker) is running the task with this id right now. */
+  ownsTask(taskId: string): boolean {
+    return this.liveTasks.has(taskId);
   }
 
   /** The root's call: as a worker's `agent.invoke`, with the root as the caller. Rejects with `CallError`. */
@@ -391,6 +398,15 @@ export class Broker {
    * worker is then reaped by its caller).
    */
   private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: (e: TaskEventParams) => void, signal: AbortSignal): Promise<TaskOutcome> {
+    this.liveTasks.add(params.taskId);
+    try {
+      return await this.awaitTask(connection, params, onEvent, signal);
+    } finally {
+      this.liveTasks.delete(params.taskId);
+    }
+  }
+
+  private async awaitTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: (e: TaskEventParams) => void, signal: AbortSignal): Promise<TaskOutcome> {
     const running = await connection.runTask(params, onEvent);
     return new Promise<TaskOutcome>((resolve) => {
       let timer: NodeJS.Timeout | undefined;

@@ -5,3 +5,12 @@ export type { CallableModule, ModuleDirectory, ModuleTool, ModuleToolOutcome, Se
 export { SSE_KEEP_ALIVE_MS, SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type SseSessionEvent } from './mcp/index.js';
 export type { GatewayState, GatewayContext } from './context.js';
 export * as access from './access/index.js';
+export {
+  ROLES_REFUSED,
+  RUNNER_CONNECT_TIMEOUT_MS,
+  RUNNER_FIRST_BYTE_TIMEOUT_MS,
+  type RemoteRunnerOptions,
+  type ForwardedModule,
+  type RemoteModuleDirectory,
+  type RoleDirectory,
+} from './a2a/index.js';

@@ -19,6 +19,7 @@ import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
 import { SSE_KEEP_ALIVE_MS, SseSessions, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
+import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
 import { Broker, RootTransport, type AgentCard, type BrokerOptions } from '../broker/index.js';
 import type { Runner } from '../broker/runners/runner.js';
 import type { OpenedConnection } from '../fabric/admission/index.js';
@@ -38,6 +39,12 @@ export interface ProtocolGatewayOptions {
    * (`agents`), the cancel grace period, how worker connections are served.
    */
   broker?: BrokerOptions;
+  /**
+   * The remote runner that modules with `execution_mode = "remote"`/`"remote_only"` are forwarded
+   * to (`POST /a2a/{name}` → `<url>/a2a/<name>`), with its own bearer `token`. Without it such a
+   * module answers 503. `connectTimeoutMs`/`firstByteTimeoutMs` bound a runner that does not answer.
+   */
+  remoteRunner?: RemoteRunnerOptions;
 }
 
 export interface StartedGateway {
@@ -60,14 +67,17 @@ export class ProtocolGateway {
   /** Routes work between the root, long-lived participants and virtual agents. */
   readonly broker: Broker;
   private root: RootTransport | undefined;
+  /** The forward to the remote runner, when one is configured. */
+  private readonly remoteRunner: RemoteRunner | undefined;
 
   constructor(
-    readonly registry: ModuleDirectory,
+    readonly registry: ModuleDirectory & RemoteModuleDirectory,
     private readonly options: ProtocolGatewayOptions = {},
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
     this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
     this.broker = new Broker(options.broker);
+    this.remoteRunner = options.remoteRunner ? new RemoteRunner(remoteRunnerSettings(options.remoteRunner)) : undefined;
   }
 
   /** Publishes a virtual agent: each task addressed to `name` starts one worker through `runner`. Chainable, before or after `start()`. */
@@ -121,7 +131,10 @@ export class ProtocolGateway {
       modules: this.registry,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
       onError,
-      handlers: [mcpSurface({ modules: this.registry, sessions: this.sseSessions, onError })],
+      handlers: [
+        mcpSurface({ modules: this.registry, sessions: this.sseSessions, onError }),
+        a2aSurface({ modules: this.registry, roles: this.broker, runner: this.remoteRunner }),
+      ],
     });
   }
 
@@ -177,12 +190,14 @@ export class ProtocolGateway {
     const started = this.started;
     if (!server || !started) {
       await this.broker.stop();
+      await this.remoteRunner?.close();
       return;
     }
     try {
       await this.broker.stop();
       this.sseSessions.endAll();
       await closeServer(server);
+      await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
     } finally {
       removeQuietly(started.socketPath);

@@ -1,0 +1,213 @@
+import { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import type { GatewayContext } from '../context.js';
+import type { RemoteRunnerSettings } from './options.js';
+import { errorEvent, oneLine, relayEvents } from './sse-relay.js';
+import { INTERNAL_ERROR, isRpcResponse, rpcError, type RpcId } from './wire.js';
+
+/** The largest JSON answer the gateway reads from the runner (it reads it whole to check it is JSON-RPC). */
+export const MAX_UPSTREAM_JSON_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Request headers passed upstream, each exactly as the caller sent it (names and values byte for
+ * byte, none added): the body's type, what the caller accepts (JSON or an event stream), the A2A
+ * version (a 1.0 client sends `1.0`, a genuine 0.3 client sends nothing) and extensions. Never the
+ * caller's `Authorization`: that is the gateway's token.
+ */
+const PASSED_HEADERS = new Set(['content-type', 'accept', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions']);
+
+/** The runner's answer could not be relayed: a JSON-RPC error, 502. */
+class BadUpstream extends Error {}
+
+/**
+ * The forward to the remote runner: `POST /a2a/{name}` goes to `<url>/a2a/<name>` with the body as
+ * it came, and the answer comes back as it goes (undici, one connection pool per gateway).
+ */
+export class RemoteRunner {
+  private readonly agent: Agent;
+  /** Where the runner is, for messages: the URL without any credentials. */
+  readonly shownUrl: string;
+
+  constructor(readonly settings: RemoteRunnerSettings) {
+    // No body timeout: an event stream may rightly be quiet for long; a stalled JSON answer is
+    // timed by `readJson`, and a client that hangs up ends the upstream request at once.
+    this.agent = new Agent({ connect: { timeout: settings.connectTimeoutMs }, headersTimeout: settings.firstByteTimeoutMs, bodyTimeout: 0 });
+    this.shownUrl = settings.base;
+  }
+
+  /** The runner's URL for module `name`. */
+  upstreamUrl(name: string): string {
+    return `${this.settings.base}/a2a/${encodeURIComponent(name)}`;
+  }
+
+  /** Ends every upstream request still open (the gateway is stopping). */
+  close(): Promise<void> {
+    return this.agent.destroy();
+  }
+
+  /** Forwards the request on `ctx` to module `name`; `id` is the request's, for error answers. */
+  async forward(ctx: GatewayContext, name: string, id: RpcId): Promise<void> {
+    const controller = new AbortController();
+    let clientGone = false;
+    const onClose = (): void => {
+      if (ctx.res.writableFinished) return;
+      clientGone = true;
+      controller.abort(new Error('the client hung up'));
+    };
+    ctx.res.once('close', onClose);
+    if (ctx.req.socket.destroyed) onClose();
+
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await request(this.upstreamUrl(name), {
+        method: 'POST',
+        headers: this.upstreamHeaders(ctx),
+        body: ctx.state.rawBody ?? Buffer.alloc(0),
+        signal: controller.signal,
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      if (clientGone) return gone(ctx);
+      return badGateway(ctx, id, this.failureMessage(err));
+    }
+
+    const status = response.statusCode;
+    const contentType = headerText(response.headers['content-type']);
+    if (clientGone) {
+      response.body.destroy();
+      return gone(ctx);
+    }
+
+    if (status >= 200 && status < 300 && mediaType(contentType) === 'text/event-stream') {
+      ctx.status = status;
+      ctx.set('Content-Type', contentType ?? 'text/event-stream');
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.set('X-Accel-Buffering', 'no');
+      const events = relayEvents(response.body as AsyncIterable<Buffer>, id, {
+        clientGone: () => clientGone,
+        abortUpstream: (reason) => controller.abort(reason),
+      });
+      const stream = Readable.from(events, { objectMode: false });
+      stream.on('error', () => {
+        if (!clientGone && !ctx.res.writableEnded) ctx.res.end(errorEvent(id, 'the relay failed'));
+      });
+      ctx.body = stream;
+      return;
+    }
+
+    let bytes: Buffer;
+    try {
+      bytes = await this.readJson(response.body, controller, () => clientGone);
+    } catch (err) {
+      if (clientGone) return gone(ctx);
+      return badGateway(ctx, id, err instanceof BadUpstream ? err.message : `the remote runner's answer broke off: ${oneLine(err)}`);
+    }
+    if (!isRpcText(bytes)) {
+      return badGateway(
+        ctx,
+        id,
+        `the remote runner at ${this.shownUrl} answered HTTP ${status} (${contentType ?? 'no Content-Type'}) with no JSON-RPC response`,
+      );
+    }
+    ctx.status = status;
+    ctx.set('Content-Type', contentType ?? 'application/json');
+    ctx.body = bytes;
+  }
+
+  private upstreamHeaders(ctx: GatewayContext): string[] {
+    const headers: string[] = [];
+    const raw = ctx.req.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (PASSED_HEADERS.has(raw[i]!.toLowerCase())) headers.push(raw[i]!, raw[i + 1]!);
+    }
+    if (this.settings.token !== undefined) headers.push('authorization', `Bearer ${this.settings.token}`);
+    return headers;
+  }
+
+  /** The whole JSON answer, at most `MAX_UPSTREAM_JSON_BYTES`, with no gap between chunks over the first-byte timeout. */
+  private async readJson(body: AsyncIterable<Buffer> & { destroy(): void }, controller: AbortController, clientGone: () => boolean): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let stalled = false;
+    const limit = this.settings.firstByteTimeoutMs;
+    let timer = setTimeout(stall, limit);
+    function stall(): void {
+      stalled = true;
+      controller.abort(new Error('stalled'));
+    }
+    try {
+      for await (const chunk of body) {
+        clearTimeout(timer);
+        size += chunk.length;
+        if (size > MAX_UPSTREAM_JSON_BYTES) {
+          body.destroy();
+          throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+        timer = setTimeout(stall, limit);
+      }
+    } catch (err) {
+      if (stalled && !clientGone()) throw new BadUpstream(`the remote runner at ${this.shownUrl} stopped sending its answer for ${limit} ms`);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    return Buffer.concat(chunks, size);
+  }
+
+  private failureMessage(err: unknown): string {
+    const code = errorCode(err);
+    const at = `the remote runner at ${this.shownUrl}`;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return `${at} did not answer within ${this.settings.firstByteTimeoutMs} ms`;
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return `${at} did not accept a connection within ${this.settings.connectTimeoutMs} ms`;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') {
+      return `${at} could not be reached: ${oneLine(causeOf(err))}`;
+    }
+    return `${at} failed: ${oneLine(causeOf(err))}`;
+  }
+}
+
+function badGateway(ctx: GatewayContext, id: RpcId, message: string): void {
+  ctx.state.refusal = message;
+  ctx.status = 502;
+  ctx.body = rpcError(id, INTERNAL_ERROR, message);
+}
+
+/** The client has gone: nothing reaches it (Koa writes nothing to a closed socket); the row says why. */
+function gone(ctx: GatewayContext): void {
+  ctx.state.refusal = 'a2a: the client hung up; the upstream request was aborted';
+  ctx.body = null;
+  ctx.status = 502;
+}
+
+function isRpcText(bytes: Buffer): boolean {
+  try {
+    return isRpcResponse(JSON.parse(bytes.toString('utf8')));
+  } catch {
+    return false;
+  }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function mediaType(contentType: string | undefined): string | undefined {
+  return contentType?.split(';', 1)[0]?.trim().toLowerCase();
+}
+
+/** The first `code` on the error or its causes (undici wraps socket errors). */
+function errorCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+  }
+  return (err as { code?: unknown } | undefined)?.code === 'UND_ERR_SOCKET' ? 'UND_ERR_SOCKET' : undefined;
+}
+
+function causeOf(err: unknown): unknown {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error && !(e instanceof AggregateError)) e = e.cause;
+  if (e instanceof AggregateError && e.errors[0] instanceof Error) return e.errors[0];
+  return e;
+}

@@ -1,0 +1,142 @@
+import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
+import { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
+import type { RemoteRunner } from './forward.js';
+import { anyRole, refuseRole, roleReached, type RoleDirectory } from './roles.js';
+import { envelopesOf, requestIdOf, rpcError, INTERNAL_ERROR, INVALID_PARAMS, TRANSPORT_ERROR, type RpcId, type RpcRequestEnvelope } from './wire.js';
+
+export interface A2aSurfaceOptions {
+  /** The remote modules (`ModuleRegistry.remote`/`remoteModules`). */
+  modules: RemoteModuleDirectory;
+  /** The broker: who is a role, which tasks local participants own. */
+  roles: RoleDirectory;
+  /** The configured remote runner, if any. */
+  runner: RemoteRunner | undefined;
+}
+
+export const AGGREGATED_CARD_PATH = '/.well-known/agent.json';
+
+/** `tasks/get` in both dialects: answered by the gateway itself for a name it does not forward. */
+const TASK_GET_METHODS = new Set(['tasks/get', 'GetTask']);
+
+export type A2aRoute =
+  | { name: string; kind: 'rpc' }
+  | { name: string; kind: 'card-v1' }
+  | { name: string; kind: 'card-v03' }
+  | { name: string; kind: 'other' };
+
+/** `/a2a/{name}`, its two cards, or another path under it; `undefined` for any path outside `/a2a/{name}`. */
+export function a2aRoute(path: string): A2aRoute | undefined {
+  if (!path.startsWith('/a2a/')) return undefined;
+  const rest = path.slice('/a2a/'.length);
+  const slash = rest.indexOf('/');
+  const raw = slash < 0 ? rest : rest.slice(0, slash);
+  if (raw === '') return undefined;
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  const tail = slash < 0 ? '' : rest.slice(slash);
+  if (tail === '') return { name, kind: 'rpc' };
+  if (tail === '/.well-known/agent-card.json') return { name, kind: 'card-v1' };
+  if (tail === '/.well-known/agent.json') return { name, kind: 'card-v03' };
+  return { name, kind: 'other' };
+}
+
+/**
+ * The A2A surface: modules whose manifest says they run remotely are forwarded to the remote
+ * runner at `POST /a2a/{name}`, with a card for each dialect, and the gateway's aggregated card at
+ * `/.well-known/agent.json`. Roles are never reached here: a role's name, a task a local
+ * participant owns, and the aggregated card while any role exists are refused (403) before
+ * anything else is looked at. Routes itself; other paths go on with `next()`.
+ */
+export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
+  const remote = (name: string): ForwardedModule | undefined => options.modules.remote?.(name);
+
+  const aggregated = (ctx: GatewayContext): void => {
+    const reason = anyRole(options.roles);
+    if (reason !== undefined) return refuseRole(ctx, reason);
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return methodNotAllowed(ctx, 'GET');
+    ctx.body = aggregatedCard(options.modules.remoteModules?.() ?? [], (name) => endpointOf(ctx, name));
+  };
+
+  const served = async (ctx: GatewayContext, route: A2aRoute): Promise<void> => {
+    const envelopes: RpcRequestEnvelope[] = ctx.method === 'POST' ? envelopesOf(ctx.state.rawBody) : [];
+    const reason = roleReached(options.roles, route.name, envelopes);
+    if (reason !== undefined) return refuseRole(ctx, reason);
+    const id = requestIdOf(envelopes);
+    const module = remote(route.name);
+    if (!module) {
+      const taskGet = route.kind === 'rpc' && ctx.method === 'POST' && envelopes.length === 1 ? envelopes[0] : undefined;
+      if (taskGet?.method !== undefined && TASK_GET_METHODS.has(taskGet.method)) return statelessTaskGet(ctx, taskGet);
+      return moduleNotFound(ctx, route, id);
+    }
+    switch (route.kind) {
+      case 'card-v1':
+      case 'card-v03':
+        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return methodNotAllowed(ctx, 'GET');
+        ctx.body = route.kind === 'card-v1' ? cardV1(module, endpointOf(ctx, module.name)) : cardV03(module, endpointOf(ctx, module.name));
+        return;
+      case 'other':
+        return refuse(ctx, 404, `not found: ${ctx.method} ${ctx.path}`);
+      case 'rpc':
+        if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
+        if (!options.runner) return noRunner(ctx, module.name, id);
+        return options.runner.forward(ctx, module.name, id);
+    }
+  };
+
+  return async (ctx, next) => {
+    if (ctx.path === AGGREGATED_CARD_PATH) return aggregated(ctx);
+    const route = a2aRoute(ctx.path);
+    if (route === undefined) return next();
+    await served(ctx, route);
+  };
+}
+
+/** The module's endpoint on this gateway, as the client reached it (its loopback Host, already checked). */
+function endpointOf(ctx: GatewayContext, name: string): string {
+  const host = ctx.get('host') || 'localhost';
+  return `${ctx.protocol}://${host}/a2a/${encodeURIComponent(name)}`;
+}
+
+/** The gateway keeps no tasks: a `tasks/get` for a name it does not forward finds none. */
+function statelessTaskGet(ctx: GatewayContext, envelope: RpcRequestEnvelope): void {
+  const params = envelope.params;
+  const taskId = typeof params === 'object' && params !== null && 'id' in params ? String((params as { id: unknown }).id) : '';
+  const message = `task '${taskId}' not found (stateless gateway)`;
+  ctx.state.refusal = message;
+  ctx.status = 200;
+  ctx.body = rpcError(envelope.id ?? null, INVALID_PARAMS, message);
+}
+
+export function moduleNotFoundMessage(name: string): string {
+  return `module '${name}' not found`;
+}
+
+/** 404: POST as JSON-RPC -32602 (as MCP answers an unknown module), anything else `{"error":…}`. */
+function moduleNotFound(ctx: GatewayContext, route: A2aRoute, id: RpcId): void {
+  const message = moduleNotFoundMessage(route.name);
+  if (route.kind === 'rpc' && ctx.method === 'POST') return rpcRefusal(ctx, 404, INVALID_PARAMS, message, id);
+  refuse(ctx, 404, message);
+}
+
+export function noRunnerMessage(name: string): string {
+  return `module '${name}' runs on a remote runner and none is configured (the gateway's remoteRunner option, or serve --remote-runner URL)`;
+}
+
+function noRunner(ctx: GatewayContext, name: string, id: RpcId): void {
+  rpcRefusal(ctx, 503, INTERNAL_ERROR, noRunnerMessage(name), id);
+}
+
+function methodNotAllowed(ctx: GatewayContext, allow: string): void {
+  ctx.set('Allow', allow);
+  rpcRefusal(ctx, 405, TRANSPORT_ERROR, 'Method not allowed.', null);
+}
+
+function rpcRefusal(ctx: GatewayContext, status: number, code: number, message: string, id: RpcId): void {
+  ctx.state.refusal = message;
+  ctx.status = status;
+  ctx.body = rpcError(id, code, message);
+}

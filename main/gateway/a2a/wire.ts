@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+/** A JSON-RPC id as A2A clients send it. */
+export const RpcId = z.union([z.string(), z.number(), z.null()]);
+export type RpcId = z.infer<typeof RpcId>;
+
+/**
+ * What the gateway reads of an incoming request: its id and method, and the fields that can name
+ * a task (0.3 and 1.0 alike). Everything else is the runner's business and passes on untouched.
+ */
+const TaskRefs = z.looseObject({
+  id: z.unknown().optional(),
+  taskId: z.unknown().optional(),
+  name: z.unknown().optional(),
+  message: z.looseObject({ taskId: z.unknown().optional(), referenceTaskIds: z.unknown().optional() }).optional(),
+});
+
+export const RpcRequestEnvelope = z.looseObject({
+  jsonrpc: z.unknown().optional(),
+  id: RpcId.optional(),
+  method: z.string().optional(),
+  params: z.unknown().optional(),
+});
+export type RpcRequestEnvelope = z.infer<typeof RpcRequestEnvelope>;
+
+/** The request envelopes in a body (a batch gives several), or none when it is not JSON. */
+export function envelopesOf(body: Buffer | undefined): RpcRequestEnvelope[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(body?.toString('utf8') ?? '');
+  } catch {
+    return [];
+  }
+  const items = Array.isArray(value) ? value : [value];
+  const envelopes: RpcRequestEnvelope[] = [];
+  for (const item of items) {
+    const parsed = RpcRequestEnvelope.safeParse(item);
+    if (parsed.success) envelopes.push(parsed.data);
+  }
+  return envelopes;
+}
+
+/** The request's id when the body is one request with one, else `null` (for error answers). */
+export function requestIdOf(envelopes: readonly RpcRequestEnvelope[]): RpcId {
+  return envelopes.length === 1 ? (envelopes[0]!.id ?? null) : null;
+}
+
+/**
+ * Every task id a request names: `params.id` (get, cancel, resubscribe), `params.taskId` (push
+ * configs), `params.message.taskId` and `params.message.referenceTaskIds` (send, stream), and a
+ * 1.0 resource name `tasks/<id>`.
+ */
+export function taskIdsOf(envelope: RpcRequestEnvelope): string[] {
+  const parsed = TaskRefs.safeParse(envelope.params);
+  if (!parsed.success) return [];
+  const p = parsed.data;
+  const ids: string[] = [];
+  const add = (value: unknown): void => {
+    if (typeof value === 'string' && value !== '') ids.push(value);
+  };
+  add(p.id);
+  add(p.taskId);
+  add(p.message?.taskId);
+  if (Array.isArray(p.message?.referenceTaskIds)) for (const ref of p.message.referenceTaskIds) add(ref);
+  if (typeof p.name === 'string') {
+    const match = /^tasks\/([^/]+)/.exec(p.name);
+    if (match) add(match[1]);
+  }
+  return ids;
+}
+
+const RpcErrorObject = z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+
+/** A JSON-RPC 2.0 response: exactly one of `result` and `error`. */
+export const RpcResponse = z
+  .looseObject({ jsonrpc: z.literal('2.0'), id: RpcId, result: z.unknown().optional(), error: RpcErrorObject.optional() })
+  .refine((r) => ('result' in r) !== ('error' in r), { message: 'exactly one of result and error' });
+
+/** Whether a parsed value is a JSON-RPC response (or a non-empty batch of them). */
+export function isRpcResponse(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && value.every((item) => RpcResponse.safeParse(item).success);
+  return RpcResponse.safeParse(value).success;
+}
+
+/** A JSON-RPC error answer. */
+export function rpcError(id: RpcId, code: number, message: string): { jsonrpc: '2.0'; id: RpcId; error: { code: number; message: string } } {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+export const TRANSPORT_ERROR = -32000;

@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Role, TaskState, formatSSEErrorEvent, formatSSEEvent, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  UnauthenticatedUser,
+  defaultServerCallContextBuilder,
+  validateVersion,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+
+/** One request the runner received, as it arrived. */
+export interface SeenRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  /** The JSON-RPC method in the body. */
+  method: string | undefined;
+  body: string;
+  /** Resolves when the request's connection closed before the runner finished answering. */
+  aborted: Promise<void>;
+  wasAborted: () => boolean;
+}
+
+/** Lets a test hold each step of a `steps N` task until it says so (no sleeps). */
+class Gate {
+  private credits = 0;
+  private waiters: (() => void)[] = [];
+  wait(): Promise<void> {
+    if (this.credits > 0) {
+      this.credits--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  release(): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter();
+    else this.credits++;
+  }
+}
+
+function text(value: string): Part {
+  return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
+}
+
+function textOf(message: Message): string {
+  return message.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+}
+
+/**
+ * The test's agent, in the SDK's terms. The user's text says what to do:
+ * `steps N` publishes N artifact chunks and then completes, each only after the test releases it; `hang` works until
+ * cancelled; anything else is echoed back (`echo: <text>`) and completes.
+ */
+class TestExecutor implements AgentExecutor {
+  constructor(private readonly runner: A2aRunner) {}
+
+  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const said = textOf(ctx.userMessage);
+    const { taskId, contextId } = ctx;
+    this.runner.contexts.set(taskId, contextId);
+    const now = (): string => new Date().toISOString();
+    const task: Task = {
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+      artifacts: [],
+      history: [ctx.userMessage],
+      metadata: undefined,
+    };
+    bus.publish(AgentEvent.task(task));
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: now() }, metadata: undefined }));
+    const artifact = (value: string, append: boolean, lastChunk: boolean): void =>
+      bus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId: 'answer', name: 'answer', description: '', parts: [text(value)], metadata: undefined, extensions: [] },
+          append,
+          lastChunk,
+          metadata: undefined,
+        }),
+      );
+    const steps = /^steps (\d+)$/.exec(said);
+    if (steps) {
+      const n = Number(steps[1]);
+      for (let i = 1; i <= n; i++) {
+        await this.runner.gate.wait();
+        artifact(`step ${i}`, i > 1, i === n);
+      }
+      await this.runner.gate.wait(); // and the end waits too
+    } else if (said === 'hang') {
+      await new Promise<void>((resolve) => this.runner.hanging.set(taskId, resolve));
+      return; // cancelTask has published the end
+    } else {
+      artifact(`echo: ${said}`, false, true);
+    }
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: now() }, metadata: undefined }));
+    this.runner.finished.add(taskId);
+    bus.finished();
+  }
+
+  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: this.runner.contexts.get(taskId) ?? '',
+        status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() },
+        metadata: undefined,
+      }),
+    );
+    bus.finished();
+    this.runner.hanging.get(taskId)?.();
+    this.runner.cancelled.add(taskId);
+  }
+}
+
+export interface A2aRunnerOptions {
+  /** The bearer it requires (401 without it). */
+  token?: string;
+}
+
+/**
+ * A real A2A agent on 127.0.0.1, built from `@a2a-js/sdk`'s server (`DefaultRequestHandler`, its
+ * JSON-RPC transport handlers for 1.0 and, by `A2A-Version`, 0.3) on node:http, serving
+ * `POST /a2a/<name>` the way the SDK's express `jsonRpcHandler` does. It records every request.
+ */
+export class A2aRunner {
+  readonly requests: SeenRequest[] = [];
+  readonly gate = new Gate();
+  readonly hanging = new Map<string, () => void>();
+  readonly finished = new Set<string>();
+  readonly cancelled = new Set<string>();
+  readonly contexts = new Map<string, string>();
+  readonly store = new InMemoryTaskStore();
+  private readonly waiting: ((r: SeenRequest) => void)[] = [];
+  private server: Server | undefined;
+  url = '';
+
+  constructor(private readonly options: A2aRunnerOptions = {}) {}
+
+  async start(): Promise<this> {
+    const card: AgentCard = {
+      name: 'test-runner',
+      description: 'the tests remote runner',
+      supportedInterfaces: [
+        { url: 'http://127.0.0.1/a2a', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+        { url: 'http://127.0.0.1/a2a', protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
+      ],
+      provider: undefined,
+      version: '1.0.0',
+      capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+      securitySchemes: {},
+      securityRequirements: [],
+      defaultInputModes: ['text/plain'],
+      defaultOutputModes: ['text/plain'],
+      skills: [],
+      signatures: [],
+    };
+    const handler = new DefaultRequestHandler(card, this.store, new TestExecutor(this));
+    const core = new JsonRpcTransportHandler(handler);
+    const legacy = new LegacyJsonRpcTransportHandler(handler);
+    this.server = createServer((req, res) => {
+      void this.serve(req, res, card, core, legacy);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** The next request to arrive (or the first already here that nobody took). */
+  nextRequest(): Promise<SeenRequest> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, card: AgentCard, core: JsonRpcTransportHandler, legacy: LegacyJsonRpcTransportHandler): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    let parsed: Record<string, unknown> | undefined;
+    try {
+      parsed = JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      parsed = undefined;
+    }
+    let abortedFlag = false;
+    let markAborted!: () => void;
+    const aborted = new Promise<void>((resolve) => (markAborted = resolve));
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        abortedFlag = true;
+        markAborted();
+      }
+    });
+    const seen: SeenRequest = {
+      path: req.url ?? '',
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      method: typeof parsed?.method === 'string' ? parsed.method : undefined,
+      body,
+      aborted,
+      wasAborted: () => abortedFlag,
+    };
+    this.requests.push(seen);
+    this.waiting.shift()?.(seen);
+
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(value));
+    };
+    if (req.method !== 'POST' || !/^\/a2a\/[^/]+$/.test(req.url ?? '')) return json(404, { error: 'not found' });
+    if (this.options.token !== undefined && req.headers.authorization !== `Bearer ${this.options.token}`) return json(401, { error: 'unauthorized' });
+    if (!parsed) return json(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } });
+
+    const version = typeof req.headers['a2a-version'] === 'string' && req.headers['a2a-version'] !== '' ? req.headers['a2a-version'] : undefined;
+    const useLegacy = (version ?? '0.3') === '0.3';
+    const context = defaultServerCallContextBuilder({ extensions: [], user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: version });
+    const id = (parsed.id as string | number | null | undefined) ?? null;
+    const mapError = (err: unknown): unknown => (useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err));
+    try {
+      validateVersion(context.requestedVersion, card, 'JSONRPC');
+      const answer = await (useLegacy ? legacy.handle(parsed, context) : core.handle(parsed, context));
+      if (typeof (answer as AsyncGenerator<unknown>)[Symbol.asyncIterator] === 'function') {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        try {
+          for await (const event of answer as AsyncGenerator<unknown>) {
+            if (res.destroyed) break;
+            res.write(formatSSEEvent(event));
+          }
+        } catch (err) {
+          if (!res.destroyed) res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id, error: mapError(err) }));
+        }
+        res.end();
+        return;
+      }
+      json(200, answer);
+    } catch (err) {
+      json(200, { jsonrpc: '2.0', id, error: mapError(err) });
+    }
+  }
+}
+
+/** A user message in the SDK's 1.0 shape. */
+export function userMessage(said: string, taskId = ''): Message {
+  return { messageId: randomUUID(), contextId: '', taskId, role: Role.ROLE_USER, parts: [text(said)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+}
