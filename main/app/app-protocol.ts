@@ -1,0 +1,102 @@
+// The `app:` protocol that serves the renderer's files, decided here without Electron (main.ts
+// binds `serveAppRequest` with `protocol.handle`). A custom protocol rather than `file:`: the page
+// gets an origin of its own (`app://chatty`, so `'self'` in the CSP means our files and nothing
+// else on the disk), its responses carry the CSP as a header (`file:` responses have no headers to
+// set, and `session.webRequest.onHeadersReceived` does not see them), and only the renderer's own
+// files can be fetched: never a path outside the allow-list below.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CONTENT_SECURITY_POLICY } from './window-options.js';
+
+export const APP_SCHEME = 'app';
+export const APP_HOST = 'chatty';
+/** The page the window loads; the bridge answers only its top frame at exactly this URL. */
+export const APP_PAGE_URL = `${APP_SCHEME}://${APP_HOST}/renderer-demo/index.html`;
+
+/**
+ * The scheme's privileges, for `protocol.registerSchemesAsPrivileged` before `ready`: standard
+ * (an origin, relative URLs) and secure (a secure context, like https). Nothing else: no fetch or
+ * CORS access, no service workers, no CSP bypass, no streaming.
+ */
+export const APP_SCHEME_PRIVILEGES = { standard: true, secure: true } as const;
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  html: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+};
+
+/**
+ * What may be served: the page and its assets (`renderer-demo/<name>.html|css|svg|png`) and the
+ * compiled renderer scripts (`out/renderer-demo/<name>.js`). One path segment each, a plain name;
+ * no sources, no source maps, nothing else of the package.
+ */
+const ALLOWED: readonly RegExp[] = [/^renderer-demo\/[A-Za-z0-9_-][A-Za-z0-9._-]*\.(html|css|svg|png)$/, /^out\/renderer-demo\/[A-Za-z0-9_-][A-Za-z0-9._-]*\.(js)$/];
+
+export interface AppAsset {
+  /** Path relative to the package root, `/`-separated. */
+  path: string;
+  contentType: string;
+}
+
+/** The file an `app:` URL names, or undefined when it may not be served. */
+export function appAsset(url: string): AppAsset | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== `${APP_SCHEME}:` || parsed.host !== APP_HOST || parsed.username !== '' || parsed.password !== '') return undefined;
+  // Percent-escapes are refused outright: an encoded slash or dot never reaches the file system.
+  if (parsed.pathname.includes('%')) return undefined;
+  const path = parsed.pathname.replace(/^\//, '');
+  for (const allowed of ALLOWED) {
+    const match = allowed.exec(path);
+    if (match) {
+      const contentType = CONTENT_TYPES[match[1] ?? ''];
+      return contentType === undefined ? undefined : { path, contentType };
+    }
+  }
+  return undefined;
+}
+
+/** The headers of every successful response: the CSP, no sniffing, no referrer, no framing. */
+export function appResponseHeaders(contentType: string): Record<string, string> {
+  return {
+    'Content-Type': contentType,
+    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+    'X-Frame-Options': 'DENY',
+  };
+}
+
+export interface AppResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+}
+
+/**
+ * Answers one `app:` request from the files under `root` (the package root): 200 with the file
+ * and the security headers, 404 for anything not on the allow-list or not there, 405 for a method
+ * other than GET or HEAD.
+ */
+export async function serveAppRequest(request: { url: string; method: string }, root: string): Promise<AppResponse> {
+  const plain = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
+  if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: plain, body: 'method not allowed' };
+  const asset = appAsset(request.url);
+  if (!asset) return { status: 404, headers: plain, body: 'not found' };
+  let body: Uint8Array;
+  try {
+    body = await readFile(join(root, ...asset.path.split('/')));
+  } catch {
+    return { status: 404, headers: plain, body: 'not found' };
+  }
+  return { status: 200, headers: appResponseHeaders(asset.contentType), body: request.method === 'HEAD' ? '' : body };
+}

@@ -1,0 +1,65 @@
+// The app's start and stop decisions, free of Electron (test/app/lifecycle.test.ts): one instance,
+// and a quit that waits for the gateway to stop (every child reaped, socket and token removed).
+
+/** The members of Electron's `app` that quitting uses. */
+export interface QuittingApp {
+  quit(): void;
+}
+
+export interface QuitLog {
+  info(line: string): void;
+  error(line: string): void;
+}
+
+/**
+ * The `before-quit` listener. Electron does not wait for promises, so the first quit is cancelled
+ * (`preventDefault`), `stop()` runs (the gateway: tasks cancelled, every child reaped, the socket
+ * and the token removed; then the modules closed), and `app.quit()` is called again, which this
+ * listener then lets through. A `stop` that fails is logged and the app quits all the same; quits
+ * asked for while stopping wait for the same stop.
+ */
+export function quitAfterStopping(app: QuittingApp, stop: () => Promise<void>, log: QuitLog): (event: { preventDefault(): void }) => void {
+  let state: 'running' | 'stopping' | 'stopped' = 'running';
+  return (event) => {
+    if (state === 'stopped') return;
+    event.preventDefault();
+    if (state === 'stopping') return;
+    state = 'stopping';
+    log.info('quitting: stopping the gateway');
+    let stopped: Promise<void>;
+    try {
+      stopped = stop();
+    } catch (err) {
+      stopped = Promise.reject(err);
+    }
+    void stopped
+      .then(
+        () => log.info('the gateway stopped; every child is reaped'),
+        (err: unknown) => log.error(`stopping the gateway failed: ${err instanceof Error ? err.message : String(err)}`),
+      )
+      .finally(() => {
+        state = 'stopped';
+        app.quit();
+      });
+  };
+}
+
+/** The members of `BrowserWindow` that bringing it forward uses. */
+export interface FocusableWindow {
+  isDestroyed(): boolean;
+  isMinimized(): boolean;
+  restore(): void;
+  show(): void;
+  focus(): void;
+}
+
+/** A second launch (`second-instance`): the running app's window comes forward instead. */
+export function bringForward(window: FocusableWindow | undefined): void {
+  if (!window || window.isDestroyed()) return;
+  if (window.isMinimized()) window.restore();
+  window.show();
+  window.focus();
+}
+
+/** The process signals that quit the app the way closing it does (the gateway stopped first). */
+export const QUIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

@@ -1,0 +1,64 @@
+// Item 4 of the desktop-app issue, as data: the window's web preferences and the page's CSP.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { CONTENT_SECURITY_POLICY, webPreferences, windowOptions } from '../../main/app/window-options.js';
+import { cspWeaknesses, parseCsp } from './csp.js';
+
+const html = readFileSync(new URL('../../renderer-demo/index.html', import.meta.url), 'utf8');
+
+test('the web preferences isolate and sandbox the renderer, with no Node anywhere and web security on', () => {
+  assert.deepEqual(webPreferences('/app/out/preload/index.cjs'), {
+    preload: '/app/out/preload/index.cjs',
+    contextIsolation: true,
+    sandbox: true,
+    nodeIntegration: false,
+    nodeIntegrationInWorker: false,
+    nodeIntegrationInSubFrames: false,
+    webSecurity: true,
+    allowRunningInsecureContent: false,
+    webviewTag: false,
+    experimentalFeatures: false,
+    navigateOnDragDrop: false,
+    safeDialogs: true,
+    spellcheck: false,
+  });
+});
+
+test('the window uses exactly those preferences, is at least 800×600, and is shown once painted', () => {
+  const options = windowOptions('/p.cjs');
+  assert.deepEqual(options.webPreferences, webPreferences('/p.cjs'));
+  assert.equal(options.minWidth, 800);
+  assert.equal(options.minHeight, 600);
+  assert.ok((options.width ?? 0) >= 800 && (options.height ?? 0) >= 600);
+  assert.equal(options.show, false);
+});
+
+test("the CSP header allows only the page's own scripts, styles and images: no inline code, no eval, no network", () => {
+  assert.deepEqual(cspWeaknesses(CONTENT_SECURITY_POLICY), []);
+  const csp = parseCsp(CONTENT_SECURITY_POLICY);
+  assert.deepEqual(csp.get('default-src'), ["'none'"]);
+  assert.deepEqual(csp.get('script-src'), ["'self'"]);
+  assert.deepEqual(csp.get('style-src'), ["'self'"]);
+  assert.deepEqual(csp.get('img-src'), ["'self'", 'data:']);
+  for (const none of ['connect-src', 'object-src', 'frame-src', 'worker-src', 'base-uri', 'form-action', 'frame-ancestors']) assert.deepEqual(csp.get(none), ["'none'"], none);
+});
+
+test('the page carries a CSP meta element of its own, as strict as the header for everything a meta element can set', () => {
+  const metas = [...html.matchAll(/<meta\s[^>]*http-equiv\s*=\s*["']Content-Security-Policy["'][^>]*>/gi)].map((m) => m[0]);
+  assert.equal(metas.length, 1, 'one CSP meta element');
+  const content = /content\s*=\s*"([^"]*)"/i.exec(metas[0] ?? '')?.[1];
+  assert.ok(content, 'the meta element has a content attribute');
+  // frame-ancestors is ignored in a meta element (the header carries it); the rest must hold.
+  assert.deepEqual(cspWeaknesses(content).filter((p) => !p.startsWith('frame-ancestors')), []);
+  // It must come before anything it governs.
+  assert.ok(html.indexOf(metas[0] ?? '') < html.search(/<(script|link|style)\b/i));
+});
+
+test('the checker itself catches what it is for', () => {
+  assert.notDeepEqual(cspWeaknesses("default-src 'none'; script-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"), []);
+  assert.notDeepEqual(cspWeaknesses("default-src 'self'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"), []);
+  assert.notDeepEqual(cspWeaknesses("default-src 'none'; script-src 'self' https://cdn.example; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"), []);
+  assert.notDeepEqual(cspWeaknesses("default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; style-src 'unsafe-inline'"), []);
+  assert.notDeepEqual(cspWeaknesses("default-src 'none'; script-src 'self'"), []);
+});
