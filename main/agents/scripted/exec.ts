@@ -4,7 +4,8 @@ import { StringDecoder } from 'node:string_decoder';
 /**
  * How an approved `exec` runs: `/bin/sh -c <command>` (the human approved a shell command line, so
  * a shell runs it, pipes and all), in the workspace, stdin closed, its own process group (so the
- * whole group ends with it). Its output (stdout and stderr, interleaved as they come) is handed on
+ * whole group ends with it). Its output (stderr sent to stdout, `2>&1`, so the two interleave as on
+ * a terminal) is handed on
  * as it arrives, up to `maxOutputBytes`; past that it is read and dropped, and the report says how
  * much was cut. What it leaves running in the background is killed when it exits. It is ended (SIGTERM to the group, SIGKILL 2 s later) when `timeoutMs` passes or
  * `signal` aborts.
@@ -46,7 +47,8 @@ export function killRunningCommands(): void {
 
 export function runCommand(command: string, options: ExecOptions): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
+    // One pipe for both streams (`exec 2>&1` first), so the output reads as it would on a terminal.
+    const child = spawn('/bin/sh', ['-c', `exec 2>&1\n${command}`], {
       cwd: options.cwd,
       env: options.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,95 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { workerCommand } from '../../main/agents/worker-command.js';
+import { Broker, RootTransport, type ApprovalRequest, type BrokerOptions, type QuestionToRoot } from '../../main/broker/index.js';
+import { LocalRunner, type Workspace, type WorkspaceFactory } from '../../main/broker/runners/index.js';
+import type { AdmittedNode } from '../../main/fabric/admission/index.js';
+import type { ProgressEvent } from '../../main/fabric/wire/broker-to-worker.js';
+import type { SpawnContext } from '../../main/fabric/wire/payloads.js';
+
+/** A fresh directory under the system's temporary folder, by its real path. */
+export function tempDir(prefix = 'chatty-agents-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/**
+ * Each worker in a fresh directory `<parent>/<node>` of its own, kept after the task (so a test
+ * can look at what it wrote); `seed(dir)` prepares it before the worker starts.
+ */
+export class DirectoryFactory implements WorkspaceFactory {
+  constructor(
+    readonly parent: string,
+    private readonly seed: (dir: string) => void = () => {},
+  ) {}
+
+  async create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
+    const dir = join(this.parent, node.name);
+    mkdirSync(dir);
+    this.seed(dir);
+    return { dir, spawnContext: { ...spawnContext, workspace_root: dir }, release: async () => {} };
+  }
+
+  dir(node: string): string {
+    return join(this.parent, node);
+  }
+}
+
+/** A broker whose virtual agents all run the real `chatty-gateway worker` (the scripted agent), each in a directory of its own. */
+export interface ScriptedBroker {
+  broker: Broker;
+  root: RootTransport;
+  workspaces: DirectoryFactory;
+  /** The approvals the root was asked, in order. */
+  approvals: ApprovalRequest[];
+  /** The questions that reached the root, in order. */
+  questions: QuestionToRoot[];
+  /** Runs `prompt` on `agent` from the root and collects its progress. */
+  invoke(agent: string, prompt: string, signal?: AbortSignal): Promise<Awaited<ReturnType<RootTransport['invoke']>> & { progress: ProgressEvent[] }>;
+  close(): Promise<void>;
+}
+
+export function startScripted(
+  agents: readonly string[],
+  human: { approve?: (request: ApprovalRequest) => 'approved' | 'denied'; answer?: (request: QuestionToRoot) => string } = {},
+  options: { seed?: (dir: string) => void; broker?: BrokerOptions } = {},
+): ScriptedBroker {
+  const home = tempDir();
+  const workspaces = new DirectoryFactory(home, options.seed);
+  const broker = new Broker({ cancelGraceMs: 2_000, log: () => {}, root: { workspaceRoot: home }, ...options.broker });
+  const { command, args } = workerCommand();
+  for (const name of agents) broker.addVirtualAgent(name, new LocalRunner({ command, args, workspaceFactory: workspaces, reapGraceMs: 2_000 }), { description: `the ${name}` });
+  const root = new RootTransport(broker);
+  const approvals: ApprovalRequest[] = [];
+  const questions: QuestionToRoot[] = [];
+  root.onApproval((request) => {
+    approvals.push(request);
+    return human.approve ? human.approve(request) : 'denied';
+  });
+  if (human.answer) {
+    const answer = human.answer;
+    root.onQuestion((request) => {
+      questions.push(request);
+      return request.questions.map((q) => ({ id: q.id, answer: answer(request) }));
+    });
+  }
+  return {
+    broker,
+    root,
+    workspaces,
+    approvals,
+    questions,
+    async invoke(agent, prompt, signal) {
+      const progress: ProgressEvent[] = [];
+      const result = await root.invoke(agent, prompt, { onProgress: (event) => progress.push(event), ...(signal ? { signal } : {}) });
+      return { ...result, progress };
+    },
+    async close() {
+      await broker.stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The steps of a progress log, in order. */
+export const steps = (progress: readonly ProgressEvent[]): string[] => progress.flatMap((event) => ('Step' in event ? [event.Step] : []));
