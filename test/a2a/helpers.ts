@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { ModuleRegistry } from '../../main/plugins/index.js';
 import { startGateway, tempDir, type RunningGateway } from '../helpers/gateway.js';
 import { unixRequest, type HttpResponse } from '../helpers/http.js';
 import { socketFetch } from '../mcp/helpers.js';
-import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
 /** A module.toml for a module the gateway forwards: no wasm. */
 export function remoteManifest(name: string, mode: 'remote' | 'remote_only' = 'remote', description = `the remote agent ${name}`): string {
@@ -38,12 +39,20 @@ export interface A2aGatewaySetup {
 export async function startA2aGateway(setup: A2aGatewaySetup): Promise<A2aGateway> {
   const root = tempDir('chatty-a2a-');
   const modulesDir = join(root.path, 'modules');
+  mkdirSync(modulesDir, { recursive: true });
   for (const name of setup.remote ?? []) writeModuleDir(modulesDir, name, { manifest: remoteManifest(name, name.endsWith('-only') ? 'remote_only' : 'remote') });
   for (const name of setup.local ?? []) writeModuleDir(modulesDir, name, { manifest: fixtureManifest(name), component: await buildFixture('echo') });
-  const registry = new ModuleRegistry({ cacheDir: join(root.path, 'cache'), logger: { log: () => {} } });
-  const report = await registry.scanDirectory(modulesDir);
-  if (report.failed.length > 0) throw new Error(`modules failed to load: ${JSON.stringify(report.failed)}`);
-  const gw = await startGateway(registry, setup.options ?? {});
+  const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: () => {} } });
+  let gw: RunningGateway;
+  try {
+    const report = await registry.scanDirectory(modulesDir);
+    if (report.failed.length > 0) throw new Error(`modules failed to load: ${JSON.stringify(report.failed)}`);
+    gw = await startGateway(registry, setup.options ?? {});
+  } catch (err) {
+    await registry.close();
+    root.remove();
+    throw err;
+  }
   const rows: EdgeRow[] = [];
   gw.gateway.onEdge((row) => rows.push(row));
   const over = socketFetch(gw.socketPath);

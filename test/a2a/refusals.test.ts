@@ -1,0 +1,206 @@
+/**
+ * Roles are never reached over HTTP (403, one body, a refusal row), a local plugin has no A2A
+ * route (404), a `tasks/get` the gateway does not forward finds nothing (-32602), and the cards
+ * each dialect's clients read, over raw HTTP on the socket.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LocalRunner } from '../../main/index.js';
+import { ROLES_REFUSED } from '../../main/gateway/index.js';
+import { A2aRunner } from './runner.js';
+import { rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
+
+const OWNER = new URL('./children/task-owner.ts', import.meta.url).pathname;
+const tsx = import.meta.resolve('tsx');
+
+function rpc(method: string, params: unknown, id: number | string = 1): object {
+  return { jsonrpc: '2.0', id, method, params };
+}
+
+/** The exact 403 and its row. */
+function assertRoleRefused(gw: A2aGateway, res: { status: number; body: string }, path: string, reason: RegExp): void {
+  assert.equal(res.status, 403);
+  assert.equal(res.body, JSON.stringify({ error: ROLES_REFUSED }));
+  assert.equal(ROLES_REFUSED, 'fabric: roles are reached over the worker connection');
+  const row = rowsFor(gw.rows, path).at(-1);
+  assert.equal(row?.status, 403);
+  assert.ok(row?.reason?.startsWith(ROLES_REFUSED), `the row is a refusal: ${row?.reason}`);
+  assert.match(row!.reason!, reason);
+}
+
+describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_000 }, () => {
+  let gw: A2aGateway;
+  let runner: A2aRunner;
+  before(async () => {
+    runner = await new A2aRunner().start();
+    gw = await startA2aGateway({ remote: ['echo'], local: ['plug'], options: { remoteRunner: { url: runner.url } } });
+  });
+  after(async () => {
+    await gw.close();
+    await runner.close();
+  });
+
+  const skill = { id: 'echo', name: 'echo', description: 'the remote agent echo', tags: ['echo', 'remote'], examples: [] };
+
+  it('the 1.0 card at agent-card.json, whatever A2A-Version the request says', async () => {
+    for (const version of [undefined, '0.3', '1.0']) {
+      const res = await gw.request('GET', '/a2a/echo/.well-known/agent-card.json', undefined, version ? { 'a2a-version': version } : {});
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), {
+        name: 'echo',
+        description: 'the remote agent echo',
+        supportedInterfaces: [{ url: 'http://localhost/a2a/echo', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+        version: '2.1.0',
+        capabilities: { streaming: true, pushNotifications: false },
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [skill],
+      });
+    }
+  });
+
+  it('the 0.3 card at agent.json, whatever A2A-Version the request says', async () => {
+    for (const version of [undefined, '1.0']) {
+      const res = await gw.request('GET', '/a2a/echo/.well-known/agent.json', undefined, version ? { 'a2a-version': version } : {});
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), {
+        protocolVersion: '0.3.0',
+        name: 'echo',
+        description: 'the remote agent echo',
+        url: 'http://localhost/a2a/echo',
+        preferredTransport: 'JSONRPC',
+        version: '2.1.0',
+        capabilities: { streaming: true, pushNotifications: false },
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [skill],
+      });
+    }
+  });
+
+  it('the endpoint URL follows the loopback Host the client used', async () => {
+    const res = await gw.request('GET', '/a2a/echo/.well-known/agent.json', undefined, { host: '127.0.0.1:8080' });
+    assert.equal((JSON.parse(res.body) as { url: string }).url, 'http://127.0.0.1:8080/a2a/echo');
+  });
+
+  it('the aggregated card lists forwarded modules with their origin, never a plugin', async () => {
+    const res = await gw.request('GET', '/.well-known/agent.json');
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body), {
+      schema_version: '0.1',
+      gateway: true,
+      agents: [
+        {
+          name: 'echo',
+          displayName: 'echo',
+          description: 'the remote agent echo',
+          version: '2.1.0',
+          skills: [skill],
+          capabilities: { streaming: true },
+          origin: 'remote',
+          url: 'http://localhost/a2a/echo',
+        },
+      ],
+    });
+  });
+
+  it('a local plugin has no A2A route: 404 on every path, like a name that does not exist', async () => {
+    for (const name of ['plug', 'nobody']) {
+      const post = await gw.request('POST', `/a2a/${name}`, rpc('message/send', {}, 5));
+      assert.equal(post.status, 404);
+      assert.deepEqual(JSON.parse(post.body), { jsonrpc: '2.0', id: 5, error: { code: -32602, message: `module '${name}' not found` } });
+      assert.equal(rowsFor(gw.rows, `/a2a/${name}`).at(-1)?.reason, `module '${name}' not found`);
+      for (const card of ['agent-card.json', 'agent.json']) {
+        const res = await gw.request('GET', `/a2a/${name}/.well-known/${card}`);
+        assert.equal(res.status, 404);
+        assert.deepEqual(JSON.parse(res.body), { error: `module '${name}' not found` });
+      }
+    }
+    const mcp = await gw.request('POST', '/mcp/plug', rpc('ping', {}), { accept: 'application/json, text/event-stream' });
+    assert.equal(mcp.status, 200, 'the plugin itself is loaded and served over MCP');
+    assert.equal(runner.requests.length, 0);
+  });
+
+  it("tasks/get for a name that is not forwarded: -32602, the runner never asked", async () => {
+    for (const [name, method] of [['plug', 'tasks/get'], ['nobody', 'tasks/get'], ['nobody', 'GetTask']] as const) {
+      const res = await gw.request('POST', `/a2a/${name}`, rpc(method, { id: 'task-42' }, 'q'));
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: 'q', error: { code: -32602, message: "task 'task-42' not found (stateless gateway)" } });
+    }
+    assert.equal(runner.requests.length, 0);
+  });
+
+  it('other methods and paths', async () => {
+    const get = await gw.request('GET', '/a2a/echo');
+    assert.equal(get.status, 405);
+    assert.equal(get.headers['allow'], 'POST');
+    const postCard = await gw.request('POST', '/a2a/echo/.well-known/agent.json', '{}');
+    assert.equal(postCard.status, 405);
+    assert.equal(postCard.headers['allow'], 'GET');
+    const other = await gw.request('GET', '/a2a/echo/elsewhere');
+    assert.equal(other.status, 404);
+  });
+});
+
+describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
+  let gw: A2aGateway;
+  let runner: A2aRunner;
+  before(async () => {
+    runner = await new A2aRunner().start();
+    // `helper` is also a remote module's name: the role wins, nothing is forwarded.
+    gw = await startA2aGateway({ remote: ['echo', 'helper'], options: { remoteRunner: { url: runner.url }, broker: { log: () => {} } } });
+    gw.gateway.withVirtualAgent('helper', new LocalRunner({ command: process.execPath, args: ['-e', ''] }));
+  });
+  after(async () => {
+    await gw.close();
+    await runner.close();
+  });
+
+  it("a virtual agent's name: 403 on its endpoint and on both cards, with a refusal row", async () => {
+    assertRoleRefused(gw, await gw.request('POST', '/a2a/helper', rpc('message/send', {})), '/a2a/helper', /'helper' is a role/);
+    assertRoleRefused(gw, await gw.request('POST', '/a2a/helper', rpc('tasks/get', { id: 'x' })), '/a2a/helper', /'helper' is a role/);
+    assertRoleRefused(gw, await gw.request('GET', '/a2a/helper/.well-known/agent-card.json'), '/a2a/helper/.well-known/agent-card.json', /'helper' is a role/);
+    assertRoleRefused(gw, await gw.request('GET', '/a2a/helper/.well-known/agent.json'), '/a2a/helper/.well-known/agent.json', /'helper' is a role/);
+    assertRoleRefused(gw, await gw.request('DELETE', '/a2a/helper'), '/a2a/helper', /'helper' is a role/);
+    assert.equal(runner.requests.length, 0);
+  });
+
+  it('the aggregated card while the gateway has any role', async () => {
+    assertRoleRefused(gw, await gw.request('GET', '/.well-known/agent.json'), '/.well-known/agent.json', /has roles/);
+  });
+
+  it("a participant's name, and a message naming a task a local participant owns", async () => {
+    await gw.gateway.openParticipant('owner', process.execPath, ['--import', tsx, OWNER]);
+    assertRoleRefused(gw, await gw.request('POST', '/a2a/owner-0', rpc('message/send', {})), '/a2a/owner-0', /'owner-0' is a role/);
+
+    const root = gw.gateway.transport();
+    const taskId = new Promise<string>((resolve) => root.onMessage((m) => resolve(m.text)));
+    const controller = new AbortController();
+    const call = root.invoke('owner-0', 'hold this', { signal: controller.signal });
+    const owned = await taskId;
+    assert.match(owned, /^task-/);
+
+    const naming = [
+      rpc('tasks/get', { id: owned }),
+      rpc('GetTask', { id: owned }),
+      rpc('tasks/cancel', { id: owned }),
+      rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', taskId: owned, parts: [] } }),
+      rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', taskId: owned, parts: [] } }),
+      rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', referenceTaskIds: [owned], parts: [] } }),
+      rpc('tasks/pushNotificationConfig/get', { taskId: owned }),
+    ];
+    for (const body of naming) {
+      assertRoleRefused(gw, await gw.request('POST', '/a2a/echo', body), '/a2a/echo', /belongs to a local participant/);
+    }
+    assert.equal(runner.requests.length, 0, 'nothing was forwarded');
+
+    controller.abort();
+    const result = await call;
+    assert.equal(result.cancelled_by_user, true);
+    // The task has ended: its id is no one's any more, and the request is forwarded like any other.
+    const after = await gw.request('POST', '/a2a/echo', rpc('tasks/get', { id: owned }), { 'a2a-version': '0.3' });
+    assert.equal(after.status, 200);
+    assert.equal(runner.requests.length, 1);
+    assert.match(after.body, /not found/i);
+  });
+});
