@@ -1,0 +1,250 @@
+/**
+ * The LLM agent end to end: a real worker child (`test/agents/llm/child.ts`, `runLlmTask` on fd 3)
+ * started by the real broker of a real gateway that serves the echo plugin fixture over MCP on its
+ * Unix socket, talking to a stand-in OpenAI-compatible server on 127.0.0.1 (a real HTTP server
+ * streaming SSE). Each test scripts the model's turns and checks, in the model's next request, what
+ * the agent sent back.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { ApprovalRequest } from '../../main/broker/index.js';
+import type { ProgressEvent } from '../../main/fabric/wire/broker-to-worker.js';
+import { API_KEY, MODEL, startLlmHarness, type LlmHarness } from './llm/harness.js';
+import { StandInModel, lastToolResult, type ChatRequest } from './llm/stand-in-model.js';
+
+let h: LlmHarness;
+const models: StandInModel[] = [];
+
+before(async () => {
+  h = await startLlmHarness();
+});
+
+after(async () => {
+  await h.close();
+  await Promise.all(models.map((m) => m.close()));
+});
+
+async function model(script: Parameters<typeof StandInModel.start>[0]): Promise<StandInModel> {
+  const started = await StandInModel.start(script);
+  models.push(started);
+  return started;
+}
+
+/** Every check a script step made passed. */
+function noFailures(m: StandInModel): void {
+  assert.deepEqual(
+    m.failures.map((e) => e.message),
+    [],
+  );
+}
+
+const texts = (events: ProgressEvent[]): string[] => events.flatMap((e) => ('Text' in e ? [e.Text] : []));
+const steps = (events: ProgressEvent[]): string[] => events.flatMap((e) => ('Step' in e ? [e.Step] : []));
+const toolNames = (request: ChatRequest): string[] => (request.tools ?? []).map((t) => t.function.name);
+
+/** Approvals the root is asked, answered with `verdict`; the handler is removed after the test. */
+function answerApprovals(verdict: 'approved' | 'denied'): { asked: ApprovalRequest[]; stop: () => void } {
+  const asked: ApprovalRequest[] = [];
+  const stop = h.root.onApproval(async (request) => {
+    asked.push(request);
+    return verdict;
+  });
+  return { asked, stop };
+}
+
+describe('the LLM agent', () => {
+  test('a plugin tool call through the gateway: the echo tool’s result reaches the model, the answer streams back as artifact chunks', async () => {
+    const args = { text: 'ping from the model', n: 7 };
+    const m = await model([
+      (req) => {
+        assert.equal(req.model, MODEL);
+        assert.equal(req.stream, true);
+        assert.equal(req.messages[0]?.role, 'system');
+        assert.deepEqual(req.messages[1], { role: 'user', content: 'echo something through the plugin' });
+        const names = toolNames(req);
+        for (const name of ['echo__echo', 'echo__fail', 'list_agents', 'invoke_agent', 'ask_user', 'exec', 'write_file', 'post_message']) {
+          assert.ok(names.includes(name), `${name} is offered (offered: ${names.join(', ')})`);
+        }
+        return { toolCalls: [{ id: 'call-echo-1', name: 'echo__echo', arguments: args }] };
+      },
+      (req) => {
+        const assistant = req.messages[req.messages.length - 2];
+        assert.equal(assistant?.role, 'assistant');
+        assert.deepEqual(assistant.role === 'assistant' ? assistant.tool_calls : undefined, [
+          { id: 'call-echo-1', type: 'function', function: { name: 'echo__echo', arguments: JSON.stringify(args) } },
+        ]);
+        // The echo plugin answers its arguments-json: what the gateway ran, as the model gets it.
+        assert.deepEqual(lastToolResult(req), { role: 'tool', tool_call_id: 'call-echo-1', content: JSON.stringify(args) });
+        return { text: ['The echo said: ', 'ping from the model', '.'], usage: { prompt_tokens: 120, completion_tokens: 9 } };
+      },
+    ]);
+    h.addLlmAgent('llm-echo', m.baseUrl);
+    const progress: ProgressEvent[] = [];
+    const result = await h.root.invoke('llm-echo', 'echo something through the plugin', { onProgress: (e) => progress.push(e) });
+
+    noFailures(m);
+    assert.equal(result.success, true, result.error);
+    assert.equal(result.response, 'The echo said: ping from the model.');
+    assert.deepEqual(texts(progress), ['The echo said: ', 'ping from the model', '.']);
+    assert.ok(steps(progress).includes(`calling echo__echo ${JSON.stringify(args)}`), steps(progress).join(' | '));
+    assert.equal(m.requests.length, 2);
+    assert.equal(m.requests[0]?.headers.authorization, `Bearer ${API_KEY}`);
+    // The call reached the plugin in the gateway (its credit meter sees each call first).
+    assert.deepEqual(
+      h.gw.metered.map((c) => [c.module, c.tool]),
+      [['echo', 'echo']],
+    );
+    assert.equal(result.metadata?.usage?.inputTokens, 120);
+    assert.equal(result.metadata?.usage?.outputTokens, 9);
+  });
+
+  test('an approved exec: the root is asked with the command, it runs in the worker’s workspace, its output reaches the model', async () => {
+    const command = 'printf "hello from %s\\n" "$(pwd)" && printf ran > ran.txt && echo "key=${CHATTY_LLM_API_KEY:-none}"';
+    const m = await model([
+      () => ({ toolCalls: [{ id: 'call-exec-1', name: 'exec', arguments: { command } }] }),
+      (req) => ({ text: `the command said: ${lastToolResult(req).content}` }),
+    ]);
+    h.addLlmAgent('llm-exec', m.baseUrl);
+    const approvals = answerApprovals('approved');
+    try {
+      const result = await h.root.invoke('llm-exec', 'say hello from the shell');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      const workspace = h.workspaceOf('llm-exec-0');
+      assert.deepEqual(approvals.asked, [{ kind: 'exec', command_or_path: command, asker: { agent: 'llm-exec-0', chain: ['root', 'llm-exec'] } }]);
+      assert.equal(lastToolResult(m.requests[1]!.body).content, `exit code 0; output:\nhello from ${workspace}\nkey=none\n`);
+      assert.equal(readFileSync(join(workspace, 'ran.txt'), 'utf8'), 'ran');
+      assert.equal(result.response, `the command said: exit code 0; output:\nhello from ${workspace}\nkey=none\n`);
+    } finally {
+      approvals.stop();
+    }
+  });
+
+  test('a denied exec: the command does not run and the model is told it was denied', async () => {
+    const command = 'printf ran > ran.txt';
+    const m = await model([
+      () => ({ toolCalls: [{ id: 'call-exec-2', name: 'exec', arguments: { command } }] }),
+      (req) => {
+        assert.deepEqual(lastToolResult(req), {
+          role: 'tool',
+          tool_call_id: 'call-exec-2',
+          content: `error: the user denied running ${JSON.stringify(command)}; it was not run`,
+        });
+        return { text: 'I was not allowed to run it.' };
+      },
+    ]);
+    h.addLlmAgent('llm-denied', m.baseUrl);
+    const approvals = answerApprovals('denied');
+    try {
+      const result = await h.root.invoke('llm-denied', 'write ran.txt with the shell');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      assert.equal(result.response, 'I was not allowed to run it.');
+      assert.equal(approvals.asked.length, 1);
+      assert.equal(existsSync(join(h.workspaceOf('llm-denied-0'), 'ran.txt')), false);
+    } finally {
+      approvals.stop();
+    }
+  });
+
+  test('write_file: inside the workspace after approval (with a diff stat); outside it refused without asking', async () => {
+    const m = await model([
+      () => ({
+        toolCalls: [
+          { id: 'call-w-out', name: 'write_file', arguments: { path: '../escaped.txt', content: 'x' } },
+          { id: 'call-w-abs', name: 'write_file', arguments: { path: '/tmp/chatty-llm-escaped.txt', content: 'x' } },
+          { id: 'call-w-in', name: 'write_file', arguments: { path: 'notes/todo.md', content: '# todo\n- one\n' } },
+        ],
+      }),
+      (req) => {
+        const results = req.messages.filter((msg) => msg.role === 'tool');
+        assert.equal(results.length, 3);
+        assert.match(results[0]!.content, /^error: "\.\.\/escaped\.txt" has a "\.\." segment/);
+        assert.match(results[1]!.content, /^error: "\/tmp\/chatty-llm-escaped\.txt" is outside the workspace/);
+        assert.equal(results[2]!.content, 'wrote 13 bytes to notes/todo.md');
+        return { text: 'written' };
+      },
+    ]);
+    h.addLlmAgent('llm-write', m.baseUrl);
+    const approvals = answerApprovals('approved');
+    try {
+      const result = await h.root.invoke('llm-write', 'write the todo list');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      const workspace = h.workspaceOf('llm-write-0');
+      assert.equal(readFileSync(join(workspace, 'notes/todo.md'), 'utf8'), '# todo\n- one\n');
+      assert.deepEqual(approvals.asked, [
+        { kind: 'write', command_or_path: join(workspace, 'notes/todo.md'), diff_stat: 'new file, +2', asker: { agent: 'llm-write-0', chain: ['root', 'llm-write'] } },
+      ]);
+      assert.equal(existsSync('/tmp/chatty-llm-escaped.txt'), false);
+    } finally {
+      approvals.stop();
+    }
+  });
+
+  test('list_agents and invoke_agent: another agent runs through the broker and its answer reaches the model', async () => {
+    h.addPlanAgent('helper');
+    const m = await model([
+      () => ({ toolCalls: [{ id: 'call-list', name: 'list_agents', arguments: {} }] }),
+      (req) => {
+        const listed = JSON.parse(lastToolResult(req).content) as { name: string }[];
+        assert.ok(listed.some((a) => a.name === 'helper'), JSON.stringify(listed));
+        return { toolCalls: [{ id: 'call-invoke', name: 'invoke_agent', arguments: { agent: 'helper', prompt: JSON.stringify({ echo: 'done by the helper' }) } }] };
+      },
+      (req) => {
+        assert.deepEqual(lastToolResult(req), { role: 'tool', tool_call_id: 'call-invoke', content: 'done by the helper' });
+        return { text: 'the helper says: done by the helper' };
+      },
+    ]);
+    h.addLlmAgent('llm-lead', m.baseUrl);
+    const progress: ProgressEvent[] = [];
+    const result = await h.root.invoke('llm-lead', 'get the helper to do it', { onProgress: (e) => progress.push(e) });
+    noFailures(m);
+    assert.equal(result.success, true, result.error);
+    assert.equal(result.response, 'the helper says: done by the helper');
+    assert.ok(steps(progress).includes('helper: helper-0 echoing'), steps(progress).join(' | '));
+  });
+
+  test('the model API down: the task fails saying the API could not be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    h.addLlmAgent('llm-down', `http://127.0.0.1:${port}/v1`);
+    const result = await h.root.invoke('llm-down', 'anything');
+    assert.equal(result.success, false);
+    assert.match(result.error ?? '', new RegExp(`^the model API at http://127\\.0\\.0\\.1:${port}/v1 could not be reached: .*ECONNREFUSED`));
+    assert.doesNotMatch(result.error ?? '', new RegExp(API_KEY));
+  });
+
+  test('the model API refusing the request: the task fails with its HTTP status and message', async () => {
+    const m = await model([() => ({ status: 401, error: 'Incorrect API key provided' })]);
+    h.addLlmAgent('llm-refused', m.baseUrl);
+    const result = await h.root.invoke('llm-refused', 'anything');
+    noFailures(m);
+    assert.equal(result.success, false);
+    assert.equal(result.error, `the model API at ${m.baseUrl} answered HTTP 401 for model ${MODEL}: Incorrect API key provided`);
+  });
+
+  test('not configured: the task fails naming the missing variables, and no model is asked', async () => {
+    h.addLlmAgent('llm-unset', 'http://127.0.0.1:9/v1', { CHATTY_LLM_BASE_URL: undefined, CHATTY_LLM_MODEL: undefined });
+    const result = await h.root.invoke('llm-unset', 'anything');
+    assert.equal(result.success, false);
+    assert.equal(result.error, 'the LLM agent is not configured: CHATTY_LLM_BASE_URL is not set; CHATTY_LLM_MODEL is not set');
+  });
+
+  test('a model that keeps calling tools is stopped after CHATTY_LLM_MAX_TURNS requests', async () => {
+    const call = () => ({ toolCalls: [{ id: 'call-again', name: 'echo__echo', arguments: { again: true } }] });
+    const m = await model([call, call]);
+    h.addLlmAgent('llm-loop', m.baseUrl, { CHATTY_LLM_MAX_TURNS: '2' });
+    const result = await h.root.invoke('llm-loop', 'loop');
+    noFailures(m);
+    assert.equal(m.requests.length, 2);
+    assert.equal(result.success, false);
+    assert.equal(result.error, 'the model made tool calls in all 2 turns without a final answer (CHATTY_LLM_MAX_TURNS)');
+  });
+});
