@@ -71,6 +71,8 @@ export function transpilerVersion(): string {
  */
 export class ComponentCache {
   private readonly compiled = new Map<string, Promise<CompiledComponent>>();
+  /** The checked JavaScript's core instantiations, by cache key. */
+  private readonly checkedJs = new Map<string, string[]>();
   private readonly toolchain = new Toolchain();
 
   /** `transpiler` overrides the installed jco-transpile version in the key (tests only). */
@@ -91,7 +93,7 @@ export class ComponentCache {
     const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
     const dir = join(this.dir, 'transpiled', key);
     const cached = await readMeta(dir);
-    if (cached) return entry(key, dir, cached, true);
+    if (cached) return this.entry(key, dir, cached, true);
     const reply = await this.toolchain.run(bytes);
     const meta: CacheMeta = { format: CACHE_FORMAT, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
     const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
@@ -111,7 +113,20 @@ export class ComponentCache {
     }
     const written = await readMeta(dir);
     if (!written) throw new PluginLoadError(`cannot write the transpile cache at ${dir}`);
-    return entry(key, dir, written, false);
+    return this.entry(key, dir, written, false);
+  }
+
+  /**
+   * A cache entry, its JavaScript checked: once per entry and process (twenty modules sharing one
+   * component are checked once), on every load in a new process, cached on disk or not.
+   */
+  private async entry(key: string, dir: string, meta: CacheMeta, cached: boolean): Promise<PreparedComponent> {
+    let instantiations = this.checkedJs.get(key);
+    if (!instantiations) {
+      instantiations = meta.plugin ? inspectTranspiledJs(await readFile(join(dir, 'component.mjs'), 'utf8'), meta.coreFiles).coreInstantiations : [];
+      this.checkedJs.set(key, instantiations);
+    }
+    return entry(key, dir, meta, cached, instantiations);
   }
 
   /**
@@ -188,9 +203,8 @@ async function readMeta(dir: string): Promise<CacheMeta | undefined> {
   }
 }
 
-async function entry(key: string, dir: string, meta: CacheMeta, cached: boolean): Promise<PreparedComponent> {
-  // jco's JavaScript is built from the component's own names: checked before anything imports it.
-  const coreInstantiations = meta.plugin ? inspectTranspiledJs(await readFile(join(dir, 'component.mjs'), 'utf8'), meta.coreFiles).coreInstantiations : [];
+/** jco's JavaScript is built from the component's own names: `coreInstantiations` come from its check. */
+function entry(key: string, dir: string, meta: CacheMeta, cached: boolean, coreInstantiations: readonly string[]): PreparedComponent {
   return {
     key,
     dir,
