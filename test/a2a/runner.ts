@@ -176,7 +176,7 @@ export class A2aRunner {
     return this;
   }
 
-  /** The next request to arrive (or the first already here that nobody took). */
+  /** The next request to arrive after this call (ask before sending it). */
   nextRequest(): Promise<SeenRequest> {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
