@@ -13,7 +13,7 @@ import { BridgeHost } from './bridge/bridge-host.js';
 import { bindBridge } from './electron-bridge.js';
 import { bringForward, QUIT_SIGNALS, quitAfterStopping } from './lifecycle.js';
 import { policeContents, policeSession } from './security-policy.js';
-import { windowOptions } from './window-options.js';
+import { openAppWindow } from './window-options.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const preloadPath = join(root, 'out', 'preload', 'index.cjs');
@@ -100,7 +100,7 @@ async function launch(undo: (() => unknown)[]): Promise<BrowserWindow> {
   const started = await gateway.start();
   log.info(`gateway on ${started.socketPath}; agents ${workspace.kind === 'git' ? `in worktrees of ${workspace.workspaceRoot} (${workspace.baseBranch})` : `in ${workspace.workspaceRoot}`}`);
 
-  const window = new BrowserWindow(windowOptions(preloadPath));
+  const window = openAppWindow(BrowserWindow, preloadPath);
   window.once('ready-to-show', () => window.show());
   const host = new BridgeHost(gateway, started, (url) => url === APP_PAGE_URL, { log: (line) => log.warn(line) });
   undo.push(() => host.close());
