@@ -1,25 +1,66 @@
 // The preload: a thin, allow-listed bridge exposed as `window.chatty`. It runs sandboxed, where
-// only 'electron' can be required, so the channel names are written here and mirror
-// main/app/bridge/contract.ts (the browser test proves they agree). No logic lives here.
+// only 'electron' can be required, so the channel names are written here; they are checked
+// against main/app/bridge/contract.ts by the compiler (the type-only import below is erased, and
+// `satisfies` fails the build if a name differs or is missing) and by the browser tests. No
+// logic lives here: main validates every payload, and the renderer never sees ipcRenderer.
 import electron = require('electron');
 import type { IpcRendererEvent } from 'electron';
+import type { ChattyBridge, EventChannels, InvokeChannels } from '../main/app/bridge/contract.js' with { 'resolution-mode': 'import' };
 
 const { contextBridge, ipcRenderer } = electron;
 
-const CHANNELS = {
+const INVOKE = {
   gatewayInfo: 'chatty:gateway-info',
-  edgeRow: 'chatty:edge-row',
-} as const;
+  listAgents: 'chatty:list-agents',
+  listModules: 'chatty:list-modules',
+  snapshot: 'chatty:snapshot',
+  startTask: 'chatty:start-task',
+  cancelTask: 'chatty:cancel-task',
+  answerApproval: 'chatty:answer-approval',
+  answerQuestion: 'chatty:answer-question',
+  postMessage: 'chatty:post-message',
+} as const satisfies InvokeChannels;
 
-function subscribe(channel: string, listener: (payload: unknown) => void): () => void {
-  const wrapped = (_event: IpcRendererEvent, payload: unknown): void => listener(payload);
+const EVENTS = {
+  edgeRow: 'chatty:edge-row',
+  task: 'chatty:task',
+  approval: 'chatty:approval',
+  question: 'chatty:question',
+  withdrawn: 'chatty:withdrawn',
+  message: 'chatty:message',
+} as const satisfies EventChannels;
+
+// The reverse check: every name main has is here (`satisfies` above only checks the ones written).
+const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, postMessage: true };
+const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, withdrawn: true, message: true };
+void everyInvoke;
+void everyEvent;
+
+/** A listener gets the payload only, never the IPC event (which carries the sender). */
+function subscribe<T>(channel: string, listener: (payload: T) => void): () => void {
+  const wrapped = (_event: IpcRendererEvent, payload: T): void => listener(payload);
   ipcRenderer.on(channel, wrapped);
   return () => {
     ipcRenderer.removeListener(channel, wrapped);
   };
 }
 
-contextBridge.exposeInMainWorld('chatty', {
-  gatewayInfo: () => ipcRenderer.invoke(CHANNELS.gatewayInfo),
-  onEdgeRow: (listener: (row: unknown) => void) => subscribe(CHANNELS.edgeRow, listener),
-});
+const api: ChattyBridge = {
+  gatewayInfo: () => ipcRenderer.invoke(INVOKE.gatewayInfo),
+  listAgents: () => ipcRenderer.invoke(INVOKE.listAgents),
+  listModules: () => ipcRenderer.invoke(INVOKE.listModules),
+  snapshot: () => ipcRenderer.invoke(INVOKE.snapshot),
+  startTask: (request) => ipcRenderer.invoke(INVOKE.startTask, request),
+  cancelTask: (request) => ipcRenderer.invoke(INVOKE.cancelTask, request),
+  answerApproval: (request) => ipcRenderer.invoke(INVOKE.answerApproval, request),
+  answerQuestion: (request) => ipcRenderer.invoke(INVOKE.answerQuestion, request),
+  postMessage: (request) => ipcRenderer.invoke(INVOKE.postMessage, request),
+  onEdgeRow: (listener) => subscribe(EVENTS.edgeRow, listener),
+  onTask: (listener) => subscribe(EVENTS.task, listener),
+  onApproval: (listener) => subscribe(EVENTS.approval, listener),
+  onQuestion: (listener) => subscribe(EVENTS.question, listener),
+  onWithdrawn: (listener) => subscribe(EVENTS.withdrawn, listener),
+  onMessage: (listener) => subscribe(EVENTS.message, listener),
+};
+
+contextBridge.exposeInMainWorld('chatty', api);

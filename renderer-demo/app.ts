@@ -1,5 +1,10 @@
-// The demo window. It sees only `window.chatty`, the preload's bridge; the page has no Node.
-import type { ChattyBridge } from '../main/app/bridge/contract.js';
+// The app window. It sees only `window.chatty`, the preload's bridge; the page has no Node. Start
+// tasks on agents and watch them, answer the agents' approvals and questions, read the root's
+// mailbox and the gateway's edge log, see how an MCP client connects.
+import type { AgentSummary, ChattyBridge, EdgeRow, GatewayInfo, MailEntry, ModuleSummary, Snapshot, TaskUpdate } from '../main/app/bridge/contract.js';
+import { announce, byId, clock, h } from './dom.js';
+import { Popovers, type Waiting } from './popover.js';
+import { TaskBoard } from './tasks.js';
 
 declare global {
   interface Window {
@@ -7,41 +12,325 @@ declare global {
   }
 }
 
-const MAX_ROWS = 200;
+const MAX_EDGE_ROWS = 200;
 const bridge = window.chatty;
 
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  if (text !== undefined) el.textContent = text;
-  return el;
+/** The scripted agent's instructions (one per line), as hints that insert an example line. */
+const HINTS: { word: string; example: string; help: string }[] = [
+  { word: 'say', example: 'say hello', help: 'say <text>: a chunk of output' },
+  { word: 'step', example: 'step building', help: 'step <name>: a working status' },
+  { word: 'exec', example: 'exec echo hi', help: 'exec <command>: runs it in the workspace once you approve' },
+  { word: 'write', example: 'write notes.txt hello', help: 'write <path> <text>: writes it in the workspace once you approve' },
+  { word: 'ask', example: 'ask Which database? | Postgres | SQLite', help: 'ask <question> | option | option: asks you' },
+  { word: 'invoke', example: 'invoke local-reviewer say looks good', help: 'invoke <agent> <prompt>: delegates (\\n in the prompt is a new line)' },
+  { word: 'agents', example: 'agents', help: 'agents: lists the agents it may call' },
+  { word: 'post', example: 'post root done', help: 'post <to> <text>: leaves a note in a mailbox' },
+  { word: 'sleep', example: 'sleep 1000', help: 'sleep <ms>: waits' },
+  { word: 'fail', example: 'fail not today', help: 'fail <reason>: ends the task failed' },
+];
+
+// --- tabs ------------------------------------------------------------------------------------
+
+function setupTabs(): (id: string) => void {
+  const tabs = [...byId('tabs').querySelectorAll<HTMLButtonElement>('[role="tab"]')];
+  const select = (tab: HTMLButtonElement, focus: boolean): void => {
+    for (const t of tabs) {
+      const on = t === tab;
+      t.setAttribute('aria-selected', String(on));
+      t.tabIndex = on ? 0 : -1;
+      const panel = document.getElementById(t.getAttribute('aria-controls') ?? '');
+      if (panel) panel.hidden = !on;
+    }
+    if (focus) tab.focus();
+  };
+  tabs.forEach((tab, i) => {
+    tab.addEventListener('click', () => select(tab, false));
+    tab.addEventListener('keydown', (event) => {
+      const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+      let target: HTMLButtonElement | undefined;
+      if (step !== 0) target = tabs[(i + step + tabs.length) % tabs.length];
+      else if (event.key === 'Home') target = tabs[0];
+      else if (event.key === 'End') target = tabs[tabs.length - 1];
+      if (!target) return;
+      event.preventDefault();
+      select(target, true);
+    });
+  });
+  return (id) => {
+    const tab = tabs.find((t) => t.id === id);
+    if (tab) select(tab, false);
+  };
 }
 
-async function showGateway(): Promise<void> {
-  const where = document.getElementById('where');
-  const list = document.getElementById('modules');
-  if (!where || !list) return;
-  const info = await bridge.gatewayInfo();
-  where.textContent = `socket ${info.socketPath} · token ${info.tokenPath}`;
+// --- sidebar ---------------------------------------------------------------------------------
+
+function showAgents(agents: AgentSummary[], pick: (name: string) => void): void {
+  const list = byId('agents');
+  const select = byId<HTMLSelectElement>('agent');
+  if (agents.length === 0) {
+    list.replaceChildren(h('li', { className: 'muted' }, 'no agent published'));
+    return;
+  }
   list.replaceChildren(
-    ...(info.modules.length === 0
-      ? [element('li', 'no modules loaded')]
-      : info.modules.map((m) => element('li', `${m.name} ${m.version} — ${m.surfaces.join(', ') || 'no surfaces'}`))),
+    ...agents.map((a) =>
+      h(
+        'li',
+        { className: 'agent' },
+        h('button', { className: 'link', attrs: { type: 'button', 'aria-label': `start a task on ${a.name}` }, on: { click: () => pick(a.name) } }, a.name),
+        h('span', { className: 'muted small' }, a.description),
+      ),
+    ),
+  );
+  const previous = select.value;
+  select.replaceChildren(...agents.map((a) => h('option', { attrs: { value: a.name } }, a.displayName && a.displayName !== a.name ? `${a.name} (${a.displayName})` : a.name)));
+  if (agents.some((a) => a.name === previous)) select.value = previous;
+}
+
+function showModules(modules: ModuleSummary[]): void {
+  const box = byId('modules');
+  if (modules.length === 0) {
+    box.replaceChildren(h('p', { className: 'muted' }, 'no plugin loaded'));
+    return;
+  }
+  box.replaceChildren(
+    ...modules.map((m) =>
+      h(
+        'details',
+        { className: 'module', attrs: { 'data-module': m.name } },
+        h('summary', {}, h('span', { className: 'module-name' }, m.name), ' ', h('span', { className: 'muted small' }, `${m.version} · ${m.tools.length} tool${m.tools.length === 1 ? '' : 's'}`)),
+        m.description ? h('p', { className: 'muted small' }, m.description) : null,
+        m.toolsError !== undefined ? h('p', { className: 'error small' }, `tools unavailable: ${m.toolsError}`) : null,
+        h('ul', { className: 'tools plain' }, ...m.tools.map((t) => h('li', {}, h('code', {}, t.name), t.description ? h('span', { className: 'muted small' }, ` ${t.description}`) : null))),
+      ),
+    ),
   );
 }
 
-function followEdgeLog(): void {
-  const body = document.querySelector('#edge tbody');
-  if (!body) return;
-  bridge.onEdgeRow((row) => {
-    const tr = element('tr');
-    if (row.reason !== undefined) tr.className = 'refused';
-    for (const cell of [row.time.slice(11, 23), row.method, row.path, String(row.status), row.durationMs.toFixed(1), row.reason ?? '']) {
-      tr.append(element('td', cell));
-    }
-    body.prepend(tr);
-    while (body.children.length > MAX_ROWS) body.lastElementChild?.remove();
+// --- composer --------------------------------------------------------------------------------
+
+function setupComposer(): { pick: (agent: string) => void } {
+  const form = byId<HTMLFormElement>('composer');
+  const prompt = byId<HTMLTextAreaElement>('prompt');
+  const agent = byId<HTMLSelectElement>('agent');
+  const error = byId('composer-error');
+  const start = byId<HTMLButtonElement>('start');
+  byId('hints').replaceChildren(
+    ...HINTS.map((hint) =>
+      h(
+        'button',
+        { className: 'hint', attrs: { type: 'button', title: hint.help, 'aria-label': `insert ${hint.example}: ${hint.help}` }, on: { click: () => insertLine(prompt, hint.example) } },
+        hint.word,
+      ),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void submit();
   });
+  prompt.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      void submit();
+    }
+  });
+  async function submit(): Promise<void> {
+    error.hidden = true;
+    const text = prompt.value.trim();
+    if (!agent.value) return showError('No agent to start a task on.');
+    if (text === '') return showError('Write what the agent should do first.');
+    start.disabled = true;
+    try {
+      const { taskId } = await bridge.startTask({ agent: agent.value, prompt: text });
+      announce(`${taskId} started on ${agent.value}`);
+      prompt.value = '';
+    } catch (err) {
+      showError(`Could not start: ${(err as Error).message}`);
+    } finally {
+      start.disabled = false;
+      prompt.focus();
+    }
+  }
+  function showError(text: string): void {
+    error.textContent = text;
+    error.hidden = false;
+  }
+  return {
+    pick: (name) => {
+      agent.value = name;
+      prompt.focus();
+    },
+  };
 }
 
-followEdgeLog();
-void showGateway();
+function insertLine(area: HTMLTextAreaElement, line: string): void {
+  const before = area.value.slice(0, area.selectionStart);
+  const after = area.value.slice(area.selectionEnd);
+  const sep = before === '' || before.endsWith('\n') ? '' : '\n';
+  area.value = `${before}${sep}${line}${after}`;
+  const caret = before.length + sep.length + line.length;
+  area.setSelectionRange(caret, caret);
+  area.focus();
+}
+
+// --- mailbox ---------------------------------------------------------------------------------
+
+function setupMailbox(): { add: (entry: MailEntry) => void; nodes: (names: string[]) => void } {
+  const list = byId('mailbox');
+  const empty = byId('no-mail');
+  const count = byId('mail-count');
+  const status = byId('post-status');
+  const form = byId<HTMLFormElement>('post');
+  const to = byId<HTMLInputElement>('post-to');
+  const text = byId<HTMLInputElement>('post-text');
+  let unread = 0;
+  const seen = new Set<string>();
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (!to.value.trim() || !text.value.trim()) {
+      status.textContent = 'Name a node and write a note.';
+      return;
+    }
+    void bridge.postMessage({ to: to.value.trim(), text: text.value }).then(
+      (outcome) => {
+        status.textContent = outcome.status === 'pending' ? `Left for ${to.value.trim()}: delivered with its next result.` : `Refused: ${outcome.reason.replaceAll('_', ' ')}.`;
+        if (outcome.status === 'pending') text.value = '';
+      },
+      (err: Error) => {
+        status.textContent = `Could not post: ${err.message}`;
+      },
+    );
+  });
+  byId('tab-mail').addEventListener('click', () => {
+    unread = 0;
+    count.textContent = '';
+  });
+  return {
+    add: (entry) => {
+      if (seen.has(entry.id)) return;
+      seen.add(entry.id);
+      empty.hidden = true;
+      const line =
+        entry.direction === 'in'
+          ? h('li', { className: 'mail mail-in' }, h('time', {}, clock(entry.at)), h('strong', {}, `${entry.from} → root`), h('span', {}, entry.text))
+          : h(
+              'li',
+              { className: `mail mail-out ${entry.outcome.status === 'refused' ? 'refused' : ''}` },
+              h('time', {}, clock(entry.at)),
+              h('strong', {}, `root → ${entry.to}`),
+              h('span', {}, entry.text),
+              entry.outcome.status === 'refused' ? h('span', { className: 'reason' }, ` refused: ${entry.outcome.reason.replaceAll('_', ' ')}`) : null,
+            );
+      list.prepend(line);
+      if (entry.direction === 'in' && byId('tab-mail').getAttribute('aria-selected') !== 'true') {
+        unread += 1;
+        count.textContent = String(unread);
+        announce(`note from ${entry.from}`);
+      }
+    },
+    nodes: (names) => {
+      byId('known-nodes').replaceChildren(...[...new Set(names)].map((n) => h('option', { attrs: { value: n } })));
+    },
+  };
+}
+
+// --- edge log --------------------------------------------------------------------------------
+
+function setupEdgeLog(): (row: EdgeRow) => void {
+  const body = document.querySelector('#edge tbody');
+  const count = byId('edge-count');
+  let refusals = 0;
+  return (row) => {
+    if (!body) return;
+    const tr = h('tr', { className: row.reason !== undefined ? 'refused' : undefined });
+    for (const cell of [row.time.slice(11, 23), row.method, row.path, String(row.status), row.durationMs.toFixed(1), row.reason ?? '']) tr.append(h('td', {}, cell));
+    body.prepend(tr);
+    while (body.children.length > MAX_EDGE_ROWS) body.lastElementChild?.remove();
+    if (row.reason !== undefined) {
+      refusals += 1;
+      count.textContent = `${refusals} refused`;
+    }
+  };
+}
+
+// --- connect ---------------------------------------------------------------------------------
+
+function showConnect(info: GatewayInfo, modules: ModuleSummary[]): void {
+  const where = byId('where');
+  where.textContent = `serving on ${info.socketPath}`;
+  const module = modules.find((m) => m.surfaces.length > 0)?.name ?? '<module>';
+  const curl = `curl --unix-socket ${info.socketPath} \\\n  -H "Authorization: Bearer $(cat ${info.tokenPath})" \\\n  http://localhost/`;
+  const client = JSON.stringify({ command: 'npx', args: ['chatty-gateway', 'mcp-stdio', module, '--runtime-dir', info.runtimeDir] }, null, 2);
+  const block = (id: string, label: string, text: string): HTMLElement => {
+    const pre = h('pre', { className: 'copyable', attrs: { id, tabindex: '0', 'aria-label': label } }, text);
+    const button = h('button', { attrs: { type: 'button', 'aria-describedby': id } }, 'Copy');
+    button.addEventListener('click', () => {
+      void navigator.clipboard.writeText(text).then(
+        () => announce('copied'),
+        () => {
+          const range = document.createRange();
+          range.selectNodeContents(pre);
+          getSelection()?.removeAllRanges();
+          getSelection()?.addRange(range);
+          announce('selected: copy it with Ctrl+C');
+        },
+      );
+    });
+    return h('div', { className: 'copy-block' }, pre, button);
+  };
+  byId('connect').replaceChildren(
+    h('h2', {}, 'How an MCP client connects'),
+    h('p', {}, 'The gateway serves MCP on an owner-only Unix socket; every request needs the launch token, which is new on each start and stays in its file (this window never sees it).'),
+    h('dl', { className: 'facts' }, h('dt', {}, 'Socket'), h('dd', {}, h('code', { className: 'socket-path' }, info.socketPath)), h('dt', {}, 'Token file'), h('dd', {}, h('code', { className: 'token-path' }, info.tokenPath))),
+    h('h3', {}, 'A client that launches a command (the stdio bridge)'),
+    block('connect-client', 'MCP client server configuration', client),
+    h('h3', {}, 'Over HTTP on the socket'),
+    block('connect-curl', 'curl example', curl),
+    h('p', { className: 'muted small' }, `MCP endpoints: ${modules.flatMap((m) => m.surfaces).join(', ') || 'none (no plugin loaded)'}.`),
+  );
+}
+
+// --- start -----------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const showTab = setupTabs();
+  const popovers = new Popovers(bridge, byId<HTMLDialogElement>('popover'), byId('popover-body'), byId<HTMLButtonElement>('waiting'));
+  const mailbox = setupMailbox();
+  const addEdgeRow = setupEdgeLog();
+  const board = new TaskBoard(bridge, byId('tasks'), byId('no-tasks'), (names) => mailbox.nodes(names));
+  const composer = setupComposer();
+
+  // Events that arrive before the snapshot's answer are in the snapshot already.
+  let ready = false;
+  const live =
+    <T>(apply: (value: T) => void) =>
+    (value: T): void => {
+      if (ready) apply(value);
+    };
+  bridge.onTask(live<TaskUpdate>((u) => board.apply(u)));
+  bridge.onApproval(live((view) => popovers.add({ kind: 'approval', view })));
+  bridge.onQuestion(live((view) => popovers.add({ kind: 'question', view })));
+  bridge.onWithdrawn(live((w) => popovers.remove(w.requestId, `request withdrawn: ${w.reason}`)));
+  bridge.onMessage(live(mailbox.add));
+  bridge.onEdgeRow(live(addEdgeRow));
+
+  const snapshot: Snapshot = await bridge.snapshot();
+  ready = true;
+  board.load(snapshot.tasks);
+  for (const row of snapshot.edgeRows) addEdgeRow(row);
+  for (const entry of snapshot.mailbox) mailbox.add(entry);
+  const waiting: Waiting[] = [...snapshot.approvals.map((view) => ({ kind: 'approval' as const, view })), ...snapshot.questions.map((view) => ({ kind: 'question' as const, view }))];
+  for (const w of waiting.sort((a, b) => a.view.at - b.view.at)) popovers.add(w);
+
+  const [info, agents, modules] = await Promise.all([bridge.gatewayInfo(), bridge.listAgents(), bridge.listModules()]);
+  showAgents(agents, (name) => {
+    showTab('tab-tasks');
+    composer.pick(name);
+  });
+  showModules(modules);
+  showConnect(info, modules);
+  document.body.dataset['ready'] = 'true';
+}
+
+main().catch((err: unknown) => {
+  byId('where').textContent = `could not reach the gateway: ${(err as Error)?.message ?? String(err)}`;
+});

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -25,11 +25,15 @@ function transpile(path: string, module: ts.ModuleKind): string {
 }
 
 /**
- * Serves the real demo page on loopback: index.html and style.css as they are, the renderer's
- * app.ts transpiled where the page expects the build output. `extraPages` adds pages by path.
+ * Serves the real app page on loopback: index.html and style.css as they are, each renderer
+ * module (`renderer-demo/*.ts`) compiled as the build compiles it, where the page expects the
+ * build output (`/out/renderer-demo/*.js`). `extraPages` adds pages (or scripts) by path.
  */
 export async function serveDemo(extraPages: Record<string, string> = {}): Promise<{ base: string; server: Server }> {
-  const appJs = transpile('renderer-demo/app.ts', ts.ModuleKind.ESNext);
+  const modules = new Map<string, string>();
+  for (const file of readdirSync(join(REPO_ROOT, 'renderer-demo'))) {
+    if (file.endsWith('.ts')) modules.set(`/out/renderer-demo/${file.replace(/\.ts$/, '.js')}`, transpile(`renderer-demo/${file}`, ts.ModuleKind.ESNext));
+  }
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const send = (type: string, body: string): void => {
@@ -38,9 +42,10 @@ export async function serveDemo(extraPages: Record<string, string> = {}): Promis
     };
     if (path === '/renderer-demo/index.html') return send('text/html', readFileSync(join(REPO_ROOT, 'renderer-demo/index.html'), 'utf8'));
     if (path === '/renderer-demo/style.css') return send('text/css', readFileSync(join(REPO_ROOT, 'renderer-demo/style.css'), 'utf8'));
-    if (path === '/out/renderer-demo/app.js') return send('text/javascript', appJs);
+    const module = modules.get(path);
+    if (module !== undefined) return send('text/javascript', module);
     const extra = extraPages[path];
-    if (extra !== undefined) return send('text/html', extra);
+    if (extra !== undefined) return send(path.endsWith('.js') ? 'text/javascript' : 'text/html', extra);
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -90,4 +95,27 @@ export async function installPreload(page: Page, ipc: IpcLoopback): Promise<{ em
       await page.evaluate(([c, p]) => (window as unknown as { __chattyIpcEmit(c: string, p: unknown): void }).__chattyIpcEmit(c, p), [channel, payload] as const);
     },
   };
+}
+
+/** What the loopback needs of the bridge host: its calls, and the window lifecycle Electron reports. */
+export interface WindowHost extends IpcLoopback {
+  attachWindow(send: (channel: string, payload: unknown) => void): void;
+  windowReset(reason?: string): void;
+  detachWindow(reason?: string): void;
+}
+
+/**
+ * The app window as main/app/electron-bridge.ts binds it, with Playwright in Electron's place: the
+ * real preload in the page, `ipcRenderer.invoke` reaching `host.handle`, `webContents.send` as
+ * `emit`, the top frame starting a navigation (a reload) as `did-start-navigation`, and the page
+ * closing as `destroyed`.
+ */
+export async function bindWindow(page: Page, host: WindowHost): Promise<void> {
+  const { emit } = await installPreload(page, host);
+  // Like webContents.send: a message to a page that is going away is lost, never an error here.
+  host.attachWindow((channel, payload) => void emit(channel, payload).catch(() => {}));
+  page.on('request', (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) host.windowReset('the window was reloaded');
+  });
+  page.on('close', () => host.detachWindow('the window was closed'));
 }

@@ -1,6 +1,35 @@
+import { dirname } from 'node:path';
+import type { z } from 'zod';
+import type { ApprovalRequest, QuestionToRoot, RootInvokeResult, RootTransport, Verdict } from '../../broker/index.js';
+import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
-import { surfacesOf } from '../../gateway/modules.js';
-import { BRIDGE_CHANNELS, InvokeRequestSchemas, type GatewayInfo, type InvokeChannel } from './contract.js';
+import { surfacesOf, type CallableModule, type ServedModule } from '../../gateway/modules.js';
+import {
+  EVENT_CHANNELS,
+  INVOKE_CHANNELS,
+  InvokeRequestSchemas,
+  type AgentSummary,
+  type AnswerApproval,
+  type AnswerQuestion,
+  type Asker,
+  type EdgeRow,
+  type EventChannel,
+  type EventPayloads,
+  type GatewayInfo,
+  type InvokeChannel,
+  type InvokeResponses,
+  type MailEntry,
+  type MailOutcome,
+  type ModuleSummary,
+  type PendingApproval,
+  type PendingQuestion,
+  type Snapshot,
+  type StartTask,
+  type TaskNode,
+  type TaskState,
+  type TaskView,
+  type TimelineEntry,
+} from './contract.js';
 
 /** Who sent an IPC message, as the Electron layer reports it. */
 export interface IpcSender {
@@ -14,47 +43,441 @@ export class BridgeRefusal extends Error {
   override readonly name = 'BridgeRefusal';
 }
 
+/** How the host reaches the one app window: `webContents.send` in Electron. */
+export type WindowSend = <C extends EventChannel>(channel: C, payload: EventPayloads[C]) => void;
+
+export interface BridgeHostOptions {
+  /** Where refusals and other notes go (the main-process log). */
+  log?: (line: string) => void;
+}
+
+/** Kept for a (re)loaded window's snapshot. */
+const MAX_EDGE_ROWS = 200;
+const MAX_MAIL = 200;
+const MAX_ENDED_TASKS = 50;
+const MAX_ENTRIES_PER_TASK = 1000;
+
+interface TaskRecord {
+  view: TaskView;
+  controller: AbortController;
+  settled: Promise<void>;
+}
+
+type Pending =
+  | { kind: 'approval'; view: PendingApproval; task: TaskRecord | undefined; settle: (verdict: Verdict) => void }
+  | {
+      kind: 'question';
+      view: PendingQuestion;
+      task: TaskRecord | undefined;
+      settle: (answers: AnswerQuestion['answers']) => void;
+      fail: (err: Error) => void;
+    };
+
 /**
- * The main-process side of the bridge, free of Electron so it runs under test: checks the sender,
- * validates the payload, answers. `main/app/electron-bridge.ts` binds it to `ipcMain`.
+ * The main-process side of the bridge, free of Electron so it runs under test. It is the root's
+ * human: it answers the root transport's approvals and questions by asking the window, runs the
+ * tasks the window starts, relays the root's mailbox and the edge log. Every call is checked
+ * (the sender is the window's top frame at the app's page, the channel is known, the payload
+ * parses) before anything happens. `main/app/electron-bridge.ts` binds it to `ipcMain` and the
+ * window's `webContents`.
+ *
+ * Window lifecycle: `attachWindow(send)` when the window exists; `windowReset(reason)` when its
+ * page reloads or navigates (every waiting approval is denied, every waiting question withdrawn,
+ * since nobody is looking at them any more); `detachWindow()` when it closes (the same, and from
+ * then on approvals are denied and questions refused at once until a window is attached again).
  */
 export class BridgeHost {
+  private readonly root: RootTransport;
+  private readonly log: (line: string) => void;
+  private send: WindowSend | undefined;
+  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly mailbox: MailEntry[] = [];
+  private readonly edgeRows: EdgeRow[] = [];
+  private readonly unsubscribe: (() => void)[] = [];
+  private nextTask = 0;
+  private nextRequest = 0;
+  private nextMail = 0;
+  private closed = false;
+
   constructor(
     private readonly gateway: ProtocolGateway,
     private readonly started: StartedGateway,
-    /** The only page allowed to call: the demo window's own URL (its origin and path). */
+    /** The only page allowed to call: the app window's own URL. */
     private readonly trustedUrl: (url: string) => boolean,
-  ) {}
+    options: BridgeHostOptions = {},
+  ) {
+    this.root = gateway.transport();
+    this.log = options.log ?? (() => {});
+    this.unsubscribe.push(
+      this.root.onApproval((request, signal) => this.askApproval(request, signal)),
+      this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
+      this.root.onMessage((message) => this.addMail({ id: message.id, direction: 'in', from: message.from, text: message.text, at: Date.now() })),
+      gateway.onEdge((row) => this.addEdgeRow({ ...row })),
+    );
+  }
 
   readonly invokeChannels = Object.keys(InvokeRequestSchemas) as InvokeChannel[];
 
+  /** One renderer call: refused (rejects with `BridgeRefusal`) unless the sender, channel and payload are all right. */
   async handle(channel: string, sender: IpcSender, payload: unknown): Promise<unknown> {
+    try {
+      return await this.dispatch(channel, sender, payload);
+    } catch (err) {
+      if (err instanceof BridgeRefusal) this.log(`bridge: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** The window exists: events go to it through `send`. */
+  attachWindow(send: WindowSend): void {
+    this.send = send;
+  }
+
+  /** The window's page reloads or navigates: its waiting approvals are denied and its questions withdrawn. */
+  windowReset(reason = 'the window was reloaded'): void {
+    for (const [requestId, pending] of [...this.pending]) {
+      this.pending.delete(requestId);
+      if (pending.kind === 'approval') {
+        this.addEntry(pending.task, { kind: 'verdict', text: `denied ${pending.view.commandOrPath}: ${reason}`, node: pending.view.asker.agent });
+        pending.settle('denied');
+      } else {
+        this.addEntry(pending.task, { kind: 'withdrawn', text: `question withdrawn: ${reason}`, node: pending.view.asker.agent });
+        pending.fail(new Error(`the question was withdrawn: ${reason} before it was answered`));
+      }
+    }
+  }
+
+  /** The window closed: as a reset, and nothing is sent until a window is attached again. */
+  detachWindow(reason = 'the window was closed'): void {
+    this.send = undefined;
+    this.windowReset(reason);
+  }
+
+  /** Stops answering for the root and forgets the window; running tasks are left to `gateway.stop()`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.detachWindow('the app is closing');
+    for (const off of this.unsubscribe.splice(0)) off();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private async dispatch(channel: string, sender: IpcSender, payload: unknown): Promise<unknown> {
     if (!sender.isMainFrame || !this.trustedUrl(sender.url)) {
       throw new BridgeRefusal(`refused ${channel}: sender ${sender.url} is not the trusted window`);
     }
     if (!isInvokeChannel(channel)) throw new BridgeRefusal(`refused: unknown channel ${channel}`);
-    const parsed = InvokeRequestSchemas[channel].safeParse(payload);
-    if (!parsed.success) throw new BridgeRefusal(`refused ${channel}: invalid payload`);
+    if (this.closed) throw new BridgeRefusal(`refused ${channel}: the bridge is closed`);
     switch (channel) {
-      case BRIDGE_CHANNELS.gatewayInfo:
+      case INVOKE_CHANNELS.gatewayInfo:
+        parse(channel, payload);
         return this.gatewayInfo();
+      case INVOKE_CHANNELS.listAgents:
+        parse(channel, payload);
+        return this.listAgents();
+      case INVOKE_CHANNELS.listModules:
+        parse(channel, payload);
+        return this.listModules();
+      case INVOKE_CHANNELS.snapshot:
+        parse(channel, payload);
+        return this.snapshot();
+      case INVOKE_CHANNELS.startTask:
+        return this.startTask(parse(channel, payload));
+      case INVOKE_CHANNELS.cancelTask:
+        return this.cancelTask(parse(channel, payload).taskId);
+      case INVOKE_CHANNELS.answerApproval:
+        return this.answerApproval(parse(channel, payload));
+      case INVOKE_CHANNELS.answerQuestion:
+        return this.answerQuestion(parse(channel, payload));
+      case INVOKE_CHANNELS.postMessage: {
+        const { to, text } = parse(channel, payload);
+        return this.postMessage(to, text);
+      }
     }
   }
 
-  /** Pushes edge rows to the renderer through `send`; returns the unsubscribe function. */
-  forwardEdgeRows(send: (channel: string, payload: unknown) => void): () => void {
-    return this.gateway.onEdge((row) => send(BRIDGE_CHANNELS.edgeRow, row));
+  private emit<C extends EventChannel>(channel: C, payload: EventPayloads[C]): void {
+    try {
+      this.send?.(channel, payload);
+    } catch (err) {
+      this.log(`bridge: could not send ${channel}: ${(err as Error)?.message ?? String(err)}`);
+    }
   }
 
-  private gatewayInfo(): GatewayInfo {
-    return {
-      socketPath: this.started.socketPath,
-      tokenPath: this.started.tokenPath,
-      modules: this.gateway.registry.list().map((m) => ({ name: m.name, version: m.version, surfaces: surfacesOf(m) })),
+  private gatewayInfo(): InvokeResponses['chatty:gateway-info'] {
+    const info: GatewayInfo = { socketPath: this.started.socketPath, tokenPath: this.started.tokenPath, runtimeDir: dirname(this.started.socketPath) };
+    return info;
+  }
+
+  private async listAgents(): Promise<AgentSummary[]> {
+    const agents = await this.root.listAgents();
+    return agents.map((a) => ({
+      name: a.name,
+      displayName: a.displayName,
+      description: a.description,
+      skills: a.skills.map((s) => ({ name: s.name, description: s.description, examples: [...s.examples] })),
+    }));
+  }
+
+  /** The loaded modules (`registry.list()`) with their tools (each handle's `listTools()`). */
+  private async listModules(): Promise<ModuleSummary[]> {
+    const registry = this.gateway.registry;
+    return Promise.all(
+      registry.list().map(async (m): Promise<ModuleSummary> => {
+        const summary: ModuleSummary = { name: m.name, version: m.version, description: m.description, surfaces: surfacesOf(m), tools: [] };
+        const callable = registry.get?.(m.name) ?? (isCallable(m) ? m : undefined);
+        if (!callable) return summary;
+        try {
+          summary.tools = (await callable.listTools()).map((t) => ({ name: t.name, description: t.description }));
+        } catch (err) {
+          summary.toolsError = (err as Error)?.message ?? String(err);
+        }
+        return summary;
+      }),
+    );
+  }
+
+  private snapshot(): Snapshot {
+    return structuredClone({
+      tasks: [...this.tasks.values()].map((t) => t.view),
+      approvals: [...this.pending.values()].flatMap((p) => (p.kind === 'approval' ? [p.view] : [])),
+      questions: [...this.pending.values()].flatMap((p) => (p.kind === 'question' ? [p.view] : [])),
+      mailbox: this.mailbox,
+      edgeRows: this.edgeRows,
+    });
+  }
+
+  // --- tasks -----------------------------------------------------------------------------------
+
+  private startTask({ agent, prompt }: StartTask): { taskId: string } {
+    const taskId = `task-${++this.nextTask}`;
+    const controller = new AbortController();
+    const view: TaskView = { taskId, agent, prompt, startedAt: Date.now(), state: 'running', nodes: [], entries: [] };
+    const record: TaskRecord = { view, controller, settled: Promise.resolve() };
+    this.tasks.set(taskId, record);
+    this.forgetOldTasks();
+    this.emit(EVENT_CHANNELS.task, { type: 'started', task: structuredClone(view) });
+    record.settled = this.root
+      .invoke(agent, prompt, { signal: controller.signal, onProgress: (event) => this.onProgress(record, event) })
+      .then(
+        (result) => this.endTask(record, outcomeOf(result)),
+        (err: unknown) => this.endTask(record, { state: 'failed', error: (err as Error)?.message ?? String(err) }),
+      );
+    return { taskId };
+  }
+
+  private onProgress(task: TaskRecord, event: ProgressEvent): void {
+    if ('Admitted' in event) {
+      this.addNode(task, { name: event.Admitted, role: roleOf(event.Admitted), parent: 'root' });
+      this.addEntry(task, { kind: 'admitted', text: `${event.Admitted} admitted`, node: event.Admitted });
+      return;
+    }
+    const top = task.view.nodes.find((n) => n.parent === 'root')?.name;
+    if ('Step' in event) this.addEntry(task, { kind: 'step', text: event.Step, ...(top ? { node: top } : {}) });
+    else this.addEntry(task, { kind: 'text', text: event.Text, ...(top ? { node: top } : {}) });
+  }
+
+  private endTask(task: TaskRecord, outcome: { state: Exclude<TaskState, 'running'>; error?: string }): void {
+    task.view.state = outcome.state;
+    if (outcome.error !== undefined) task.view.error = outcome.error;
+    const text = outcome.state === 'completed' ? 'completed' : `${outcome.state}${outcome.error !== undefined ? `: ${outcome.error}` : ''}`;
+    this.addEntry(task, { kind: 'result', text });
+    this.emit(EVENT_CHANNELS.task, { type: 'ended', taskId: task.view.taskId, state: outcome.state, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+  }
+
+  /** Resolves once the task has ended, everything it started reaped. */
+  private async cancelTask(taskId: string): Promise<{ cancelled: true }> {
+    const task = this.tasks.get(taskId);
+    if (!task || task.view.state !== 'running') throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.cancelTask}: ${taskId} is not running`);
+    task.controller.abort(new Error('cancelled from the window'));
+    await task.settled;
+    return { cancelled: true };
+  }
+
+  private forgetOldTasks(): void {
+    const ended = [...this.tasks.values()].filter((t) => t.view.state !== 'running');
+    for (const t of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_TASKS))) this.tasks.delete(t.view.taskId);
+  }
+
+  private addNode(task: TaskRecord, node: TaskNode): void {
+    if (task.view.nodes.some((n) => n.name === node.name)) return;
+    task.view.nodes.push(node);
+    this.emit(EVENT_CHANNELS.task, { type: 'node', taskId: task.view.taskId, node: { ...node } });
+  }
+
+  private addEntry(task: TaskRecord | undefined, entry: Omit<TimelineEntry, 'at'>): void {
+    if (!task) return;
+    const full: TimelineEntry = { at: Date.now(), ...entry };
+    task.view.entries.push(full);
+    if (task.view.entries.length > MAX_ENTRIES_PER_TASK) task.view.entries.splice(0, task.view.entries.length - MAX_ENTRIES_PER_TASK);
+    this.emit(EVENT_CHANNELS.task, { type: 'entry', taskId: task.view.taskId, entry: { ...full } });
+  }
+
+  /**
+   * The task an asker works under, and its place in that task's tree. A node already in a tree
+   * belongs to that task; otherwise the running task whose top agent has the chain's first role,
+   * when exactly one does. The chain's roles are then drawn under the root down to the asker.
+   */
+  private attribute(asker: Asker): TaskRecord | undefined {
+    const running = [...this.tasks.values()].filter((t) => t.view.state === 'running');
+    let task = running.find((t) => t.view.nodes.some((n) => n.name === asker.agent));
+    if (!task) {
+      const topRole = asker.chain[1];
+      const candidates = running.filter((t) => t.view.nodes.some((n) => n.parent === 'root' && n.role === topRole));
+      if (candidates.length === 1) task = candidates[0];
+    }
+    if (task) this.placeAsker(task, asker);
+    return task;
+  }
+
+  private placeAsker(task: TaskRecord, asker: Asker): void {
+    if (task.view.nodes.some((n) => n.name === asker.agent)) return;
+    let parent = 'root';
+    const roles = asker.chain.slice(1);
+    roles.forEach((role, i) => {
+      if (i === roles.length - 1) {
+        this.addNode(task, { name: asker.agent, role, parent });
+        return;
+      }
+      const known = task.view.nodes.find((n) => n.parent === parent && n.role === role);
+      if (known) parent = known.name;
+      else {
+        const placeholder = `${role} (via ${parent})`;
+        this.addNode(task, { name: placeholder, role, parent });
+        parent = placeholder;
+      }
+    });
+  }
+
+  // --- the human loop ---------------------------------------------------------------------------
+
+  private askApproval(request: ApprovalRequest, signal: AbortSignal): Verdict | Promise<Verdict> {
+    if (!this.send || signal.aborted) return 'denied'; // nobody to ask: never approved by default
+    const requestId = `approval-${++this.nextRequest}`;
+    const task = this.attribute(request.asker);
+    const view: PendingApproval = {
+      requestId,
+      taskId: task?.view.taskId ?? null,
+      kind: request.kind,
+      commandOrPath: request.command_or_path,
+      ...(request.diff_stat !== undefined ? { diffStat: request.diff_stat } : {}),
+      asker: { agent: request.asker.agent, chain: [...request.asker.chain] },
+      at: Date.now(),
     };
+    return new Promise<Verdict>((resolve, reject) => {
+      this.pending.set(requestId, { kind: 'approval', view, task, settle: resolve });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (!this.pending.delete(requestId)) return;
+          this.addEntry(task, { kind: 'withdrawn', text: `approval withdrawn: ${request.command_or_path}`, node: request.asker.agent });
+          this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason: 'the asker withdrew it' });
+          reject(new Error('withdrawn'));
+        },
+        { once: true },
+      );
+      this.addEntry(task, { kind: 'approval', text: `asks to ${request.kind} ${request.command_or_path}`, node: request.asker.agent });
+      this.emit(EVENT_CHANNELS.approval, structuredClone(view));
+    });
+  }
+
+  private askQuestion(request: QuestionToRoot, signal: AbortSignal): Promise<AnswerQuestion['answers']> {
+    if (!this.send) return Promise.reject(new Error('no window is open to answer the question'));
+    if (signal.aborted) return Promise.reject(new Error('withdrawn'));
+    const requestId = `question-${++this.nextRequest}`;
+    const task = this.attribute(request.asker);
+    const view: PendingQuestion = {
+      requestId,
+      taskId: task?.view.taskId ?? null,
+      questions: request.questions.map((q) => ({ id: q.id, question: q.question, options: [...q.options] })),
+      asker: { agent: request.asker.agent, chain: [...request.asker.chain] },
+      ...(request.origin !== undefined ? { origin: request.origin } : {}),
+      at: Date.now(),
+    };
+    return new Promise((resolve, reject) => {
+      this.pending.set(requestId, { kind: 'question', view, task, settle: resolve, fail: reject });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (!this.pending.delete(requestId)) return;
+          this.addEntry(task, { kind: 'withdrawn', text: 'question withdrawn by its asker', node: request.asker.agent });
+          this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason: 'the asker withdrew it' });
+          reject(new Error('withdrawn'));
+        },
+        { once: true },
+      );
+      this.addEntry(task, { kind: 'question', text: `asks: ${request.questions.map((q) => q.question).join(' / ')}`, node: request.asker.agent });
+      this.emit(EVENT_CHANNELS.question, structuredClone(view));
+    });
+  }
+
+  private answerApproval({ requestId, verdict }: AnswerApproval): { accepted: true } {
+    const pending = this.pending.get(requestId);
+    if (!pending || pending.kind !== 'approval') throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerApproval}: no approval ${requestId} is waiting`);
+    this.pending.delete(requestId);
+    this.addEntry(pending.task, { kind: 'verdict', text: `${verdict} ${pending.view.commandOrPath}`, node: pending.view.asker.agent });
+    pending.settle(verdict);
+    return { accepted: true };
+  }
+
+  private answerQuestion({ requestId, answers }: AnswerQuestion): { accepted: true } {
+    const pending = this.pending.get(requestId);
+    if (!pending || pending.kind !== 'question') throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: no question ${requestId} is waiting`);
+    const asked = pending.view.questions.map((q) => q.id).sort();
+    const given = answers.map((a) => a.id).sort();
+    if (asked.length !== given.length || asked.some((id, i) => id !== given[i])) {
+      throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: the answers must answer each of ${requestId}'s questions once`);
+    }
+    this.pending.delete(requestId);
+    this.addEntry(pending.task, { kind: 'answer', text: `answered ${answers.map((a) => a.answer).join(' / ')}`, node: pending.view.asker.agent });
+    pending.settle(answers.map((a) => ({ ...a })));
+    return { accepted: true };
+  }
+
+  // --- mailbox and edge log ---------------------------------------------------------------------
+
+  private async postMessage(to: string, text: string): Promise<MailOutcome> {
+    const outcome = await this.root.post(to, text);
+    this.addMail({ id: `out-${++this.nextMail}`, direction: 'out', to, text, at: Date.now(), outcome: { ...outcome } });
+    return outcome;
+  }
+
+  private addMail(entry: MailEntry): void {
+    this.mailbox.push(entry);
+    if (this.mailbox.length > MAX_MAIL) this.mailbox.splice(0, this.mailbox.length - MAX_MAIL);
+    this.emit(EVENT_CHANNELS.message, { ...entry });
+  }
+
+  private addEdgeRow(row: EdgeRow): void {
+    this.edgeRows.push(row);
+    if (this.edgeRows.length > MAX_EDGE_ROWS) this.edgeRows.splice(0, this.edgeRows.length - MAX_EDGE_ROWS);
+    this.emit(EVENT_CHANNELS.edgeRow, { ...row });
   }
 }
 
 function isInvokeChannel(channel: string): channel is InvokeChannel {
   return Object.hasOwn(InvokeRequestSchemas, channel);
+}
+
+function parse<C extends InvokeChannel>(channel: C, payload: unknown): z.infer<(typeof InvokeRequestSchemas)[C]> {
+  const parsed = InvokeRequestSchemas[channel].safeParse(payload);
+  if (!parsed.success) throw new BridgeRefusal(`refused ${channel}: invalid payload`);
+  return parsed.data as z.infer<(typeof InvokeRequestSchemas)[C]>;
+}
+
+function isCallable(m: ServedModule): m is CallableModule {
+  return typeof (m as Partial<CallableModule>).listTools === 'function';
+}
+
+/** `lead-0` → `lead`: an admitted node's name is its spec and a number. */
+function roleOf(node: string): string {
+  return node.replace(/-[0-9]+$/, '');
+}
+
+function outcomeOf(result: RootInvokeResult): { state: Exclude<TaskState, 'running'>; error?: string } {
+  if (result.cancelled_by_user) return { state: 'cancelled', error: 'cancelled from the window' };
+  if (result.success) return { state: 'completed' };
+  return { state: 'failed', ...(result.error !== undefined ? { error: result.error } : {}) };
 }

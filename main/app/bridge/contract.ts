@@ -2,41 +2,275 @@ import { z } from 'zod';
 
 /**
  * The renderer bridge: every channel between the main process and the (untrusted) renderer, with
- * the schema of what crosses it. The preload mirrors the channel names (a sandboxed preload can
- * require nothing but 'electron'); the browser test fails if the two ever disagree.
+ * the schema of what crosses it. The preload imports these names as types only (a sandboxed
+ * preload can require nothing but 'electron') and its own copy must equal them, which the
+ * compiler checks (`satisfies`); the browser tests check it again at run time.
  */
-export const BRIDGE_CHANNELS = {
-  /** renderer → main (invoke): where the gateway is and what it serves. */
+
+/** renderer → main (`ipcRenderer.invoke`): each takes the payload its schema below says. */
+export const INVOKE_CHANNELS = {
+  /** Where the gateway is (socket and token file paths, never the token). */
   gatewayInfo: 'chatty:gateway-info',
-  /** main → renderer (event): one edge-log row. */
+  /** The agents the root may call. */
+  listAgents: 'chatty:list-agents',
+  /** The loaded plugin modules with their tools. */
+  listModules: 'chatty:list-modules',
+  /** What a (re)loaded window needs: tasks, waiting requests, the mailbox, recent edge rows. */
+  snapshot: 'chatty:snapshot',
+  /** Starts a task on an agent: `{agent, prompt}` → `{taskId}`. */
+  startTask: 'chatty:start-task',
+  /** Cancels a running task and everything under it: `{taskId}`. */
+  cancelTask: 'chatty:cancel-task',
+  /** `{requestId, verdict}` for a waiting approval. */
+  answerApproval: 'chatty:answer-approval',
+  /** `{requestId, answers}` for a waiting question. */
+  answerQuestion: 'chatty:answer-question',
+  /** The root leaves a note for a node: `{to, text}`. */
+  postMessage: 'chatty:post-message',
+} as const;
+
+/** main → renderer (`webContents.send`): one payload each, as typed below. */
+export const EVENT_CHANNELS = {
+  /** One edge-log row. */
   edgeRow: 'chatty:edge-row',
+  /** A task started, changed or ended (`TaskUpdate`). */
+  task: 'chatty:task',
+  /** An approval waits for the human (`PendingApproval`). */
+  approval: 'chatty:approval',
+  /** A question waits for the human (`PendingQuestion`). */
+  question: 'chatty:question',
+  /** A waiting request was withdrawn by its asker: the popover closes (`Withdrawn`). */
+  withdrawn: 'chatty:withdrawn',
+  /** A mailbox entry: a note a node left for the root, or one the root posted (`MailEntry`). */
+  message: 'chatty:message',
 } as const;
 
-export const GatewayInfoSchema = z.strictObject({
-  socketPath: z.string(),
-  tokenPath: z.string(),
-  modules: z.array(z.strictObject({ name: z.string(), version: z.string(), surfaces: z.array(z.string()) })),
-});
-export type GatewayInfo = z.infer<typeof GatewayInfoSchema>;
+export const BRIDGE_CHANNELS = { ...INVOKE_CHANNELS, ...EVENT_CHANNELS } as const;
 
-export const EdgeRowSchema = z.strictObject({
-  time: z.string(),
-  method: z.string(),
-  path: z.string(),
-  status: z.number().int(),
-  durationMs: z.number(),
-  reason: z.string().optional(),
-});
+export type InvokeChannels = typeof INVOKE_CHANNELS;
+export type EventChannels = typeof EVENT_CHANNELS;
+export type InvokeChannel = InvokeChannels[keyof InvokeChannels];
+export type EventChannel = EventChannels[keyof EventChannels];
 
-/** What each invoke channel takes from the renderer: nothing, for now. */
+// ---------------------------------------------------------------------------------------------
+// What the renderer sends: validated in main before anything else happens.
+
+const MAX_PROMPT_CHARS = 64 * 1024;
+const MAX_ANSWER_CHARS = 16 * 1024;
+const MAX_POST_CHARS = 8 * 1024;
+const name = z.string().min(1).max(200);
+const requestId = z.string().regex(/^(approval|question)-[1-9][0-9]{0,9}$/);
+const taskId = z.string().regex(/^task-[1-9][0-9]{0,9}$/);
+
+export const StartTaskSchema = z.strictObject({ agent: name, prompt: z.string().min(1).max(MAX_PROMPT_CHARS) });
+export const CancelTaskSchema = z.strictObject({ taskId });
+export const AnswerApprovalSchema = z.strictObject({ requestId, verdict: z.enum(['approved', 'denied']) });
+export const AnswerQuestionSchema = z.strictObject({
+  requestId,
+  answers: z
+    .array(z.strictObject({ id: z.string().min(1).max(200), answer: z.string().max(MAX_ANSWER_CHARS), custom: z.boolean() }))
+    .min(1)
+    .max(64),
+});
+export const PostMessageSchema = z.strictObject({ to: name, text: z.string().min(1).max(MAX_POST_CHARS) });
+
+/** What each invoke channel takes from the renderer. */
 export const InvokeRequestSchemas = {
-  [BRIDGE_CHANNELS.gatewayInfo]: z.undefined(),
-} as const;
+  [INVOKE_CHANNELS.gatewayInfo]: z.undefined(),
+  [INVOKE_CHANNELS.listAgents]: z.undefined(),
+  [INVOKE_CHANNELS.listModules]: z.undefined(),
+  [INVOKE_CHANNELS.snapshot]: z.undefined(),
+  [INVOKE_CHANNELS.startTask]: StartTaskSchema,
+  [INVOKE_CHANNELS.cancelTask]: CancelTaskSchema,
+  [INVOKE_CHANNELS.answerApproval]: AnswerApprovalSchema,
+  [INVOKE_CHANNELS.answerQuestion]: AnswerQuestionSchema,
+  [INVOKE_CHANNELS.postMessage]: PostMessageSchema,
+} as const satisfies Record<InvokeChannel, z.ZodType>;
 
-export type InvokeChannel = keyof typeof InvokeRequestSchemas;
+export type StartTask = z.infer<typeof StartTaskSchema>;
+export type CancelTask = z.infer<typeof CancelTaskSchema>;
+export type AnswerApproval = z.infer<typeof AnswerApprovalSchema>;
+export type AnswerQuestion = z.infer<typeof AnswerQuestionSchema>;
+export type PostMessage = z.infer<typeof PostMessageSchema>;
 
-/** The API the preload exposes as `window.chatty`. */
+// ---------------------------------------------------------------------------------------------
+// What main sends or answers. Built in main from trusted data; typed here for both sides.
+
+export interface GatewayInfo {
+  socketPath: string;
+  tokenPath: string;
+  /** The runtime directory (`--runtime-dir` for `chatty-gateway mcp-stdio`). */
+  runtimeDir: string;
+}
+
+export interface AgentSummary {
+  name: string;
+  displayName: string;
+  description: string;
+  skills: { name: string; description: string; examples: string[] }[];
+}
+
+export interface ModuleSummary {
+  name: string;
+  version: string;
+  description: string;
+  surfaces: string[];
+  tools: { name: string; description: string }[];
+  /** Why its tools could not be listed, when they could not. */
+  toolsError?: string;
+}
+
+export interface EdgeRow {
+  time: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  /** Present on a refusal. */
+  reason?: string;
+}
+
+export interface Asker {
+  /** The admitted node that asks (`helper-0`). */
+  agent: string;
+  /** Roles from the root down to it (`["root", "lead", "helper"]`). */
+  chain: string[];
+}
+
+/** A node of a task's delegation tree; `parent` is `root` for the agent the root called. */
+export interface TaskNode {
+  name: string;
+  role: string;
+  parent: string;
+}
+
+export type TaskState = 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface TimelineEntry {
+  /** Milliseconds since the epoch. */
+  at: number;
+  kind: 'admitted' | 'step' | 'text' | 'approval' | 'question' | 'verdict' | 'answer' | 'withdrawn' | 'result';
+  text: string;
+  /** The node it concerns, when known. */
+  node?: string;
+}
+
+export interface TaskView {
+  taskId: string;
+  agent: string;
+  prompt: string;
+  startedAt: number;
+  state: TaskState;
+  nodes: TaskNode[];
+  entries: TimelineEntry[];
+  /** The task's error (a refusal, a failure), once ended. */
+  error?: string;
+}
+
+export type TaskUpdate =
+  | { type: 'started'; task: TaskView }
+  | { type: 'entry'; taskId: string; entry: TimelineEntry }
+  | { type: 'node'; taskId: string; node: TaskNode }
+  | { type: 'ended'; taskId: string; state: Exclude<TaskState, 'running'>; error?: string };
+
+export interface PendingApproval {
+  requestId: string;
+  /** The task it belongs to, when the bridge could tell. */
+  taskId: string | null;
+  kind: 'exec' | 'write';
+  commandOrPath: string;
+  diffStat?: string;
+  asker: Asker;
+  at: number;
+}
+
+export interface PendingQuestion {
+  requestId: string;
+  taskId: string | null;
+  questions: { id: string; question: string; options: string[] }[];
+  asker: Asker;
+  origin?: string;
+  at: number;
+}
+
+export interface Withdrawn {
+  requestId: string;
+  reason: string;
+}
+
+export type MailEntry =
+  | { id: string; direction: 'in'; from: string; text: string; at: number }
+  | { id: string; direction: 'out'; to: string; text: string; at: number; outcome: MailOutcome };
+
+export type MailOutcome = { status: 'pending'; id: string } | { status: 'refused'; reason: 'not_on_tree' | 'over_allowance' | 'recipient_ended' };
+
+export interface Snapshot {
+  tasks: TaskView[];
+  approvals: PendingApproval[];
+  questions: PendingQuestion[];
+  mailbox: MailEntry[];
+  edgeRows: EdgeRow[];
+}
+
+/** What each invoke channel answers. */
+export interface InvokeResponses {
+  [INVOKE_CHANNELS.gatewayInfo]: GatewayInfo;
+  [INVOKE_CHANNELS.listAgents]: AgentSummary[];
+  [INVOKE_CHANNELS.listModules]: ModuleSummary[];
+  [INVOKE_CHANNELS.snapshot]: Snapshot;
+  [INVOKE_CHANNELS.startTask]: { taskId: string };
+  [INVOKE_CHANNELS.cancelTask]: { cancelled: true };
+  [INVOKE_CHANNELS.answerApproval]: { accepted: true };
+  [INVOKE_CHANNELS.answerQuestion]: { accepted: true };
+  [INVOKE_CHANNELS.postMessage]: MailOutcome;
+}
+
+/** What each event channel carries. */
+export interface EventPayloads {
+  [EVENT_CHANNELS.edgeRow]: EdgeRow;
+  [EVENT_CHANNELS.task]: TaskUpdate;
+  [EVENT_CHANNELS.approval]: PendingApproval;
+  [EVENT_CHANNELS.question]: PendingQuestion;
+  [EVENT_CHANNELS.withdrawn]: Withdrawn;
+  [EVENT_CHANNELS.message]: MailEntry;
+}
+
+type Unsubscribe = () => void;
+
+/** The API the preload exposes as `window.chatty`: functions, and subscriptions returning their unsubscribe function. */
 export interface ChattyBridge {
   gatewayInfo(): Promise<GatewayInfo>;
-  onEdgeRow(listener: (row: z.infer<typeof EdgeRowSchema>) => void): () => void;
+  listAgents(): Promise<AgentSummary[]>;
+  listModules(): Promise<ModuleSummary[]>;
+  snapshot(): Promise<Snapshot>;
+  startTask(request: StartTask): Promise<{ taskId: string }>;
+  cancelTask(request: CancelTask): Promise<{ cancelled: true }>;
+  answerApproval(request: AnswerApproval): Promise<{ accepted: true }>;
+  answerQuestion(request: AnswerQuestion): Promise<{ accepted: true }>;
+  postMessage(request: PostMessage): Promise<MailOutcome>;
+  onEdgeRow(listener: (row: EdgeRow) => void): Unsubscribe;
+  onTask(listener: (update: TaskUpdate) => void): Unsubscribe;
+  onApproval(listener: (request: PendingApproval) => void): Unsubscribe;
+  onQuestion(listener: (request: PendingQuestion) => void): Unsubscribe;
+  onWithdrawn(listener: (withdrawn: Withdrawn) => void): Unsubscribe;
+  onMessage(listener: (entry: MailEntry) => void): Unsubscribe;
 }
+
+/** The keys of `window.chatty`, for the run-time check that the preload exposes exactly these. */
+export const CHATTY_API_KEYS = [
+  'answerApproval',
+  'answerQuestion',
+  'cancelTask',
+  'gatewayInfo',
+  'listAgents',
+  'listModules',
+  'onApproval',
+  'onEdgeRow',
+  'onMessage',
+  'onQuestion',
+  'onTask',
+  'onWithdrawn',
+  'postMessage',
+  'snapshot',
+  'startTask',
+] as const satisfies readonly (keyof ChattyBridge)[];

@@ -1,0 +1,100 @@
+// What the renderer's browser tests share: a real gateway on a real socket, real plugin modules
+// (the WebAssembly fixtures, with their tools), a broker whose virtual agents are real child
+// processes, the real bridge host, the real app page and preload in Debian Chromium.
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { BridgeHost } from '../../main/app/bridge/bridge-host.js';
+import { LocalRunner } from '../../main/broker/runners/index.js';
+import { AGENT, isAlive } from '../broker/helpers.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { bindWindow, launchChromium, serveDemo } from '../helpers/renderer-page.js';
+import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+export const SCREENSHOTS = join(REPO_ROOT, 'docs', 'screenshots');
+
+export interface AppFixture {
+  browser: Browser;
+  gw: RunningGateway;
+  host: BridgeHost;
+  pageUrl: string;
+  base: string;
+  /** Pids of every test-agent worker that said hello. */
+  pids(): number[];
+  alive(): number[];
+  /** A new window (800×600) on the app page, bound to the host, loaded and ready. */
+  open(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** The scriptable test agent (test/broker/children/agent.ts) under each of `agents`. */
+export async function startApp(agents: readonly string[]): Promise<AppFixture> {
+  const pidsDir = mkdtempSync(join(tmpdir(), 'chatty-renderer-pids-'));
+  const plugins: LoadedFixtures = await loadFixtures([
+    { name: 'text-tools', kind: 'echo' },
+    { name: 'slow-tools', kind: 'slow' },
+  ]);
+  const gw = await startGateway(plugins.registry, { broker: { cancelGraceMs: 1_000, log: () => {} } });
+  const env = { ...process.env, CHATTY_TEST_PIDS: pidsDir };
+  for (const name of agents) {
+    gw.gateway.withVirtualAgent(name, new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], env, reapGraceMs: 1_000 }), {
+      description: `the ${name} (a scriptable test agent)`,
+    });
+  }
+  const demo: { base: string; server: Server } = await serveDemo({
+    '/renderer-demo/framed.html': '<!doctype html><iframe src="/renderer-demo/inner.html"></iframe>',
+    '/renderer-demo/inner.html': '<!doctype html><p>inner</p>',
+    '/renderer-demo/axe.js': readFileSync(join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8'),
+  });
+  const pageUrl = `${demo.base}/renderer-demo/index.html`;
+  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl);
+  const browser = await launchChromium();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const pids = (): number[] => readdirSync(pidsDir).map(Number);
+  return {
+    browser,
+    gw,
+    host,
+    pageUrl,
+    base: demo.base,
+    pids,
+    alive: () => pids().filter(isAlive),
+    async open() {
+      const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+      await bindWindow(page, host);
+      await page.goto(pageUrl);
+      await page.waitForSelector('body[data-ready="true"]');
+      return page;
+    },
+    async close() {
+      await browser.close();
+      host.close();
+      demo.server.close();
+      await gw.close();
+      await plugins.close();
+      rmSync(pidsDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core over the page as it is now (loaded from the page's own origin, as its CSP allows): the serious and critical violations. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  const loaded = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe !== 'undefined');
+  if (!loaded) await page.addScriptTag({ url: '/renderer-demo/axe.js' });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
