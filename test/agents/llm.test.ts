@@ -6,7 +6,8 @@
  * the agent sent back.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -151,21 +152,29 @@ describe('the LLM agent', () => {
     }
   });
 
-  test('write_file: inside the workspace after approval (with a diff stat); outside it refused without asking', async () => {
+  test('write_file: inside the workspace after approval (with a diff stat); out of it refused without asking', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'chatty-llm-outside-'));
     const m = await model([
-      () => ({
-        toolCalls: [
-          { id: 'call-w-out', name: 'write_file', arguments: { path: '../escaped.txt', content: 'x' } },
-          { id: 'call-w-abs', name: 'write_file', arguments: { path: '/tmp/chatty-llm-escaped.txt', content: 'x' } },
-          { id: 'call-w-in', name: 'write_file', arguments: { path: 'notes/todo.md', content: '# todo\n- one\n' } },
-        ],
-      }),
+      () => {
+        // A symlink inside the workspace that leads out of it.
+        symlinkSync(outside, join(h.workspaceOf('llm-write-0'), 'link'));
+        return {
+          toolCalls: [
+            { id: 'call-w-up', name: 'write_file', arguments: { path: '../escaped.txt', content: 'x' } },
+            { id: 'call-w-abs', name: 'write_file', arguments: { path: join(outside, 'escaped.txt'), content: 'x' } },
+            { id: 'call-w-link', name: 'write_file', arguments: { path: 'link/escaped.txt', content: 'x' } },
+            { id: 'call-w-in', name: 'write_file', arguments: { path: 'notes/todo.md', content: '# todo\n- one\n' } },
+          ],
+        };
+      },
       (req) => {
-        const results = req.messages.filter((msg) => msg.role === 'tool');
-        assert.equal(results.length, 3);
-        assert.match(results[0]!.content, /^error: "\.\.\/escaped\.txt" has a "\.\." segment/);
-        assert.match(results[1]!.content, /^error: "\/tmp\/chatty-llm-escaped\.txt" is outside the workspace/);
-        assert.equal(results[2]!.content, 'wrote 13 bytes to notes/todo.md');
+        const results = req.messages.flatMap((msg) => (msg.role === 'tool' ? [[msg.tool_call_id, msg.content]] : []));
+        assert.deepEqual(results, [
+          ['call-w-up', 'error: "../escaped.txt" has a ".." segment: a path must stay inside the workspace; nothing was written'],
+          ['call-w-abs', `error: ${JSON.stringify(join(outside, 'escaped.txt'))} is absolute: a path must be relative to the workspace; nothing was written`],
+          ['call-w-link', `error: "link/escaped.txt" leads out of the workspace (really ${JSON.stringify(realpathSync(outside))}); nothing was written`],
+          ['call-w-in', 'wrote 13 bytes to notes/todo.md'],
+        ]);
         return { text: 'written' };
       },
     ]);
@@ -177,12 +186,12 @@ describe('the LLM agent', () => {
       assert.equal(result.success, true, result.error);
       const workspace = h.workspaceOf('llm-write-0');
       assert.equal(readFileSync(join(workspace, 'notes/todo.md'), 'utf8'), '# todo\n- one\n');
-      assert.deepEqual(approvals.asked, [
-        { kind: 'write', command_or_path: join(workspace, 'notes/todo.md'), diff_stat: 'new file, +2', asker: { agent: 'llm-write-0', chain: ['root', 'llm-write'] } },
-      ]);
-      assert.equal(existsSync('/tmp/chatty-llm-escaped.txt'), false);
+      // Only the write inside was put to the human.
+      assert.deepEqual(approvals.asked, [{ kind: 'write', command_or_path: 'notes/todo.md', diff_stat: '+2 -0', asker: { agent: 'llm-write-0', chain: ['root', 'llm-write'] } }]);
+      assert.deepEqual(readdirSync(outside), []);
     } finally {
       approvals.stop();
+      rmSync(outside, { recursive: true, force: true });
     }
   });
 

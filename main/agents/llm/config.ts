@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXEC_TIMEOUT_MS } from '../scripted/exec.js';
 
 /**
  * The LLM agent's settings, read from the environment the runner gives its worker:
@@ -11,7 +12,7 @@ import { z } from 'zod';
  * | `CHATTY_LLM_MAX_TURNS` | model requests per task before it is failed | 16 |
  * | `CHATTY_LLM_MAX_RETRIES` | the client library's retries of a failed request | 2 |
  * | `CHATTY_LLM_TIMEOUT_MS` | one model request's time limit | 120000 |
- * | `CHATTY_LLM_EXEC_TIMEOUT_MS` | one approved command's time limit | 120000 |
+ * | `CHATTY_LLM_EXEC_TIMEOUT_MS` | one approved command's time limit | 600000 (10 min) |
  */
 export interface LlmConfig {
   baseUrl: string;
@@ -36,7 +37,8 @@ export const LLM_ENV = {
 export const DEFAULT_MAX_TURNS = 16;
 export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_TIMEOUT_MS = 120_000;
-export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+/** As the scripted agent's `exec`: long enough for a test suite. */
+export const DEFAULT_EXEC_TIMEOUT_MS = EXEC_TIMEOUT_MS;
 
 /** A setting that is missing or malformed; its message names the variable. */
 export class LlmConfigError extends Error {

@@ -1,11 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { constants } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { BrokerError, type TaskMapper, type WorkerSession } from '../../worker/index.js';
+import { WorkspaceRefusal, diffStat, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
 import { ToolRefusal, type AgentTool, type JsonSchemaObject } from './agent-tool.js';
-import { diffStat } from './diff-stat.js';
-import { runCommand, type CommandResult } from './run-command.js';
-import { resolveInWorkspace } from './workspace-path.js';
 
 /** What the fabric's tools act through and on. */
 export interface FabricToolContext {
@@ -35,7 +33,7 @@ const ExecArgs = z.strictObject({
   command: z.string().min(1).describe('a shell command line, run with /bin/sh -c in the workspace'),
 });
 const WriteFileArgs = z.strictObject({
-  path: z.string().min(1).describe('the file, relative to the workspace (an absolute path must be inside it); no ".." segments'),
+  path: z.string().min(1).describe('the file, relative to the workspace (no absolute path, no ".." segments)'),
   content: z.string().describe("the file's whole new content"),
 });
 const PostMessageArgs = z.strictObject({
@@ -85,8 +83,16 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
         const verdict = await session.approve('exec', command, undefined, { signal });
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied running ${JSON.stringify(command)}; it was not run`);
         ctx.map.step(`running ${command}`);
-        const result = await runCommand(command, { cwd: ctx.workspace, env: ctx.commandEnv, timeoutMs: ctx.execTimeoutMs, signal });
-        return describeCommand(result, ctx.execTimeoutMs);
+        let output = '';
+        const result = await runCommand(command, {
+          cwd: ctx.workspace,
+          env: ctx.commandEnv,
+          timeoutMs: ctx.execTimeoutMs,
+          signal,
+          onOutput: (text) => (output += text),
+        });
+        signal.throwIfAborted();
+        return describeCommand(result, output, ctx.execTimeoutMs);
       },
     ),
     tool(
@@ -94,13 +100,22 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
       'Writes a file inside your workspace (creating its folders) once the user approves it. Replaces the whole file.',
       WriteFileArgs,
       async ({ path, content }, signal) => {
-        const target = await resolveInWorkspace(ctx.workspace, path);
-        const before = target.exists ? await readFile(target.path, 'utf8').catch(() => undefined) : undefined;
-        const verdict = await session.approve('write', target.path, diffStat(before, content), { signal });
-        if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${target.relative}; it was not written`);
-        await mkdir(dirname(target.path), { recursive: true });
-        await writeFile(target.path, content);
-        return `wrote ${Buffer.byteLength(content)} bytes to ${target.relative}`;
+        const file = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path));
+        const before = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+          throw err;
+        });
+        const verdict = await session.approve('write', path, diffStat(before, content), { signal });
+        if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
+        // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
+        const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));
+        const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+        try {
+          await handle.writeFile(content, 'utf8');
+        } finally {
+          await handle.close();
+        }
+        return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
       },
     ),
     tool('post_message', 'Leaves a message for the user ("root") or another agent on your task tree; it does not wait for a reply.', PostMessageArgs, async ({ to, text }, signal) => {
@@ -136,11 +151,23 @@ async function refusingBrokerErrors<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-function describeCommand(result: CommandResult, timeoutMs: number): string {
-  const end = result.timedOut
-    ? `timed out after ${timeoutMs} ms and was ended`
-    : result.exitCode !== null
-      ? `exit code ${result.exitCode}`
-      : `ended by ${result.signal ?? 'a signal'}`;
-  return result.output === '' ? `${end}; no output` : `${end}; output:\n${result.output}`;
+/** A refusal of the path (outside the workspace, a symlink…) is the model's to read. */
+async function refusingOutside<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof WorkspaceRefusal) throw new ToolRefusal(`${err.message}; nothing was written`);
+    throw err;
+  }
+}
+
+function describeCommand(result: ExecResult, output: string, timeoutMs: number): string {
+  const end =
+    result.ended === 'timeout'
+      ? `timed out after ${timeoutMs} ms and was ended`
+      : result.code !== null
+        ? `exit code ${result.code}`
+        : `ended by ${result.signal ?? 'a signal'}`;
+  const cut = result.droppedBytes > 0 ? `\n[… ${result.droppedBytes} more bytes of output were dropped]` : '';
+  return output === '' && cut === '' ? `${end}; no output` : `${end}; output:\n${output}${cut}`;
 }

@@ -3,6 +3,7 @@
  * OpenAI-compatible chat-completions API, whose tools are the gateway's MCP plugin tools and the
  * fabric's calls. See docs/agents.md, "The LLM agent".
  */
+export { llmAgent } from './llm-agent.js';
 export { runLlmTask, type LlmAgentOptions } from './run-llm-task.js';
 export { LLM_AGENT_CARD } from './card.js';
 export { LLM_ENV, LlmConfigError, readLlmConfig, type LlmConfig } from './config.js';

@@ -7,7 +7,7 @@ import { fabricTools } from './fabric-tools.js';
 import { GatewayLocationError, locateGateway, type GatewayLocation } from './gateway-location.js';
 import { ModelApiError } from './model-error.js';
 import { GatewayUnavailableError, PluginTools } from './plugin-tools.js';
-import { commandEnv } from './run-command.js';
+import { commandEnv } from './command-env.js';
 import { systemPrompt } from './system-prompt.js';
 import { runToolLoop, type Usage } from './tool-loop.js';
 
