@@ -615,6 +615,48 @@ export interface ManifestRecipe {
   set: { key: Field; value: string }[];
   edits: { at: number; del: number; ins: string }[];
   junk: string | null;
+  /**
+   * How the text lands as module.toml: a plain file, with a BOM, CRLF line ends or a stray
+   * non-UTF-8 byte, through a symlink inside or outside the directory, or not a file at all.
+   * (Not a FIFO: that hangs the registry, see the regression case.)
+   */
+  file: ManifestFile;
+}
+
+export const MANIFEST_FILES = ['plain', 'bom', 'crlf', 'latin1', 'symlink', 'symlink-out', 'dangling', 'directory', 'empty'] as const;
+export type ManifestFile = (typeof MANIFEST_FILES)[number];
+
+/** Writes module.toml as `file` says. */
+function writeManifest(dir: string, text: string, file: ManifestFile, outsideDir: string): void {
+  const path = join(dir, 'module.toml');
+  switch (file) {
+    case 'plain':
+      return writeFileSync(path, text);
+    case 'bom':
+      return writeFileSync(path, `\ufeff${text}`);
+    case 'crlf':
+      return writeFileSync(path, text.replaceAll('\n', '\r\n'));
+    case 'latin1': {
+      // Two bytes that are not UTF-8 inside the description (or a comment, when there is none).
+      const at = text.indexOf('"fuzz"');
+      const [before, after] = at < 0 ? [`${text}# `, '\n'] : [`${text.slice(0, at)}"fu`, `zz"${text.slice(at + 6)}`];
+      return writeFileSync(path, Buffer.concat([Buffer.from(before), Buffer.from([0xe9, 0xff]), Buffer.from(after)]));
+    }
+    case 'symlink':
+      writeFileSync(join(dir, 'real.toml'), text);
+      return symlinkSync('real.toml', path);
+    case 'symlink-out': {
+      const target = join(outsideDir, `${Math.random().toString(16).slice(2)}.toml`);
+      writeFileSync(target, text);
+      return symlinkSync(target, path);
+    }
+    case 'dangling':
+      return symlinkSync('nowhere.toml', path);
+    case 'directory':
+      return mkdirSync(path);
+    case 'empty':
+      return writeFileSync(path, '');
+  }
 }
 
 const fieldArb = fc.constantFrom(...(Object.keys(FIELDS) as Field[])).chain((key) => fc.record({ key: fc.constant(key), value: fc.constantFrom(...FIELDS[key]) }));
@@ -626,6 +668,7 @@ export const manifestArb: fc.Arbitrary<ManifestRecipe> = fc.record({
     4,
   ).map((e) => e ?? []),
   junk: rarely(fc.string({ maxLength: 40, unit: 'binary' }), 15),
+  file: fc.oneof({ weight: 12, arbitrary: fc.constant<ManifestFile>('plain') }, { weight: 1, arbitrary: fc.constantFrom(...MANIFEST_FILES) }),
 });
 
 function manifestText(r: ManifestRecipe, name: string, wasmPath: string): string {
@@ -961,7 +1004,7 @@ export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuz
       const bytes = await componentBytes(input.component);
       writeFileSync(join(dir, 'plugin.wasm'), bytes);
       const text = input.manifest === null ? fixtureManifest(name) : manifestText(input.manifest, name, join(dir, 'plugin.wasm'));
-      writeFileSync(join(dir, 'module.toml'), text);
+      writeManifest(dir, text, input.manifest?.file ?? 'plain', outside.dir);
       mkdirSync(join(dir, 'data'));
       writeFileSync(join(dir, 'data', 'x.json'), '{}');
       writeOddEntries(dir, text, outside);
