@@ -29,9 +29,10 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--modules-dir <dir>', 'the folder that holds plugin directories (default: the bundled examples)')
     .option('--runtime-dir <dir>', 'where gateway.sock, gateway.token and edge.log go (owner-only, 0700)')
     .option('--json', 'print one JSON ready line on stdout instead of the banner')
-    .action(async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean }) => {
+    .option('--remote-runner <url>', 'forward modules with execution_mode = "remote" to this A2A runner (its token: $CHATTY_REMOTE_RUNNER_TOKEN)', parseRunnerUrl)
+    .action(async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string }) => {
       const { runServe } = await import('./commands/serve.js');
-      outcome.code = await runServe({ modulesDir: flags.modulesDir, runtimeDir: flags.runtimeDir, json: flags.json === true });
+      outcome.code = await runServe({ modulesDir: flags.modulesDir, runtimeDir: flags.runtimeDir, json: flags.json === true, remoteRunner: flags.remoteRunner });
     });
 
   program
@@ -93,6 +94,20 @@ export function buildProgram(outcome: Outcome): Command {
 function parseFd(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a descriptor is a number, e.g. 3');
   return Number(value);
+}
+
+/** `serve --remote-runner`: an http(s) URL without credentials (the token comes from the environment). */
+function parseRunnerUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('the remote runner is a URL, e.g. https://runner.example');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('the remote runner URL must be http: or https:');
+  if (url.username !== '' || url.password !== '') throw new InvalidArgumentError('put the token in CHATTY_REMOTE_RUNNER_TOKEN, not in the URL');
+  if (url.search !== '' || url.hash !== '') throw new InvalidArgumentError('the remote runner URL takes no query or fragment');
+  return value;
 }
 
 /** After a parse error each command prints its own usage line and where the full help is. */

@@ -9,7 +9,12 @@ export interface ServeOptions {
   modulesDir?: string | undefined;
   runtimeDir?: string | undefined;
   json: boolean;
+  /** `--remote-runner URL`; its token comes from `CHATTY_REMOTE_RUNNER_TOKEN`. */
+  remoteRunner?: string | undefined;
 }
+
+/** The environment variable that holds the remote runner's bearer token. */
+export const REMOTE_RUNNER_TOKEN_ENV = 'CHATTY_REMOTE_RUNNER_TOKEN';
 
 const say = (line: string): void => {
   process.stderr.write(`chatty-gateway: ${line}\n`);
@@ -40,7 +45,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
-    gateway = new ProtocolGateway(modules, { runtimeDir });
+    const runnerToken = process.env[REMOTE_RUNNER_TOKEN_ENV] || undefined;
+    const remoteRunner = options.remoteRunner === undefined ? undefined : { url: options.remoteRunner, ...(runnerToken ? { token: runnerToken } : {}) };
+    gateway = new ProtocolGateway(modules, { runtimeDir, ...(remoteRunner ? { remoteRunner } : {}) });
     started = await gateway.start();
   } catch (err) {
     await modules?.close();
