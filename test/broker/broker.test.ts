@@ -214,9 +214,12 @@ describe('runners', () => {
   });
 
   it('a worker that never says hello fails the task with the tail of its stderr', async () => {
-    const t = startBroker([], { serve: { helloTimeoutMs: 300 } });
+    const t = startBroker([]);
     try {
-      t.broker.addVirtualAgent('mute', t.runner({ args: ['-e', 'process.stderr.write("mute: no model configured\\n"); setInterval(() => {}, 1000)'] }));
+      // It complains on stderr, then hangs up fd 3 without a word on it (and would stay alive,
+      // but the broker reaps it): no timing involved, whatever the machine's load.
+      const script = 'const s = new (require("node:net").Socket)({ fd: 3 }); process.stderr.write("mute: no model configured\\n", () => s.destroy()); setInterval(() => {}, 1000)';
+      t.broker.addVirtualAgent('mute', t.runner({ args: ['-e', script] }));
       const result = await t.root.invoke('mute', 'x');
       assert.equal(result.success, false);
       assert.match(result.error ?? '', /mute-0[\s\S]*no model configured/);
