@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { ApprovalRequest } from '../../main/broker/index.js';
+import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
 import type { ProgressEvent } from '../../main/fabric/wire/broker-to-worker.js';
 import { API_KEY, MODEL, startLlmHarness, type LlmHarness } from './llm/harness.js';
 import { StandInModel, lastToolResult, type ChatRequest } from './llm/stand-in-model.js';
@@ -216,6 +216,55 @@ describe('the LLM agent', () => {
     assert.equal(result.success, true, result.error);
     assert.equal(result.response, 'the helper says: done by the helper');
     assert.ok(steps(progress).includes('helper: helper-0 echoing'), steps(progress).join(' | '));
+  });
+
+  test('ask_user reaches the root’s question handler; a failing plugin tool is an error result the model reads', async () => {
+    const m = await model([
+      () => ({
+        toolCalls: [
+          { id: 'call-ask', name: 'ask_user', arguments: { question: 'Which database?', options: ['Postgres', 'SQLite'] } },
+          { id: 'call-fail', name: 'echo__fail', arguments: {} },
+        ],
+      }),
+      (req) => {
+        const results = req.messages.flatMap((msg) => (msg.role === 'tool' ? [[msg.tool_call_id, msg.content]] : []));
+        assert.deepEqual(results, [
+          ['call-ask', 'Postgres'],
+          ['call-fail', 'error: failed: it failed'],
+        ]);
+        return { text: 'Postgres it is.' };
+      },
+    ]);
+    h.addLlmAgent('llm-ask', m.baseUrl);
+    const asked: QuestionToRoot[] = [];
+    const stop = h.root.onQuestion(async (request) => {
+      asked.push(request);
+      return [{ id: 'q1', answer: 'Postgres' }];
+    });
+    try {
+      const result = await h.root.invoke('llm-ask', 'pick a database');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(asked, [
+        { questions: [{ id: 'q1', question: 'Which database?', options: ['Postgres', 'SQLite'] }], asker: { agent: 'llm-ask-0', chain: ['root', 'llm-ask'] } },
+      ]);
+    } finally {
+      stop();
+    }
+  });
+
+  test('cancelled while the model is answering: the request is abandoned and the task ends cancelled', async () => {
+    const m = await model([() => ({ hang: true })]);
+    h.addLlmAgent('llm-cancel', m.baseUrl);
+    const abort = new AbortController();
+    const invoked = h.root.invoke('llm-cancel', 'take your time', { signal: abort.signal });
+    await m.requested(1);
+    abort.abort();
+    const result = await invoked;
+    noFailures(m);
+    assert.equal(result.cancelled_by_user, true);
+    assert.equal(result.success, false);
+    assert.equal(result.error, 'cancelled by the broker');
   });
 
   test('the model API down: the task fails saying the API could not be reached', async () => {

@@ -25,7 +25,8 @@ export interface TurnRequest {
 /**
  * One streamed chat completion (`stream: true`, SSE): each content delta goes to `onText` as it
  * arrives; tool calls are put together from their deltas by index (a server that sends a whole
- * call in one chunk works the same). Only the first choice is read. Errors are the client library's.
+ * call in one chunk works the same). Only the first choice is read. Errors are the client library's;
+ * an aborted `signal` rejects with its reason, also when the stream was already being read.
  */
 export async function streamTurn(client: OpenAI, request: TurnRequest, onText: (delta: string) => void, signal: AbortSignal): Promise<ModelTurn> {
   const stream = await client.chat.completions.create(
@@ -60,6 +61,8 @@ export async function streamTurn(client: OpenAI, request: TurnRequest, onText: (
     }
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
+  // The library ends an aborted stream quietly, as if the model had finished: it has not.
+  signal.throwIfAborted();
   const toolCalls = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([index, call]) => ({ ...call, id: call.id === '' ? `call_${index}` : call.id }));

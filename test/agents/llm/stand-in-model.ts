@@ -44,7 +44,9 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 export type Reply =
   | { text: string | readonly string[]; usage?: { prompt_tokens: number; completion_tokens: number } }
   | { toolCalls: readonly { id: string; name: string; arguments: unknown }[]; text?: string }
-  | { status: number; error: string };
+  | { status: number; error: string }
+  /** Never answered: the response stays open until the client gives up or the server closes. */
+  | { hang: true };
 
 export type Step = (request: ChatRequest) => Reply;
 
@@ -58,6 +60,7 @@ export class StandInModel {
   readonly requests: RecordedRequest[] = [];
   readonly failures: Error[] = [];
   private next = 0;
+  private readonly arrivals: { count: number; resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -83,6 +86,12 @@ export class StandInModel {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
   }
 
+  /** Resolves once `count` requests have arrived. */
+  requested(count: number): Promise<void> {
+    if (this.requests.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.arrivals.push({ count, resolve }));
+  }
+
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
@@ -102,6 +111,7 @@ export class StandInModel {
       return fail(400, `stand-in: the request is not a chat completion: ${(err as Error).message}`);
     }
     this.requests.push({ path, headers, body });
+    for (const waiter of this.arrivals.filter((w) => this.requests.length >= w.count)) waiter.resolve();
     const step = this.script[this.next++];
     if (!step) {
       const err = new Error(`stand-in: request ${this.next} was not expected (the script has ${this.script.length})`);
@@ -116,11 +126,16 @@ export class StandInModel {
       return fail(500, `stand-in: check failed: ${(err as Error).message}`);
     }
     if ('status' in reply) return fail(reply.status, reply.error);
+    if ('hang' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      return;
+    }
     if (body.stream === true) this.stream(body, reply, res);
     else this.whole(body, reply, res);
   }
 
-  private stream(body: ChatRequest, reply: Exclude<Reply, { status: number }>, res: import('node:http').ServerResponse): void {
+  private stream(body: ChatRequest, reply: Exclude<Reply, { status: number } | { hang: true }>, res: import('node:http').ServerResponse): void {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const base = { id: `chatcmpl-${this.next}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: body.model };
     const send = (choice: object, extra: object = {}) => res.write(`data: ${JSON.stringify({ ...base, choices: [choice], ...extra })}\n\n`);
@@ -144,7 +159,7 @@ export class StandInModel {
     res.end('data: [DONE]\n\n');
   }
 
-  private whole(body: ChatRequest, reply: Exclude<Reply, { status: number }>, res: import('node:http').ServerResponse): void {
+  private whole(body: ChatRequest, reply: Exclude<Reply, { status: number } | { hang: true }>, res: import('node:http').ServerResponse): void {
     const message =
       'toolCalls' in reply
         ? {
