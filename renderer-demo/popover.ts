@@ -154,7 +154,7 @@ export class Popovers {
       h('dt', {}, 'Chain'),
       h('dd', {}, h('ol', { className: 'chain', attrs: { 'aria-label': `chain ${asker.chain.join(', then ')}` } }, ...asker.chain.map((role) => h('li', {}, role)))),
       taskId ? h('dt', {}, 'Task') : null,
-      taskId ? h('dd', {}, taskId) : null,
+      taskId ? h('dd', { className: 'task-id' }, taskId) : null,
     );
   }
 

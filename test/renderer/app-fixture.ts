@@ -1,14 +1,17 @@
 // What the renderer's browser tests share: a real gateway on a real socket, real plugin modules
-// (the WebAssembly fixtures, with their tools), a broker whose virtual agents are real child
-// processes, the real bridge host, the real app page and preload in Debian Chromium.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+// (the WebAssembly fixtures, with their tools), a broker with the bundled agents (local-coder and
+// local-reviewer: `chatty-gateway worker`, the scripted agent, each task in a git worktree of a
+// fresh repository), the real bridge host, the real app page and preload in Debian Chromium.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { bundledAgents } from '../../main/agents/bundled.js';
 import { BridgeHost } from '../../main/app/bridge/bridge-host.js';
-import { LocalRunner } from '../../main/broker/runners/index.js';
-import { AGENT, isAlive } from '../broker/helpers.js';
+import type { Runner } from '../../main/broker/index.js';
+import { isAlive } from '../broker/helpers.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { bindWindow, launchChromium, serveDemo } from '../helpers/renderer-page.js';
@@ -22,7 +25,9 @@ export interface AppFixture {
   host: BridgeHost;
   pageUrl: string;
   base: string;
-  /** Pids of every test-agent worker that said hello. */
+  /** A private scratch directory (the repository the agents work in is under it). */
+  scratch: string;
+  /** Pids of every worker started so far. */
   pids(): number[];
   alive(): number[];
   /** A new window (800×600) on the app page, bound to the host, loaded and ready. */
@@ -30,19 +35,33 @@ export interface AppFixture {
   close(): Promise<void>;
 }
 
-/** The scriptable test agent (test/broker/children/agent.ts) under each of `agents`. */
-export async function startApp(agents: readonly string[]): Promise<AppFixture> {
-  const pidsDir = mkdtempSync(join(tmpdir(), 'chatty-renderer-pids-'));
+/** Every child a runner started, by pid. */
+function observed(runner: Runner, pids: number[]): Runner {
+  return {
+    async start(request) {
+      const worker = await runner.start(request);
+      if (worker.child.pid !== undefined) pids.push(worker.child.pid);
+      return worker;
+    },
+  };
+}
+
+export async function startApp(): Promise<AppFixture> {
+  const scratch = mkdtempSync(join(tmpdir(), 'chatty-renderer-'));
+  const repo = join(scratch, 'repo');
+  mkdirSync(repo);
+  const git = (...args: string[]): void => void execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('commit', '-q', '--allow-empty', '-m', 'start');
+  const workspaceRoot = realpathSync(repo);
   const plugins: LoadedFixtures = await loadFixtures([
     { name: 'text-tools', kind: 'echo' },
     { name: 'slow-tools', kind: 'slow' },
   ]);
-  const gw = await startGateway(plugins.registry, { broker: { cancelGraceMs: 1_000, log: () => {} } });
-  const env = { ...process.env, CHATTY_TEST_PIDS: pidsDir };
-  for (const name of agents) {
-    gw.gateway.withVirtualAgent(name, new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], env, reapGraceMs: 1_000 }), {
-      description: `the ${name} (a scriptable test agent)`,
-    });
+  const gw = await startGateway(plugins.registry, { broker: { root: { workspaceRoot, baseBranch: 'main' }, cancelGraceMs: 1_000, log: () => {} } });
+  const pids: number[] = [];
+  for (const agent of bundledAgents({ workspace: { kind: 'git', workspaceRoot, baseBranch: 'main' }, reapGraceMs: 1_000 })) {
+    gw.gateway.withVirtualAgent(agent.name, observed(agent.runner, pids), agent.card);
   }
   const demo: { base: string; server: Server } = await serveDemo({
     '/renderer-demo/framed.html': '<!doctype html><iframe src="/renderer-demo/inner.html"></iframe>',
@@ -53,15 +72,15 @@ export async function startApp(agents: readonly string[]): Promise<AppFixture> {
   const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl);
   const browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const pids = (): number[] => readdirSync(pidsDir).map(Number);
   return {
     browser,
     gw,
     host,
     pageUrl,
     base: demo.base,
-    pids,
-    alive: () => pids().filter(isAlive),
+    scratch,
+    pids: () => [...pids],
+    alive: () => pids.filter(isAlive),
     async open() {
       const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
       await bindWindow(page, host);
@@ -75,7 +94,7 @@ export async function startApp(agents: readonly string[]): Promise<AppFixture> {
       demo.server.close();
       await gw.close();
       await plugins.close();
-      rmSync(pidsDir, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
     },
   };
 }

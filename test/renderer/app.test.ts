@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { BRIDGE_CHANNELS, type Snapshot, type TaskView } from '../../main/app/bridge/contract.js';
-import { plan } from '../broker/helpers.js';
 import { unixRequest } from '../helpers/http.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
 
 let app: AppFixture;
 
 before(async () => {
-  app = await startApp(['coder', 'lead', 'helper']);
+  app = await startApp();
 });
 
 after(async () => {
@@ -57,13 +57,27 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Pids of the processes whose command line contains `marker`. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found.filter((pid) => pid !== process.pid);
+}
+
 describe('the app window (real preload, bridge, gateway, broker and agents; Chromium)', () => {
   test('the main window: agents, plugins with their tools, how a client connects; no token in the page; no serious accessibility violation', async () => {
     const page = await app.open();
     try {
       const agents = await page.$$eval('#agents .agent button', (bs) => bs.map((b) => b.textContent));
-      assert.deepEqual(agents.sort(), ['coder', 'helper', 'lead']);
-      assert.deepEqual(await page.$$eval('#agent option', (os) => os.map((o) => (o as HTMLOptionElement).value).sort()), ['coder', 'helper', 'lead']);
+      assert.deepEqual(agents.sort(), ['local-coder', 'local-reviewer']);
+      assert.deepEqual(await page.$$eval('#agent option', (os) => os.map((o) => (o as HTMLOptionElement).value).sort()), ['local-coder', 'local-reviewer']);
       const modules = await page.$$eval('#modules details', (ds) => ds.map((d) => ({ name: d.getAttribute('data-module'), tools: [...d.querySelectorAll('.tools code')].map((c) => c.textContent) })));
       const textTools = modules.find((m) => m.name === 'text-tools');
       assert.ok(textTools?.tools.includes('echo'), `text-tools lists its tools: ${JSON.stringify(modules)}`);
@@ -95,15 +109,17 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     }
   });
 
-  test('an exec approval names the asker; Approve lets it through and the timeline shows it', async () => {
+  test('start `exec echo hi` on local-coder: the approval popover names the asker; Approve and `hi` appears in the timeline', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ approve: { kind: 'exec', command_or_path: 'echo hi', diff_stat: undefined } }));
+      const taskId = await startTask(page, 'local-coder', 'exec echo hi');
       const dialog = await page.waitForSelector('#popover[open][data-kind="approval"]');
       assert.equal(await dialog.$eval('.kind', (e) => e.textContent), 'exec');
       assert.equal(await dialog.$eval('.subject', (e) => e.textContent), 'echo hi');
-      assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^coder-\d+$/);
-      assert.deepEqual(await dialog.$$eval('.chain li', (lis) => lis.map((li) => li.textContent)), ['root', 'coder']);
+      assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^local-coder-\d+$/);
+      assert.match((await dialog.$eval('#popover-desc', (e) => e.textContent)) ?? '', /^local-coder-\d+ asks for approval to run a command/);
+      assert.deepEqual(await dialog.$$eval('.chain li', (lis) => lis.map((li) => li.textContent)), ['root', 'local-coder']);
+      assert.equal(await dialog.$eval('.task-id', (e) => e.textContent), taskId);
       // Deny is where focus lands: Enter alone never approves.
       assert.equal(await page.evaluate(() => document.activeElement?.className), 'deny');
       assert.deepEqual(await seriousViolations(page), []);
@@ -112,23 +128,40 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       await dialog.$eval('.approve', (b) => (b as HTMLButtonElement).click());
       await waitForState(page, taskId, 'completed');
       assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), false);
-      const timeline = await timelineText(page, taskId);
-      assert.match(timeline, /approved echo hi/);
-      assert.match(timeline, /\["approved"\]/, 'what the agent did after the approval is in the timeline');
-      assert.deepEqual(await page.$$eval(`${card(taskId)} .tree .node`, (ns) => ns.map((n) => n.textContent?.replace(/-\d+$/, '-n'))), ['root', 'coder-n']);
+      const outputs = await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent));
+      assert.deepEqual(outputs, ['hi\n[exit code 0]\n']);
+      assert.match(await timelineText(page, taskId), /approved echo hi/);
+      assert.deepEqual(await page.$$eval(`${card(taskId)} .tree .node`, (ns) => ns.map((n) => n.textContent?.replace(/-[0-9]+$/, '-n'))), ['root', 'local-coder-n']);
       await page.screenshot({ path: join(SCREENSHOTS, 'task-timeline.png') });
     } finally {
       await page.close();
     }
   });
 
-  test('Deny, from the keyboard (Escape), reaches the agent as denied', async () => {
+  test('Deny: the command never runs', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ approve: { kind: 'write', command_or_path: 'notes.txt', diff_stat: '+3 -1' } }));
+      const marker = join(app.scratch, 'denied-ran');
+      const taskId = await startTask(page, 'local-coder', `exec touch ${marker}`);
+      await page.waitForSelector('#popover[open][data-kind="approval"]');
+      await page.click('#popover .deny');
+      await waitForState(page, taskId, 'failed');
+      assert.match(await timelineText(page, taskId), new RegExp(`denied touch ${marker}.*failed: exec denied: touch ${marker}`));
+      assert.equal(existsSync(marker), false, 'the denied command did not run');
+      assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.length), 0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a write approval from the keyboard: the diff stat, focus trapped, Escape denies, focus returns', async () => {
+    const page = await app.open();
+    try {
+      const taskId = await startTask(page, 'local-coder', 'write notes.txt hello\\nworld');
       const dialog = await page.waitForSelector('#popover[open][data-kind="approval"]');
-      assert.equal(await dialog.$eval('.diffstat', (e) => e.textContent), '+3 -1');
-      // Focus stays in the popover: Tab from the last control wraps to the first.
+      assert.equal(await dialog.$eval('.kind', (e) => e.textContent), 'write');
+      assert.equal(await dialog.$eval('.subject', (e) => e.textContent), 'notes.txt');
+      assert.equal(await dialog.$eval('.diffstat', (e) => e.textContent), '+2 -0');
       await page.keyboard.press('Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve');
       await page.keyboard.press('Tab');
@@ -136,12 +169,8 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       await page.keyboard.press('Shift+Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve');
       await page.keyboard.press('Escape');
-      await waitForState(page, taskId, 'completed');
-      const timeline = await timelineText(page, taskId);
-      assert.match(timeline, /denied notes\.txt/);
-      assert.match(timeline, /\["denied"\]/);
-      assert.doesNotMatch(timeline, /\["approved"\]/);
-      // Focus went back where it was before the popover opened.
+      await waitForState(page, taskId, 'failed');
+      assert.match(await timelineText(page, taskId), /failed: write denied: notes\.txt/);
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'prompt');
     } finally {
       await page.close();
@@ -151,14 +180,13 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
   test('a question from a depth-2 sub-agent shows its chain and is answered by clicking an option', async () => {
     const page = await app.open();
     try {
-      const question = plan({ ask: [{ id: 'db', question: 'Which database?', options: ['Postgres', 'SQLite'] }] });
-      const taskId = await startTask(page, 'lead', plan({ delegate: { to: 'helper', prompt: JSON.parse(question) as unknown } }));
+      const taskId = await startTask(page, 'local-coder', 'invoke local-reviewer ask Which database? | Postgres | SQLite');
       const dialog = await page.waitForSelector('#popover[open][data-kind="question"]');
       assert.equal(await dialog.$eval('legend', (e) => e.textContent), 'Which database?');
-      assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^helper-\d+$/);
-      assert.deepEqual(await dialog.$$eval('.chain li', (lis) => lis.map((li) => li.textContent)), ['root', 'lead', 'helper']);
+      assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^local-reviewer-\d+$/);
+      assert.deepEqual(await dialog.$$eval('.chain li', (lis) => lis.map((li) => li.textContent)), ['root', 'local-coder', 'local-reviewer']);
       assert.deepEqual(await dialog.$$eval('.option', (bs) => bs.map((b) => b.textContent)), ['Postgres', 'SQLite']);
-      // The task's tree draws the chain: root → lead-n → helper-n.
+      // The task's tree draws the delegation: root, local-coder-n under it, local-reviewer-n under that.
       const tree = await page.$$eval(`${card(taskId)} .tree .node`, (nodes) =>
         nodes.map((n) => {
           let depth = 0;
@@ -166,33 +194,30 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
           return `${depth}:${n.textContent?.replace(/-[0-9]+$/, '-n')}`;
         }),
       );
-      assert.deepEqual(tree, ['1:root', '2:lead-n', '3:helper-n']);
+      assert.deepEqual(tree, ['1:root', '2:local-coder-n', '3:local-reviewer-n']);
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'question.png') });
 
       await dialog.$eval('.option:text-is("SQLite")', (b) => (b as HTMLButtonElement).click());
       await waitForState(page, taskId, 'completed');
-      const timeline = await timelineText(page, taskId);
-      assert.match(timeline, /answered SQLite/);
-      assert.match(timeline, /SQLite/);
-      const view = await taskView(taskId);
-      assert.ok(view?.entries.some((e) => e.kind === 'text' && e.text.includes('\\"answer\\":\\"SQLite\\"')), 'the sub-agent got the answer and reported it up');
+      assert.match(await timelineText(page, taskId), /answered SQLite/);
+      assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['answer: SQLite\n']);
+      await page.screenshot({ path: join(SCREENSHOTS, 'delegation.png') });
     } finally {
       await page.close();
     }
   });
 
-  test('a free-text answer is sent as custom', async () => {
+  test('a free-text answer is sent as the answer', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ ask: [{ id: 'name', question: 'Name the branch?' }] }));
+      const taskId = await startTask(page, 'local-reviewer', 'ask Name the branch?');
       await page.waitForSelector('#popover[open][data-kind="question"]');
       assert.equal(await page.evaluate(() => document.activeElement?.className), 'free');
       await page.keyboard.type('feature/health');
       await page.keyboard.press('Enter');
       await waitForState(page, taskId, 'completed');
-      const view = await taskView(taskId);
-      assert.ok(view?.entries.some((e) => e.kind === 'text' && e.text === JSON.stringify([{ id: 'name', answer: 'feature/health', custom: true }])));
+      assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['answer: feature/health\n']);
     } finally {
       await page.close();
     }
@@ -201,7 +226,8 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
   test('two approvals at once are queued and both answered', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ approve: { kind: 'exec', command_or_path: 'make test' }, times: 2 }));
+      const one = await startTask(page, 'local-coder', 'exec echo one');
+      const two = await startTask(page, 'local-reviewer', 'exec echo two');
       await page.waitForFunction(() => document.getElementById('waiting')?.textContent === '2 waiting');
       const first = await page.$eval('#popover', (d) => (d as HTMLElement).dataset['requestId']);
       assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one');
@@ -212,30 +238,38 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
         return d.open && d.dataset['requestId'] !== id;
       }, first);
       assert.equal(await page.textContent('#waiting'), '1 waiting');
+      assert.equal(await page.textContent('#popover .queue'), '');
       await page.click('#popover .approve');
-      await waitForState(page, taskId, 'completed');
-      assert.match(await timelineText(page, taskId), /\["approved","approved"\]/);
+      await waitForState(page, one, 'completed');
+      await waitForState(page, two, 'completed');
+      assert.deepEqual(await page.$$eval(`${card(one)} .output`, (ps) => ps.map((p) => p.textContent)), ['one\n[exit code 0]\n']);
+      assert.deepEqual(await page.$$eval(`${card(two)} .output`, (ps) => ps.map((p) => p.textContent)), ['two\n[exit code 0]\n']);
       assert.equal(await page.isHidden('#waiting'), true);
     } finally {
       await page.close();
     }
   });
 
-  test('cancelling a task reaps its processes, the sub-agent\'s too', async () => {
+  test('cancelling a task reaps its processes: both workers and the command the sub-agent runs', async () => {
     const page = await app.open();
     try {
       const known = new Set(app.pids());
-      const taskId = await startTask(page, 'lead', plan({ delegate: { to: 'helper', prompt: { hang: true } } }));
-      await page.waitForFunction((id) => document.querySelector(`article.task[data-task-id="${id}"] .timeline`)?.textContent?.includes('helper-'), taskId);
-      const started = await until('both workers', async () => {
-        const mine = app.pids().filter((p) => !known.has(p));
-        return mine.length === 2 ? mine : undefined;
+      const taskId = await startTask(page, 'local-coder', 'invoke local-reviewer exec sleep 61.25');
+      await page.waitForSelector('#popover[open][data-kind="approval"]');
+      await page.click('#popover .approve');
+      await page.waitForFunction((id) => document.querySelector(`article.task[data-task-id="${id}"] .timeline`)?.textContent?.includes('running sleep 61.25'), taskId);
+      const workers = app.pids().filter((p) => !known.has(p));
+      assert.equal(workers.length, 2);
+      const command = await until('the sleep', async () => {
+        const found = processesWith('sleep 61.25');
+        return found.length > 0 ? found : undefined;
       });
-      assert.equal(started.filter((p) => app.alive().includes(p)).length, 2);
+      await page.screenshot({ path: join(SCREENSHOTS, 'cancel.png') });
       await page.click(`${card(taskId)} .cancel`);
       await waitForState(page, taskId, 'cancelled');
       // The task ends only once everything under it is reaped.
-      assert.deepEqual(started.filter((p) => app.alive().includes(p)), []);
+      assert.deepEqual(workers.filter((p) => app.alive().includes(p)), []);
+      assert.deepEqual(processesWith('sleep 61.25'), [], `the command's processes (${command.join(', ')}) are gone`);
       assert.match(await timelineText(page, taskId), /cancelled/);
     } finally {
       await page.close();
@@ -244,36 +278,40 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
 
   test('closing the window with an approval and a question waiting denies the one and withdraws the other', async () => {
     const page = await app.open();
-    const approval = await startTask(page, 'coder', plan({ approve: { kind: 'exec', command_or_path: 'rm -rf build' } }));
-    const question = await startTask(page, 'helper', plan({ ask: [{ id: 'q', question: 'Go on?', options: ['yes', 'no'] }] }));
+    const marker = join(app.scratch, 'closed-ran');
+    const approval = await startTask(page, 'local-coder', `exec touch ${marker}`);
+    const question = await startTask(page, 'local-reviewer', 'ask Go on? | yes | no');
     await page.waitForFunction(() => document.getElementById('waiting')?.textContent === '2 waiting');
     await page.close();
     const denied = await until('the approval task to end', async () => {
       const v = await taskView(approval);
       return v && v.state !== 'running' ? v : undefined;
     });
-    assert.equal(denied.state, 'completed');
-    assert.ok(denied.entries.some((e) => e.kind === 'text' && e.text === '["denied"]'), 'the agent was told denied');
+    assert.equal(denied.state, 'failed');
+    assert.match(denied.error ?? '', /exec denied/);
+    assert.ok(denied.entries.some((e) => e.kind === 'verdict' && e.text === `denied touch ${marker}: the window was closed`));
+    assert.equal(existsSync(marker), false);
     const withdrawn = await until('the question task to end', async () => {
       const v = await taskView(question);
       return v && v.state !== 'running' ? v : undefined;
     });
     assert.equal(withdrawn.state, 'failed');
     assert.match(withdrawn.error ?? '', /withdrawn: the window was closed/);
-    assert.deepEqual((await snapshot()).approvals, []);
+    const after = await snapshot();
+    assert.deepEqual([after.approvals, after.questions], [[], []]);
   });
 
   test('reloading the window with an approval waiting denies it; the reloaded window shows the task', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ approve: { kind: 'exec', command_or_path: 'deploy' } }));
+      const taskId = await startTask(page, 'local-coder', 'exec echo later');
       await page.waitForSelector('#popover[open]');
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');
-      await waitForState(page, taskId, 'completed');
+      await waitForState(page, taskId, 'failed');
       const timeline = await timelineText(page, taskId);
-      assert.match(timeline, /denied deploy: the window was reloaded/);
-      assert.match(timeline, /\["denied"\]/);
+      assert.match(timeline, /denied echo later: the window was reloaded/);
+      assert.match(timeline, /failed: exec denied: echo later/);
       assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), false);
     } finally {
       await page.close();
@@ -303,11 +341,11 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
   test('the mailbox: a note an agent leaves for the root, and one the root posts', async () => {
     const page = await app.open();
     try {
-      const taskId = await startTask(page, 'coder', plan({ post: { to: 'root', text: 'tests pass' } }));
+      const taskId = await startTask(page, 'local-coder', 'post root tests pass');
       await waitForState(page, taskId, 'completed');
       await page.waitForFunction(() => document.getElementById('mail-count')?.textContent === '1');
       await page.click('#tab-mail');
-      assert.match((await page.textContent('#mailbox .mail-in')) ?? '', /coder-\d+ → roottests pass/);
+      assert.match((await page.textContent('#mailbox .mail-in')) ?? '', /local-coder-\d+ → roottests pass/);
       await page.fill('#post-to', 'nobody-0');
       await page.fill('#post-text', 'hello');
       await page.click('#post button[type="submit"]');

@@ -275,8 +275,10 @@ export class BridgeHost {
       return;
     }
     const top = task.view.nodes.find((n) => n.parent === 'root')?.name;
-    if ('Step' in event) this.addEntry(task, { kind: 'step', text: event.Step, ...(top ? { node: top } : {}) });
-    else this.addEntry(task, { kind: 'text', text: event.Text, ...(top ? { node: top } : {}) });
+    if ('Step' in event) {
+      if (top) this.placeRelayed(task, top, event.Step);
+      this.addEntry(task, { kind: 'step', text: event.Step, ...(top ? { node: top } : {}) });
+    } else this.addEntry(task, { kind: 'text', text: event.Text, ...(top ? { node: top } : {}) });
   }
 
   private endTask(task: TaskRecord, outcome: { state: Exclude<TaskState, 'running'>; error?: string }): void {
@@ -330,6 +332,21 @@ export class BridgeHost {
     }
     if (task) this.placeAsker(task, asker);
     return task;
+  }
+
+  /**
+   * A worker that relays its callees' progress as steps (the scripted agent does: `helper-0
+   * started`, `helper-0: leaf-0 started`, each relay adding its callee's name in front) tells
+   * the tree its deeper nodes: the last name started under the names before it, under `top`.
+   */
+  private placeRelayed(task: TaskRecord, top: string, step: string): void {
+    const match = RELAYED_START.exec(step);
+    if (!match) return;
+    let parent = top;
+    for (const name of [...(match[1] ?? '').split(': ').filter((n) => n !== ''), match[2] ?? '']) {
+      this.addNode(task, { name, role: roleOf(name), parent });
+      parent = name;
+    }
   }
 
   private placeAsker(task: TaskRecord, asker: Asker): void {
@@ -456,6 +473,9 @@ export class BridgeHost {
     this.emit(EVENT_CHANNELS.edgeRow, { ...row });
   }
 }
+
+/** A relayed start: `<node> started` after any number of `<node>: ` relay prefixes. */
+const RELAYED_START = /^((?:[A-Za-z0-9._-]+-[0-9]+: )*)([A-Za-z0-9._-]+-[0-9]+) started$/;
 
 function isInvokeChannel(channel: string): channel is InvokeChannel {
   return Object.hasOwn(InvokeRequestSchemas, channel);
