@@ -4,9 +4,12 @@
  * each dialect's clients read, over raw HTTP on the socket.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LocalRunner } from '../../main/index.js';
 import { ROLES_REFUSED } from '../../main/gateway/index.js';
+import { AgentCardV03, AgentCardV1, AggregatedCard } from '../../main/gateway/a2a/index.js';
 import { A2aRunner } from './runner.js';
 import { rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
 
@@ -46,6 +49,7 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
     for (const version of [undefined, '0.3', '1.0']) {
       const res = await gw.request('GET', '/a2a/echo/.well-known/agent-card.json', undefined, version ? { 'a2a-version': version } : {});
       assert.equal(res.status, 200);
+      AgentCardV1.parse(JSON.parse(res.body));
       assert.deepEqual(JSON.parse(res.body), {
         name: 'echo',
         description: 'the remote agent echo',
@@ -63,6 +67,7 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
     for (const version of [undefined, '1.0']) {
       const res = await gw.request('GET', '/a2a/echo/.well-known/agent.json', undefined, version ? { 'a2a-version': version } : {});
       assert.equal(res.status, 200);
+      AgentCardV03.parse(JSON.parse(res.body));
       assert.deepEqual(JSON.parse(res.body), {
         protocolVersion: '0.3.0',
         name: 'echo',
@@ -86,6 +91,7 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
   it('the aggregated card lists forwarded modules with their origin, never a plugin', async () => {
     const res = await gw.request('GET', '/.well-known/agent.json');
     assert.equal(res.status, 200);
+    AggregatedCard.parse(JSON.parse(res.body));
     assert.deepEqual(JSON.parse(res.body), {
       schema_version: '0.1',
       gateway: true,
@@ -126,6 +132,8 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
       const res = await gw.request('POST', `/a2a/${name}`, rpc(method, { id: 'task-42' }, 'q'));
       assert.equal(res.status, 200);
       assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: 'q', error: { code: -32602, message: "task 'task-42' not found (stateless gateway)" } });
+      const row = rowsFor(gw.rows, `/a2a/${name}`).at(-1);
+      assert.deepEqual([row?.method, row?.status, row?.reason], ['POST', 200, "task 'task-42' not found (stateless gateway)"]);
     }
     assert.equal(runner.requests.length, 0);
   });
@@ -202,5 +210,16 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
     assert.equal(after.status, 200);
     assert.equal(runner.requests.length, 1);
     assert.match(after.body, /not found/i);
+  });
+
+  it('the refusal is a row in edge.log too (never the token)', async () => {
+    const res = await gw.request('POST', '/a2a/helper', rpc('message/send', {}));
+    assert.equal(res.status, 403);
+    await gw.gateway.stop(); // writes out the queued rows
+    const rows = readFileSync(join(gw.runtimeDir, 'edge.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const refused = rows.filter((r) => r['path'] === '/a2a/helper' && r['status'] === 403);
+    assert.ok(refused.length >= 1);
+    assert.match(String(refused.at(-1)!['reason']), /^fabric: roles are reached over the worker connection \('helper' is a role\)$/);
+    assert.ok(!readFileSync(join(gw.runtimeDir, 'edge.log'), 'utf8').includes(gw.gateway.token()));
   });
 });

@@ -4,10 +4,10 @@
  * JSON-RPC) with the exact status, body and edge-log row.
  */
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { noRunnerMessage } from '../../main/gateway/a2a/index.js';
-import { ProtocolGateway } from '../../main/gateway/index.js';
+import { ProtocolGateway, type EdgeRow } from '../../main/gateway/index.js';
 import { A2aRunner, userMessage } from './runner.js';
 import { closedPort, fakeUpstream, rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
 
@@ -253,3 +253,45 @@ describe('remoteRunner option', () => {
     assert.throws(() => new ProtocolGateway(none, { remoteRunner: { url: 'http://127.0.0.1/', firstByteTimeoutMs: 0 } }), /remoteRunner\.firstByteTimeoutMs/);
   });
 });
+
+describe('a client that hangs up before the answer', () => {
+  it('aborts the upstream request at once (a blocking send that is still running)', async () => {
+    const runner = await new A2aRunner().start();
+    const gw = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: runner.url } } });
+    try {
+      const seen = runner.nextRequest();
+      const req = request({
+        socketPath: gw.socketPath,
+        method: 'POST',
+        path: '/a2a/echo',
+        headers: { ...gw.auth, 'content-type': 'application/json', 'a2a-version': '0.3' },
+        agent: false,
+      });
+      req.on('error', () => {});
+      req.end(JSON.stringify({ ...SEND, params: { message: { ...SEND.params.message, parts: [{ kind: 'text', text: 'hang' }] } } }));
+      const upstream = await seen;
+      assert.equal(upstream.method, 'message/send');
+      req.destroy();
+      await upstream.aborted;
+      assert.equal(upstream.wasAborted(), true);
+      const row = await rowFor(gw, '/a2a/echo');
+      assert.equal(row.reason, 'a2a: the client hung up; the upstream request was aborted');
+    } finally {
+      await gw.close();
+      await runner.close();
+    }
+  });
+});
+
+/** The row for `path`, when the gateway has written it. */
+function rowFor(gw: A2aGateway, path: string): Promise<EdgeRow> {
+  const row = rowsFor(gw.rows, path).at(-1);
+  if (row) return Promise.resolve(row);
+  return new Promise((resolve) => {
+    const off = gw.gateway.onEdge((r) => {
+      if (r.path !== path) return;
+      off();
+      resolve(r);
+    });
+  });
+}

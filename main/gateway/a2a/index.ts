@@ -3,5 +3,5 @@ export { a2aSurface, a2aRoute, AGGREGATED_CARD_PATH, moduleNotFoundMessage, noRu
 export { RemoteRunner, MAX_UPSTREAM_JSON_BYTES } from './forward.js';
 export { RemoteRunnerOptions, remoteRunnerSettings, RUNNER_CONNECT_TIMEOUT_MS, RUNNER_FIRST_BYTE_TIMEOUT_MS, type RemoteRunnerSettings } from './options.js';
 export { ROLES_REFUSED, type RoleDirectory } from './roles.js';
-export { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
+export { AgentCardV03, AgentCardV1, AggregatedCard, CardSkill, aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
 export { MAX_SSE_EVENT_BYTES } from './sse-relay.js';

@@ -20,10 +20,10 @@ export interface RoleDirectory {
  * lets a role be reached over HTTP.
  */
 export function roleReached(roles: RoleDirectory, name: string, envelopes: readonly RpcRequestEnvelope[]): string | undefined {
-  if (roles.isRole(name)) return `a2a: '${name}' is a role`;
+  if (roles.isRole(name)) return `'${name}' is a role`;
   for (const envelope of envelopes) {
     for (const taskId of taskIdsOf(envelope)) {
-      if (roles.ownsTask(taskId)) return `a2a: task '${taskId}' belongs to a local participant`;
+      if (roles.ownsTask(taskId)) return `task '${taskId}' belongs to a local participant`;
     }
   }
   return undefined;
@@ -31,7 +31,7 @@ export function roleReached(roles: RoleDirectory, name: string, envelopes: reado
 
 /** Whether the aggregated card must be refused: the gateway has a role. */
 export function anyRole(roles: RoleDirectory): string | undefined {
-  return roles.listAgents().length > 0 ? 'a2a: the aggregated card while the gateway has roles' : undefined;
+  return roles.listAgents().length > 0 ? 'the aggregated card while the gateway has roles' : undefined;
 }
 
 /** 403 with the fixed body; the reason goes to the edge log's refusal row. */
