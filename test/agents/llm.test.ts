@@ -295,6 +295,16 @@ describe('the LLM agent', () => {
     assert.equal(result.error, 'the LLM agent is not configured: CHATTY_LLM_BASE_URL is not set; CHATTY_LLM_MODEL is not set');
   });
 
+  test('a gateway named by the environment that does not answer: the task fails saying so, and no model is asked', async () => {
+    const m = await model([]);
+    const gone = join(h.gw.runtimeDir, 'no-such.sock');
+    h.addLlmAgent('llm-nogw', m.baseUrl, { CHATTY_GATEWAY_SOCKET: gone });
+    const result = await h.root.invoke('llm-nogw', 'anything');
+    assert.equal(result.success, false);
+    assert.equal(result.error, `the gateway at ${gone} could not be reached: fetch over ${gone} failed: connect ENOENT ${gone}`);
+    assert.equal(m.requests.length, 0);
+  });
+
   test('a model that keeps calling tools is stopped after CHATTY_LLM_MAX_TURNS requests', async () => {
     const call = () => ({ toolCalls: [{ id: 'call-again', name: 'echo__echo', arguments: { again: true } }] });
     const m = await model([call, call]);
