@@ -200,6 +200,18 @@ describe('what reaches the runner, and answers that are not JSON-RPC', () => {
     assert.equal(res.body, '{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"runner broke"}}');
   });
 
+  it('an empty 202 or 204 (nothing owed) passes as it is', async () => {
+    for (const status of [202, 204]) {
+      reply = (_req, res) => {
+        res.writeHead(status);
+        res.end();
+      };
+      const res = await gw.request('POST', '/a2a/echo', { jsonrpc: '2.0', method: 'notifications/anything' });
+      assert.equal(res.status, status);
+      assert.equal(res.body, '');
+    }
+  });
+
   it('an event stream: good events pass as they came; a bad one ends the stream with an error event and the upstream request', async () => {
     const good = 'id: 1\ndata: {"jsonrpc":"2.0","id":7,"result":{"kind":"task"}}\n\n: a comment\n\n';
     let upstreamClosed: Promise<void> | undefined;

@@ -102,6 +102,12 @@ export class RemoteRunner {
       if (clientGone) return gone(ctx);
       return badGateway(ctx, id, err instanceof BadUpstream ? err.message : `the remote runner's answer broke off: ${oneLine(err)}`);
     }
+    if (bytes.length === 0 && (status === 202 || status === 204)) {
+      // Nothing owed (a notification): relayed as it is.
+      ctx.body = null;
+      ctx.status = status;
+      return;
+    }
     if (!isRpcText(bytes)) {
       return badGateway(
         ctx,
