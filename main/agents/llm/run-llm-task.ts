@@ -45,7 +45,7 @@ export async function runLlmTask(session: WorkerSession, task: WorkerTask, event
     if (gateway === null || gateway === undefined) {
       pluginNote = 'no gateway is configured';
     } else {
-      map.step('listing the gateway’s plugin tools');
+      map.step('listing the plugin tools of the gateway');
       try {
         plugins = await PluginTools.connect(gateway, signal);
       } catch (err) {
