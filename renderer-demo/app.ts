@@ -77,7 +77,7 @@ function showAgents(agents: AgentSummary[], pick: (name: string) => void): void 
         'li',
         { className: 'agent' },
         h('button', { className: 'link', attrs: { type: 'button', 'aria-label': `start a task on ${a.name}` }, on: { click: () => pick(a.name) } }, a.name),
-        h('span', { className: 'muted small' }, a.description),
+        h('span', { className: 'muted small', attrs: { title: a.description } }, a.description),
       ),
     ),
   );

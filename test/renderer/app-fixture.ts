@@ -32,6 +32,8 @@ export interface AppFixture {
   alive(): number[];
   /** A new window (800×600) on the app page, bound to the host, loaded and ready. */
   open(): Promise<Page>;
+  /** What went wrong in a window so far: uncaught errors, console errors (a CSP violation is one). */
+  problems(page: Page): string[];
   close(): Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export async function startApp(): Promise<AppFixture> {
   const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl);
   const browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
+  const problems = new WeakMap<Page, string[]>();
   return {
     browser,
     gw,
@@ -81,8 +84,15 @@ export async function startApp(): Promise<AppFixture> {
     scratch,
     pids: () => [...pids],
     alive: () => pids.filter(isAlive),
+    problems: (page) => problems.get(page) ?? [],
     async open() {
       const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+      const seen: string[] = [];
+      problems.set(page, seen);
+      page.on('pageerror', (err) => seen.push(`error: ${err.message}`));
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') seen.push(`${message.type()}: ${message.text()}`);
+      });
       await bindWindow(page, host);
       await page.goto(pageUrl);
       await page.waitForSelector('body[data-ready="true"]');

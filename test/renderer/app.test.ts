@@ -104,6 +104,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
 
       const html = await page.content();
       assert.ok(!html.includes(app.gw.gateway.token()), 'the launch token never reaches the renderer');
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -133,6 +134,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.match(await timelineText(page, taskId), /approved echo hi/);
       assert.deepEqual(await page.$$eval(`${card(taskId)} .tree .node`, (ns) => ns.map((n) => n.textContent?.replace(/-[0-9]+$/, '-n'))), ['root', 'local-coder-n']);
       await page.screenshot({ path: join(SCREENSHOTS, 'task-timeline.png') });
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -149,6 +151,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.match(await timelineText(page, taskId), new RegExp(`denied touch ${marker}.*failed: exec denied: touch ${marker}`));
       assert.equal(existsSync(marker), false, 'the denied command did not run');
       assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.length), 0);
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -172,6 +175,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       await waitForState(page, taskId, 'failed');
       assert.match(await timelineText(page, taskId), /failed: write denied: notes\.txt/);
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'prompt');
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -203,6 +207,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.match(await timelineText(page, taskId), /answered SQLite/);
       assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['answer: SQLite\n']);
       await page.screenshot({ path: join(SCREENSHOTS, 'delegation.png') });
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -218,6 +223,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       await page.keyboard.press('Enter');
       await waitForState(page, taskId, 'completed');
       assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['answer: feature/health\n']);
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -245,6 +251,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.deepEqual(await page.$$eval(`${card(one)} .output`, (ps) => ps.map((p) => p.textContent)), ['one\n[exit code 0]\n']);
       assert.deepEqual(await page.$$eval(`${card(two)} .output`, (ps) => ps.map((p) => p.textContent)), ['two\n[exit code 0]\n']);
       assert.equal(await page.isHidden('#waiting'), true);
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -271,6 +278,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.deepEqual(workers.filter((p) => app.alive().includes(p)), []);
       assert.deepEqual(processesWith('sleep 61.25'), [], `the command's processes (${command.join(', ')}) are gone`);
       assert.match(await timelineText(page, taskId), /cancelled/);
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -313,6 +321,44 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.match(timeline, /denied echo later: the window was reloaded/);
       assert.match(timeline, /failed: exec denied: echo later/);
       assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), false);
+      assert.deepEqual(app.problems(page), []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('every control works from the keyboard: the tabs with the arrow keys, a task started without the mouse', async () => {
+    const page = await app.open();
+    try {
+      await page.focus('#tab-tasks');
+      await page.keyboard.press('ArrowRight');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-mail');
+      assert.equal(await page.isVisible('#panel-mail'), true);
+      assert.equal(await page.isHidden('#panel-tasks'), true);
+      await page.keyboard.press('End');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-connect');
+      await page.keyboard.press('Home');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-tasks');
+      // Tab from the tab list reaches the composer: the agent, the task text, the hints, then Start.
+      const order: string[] = [];
+      for (let i = 0; i < 13; i++) {
+        await page.keyboard.press('Tab');
+        order.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || ''));
+      }
+      assert.deepEqual(order, ['agent', 'prompt', 'say', 'step', 'exec', 'write', 'ask', 'invoke', 'agents', 'post', 'sleep', 'fail', 'start']);
+      await page.focus('#agent');
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await page.inputValue('#agent'), 'local-reviewer');
+      await page.focus('#prompt');
+      await page.keyboard.type('say hello from the keyboard');
+      const cards = await page.$$eval('article.task', (cs) => cs.length);
+      await page.keyboard.press('Control+Enter');
+      await page.waitForFunction((n) => document.querySelectorAll('article.task').length > n, cards);
+      const taskId = await page.$eval('article.task', (c) => c.getAttribute('data-task-id') ?? '');
+      await waitForState(page, taskId, 'completed');
+      assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['hello from the keyboard\n']);
+      assert.match((await page.textContent(`${card(taskId)} h3`)) ?? '', /^local-reviewer /);
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -333,6 +379,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.ok(rows.some((r) => !r.refused && r.cells[3] === '200'));
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'edge-log.png') });
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
@@ -353,6 +400,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.match((await page.textContent('#post-status')) ?? '', /Refused: not on tree/);
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'mailbox.png') });
+      assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
