@@ -881,7 +881,8 @@ function withNonce(component: Uint8Array, nonce: string): Uint8Array {
 
 /** A short, stable name for a refusal reason: its words before the first quote, path or digit. */
 function reasonKey(reason: string): string {
-  return reason.replace(/\/[^\s:'"]+/g, '<path>').split(/[:'"\d(]/)[0]!.trim().slice(0, 60) || reason.slice(0, 60);
+  const key = reason.replace(/\/[^\s:'"]+/g, '<path>').split(/[:'"\d(]/)[0]!.trim().slice(0, 60) || reason.slice(0, 60);
+  return key.replace(/[\u0000-\u001f]/g, (c) => JSON.stringify(c).slice(1, -1)); // one line in the summary
 }
 
 export async function openHarness(options: HarnessOptions = {}): Promise<LoadFuzzHarness> {

@@ -62,7 +62,7 @@ describe('fuzz: the plugin load path', () => {
   });
 });
 
-// Its own registry: the defect it pins down broke the registry's transpiler for what followed.
+// Their own registry: a defect pinned down here may leave a registry broken for what follows.
 describe('fuzz regressions', () => {
   let own: LoadFuzzHarness;
   before(async () => {
