@@ -376,8 +376,8 @@ export class Broker {
     const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
     let outcome: TaskOutcome;
     if (participant) {
-      progress({ Admitted: participant.node.name });
-      outcome = await this.runTask(participant.connection, task, onEvent, signal);
+      // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
+      outcome = await this.runTask(participant.connection, task, onEvent, signal, () => progress({ Admitted: participant.node.name }));
     } else {
       outcome = await this.runVirtual(virtual!, caller, task, onEvent, progress, signal, rootCall);
     }
@@ -397,17 +397,30 @@ export class Broker {
    * a worker that has not answered within the grace period ends the task `canceled` here (a task
    * worker is then reaped by its caller).
    */
-  private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: (e: TaskEventParams) => void, signal: AbortSignal): Promise<TaskOutcome> {
+  private async runTask(
+    connection: ParticipantConnection,
+    params: TaskRunParams,
+    onEvent: (e: TaskEventParams) => void,
+    signal: AbortSignal,
+    sent?: () => void,
+  ): Promise<TaskOutcome> {
     this.liveTasks.add(params.taskId);
     try {
-      return await this.awaitTask(connection, params, onEvent, signal);
+      return await this.awaitTask(connection, params, onEvent, signal, sent);
     } finally {
       this.liveTasks.delete(params.taskId);
     }
   }
 
-  private async awaitTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: (e: TaskEventParams) => void, signal: AbortSignal): Promise<TaskOutcome> {
+  private async awaitTask(
+    connection: ParticipantConnection,
+    params: TaskRunParams,
+    onEvent: (e: TaskEventParams) => void,
+    signal: AbortSignal,
+    sent?: () => void,
+  ): Promise<TaskOutcome> {
     const running = await connection.runTask(params, onEvent);
+    sent?.();
     return new Promise<TaskOutcome>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const onAbort = (): void => {
