@@ -217,8 +217,7 @@ function setupMailbox(): { add: (entry: MailEntry) => void; nodes: (names: strin
               { className: `mail mail-out ${entry.outcome.status === 'refused' ? 'refused' : ''}` },
               h('time', {}, clock(entry.at)),
               h('strong', {}, `root → ${entry.to}`),
-              h('span', {}, entry.text),
-              entry.outcome.status === 'refused' ? h('span', { className: 'reason' }, ` refused: ${entry.outcome.reason.replaceAll('_', ' ')}`) : null,
+              h('span', {}, entry.text, entry.outcome.status === 'refused' ? h('span', { className: 'reason' }, ` (refused: ${entry.outcome.reason.replaceAll('_', ' ')})`) : null),
             );
       list.prepend(line);
       if (entry.direction === 'in' && byId('tab-mail').getAttribute('aria-selected') !== 'true') {
