@@ -4,7 +4,9 @@ import { promisify } from 'node:util';
 import type { AgentCard } from '../broker/broker.js';
 import { GitWorktreeFactory } from '../broker/runners/git-worktree-factory.js';
 import { LocalRunner } from '../broker/runners/local-runner.js';
-import type { Runner } from '../broker/runners/runner.js';
+import type { Runner, Workspace, WorkspaceFactory } from '../broker/runners/runner.js';
+import type { AdmittedNode } from '../fabric/admission/index.js';
+import type { SpawnContext } from '../fabric/wire/payloads.js';
 import { workerEnv, withoutGitLocalEnv } from '../broker/runners/worker-env.js';
 import { workerCommand, type WorkerCommand } from './worker-command.js';
 
@@ -59,7 +61,7 @@ export const BUNDLED_AGENT_NAMES = ['local-coder', 'local-reviewer'] as const;
 /**
  * The bundled virtual agents, `local-coder` and `local-reviewer`: each task starts a fresh
  * `chatty-gateway worker` (the scripted agent), in a git worktree of its own when the workspace is
- * `git`, else in the workspace directory.
+ * `git`, else in the workspace directory (`SharedDirectory`).
  */
 export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
   const worker = options.worker ?? workerCommand();
@@ -76,10 +78,23 @@ export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
     runner: new LocalRunner({
       command: worker.command,
       args: worker.args,
-      ...(options.workspace.kind === 'git' ? { workspaceFactory: new GitWorktreeFactory() } : {}),
+      workspaceFactory: options.workspace.kind === 'git' ? new GitWorktreeFactory() : new SharedDirectory(options.workspace.workspaceRoot),
       // An extra variable (Electron's) means passing a whole environment; PWD is then the broker's.
       ...(worker.env ? { env: { ...workerEnv(process.env), ...worker.env } } : {}),
       ...(options.reapGraceMs !== undefined ? { reapGraceMs: options.reapGraceMs } : {}),
     }),
   }));
+}
+
+/**
+ * Without git: every worker works in the directory its spawn context names (`workspace_root`, which
+ * the broker has checked lies inside the root's), else in `fallback`; nothing is made or removed.
+ */
+export class SharedDirectory implements WorkspaceFactory {
+  constructor(private readonly fallback: string) {}
+
+  async create(_node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
+    const dir = await realpath(spawnContext.workspace_root ?? this.fallback);
+    return { dir, spawnContext: { ...spawnContext, workspace_root: dir }, release: async () => {} };
+  }
 }

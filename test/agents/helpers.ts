@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workerCommand } from '../../main/agents/worker-command.js';
@@ -93,3 +93,30 @@ export function startScripted(
 
 /** The steps of a progress log, in order. */
 export const steps = (progress: readonly ProgressEvent[]): string[] => progress.flatMap((event) => ('Step' in event ? [event.Step] : []));
+
+/** Whether `pid` has ended: no such process, or a zombie (dead, its new parent not yet told). */
+function ended(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').startsWith('Z');
+  } catch {
+    return true; // gone between the two looks
+  }
+}
+
+/**
+ * Whether `pid` ends within two seconds. A process we did not start cannot be waited for: the
+ * signal it was sent has been sent (the call returned), and its death is the kernel's to finish.
+ */
+export async function endsSoon(pid: number): Promise<boolean> {
+  const deadline = Date.now() + 2_000;
+  while (!ended(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return true;
+}

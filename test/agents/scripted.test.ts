@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bundledAgents, detectWorkspace } from '../../main/agents/bundled.js';
 import { Broker, RootTransport, type RootMessage } from '../../main/broker/index.js';
-import { startScripted, steps, tempDir } from './helpers.js';
+import { endsSoon, startScripted, steps, tempDir } from './helpers.js';
 
 const outside = tempDir('chatty-agents-outside-');
 after(() => rmSync(outside, { recursive: true, force: true }));
@@ -24,7 +24,7 @@ describe('say, step, echo, sleep, fail', () => {
       assert.equal(result.response, 'hello\n  what is this?\ndone\n');
       assert.deepEqual(result.progress[0], { Admitted: 'a-0' });
       assert.deepEqual(steps(result.progress), ['planning']);
-      assert.deepEqual(result.progress.slice(1).map((e) => Object.keys(e)[0]), ['Step', 'Text', 'Text', 'Text']);
+      assert.deepEqual(result.progress.slice(1), [{ Step: 'planning' }, { Text: 'hello\n' }, { Text: '  what is this?\n' }, { Text: 'done\n' }, { Text: '' }]);
     } finally {
       await fabric.close();
     }
@@ -88,6 +88,26 @@ describe('exec', () => {
       assert.equal(result.response, '');
       assert.equal(fabric.approvals.length, 1);
       assert.equal(existsSync(marker), false);
+    } finally {
+      await fabric.close();
+    }
+  });
+
+  test('cancelled while it runs: the command and what it started are ended, the task cancelled', async () => {
+    const pidFile = join(outside, 'cancelled.pid');
+    const fabric = startScripted(['a'], { approve: () => 'approved' });
+    try {
+      const abort = new AbortController();
+      const result = await fabric.root.invoke('a', `exec sleep 600 & echo $! > ${pidFile}; echo started; wait`, {
+        signal: abort.signal,
+        onProgress: (event) => {
+          if ('Text' in event && event.Text.includes('started')) abort.abort();
+        },
+      });
+      assert.equal(result.cancelled_by_user, true);
+      assert.equal(result.success, false);
+      // The worker has been reaped by now (the call resolves only then), and it signals its commands' group first.
+      assert.ok(await endsSoon(Number(readFileSync(pidFile, 'utf8'))));
     } finally {
       await fabric.close();
     }

@@ -153,6 +153,26 @@ describe('run, the other modes', () => {
   });
 });
 
+test('Ctrl-C (SIGINT) cancels the task: the tree is reaped, exit 130', async () => {
+  const cwd = repo();
+  const child = spawnCli(['run', 'local-coder', 'step waiting\nsleep 600000\nsay never'], process.env, cwd);
+  child.stdin.end();
+  let stderr = '';
+  let interrupted = false;
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += String(chunk);
+    if (!interrupted && stderr.includes('[local-coder-0] waiting\n')) {
+      interrupted = true; // once: a second Ctrl-C quits at once
+      child.kill('SIGINT');
+    }
+  });
+  const [stdout, status] = await Promise.all([collect(child.stdout), exited(child)]);
+  assert.equal(status.code, 130, stderr);
+  assert.equal(stdout, '');
+  assert.ok(stderr.includes('chatty-gateway: cancelling (Ctrl-C again to quit at once)\n'), stderr);
+  assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+});
+
 test('on a real pseudo-terminal prompt is the default: y runs the command, exit 0', async () => {
   const cwd = repo();
   const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));

@@ -1,12 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { BrokerError } from '../../worker/worker-session.js';
-import { TaskMapper } from '../../worker/task-mapper.js';
 import type { TaskOutcome } from '../../worker/wire-types.js';
 import type { AgentTask } from '../kind.js';
 import { runCommand } from './exec.js';
+import { ScriptReport } from './report.js';
 import { parseScript, type Instruction } from './language.js';
 import { WorkspaceRefusal } from './workspace-path.js';
 import { commitWrite, planWrite } from './write-file.js';
+
+const CANCELED: TaskOutcome = { state: 'canceled', message: 'cancelled' };
 
 /** Ends the script early with this outcome (a denial, a refusal, a failed call, `fail`). */
 class Stop extends Error {
@@ -20,13 +22,14 @@ class Stop extends Error {
  * `completed` once every line has run; `failed` at the first instruction that fails (an approval
  * denied, a write refused, a command that exits non-zero, an `ask`, `invoke` or `post` the broker
  * refuses or whose callee fails, `fail`); `canceled` when the broker cancels the task. Every
- * report is text (an artifact chunk) ending in a new line, so the response reads line by line.
+ * report is text (an artifact chunk, sent at once: `ScriptReport`) ending in a new line, so the
+ * response reads line by line; a command's output is passed on as it comes.
  * Questions relayed from its callees are passed up (`escalate`), with a step saying so.
  */
 export async function runScript(context: AgentTask): Promise<TaskOutcome> {
   const { session, task, events } = context;
-  const map = new TaskMapper(events);
-  const say = (text: string): void => map.textDelta(text.endsWith('\n') ? text : `${text}\n`);
+  const map = new ScriptReport(events);
+  const say = (text: string): void => map.line(text);
   const stopWith = (message: string): never => {
     throw new Stop({ state: 'failed', message });
   };
@@ -65,10 +68,10 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
           signal: task.signal,
           onOutput: (text) => {
             last = text;
-            map.textDelta(text);
+            map.text(text);
           },
         });
-        if (!last.endsWith('\n')) map.textDelta('\n');
+        if (!last.endsWith('\n')) map.text('\n');
         if (result.droppedBytes > 0) say(`[output cut: ${result.droppedBytes} more bytes not shown]`);
         if (result.ended === 'cancelled') return;
         if (result.ended === 'timeout') {
@@ -141,12 +144,12 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
       if (task.signal.aborted) break;
       await run(instruction);
     }
-    if (task.signal.aborted) return map.canceled('cancelled');
-    return map.done();
+    if (task.signal.aborted) return map.end(CANCELED);
+    return map.end({ state: 'completed' });
   } catch (err) {
-    if (task.signal.aborted) return map.canceled('cancelled');
-    if (err instanceof Stop) return err.outcome.state === 'failed' ? map.failed(err.outcome.message ?? 'failed') : map.canceled(err.outcome.message);
-    if (err instanceof BrokerError) return map.failed(err.error.message);
-    return map.failed(err);
+    if (task.signal.aborted) return map.end(CANCELED);
+    if (err instanceof Stop) return map.end(err.outcome);
+    if (err instanceof BrokerError) return map.end({ state: 'failed', message: err.error.message });
+    return map.end({ state: 'failed', message: err instanceof Error ? err.message : String(err) });
   }
 }

@@ -1,0 +1,121 @@
+/**
+ * The terminal root on its own (main/cli/terminal-root/), over in-memory streams: prompts one at a
+ * time, answers read in order, withdrawals, the end of input, the modes, the progress lines.
+ */
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, test } from 'node:test';
+import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
+import { NoAnswer, ProgressPrinter, TerminalPrompter, defaultApprovalsMode } from '../../main/cli/terminal-root/index.js';
+
+function terminal() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let screen = '';
+  output.on('data', (chunk: Buffer) => (screen += String(chunk)));
+  /** Resolves once the screen shows `text` (the prompter writes synchronously, so once it is waiting). */
+  const shows = async (text: string, times = 1): Promise<void> => {
+    while (screen.split(text).length - 1 < times) await new Promise((resolve) => output.once('data', resolve));
+  };
+  return { input, output, screen: () => screen, shows };
+}
+
+const exec = (command: string, agent = 'local-coder-0', chain = ['root', 'local-coder']): ApprovalRequest => ({ kind: 'exec', command_or_path: command, asker: { agent, chain } });
+const never = new AbortController().signal;
+
+describe('TerminalPrompter', () => {
+  test('approvals one at a time, in order, with who asks; y/yes approve, n or an empty line deny, anything else asks again', async () => {
+    const t = terminal();
+    const prompter = new TerminalPrompter({ input: t.input, output: t.output, echo: true });
+    const first = prompter.approve(exec('npm test'), never);
+    const second = prompter.approve({ kind: 'write', command_or_path: 'a.txt', diff_stat: '+1 -0', asker: { agent: 'b-1', chain: ['root', 'a', 'b'] } }, never);
+    await t.shows('approve? [y/N] ');
+    assert.ok(!t.screen().includes('b-1'), 'the second waits its turn');
+    t.input.write('maybe\nYES\n\n');
+    assert.equal(await first, 'approved');
+    assert.equal(await second, 'denied');
+    assert.equal(
+      t.screen(),
+      [
+        'chatty-gateway: local-coder-0 (root → local-coder) asks to run: npm test',
+        '  approve? [y/N] maybe',
+        '  please answer y or n',
+        '  approve? [y/N] YES',
+        '  approved',
+        'chatty-gateway: b-1 (root → a → b) asks to write: a.txt (+1 -0)',
+        '  approve? [y/N] ',
+        '  denied',
+        '',
+      ].join('\n'),
+    );
+    prompter.close();
+  });
+
+  test('withdrawn while shown: said so, and the next line goes to the next prompt; withdrawn while queued: never shown', async () => {
+    const t = terminal();
+    const prompter = new TerminalPrompter({ input: t.input, output: t.output, echo: false });
+    const shown = new AbortController();
+    const queued = new AbortController();
+    const a = prompter.approve(exec('first'), shown.signal);
+    const b = prompter.approve(exec('second'), queued.signal);
+    const c = prompter.approve(exec('third'), never);
+    await t.shows('approve? [y/N] ');
+    queued.abort();
+    shown.abort();
+    assert.equal(await a, 'denied');
+    assert.equal(await b, 'denied');
+    await t.shows('approve? [y/N] ', 2);
+    t.input.write('y\n');
+    assert.equal(await c, 'approved');
+    assert.ok(t.screen().includes('(withdrawn: the agent no longer waits for this)'));
+    assert.ok(!t.screen().includes('second'));
+    assert.ok(t.screen().includes('asks to run: third'));
+    prompter.close();
+  });
+
+  test('questions: a number picks an option, other words are a custom answer; lines typed ahead are used in order', async () => {
+    const t = terminal();
+    const prompter = new TerminalPrompter({ input: t.input, output: t.output });
+    t.input.write('2\nmy own words\n');
+    const request: QuestionToRoot = {
+      questions: [
+        { id: 'db', question: 'Which database?', options: ['Postgres', 'SQLite'] },
+        { id: 'name', question: 'Its name?', options: [] },
+      ],
+      asker: { agent: 'leaf-0', chain: ['root', 'mid', 'leaf'] },
+    };
+    assert.deepEqual(await prompter.ask(request, never), [
+      { id: 'db', answer: 'SQLite', custom: false },
+      { id: 'name', answer: 'my own words', custom: true },
+    ]);
+    assert.ok(t.screen().startsWith('chatty-gateway: leaf-0 (root → mid → leaf) asks: Which database?\n  1) Postgres\n  2) SQLite\n  answer (a number, or your own words): 2\n'), t.screen());
+    prompter.close();
+  });
+
+  test('the input ends: an approval is denied, a question fails with NoAnswer', async () => {
+    const t = terminal();
+    const prompter = new TerminalPrompter({ input: t.input, output: t.output });
+    t.input.end();
+    assert.equal(await prompter.approve(exec('x'), never), 'denied');
+    await assert.rejects(prompter.ask({ questions: [{ id: 'q', question: 'Sure?', options: [] }], asker: { agent: 'a-0', chain: ['root', 'a'] } }, never), NoAnswer);
+  });
+});
+
+test('the default mode: prompt when stdin is a TTY, else deny', () => {
+  assert.equal(defaultApprovalsMode({ isTTY: true }), 'prompt');
+  assert.equal(defaultApprovalsMode({}), 'deny');
+});
+
+test('ProgressPrinter: started, steps under the node, text streamed and ended with a new line', () => {
+  const steps = new PassThrough();
+  const text = new PassThrough();
+  const printer = new ProgressPrinter('local-coder', { output: steps, text });
+  printer.event({ Step: 'queued' });
+  printer.event({ Admitted: 'local-coder-0' });
+  printer.event({ Step: 'local-reviewer-1: reading' });
+  printer.event({ Text: 'hel' });
+  printer.event({ Text: 'lo' });
+  printer.finish();
+  assert.equal(String(steps.read()), '  [local-coder] queued\n  local-coder-0 started\n  [local-coder-0] local-reviewer-1: reading\n');
+  assert.equal(String(text.read()), 'hello\n');
+});
