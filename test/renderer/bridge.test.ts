@@ -204,6 +204,13 @@ describe('bridge host: who may call, and what', () => {
       assert.ok(snap.tasks.find((t) => t.taskId === a.taskId)?.entries.some((e) => e.kind === 'text' && e.text === '["denied"]'));
       assert.deepEqual([snap.approvals, snap.questions], [[], []]);
 
+      // A request that comes after the reset is the new page's: it waits, and the snapshot the new page asks for has it.
+      const c = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'after' } }) })) as { taskId: string };
+      const late = await next<PendingApproval>(EVENT_CHANNELS.approval, (p) => p.commandOrPath === 'after');
+      assert.deepEqual(((await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as Snapshot).approvals.map((p) => p.requestId), [late.requestId]);
+      await host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: late.requestId, verdict: 'approved' });
+      await next<TaskUpdate>(EVENT_CHANNELS.task, ended(c.taskId));
+
       host.detachWindow();
       const b = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'y' } }) })) as { taskId: string };
       for (;;) {
