@@ -242,7 +242,13 @@ class Toolchain {
         reject(new PluginLoadError(`transpiling took longer than ${TOOLCHAIN_TIMEOUT_MS / 1000} s`));
       }, TOOLCHAIN_TIMEOUT_MS);
       this.pending.set(id, {
-        resolve: (reply) => (reply.ok ? resolve(reply) : reject(new PluginLoadError(`cannot read the component: ${reply.error}`))),
+        resolve: (reply) => {
+          if (reply.ok) return resolve(reply);
+          // A component that made the transpiler fail may have left its WebAssembly trapped
+          // ("cannot enter component instance"): the next component gets a fresh worker.
+          void this.close();
+          reject(new PluginLoadError(`cannot read the component: ${reply.error}`));
+        },
         reject,
         timer,
       });

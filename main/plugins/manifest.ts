@@ -6,12 +6,14 @@ import { MAX_EXECUTION_MS, MAX_MEMORY_MB, MAX_OUTPUT_BYTES, METADATA_TIMEOUT_MS 
 /** A plain relative path: not absolute, no `..` segment, no `\` or `:` (so no drive letters). */
 export function isPlainRelativePath(path: string): boolean {
   if (path.length === 0 || path.startsWith('/') || path.includes('\\') || path.includes(':')) return false;
+  // Control characters (a newline, NUL) end up in refusal reasons and log lines: never a path.
+  if (/[\u0000-\u001f\u007f]/.test(path)) return false;
   return !path.split('/').some((segment) => segment === '..');
 }
 
 const relativePath = z
   .string()
-  .refine(isPlainRelativePath, { message: 'must be a plain relative path (not absolute, no "..", no "\\" or ":")' });
+  .refine(isPlainRelativePath, { message: 'must be a plain relative path (not absolute, no "..", no "\\" or ":", no control characters)' });
 
 /** Module names end up in URLs (`/mcp/{module}`), so they stay URL- and file-name-safe. */
 const moduleName = z

@@ -102,12 +102,14 @@ export class ModuleRegistry {
     const local: { dir: string; parsed: ParsedManifest }[] = [];
     for (const name of names) {
       const moduleDir = join(root, name);
-      let text: string;
+      let text: string | undefined;
       try {
-        text = await readFile(join(moduleDir, 'module.toml'), 'utf8');
-      } catch {
-        continue; // not a module directory
+        text = await readManifest(moduleDir);
+      } catch (err) {
+        report.failed.push({ dir: moduleDir, reason: messageOf(err) });
+        continue;
       }
+      if (text === undefined) continue; // not a module directory
       try {
         const parsed = parseManifest(text, this.ceilings);
         this.claim(parsed.manifest.module.name, moduleDir);
@@ -140,9 +142,9 @@ export class ModuleRegistry {
   /** Loads one module directory; throws `PluginLoadError` with the reason. Remote modules are registered, not loaded. */
   async loadModule(dir: string): Promise<LoadedModule | RemoteModule> {
     const moduleDir = resolve(dir);
-    const parsed = parseManifest(await readFile(join(moduleDir, 'module.toml'), 'utf8').catch((err: unknown) => {
-      throw new PluginLoadError(`cannot read module.toml: ${messageOf(err)}`);
-    }), this.ceilings);
+    const text = await readManifest(moduleDir);
+    if (text === undefined) throw new PluginLoadError(`cannot read module.toml: ${join(moduleDir, 'module.toml')} does not exist`);
+    const parsed = parseManifest(text, this.ceilings);
     this.claim(parsed.manifest.module.name, moduleDir);
     if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(moduleDir, parsed.manifest);
     try {
@@ -268,6 +270,58 @@ export class ModuleRegistry {
     if (Object.keys(manifest.config).length > 0) caps.push('config');
     if (manifest.files) caps.push('file');
     return caps;
+  }
+}
+
+/** The largest `module.toml` read: a manifest is a few hundred bytes. */
+const MAX_MANIFEST_BYTES = 1 * MIB;
+
+/**
+ * A module directory's `module.toml`, or `undefined` when it has none. Read like the component:
+ * its real path must lie in the module directory, it is opened without blocking (a FIFO never
+ * stalls the load) and must be a regular file of at most 1 MiB in UTF-8. Anything else is a
+ * `PluginLoadError` that says why, never a silent skip.
+ */
+async function readManifest(moduleDir: string): Promise<string | undefined> {
+  const path = join(moduleDir, 'module.toml');
+  try {
+    lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new PluginLoadError(`cannot read module.toml: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
+  }
+  const realDir = await moduleRealPath(moduleDir);
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (err) {
+    throw new PluginLoadError(`cannot read module.toml: it cannot be resolved (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`);
+  }
+  if (!isWithin(real, realDir)) throw new PluginLoadError(`cannot read module.toml: it resolves to ${real}, outside the module directory ${realDir}`);
+  let file: FileHandle;
+  try {
+    file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new PluginLoadError(`cannot read module.toml: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
+  }
+  try {
+    const st = await file.stat();
+    if (!st.isFile()) throw new PluginLoadError('cannot read module.toml: it is not a regular file');
+    if (st.size > MAX_MANIFEST_BYTES) throw new PluginLoadError(`cannot read module.toml: it is over ${MAX_MANIFEST_BYTES / MIB} MiB`);
+    const bytes = Buffer.alloc(st.size);
+    let at = 0;
+    while (at < bytes.length) {
+      const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, at));
+    } catch {
+      throw new PluginLoadError('cannot read module.toml: it is not UTF-8');
+    }
+  } finally {
+    await file.close();
   }
 }
 
