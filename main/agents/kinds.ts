@@ -2,10 +2,11 @@ import type { WorkerAgent } from './kind.js';
 
 /**
  * The agent kinds `chatty-gateway worker --agent <kind>` knows, each loaded only when chosen.
- * `scripted` is the default. (The LLM agent, `main/agents/llm/`, registers here as `llm`.)
+ * `scripted` (the reference agent) is the default; `llm` is the LLM agent (`main/agents/llm/`).
  */
 export const AGENT_KINDS: Record<string, () => Promise<WorkerAgent>> = {
   scripted: async () => (await import('./scripted/index.js')).scriptedAgent(),
+  llm: async () => (await import('./llm/index.js')).llmAgent(),
 };
 
 export const DEFAULT_AGENT_KIND = 'scripted';

@@ -61,7 +61,7 @@ export function buildProgram(outcome: Outcome): Command {
     .command('worker')
     .description('the worker program a broker spawns: one task on the socket at --participant-fd')
     .option('--participant-fd <fd>', 'the descriptor of its end of the socketpair', parseFd, 3)
-    .option('--agent <kind>', 'the agent to run: scripted (the default)', 'scripted')
+    .option('--agent <kind>', 'the agent to run: scripted (the default) or llm', 'scripted')
     .action(async (flags: { participantFd: number; agent: string }) => {
       const { runWorker } = await import('./commands/worker.js');
       outcome.code = await runWorker({ participantFd: flags.participantFd, agent: flags.agent });

@@ -88,7 +88,7 @@ test('the connection closes with no answer to the hello: one line, exit 1', asyn
 test('an unknown --agent kind: one line naming the kinds there are, exit 1', async () => {
   const result = await runCli(['worker', '--agent', 'frobnicate'], { cwd: home });
   assert.equal(result.code, 1);
-  assert.equal(oneLine(result.stderr), "chatty-gateway worker: unknown agent kind 'frobnicate' (known: scripted)");
+  assert.equal(oneLine(result.stderr), "chatty-gateway worker: unknown agent kind 'frobnicate' (known: scripted, llm)");
 });
 
 test('--participant-fd that is not a number: a usage error, exit 2', async () => {
