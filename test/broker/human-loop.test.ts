@@ -98,8 +98,10 @@ describe('human.approve goes straight to the root', () => {
           return new Promise((approve) => waiting.push(() => approve('approved')));
         });
       });
-      const call = t.root.invoke('busy', plan({ approve: { kind: 'exec', command_or_path: 'make' }, times: 5 }));
-      await fourAsked;
+      const progress = new ProgressLog();
+      const call = t.root.invoke('busy', plan({ approve: { kind: 'exec', command_or_path: 'make' }, times: 5 }), { onProgress: progress.push });
+      // The four are released only once the fifth has come back denied: it was refused while four waited.
+      await Promise.all([fourAsked, progress.until((e) => 'Step' in e && e.Step === 'busy-0 got denied')]);
       for (const approve of waiting) approve();
       const verdicts = JSON.parse((await call).response) as string[];
       assert.equal(asked, 4);

@@ -41,7 +41,11 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
   }
   if ('approve' in plan) {
     // Sent raw (not through session.approve) so that a pre-filled `asker` reaches the broker.
-    const one = () => session.call({ method: 'human.approve', params: plan.approve } as never, { signal: task.signal });
+    const one = () =>
+      session.call({ method: 'human.approve', params: plan.approve } as never, { signal: task.signal }).then((verdict) => {
+        events.status('working', `${hello.name} got ${String(verdict)}`); // as each verdict arrives
+        return verdict;
+      });
     const verdicts = await Promise.all(Array.from({ length: plan.times ?? 1 }, one));
     events.artifact(JSON.stringify(verdicts), true);
     return { state: 'completed' };
