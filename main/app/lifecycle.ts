@@ -63,3 +63,28 @@ export function bringForward(window: FocusableWindow | undefined): void {
 
 /** The process signals that quit the app the way closing it does (the gateway stopped first). */
 export const QUIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * What the app has set up, undone in reverse order: each step as soon as the thing it undoes
+ * exists, so a launch that fails halfway stops what it had started. `run()` takes every step once,
+ * goes on past a failing one (logged), and resolves when all are done.
+ */
+export class Teardown {
+  private readonly steps: { what: string; undo: () => unknown }[] = [];
+
+  constructor(private readonly log: QuitLog) {}
+
+  add(what: string, undo: () => unknown): void {
+    this.steps.push({ what, undo });
+  }
+
+  async run(): Promise<void> {
+    for (let step = this.steps.pop(); step; step = this.steps.pop()) {
+      try {
+        await step.undo();
+      } catch (err) {
+        this.log.error(`${step.what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
-import { bringForward, quitAfterStopping, type FocusableWindow, type QuitLog } from '../../main/app/lifecycle.js';
+import { bringForward, quitAfterStopping, Teardown, type FocusableWindow, type QuitLog } from '../../main/app/lifecycle.js';
 
 /** Electron's quit, as far as the listener sees it: `before-quit` first; unless cancelled, the app is gone. */
 class FakeApp extends EventEmitter {
@@ -107,4 +107,24 @@ test('a second launch brings the window forward (restored if minimised); no wind
   bringForward(gone);
   assert.deepEqual(gone.calls, []);
   bringForward(undefined);
+});
+
+test('the teardown undoes in reverse order, waits for each step, goes on past a failing one, and runs each step once', async () => {
+  const log = recorder();
+  const teardown = new Teardown(log);
+  const done: string[] = [];
+  teardown.add('close the plugins', () => done.push('plugins'));
+  teardown.add('stop the gateway', async () => {
+    await Promise.resolve();
+    done.push('gateway');
+  });
+  teardown.add('unbind the bridge', () => {
+    throw new Error('already unbound');
+  });
+  teardown.add('close the bridge', () => Promise.reject(new Error('closed twice')));
+  await teardown.run();
+  assert.deepEqual(done, ['gateway', 'plugins']);
+  assert.deepEqual(log.lines, ['error: close the bridge failed: closed twice', 'error: unbind the bridge failed: already unbound']);
+  await teardown.run();
+  assert.deepEqual(done, ['gateway', 'plugins'], 'nothing runs twice');
 });

@@ -7,10 +7,15 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { getConfig, validateConfiguration } from 'app-builder-lib/out/util/config/config.js';
-import { DebugLogger } from 'builder-util';
+import { DebugLogger, Logger, log } from 'builder-util';
 import type { Configuration } from 'app-builder-lib';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+
+// electron-builder logs to stdout, which the test runner reads as its own protocol: its lines go
+// to stderr instead (`stream` is protected in the types, a plain property at run time).
+Object.defineProperty(log, 'stream', { value: process.stderr });
+assert.ok(log instanceof Logger);
 
 async function loadConfig(): Promise<Configuration> {
   return getConfig(root, join(root, 'electron-builder.yml'), null);

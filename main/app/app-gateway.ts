@@ -1,0 +1,55 @@
+// The desktop app's gateway, started without Electron (main.ts passes in what Electron knows), so
+// test/app/app-gateway.test.ts starts the very same thing: the plugins, the bundled agents, the
+// gateway on its socket, each registered with the teardown that stops it on quit.
+import { bundledAgents, detectWorkspace, type BundledWorkspace } from '../agents/bundled.js';
+import type { WorkerCommand } from '../agents/worker-command.js';
+import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
+import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules.js';
+import type { Teardown } from './lifecycle.js';
+
+export interface AppGatewayOptions {
+  /** `app.getPath('userData')`: the user's plugin folder and, packaged, the agents' workspace are under it. */
+  userData: string;
+  /** `app.isPackaged`. */
+  isPackaged: boolean;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  log: { info(line: string): void; error(line: string, err?: unknown): void };
+  /** How the bundled agents' workers start (default: this package's `chatty-gateway worker`). */
+  worker?: WorkerCommand;
+}
+
+export interface AppGateway {
+  gateway: ProtocolGateway;
+  started: StartedGateway;
+  workspace: BundledWorkspace;
+}
+
+/**
+ * Opens the plugins (the examples or CHATTY_MODULES_DIR, then `<userData>/plugins`), publishes
+ * the bundled agents (`local-coder`, `local-reviewer`), and starts the gateway in
+ * CHATTY_RUNTIME_DIR or the default runtime directory (one short enough for the socket on every
+ * platform; a named one too deep is refused, with nothing created). Each part is added to
+ * `teardown` as soon as it exists: the plugins closed, then (run first) the gateway stopped,
+ * which cancels every task and reaps every child, and removes the socket and the token.
+ */
+export async function startAppGateway(options: AppGatewayOptions, teardown: Teardown): Promise<AppGateway> {
+  const { env, log } = options;
+  const report = (line: string): void => log.info(`plugins: ${line}`);
+  const { registry: modules } = await openAppModules(userPluginsDir(options.userData), env['CHATTY_MODULES_DIR'] || undefined, { report });
+  teardown.add('close the plugins', () => modules.close());
+
+  const workspace = await detectWorkspace(agentWorkspaceDir({ env, isPackaged: options.isPackaged, cwd: options.cwd, userData: options.userData }));
+  const gateway = new ProtocolGateway(modules, {
+    broker: {
+      root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
+      log: (line) => log.info(`broker: ${line}`),
+    },
+    onError: (err) => log.error('gateway: handler failed', err),
+  }).withRuntimeDir(env['CHATTY_RUNTIME_DIR'] || access.defaultRuntimeDir());
+  for (const agent of bundledAgents({ workspace, ...(options.worker ? { worker: options.worker } : {}) })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
+  teardown.add('stop the gateway', () => gateway.stop());
+  const started = await gateway.start();
+  log.info(`gateway on ${started.socketPath}; agents ${workspace.kind === 'git' ? `in worktrees of ${workspace.workspaceRoot} (${workspace.baseBranch})` : `in ${workspace.workspaceRoot}`}`);
+  return { gateway, started, workspace };
+}
