@@ -14,6 +14,8 @@ interface Card {
   output: HTMLElement | undefined;
 }
 
+const MAX_OUTPUT_CHARS = 256 * 1024;
+
 const STATE_LABEL: Record<TaskView['state'], string> = { running: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled' };
 
 export class TaskBoard {
@@ -122,7 +124,9 @@ export class TaskBoard {
 
   private appendEntry(card: Card, entry: TimelineEntry): void {
     if (entry.kind === 'text' && card.output) {
-      card.output.textContent += entry.text;
+      const text = (card.output.textContent ?? '') + entry.text;
+      // A long stream keeps its tail on screen.
+      card.output.textContent = text.length > MAX_OUTPUT_CHARS ? `…${text.slice(text.length - MAX_OUTPUT_CHARS)}` : text;
       return;
     }
     const who = h('span', { className: 'who' }, entry.node ?? '');

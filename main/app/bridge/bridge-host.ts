@@ -56,9 +56,13 @@ const MAX_EDGE_ROWS = 200;
 const MAX_MAIL = 200;
 const MAX_ENDED_TASKS = 50;
 const MAX_ENTRIES_PER_TASK = 1000;
+/** Characters of timeline text kept per task. */
+const MAX_TEXT_PER_TASK = 1024 * 1024;
 
 interface TaskRecord {
   view: TaskView;
+  /** Characters of text in `view.entries`. */
+  bytes: number;
   controller: AbortController;
   settled: Promise<void>;
 }
@@ -255,7 +259,7 @@ export class BridgeHost {
     const taskId = `task-${++this.nextTask}`;
     const controller = new AbortController();
     const view: TaskView = { taskId, agent, prompt, startedAt: Date.now(), state: 'running', nodes: [], entries: [] };
-    const record: TaskRecord = { view, controller, settled: Promise.resolve() };
+    const record: TaskRecord = { view, bytes: 0, controller, settled: Promise.resolve() };
     this.tasks.set(taskId, record);
     this.forgetOldTasks();
     this.emit(EVENT_CHANNELS.task, { type: 'started', task: structuredClone(view) });
@@ -313,7 +317,11 @@ export class BridgeHost {
     if (!task) return;
     const full: TimelineEntry = { at: Date.now(), ...entry };
     task.view.entries.push(full);
-    if (task.view.entries.length > MAX_ENTRIES_PER_TASK) task.view.entries.splice(0, task.view.entries.length - MAX_ENTRIES_PER_TASK);
+    task.bytes += full.text.length;
+    // What a snapshot carries stays bounded: the oldest entries go first (the window keeps what it was sent).
+    while (task.view.entries.length > MAX_ENTRIES_PER_TASK || (task.bytes > MAX_TEXT_PER_TASK && task.view.entries.length > 1)) {
+      task.bytes -= task.view.entries.shift()?.text.length ?? 0;
+    }
     this.emit(EVENT_CHANNELS.task, { type: 'entry', taskId: task.view.taskId, entry: { ...full } });
   }
 
