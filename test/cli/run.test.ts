@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { shellWord } from '../../main/cli/shell-word.js';
-import { tempDir } from '../agents/helpers.js';
+import { endsSoon, tempDir } from '../agents/helpers.js';
 import { collect, exited, spawnCli, type CliResult } from '../helpers/cli.js';
 
 const temporary: string[] = [];
@@ -193,4 +193,27 @@ test('on a real pseudo-terminal prompt is the default: y runs the command, exit 
   assert.equal(status.code, 0, screen);
   assert.ok(screen.includes('local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
   assert.ok(screen.includes('\nhi\n[exit code 0]\n'), screen);
+});
+
+test('Ctrl-C on a real pseudo-terminal (the whole foreground group gets SIGINT): the task is cancelled, its command ended, exit 130', async () => {
+  const cwd = repo();
+  const pidFile = join(dir('chatty-run-pid-'), 'bg.pid');
+  const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
+  const script = `exec sleep 600 & echo $! > ${pidFile}; echo started; wait`;
+  const command = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'run', 'local-coder', script, '--approvals', 'allow'].map(shellWord).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  let seen = '';
+  let interrupted = false;
+  child.stdout.on('data', (chunk: Buffer) => {
+    seen += String(chunk);
+    if (!interrupted && /\nstarted\r?\n/.test(seen)) {
+      interrupted = true;
+      child.stdin.write('\x03'); // the terminal's interrupt character
+    }
+  });
+  const status = await exited(child as never);
+  child.stdin.end();
+  assert.equal(status.code, 130, seen);
+  assert.ok(await endsSoon(Number(readFileSync(pidFile, 'utf8'))), 'the command started in the background was ended');
+  assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
 });
