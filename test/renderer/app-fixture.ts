@@ -17,7 +17,11 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { bindWindow, launchChromium, serveDemo } from '../helpers/renderer-page.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
-export const SCREENSHOTS = join(REPO_ROOT, 'docs', 'screenshots');
+/**
+ * Where the browser tests write their screenshots: a temporary folder, or `docs/screenshots/`
+ * (the ones the README shows) when CHATTY_UPDATE_SCREENSHOTS=1, so a test run leaves the tree clean.
+ */
+export const SCREENSHOTS = process.env['CHATTY_UPDATE_SCREENSHOTS'] === '1' ? join(REPO_ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'chatty-screenshots-'));
 
 export interface AppFixture {
   browser: Browser;
