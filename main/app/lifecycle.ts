@@ -71,14 +71,26 @@ export const QUIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  */
 export class Teardown {
   private readonly steps: { what: string; undo: () => unknown }[] = [];
+  private running: Promise<void> | undefined;
 
   constructor(private readonly log: QuitLog) {}
 
+  /**
+   * One more thing to undo. Once the teardown has begun (the app quit while it was starting), a
+   * step added is undone at once, after the others: what starts late is stopped too.
+   */
   add(what: string, undo: () => unknown): void {
     this.steps.push({ what, undo });
+    if (this.running) this.running = this.running.then(() => this.drain());
   }
 
-  async run(): Promise<void> {
+  /** Undoes every step added so far (and any added while it runs); resolves when all are done. */
+  run(): Promise<void> {
+    this.running ??= this.drain();
+    return this.running;
+  }
+
+  private async drain(): Promise<void> {
     for (let step = this.steps.pop(); step; step = this.steps.pop()) {
       try {
         await step.undo();

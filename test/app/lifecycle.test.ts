@@ -128,3 +128,20 @@ test('the teardown undoes in reverse order, waits for each step, goes on past a 
   await teardown.run();
   assert.deepEqual(done, ['gateway', 'plugins'], 'nothing runs twice');
 });
+
+test('a step added once the teardown has begun (a quit while starting) is undone too', async () => {
+  const teardown = new Teardown(recorder());
+  const done: string[] = [];
+  let release: () => void = () => {};
+  const slow = new Promise<void>((resolve) => (release = resolve));
+  teardown.add('close the plugins', () => slow.then(() => done.push('plugins')));
+  const first = teardown.run();
+  teardown.add('stop the gateway', () => done.push('gateway'));
+  release();
+  await first;
+  await teardown.run();
+  assert.deepEqual(done, ['plugins', 'gateway']);
+  teardown.add('close the bridge', () => done.push('bridge'));
+  await teardown.run();
+  assert.deepEqual(done, ['plugins', 'gateway', 'bridge']);
+});
