@@ -9,11 +9,17 @@ import { bringForward, quitAfterStopping, Teardown, type FocusableWindow, type Q
 class FakeApp extends EventEmitter {
   quits = 0;
   exited = false;
+  private done: () => void = () => {};
+  /** Settles when a quit is let through. */
+  readonly gone = new Promise<void>((resolve) => (this.done = resolve));
   quit(): void {
     this.quits++;
     let prevented = false;
     this.emit('before-quit', { preventDefault: () => (prevented = true) });
-    if (!prevented) this.exited = true;
+    if (!prevented) {
+      this.exited = true;
+      this.done();
+    }
   }
 }
 
@@ -32,8 +38,6 @@ function deferredStop(): { stop: () => Promise<void>; calls: () => number; finis
   return { stop: () => (calls++, done), calls: () => calls, finish: (err) => settle?.(err) };
 }
 
-const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 test('the first quit is held until stop() resolves, then the app quits again and is let through', async () => {
   const app = new FakeApp();
   const log = recorder();
@@ -43,7 +47,7 @@ test('the first quit is held until stop() resolves, then the app quits again and
   assert.equal(app.exited, false, 'held while the gateway stops');
   assert.equal(gate.calls(), 1);
   gate.finish();
-  await settled();
+  await app.gone;
   assert.equal(app.exited, true);
   assert.equal(app.quits, 2, 'quit again once stopped');
   assert.deepEqual(log.lines, ['info: quitting: stopping the gateway', 'info: the gateway stopped; every child is reaped']);
@@ -59,7 +63,7 @@ test('quits asked for while stopping wait for the same stop; stop runs once', as
   assert.equal(app.exited, false);
   assert.equal(gate.calls(), 1);
   gate.finish();
-  await settled();
+  await app.gone;
   assert.equal(app.exited, true);
   assert.equal(gate.calls(), 1);
 });
@@ -70,7 +74,7 @@ test('a stop that fails (or throws at once) is logged, and the app quits all the
     const log = recorder();
     app.on('before-quit', quitAfterStopping(app, stop, log));
     app.quit();
-    await settled();
+    await app.gone;
     assert.equal(app.exited, true);
     assert.deepEqual(log.lines, ['info: quitting: stopping the gateway', 'error: stopping the gateway failed: socket busy']);
   }
