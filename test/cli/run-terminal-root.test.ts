@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
-import { NoAnswer, ProgressPrinter, TerminalPrompter, defaultApprovalsMode } from '../../main/cli/terminal-root/index.js';
+import { LineQueue, NoAnswer, ProgressPrinter, TerminalPrompter, defaultApprovalsMode } from '../../main/cli/terminal-root/index.js';
 
 function terminal() {
   const input = new PassThrough();
@@ -99,6 +99,23 @@ describe('TerminalPrompter', () => {
     assert.equal(await prompter.approve(exec('x'), never), 'denied');
     await assert.rejects(prompter.ask({ questions: [{ id: 'q', question: 'Sure?', options: [] }], asker: { agent: 'a-0', chain: ['root', 'a'] } }, never), NoAnswer);
   });
+});
+
+test('one line queue shared with another reader (serve\'s command line): the prompt\'s read comes first', async () => {
+  const t = terminal();
+  const lines = new LineQueue(t.input);
+  const prompter = new TerminalPrompter({ output: t.output, lines, echo: false });
+  const command = lines.next();
+  const verdict = prompter.approve(exec('npm test'), never);
+  await t.shows('approve? [y/N] ');
+  t.input.write('y\nlocal-coder say hi\n');
+  assert.equal(await verdict, 'approved');
+  assert.equal(await command, 'local-coder say hi');
+  prompter.close(); // not its queue: still open
+  const after = lines.next();
+  t.input.write('more\n');
+  assert.equal(await after, 'more');
+  lines.close();
 });
 
 test('the default mode: prompt when stdin is a TTY, else deny', () => {

@@ -10,12 +10,18 @@ export class LineQueue {
   private rl: Interface | undefined;
   private readonly lines: string[] = [];
   private readonly waiters: ((line: string | undefined) => void)[] = [];
+  private readonly urgent = new WeakSet<(line: string | undefined) => void>();
   private ended = false;
 
   constructor(private readonly input: NodeJS.ReadableStream) {}
 
-  /** The next line, or undefined once the input has ended (or the queue is closed). Aborting `signal` gives up the wait, taking no line. */
-  next(signal?: AbortSignal): Promise<string | undefined> {
+  /**
+   * The next line, or undefined once the input has ended (or the queue is closed). Aborting
+   * `signal` gives up the wait, taking no line. An `urgent` reader (a prompt the human must answer)
+   * is served before the readers already waiting (`serve`'s command line, say), so one queue can
+   * feed both.
+   */
+  next(signal?: AbortSignal, options: { urgent?: boolean } = {}): Promise<string | undefined> {
     this.open();
     const line = this.lines.shift();
     if (line !== undefined || this.ended) return Promise.resolve(line);
@@ -31,8 +37,17 @@ export class LineQueue {
         resolve(undefined);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
+      if (options.urgent) this.waiters.splice(this.urgentCount(), 0, waiter);
+      else this.waiters.push(waiter);
+      if (options.urgent) this.urgent.add(waiter);
     });
+  }
+
+  /** How many urgent readers wait at the front (they are served in the order they came). */
+  private urgentCount(): number {
+    let n = 0;
+    while (n < this.waiters.length && this.urgent.has(this.waiters[n]!)) n++;
+    return n;
   }
 
   close(): void {

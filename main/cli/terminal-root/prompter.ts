@@ -12,6 +12,12 @@ export interface PrompterOptions {
   prefix?: string;
   /** Write each answer read after its prompt (default: when the input is not a TTY, which echoes by itself). */
   echo?: boolean;
+  /**
+   * The lines to read answers from, when something else reads the same input too (`serve`'s
+   * command line): the prompter's reads are urgent, served before the other reader's. Default: a
+   * queue of its own over `input`, closed by `close()`.
+   */
+  lines?: LineQueue;
 }
 
 /** A question the human gave no answer to: the input ended. The asker's `human.ask` fails with this message. */
@@ -36,10 +42,12 @@ export class TerminalPrompter {
   private readonly output: NodeJS.WritableStream;
   private readonly prefix: string;
   private readonly echo: boolean;
+  private readonly ownLines: boolean;
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: PrompterOptions = {}) {
-    this.lines = new LineQueue(options.input ?? process.stdin);
+    this.ownLines = options.lines === undefined;
+    this.lines = options.lines ?? new LineQueue(options.input ?? process.stdin);
     this.output = options.output ?? process.stderr;
     this.prefix = options.prefix ?? 'chatty-gateway: ';
     // A terminal echoes what is typed; piped input is shown after its prompt, so the transcript reads as a dialogue.
@@ -97,9 +105,9 @@ export class TerminalPrompter {
     });
   }
 
-  /** Stops reading the input (the process can then exit with stdin still open); waiting prompts end as if it had ended. */
+  /** Stops reading the input, if the queue is its own (the process can then exit with stdin still open); waiting prompts end as if it had ended. */
   close(): void {
-    this.lines.close();
+    if (this.ownLines) this.lines.close();
   }
 
   /** Runs `prompt` once every earlier prompt is done; a request withdrawn before its turn is never shown. */
@@ -110,7 +118,7 @@ export class TerminalPrompter {
   }
 
   private async read(signal: AbortSignal): Promise<string | undefined> {
-    const line = await this.lines.next(signal);
+    const line = await this.lines.next(signal, { urgent: true });
     if (line !== undefined && this.echo) this.write(`${line}\n`);
     return line;
   }

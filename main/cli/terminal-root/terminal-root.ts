@@ -1,6 +1,7 @@
 import type { ApprovalRequest, RootTransport, Verdict } from '../../broker/index.js';
 import type { ApprovalsMode } from './approvals-mode.js';
 import { describeApproval, describeAsker } from './describe.js';
+import type { LineQueue } from './line-queue.js';
 import { TerminalPrompter } from './prompter.js';
 
 export interface TerminalRootOptions {
@@ -12,6 +13,8 @@ export interface TerminalRootOptions {
   output?: NodeJS.WritableStream;
   /** What each line starts with (default `chatty-gateway: `). */
   prefix?: string;
+  /** A line queue shared with another reader of the input (see `PrompterOptions.lines`). */
+  lines?: LineQueue;
 }
 
 export interface TerminalRoot {
@@ -32,7 +35,7 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
   const off: (() => void)[] = [];
   let prompter: TerminalPrompter | undefined;
   if (options.approvals === 'prompt') {
-    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output, prefix }));
+    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output, prefix, ...(options.lines ? { lines: options.lines } : {}) }));
     off.push(root.onApproval((request, signal) => p.approve(request, signal)));
     off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
   } else {
