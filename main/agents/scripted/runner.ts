@@ -28,14 +28,14 @@ class Stop extends Error {
  */
 export async function runScript(context: AgentTask): Promise<TaskOutcome> {
   const { session, task, events } = context;
-  const map = new ScriptReport(events);
-  const say = (text: string): void => map.line(text);
+  const report = new ScriptReport(events);
+  const say = (text: string): void => report.line(text);
   const stopWith = (message: string): never => {
     throw new Stop({ state: 'failed', message });
   };
   session.onQuestion((relayed) => {
     const asked = relayed.request.questions.map((q) => JSON.stringify(q.question)).join(', ');
-    map.step(`${relayed.request.asker.agent} asks ${asked}: passed up`);
+    report.step(`${relayed.request.asker.agent} asks ${asked}: passed up`);
     return 'escalate';
   });
 
@@ -48,7 +48,7 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
         say(instruction.line);
         return;
       case 'step':
-        map.step(instruction.name);
+        report.step(instruction.name);
         return;
       case 'fail':
         stopWith(instruction.reason);
@@ -58,20 +58,20 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
         return;
       case 'exec': {
         const { command } = instruction;
-        map.step(`asking to run ${command}`);
+        report.step(`asking to run ${command}`);
         const verdict = await session.approve('exec', command, undefined, { signal: task.signal });
         if (verdict !== 'approved') stopWith(`exec denied: ${command}`);
-        map.step(`running ${command}`);
+        report.step(`running ${command}`);
         let last = '\n';
         const result = await runCommand(command, {
           cwd: context.workspace,
           signal: task.signal,
           onOutput: (text) => {
             last = text;
-            map.text(text);
+            report.text(text);
           },
         });
-        if (!last.endsWith('\n')) map.text('\n');
+        if (!last.endsWith('\n')) report.text('\n');
         if (result.droppedBytes > 0) say(`[output cut: ${result.droppedBytes} more bytes not shown]`);
         if (result.ended === 'cancelled') return;
         if (result.ended === 'timeout') {
@@ -91,7 +91,7 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
           if (err instanceof WorkspaceRefusal) stopWith(`write refused: ${err.message}`);
           throw err;
         });
-        map.step(`asking to write ${plan.path} (${plan.diffStat})`);
+        report.step(`asking to write ${plan.path} (${plan.diffStat})`);
         const verdict = await session.approve('write', plan.path, plan.diffStat, { signal: task.signal });
         if (verdict !== 'approved') stopWith(`write denied: ${plan.path}`);
         await commitWrite(context.workspace, plan).catch((err: unknown) => {
@@ -102,22 +102,22 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
         return;
       }
       case 'ask': {
-        map.step(`asking ${JSON.stringify(instruction.question)}`);
+        report.step(`asking ${JSON.stringify(instruction.question)}`);
         const answers = await session.ask([{ id: 'q1', question: instruction.question, options: instruction.options }], { signal: task.signal });
         say(`answer: ${answers[0]?.answer ?? ''}`);
         return;
       }
       case 'invoke': {
         const { agent, prompt } = instruction;
-        map.step(`invoking ${agent}`);
+        report.step(`invoking ${agent}`);
         let callee = agent;
         const result = await session.invokeAgent(agent, prompt, {
           signal: task.signal,
           onProgress: (event) => {
             if ('Admitted' in event) {
               callee = event.Admitted;
-              map.step(`${callee} started`);
-            } else if ('Step' in event) map.step(`${callee}: ${event.Step}`);
+              report.step(`${callee} started`);
+            } else if ('Step' in event) report.step(`${callee}: ${event.Step}`);
           },
         });
         if (result.response !== '') say(result.response);
@@ -144,12 +144,12 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
       if (task.signal.aborted) break;
       await run(instruction);
     }
-    if (task.signal.aborted) return map.end(CANCELED);
-    return map.end({ state: 'completed' });
+    if (task.signal.aborted) return report.end(CANCELED);
+    return report.end({ state: 'completed' });
   } catch (err) {
-    if (task.signal.aborted) return map.end(CANCELED);
-    if (err instanceof Stop) return map.end(err.outcome);
-    if (err instanceof BrokerError) return map.end({ state: 'failed', message: err.error.message });
-    return map.end({ state: 'failed', message: err instanceof Error ? err.message : String(err) });
+    if (task.signal.aborted) return report.end(CANCELED);
+    if (err instanceof Stop) return report.end(err.outcome);
+    if (err instanceof BrokerError) return report.end({ state: 'failed', message: err.error.message });
+    return report.end({ state: 'failed', message: err instanceof Error ? err.message : String(err) });
   }
 }
