@@ -53,6 +53,8 @@ export interface BundledAgentsOptions {
   worker?: WorkerCommand;
   /** SIGKILL this long after a SIGTERM a worker ignores (the runner's `reapGraceMs`). */
   reapGraceMs?: number;
+  /** Variables every worker gets on top of its environment, e.g. `gatewayWorkerEnv(started)` (where an LLM worker finds the plugin tools). */
+  env?: Record<string, string>;
 }
 
 /** The names of the bundled agents. */
@@ -78,12 +80,17 @@ export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
     runner: new LocalRunner({
       command: worker.command,
       args: worker.args,
-      workspaceFactory: options.workspace.kind === 'git' ? new GitWorktreeFactory() : new SharedDirectory(options.workspace.workspaceRoot),
-      // An extra variable (Electron's) means passing a whole environment; PWD is then the broker's.
-      ...(worker.env ? { env: { ...workerEnv(process.env), ...worker.env } } : {}),
+      workspaceFactory: workspaceFactoryFor(options.workspace),
+      // An extra variable (Electron's, the gateway's location) means passing a whole environment; PWD is then the broker's.
+      ...(worker.env || options.env ? { env: { ...workerEnv(process.env), ...worker.env, ...options.env } } : {}),
       ...(options.reapGraceMs !== undefined ? { reapGraceMs: options.reapGraceMs } : {}),
     }),
   }));
+}
+
+/** How each worker of `workspace` gets its directory: a `GitWorktreeFactory` worktree for `git`, else a `SharedDirectory`. */
+export function workspaceFactoryFor(workspace: BundledWorkspace): WorkspaceFactory {
+  return workspace.kind === 'git' ? new GitWorktreeFactory() : new SharedDirectory(workspace.workspaceRoot);
 }
 
 /**

@@ -30,10 +30,21 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--runtime-dir <dir>', 'where gateway.sock, gateway.token and edge.log go (owner-only, 0700)')
     .option('--json', 'print one JSON ready line on stdout instead of the banner')
     .option('--remote-runner <url>', 'forward modules with execution_mode = "remote" to this A2A runner (its token: $CHATTY_REMOTE_RUNNER_TOKEN)', parseRunnerUrl)
-    .action(async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string }) => {
-      const { runServe } = await import('./commands/serve.js');
-      outcome.code = await runServe({ modulesDir: flags.modulesDir, runtimeDir: flags.runtimeDir, json: flags.json === true, remoteRunner: flags.remoteRunner });
-    });
+    .option('--agent <name=command>', 'publish another agent: COMMAND (run by /bin/sh -c) is its worker, on fd 3 (repeatable)', collectAgent, [])
+    .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
+    .action(
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent: { name: string; command: string }[]; approvals?: 'prompt' | 'deny' | 'allow' }) => {
+        const { runServe } = await import('./commands/serve.js');
+        outcome.code = await runServe({
+          modulesDir: flags.modulesDir,
+          runtimeDir: flags.runtimeDir,
+          json: flags.json === true,
+          remoteRunner: flags.remoteRunner,
+          agents: flags.agent,
+          approvals: flags.approvals,
+        });
+      },
+    );
 
   program
     .command('mcp-stdio')
@@ -94,6 +105,26 @@ export function buildProgram(outcome: Outcome): Command {
 function parseFd(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a descriptor is a number, e.g. 3');
   return Number(value);
+}
+
+/** The bundled agents' names (`main/agents/bundled.ts`), kept here so a usage error answers without loading the agents. */
+const BUNDLED_NAMES = ['local-coder', 'local-reviewer'];
+
+/**
+ * `serve --agent NAME=COMMAND`, repeatable: NAME as the broker takes an agent name (a letter or
+ * digit, then letters, digits, `.`, `_`, `-`; not `root`), not one already published; COMMAND not empty.
+ */
+function collectAgent(value: string, previous: { name: string; command: string }[]): { name: string; command: string }[] {
+  const eq = value.indexOf('=');
+  if (eq < 0) throw new InvalidArgumentError('give it as NAME=COMMAND, e.g. helper="node helper.js"');
+  const name = value.slice(0, eq);
+  const command = value.slice(eq + 1);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) || name === 'root') {
+    throw new InvalidArgumentError(`'${name}' is not an agent name (a letter or digit, then letters, digits, '.', '_' or '-'; not 'root')`);
+  }
+  if (BUNDLED_NAMES.includes(name) || previous.some((a) => a.name === name)) throw new InvalidArgumentError(`an agent named '${name}' is already published`);
+  if (command.trim() === '') throw new InvalidArgumentError(`the agent '${name}' has no command`);
+  return [...previous, { name, command }];
 }
 
 /** `serve --remote-runner`: an http(s) URL without credentials (the token comes from the environment). */

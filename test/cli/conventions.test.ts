@@ -16,12 +16,16 @@ const COMMANDS: { path: string[]; usage: string }[] = [
   { path: [], usage: 'chatty-gateway [options] [command]' },
   { path: ['serve'], usage: 'chatty-gateway serve [options]' },
   { path: ['mcp-stdio'], usage: 'chatty-gateway mcp-stdio [options] <module>' },
+  { path: ['run'], usage: 'chatty-gateway run [options] <agent> <prompt...>' },
+  { path: ['worker'], usage: 'chatty-gateway worker [options]' },
   { path: ['plugin'], usage: 'chatty-gateway plugin [options] [command]' },
   { path: ['plugin', 'new'], usage: 'chatty-gateway plugin new [options] <path>' },
   { path: ['plugin', 'build'], usage: 'chatty-gateway plugin build [options] <dir>' },
 ];
 
 const name = (path: string[]): string => ['chatty-gateway', ...path].join(' ');
+/** The usage line of the command at `path`, from the table. */
+const usageOf = (...path: string[]): string => COMMANDS.find((c) => c.path.join(' ') === path.join(' '))!.usage;
 
 describe('help', () => {
   for (const { path, usage } of COMMANDS) {
@@ -45,7 +49,7 @@ describe('help', () => {
 
   test('the top-level help names every command', async () => {
     const { stdout } = await cli(['--help']);
-    for (const command of ['serve', 'mcp-stdio', 'plugin', 'help']) assert.match(stdout, new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['serve', 'mcp-stdio', 'run', 'worker', 'plugin', 'help']) assert.match(stdout, new RegExp(`^  ${command} `, 'm'));
   });
 });
 
@@ -68,14 +72,17 @@ describe('usage errors exit 2 with the error and the usage line', () => {
   }
 
   const cases: { args: string[]; error: RegExp; usage: string }[] = [
-    { args: ['frobnicate'], error: /^chatty-gateway: unknown command 'frobnicate'$/, usage: COMMANDS[0]!.usage },
-    { args: ['plugin', 'frobnicate'], error: /^chatty-gateway: unknown command 'frobnicate'$/, usage: COMMANDS[3]!.usage },
-    { args: ['plugin', 'build'], error: /^chatty-gateway: missing required argument 'dir'$/, usage: COMMANDS[5]!.usage },
-    { args: ['plugin', 'new'], error: /^chatty-gateway: missing required argument 'path'$/, usage: COMMANDS[4]!.usage },
-    { args: ['mcp-stdio'], error: /^chatty-gateway: missing required argument 'module'$/, usage: COMMANDS[2]!.usage },
-    { args: ['plugin', 'build', 'a', 'b'], error: /^chatty-gateway: too many arguments for 'build'/, usage: COMMANDS[5]!.usage },
-    { args: ['serve', 'extra'], error: /^chatty-gateway: too many arguments for 'serve'/, usage: COMMANDS[1]!.usage },
-    { args: ['serve', '--runtime-dir'], error: /^chatty-gateway: option '--runtime-dir <dir>' argument missing$/, usage: COMMANDS[1]!.usage },
+    { args: ['frobnicate'], error: /^chatty-gateway: unknown command 'frobnicate'$/, usage: usageOf() },
+    { args: ['plugin', 'frobnicate'], error: /^chatty-gateway: unknown command 'frobnicate'$/, usage: usageOf('plugin') },
+    { args: ['plugin', 'build'], error: /^chatty-gateway: missing required argument 'dir'$/, usage: usageOf('plugin', 'build') },
+    { args: ['plugin', 'new'], error: /^chatty-gateway: missing required argument 'path'$/, usage: usageOf('plugin', 'new') },
+    { args: ['mcp-stdio'], error: /^chatty-gateway: missing required argument 'module'$/, usage: usageOf('mcp-stdio') },
+    { args: ['plugin', 'build', 'a', 'b'], error: /^chatty-gateway: too many arguments for 'build'/, usage: usageOf('plugin', 'build') },
+    { args: ['run'], error: /^chatty-gateway: missing required argument 'agent'$/, usage: usageOf('run') },
+    { args: ['run', 'local-coder'], error: /^chatty-gateway: missing required argument 'prompt'$/, usage: usageOf('run') },
+    { args: ['worker', 'extra'], error: /^chatty-gateway: too many arguments for 'worker'/, usage: usageOf('worker') },
+    { args: ['serve', 'extra'], error: /^chatty-gateway: too many arguments for 'serve'/, usage: usageOf('serve') },
+    { args: ['serve', '--runtime-dir'], error: /^chatty-gateway: option '--runtime-dir <dir>' argument missing$/, usage: usageOf('serve') },
   ];
   for (const { args, error, usage } of cases) {
     test(`chatty-gateway ${args.join(' ')}`, async () => {
@@ -93,13 +100,13 @@ describe('usage errors exit 2 with the error and the usage line', () => {
     const result = await cli([]);
     assert.equal(result.code, 2);
     assert.equal(result.stdout, '');
-    assert.ok(result.stderr.startsWith(`Usage: ${COMMANDS[0]!.usage}\n`));
+    assert.ok(result.stderr.startsWith(`Usage: ${usageOf()}\n`));
   });
 
   test('plugin without a subcommand: its help, on stderr, exit 2', async () => {
     const result = await cli(['plugin']);
     assert.equal(result.code, 2);
-    assert.ok(result.stderr.startsWith(`Usage: ${COMMANDS[3]!.usage}\n`));
+    assert.ok(result.stderr.startsWith(`Usage: ${usageOf('plugin')}\n`));
   });
 });
 

@@ -30,7 +30,9 @@ describe('chatty-gateway serve', () => {
         event: 'ready',
         socket: join(runtimeDir, 'gateway.sock'),
         token: join(runtimeDir, 'gateway.token'),
+        agents: ['local-coder', 'local-reviewer'],
       });
+      assert.deepEqual(Object.keys(ready), ['event', 'socket', 'token', 'agents']);
 
       const socketPath = ready.socket as string;
       const token = readFileSync(ready.token as string, 'utf8');

@@ -1,9 +1,16 @@
 import { rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
+import { gatewayWorkerEnv } from '../../agents/llm/gateway-location.js';
+import { RootCallError, type RootTransport } from '../../broker/index.js';
+import { LocalRunner } from '../../broker/runners/local-runner.js';
+import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../failure.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
+import { attachTerminalRoot, defaultApprovalsMode, LineQueue, ProgressPrinter, type ApprovalsMode, type TerminalRoot } from '../terminal-root/index.js';
 
 export interface ServeOptions {
   modulesDir?: string | undefined;
@@ -11,6 +18,16 @@ export interface ServeOptions {
   json: boolean;
   /** `--remote-runner URL`; its token comes from `CHATTY_REMOTE_RUNNER_TOKEN`. */
   remoteRunner?: string | undefined;
+  /** `--agent NAME=COMMAND`, repeatable (checked by the command line: names usable and unique). */
+  agents?: readonly CommandAgent[] | undefined;
+  /** `--approvals prompt|deny|allow` (default: `prompt` when stdin is a TTY, else `deny`). */
+  approvals?: ApprovalsMode | undefined;
+}
+
+/** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3. */
+export interface CommandAgent {
+  name: string;
+  command: string;
 }
 
 /** The environment variable that holds the remote runner's bearer token. */
@@ -26,6 +43,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   let gateway: ProtocolGateway;
   let modules: ModuleRegistry | undefined;
   let started: StartedGateway;
+  let workspace: BundledWorkspace;
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
@@ -39,6 +57,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
     // there to remove yet, and the first start may spend half a minute building the examples.
     modules = (await openModules(options.modulesDir, { report: say })).registry;
+    workspace = await detectWorkspace(process.cwd());
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
     // a signal while the gateway starts must still end with its socket and token removed.
     stopRequested = new Promise<NodeJS.Signals>((resolve) => {
@@ -47,15 +66,43 @@ export async function runServe(options: ServeOptions): Promise<number> {
     });
     const runnerToken = process.env[REMOTE_RUNNER_TOKEN_ENV] || undefined;
     const remoteRunner = options.remoteRunner === undefined ? undefined : { url: options.remoteRunner, ...(runnerToken ? { token: runnerToken } : {}) };
-    gateway = new ProtocolGateway(modules, { runtimeDir, ...(remoteRunner ? { remoteRunner } : {}) });
+    gateway = new ProtocolGateway(modules, {
+      runtimeDir,
+      ...(remoteRunner ? { remoteRunner } : {}),
+      broker: {
+        root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
+        log: (line) => say(`broker: ${line}`),
+      },
+    });
     started = await gateway.start();
   } catch (err) {
     await modules?.close();
     return failure(err);
   }
 
+  // The agents, once the gateway's location is known: each worker is told it
+  // (`CHATTY_GATEWAY_SOCKET`, `CHATTY_GATEWAY_TOKEN_FILE`), so an LLM worker reaches the plugin tools.
+  const agentNames: string[] = [...BUNDLED_AGENT_NAMES, ...(options.agents ?? []).map((a) => a.name)];
+  try {
+    publishAgents(gateway, workspace, started, options.agents ?? []);
+  } catch (err) {
+    const code = failure(err);
+    await gateway.stop().catch(failure);
+    await modules.close().catch(failure);
+    return code;
+  }
+
+  // The terminal as the root's human; its task prompt reads stdin when stdin is a terminal or
+  // `--approvals` was given (a harness driving it through a pipe). Otherwise stdin is never read.
+  const mode = options.approvals ?? defaultApprovalsMode(process.stdin);
+  const root = gateway.transport();
+  const tty = process.stdin.isTTY === true;
+  const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: process.stderr, ...(lines ? { lines } : {}) });
+  const tasks = lines ? new TaskPrompt(root, lines, { output: process.stderr, tty }) : undefined;
+
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ event: 'ready', socket: started.socketPath, token: started.tokenPath })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'ready', socket: started.socketPath, token: started.tokenPath, agents: agentNames })}\n`);
   } else {
     const count = modules.list().length;
     process.stdout.write(
@@ -64,12 +111,16 @@ export async function runServe(options: ServeOptions): Promise<number> {
         `  socket: ${started.socketPath}`,
         `  token:  ${started.tokenPath}`,
         `  try:    curl --unix-socket ${started.socketPath} -H "Authorization: Bearer $(cat ${started.tokenPath})" http://localhost/`,
+        `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
+        `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
+        ...(tasks ? ['  tasks:  type <agent> <task text>, e.g. local-coder exec echo hi'] : []),
         '  stop:   Ctrl-C',
         '',
       ].join('\n'),
     );
   }
 
+  tasks?.start();
   const signal = await stopRequested;
   // A second signal while stopping (a stop that hangs, an impatient Ctrl-C) ends the process at
   // once, and the socket and the token still go with it.
@@ -83,11 +134,17 @@ export async function runServe(options: ServeOptions): Promise<number> {
   // Each step runs whatever failed before it (the gateway removes its socket and token in any
   // case); a failure is one line and exit 1, never a stack trace.
   let code = 0;
+  // No new task; the running ones are cancelled (their approvals and questions withdrawn), then
+  // the broker stops, reaping every worker, before the socket and the token go.
+  tasks?.cancelAll();
   try {
     await gateway.stop();
   } catch (err) {
     code = failure(err);
   }
+  await tasks?.settled();
+  terminal.close();
+  lines?.close();
   try {
     await modules.close();
   } catch (err) {
@@ -95,4 +152,142 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
   return code;
+}
+
+/** Publishes the bundled agents and the `--agent` ones, each worker in the workspace's kind of directory, told where the gateway is. */
+function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, started: StartedGateway, agents: readonly CommandAgent[]): void {
+  const env = gatewayWorkerEnv(started);
+  for (const agent of bundledAgents({ workspace, env })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
+  for (const { name, command } of agents) {
+    const runner = new LocalRunner({ command: '/bin/sh', args: ['-c', command], workspaceFactory: workspaceFactoryFor(workspace), env: { ...workerEnv(process.env), ...env } });
+    gateway.withVirtualAgent(name, runner, { description: `an agent given on serve's command line: ${command}` });
+  }
+}
+
+interface TaskPromptOptions {
+  /** Where the tasks' lines go (stderr: stdout is the banner's or the ready line's). */
+  output: NodeJS.WritableStream;
+  /** Whether the input is a terminal: then a `> ` prompt is shown when the command line waits. */
+  tty: boolean;
+}
+
+interface RunningTask {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * `serve`'s command line: each line `<agent> <task text>` starts a task from the root (`\n` in the
+ * text is a new line, so a script of several instructions fits on one line), and its progress is
+ * shown as it happens, every line tagged `#<n>`: `task #1: local-coder: exec echo hi`, the callee
+ * admitted, its steps (a callee's callees' steps read `<callee>: <step>`, the delegation chain),
+ * the artifact text line by line, and how it ended. Several tasks may run at once. Approvals and
+ * questions read the same lines first (`LineQueue`'s urgent readers).
+ */
+class TaskPrompt {
+  private count = 0;
+  private readonly running = new Map<number, RunningTask>();
+  private readonly stopping = new AbortController();
+  private readonly out: NodeJS.WritableStream;
+
+  constructor(
+    private readonly root: RootTransport,
+    private readonly lines: LineQueue,
+    private readonly options: TaskPromptOptions,
+  ) {
+    this.out = options.output;
+  }
+
+  start(): void {
+    void this.loop();
+  }
+
+  /** Stops reading commands and cancels every running task. */
+  cancelAll(): void {
+    this.stopping.abort();
+    for (const task of this.running.values()) task.controller.abort(new Error('the gateway is stopping'));
+  }
+
+  /** Resolves once every task started has ended. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.running.values()].map((task) => task.done));
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      if (this.options.tty) this.out.write('> ');
+      const line = await this.lines.next(this.stopping.signal);
+      if (this.stopping.signal.aborted) return;
+      if (line === undefined) {
+        this.write('the input ended: no more tasks from here (the gateway goes on serving until Ctrl-C or SIGTERM)');
+        return;
+      }
+      await this.command(line);
+    }
+  }
+
+  private async command(line: string): Promise<void> {
+    const text = line.trim();
+    if (text === '') return;
+    const space = text.search(/\s/);
+    if (space < 0) {
+      const names = (await this.root.listAgents()).map((a) => a.name).join(', ');
+      this.write(`type <agent> <task text>, e.g. local-coder exec echo hi (the agents: ${names})`);
+      return;
+    }
+    this.run(text.slice(0, space), text.slice(space).trim().replaceAll('\\n', '\n'));
+  }
+
+  private run(agent: string, prompt: string): void {
+    const id = ++this.count;
+    const tag = `#${id}`;
+    const controller = new AbortController();
+    const text = new PrefixedLines(`  ${tag} | `, this.out);
+    const progress = new ProgressPrinter(agent, { output: this.out, text, indent: `  ${tag} ` });
+    this.write(`task ${tag}: ${agent}: ${prompt.replaceAll('\n', '\\n')}`);
+    const done = this.root.invoke(agent, prompt, { onProgress: progress.event, signal: controller.signal }).then(
+      (result) => {
+        text.flush();
+        for (const message of result.messages) this.write(`task ${tag}: mail: ${message}`);
+        if (result.success) this.write(`task ${tag} (${agent}) completed`);
+        else this.write(`task ${tag} (${agent}) did not complete: ${result.error ?? (result.cancelled_by_user ? 'cancelled' : 'no reason given')}`);
+      },
+      async (err: unknown) => {
+        text.flush();
+        const known = err instanceof RootCallError && err.error.kind === 'unknown_agent' ? ` (the agents here: ${(await this.root.listAgents()).map((a) => a.name).join(', ')})` : '';
+        this.write(`task ${tag}: ${(err as Error)?.message ?? String(err)}${known}`);
+      },
+    );
+    const task: RunningTask = { controller, done: done.finally(() => this.running.delete(id)) };
+    this.running.set(id, task);
+  }
+
+  private write(line: string): void {
+    this.out.write(`chatty-gateway: ${line}\n`);
+  }
+}
+
+/** The artifact text of one task, each line written with its task's tag (tasks run at once, their lines interleave). */
+class PrefixedLines extends Writable {
+  private partial = '';
+
+  constructor(
+    private readonly prefix: string,
+    private readonly out: NodeJS.WritableStream,
+  ) {
+    super({ decodeStrings: false });
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.partial + String(chunk)).split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) this.out.write(`${this.prefix}${line}\n`);
+    callback();
+  }
+
+  /** Writes the last line if the text did not end with one. */
+  flush(): void {
+    if (this.partial !== '') this.out.write(`${this.prefix}${this.partial}\n`);
+    this.partial = '';
+  }
 }

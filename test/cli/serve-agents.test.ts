@@ -1,0 +1,263 @@
+/**
+ * `chatty-gateway serve` with its agents and the terminal root, through the real bin: the ready
+ * line's agents, `--agent NAME=COMMAND`, tasks typed on its prompt (piped stdin, driven by what
+ * it prints), approvals per `--approvals`, an MCP client on the socket meanwhile, and a stop with
+ * a task running that leaves no worker behind.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { shellWord } from '../../main/cli/shell-word.js';
+import { endsSoon, tempDir } from '../agents/helpers.js';
+import { collect, exited, firstLine, runCli, spawnCli } from '../helpers/cli.js';
+import { unixRequest } from '../helpers/http.js';
+import { buildFixture, writeModuleDir } from '../helpers/wasm-fixtures.js';
+
+const temporary: string[] = [];
+const children: ReturnType<typeof spawnCli>[] = [];
+after(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+function dir(prefix: string): string {
+  const path = tempDir(prefix);
+  temporary.push(path);
+  return path;
+}
+
+let modulesDir: string;
+before(async () => {
+  modulesDir = join(dir('chatty-serve-agents-modules-'), 'modules');
+  writeModuleDir(modulesDir, 'echo', { component: await buildFixture('echo') });
+});
+
+/** A git repository on `main` with one commit. */
+function repo(): string {
+  const path = dir('chatty-serve-repo-');
+  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: path, encoding: 'utf8' }).trim();
+  g('init', '-q');
+  g('symbolic-ref', 'HEAD', 'refs/heads/main');
+  writeFileSync(join(path, 'README'), 'a project\n');
+  g('add', 'README');
+  g('commit', '-q', '-m', 'init');
+  return path;
+}
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+
+/** `chatty-gateway worker` (the scripted agent) as a shell command: an `--agent` of our own. */
+const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
+const SCRIPTED_WORKER = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'worker', '--participant-fd', '3'].map(shellWord).join(' ');
+
+interface Ready {
+  event: string;
+  socket: string;
+  token: string;
+  agents: string[];
+}
+
+/** A running `serve --json` in `cwd`, its stderr watched: `shows(text)` waits until it has appeared (`times` times). */
+async function serve(args: string[], cwd: string) {
+  const runtimeDir = join(dir('chatty-serve-run-'), 'run');
+  const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, ...args], process.env, cwd);
+  children.push(child);
+  let stderr = '';
+  const waiters: (() => void)[] = [];
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += String(chunk);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const ended = exited(child);
+  const ready = JSON.parse(await firstLine(child)) as Ready;
+  const shows = async (text: string, times = 1): Promise<void> => {
+    while (stderr.split(text).length - 1 < times) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before showing ${JSON.stringify(text)}; stderr:\n${stderr}`);
+      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended]);
+    }
+  };
+  return {
+    child,
+    ready,
+    runtimeDir,
+    shows,
+    stderr: () => stderr,
+    type: (line: string) => child.stdin.write(`${line}\n`),
+    /** SIGTERM, then the exit status and the rest of stdout. */
+    async stop(): Promise<{ code: number | null; stdout: string }> {
+      child.kill('SIGTERM');
+      const [stdout, status] = await Promise.all([collect(child.stdout), ended]);
+      return { code: status.code, stdout };
+    },
+  };
+}
+
+/** The worker processes `serve` (pid) has started: its children running `bin.ts worker`. */
+function workers(pid: number): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is no such process
+  }
+  return out
+    .split('\n')
+    .filter((line) => / worker --participant-fd 3/.test(line))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
+}
+
+describe('serve publishes agents', () => {
+  test('the --json ready line names them: the bundled ones, then each --agent', async () => {
+    const s = await serve(['--agent', `helper=${SCRIPTED_WORKER}`, '--agent', 'second.one=true'], dir('chatty-serve-plain-'));
+    assert.deepEqual(Object.keys(s.ready), ['event', 'socket', 'token', 'agents']);
+    assert.deepEqual(s.ready.agents, ['local-coder', 'local-reviewer', 'helper', 'second.one']);
+    // The same names over the socket, for an A2A client.
+    const token = readFileSync(s.ready.token, 'utf8');
+    const res = await unixRequest(s.ready.socket, { path: '/', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200);
+    const stopped = await s.stop();
+    assert.equal(stopped.code, 0, s.stderr());
+    assert.equal(stopped.stdout, '');
+  });
+
+  test('--agent NAME=COMMAND is reachable from the prompt, several tasks at once; every worker is told where the gateway is and works in a worktree', async () => {
+    const cwd = repo();
+    const s = await serve(['--agent', `helper=${SCRIPTED_WORKER}`, '--approvals', 'allow'], cwd);
+    s.type('helper exec echo "socket=$CHATTY_GATEWAY_SOCKET"');
+    s.type('local-coder exec pwd');
+    await s.shows('(helper) completed\n');
+    await s.shows('(local-coder) completed\n');
+    const out = s.stderr();
+    assert.ok(out.includes('chatty-gateway: task #1: helper: exec echo "socket=$CHATTY_GATEWAY_SOCKET"\n'), out);
+    assert.ok(out.includes(`  #1 | socket=${s.ready.socket}\n`), out);
+    assert.ok(out.includes('chatty-gateway: approved (--approvals allow): helper-0 (root → helper) asks to run: echo "socket=$CHATTY_GATEWAY_SOCKET"\n'), out);
+    assert.ok(out.includes('  #1 helper-0 started\n'), out);
+    assert.ok(out.includes('chatty-gateway: task #1 (helper) completed\n'), out);
+    assert.ok(out.includes(`  #2 | ${join(cwd, '.git', 'chatty-worktrees')}/local-coder-`), out);
+    assert.ok(out.includes('chatty-gateway: task #2 (local-coder) completed\n'), out);
+    assert.equal((await s.stop()).code, 0);
+    assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+  });
+});
+
+describe('serve --approvals prompt, piped stdin', () => {
+  test('local-coder exec echo hi: y prints hi; n does not run it; an MCP client uses the socket meanwhile', async () => {
+    const cwd = repo();
+    const s = await serve(['--approvals', 'prompt'], cwd);
+    const token = readFileSync(s.ready.token, 'utf8');
+
+    s.type('local-coder exec echo hi');
+    await s.shows('approve? [y/N] ');
+    assert.ok(s.stderr().includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] '), s.stderr());
+    // While the task waits for the human, a tools/call through the socket is served.
+    const call = await unixRequest(s.ready.socket, {
+      method: 'POST',
+      path: '/mcp/echo',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { during: 'the task' } } }),
+    });
+    assert.equal(call.status, 200, call.body);
+    assert.deepEqual((JSON.parse(call.body) as { result: unknown }).result, { content: [{ type: 'text', text: '{"during":"the task"}' }] });
+    s.type('y');
+    await s.shows('chatty-gateway: task #1 (local-coder) completed\n');
+    assert.ok(s.stderr().includes('  approve? [y/N] y\n  approved\n'), s.stderr());
+    assert.ok(s.stderr().includes('  #1 [local-coder-0] running echo hi\n'), s.stderr());
+    assert.ok(s.stderr().includes('  #1 | hi\n  #1 | [exit code 0]\n'), s.stderr());
+
+    const marker = join(dir('chatty-serve-marker-'), 'ran');
+    s.type(`local-coder exec touch ${marker}`);
+    await s.shows('approve? [y/N] ', 2);
+    s.type('n');
+    await s.shows(`chatty-gateway: task #2 (local-coder) did not complete: exec denied: touch ${marker}\n`);
+    assert.equal(existsSync(marker), false);
+
+    const stopped = await s.stop();
+    assert.equal(stopped.code, 0, s.stderr());
+    assert.equal(stopped.stdout, '');
+    assert.ok(!existsSync(s.ready.socket));
+  });
+
+  test('a question from a callee is asked with its chain and answered by number', async () => {
+    const s = await serve(['--approvals', 'prompt'], dir('chatty-serve-plain-'));
+    s.type('local-coder invoke local-reviewer ask Which database? | Postgres | SQLite');
+    await s.shows('answer (a number, or your own words): ');
+    assert.ok(s.stderr().includes('chatty-gateway: local-reviewer-0 (root → local-coder → local-reviewer) asks: Which database?\n  1) Postgres\n  2) SQLite\n'), s.stderr());
+    s.type('2');
+    await s.shows('chatty-gateway: task #1 (local-coder) completed\n');
+    assert.ok(s.stderr().includes('  #1 | answer: SQLite\n'), s.stderr());
+    assert.equal((await s.stop()).code, 0);
+  });
+});
+
+describe('serve --approvals deny', () => {
+  test('denies without asking; a question fails the call quoting it; an unknown agent names the agents there are; a lone word is a hint', async () => {
+    const cwd = dir('chatty-serve-plain-');
+    const marker = join(cwd, 'ran');
+    const s = await serve(['--approvals', 'deny'], cwd);
+    s.type(`local-coder exec touch ${marker}`);
+    await s.shows('chatty-gateway: task #1 (local-coder) did not complete: ');
+    assert.ok(s.stderr().includes(`chatty-gateway: denied (--approvals deny): local-coder-0 (root → local-coder) asks to run: touch ${marker}\n`), s.stderr());
+    assert.ok(!s.stderr().includes('approve?'), s.stderr());
+    assert.equal(existsSync(marker), false);
+
+    s.type('local-coder ask Ready?');
+    await s.shows('chatty-gateway: task #2 (local-coder) did not complete: ');
+    assert.match(s.stderr(), /task #2 \(local-coder\) did not complete: local-coder-\d asked "Ready\?"/);
+
+    s.type('nobody say hi');
+    await s.shows('chatty-gateway: task #3: unknown agent: nobody (the agents here: local-coder, local-reviewer)\n');
+    s.type('local-coder');
+    await s.shows('chatty-gateway: type <agent> <task text>, e.g. local-coder exec echo hi (the agents: local-coder, local-reviewer)\n');
+    assert.equal((await s.stop()).code, 0);
+  });
+
+  test('without --approvals and with piped stdin, stdin is not read (a harness that writes to it starts nothing)', async () => {
+    const s = await serve([], dir('chatty-serve-plain-'));
+    s.type('local-coder say hi');
+    const stopped = await s.stop();
+    assert.equal(stopped.code, 0);
+    assert.ok(!s.stderr().includes('task #1'), s.stderr());
+  });
+});
+
+test('a stop (SIGTERM) with a task running cancels it and reaps its worker before the socket and token go', async () => {
+  const cwd = repo();
+  const s = await serve(['--approvals', 'deny'], cwd);
+  s.type('local-coder step waiting\\nsleep 60000\\nsay never');
+  await s.shows('  #1 [local-coder-0] waiting\n');
+  const pids = workers(s.child.pid!);
+  assert.equal(pids.length, 1, s.stderr());
+  const stopped = await s.stop();
+  assert.equal(stopped.code, 0, s.stderr());
+  assert.ok(await endsSoon(pids[0]!), 'the worker was reaped');
+  assert.ok(!existsSync(s.ready.socket));
+  assert.ok(!existsSync(s.ready.token));
+  assert.ok(!s.stderr().includes('#1 | never'), s.stderr());
+  assert.equal(git(cwd, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+});
+
+describe('serve --agent usage errors exit 2 with the usage line', () => {
+  for (const [what, args, error] of [
+    ['no =', ['--agent', 'helper'], /give it as NAME=COMMAND/],
+    ['a name that is not one', ['--agent', 'bad name=true'], /'bad name' is not an agent name/],
+    ['root', ['--agent', 'root=true'], /'root' is not an agent name/],
+    ['no command', ['--agent', 'helper=  '], /the agent 'helper' has no command/],
+    ['a duplicate', ['--agent', 'helper=true', '--agent', 'helper=false'], /an agent named 'helper' is already published/],
+    ['a bundled name', ['--agent', 'local-coder=true'], /an agent named 'local-coder' is already published/],
+    ['an --approvals mode that is not one', ['--approvals', 'maybe'], /argument 'maybe' is invalid\. Allowed choices are prompt, deny, allow\./],
+  ] as const) {
+    test(what, async () => {
+      const result = await runCli(['serve', ...args], { cwd: dir('chatty-serve-plain-') });
+      assert.equal(result.code, 2, result.stderr);
+      assert.equal(result.stdout, '');
+      const [first, second] = result.stderr.split('\n');
+      assert.match(first!, /^chatty-gateway: option '--(agent <name=command>|approvals <mode>)' argument /);
+      assert.match(first!, error);
+      assert.equal(second, 'usage: chatty-gateway serve [options]');
+    });
+  }
+});
