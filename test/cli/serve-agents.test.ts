@@ -5,7 +5,7 @@
  * a task running that leaves no worker behind.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -238,6 +238,35 @@ test('a stop (SIGTERM) with a task running cancels it and reaps its worker befor
   assert.ok(!s.stderr().includes('#1 | never'), s.stderr());
   assert.equal(git(cwd, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
   assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+});
+
+test('on a real pseudo-terminal: prompt is the default, `> ` asks for a task, y runs it, Ctrl-C stops the gateway', async () => {
+  const cwd = repo();
+  const runtimeDir = join(dir('chatty-serve-run-'), 'run');
+  const command = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir].map(shellWord).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  let seen = '';
+  const steps: [string, string][] = [
+    ['approvals: prompt (asked here)', ''],
+    ['\n> ', 'local-coder exec echo hi\n'],
+    ['approve? [y/N] ', 'y\n'],
+    ['task #1 (local-coder) completed\r\n> ', '\x03'], // the terminal's interrupt character
+  ];
+  child.stdout.on('data', (chunk: Buffer) => {
+    seen += String(chunk);
+    while (steps.length > 0 && seen.includes(steps[0]![0])) {
+      const [, answer] = steps.shift()!;
+      if (answer !== '') child.stdin.write(answer);
+    }
+  });
+  const status = await exited(child as never);
+  child.stdin.end();
+  const screen = seen.replaceAll('\r\n', '\n');
+  assert.equal(status.code, 0, screen);
+  assert.ok(screen.includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
+  assert.ok(screen.includes('  #1 | hi\n  #1 | [exit code 0]\n'), screen);
+  assert.ok(screen.includes('chatty-gateway: stopped (SIGINT)\n'), screen);
+  assert.ok(!existsSync(join(runtimeDir, 'gateway.sock')));
 });
 
 describe('serve --agent usage errors exit 2 with the usage line', () => {

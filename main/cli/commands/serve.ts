@@ -167,7 +167,7 @@ function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, st
 interface TaskPromptOptions {
   /** Where the tasks' lines go (stderr: stdout is the banner's or the ready line's). */
   output: NodeJS.WritableStream;
-  /** Whether the input is a terminal: then a `> ` prompt is shown when the command line waits. */
+  /** Whether the input is a terminal: then a `> ` prompt is shown when the command line waits for a task. */
   tty: boolean;
 }
 
@@ -215,7 +215,7 @@ class TaskPrompt {
 
   private async loop(): Promise<void> {
     for (;;) {
-      if (this.options.tty) this.out.write('> ');
+      this.prompt();
       const line = await this.lines.next(this.stopping.signal);
       if (this.stopping.signal.aborted) return;
       if (line === undefined) {
@@ -258,8 +258,22 @@ class TaskPrompt {
         this.write(`task ${tag}: ${(err as Error)?.message ?? String(err)}${known}`);
       },
     );
-    const task: RunningTask = { controller, done: done.finally(() => this.running.delete(id)) };
+    const task: RunningTask = {
+      controller,
+      done: done.finally(() => {
+        this.running.delete(id);
+        this.prompt();
+      }),
+    };
     this.running.set(id, task);
+  }
+
+  /**
+   * On a terminal, `> ` when the command line waits and no task runs (a running task's lines
+   * would land after it); the lines typed meanwhile are read all the same.
+   */
+  private prompt(): void {
+    if (this.options.tty && this.running.size === 0 && !this.stopping.signal.aborted) this.out.write('> ');
   }
 
   private write(line: string): void {
