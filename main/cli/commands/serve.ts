@@ -204,6 +204,7 @@ class TaskPrompt {
 
   /** Stops reading commands and cancels every running task. */
   cancelAll(): void {
+    if (this.options.tty && !this.stopping.signal.aborted) this.out.write('\n'); // off the `> ` line (and the `^C`)
     this.stopping.abort();
     for (const task of this.running.values()) task.controller.abort(new Error('the gateway is stopping'));
   }
