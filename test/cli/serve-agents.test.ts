@@ -261,10 +261,12 @@ test('on a real pseudo-terminal: prompt is the default, `> ` asks for a task, y 
   });
   const status = await exited(child as never);
   child.stdin.end();
-  const screen = seen.replaceAll('\r\n', '\n');
+  // The screen as it reads: a line erased (`\r` then erase-line) to be written over is gone.
+  const screen = seen.replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
   assert.equal(status.code, 0, screen);
   assert.ok(screen.includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
   assert.ok(screen.includes('  #1 | hi\n  #1 | [exit code 0]\n'), screen);
+  assert.ok(seen.includes('chatty-gateway: task #1 (local-coder) completed\r\n> '), 'the prompt is back once the task has ended');
   assert.ok(screen.includes('chatty-gateway: stopped (SIGINT)\n'), screen);
   assert.ok(!existsSync(join(runtimeDir, 'gateway.sock')));
 });

@@ -98,8 +98,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const root = gateway.transport();
   const tty = process.stdin.isTTY === true;
   const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
-  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: process.stderr, ...(lines ? { lines } : {}) });
-  const tasks = lines ? new TaskPrompt(root, lines, { output: process.stderr, tty }) : undefined;
+  const screen = new Screen(process.stderr, tty && lines !== undefined ? process.stdin : undefined);
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}) });
+  const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ event: 'ready', socket: started.socketPath, token: started.tokenPath, agents: agentNames })}\n`);
@@ -145,6 +146,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   await tasks?.settled();
   terminal.close();
   lines?.close();
+  screen.close();
   try {
     await modules.close();
   } catch (err) {
@@ -164,13 +166,6 @@ function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, st
   }
 }
 
-interface TaskPromptOptions {
-  /** Where the tasks' lines go (stderr: stdout is the banner's or the ready line's). */
-  output: NodeJS.WritableStream;
-  /** Whether the input is a terminal: then a `> ` prompt is shown when the command line waits for a task. */
-  tty: boolean;
-}
-
 interface RunningTask {
   controller: AbortController;
   done: Promise<void>;
@@ -188,14 +183,15 @@ class TaskPrompt {
   private count = 0;
   private readonly running = new Map<number, RunningTask>();
   private readonly stopping = new AbortController();
+  /** Where the tasks' lines go (kept clear of a question waiting for its answer). */
   private readonly out: NodeJS.WritableStream;
 
   constructor(
     private readonly root: RootTransport,
     private readonly lines: LineQueue,
-    private readonly options: TaskPromptOptions,
+    private readonly screen: Screen,
   ) {
-    this.out = options.output;
+    this.out = screen.tasks;
   }
 
   start(): void {
@@ -204,7 +200,7 @@ class TaskPrompt {
 
   /** Stops reading commands and cancels every running task. */
   cancelAll(): void {
-    if (this.options.tty && !this.stopping.signal.aborted) this.out.write('\n'); // off the `> ` line (and the `^C`)
+    this.screen.commandWaits(false);
     this.stopping.abort();
     for (const task of this.running.values()) task.controller.abort(new Error('the gateway is stopping'));
   }
@@ -216,8 +212,9 @@ class TaskPrompt {
 
   private async loop(): Promise<void> {
     for (;;) {
-      this.prompt();
+      this.screen.commandWaits(true);
       const line = await this.lines.next(this.stopping.signal);
+      this.screen.commandWaits(false);
       if (this.stopping.signal.aborted) return;
       if (line === undefined) {
         this.write('the input ended: no more tasks from here (the gateway goes on serving until Ctrl-C or SIGTERM)');
@@ -259,22 +256,8 @@ class TaskPrompt {
         this.write(`task ${tag}: ${(err as Error)?.message ?? String(err)}${known}`);
       },
     );
-    const task: RunningTask = {
-      controller,
-      done: done.finally(() => {
-        this.running.delete(id);
-        this.prompt();
-      }),
-    };
+    const task: RunningTask = { controller, done: done.finally(() => this.running.delete(id)) };
     this.running.set(id, task);
-  }
-
-  /**
-   * On a terminal, `> ` when the command line waits and no task runs (a running task's lines
-   * would land after it); the lines typed meanwhile are read all the same.
-   */
-  private prompt(): void {
-    if (this.options.tty && this.running.size === 0 && !this.stopping.signal.aborted) this.out.write('> ');
   }
 
   private write(line: string): void {
@@ -305,4 +288,101 @@ class PrefixedLines extends Writable {
     if (this.partial !== '') this.out.write(`${this.prefix}${this.partial}\n`);
     this.partial = '';
   }
+}
+
+/**
+ * stderr shared by the prompter (`prompts`) and the tasks (`tasks`), so that the lines of running
+ * tasks do not land in the middle of a question waiting for its answer: a task's line is written
+ * on a line of its own and the waiting question is shown again below it (on a terminal the
+ * question's line is erased and redrawn). On a terminal `> ` is kept at the bottom while the
+ * command line waits for a task and no question does.
+ */
+class Screen {
+  /** What has been written after the last new line, and whose it is. */
+  private partial = '';
+  private partialOf: 'prompter' | 'command' | undefined;
+  private waiting = false;
+  private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
+
+  readonly prompts: Writable;
+  readonly tasks: Writable;
+
+  /** `terminal`: the TTY the command line reads (Enter there moves the cursor to a new line). */
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly terminal: NodeJS.ReadableStream | undefined,
+  ) {
+    this.prompts = writer((text) => this.fromPrompter(text));
+    this.tasks = writer((text) => this.fromTask(text));
+    if (terminal) {
+      this.onInput = (chunk) => {
+        if (/[\r\n]/.test(String(chunk))) this.set('', undefined); // the terminal echoed Enter
+      };
+      terminal.on('data', this.onInput);
+    } else this.onInput = undefined;
+  }
+
+  /** The command line waits for a task (or no longer does): on a terminal `> ` is shown at the bottom. */
+  commandWaits(waiting: boolean): void {
+    this.waiting = waiting;
+    if (waiting) this.showCommandPrompt();
+    else if (this.partialOf === 'command') this.erase();
+  }
+
+  close(): void {
+    this.commandWaits(false);
+    if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
+  }
+
+  private fromPrompter(text: string): void {
+    // A line of its own (mail, an approval answered by --approvals) while a question waits: as a task's line.
+    if (this.partialOf === 'prompter' && text.startsWith('chatty-gateway: ')) return this.fromTask(text);
+    if (this.partialOf === 'command') this.erase();
+    this.emit(text, 'prompter');
+    this.showCommandPrompt();
+  }
+
+  private fromTask(text: string): void {
+    const kept = this.partial;
+    const keptOf = this.partialOf;
+    if (keptOf !== undefined) this.erase();
+    this.emit(text, undefined);
+    if (keptOf === 'prompter' && this.partial === '') this.emit(kept, 'prompter');
+    this.showCommandPrompt();
+  }
+
+  private showCommandPrompt(): void {
+    if (this.terminal && this.waiting && this.partial === '') this.emit('> ', 'command');
+  }
+
+  /** Ends the unfinished line (the `> ` or a question's prompt) to write above it: erased on a terminal, else a new line. */
+  private erase(): void {
+    if (this.partial === '') return;
+    this.out.write(this.terminal ? '\r\x1b[K' : '\n');
+    this.set('', undefined);
+  }
+
+  private emit(text: string, of: 'prompter' | 'command' | undefined): void {
+    if (text === '') return;
+    this.out.write(text);
+    const newline = text.lastIndexOf('\n');
+    if (newline >= 0) this.set(text.slice(newline + 1), of);
+    else this.set(this.partial + text, of ?? this.partialOf);
+  }
+
+  private set(partial: string, of: 'prompter' | 'command' | undefined): void {
+    this.partial = partial;
+    this.partialOf = partial === '' ? undefined : of;
+  }
+}
+
+/** A stream whose writes are handed to `write` at once, in order. */
+function writer(write: (text: string) => void): Writable {
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+      write(String(chunk));
+      callback();
+    },
+  });
 }
