@@ -30,10 +30,10 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--runtime-dir <dir>', 'where gateway.sock, gateway.token and edge.log go (owner-only, 0700)')
     .option('--json', 'print one JSON ready line on stdout instead of the banner')
     .option('--remote-runner <url>', 'forward modules with execution_mode = "remote" to this A2A runner (its token: $CHATTY_REMOTE_RUNNER_TOKEN)', parseRunnerUrl)
-    .option('--agent <name=command>', 'publish another agent: COMMAND (run by /bin/sh -c) is its worker, on fd 3 (repeatable)', collectAgent, [])
+    .option('--agent <name=command>', 'publish another agent: COMMAND (run by /bin/sh -c) is its worker, on fd 3 (repeatable)', collectAgent)
     .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
     .action(
-      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent: { name: string; command: string }[]; approvals?: 'prompt' | 'deny' | 'allow' }) => {
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; approvals?: 'prompt' | 'deny' | 'allow' }) => {
         const { runServe } = await import('./commands/serve.js');
         outcome.code = await runServe({
           modulesDir: flags.modulesDir,
@@ -114,7 +114,7 @@ const BUNDLED_NAMES = ['local-coder', 'local-reviewer'];
  * `serve --agent NAME=COMMAND`, repeatable: NAME as the broker takes an agent name (a letter or
  * digit, then letters, digits, `.`, `_`, `-`; not `root`), not one already published; COMMAND not empty.
  */
-function collectAgent(value: string, previous: { name: string; command: string }[]): { name: string; command: string }[] {
+function collectAgent(value: string, previous: { name: string; command: string }[] = []): { name: string; command: string }[] {
   const eq = value.indexOf('=');
   if (eq < 0) throw new InvalidArgumentError('give it as NAME=COMMAND, e.g. helper="node helper.js"');
   const name = value.slice(0, eq);
