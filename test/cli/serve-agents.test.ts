@@ -180,6 +180,21 @@ describe('serve --approvals prompt, piped stdin', () => {
     assert.ok(!existsSync(s.ready.socket));
   });
 
+  test("two tasks at once: the other task's lines never land inside the question waiting for its answer", async () => {
+    const s = await serve(['--approvals', 'prompt'], dir('chatty-serve-plain-'));
+    // Task #2's text most likely comes while task #1's approval waits (the assertions hold either way).
+    s.child.stdin.write('local-coder exec echo one\nlocal-reviewer step two\\nsleep 1500\\nsay two\n');
+    await s.shows('approve? [y/N] ');
+    await s.shows('chatty-gateway: task #2 (local-reviewer) completed\n');
+    s.type('y');
+    await s.shows('chatty-gateway: task #1 (local-coder) completed\n');
+    const lines = s.stderr().split('\n');
+    for (const line of lines.filter((l) => l.includes('approve?'))) assert.ok(line === '  approve? [y/N] ' || line === '  approve? [y/N] y', `a line mixed into the question: ${JSON.stringify(line)}`);
+    assert.equal(lines.filter((l) => l === '  approve? [y/N] y').length, 1);
+    for (const line of ['  #2 [local-reviewer-0] two', '  #2 | two', '  #1 | one']) assert.ok(lines.includes(line), s.stderr());
+    assert.equal((await s.stop()).code, 0);
+  });
+
   test('a question from a callee is asked with its chain and answered by number', async () => {
     const s = await serve(['--approvals', 'prompt'], dir('chatty-serve-plain-'));
     s.type('local-coder invoke local-reviewer ask Which database? | Postgres | SQLite');
