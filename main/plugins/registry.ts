@@ -277,9 +277,8 @@ export class ModuleRegistry {
 const MAX_MANIFEST_BYTES = 1 * MIB;
 
 /**
- * A module directory's `module.toml`, or `undefined` when it has none. Read like the component:
- * its real path must lie in the module directory, it is opened without blocking (a FIFO never
- * stalls the load) and must be a regular file of at most 1 MiB in UTF-8. Anything else is a
+ * A module directory's `module.toml`, or `undefined` when it has none. Read as the component is
+ * (`readInsideModule`), at most 1 MiB, and it must be UTF-8. Anything else is a
  * `PluginLoadError` that says why, never a silent skip.
  */
 async function readManifest(moduleDir: string): Promise<string | undefined> {
@@ -290,74 +289,50 @@ async function readManifest(moduleDir: string): Promise<string | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new PluginLoadError(`cannot read module.toml: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
   }
-  const realDir = await moduleRealPath(moduleDir);
-  let real: string;
+  const bytes = await readInsideModule(moduleDir, path, MAX_MANIFEST_BYTES, (problem) => `cannot read module.toml: it ${problem}`);
   try {
-    real = await realpath(path);
-  } catch (err) {
-    throw new PluginLoadError(`cannot read module.toml: it cannot be resolved (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`);
-  }
-  if (!isWithin(real, realDir)) throw new PluginLoadError(`cannot read module.toml: it resolves to ${real}, outside the module directory ${realDir}`);
-  let file: FileHandle;
-  try {
-    file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    throw new PluginLoadError(`cannot read module.toml: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
-  }
-  try {
-    const st = await file.stat();
-    if (!st.isFile()) throw new PluginLoadError('cannot read module.toml: it is not a regular file');
-    if (st.size > MAX_MANIFEST_BYTES) throw new PluginLoadError(`cannot read module.toml: it is over ${MAX_MANIFEST_BYTES / MIB} MiB`);
-    const bytes = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < bytes.length) {
-      const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
-    }
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, at));
-    } catch {
-      throw new PluginLoadError('cannot read module.toml: it is not UTF-8');
-    }
-  } finally {
-    await file.close();
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new PluginLoadError('cannot read module.toml: it is not UTF-8');
   }
 }
 
+/** The component's bytes (`readInsideModule`), at most `MAX_COMPONENT_BYTES`. */
+function readComponent(dir: string, path: string): Promise<Uint8Array> {
+  return readInsideModule(dir, path, MAX_COMPONENT_BYTES, (problem) => `the component ${path} ${problem}`);
+}
+
 /**
- * The component's bytes, read only if its real path lies inside the module directory's real path
+ * A file of the module, read only if its real path lies inside the module directory's real path
  * (so `wasm = "lib/plugin.wasm"` with `lib -> /elsewhere` is refused, not just a final symlink).
- * The decision is made on the opened descriptor, as `file.read-bytes` does: a path swapped for a
- * symlink between the check and the open is refused too.
+ * It is opened without blocking (a FIFO never stalls the load), and the decision is made on the
+ * opened descriptor, as `file.read-bytes` does: a regular file of at most `maxBytes`, still inside
+ * the module (a path swapped for a symlink between the check and the open is refused too).
+ * `say` turns a problem ("is not a regular file") into the refusal's message.
  */
-async function readComponent(dir: string, path: string): Promise<Uint8Array> {
+async function readInsideModule(dir: string, path: string, maxBytes: number, say: (problem: string) => string): Promise<Uint8Array> {
   const realDir = await moduleRealPath(dir);
   let real: string;
   try {
     real = await realpath(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new PluginLoadError(code === 'ENOENT' ? `the component ${path} does not exist` : `the component ${path} cannot be resolved (${code ?? messageOf(err)})`);
+    throw new PluginLoadError(say(code === 'ENOENT' ? 'does not exist' : `cannot be resolved (${code ?? messageOf(err)})`));
   }
-  if (real === realDir) throw new PluginLoadError(`the component ${path} is the module directory, not a regular file`);
-  if (!isWithin(real, realDir)) {
-    throw new PluginLoadError(`the component ${path} resolves to ${real}, outside the module directory ${realDir}; refused`);
-  }
+  if (real === realDir) throw new PluginLoadError(say('is the module directory, not a regular file'));
+  if (!isWithin(real, realDir)) throw new PluginLoadError(say(`resolves to ${real}, outside the module directory ${realDir}; refused`));
   let file: FileHandle;
   try {
     file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    throw new PluginLoadError(`the component ${path} cannot be opened (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`);
+    throw new PluginLoadError(say(`cannot be opened (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`));
   }
   try {
     const st = await file.stat();
-    if (!st.isFile()) throw new PluginLoadError(`the component ${path} is not a regular file`);
+    if (!st.isFile()) throw new PluginLoadError(say('is not a regular file'));
     const opened = await openedRealPath(file.fd, real, st);
-    if (opened === undefined || !isWithin(opened, realDir)) {
-      throw new PluginLoadError(`the component ${path} moved out of the module directory while being opened; refused`);
-    }
-    if (st.size > MAX_COMPONENT_BYTES) throw new PluginLoadError(`the component ${path} is over ${MAX_COMPONENT_BYTES / MIB} MiB`);
+    if (opened === undefined || !isWithin(opened, realDir)) throw new PluginLoadError(say('moved out of the module directory while being opened; refused'));
+    if (st.size > maxBytes) throw new PluginLoadError(say(`is over ${maxBytes / MIB} MiB`));
     const bytes = new Uint8Array(st.size);
     let at = 0;
     while (at < bytes.length) {
