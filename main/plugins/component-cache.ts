@@ -126,7 +126,7 @@ export class ComponentCache {
       instantiations = meta.plugin ? inspectTranspiledJs(await readFile(join(dir, 'component.mjs'), 'utf8'), meta.coreFiles).coreInstantiations : [];
       this.checkedJs.set(key, instantiations);
     }
-    return entry(key, dir, meta, cached, instantiations);
+    return preparedFrom(key, dir, meta, cached, instantiations);
   }
 
   /**
@@ -204,7 +204,7 @@ async function readMeta(dir: string): Promise<CacheMeta | undefined> {
 }
 
 /** jco's JavaScript is built from the component's own names: `coreInstantiations` come from its check. */
-function entry(key: string, dir: string, meta: CacheMeta, cached: boolean, coreInstantiations: readonly string[]): PreparedComponent {
+function preparedFrom(key: string, dir: string, meta: CacheMeta, cached: boolean, coreInstantiations: readonly string[]): PreparedComponent {
   return {
     key,
     dir,

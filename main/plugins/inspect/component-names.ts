@@ -1,5 +1,5 @@
 import { PluginLoadError } from '../errors.js';
-import { COMPONENT_VERSION, CORE_VERSION, WASM_MAGIC, WasmReader } from './wasm-reader.js';
+import { COMPONENT_VERSION, CORE_VERSION, WASM_MAGIC, WasmReader, skipLimits, skipValType } from './wasm-reader.js';
 
 /**
  * The characters a core or component name may use. jco pastes names into the JavaScript it
@@ -186,14 +186,14 @@ function coreImportDesc(r: WasmReader): void {
       r.leb();
       return;
     case 0x01: // table: reftype + limits
-      refType(r);
-      limits(r);
+      skipValType(r);
+      skipLimits(r);
       return;
     case 0x02: // memory: limits
-      limits(r);
+      skipLimits(r);
       return;
     case 0x03: // global: valtype + mutability
-      coreValType(r);
+      skipValType(r);
       r.byte();
       return;
     case 0x04: // tag: attribute + type index
@@ -203,24 +203,6 @@ function coreImportDesc(r: WasmReader): void {
     default:
       throw r.error(`unknown core import kind 0x${kind.toString(16)}`);
   }
-}
-
-function coreValType(r: WasmReader): void {
-  const b = r.bytes[r.pos];
-  if (b === 0x63 || b === 0x64) refType(r);
-  else r.byte();
-}
-
-function refType(r: WasmReader): void {
-  const b = r.byte();
-  if (b === 0x63 || b === 0x64) r.sleb(); // (ref null? heaptype)
-}
-
-function limits(r: WasmReader): void {
-  const flags = r.byte();
-  r.leb();
-  if (flags & 0x01) r.leb();
-  if (flags & 0x08) r.leb(); // custom page size
 }
 
 /** importname' / exportname': 0x00 name, or 0x01 name (older encoders: an interface name). */

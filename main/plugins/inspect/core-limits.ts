@@ -1,5 +1,5 @@
 import { PluginLoadError } from '../errors.js';
-import { CORE_VERSION, WASM_MAGIC, WasmReader, encodeLeb } from './wasm-reader.js';
+import { CORE_VERSION, WASM_MAGIC, WasmReader, encodeLeb, skipValType } from './wasm-reader.js';
 
 /** What one core module defines (not imports): each instance of it creates this many. */
 export interface CoreModuleShape {
@@ -83,13 +83,8 @@ function checkTypes(r: WasmReader): void {
     if (form !== 0x60) {
       throw r.error(`type form 0x${form.toString(16)} (a GC or recursive type) is not accepted: only function types`);
     }
-    for (let k = 0; k < 2; k++) for (let m = r.count(), j = 0; j < m; j++) valType(r);
+    for (let k = 0; k < 2; k++) for (let m = r.count(), j = 0; j < m; j++) skipValType(r);
   }
-}
-
-function valType(r: WasmReader): void {
-  const b = r.byte();
-  if (b === 0x63 || b === 0x64) r.sleb();
 }
 
 function rewriteVector(r: WasmReader, item: (r: WasmReader) => number[]): number[] {
@@ -124,7 +119,7 @@ function rewriteImports(r: WasmReader, caps: CoreCaps): number[] | undefined {
         break;
       case 0x03: { // global: valtype + mut
         const g = r.pos;
-        valType(r);
+        skipValType(r);
         r.byte();
         out.push(...r.bytes.subarray(g, r.pos));
         break;

@@ -110,3 +110,17 @@ export const WASM_MAGIC = 0x6d736100;
 /** Core modules: version 1, layer 0. Components: version 0x0d, layer 1 (as a little-endian u32). */
 export const CORE_VERSION = 0x00000001;
 export const COMPONENT_VERSION = 0x0001000d;
+
+/** Skips a core value type: one byte, or a reference type (`0x63`/`0x64` and a heap type). */
+export function skipValType(r: WasmReader): void {
+  const b = r.byte();
+  if (b === 0x63 || b === 0x64) r.sleb();
+}
+
+/** Skips a memory's or table's limits (flags, min, max when flagged, a custom page size). */
+export function skipLimits(r: WasmReader): void {
+  const flags = r.byte();
+  r.leb();
+  if (flags & 0x01) r.leb();
+  if (flags & 0x08) r.leb();
+}

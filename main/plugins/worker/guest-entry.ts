@@ -53,7 +53,7 @@ const budget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
   log(level, message, source) {
     // Bytes, not UTF-16 units: a line of 3-byte characters costs three times its `length`.
-    const bytes = utf8Length(message);
+    const bytes = Buffer.byteLength(message, 'utf8');
     if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes + bytes > MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
@@ -255,18 +255,3 @@ async function main(): Promise<void> {
 }
 
 void main();
-
-/** UTF-8 length of a string without encoding it (lone surrogates count as the 3-byte U+FFFD). */
-function utf8Length(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
