@@ -406,35 +406,25 @@ export class Broker {
   ): Promise<TaskOutcome> {
     this.liveTasks.add(params.taskId);
     try {
-      return await this.awaitTask(connection, params, onEvent, signal, sent);
+      const running = await connection.runTask(params, onEvent);
+      sent?.();
+      return await new Promise<TaskOutcome>((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        const onAbort = (): void => {
+          void connection.cancelTask(running.id);
+          timer = setTimeout(() => resolve({ state: 'canceled', message: `cancelled: ${connection.node.name} did not end its task within ${this.graceMs} ms` }), this.graceMs);
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+        void running.outcome.then((outcome) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(outcome);
+        });
+      });
     } finally {
       this.liveTasks.delete(params.taskId);
     }
-  }
-
-  private async awaitTask(
-    connection: ParticipantConnection,
-    params: TaskRunParams,
-    onEvent: (e: TaskEventParams) => void,
-    signal: AbortSignal,
-    sent?: () => void,
-  ): Promise<TaskOutcome> {
-    const running = await connection.runTask(params, onEvent);
-    sent?.();
-    return new Promise<TaskOutcome>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => {
-        void connection.cancelTask(running.id);
-        timer = setTimeout(() => resolve({ state: 'canceled', message: `cancelled: ${connection.node.name} did not end its task within ${this.graceMs} ms` }), this.graceMs);
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-      void running.outcome.then((outcome) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        resolve(outcome);
-      });
-    });
   }
 
   /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */
