@@ -5,14 +5,12 @@
  * pseudo-terminal (`script`), where `prompt` is the default.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { shellWord } from '../../main/cli/shell-word.js';
 import { endsSoon, tempDir } from '../agents/helpers.js';
-import { collect, exited, spawnCli, type CliResult } from '../helpers/cli.js';
+import { collect, exited, spawnCli, spawnCliOnPty, type CliResult } from '../helpers/cli.js';
 
 const temporary: string[] = [];
 after(() => {
@@ -175,9 +173,7 @@ test('Ctrl-C (SIGINT) cancels the task: the tree is reaped, exit 130', async () 
 
 test('on a real pseudo-terminal prompt is the default: y runs the command, exit 0', async () => {
   const cwd = repo();
-  const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
-  const command = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'run', 'local-coder', 'exec echo hi'].map(shellWord).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnCliOnPty(['run', 'local-coder', 'exec echo hi'], cwd);
   let seen = '';
   let answered = false;
   child.stdout.on('data', (chunk: Buffer) => {
@@ -198,10 +194,8 @@ test('on a real pseudo-terminal prompt is the default: y runs the command, exit 
 test('Ctrl-C on a real pseudo-terminal (the whole foreground group gets SIGINT): the task is cancelled, its command ended, exit 130', async () => {
   const cwd = repo();
   const pidFile = join(dir('chatty-run-pid-'), 'bg.pid');
-  const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
   const script = `exec sleep 600 & echo $! > ${pidFile}; echo started; wait`;
-  const command = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'run', 'local-coder', script, '--approvals', 'allow'].map(shellWord).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnCliOnPty(['run', 'local-coder', script, '--approvals', 'allow'], cwd);
   let seen = '';
   let interrupted = false;
   child.stdout.on('data', (chunk: Buffer) => {

@@ -5,14 +5,14 @@
  * a task running that leaves no worker behind.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { shellWord } from '../../main/cli/shell-word.js';
 import { endsSoon, tempDir } from '../agents/helpers.js';
-import { collect, exited, firstLine, runCli, spawnCli } from '../helpers/cli.js';
+import { collect, exited, firstLine, runCli, spawnCli, spawnCliOnPty } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
@@ -258,8 +258,7 @@ test('a stop (SIGTERM) with a task running cancels it and reaps its worker befor
 test('on a real pseudo-terminal: prompt is the default, `> ` asks for a task, y runs it, Ctrl-C stops the gateway', async () => {
   const cwd = repo();
   const runtimeDir = join(dir('chatty-serve-run-'), 'run');
-  const command = [process.execPath, '--import', import.meta.resolve('tsx'), BIN, 'serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir].map(shellWord).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnCliOnPty(['serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir], cwd);
   let seen = '';
   const steps: [string, string][] = [
     ['approvals: prompt (asked here)', ''],

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellWord } from '../../main/cli/shell-word.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
@@ -16,6 +17,18 @@ const TSX = import.meta.resolve('tsx');
  */
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = REPO_ROOT): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env, stdio: 'pipe' });
+}
+
+/**
+ * Runs `chatty-gateway …` on a real pseudo-terminal (util-linux `script`), its output on the
+ * child's stdout. The gateway `exec`s over the shell `script` starts, so that Ctrl-C reaches it
+ * alone and its own exit status is the one seen: a non-interactive dash (what `script` runs when
+ * SHELL is unset, as on a fresh CI machine) would itself die of the SIGINT with 130. SHELL is
+ * pinned so the test runs the same wherever it runs.
+ */
+export function spawnCliOnPty(args: readonly string[], cwd: string): ChildProcessWithoutNullStreams {
+  const command = `exec ${[process.execPath, '--import', TSX, BIN, ...args].map(shellWord).join(' ')}`;
+  return spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { ...process.env, SHELL: '/bin/sh' }, stdio: 'pipe' });
 }
 
 export interface CliResult {
