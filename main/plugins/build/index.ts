@@ -77,11 +77,8 @@ function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Arra
     const { componentize } = await import('@bytecodealliance/componentize-js');
     const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
     await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
-    // When the working directory holds the entry, componentize-js cuts it off the entry's path by
-    // its length plus one, which from `/` (an app started from Finder or by systemd) leaves
-    // "mp/…/entry.js": the build moves into the plugin's directory for that time.
     const cwd = process.cwd();
-    const moveTo = cwd === parse(cwd).root ? root : undefined;
+    const moveTo = buildMustMove(cwd, root) ? root : undefined;
     try {
       if (moveTo) {
         if (!isMainThread) throw new PluginLoadError(`componentize-js cannot build from the working directory ${cwd} in a worker thread; build from the main thread or another directory`);
@@ -101,6 +98,18 @@ function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Arra
       await rm(entry, { force: true });
     }
   });
+}
+
+/**
+ * Whether componentize-js would cut the entry's directory wrongly from `cwd`: when `root` starts
+ * with `cwd` as a string, it cuts `cwd` plus one character off the entry's path, which is right
+ * only when `root` lies inside `cwd`. From `/` (an app started from Finder or by systemd) that
+ * leaves "mp/…/entry.js", and from a sibling that shares a prefix (working in `/tmp/ci`, building
+ * in `/tmp/cihome/…`) "ome/…": the build then moves into the plugin's directory for its length.
+ */
+export function buildMustMove(cwd: string, root: string): boolean {
+  if (!root.startsWith(cwd)) return false;
+  return cwd === parse(cwd).root || !(root === cwd || root.startsWith(cwd + sep));
 }
 
 async function componentizeVersion(): Promise<string> {
