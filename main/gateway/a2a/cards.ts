@@ -67,7 +67,7 @@ export const AgentCardV03 = z.strictObject({
 });
 export type AgentCardV03 = z.infer<typeof AgentCardV03>;
 
-/** The gateway's aggregated card (PROTOCOL-NOTES §2). */
+/** The gateway's aggregated card at `/.well-known/agent.json`: the forwarded modules, never a plugin. */
 export const AggregatedCard = z.strictObject({
   schema_version: z.literal('0.1'),
   gateway: z.literal(true),

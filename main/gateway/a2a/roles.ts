@@ -1,7 +1,7 @@
 import { refuse, type GatewayContext } from '../context.js';
 import { taskIdsOf, type RpcRequestEnvelope } from './wire.js';
 
-/** The body of every refusal of a role over HTTP (PROTOCOL-NOTES §2). */
+/** The body of every refusal of a role over HTTP: roles are reached over the worker connection only. */
 export const ROLES_REFUSED = 'fabric: roles are reached over the worker connection';
 
 /** What the role check needs of the broker (`Broker` has all three). */
