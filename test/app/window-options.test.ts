@@ -1,4 +1,4 @@
-// Item 4 of the desktop-app issue, as data: the window's web preferences and the page's CSP.
+// The app window's security settings, as data: its web preferences and the page's CSP (header and meta element).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -53,14 +53,40 @@ test("the CSP header allows only the page's own scripts, styles and images: no i
 });
 
 test('the page carries a CSP meta element of its own, as strict as the header for everything a meta element can set', () => {
-  const metas = [...html.matchAll(/<meta\s[^>]*http-equiv\s*=\s*["']Content-Security-Policy["'][^>]*>/gi)].map((m) => m[0]);
-  assert.equal(metas.length, 1, 'one CSP meta element');
-  const content = /content\s*=\s*"([^"]*)"/i.exec(metas[0] ?? '')?.[1];
-  assert.ok(content, 'the meta element has a content attribute');
+  const content = metaCsp(html);
+  const meta = /<meta\s[^>]*http-equiv\s*=\s*["']Content-Security-Policy["'][^>]*>/i.exec(html)?.[0] ?? '';
   // frame-ancestors is ignored in a meta element (the header carries it); the rest must hold.
   assert.deepEqual(cspWeaknesses(content).filter((p) => !p.startsWith('frame-ancestors')), []);
   // It must come before anything it governs.
-  assert.ok(html.indexOf(metas[0] ?? '') < html.search(/<(script|link|style)\b/i));
+  assert.ok(html.indexOf(meta) < html.search(/<(script|link|style)\b/i));
+});
+
+/** The CSP the page's meta element carries. */
+function metaCsp(page: string): string {
+  const metas = [...page.matchAll(/<meta\s[^>]*http-equiv\s*=\s*["']Content-Security-Policy["'][^>]*>/gi)].map((m) => m[0]);
+  assert.equal(metas.length, 1, 'one CSP meta element');
+  const content = /content\s*=\s*"([^"]*)"/i.exec(metas[0] ?? '')?.[1];
+  assert.ok(content, 'the meta element has a content attribute');
+  return content;
+}
+
+/** A policy's directives without frame-ancestors (which a meta element cannot carry), order aside. */
+function withoutFrameAncestors(policy: string): Map<string, string[]> {
+  const csp = parseCsp(policy);
+  csp.delete('frame-ancestors');
+  return csp;
+}
+
+test('the meta element is the header, directive for directive, but for frame-ancestors', () => {
+  assert.deepEqual(withoutFrameAncestors(metaCsp(html)), withoutFrameAncestors(CONTENT_SECURITY_POLICY));
+  assert.deepEqual(parseCsp(CONTENT_SECURITY_POLICY).get('frame-ancestors'), ["'none'"], 'the header carries frame-ancestors');
+  // The comparison sees a directive that drifted, one that is missing, and one added.
+  const drifted = html.replace("img-src 'self' data:", "img-src 'self'");
+  assert.notDeepEqual(withoutFrameAncestors(metaCsp(drifted)), withoutFrameAncestors(CONTENT_SECURITY_POLICY));
+  const missing = html.replace("; media-src 'none'", '');
+  assert.notDeepEqual(withoutFrameAncestors(metaCsp(missing)), withoutFrameAncestors(CONTENT_SECURITY_POLICY));
+  const added = html.replace("form-action 'none'", "form-action 'none'; script-src-attr 'none'");
+  assert.notDeepEqual(withoutFrameAncestors(metaCsp(added)), withoutFrameAncestors(CONTENT_SECURITY_POLICY));
 });
 
 test('the checker itself catches what it is for', () => {
