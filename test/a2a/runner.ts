@@ -1,20 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, TaskState, formatSSEErrorEvent, formatSSEEvent, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  JsonRpcTransportHandler,
-  UnauthenticatedUser,
-  defaultServerCallContextBuilder,
-  validateVersion,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import express from 'express';
+import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import { UserBuilder, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 
 /** One request the runner received, as it arrived. */
 export interface SeenRequest {
@@ -129,9 +119,10 @@ export interface A2aRunnerOptions {
 }
 
 /**
- * A real A2A agent on 127.0.0.1, built from `@a2a-js/sdk`'s server (`DefaultRequestHandler`, its
- * JSON-RPC transport handlers for 1.0 and, by `A2A-Version`, 0.3) on node:http, serving
- * `POST /a2a/<name>` the way the SDK's express `jsonRpcHandler` does. It records every request.
+ * A real A2A agent on 127.0.0.1: `@a2a-js/sdk`'s `DefaultRequestHandler` behind the SDK's own
+ * express `jsonRpcHandler` (with its 0.3 compatibility layer, chosen by `A2A-Version`, 0.3 when
+ * absent) at `POST /a2a/<name>`. In front of it, the test's own two steps: every request is
+ * recorded as it arrived, and one without the runner's bearer (when it has one) gets a 401.
  */
 export class A2aRunner {
   readonly requests: SeenRequest[] = [];
@@ -165,14 +156,23 @@ export class A2aRunner {
       skills: [],
       signatures: [],
     };
-    const handler = new DefaultRequestHandler(card, this.store, new TestExecutor(this));
-    const core = new JsonRpcTransportHandler(handler);
-    const legacy = new LegacyJsonRpcTransportHandler(handler);
-    this.server = createServer((req, res) => {
-      void this.serve(req, res, card, core, legacy);
+    const app = express();
+    app.post('/a2a/:name', (req, res, next) => this.record(req, res, next));
+    app.use('/a2a/:name', jsonRpcHandler({
+      requestHandler: new DefaultRequestHandler(card, this.store, new TestExecutor(this)),
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat: { enabled: true },
+    }));
+    app.use((_req, res) => {
+      res.status(404).json({ error: 'not found' });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const server = app.listen(0, '127.0.0.1');
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+    this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return this;
   }
 
@@ -190,70 +190,50 @@ export class A2aRunner {
     });
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse, card: AgentCard, core: JsonRpcTransportHandler, legacy: LegacyJsonRpcTransportHandler): Promise<void> {
+  /**
+   * Reads the body as it came and records the request; the SDK's JSON parser then finds the body
+   * read (it skips a request already read) and takes the value parsed here (`undefined` for a
+   * body that is not JSON, which the SDK answers as an invalid request).
+   */
+  private record(req: express.Request, res: express.Response, next: express.NextFunction): void {
     const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
-    let parsed: Record<string, unknown> | undefined;
-    try {
-      parsed = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      parsed = undefined;
-    }
-    let abortedFlag = false;
-    let markAborted!: () => void;
-    const aborted = new Promise<void>((resolve) => (markAborted = resolve));
-    res.once('close', () => {
-      if (!res.writableFinished) {
-        abortedFlag = true;
-        markAborted();
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
       }
-    });
-    const seen: SeenRequest = {
-      path: req.url ?? '',
-      headers: req.headers,
-      rawHeaders: req.rawHeaders,
-      method: typeof parsed?.method === 'string' ? parsed.method : undefined,
-      body,
-      aborted,
-      wasAborted: () => abortedFlag,
-    };
-    this.requests.push(seen);
-    this.waiting.shift()?.(seen);
-
-    const json = (status: number, value: unknown): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(value));
-    };
-    if (req.method !== 'POST' || !/^\/a2a\/[^/]+$/.test(req.url ?? '')) return json(404, { error: 'not found' });
-    if (this.options.token !== undefined && req.headers.authorization !== `Bearer ${this.options.token}`) return json(401, { error: 'unauthorized' });
-    if (!parsed) return json(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Invalid JSON payload.' } });
-
-    const version = typeof req.headers['a2a-version'] === 'string' && req.headers['a2a-version'] !== '' ? req.headers['a2a-version'] : undefined;
-    const useLegacy = (version ?? '0.3') === '0.3';
-    const context = defaultServerCallContextBuilder({ extensions: [], user: new UnauthenticatedUser(), headers: req.headers, requestedVersion: version });
-    const id = (parsed.id as string | number | null | undefined) ?? null;
-    const mapError = (err: unknown): unknown => (useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(err) : JsonRpcTransportHandler.mapToJSONRPCError(err));
-    try {
-      validateVersion(context.requestedVersion, card, 'JSONRPC');
-      const answer = await (useLegacy ? legacy.handle(parsed, context) : core.handle(parsed, context));
-      if (typeof (answer as AsyncGenerator<unknown>)[Symbol.asyncIterator] === 'function') {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        try {
-          for await (const event of answer as AsyncGenerator<unknown>) {
-            if (res.destroyed) break;
-            res.write(formatSSEEvent(event));
-          }
-        } catch (err) {
-          if (!res.destroyed) res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id, error: mapError(err) }));
+      let abortedFlag = false;
+      let markAborted!: () => void;
+      const aborted = new Promise<void>((resolve) => (markAborted = resolve));
+      res.once('close', () => {
+        if (!res.writableFinished) {
+          abortedFlag = true;
+          markAborted();
         }
-        res.end();
+      });
+      const method = (parsed as { method?: unknown } | undefined)?.method;
+      const seen: SeenRequest = {
+        path: req.originalUrl,
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        method: typeof method === 'string' ? method : undefined,
+        body,
+        aborted,
+        wasAborted: () => abortedFlag,
+      };
+      this.requests.push(seen);
+      this.waiting.shift()?.(seen);
+      if (this.options.token !== undefined && req.headers.authorization !== `Bearer ${this.options.token}`) {
+        res.status(401).json({ error: 'unauthorized' });
         return;
       }
-      json(200, answer);
-    } catch (err) {
-      json(200, { jsonrpc: '2.0', id, error: mapError(err) });
-    }
+      req.body = parsed;
+      next();
+    });
   }
 }
 
