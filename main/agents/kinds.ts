@@ -10,3 +10,6 @@ export const AGENT_KINDS: Record<string, () => Promise<WorkerAgent>> = {
 };
 
 export const DEFAULT_AGENT_KIND = 'scripted';
+
+/** The kinds' names, for the command line's choices (importing this loads no agent). */
+export const AGENT_KIND_NAMES: readonly string[] = Object.keys(AGENT_KINDS);

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { AGENT_KIND_NAMES, DEFAULT_AGENT_KIND } from '../agents/kinds.js';
 import { packageVersion } from './version.js';
 
 // Each command's module is imported when the command runs: help, the version and usage errors
@@ -72,7 +73,7 @@ export function buildProgram(outcome: Outcome): Command {
     .command('worker')
     .description('the worker program a broker spawns: one task on the socket at --participant-fd')
     .option('--participant-fd <fd>', 'the descriptor of its end of the socketpair', parseFd, 3)
-    .option('--agent <kind>', 'the agent to run: scripted (the default) or llm', 'scripted')
+    .addOption(new Option('--agent <kind>', 'the agent to run: the scripted reference agent or the LLM agent').choices(AGENT_KIND_NAMES).default(DEFAULT_AGENT_KIND))
     .action(async (flags: { participantFd: number; agent: string }) => {
       const { runWorker } = await import('./commands/worker.js');
       outcome.code = await runWorker({ participantFd: flags.participantFd, agent: flags.agent });

@@ -1,6 +1,6 @@
 /**
  * `chatty-gateway worker` through the real bin: its refusals (fd 3 not a socket, a refused hello,
- * no answer to the hello, an unknown agent kind), each one stderr line and a non-zero exit. Its
+ * no answer to the hello), each one stderr line and a non-zero exit, and its usage errors (exit 2). Its
  * normal run (hello, one task, one outcome) is test/agents/scripted.test.ts, through a broker.
  */
 import assert from 'node:assert/strict';
@@ -85,10 +85,11 @@ test('the connection closes with no answer to the hello: one line, exit 1', asyn
   }
 });
 
-test('an unknown --agent kind: one line naming the kinds there are, exit 1', async () => {
+test('an unknown --agent kind: a usage error naming the kinds there are, with the usage line, exit 2', async () => {
   const result = await runCli(['worker', '--agent', 'frobnicate'], { cwd: home });
-  assert.equal(result.code, 1);
-  assert.equal(oneLine(result.stderr), "chatty-gateway worker: unknown agent kind 'frobnicate' (known: scripted, llm)");
+  assert.equal(result.code, 2, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^chatty-gateway: option '--agent <kind>' argument 'frobnicate' is invalid\. Allowed choices are scripted, llm\.\nusage: chatty-gateway worker \[options\]\n/);
 });
 
 test('--participant-fd that is not a number: a usage error, exit 2', async () => {
