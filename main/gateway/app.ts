@@ -22,8 +22,8 @@ export interface GatewayAppOptions {
 }
 
 /**
- * The gateway's Koa app. The guards run in the order the notes fix (loopback, token, body cap)
- * on every route and on the fallback, before any handler.
+ * The gateway's Koa app. The guards run in this order (loopback Host/Origin 403, then the token
+ * 401, then the body cap 413) on every route and on the fallback, before any handler.
  */
 export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   const app = new Koa<GatewayState>();

@@ -27,7 +27,7 @@ import type { OpenedConnection } from '../fabric/admission/index.js';
 export interface ProtocolGatewayOptions {
   /** Where `gateway.sock`, `gateway.token` and `edge.log` live (default: `defaultRuntimeDir()`). */
   runtimeDir?: string;
-  /** Body cap; the notes fix it at 10 MiB, tests may lower it. */
+  /** Body cap (default 10 MiB, `MAX_REQUEST_BYTES`); tests lower it. */
   maxRequestBytes?: number;
   /** Called with errors no client should see (a handler's crash). */
   onError?: (err: unknown) => void;

@@ -6,9 +6,9 @@ const END = Symbol('end');
 type Item = TransportFrame | typeof END;
 
 /**
- * Two connected in-process endpoints (seed: `Channel::duplex()`). Frames pass by reference,
- * never serialised, so batches and malformed values arrive exactly as sent. Delivery is on a
- * microtask, in send order, so a handler that answers at once never re-enters its caller.
+ * Two connected in-process endpoints. Frames pass by reference, never serialised, so batches
+ * and malformed values arrive exactly as sent. Delivery is on a microtask, in send order, so a
+ * handler that answers at once never re-enters its caller.
  */
 export function createChannelPair(): [FrameTransport, FrameTransport] {
   const a = new ChannelEndpoint();

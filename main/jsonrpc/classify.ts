@@ -2,7 +2,7 @@ import type { BatchEntry } from './frame.js';
 import { RequestIdSchema, isNotification, isRequest, type Message, type Notification, type Request, type RequestId, type Response } from './wire.js';
 
 /**
- * What the protocol layer does with one incoming value (seed: "JSON-RPC Batch Behavior").
+ * What the protocol layer does with one incoming value, alone or as a batch entry.
  * A malformed value that is response-shaped and not call-shaped is ignored, because a response
  * must never itself be answered; every other malformed value is an Invalid Request, answered
  * under its id when that id is readable, else under `null`.

@@ -42,10 +42,10 @@ const NEVER_ABORTED = new AbortController().signal;
  * peer; `dispatchOnce` feeds it one HTTP body. So a handler set registered once serves every
  * transport.
  *
- * Batch rules (seed: "JSON-RPC Batch Behavior"): entries are classified and dispatched in source
- * order (every handler is invoked before the first await), one response array follows once every
- * response-bearing entry has completed, a batch with nothing to answer gets nothing, and an
- * invalid call-shaped entry gets its own Invalid Request without stopping its siblings.
+ * Batch rules: entries are classified and dispatched in source order (every handler is invoked
+ * before the first await), one response array follows once every response-bearing entry has
+ * completed, a batch with nothing to answer gets nothing, and an invalid call-shaped entry gets
+ * its own Invalid Request without stopping its siblings.
  */
 export class Dispatcher {
   private readonly requests = new Map<string, Entry>();

@@ -1,8 +1,8 @@
 import { MessageSchema, type Message } from './wire.js';
 
 /**
- * The transport-neutral boundary (seed: "The TransportFrame Boundary"): one message, one
- * structurally non-empty batch, or a malformed wire value kept intact for a relay.
+ * What crosses between a transport and the protocol layer: one message, one structurally
+ * non-empty batch, or a malformed wire value kept intact for a relay.
  *
  * The parser only decides envelope validity. Whether a malformed value deserves an answer
  * (Invalid Request, Parse error, or nothing for a response-shaped value) is the protocol
@@ -72,7 +72,7 @@ export function frameFromJson(value: unknown, text?: string): TransportFrame {
 
 /**
  * The wire text of a frame. A malformed frame is its exact original text; a batch is re-encoded
- * from its entries, which may normalise whitespace (the seed allows this) but keeps order.
+ * from its entries, which may normalise whitespace but keeps order.
  */
 export function serializeFrame(frame: TransportFrame): string {
   switch (frame.kind) {

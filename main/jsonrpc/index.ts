@@ -1,5 +1,5 @@
 /**
- * main/jsonrpc: transport-neutral JSON-RPC 2.0 (seed: acp-transport-architecture).
+ * main/jsonrpc: transport-neutral JSON-RPC 2.0.
  * Wire shapes and frames at the bottom, the protocol layer (Dispatcher, Connection) above them,
  * and transports that move frames: in-process channel, newline-delimited streams, HTTP, SSE.
  */

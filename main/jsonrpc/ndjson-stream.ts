@@ -4,7 +4,7 @@ import { parseFrame, serializeFrame, type TransportFrame } from './frame.js';
 import { FramingError, LineSplitter } from './line-splitter.js';
 import type { FrameTransport } from './transport.js';
 
-/** The default line cap: PROTOCOL-NOTES' MAX_FRAME_BYTES (33 MiB), newline excluded. */
+/** The default line cap: 33 MiB, newline excluded (the largest frame a worker connection takes). */
 export const DEFAULT_MAX_LINE_BYTES = 33 * 1024 * 1024;
 
 export interface StreamTransportOptions {

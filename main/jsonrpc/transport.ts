@@ -1,9 +1,9 @@
 import type { TransportFrame } from './frame.js';
 
 /**
- * What the protocol layer needs from anything that moves frames (seed: "Channel" plus the future
- * that drives it). Transports carry complete frames only; they never flatten a batch, assign ids
- * or answer anything. I/O failures are not frames: they reject the promise `start` returns.
+ * What the protocol layer needs from anything that moves frames. Transports carry complete
+ * frames only; they never flatten a batch, assign ids or answer anything. I/O failures are not
+ * frames: they reject the promise `start` returns.
  */
 export interface FrameTransport {
   /**

@@ -59,7 +59,7 @@ export const ResponseSchema = z.union([SuccessResponseSchema, ErrorResponseSchem
 export type Response = z.infer<typeof ResponseSchema>;
 
 export const MessageSchema = z.union([RequestSchema, NotificationSchema, ResponseSchema]);
-/** One well-formed JSON-RPC message: the seed's RawJsonRpcMessage. */
+/** One well-formed JSON-RPC message: a request, a notification or a response. */
 export type Message = z.infer<typeof MessageSchema>;
 
 export function isRequest(message: Message): message is Request {

@@ -1,4 +1,4 @@
-/** Host ceilings (and defaults) for every plugin call, from PROTOCOL-NOTES §4. */
+/** Host ceilings (and defaults) for every plugin call. A manifest may ask for less, never more. */
 export const MIB = 1024 * 1024;
 
 /** Guest output per call: `tool-result` content plus any error text. */

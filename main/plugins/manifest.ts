@@ -79,7 +79,7 @@ export interface ParsedManifest {
   readonly warnings: readonly string[];
 }
 
-/** Host ceilings; tests and embedders may lower them, never raise them past the notes' values. */
+/** Host ceilings; tests and embedders may lower them, never raise them past `MAX_MEMORY_MB` and `MAX_EXECUTION_MS`. */
 export interface Ceilings {
   maxMemoryMb: number;
   maxExecutionMs: number;

@@ -30,7 +30,7 @@ export interface ModuleRegistryOptions {
    * answer "not configured" without a provider).
    */
   grant?: GrantPolicy;
-  /** Lower host ceilings (never above PROTOCOL-NOTES §4's), e.g. for tests. */
+  /** Lower host ceilings (never above 256 MiB of memory and 60 s per call), e.g. for tests. */
   ceilings?: Partial<Ceilings>;
   /**
    * JS heap (V8 old generation) per module worker, in MiB (default 256). Not the guest's linear

@@ -15,7 +15,7 @@ function refusal(text: string): string {
 }
 
 describe('module.toml', () => {
-  it('fills in the defaults of §4', () => {
+  it('fills in the defaults', () => {
     const { manifest, limits, warnings } = parseManifest(base);
     assert.equal(manifest.module.description, '');
     assert.equal(manifest.module.execution_mode, 'local');

@@ -268,7 +268,7 @@ describe('manifest limits at load', () => {
     }
   });
 
-  it('a ceiling option can lower but never raise the notes\' ceilings', async () => {
+  it('a ceiling option can lower but never raise the host ceilings (256 MiB, 60 s)', async () => {
     const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, ceilings: { maxExecutionMs: 10 ** 9, maxMemoryMb: 10 ** 6 }, logger: quiet });
     const root = mkdtempSync(join(tmpdir(), 'chatty-ceil-'));
     try {

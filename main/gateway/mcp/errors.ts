@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError, type ErrorObject } from '../../jsonrpc/index.js';
 
-/** PROTOCOL-NOTES §2: a credit refusal is this code, with the reason as its message. */
+/** A credit refusal is this code (over HTTP 200), with the meter's reason as its message. */
 export const CREDIT_REFUSED = -32000;
 /** The code of the transport-level refusals (406, 415, 400 for the version header, 405), as the MCP SDK sends them. */
 export const TRANSPORT_ERROR = -32000;
@@ -42,9 +42,9 @@ export function moduleNotFoundMessage(name: string): string {
 }
 
 /**
- * A plugin call that failed outside the guest's own `result` (PROTOCOL-NOTES §2): output over the
- * cap is a 502 with a short message (never the output), a credit refusal is -32000 with the
- * reason (HTTP 200), anything else (trap, timeout, crash, unloaded) is a 500.
+ * A plugin call that failed outside the guest's own `result`: output over the cap is a 502 with
+ * a short message (never the output), a credit refusal is -32000 with the reason (HTTP 200),
+ * anything else (trap, timeout, crash, unloaded) is a 500.
  */
 export function pluginFailure(err: unknown): RpcError {
   const kind = typeof err === 'object' && err !== null ? (err as { kind?: unknown }).kind : undefined;

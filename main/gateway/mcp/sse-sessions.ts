@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { formatSseComment, formatSseEvent, formatSseMessage, type TransportFrame } from '../../jsonrpc/index.js';
 
-/** PROTOCOL-NOTES §2: a comment line keeps the stream alive every 15 s. */
+/** A legacy SSE stream gets a comment line every 15 s to keep it alive. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
 /** A client that stops reading loses its session once this much is waiting to be sent to it. */
 export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;

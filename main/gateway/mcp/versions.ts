@@ -1,4 +1,4 @@
-/** The MCP protocol versions this gateway speaks (PROTOCOL-NOTES §2), newest first. */
+/** The MCP protocol versions this gateway speaks, newest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 
 export type ProtocolVersion = (typeof SUPPORTED_PROTOCOL_VERSIONS)[number];

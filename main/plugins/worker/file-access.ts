@@ -14,10 +14,10 @@ export interface ReadHooks {
 const PROC_FD = process.platform === 'linux';
 
 /**
- * `file.read-bytes` below `root`, with every refusal of PROTOCOL-NOTES §4: absolute paths, drive
- * letters, `\`, `..`, anything whose real path (symlinks followed) leaves the root, non-regular
- * files and files over `maxBytes`. Synchronous on purpose: it runs on the guest's own worker
- * thread, never on the main thread.
+ * `file.read-bytes` below `root`, refusing absolute paths, drive letters, `\`, `..`, anything
+ * whose real path (symlinks followed) leaves the root, non-regular files and files over
+ * `maxBytes`. Synchronous on purpose: it runs on the guest's own worker thread, never on the main
+ * thread.
  *
  * `root` must already be a real path (the registry resolves it once, at load): it is pinned, so
  * replacing the root directory by a symlink later does not move it.
