@@ -1,7 +1,9 @@
-// Deny-everything handlers for the renderer, as plain functions over the few members of Electron's
-// objects they use, so test/app/security-policy.test.ts runs them without the Electron binary.
-// main.ts applies them to the default session and, through `app.on('web-contents-created')`, to
-// every webContents that ever exists (the window's, and any other that would appear).
+// The renderer's denials, as plain functions over the few members of Electron's objects they use,
+// so test/app/security-policy.test.ts runs them without the Electron binary. Everything is denied
+// but one grant: the app's own page may write text to the clipboard. main.ts applies them to the
+// default session and, through `app.on('web-contents-created')`, to every webContents that ever
+// exists (the window's, and any other that would appear).
+import { APP_HOST, APP_SCHEME } from './app-protocol.js';
 
 /** Where a refusal is told: the main-process log. */
 export type DenialLog = (line: string) => void;
@@ -24,24 +26,64 @@ export interface PolicedContents {
   setWindowOpenHandler(handler: (details: { url: string }) => DenyWindowOpen): void;
 }
 
+/** What Electron tells about the frame behind a permission request or check (its `details`). */
+export interface PermissionAsker {
+  /** The last URL the asking frame loaded (absent for a check made for no document). */
+  requestingUrl?: string;
+  isMainFrame: boolean;
+  /** Set for a cross-origin sub-frame only. */
+  embeddingOrigin?: string;
+}
+
+type PermissionRequestHandler = (contents: unknown, permission: string, callback: (granted: boolean) => void, details: PermissionAsker) => void;
+type PermissionCheckHandler = (contents: unknown, permission: string, requestingOrigin: string, details: PermissionAsker) => boolean;
+
 /** The members of `Session` the policy uses. Electron's `Session` satisfies it. */
 export interface PolicedSession {
-  setPermissionRequestHandler(handler: (contents: unknown, permission: string, callback: (granted: boolean) => void) => void): void;
-  setPermissionCheckHandler(handler: (contents: unknown, permission: string) => boolean): void;
+  setPermissionRequestHandler(handler: PermissionRequestHandler): void;
+  setPermissionCheckHandler(handler: PermissionCheckHandler): void;
   on(event: 'will-download', listener: (event: Preventable, item: { getURL(): string }) => void): unknown;
 }
 
-/** Every permission a page asks for (camera, notifications, clipboard, geolocation, …) is refused. */
-export function denyPermissionRequest(log: DenialLog): (contents: unknown, permission: string, callback: (granted: boolean) => void) => void {
-  return (_contents, permission, callback) => {
+/** The one permission the app's page is granted: writing plain text to the clipboard (its Copy buttons). */
+export const APP_PAGE_PERMISSIONS: readonly string[] = ['clipboard-sanitized-write'];
+
+/** True when `url` (a page's URL or an origin) is on the app's own origin, `app://chatty`. */
+function onAppOrigin(url: string | undefined): boolean {
+  if (url === undefined) return false;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === `${APP_SCHEME}:` && parsed.host === APP_HOST && parsed.username === '' && parsed.password === '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `permission` is granted to the frame that asks: only `clipboard-sanitized-write`, and
+ * only to the top frame of a page on the app's origin (no sub-frame, no other origin). Everything
+ * else (camera, notifications, reading the clipboard, …) is refused. `origin` is the check
+ * handler's `requestingOrigin`; when given it must be the app's origin too.
+ */
+export function grantsPermission(permission: string, details: PermissionAsker | undefined, origin?: string): boolean {
+  if (!APP_PAGE_PERMISSIONS.includes(permission)) return false;
+  if (details?.isMainFrame !== true || details.embeddingOrigin !== undefined) return false;
+  if (origin !== undefined && !onAppOrigin(origin)) return false;
+  return onAppOrigin(details.requestingUrl ?? origin);
+}
+
+/** Every permission request is refused (and logged), but what `grantsPermission` grants. */
+export function denyPermissionRequest(log: DenialLog): PermissionRequestHandler {
+  return (_contents, permission, callback, details) => {
+    if (grantsPermission(permission, details)) return callback(true);
     log(`refused the permission request: ${permission}`);
     callback(false);
   };
 }
 
-/** Every synchronous permission check answers "not granted". */
-export function denyPermissionCheck(): (contents: unknown, permission: string) => boolean {
-  return () => false;
+/** Every synchronous permission check answers "not granted", but for what `grantsPermission` grants. */
+export function denyPermissionCheck(): PermissionCheckHandler {
+  return (_contents, permission, requestingOrigin, details) => grantsPermission(permission, details, requestingOrigin);
 }
 
 /** `window.open`, `target=_blank` links and middle-clicks open nothing (no new window, no browser). */

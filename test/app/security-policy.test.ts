@@ -1,15 +1,18 @@
-// Item 4's denials, run on stand-ins for Electron's WebContents and Session: navigation,
+// The renderer's denials, run on stand-ins for Electron's WebContents and Session: navigation,
 // redirects, window.open, webviews, downloads and every permission are refused, and each refusal
-// is logged.
+// is logged; the one grant is clipboard-sanitized-write to the app page's top frame.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
+import { APP_PAGE_URL } from '../../main/app/app-protocol.js';
 import {
   denyPermissionCheck,
   denyPermissionRequest,
+  grantsPermission,
   policeContents,
   policeSession,
   type DenyWindowOpen,
+  type PermissionAsker,
   type PolicedContents,
   type PolicedSession,
   type Preventable,
@@ -29,8 +32,8 @@ class FakeContents extends EventEmitter implements PolicedContents {
   }
 }
 
-type RequestHandler = (contents: unknown, permission: string, callback: (granted: boolean) => void) => void;
-type CheckHandler = (contents: unknown, permission: string) => boolean;
+type RequestHandler = Parameters<PolicedSession['setPermissionRequestHandler']>[0];
+type CheckHandler = Parameters<PolicedSession['setPermissionCheckHandler']>[0];
 
 class FakeSession extends EventEmitter implements PolicedSession {
   request: RequestHandler | undefined;
@@ -86,19 +89,50 @@ test('no webview is ever attached', () => {
   assert.deepEqual(log, ['refused to attach a webview']);
 });
 
-test('every permission request is answered "no", and every permission check too', () => {
+/** Where a permission is asked from: the app page's top frame, unless told otherwise. */
+const APP_TOP: PermissionAsker = { requestingUrl: APP_PAGE_URL, isMainFrame: true };
+const APP_ORIGIN = 'app://chatty';
+
+test('every permission request is answered "no", and every permission check too, but the app page writing to the clipboard', () => {
   const log: string[] = [];
   const session = new FakeSession();
   policeSession(session, (line) => log.push(line));
   assert.ok(session.request && session.check, 'both handlers are set');
-  for (const permission of PERMISSIONS) {
+  const refused = PERMISSIONS.filter((p) => p !== 'clipboard-sanitized-write');
+  for (const permission of refused) {
     const answers: boolean[] = [];
-    session.request({}, permission, (granted) => answers.push(granted));
+    session.request({}, permission, (granted) => answers.push(granted), APP_TOP);
     assert.deepEqual(answers, [false], permission);
-    assert.equal(session.check({}, permission), false, permission);
+    assert.equal(session.check({}, permission, APP_ORIGIN, APP_TOP), false, permission);
   }
-  assert.equal(log.length, PERMISSIONS.length);
+  assert.equal(log.length, refused.length);
   assert.equal(log[0], 'refused the permission request: clipboard-read');
+  const granted: boolean[] = [];
+  session.request({}, 'clipboard-sanitized-write', (g) => granted.push(g), APP_TOP);
+  assert.deepEqual(granted, [true]);
+  assert.equal(session.check({}, 'clipboard-sanitized-write', APP_ORIGIN, APP_TOP), true);
+  assert.equal(log.length, refused.length, 'a grant is not a refusal');
+});
+
+test("the clipboard write is granted only to the app page's top frame on the app's origin", () => {
+  const write = 'clipboard-sanitized-write';
+  assert.equal(grantsPermission(write, APP_TOP), true);
+  assert.equal(grantsPermission(write, APP_TOP, APP_ORIGIN), true);
+  assert.equal(grantsPermission(write, { isMainFrame: true }, APP_ORIGIN), true, 'a check may give only the origin');
+  const refused: [string, PermissionAsker | undefined, string | undefined][] = [
+    ['a sub-frame of the page', { requestingUrl: APP_PAGE_URL, isMainFrame: false }, APP_ORIGIN],
+    ['a frame embedded cross-origin', { requestingUrl: APP_PAGE_URL, isMainFrame: true, embeddingOrigin: 'https://evil.example' }, APP_ORIGIN],
+    ['another origin', { requestingUrl: 'https://evil.example/', isMainFrame: true }, 'https://evil.example'],
+    ['another app host', { requestingUrl: 'app://other/renderer-demo/index.html', isMainFrame: true }, 'app://other'],
+    ['a file page', { requestingUrl: 'file:///renderer-demo/index.html', isMainFrame: true }, 'file://'],
+    ['the app URL with credentials', { requestingUrl: 'app://u:p@chatty/renderer-demo/index.html', isMainFrame: true }, undefined],
+    ['the app URL but another origin checking', APP_TOP, 'https://evil.example'],
+    ['no details', undefined, APP_ORIGIN],
+    ['no URL and no origin', { isMainFrame: true }, undefined],
+    ['not a URL', { requestingUrl: 'chatty', isMainFrame: true }, 'null'],
+  ];
+  for (const [what, details, origin] of refused) assert.equal(grantsPermission(write, details, origin), false, what);
+  for (const other of ['clipboard-read', 'deprecated-sync-clipboard-read', 'notifications', 'media', 'openExternal']) assert.equal(grantsPermission(other, APP_TOP, APP_ORIGIN), false, other);
 });
 
 test('downloads are cancelled', () => {
@@ -113,7 +147,7 @@ test('downloads are cancelled', () => {
 
 test('the handlers stand alone: each refuses on its own', () => {
   const answers: boolean[] = [];
-  denyPermissionRequest(() => {})(undefined, 'media', (granted) => answers.push(granted));
+  denyPermissionRequest(() => {})(undefined, 'media', (granted) => answers.push(granted), APP_TOP);
   assert.deepEqual(answers, [false]);
-  assert.equal(denyPermissionCheck()(undefined, 'notifications'), false);
+  assert.equal(denyPermissionCheck()(undefined, 'notifications', APP_ORIGIN, APP_TOP), false);
 });
