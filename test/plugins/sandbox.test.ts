@@ -1,7 +1,8 @@
 /**
  * The sandbox against components built the way an attacker builds them (test/helpers/
- * attack-components.ts): each test names the break it closes. Where a break could end the whole
- * process, the test runs the real `chatty-gateway serve` in a child and talks to it on its socket.
+ * attack-components.ts, and the edits of the echo fixture below): each describe names the escape
+ * it closes. Where an escape could end the whole process, the test runs the real
+ * `chatty-gateway serve` in a child and talks to it on its socket.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { PluginCallError, PluginLoadError, ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
-import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
+import { componentWit, parse, print } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { checkComponentNames } from '../../main/plugins/inspect/component-names.js';
 import { injectionComponent, manyMemoriesComponent, secondMemoryComponent, standardNamesComponent } from '../helpers/attack-components.js';
 import { exited, firstLine, spawnCli } from '../helpers/cli.js';
@@ -36,7 +37,7 @@ async function loadOne(name: string, component: Uint8Array, extra = ''): Promise
   return { registry, root, logs, load: registry.loadModule(join(root, name)) };
 }
 
-describe('break 1: arbitrary JavaScript through a core name', () => {
+describe('arbitrary JavaScript through a core or component name', () => {
   it('a memory exported as `x\'] ?? (() => {…})(), [\'x` is refused before transpiling, and its payload never runs', async () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'chatty-marker-')), 'pwned');
     process.env['CHATTY_TEST_SECRET'] = 'do-not-leak';
@@ -72,7 +73,7 @@ describe('break 1: arbitrary JavaScript through a core name', () => {
     for (const name of bad) assert.throws(() => checkComponentNames(bytesOf.get(name)!), PluginLoadError, `accepted ${JSON.stringify(name)}`);
   });
 
-  it('names are checked in imports, instantiation arguments, aliases and nested components alike', async () => {
+  it('names are checked in core imports, core instance exports and nested components alike', async () => {
     const evil = "a'b";
     const cases = [
       `(component (core module (import ${JSON.stringify(evil)} "f" (func))))`,
@@ -87,9 +88,59 @@ describe('break 1: arbitrary JavaScript through a core name', () => {
     // The well-formed parts of those components pass on their own.
     checkComponentNames(await parse('(component (core module $m (func (export "f"))) (core instance $i (instantiate $m)) (alias core export $i "f" (core func)))'));
   });
+
+  // The echo fixture printed to text, edited as an attacker edits it, and parsed back.
+  const echoEdited = async (edit: (wat: string) => string): Promise<Uint8Array> => parse(edit(await print(await buildFixture('echo'))));
+  const echoWith = (wat: string): Promise<Uint8Array> => echoEdited((text) => text.replace(/\n\)\s*$/, `\n${wat}\n)`));
+  const evil = JSON.stringify("x'] ?? (() => { globalThis.PWNED = 1 })(), ['x");
+  /** Loads `component` with a cache of its own: refused with `where` named, and nothing transpiled. */
+  const refusedBeforeTranspiling = async (component: Uint8Array, where: string): Promise<void> => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'chatty-names-cache-'));
+    const root = mkdtempSync(join(tmpdir(), 'chatty-names-'));
+    const registry = new ModuleRegistry({ cacheDir, logger: { log() {} } });
+    try {
+      writeModuleDir(root, 'names', { manifest: fixtureManifest('names'), component });
+      await assert.rejects(registry.loadModule(join(root, 'names')), (err: unknown) => {
+        assert.ok(err instanceof PluginLoadError, String(err));
+        assert.match(err.message, new RegExp(`^component: ${where} "x'\\] \\?\\? .*refused before transpiling$`));
+        return true;
+      });
+      assert.equal(existsSync(join(cacheDir, 'transpiled')), false, 'the component was transpiled');
+    } finally {
+      await registry.close();
+      rmSync(cacheDir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
+  };
+
+  it('a bad name as a core or component instantiation argument is refused before transpiling; jco would take either', async () => {
+    // An extra argument to the main core instance, and one to an empty nested component: neither
+    // is an import, and the component model allows both, so only the name check stands in the way.
+    const billing = '(with "chatty:plugin/billing@0.3.0" (instance $chatty:plugin/billing@0.3.0))';
+    const coreArgument = await echoEdited((text) => text.replace(billing, `${billing}\n(with ${evil} (instance $chatty:plugin/logging@0.3.0))`));
+    const componentArgument = await echoWith(`(component $c)\n(instance (instantiate $c (with ${evil} (instance $chatty:plugin/types@0.3.0))))`);
+    for (const component of [coreArgument, componentArgument]) assert.match(await componentWit(component), /export chatty:plugin\/plugin@0\.3\.0;/);
+    await refusedBeforeTranspiling(coreArgument, 'a core instantiation argument');
+    await refusedBeforeTranspiling(componentArgument, 'an instantiation argument');
+  });
+
+  it('a bad name in an alias is refused by the alias check before transpiling (no valid component can put it only there)', async () => {
+    // An alias names an export its instance already has, so in a valid component a bad alias name
+    // is first met (and refused) where that export is defined. The only places the alias check is
+    // alone are components the validator refuses anyway: an imported instance whose type (a type
+    // section, which the name walk skips) declares a non-kebab export, and an alias of a core
+    // export the instance does not have. Both are refused here, by the alias check, before jco's
+    // own validator sees them.
+    const exportAlias = await echoWith(`(import "evil:x/y" (instance $ev (export ${evil} (func))))\n(alias export $ev ${evil} (func))`);
+    const coreExportAlias = await echoWith(`(alias core export $main ${evil} (core func))`);
+    await assert.rejects(componentWit(exportAlias), /is not in kebab case/);
+    await assert.rejects(componentWit(coreExportAlias), /has no export named/);
+    await refusedBeforeTranspiling(exportAlias, 'an export alias');
+    await refusedBeforeTranspiling(coreExportAlias, 'a core export alias');
+  });
 });
 
-describe('break 1, second layer: jco\'s JavaScript is checked on every load, cached or not', () => {
+describe('the second layer: jco\'s JavaScript is checked on every load, cached or not', () => {
   it('a transpile cache entry whose JavaScript reaches for `process` is refused before it is imported', async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), 'chatty-poisoned-cache-'));
     const root = mkdtempSync(join(tmpdir(), 'chatty-poisoned-'));
@@ -116,7 +167,7 @@ describe('break 1, second layer: jco\'s JavaScript is checked on every load, cac
   });
 });
 
-describe('break 5 and 8: the output cap and the log budget, whatever the names and memories', () => {
+describe('the output cap and the log budget, whatever the names and memories', () => {
   it('standard `cm32p2|…` core names get the 1 MiB cap and the per-line log cap', async () => {
     const { registry, root, logs, load } = await loadOne('cm32', await standardNamesComponent());
     try {
@@ -172,7 +223,7 @@ describe('break 5 and 8: the output cap and the log budget, whatever the names a
   });
 });
 
-describe('break 7: max_memory_mb bounds the plugin, not each memory', () => {
+describe('max_memory_mb bounds the plugin, not each memory', () => {
   it('64 instances of one core module share the cap: resident memory grows by a fraction of 64 × the cap', async () => {
     const before = process.memoryUsage().rss;
     const { registry, root, load } = await loadOne('cells', await manyMemoriesComponent(64), '[resources]\nmax_memory_mb = 16\n');
@@ -201,7 +252,7 @@ describe('break 7: max_memory_mb bounds the plugin, not each memory', () => {
   });
 });
 
-describe('breaks 4 and 6, through the real `serve` on its socket', () => {
+describe('stdin and tables, through the real `serve` on its socket', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'chatty-sandbox-serve-'));
   let child: ReturnType<typeof spawnCli>;
   let socket = '';
