@@ -13,3 +13,4 @@ export {
 } from './fabric/index.js';
 export * from './broker/index.js';
 export { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions, type LocalRunnerOptions } from './broker/runners/index.js';
+export { defaultWorker } from './agents/worker-command.js';

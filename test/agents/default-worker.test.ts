@@ -1,0 +1,31 @@
+/**
+ * `defaultWorker()` from the package root: an embedder's `LocalRunner` starts this package's own
+ * `chatty-gateway worker` without spelling out its command. A real broker runs a task on it.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, test } from 'node:test';
+import { Broker, LocalRunner, RootTransport, defaultWorker } from '../../main/index.js';
+import { DirectoryFactory, tempDir } from './helpers.js';
+
+const home = tempDir('chatty-default-worker-');
+const broker = new Broker({ log: () => {}, root: { workspaceRoot: home } });
+after(async () => {
+  await broker.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+test('new LocalRunner(defaultWorker()) runs the scripted agent; defaultWorker(kind) names the kind', async () => {
+  assert.deepEqual(defaultWorker().args.slice(-3), ['worker', '--participant-fd', '3']);
+  assert.deepEqual(defaultWorker('llm').args.slice(-5), ['worker', '--participant-fd', '3', '--agent', 'llm']);
+  broker.addVirtualAgent('coder', new LocalRunner(defaultWorker()), { description: 'the scripted agent' });
+  broker.addVirtualAgent('scripted-in-a-dir', new LocalRunner({ ...defaultWorker('scripted'), workspaceFactory: new DirectoryFactory(home) }), { description: 'the scripted agent' });
+  const root = new RootTransport(broker);
+  const plain = await root.invoke('coder', 'say hello from the default worker');
+  assert.equal(plain.success, true, plain.error);
+  assert.equal(plain.response, 'hello from the default worker\n');
+  const inDir = await root.invoke('scripted-in-a-dir', 'write notes.txt hi');
+  // Nobody answers approvals here: the write is denied, which the scripted agent says.
+  assert.equal(inDir.success, false);
+  assert.equal(inDir.error, 'write denied: notes.txt');
+});
