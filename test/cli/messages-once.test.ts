@@ -1,13 +1,13 @@
 // A module load failure and a clamp warning reach stderr once each: the registry's logger says
-// them, and the CLI does not say them again.
+// them, and the CLI does not say them again. Through the real bin, run from a directory with no
+// package.json in it or above it, as a user's plugins folder elsewhere would be.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { tempDir } from '../helpers/gateway.js';
-import { collect, exited, firstLine, spawnCli } from '../helpers/cli.js';
+import { collect, exited, firstLine, outsideAnyPackage, spawnCli } from '../helpers/cli.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
-const scratch = tempDir('chatty-once-');
+const scratch = outsideAnyPackage('chatty-once-');
 const modulesDir = join(scratch.path, 'modules');
 before(async () => {
   writeModuleDir(modulesDir, 'greedy', {
@@ -19,7 +19,7 @@ before(async () => {
 after(() => scratch.remove());
 
 test('serve prints a load failure and a clamp warning once each, as one chatty-gateway line', async () => {
-  const child = spawnCli(['serve', '--json', '--runtime-dir', join(scratch.path, 'run'), '--modules-dir', modulesDir]);
+  const child = spawnCli(['serve', '--json', '--runtime-dir', 'run', '--modules-dir', 'modules'], process.env, scratch.path);
   const stderr = collect(child.stderr);
   await firstLine(child);
   child.kill('SIGTERM');
