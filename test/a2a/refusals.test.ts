@@ -138,6 +138,58 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
     assert.equal(runner.requests.length, 0);
   });
 
+  it('tasks/get by the 1.0 resource name `tasks/<id>` finds the id in the name', async () => {
+    for (const method of ['GetTask', 'tasks/get']) {
+      const res = await gw.request('POST', '/a2a/nobody', rpc(method, { name: 'tasks/t-1' }, 'n'));
+      assert.equal(res.status, 200);
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: 'n', error: { code: -32602, message: "task 't-1' not found (stateless gateway)" } });
+    }
+    assert.equal(runner.requests.length, 0);
+  });
+
+  it('a batch for a name that is not forwarded is answered as a batch: one answer per request, in an array', async () => {
+    const getOne = await gw.request('POST', '/a2a/nobody', [rpc('tasks/get', { id: 't-1' }, 1)]);
+    assert.equal(getOne.status, 200);
+    assert.deepEqual(JSON.parse(getOne.body), [{ jsonrpc: '2.0', id: 1, error: { code: -32602, message: "task 't-1' not found (stateless gateway)" } }]);
+
+    const mixed = await gw.request('POST', '/a2a/plug', [
+      rpc('GetTask', { name: 'tasks/t-2' }, 'a'),
+      { jsonrpc: '2.0', method: 'tasks/get', params: { id: 'quiet' } }, // a notification: no answer
+      rpc('message/send', {}, 'b'),
+      7,
+    ]);
+    assert.equal(mixed.status, 404, 'not everything in it is a tasks/get');
+    assert.deepEqual(JSON.parse(mixed.body), [
+      { jsonrpc: '2.0', id: 'a', error: { code: -32602, message: "task 't-2' not found (stateless gateway)" } },
+      { jsonrpc: '2.0', id: 'b', error: { code: -32602, message: "module 'plug' not found" } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } },
+    ]);
+    assert.equal(
+      rowsFor(gw.rows, '/a2a/plug').at(-1)?.reason,
+      "task 't-2' not found (stateless gateway); task 'quiet' not found (stateless gateway); module 'plug' not found; Invalid Request",
+    );
+
+    const empty = await gw.request('POST', '/a2a/nobody', []);
+    assert.equal(empty.status, 404);
+    assert.deepEqual(JSON.parse(empty.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } });
+
+    const quiet = await gw.request('POST', '/a2a/nobody', [{ jsonrpc: '2.0', method: 'tasks/get', params: { id: 'x' } }]);
+    assert.deepEqual([quiet.status, quiet.body], [204, ''], 'only notifications: nothing at all');
+    const quietOther = await gw.request('POST', '/a2a/nobody', [{ jsonrpc: '2.0', method: 'message/send', params: {} }]);
+    assert.deepEqual([quietOther.status, quietOther.body], [404, '']);
+    assert.equal(runner.requests.length, 0);
+  });
+
+  it('a batch for a forwarded module goes to the runner as it came, and its answer comes back as it is', async () => {
+    const batch = JSON.stringify([rpc('tasks/get', { id: 't-1' }, 1)]);
+    const seen = runner.nextRequest();
+    const res = await gw.request('POST', '/a2a/echo', batch);
+    assert.equal((await seen).body, batch);
+    // The SDK's server does not take batches: it answers one JSON-RPC error, and that is relayed.
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid JSON-RPC Request.' } });
+  });
+
   it('other methods and paths', async () => {
     const get = await gw.request('GET', '/a2a/echo');
     assert.equal(get.status, 405);

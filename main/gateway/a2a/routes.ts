@@ -2,7 +2,20 @@ import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.
 import { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
 import type { RemoteRunner } from './forward.js';
 import { anyRole, refuseRole, roleReached, type RoleDirectory } from './roles.js';
-import { envelopesOf, requestIdOf, rpcError, INTERNAL_ERROR, INVALID_PARAMS, TRANSPORT_ERROR, type RpcId, type RpcRequestEnvelope } from './wire.js';
+import {
+  envelopesOf,
+  requestIdOf,
+  rpcBodyOf,
+  rpcError,
+  taskIdOfGet,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  TRANSPORT_ERROR,
+  type RpcBody,
+  type RpcId,
+  type RpcRequestEnvelope,
+} from './wire.js';
 
 export interface A2aSurfaceOptions {
   /** The remote modules (`ModuleRegistry.remote`/`remoteModules`). */
@@ -62,14 +75,17 @@ export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
   };
 
   const served = async (ctx: GatewayContext, route: A2aRoute): Promise<void> => {
-    const envelopes: RpcRequestEnvelope[] = ctx.method === 'POST' ? envelopesOf(ctx.state.rawBody) : [];
+    const body = ctx.method === 'POST' ? rpcBodyOf(ctx.state.rawBody) : undefined;
+    const envelopes = envelopesOf(body);
     const reason = roleReached(options.roles, route.name, envelopes);
     if (reason !== undefined) return refuseRole(ctx, reason);
     const id = requestIdOf(envelopes);
     const module = remote(route.name);
     if (!module) {
-      const taskGet = route.kind === 'rpc' && ctx.method === 'POST' && envelopes.length === 1 ? envelopes[0] : undefined;
-      if (taskGet?.method !== undefined && TASK_GET_METHODS.has(taskGet.method)) return statelessTaskGet(ctx, taskGet);
+      const rpc = route.kind === 'rpc' && ctx.method === 'POST';
+      if (rpc && body?.batch) return notForwardedBatch(ctx, route.name, body);
+      const taskGet = rpc && envelopes.length === 1 ? envelopes[0] : undefined;
+      if (taskGet && isTaskGet(taskGet)) return statelessTaskGet(ctx, taskGet);
       return moduleNotFound(ctx, route, id);
     }
     switch (route.kind) {
@@ -101,14 +117,50 @@ function endpointOf(ctx: GatewayContext, name: string): string {
   return `${ctx.protocol}://${host}/a2a/${encodeURIComponent(name)}`;
 }
 
-/** The gateway keeps no tasks: a `tasks/get` for a name it does not forward finds none. */
+function isTaskGet(envelope: RpcRequestEnvelope): boolean {
+  return envelope.method !== undefined && TASK_GET_METHODS.has(envelope.method);
+}
+
+/** The gateway keeps no tasks: a `tasks/get` (by `id`, or by the name `tasks/<id>`) finds none. */
+function statelessTaskGetMessage(envelope: RpcRequestEnvelope): string {
+  return `task '${taskIdOfGet(envelope)}' not found (stateless gateway)`;
+}
+
 function statelessTaskGet(ctx: GatewayContext, envelope: RpcRequestEnvelope): void {
-  const params = envelope.params;
-  const taskId = typeof params === 'object' && params !== null && 'id' in params ? String((params as { id: unknown }).id) : '';
-  const message = `task '${taskId}' not found (stateless gateway)`;
+  const message = statelessTaskGetMessage(envelope);
   ctx.state.refusal = message;
   ctx.status = 200;
   ctx.body = rpcError(envelope.id ?? null, INVALID_PARAMS, message);
+}
+
+/**
+ * A JSON-RPC batch for a name that is not forwarded, answered as JSON-RPC 2.0 answers a batch: an
+ * array with one answer per request that has an id (a `tasks/get` its stateless -32602, anything
+ * else -32602 module not found, an item that is not a request object -32600), nothing for
+ * notifications (no body at all when only notifications came), and the single -32600 error for an
+ * empty batch. 200 when it held requests and each one is a `tasks/get`; else 404.
+ */
+function notForwardedBatch(ctx: GatewayContext, name: string, body: RpcBody): void {
+  if (body.items.length === 0) return rpcRefusal(ctx, 404, INVALID_REQUEST, 'Invalid Request', null);
+  const answers: ReturnType<typeof rpcError>[] = [];
+  const reasons = new Set<string>();
+  let onlyTaskGets = true;
+  for (const item of body.items) {
+    if (item === undefined || item.method === undefined) {
+      onlyTaskGets = false;
+      reasons.add('Invalid Request');
+      answers.push(rpcError(null, INVALID_REQUEST, 'Invalid Request'));
+      continue;
+    }
+    const taskGet = isTaskGet(item);
+    if (!taskGet) onlyTaskGets = false;
+    const message = taskGet ? statelessTaskGetMessage(item) : moduleNotFoundMessage(name);
+    reasons.add(message);
+    if (item.id !== undefined) answers.push(rpcError(item.id, INVALID_PARAMS, message));
+  }
+  ctx.state.refusal = [...reasons].join('; ');
+  ctx.body = answers.length > 0 ? answers : null;
+  ctx.status = onlyTaskGets ? (answers.length > 0 ? 200 : 204) : 404;
 }
 
 export function moduleNotFoundMessage(name: string): string {

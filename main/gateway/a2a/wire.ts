@@ -23,21 +23,31 @@ export const RpcRequestEnvelope = z.looseObject({
 });
 export type RpcRequestEnvelope = z.infer<typeof RpcRequestEnvelope>;
 
-/** The request envelopes in a body (a batch gives several), or none when it is not JSON. */
-export function envelopesOf(body: Buffer | undefined): RpcRequestEnvelope[] {
+/** A JSON body as JSON-RPC reads it: one request or a batch, each item an envelope or `undefined` (not an object). */
+export interface RpcBody {
+  batch: boolean;
+  items: (RpcRequestEnvelope | undefined)[];
+}
+
+/** The body's requests, or `undefined` when it is not JSON. */
+export function rpcBodyOf(body: Buffer | undefined): RpcBody | undefined {
   let value: unknown;
   try {
     value = JSON.parse(body?.toString('utf8') ?? '');
   } catch {
-    return [];
+    return undefined;
   }
-  const items = Array.isArray(value) ? value : [value];
-  const envelopes: RpcRequestEnvelope[] = [];
-  for (const item of items) {
+  const batch = Array.isArray(value);
+  const items = (batch ? (value as unknown[]) : [value]).map((item) => {
     const parsed = RpcRequestEnvelope.safeParse(item);
-    if (parsed.success) envelopes.push(parsed.data);
-  }
-  return envelopes;
+    return parsed.success ? parsed.data : undefined;
+  });
+  return { batch, items };
+}
+
+/** The request envelopes in a body (a batch gives several), or none when it is not JSON. */
+export function envelopesOf(body: RpcBody | undefined): RpcRequestEnvelope[] {
+  return (body?.items ?? []).filter((item): item is RpcRequestEnvelope => item !== undefined);
 }
 
 /** The request's id when the body is one request with one, else `null` (for error answers). */
@@ -62,11 +72,22 @@ export function taskIdsOf(envelope: RpcRequestEnvelope): string[] {
   add(p.taskId);
   add(p.message?.taskId);
   if (Array.isArray(p.message?.referenceTaskIds)) for (const ref of p.message.referenceTaskIds) add(ref);
-  if (typeof p.name === 'string') {
-    const match = /^tasks\/([^/]+)/.exec(p.name);
-    if (match) add(match[1]);
-  }
+  add(taskIdOfName(p.name));
   return ids;
+}
+
+/** The task id in a 1.0 resource name `tasks/<id>` (or `tasks/<id>/…`). */
+function taskIdOfName(name: unknown): string | undefined {
+  return typeof name === 'string' ? /^tasks\/([^/]+)/.exec(name)?.[1] : undefined;
+}
+
+/** The task a `tasks/get`/`GetTask` asks for: `params.id`, or the resource name `params.name: "tasks/<id>"`; `''` when neither. */
+export function taskIdOfGet(envelope: RpcRequestEnvelope): string {
+  const parsed = TaskRefs.safeParse(envelope.params);
+  if (!parsed.success) return '';
+  const { id, name } = parsed.data;
+  if (typeof id === 'string' && id !== '') return id;
+  return taskIdOfName(name) ?? (typeof id === 'number' ? String(id) : '');
 }
 
 const RpcErrorObject = z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
@@ -87,6 +108,7 @@ export function rpcError(id: RpcId, code: number, message: string): { jsonrpc: '
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
+export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 export const TRANSPORT_ERROR = -32000;
