@@ -1,5 +1,5 @@
 /**
- * The LLM agent end to end: a real worker child (`test/agents/llm/child.ts`: `llmAgent()` on fd 3)
+ * The LLM agent end to end: the real worker program (`chatty-gateway worker --agent llm` on fd 3)
  * started by the real broker of a real gateway that serves the echo plugin fixture over MCP on its
  * Unix socket, talking to a stand-in OpenAI-compatible server on 127.0.0.1 (a real HTTP server
  * streaming SSE). Each test scripts the model's turns and checks, in the model's next request, what

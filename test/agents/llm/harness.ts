@@ -1,7 +1,8 @@
 /**
  * One real gateway for the LLM agent's tests: the echo plugin fixture served over MCP on a real
- * Unix socket, its broker, and LLM agents published as virtual agents whose workers are real
- * children (`child.ts` on fd 3 through `LocalRunner`), each in a fresh temporary workspace, told
+ * Unix socket, its broker, and LLM agents published as virtual agents whose workers are the real
+ * `chatty-gateway worker --agent llm` (`defaultWorker('llm')`, on fd 3 through `LocalRunner`), each
+ * in a fresh temporary workspace, told
  * where the gateway is (`CHATTY_GATEWAY_SOCKET`, `CHATTY_GATEWAY_TOKEN_FILE`) and where the
  * stand-in model is (`CHATTY_LLM_*`).
  */
@@ -10,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayWorkerEnv } from '../../../main/agents/llm/index.js';
+import { defaultWorker } from '../../../main/agents/worker-command.js';
 import type { RootTransport, Workspace, WorkspaceFactory } from '../../../main/broker/index.js';
 import { LocalRunner } from '../../../main/broker/runners/index.js';
 import { startMcpGateway, type McpGateway } from '../../mcp/helpers.js';
 
-const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const AGENT = fileURLToPath(new URL('../../broker/children/agent.ts', import.meta.url));
 
@@ -66,7 +67,7 @@ export async function startLlmHarness(): Promise<LlmHarness> {
         if (value === undefined) delete workerEnv[key];
         else workerEnv[key] = value;
       }
-      const runner = new LocalRunner({ command: process.execPath, args: ['--import', TSX, CHILD], env: workerEnv, workspaceFactory: workspaces, reapGraceMs: 1_000 });
+      const runner = new LocalRunner({ ...defaultWorker('llm'), env: workerEnv, workspaceFactory: workspaces, reapGraceMs: 1_000 });
       gw.gateway.withVirtualAgent(name, runner, { description: `an LLM agent (${name})` });
     },
     addPlanAgent(name) {
