@@ -32,9 +32,10 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--json', 'print one JSON ready line on stdout instead of the banner')
     .option('--remote-runner <url>', 'forward modules with execution_mode = "remote" to this A2A runner (its token: $CHATTY_REMOTE_RUNNER_TOKEN)', parseRunnerUrl)
     .option('--agent <name=command>', 'publish another agent: COMMAND (run by /bin/sh -c) is its worker, on fd 3 (repeatable)', collectAgent)
+    .option('--no-bundled-agents', 'do not publish the bundled agents (local-coder, local-reviewer)')
     .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
     .action(
-      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; approvals?: 'prompt' | 'deny' | 'allow' }) => {
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow' }) => {
         const { runServe } = await import('./commands/serve.js');
         outcome.code = await runServe({
           modulesDir: flags.modulesDir,
@@ -42,6 +43,7 @@ export function buildProgram(outcome: Outcome): Command {
           json: flags.json === true,
           remoteRunner: flags.remoteRunner,
           agents: flags.agent,
+          bundledAgents: flags.bundledAgents,
           approvals: flags.approvals,
         });
       },

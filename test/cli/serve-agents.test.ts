@@ -143,6 +143,32 @@ describe('serve publishes agents', () => {
   });
 });
 
+describe('serve --no-bundled-agents', () => {
+  test('with a remote module forwarded, the aggregated A2A card lists it (200); with the bundled agents (roles) it is refused (403)', async () => {
+    const remoteModules = join(dir('chatty-serve-remote-'), 'modules');
+    writeModuleDir(remoteModules, 'planner', { manifest: '[module]\nname = "planner"\nversion = "1.0.0"\ndescription = "plans the work"\nexecution_mode = "remote"\n' });
+    const card = async (args: string[]) => {
+      // The later --modules-dir is the one taken.
+      const s = await serve(['--modules-dir', remoteModules, '--remote-runner', 'http://127.0.0.1:9', ...args], dir('chatty-serve-plain-'));
+      const token = readFileSync(s.ready.token, 'utf8');
+      const res = await unixRequest(s.ready.socket, { path: '/.well-known/agent.json', headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await s.stop()).code, 0, s.stderr());
+      return { ready: s.ready, res };
+    };
+
+    const without = await card(['--no-bundled-agents']);
+    assert.deepEqual(without.ready.agents, []);
+    assert.equal(without.res.status, 200, without.res.body);
+    const body = JSON.parse(without.res.body) as { gateway: boolean; agents: { name: string }[] };
+    assert.equal(body.gateway, true);
+    assert.deepEqual(body.agents.map((a) => a.name), ['planner']);
+
+    const bundled = await card([]);
+    assert.deepEqual(bundled.ready.agents, ['local-coder', 'local-reviewer']);
+    assert.equal(bundled.res.status, 403, bundled.res.body);
+  });
+});
+
 describe('serve --approvals prompt, piped stdin', () => {
   test('local-coder exec echo hi: y prints hi; n does not run it; an MCP client uses the socket meanwhile', async () => {
     const cwd = repo();

@@ -20,6 +20,12 @@ export interface ServeOptions {
   remoteRunner?: string | undefined;
   /** `--agent NAME=COMMAND`, repeatable (checked by the command line: names usable and unique). */
   agents?: readonly CommandAgent[] | undefined;
+  /**
+   * Publish the bundled agents (default true; `--no-bundled-agents` turns them off). Any agent is a
+   * role, and while the broker has a role the aggregated A2A card (`/.well-known/agent.json`) is
+   * refused: without the bundled agents and `--agent`s it lists the forwarded modules.
+   */
+  bundledAgents?: boolean | undefined;
   /** `--approvals prompt|deny|allow` (default: `prompt` when stdin is a TTY, else `deny`). */
   approvals?: ApprovalsMode | undefined;
 }
@@ -82,9 +88,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
 
   // The agents, once the gateway's location is known: each worker is told it
   // (`CHATTY_GATEWAY_SOCKET`, `CHATTY_GATEWAY_TOKEN_FILE`), so an LLM worker reaches the plugin tools.
-  const agentNames: string[] = [...BUNDLED_AGENT_NAMES, ...(options.agents ?? []).map((a) => a.name)];
+  const bundled = options.bundledAgents ?? true;
+  const agentNames: string[] = [...(bundled ? BUNDLED_AGENT_NAMES : []), ...(options.agents ?? []).map((a) => a.name)];
   try {
-    publishAgents(gateway, workspace, started, options.agents ?? []);
+    publishAgents(gateway, workspace, started, bundled, options.agents ?? []);
   } catch (err) {
     const code = failure(err);
     await gateway.stop().catch(failure);
@@ -112,9 +119,11 @@ export async function runServe(options: ServeOptions): Promise<number> {
         `  socket: ${started.socketPath}`,
         `  token:  ${started.tokenPath}`,
         `  try:    curl --unix-socket ${started.socketPath} -H "Authorization: Bearer $(cat ${started.tokenPath})" http://localhost/`,
-        `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
+        agentNames.length === 0
+          ? '  agents: none'
+          : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
-        ...(tasks ? ['  tasks:  type <agent> <task text>, e.g. local-coder exec echo hi'] : []),
+        ...(tasks ? [`  tasks:  type <agent> <task text>, e.g. ${agentNames[0] ?? 'local-coder'} exec echo hi`] : []),
         '  stop:   Ctrl-C',
         '',
       ].join('\n'),
@@ -156,10 +165,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
   return code;
 }
 
-/** Publishes the bundled agents and the `--agent` ones, each worker in the workspace's kind of directory, told where the gateway is. */
-function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, started: StartedGateway, agents: readonly CommandAgent[]): void {
+/** Publishes the bundled agents (unless `bundled` is false) and the `--agent` ones, each worker in the workspace's kind of directory, told where the gateway is. */
+function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, started: StartedGateway, bundled: boolean, agents: readonly CommandAgent[]): void {
   const env = gatewayWorkerEnv(started);
-  for (const agent of bundledAgents({ workspace, env })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
+  if (bundled) for (const agent of bundledAgents({ workspace, env })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
   for (const { name, command } of agents) {
     const runner = new LocalRunner({ command: '/bin/sh', args: ['-c', command], workspaceFactory: workspaceFactoryFor(workspace), env: { ...workerEnv(process.env), ...env } });
     gateway.withVirtualAgent(name, runner, { description: `an agent given on serve's command line: ${command}` });
@@ -229,7 +238,7 @@ class TaskPrompt {
     if (text === '') return;
     const space = text.search(/\s/);
     if (space < 0) {
-      const names = (await this.root.listAgents()).map((a) => a.name).join(', ');
+      const names = (await this.root.listAgents()).map((a) => a.name).join(', ') || 'none';
       this.write(`type <agent> <task text>, e.g. local-coder exec echo hi (the agents: ${names})`);
       return;
     }
