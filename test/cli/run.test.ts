@@ -191,6 +191,28 @@ test('on a real pseudo-terminal prompt is the default: y runs the command, exit 
   assert.ok(screen.includes('\nhi\n[exit code 0]\n'), screen);
 });
 
+test('on a real pseudo-terminal n denies: the command does not run, exit non-zero', async () => {
+  const cwd = repo();
+  const marker = join(dir('chatty-run-marker-'), 'ran');
+  const child = spawnCliOnPty(['run', 'local-coder', `exec echo hi > ${marker}`], cwd);
+  let seen = '';
+  let answered = false;
+  child.stdout.on('data', (chunk: Buffer) => {
+    seen += String(chunk);
+    if (!answered && seen.includes('approve? [y/N] ')) {
+      answered = true;
+      child.stdin.write('n\n');
+    }
+  });
+  const status = await exited(child as never);
+  child.stdin.end();
+  const screen = seen.replaceAll('\r\n', '\n');
+  assert.equal(status.code, 1, screen);
+  assert.ok(screen.includes(`local-coder-0 (root → local-coder) asks to run: echo hi > ${marker}\n  approve? [y/N] n\n  denied\n`), screen);
+  assert.ok(screen.includes(`chatty-gateway: local-coder did not complete: exec denied: echo hi > ${marker}\n`), screen);
+  assert.equal(existsSync(marker), false);
+});
+
 test('Ctrl-C on a real pseudo-terminal (the whole foreground group gets SIGINT): the task is cancelled, its command ended, exit 130', async () => {
   const cwd = repo();
   const pidFile = join(dir('chatty-run-pid-'), 'bg.pid');
