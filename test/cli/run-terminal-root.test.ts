@@ -136,3 +136,22 @@ test('ProgressPrinter: started, steps under the node, text streamed and ended wi
   assert.equal(String(steps.read()), '  [local-coder] queued\n  local-coder-0 started\n  [local-coder-0] local-reviewer-1: reading\n');
   assert.equal(String(text.read()), 'hello\n');
 });
+
+test('ProgressPrinter with a status: the steps go to it with the delegation chain taken apart, not as lines', () => {
+  const lines = new PassThrough();
+  const status: [readonly string[], string][] = [];
+  const printer = new ProgressPrinter('local-coder', { output: lines, status: (chain, step) => status.push([chain, step]) });
+  printer.event({ Step: 'queued' });
+  printer.event({ Admitted: 'local-coder-0' });
+  printer.event({ Step: 'local-reviewer-1 started' });
+  printer.event({ Step: 'local-reviewer-1: helper-0: running npm test: twice' });
+  printer.event({ Step: 'helper: not a node: as it reads' });
+  assert.equal(String(lines.read()), '  local-coder-0 started\n');
+  assert.deepEqual(status, [
+    [['local-coder'], 'queued'],
+    [['local-coder-0'], 'started'],
+    [['local-coder-0'], 'local-reviewer-1 started'],
+    [['local-coder-0', 'local-reviewer-1', 'helper-0'], 'running npm test: twice'],
+    [['local-coder-0'], 'helper: not a node: as it reads'],
+  ]);
+});

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -309,6 +310,80 @@ test('on a real pseudo-terminal: prompt is the default, `> ` asks for a task, y 
   assert.ok(seen.includes('chatty-gateway: task #1 (local-coder) completed\r\n> '), 'the prompt is back once the task has ended');
   assert.ok(screen.includes('chatty-gateway: stopped (SIGINT)\n'), screen);
   assert.ok(!existsSync(join(runtimeDir, 'gateway.sock')));
+});
+
+/** The rows a terminal shows for `output` (no wrapping): `\r`, new lines and erase-to-end-of-line (`ESC[K`) applied, other escapes ignored. */
+function terminalRows(output: string): string[] {
+  const rows = [''];
+  let col = 0;
+  for (let i = 0; i < output.length; i++) {
+    const c = output[i]!;
+    const last = rows.length - 1;
+    if (c === '\r') col = 0;
+    else if (c === '\n') {
+      rows.push('');
+      col = 0;
+    } else if (c === '\x1b') {
+      const escape = /^\x1b\[[0-9;?]*([@-~])/.exec(output.slice(i));
+      if (escape) {
+        if (escape[1] === 'K') rows[last] = rows[last]!.slice(0, col);
+        i += escape[0].length - 1;
+      }
+    } else {
+      const row = rows[last]!;
+      rows[last] = row.slice(0, col).padEnd(col) + c + row.slice(col + 1);
+      col++;
+    }
+  }
+  return rows;
+}
+
+test('on a real pseudo-terminal: a live status row shows the delegation chain and the current step; the text streams, a partial line shown at once', { timeout: 60_000 }, async () => {
+  const cwd = repo();
+  const fifos = dir('chatty-serve-fifo-');
+  const [first, second] = [join(fifos, 'a'), join(fifos, 'b')];
+  execFileSync('mkfifo', [first, second]);
+  const runtimeDir = join(dir('chatty-serve-run-'), 'run');
+  const child = spawnCliOnPty(['serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, '--approvals', 'allow'], cwd);
+  const ended = exited(child as never);
+  child.stdout.setEncoding('utf8');
+  let seen = '';
+  const waiters: (() => void)[] = [];
+  child.stdout.on('data', (chunk: string) => {
+    seen += chunk;
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const bottom = (): string => terminalRows(seen).at(-1)!;
+  const until = async (what: string, check: () => boolean): Promise<void> => {
+    while (!check()) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${what}:\n${terminalRows(seen).join('\n')}`);
+      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended]);
+    }
+  };
+
+  await until('the prompt', () => bottom() === '> ');
+  // local-coder asks local-reviewer to run a command that waits for the first FIFO, then runs one that
+  // prints half a line, waits for the second FIFO and ends the line.
+  child.stdin.write(`local-coder invoke local-reviewer exec read x < ${first}\\nexec printf half; read y < ${second}; echo " rest"\n`);
+  await until('the callee’s step on the status row', () => bottom().startsWith('[#1 local-coder-0 → local-reviewer-0 ▸ running read x < '));
+  assert.ok(bottom().endsWith('] > '), bottom());
+  assert.ok(!seen.includes('[local-coder-0]'), 'no step printed as a line on a terminal');
+
+  await writeFile(first, 'go\n');
+  await until('the partial line', () => bottom() === '  #1 | half');
+  assert.ok(!seen.includes('task #1 (local-coder) completed'), 'the text is seen while the task runs');
+  await writeFile(second, 'go\n');
+  await until('the end of the task', () => seen.includes('task #1 (local-coder) completed'));
+  await until('the prompt', () => bottom() === '> ');
+  const rows = terminalRows(seen);
+  assert.ok(rows.includes('  #1 | half rest'), rows.join('\n'));
+  assert.ok(rows.includes('  #1 local-coder-0 started'), rows.join('\n'));
+  assert.ok(!rows.some((row) => row.startsWith('[#1')), `no status row left on the screen:\n${rows.join('\n')}`);
+
+  child.stdin.write('\x03');
+  const status = await ended;
+  child.stdin.end();
+  assert.equal(status.code, 0, terminalRows(seen).join('\n'));
 });
 
 describe('serve --agent usage errors exit 2 with the usage line', () => {

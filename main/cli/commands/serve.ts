@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
 import { gatewayWorkerEnv } from '../../agents/llm/gateway-location.js';
 import { RootCallError, type RootTransport } from '../../broker/index.js';
@@ -10,7 +9,7 @@ import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../failure.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
-import { attachTerminalRoot, defaultApprovalsMode, LineQueue, ProgressPrinter, type ApprovalsMode, type TerminalRoot } from '../terminal-root/index.js';
+import { attachTerminalRoot, defaultApprovalsMode, LineQueue, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface ServeOptions {
   modulesDir?: string | undefined;
@@ -105,7 +104,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const root = gateway.transport();
   const tty = process.stdin.isTTY === true;
   const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
-  const screen = new Screen(process.stderr, tty && lines !== undefined ? process.stdin : undefined);
+  const screen = new Screen(process.stderr, tty && process.stderr.isTTY && lines !== undefined ? process.stdin : undefined);
   const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}) });
   const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
@@ -185,8 +184,10 @@ interface RunningTask {
  * text is a new line, so a script of several instructions fits on one line), and its progress is
  * shown as it happens, every line tagged `#<n>`: `task #1: local-coder: exec echo hi`, the callee
  * admitted, its steps (a callee's callees' steps read `<callee>: <step>`, the delegation chain),
- * the artifact text line by line, and how it ended. Several tasks may run at once. Approvals and
- * questions read the same lines first (`LineQueue`'s urgent readers).
+ * the artifact text, and how it ended. On a terminal the steps are the live status row and the
+ * text streams as it comes; piped, each step and each complete line of text is a line (`Screen`).
+ * Several tasks may run at once. Approvals and questions read the same lines first (`LineQueue`'s
+ * urgent readers).
  */
 class TaskPrompt {
   private count = 0;
@@ -200,7 +201,7 @@ class TaskPrompt {
     private readonly lines: LineQueue,
     private readonly screen: Screen,
   ) {
-    this.out = screen.tasks;
+    this.out = screen.lines;
   }
 
   start(): void {
@@ -249,18 +250,28 @@ class TaskPrompt {
     const id = ++this.count;
     const tag = `#${id}`;
     const controller = new AbortController();
-    const text = new PrefixedLines(`  ${tag} | `, this.out);
-    const progress = new ProgressPrinter(agent, { output: this.out, text, indent: `  ${tag} ` });
+    const screen = this.screen;
+    const progress = new ProgressPrinter(agent, {
+      output: this.out,
+      text: writer((chunk) => screen.text(id, chunk)),
+      indent: `  ${tag} `,
+      ...(screen.live ? { status: (chain: readonly string[], step: string) => screen.status(id, `${tag} ${chain.join(' → ')} ▸ ${step}`) } : {}),
+    });
     this.write(`task ${tag}: ${agent}: ${prompt.replaceAll('\n', '\\n')}`);
+    screen.status(id, `${tag} ${agent} ▸ starting`);
+    const ended = (): void => {
+      screen.status(id, undefined);
+      screen.endText(id);
+    };
     const done = this.root.invoke(agent, prompt, { onProgress: progress.event, signal: controller.signal }).then(
       (result) => {
-        text.flush();
+        ended();
         for (const message of result.messages) this.write(`task ${tag}: mail: ${message}`);
         if (result.success) this.write(`task ${tag} (${agent}) completed`);
         else this.write(`task ${tag} (${agent}) did not complete: ${result.error ?? (result.cancelled_by_user ? 'cancelled' : 'no reason given')}`);
       },
       async (err: unknown) => {
-        text.flush();
+        ended();
         const known = err instanceof RootCallError && err.error.kind === 'unknown_agent' ? ` (the agents here: ${(await this.root.listAgents()).map((a) => a.name).join(', ')})` : '';
         this.write(`task ${tag}: ${(err as Error)?.message ?? String(err)}${known}`);
       },
@@ -272,126 +283,4 @@ class TaskPrompt {
   private write(line: string): void {
     this.out.write(`chatty-gateway: ${line}\n`);
   }
-}
-
-/** The artifact text of one task, each line written with its task's tag (tasks run at once, their lines interleave). */
-class PrefixedLines extends Writable {
-  private partial = '';
-
-  constructor(
-    private readonly prefix: string,
-    private readonly out: NodeJS.WritableStream,
-  ) {
-    super({ decodeStrings: false });
-  }
-
-  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const lines = (this.partial + String(chunk)).split('\n');
-    this.partial = lines.pop() ?? '';
-    for (const line of lines) this.out.write(`${this.prefix}${line}\n`);
-    callback();
-  }
-
-  /** Writes the last line if the text did not end with one. */
-  flush(): void {
-    if (this.partial !== '') this.out.write(`${this.prefix}${this.partial}\n`);
-    this.partial = '';
-  }
-}
-
-/**
- * stderr shared by the prompter (`prompts`) and the tasks (`tasks`), so that the lines of running
- * tasks do not land in the middle of a question waiting for its answer: a task's line is written
- * on a line of its own and the waiting question is shown again below it (on a terminal the
- * question's line is erased and redrawn). On a terminal `> ` is kept at the bottom while the
- * command line waits for a task and no question does.
- */
-class Screen {
-  /** What has been written after the last new line, and whose it is. */
-  private partial = '';
-  private partialOf: 'prompter' | 'command' | undefined;
-  private waiting = false;
-  private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
-
-  readonly prompts: Writable;
-  readonly tasks: Writable;
-
-  /** `terminal`: the TTY the command line reads (Enter there moves the cursor to a new line). */
-  constructor(
-    private readonly out: NodeJS.WritableStream,
-    private readonly terminal: NodeJS.ReadableStream | undefined,
-  ) {
-    this.prompts = writer((text) => this.fromPrompter(text));
-    this.tasks = writer((text) => this.fromTask(text));
-    if (terminal) {
-      this.onInput = (chunk) => {
-        if (/[\r\n]/.test(String(chunk))) this.set('', undefined); // the terminal echoed Enter
-      };
-      terminal.on('data', this.onInput);
-    } else this.onInput = undefined;
-  }
-
-  /** The command line waits for a task (or no longer does): on a terminal `> ` is shown at the bottom. */
-  commandWaits(waiting: boolean): void {
-    this.waiting = waiting;
-    if (waiting) this.showCommandPrompt();
-    else if (this.partialOf === 'command') this.erase();
-  }
-
-  close(): void {
-    this.commandWaits(false);
-    if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
-  }
-
-  private fromPrompter(text: string): void {
-    // A line of its own (mail, an approval answered by --approvals) while a question waits: as a task's line.
-    if (this.partialOf === 'prompter' && text.startsWith('chatty-gateway: ')) return this.fromTask(text);
-    if (this.partialOf === 'command') this.erase();
-    this.emit(text, 'prompter');
-    this.showCommandPrompt();
-  }
-
-  private fromTask(text: string): void {
-    const kept = this.partial;
-    const keptOf = this.partialOf;
-    if (keptOf !== undefined) this.erase();
-    this.emit(text, undefined);
-    if (keptOf === 'prompter' && this.partial === '') this.emit(kept, 'prompter');
-    this.showCommandPrompt();
-  }
-
-  private showCommandPrompt(): void {
-    if (this.terminal && this.waiting && this.partial === '') this.emit('> ', 'command');
-  }
-
-  /** Ends the unfinished line (the `> ` or a question's prompt) to write above it: erased on a terminal, else a new line. */
-  private erase(): void {
-    if (this.partial === '') return;
-    this.out.write(this.terminal ? '\r\x1b[K' : '\n');
-    this.set('', undefined);
-  }
-
-  private emit(text: string, of: 'prompter' | 'command' | undefined): void {
-    if (text === '') return;
-    this.out.write(text);
-    const newline = text.lastIndexOf('\n');
-    if (newline >= 0) this.set(text.slice(newline + 1), of);
-    else this.set(this.partial + text, of ?? this.partialOf);
-  }
-
-  private set(partial: string, of: 'prompter' | 'command' | undefined): void {
-    this.partial = partial;
-    this.partialOf = partial === '' ? undefined : of;
-  }
-}
-
-/** A stream whose writes are handed to `write` at once, in order. */
-function writer(write: (text: string) => void): Writable {
-  return new Writable({
-    decodeStrings: false,
-    write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
-      write(String(chunk));
-      callback();
-    },
-  });
 }

@@ -9,3 +9,4 @@ export { NoAnswer, TerminalPrompter, type PrompterOptions } from './prompter.js'
 export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
 export { LineQueue } from './line-queue.js';
 export { describeApproval, describeAsker, describeQuestions } from './describe.js';
+export { Screen, writer } from './screen.js';

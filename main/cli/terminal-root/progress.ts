@@ -7,13 +7,19 @@ export interface ProgressPrinterOptions {
   text?: NodeJS.WritableStream;
   /** What each step line starts with (default `  `). */
   indent?: string;
+  /**
+   * Where the steps go instead of lines (a terminal's live status): the delegation chain (the
+   * callee, then its callees as their steps name them) and the current step.
+   */
+  status?: (chain: readonly string[], step: string) => void;
 }
 
 /**
  * Shows one root call's progress as it happens: `<node> started` when the callee is admitted, then
  * each step as `[<node>] <step>` (a scripted agent's own callees' steps arrive as
- * `<callee>: <step>`, so the delegation chain reads along the line), and, when `text` is given,
- * the artifact text as it streams.
+ * `<callee>: <step>`, so the delegation chain reads along the line), or, when `status` is given,
+ * each step handed to it with the chain taken apart (`['local-coder-0', 'local-reviewer-0']`,
+ * `running npm test`); and, when `text` is given, the artifact text as it streams.
  */
 export class ProgressPrinter {
   private node: string | undefined;
@@ -33,8 +39,10 @@ export class ProgressPrinter {
     if ('Admitted' in event) {
       this.node = event.Admitted;
       this.output.write(`${this.indent}${event.Admitted} started\n`);
+      this.options.status?.([event.Admitted], 'started');
     } else if ('Step' in event) {
-      this.output.write(`${this.indent}[${this.node ?? this.agent}] ${event.Step}\n`);
+      if (this.options.status) this.options.status(...chainOf(this.node ?? this.agent, event.Step));
+      else this.output.write(`${this.indent}[${this.node ?? this.agent}] ${event.Step}\n`);
     } else if (this.options.text) {
       if (event.Text === '') return;
       this.options.text.write(event.Text);
@@ -47,4 +55,18 @@ export class ProgressPrinter {
     if (this.options.text && !this.textEndsLine) this.options.text.write('\n');
     this.textEndsLine = true;
   }
+}
+
+/** An admitted node's name: `<agent>-<n>`. */
+const NODE_NAME = /^([A-Za-z0-9][A-Za-z0-9._-]*-\d+): (.*)$/s;
+
+/** `local-reviewer-0: running npm test` from `local-coder-0` → `[local-coder-0, local-reviewer-0]`, `running npm test`. */
+function chainOf(node: string, step: string): [string[], string] {
+  const chain = [node];
+  let rest = step;
+  for (let m = NODE_NAME.exec(rest); m; m = NODE_NAME.exec(rest)) {
+    chain.push(m[1]!);
+    rest = m[2]!;
+  }
+  return [chain, rest];
 }

@@ -1,0 +1,212 @@
+import { Writable } from 'node:stream';
+
+/** What the bottom row holds, when it is a row left unfinished. */
+type Bottom = 'prompter' | 'live' | 'text';
+
+/** Columns assumed when the output does not say (not a terminal, or a pseudo-terminal of size 0). */
+const DEFAULT_COLUMNS = 80;
+
+/**
+ * `serve`'s stderr, shared by the prompter (`prompts`), whole lines (`lines`) and the running
+ * tasks' artifact text (`text`) and status (`status`), so that nothing lands in the middle of a
+ * question waiting for its answer: a line is written on a line of its own and the waiting question
+ * is shown again below it (on a terminal the question's row is erased and redrawn).
+ *
+ * Not on a terminal (piped), one line per event: a task's text is shown line by line, each line
+ * once it is complete, tagged `  #<n> | `; there is no status.
+ *
+ * On a terminal the bottom row is live, redrawn in place (`\r`, erase line): while no question
+ * waits it shows each running task's status, `#1 local-coder-0 → local-reviewer-0 ▸ <step>` (the
+ * delegation chain, then the current step), and `> ` while the command line waits for a task. A
+ * task's text is shown as it streams: a partial line at once, on the bottom row in place of the
+ * live row, which comes back below once the line is complete. A question waiting keeps the bottom
+ * row; text that comes meanwhile is shown as whole lines above it, and a partial line once the
+ * question is answered. Text and status are stripped of control characters other than new lines
+ * and tabs, so that what a worker sends cannot move the cursor or rewrite the terminal.
+ */
+export class Screen {
+  /** What has been written after the last new line, and whose it is. */
+  private partial = '';
+  private partialOf: Bottom | undefined;
+  /** The task whose text is the bottom row (when `partialOf` is `text`). */
+  private openText: number | undefined;
+  private waiting = false;
+  /** Each task's text not shown yet (a partial line), in the order they came. */
+  private readonly held = new Map<number, string>();
+  /** Each running task's status, on a terminal. */
+  private readonly statuses = new Map<number, string>();
+  private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
+
+  readonly prompts: Writable;
+  readonly lines: Writable;
+
+  /** `terminal`: the TTY the command line reads (Enter there moves the cursor to a new row); without one, line per event. */
+  constructor(
+    private readonly out: NodeJS.WritableStream & { columns?: number },
+    private readonly terminal: NodeJS.ReadableStream | undefined,
+  ) {
+    this.prompts = writer((text) => this.fromPrompter(text));
+    this.lines = writer((text) => this.fromLines(text));
+    if (terminal) {
+      this.onInput = (chunk) => {
+        if (!/[\r\n]/.test(String(chunk))) return;
+        this.set('', undefined); // the terminal echoed Enter: the row is left as it is
+        this.redraw();
+      };
+      terminal.on('data', this.onInput);
+    } else this.onInput = undefined;
+  }
+
+  /** Whether there is a live row: the output is a terminal the command line reads. */
+  get live(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  /** The command line waits for a task (or no longer does): on a terminal `> ` ends the live row. */
+  commandWaits(waiting: boolean): void {
+    this.waiting = waiting;
+    this.redraw();
+  }
+
+  /** Task `id`'s artifact text, as it streams. */
+  text(id: number, chunk: string): void {
+    const text = this.terminal ? printable(chunk) : chunk;
+    if (text === '') return;
+    if (this.partialOf === 'text' && this.openText === id) {
+      this.emit(prefixed(id, text, false), 'text');
+    } else {
+      const pending = (this.held.get(id) ?? '') + text;
+      const cut = pending.lastIndexOf('\n');
+      this.held.delete(id);
+      if (cut < pending.length - 1) this.held.set(id, pending.slice(cut + 1));
+      if (cut >= 0) return this.fromLines(prefixed(id, pending.slice(0, cut + 1), true));
+    }
+    this.redraw();
+  }
+
+  /** Task `id`'s text has ended: a partial line shown is ended, one held is shown as a line. */
+  endText(id: number): void {
+    if (this.partialOf === 'text' && this.openText === id) {
+      this.out.write('\n');
+      this.set('', undefined);
+      this.redraw();
+      return;
+    }
+    const rest = this.held.get(id);
+    this.held.delete(id);
+    if (rest !== undefined) this.fromLines(prefixed(id, `${rest}\n`, true));
+  }
+
+  /** On a terminal, task `id`'s part of the live row (undefined: the task has ended); not on a terminal, nothing. */
+  status(id: number, status: string | undefined): void {
+    if (!this.terminal) return;
+    if (status === undefined) this.statuses.delete(id);
+    else this.statuses.set(id, printable(status).replaceAll(/[\n\t]/g, ' '));
+    this.redraw();
+  }
+
+  close(): void {
+    this.waiting = false;
+    this.statuses.clear();
+    for (const id of [...this.held.keys()]) this.endText(id);
+    if (this.partialOf === 'text' && this.openText !== undefined) this.endText(this.openText);
+    this.redraw();
+    if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
+  }
+
+  private fromPrompter(text: string): void {
+    // A line of its own (mail, an approval answered by --approvals) while a question waits: as a whole line.
+    if (this.partialOf === 'prompter' && text.startsWith('chatty-gateway: ')) return this.fromLines(text);
+    if (this.partialOf !== 'prompter') this.clearBottom();
+    this.emit(text, 'prompter');
+    this.redraw();
+  }
+
+  private fromLines(text: string): void {
+    const kept = this.partialOf === 'prompter' ? this.partial : undefined;
+    this.clearBottom();
+    this.emit(text, undefined);
+    if (kept !== undefined && this.partial === '') this.emit(kept, 'prompter');
+    this.redraw();
+  }
+
+  /**
+   * On a terminal, once the bottom row is free (no question waiting, no partial line of text open):
+   * a task's held partial line if there is one, else the live row.
+   */
+  private redraw(): void {
+    if (!this.terminal || this.partialOf === 'prompter' || this.partialOf === 'text') return;
+    const [next] = this.held;
+    if (next) {
+      const [id, text] = next;
+      this.held.delete(id);
+      this.clearBottom();
+      this.openText = id;
+      this.emit(prefixed(id, text, true), 'text');
+      return;
+    }
+    const live = this.liveRow();
+    if (this.partialOf === 'live' && this.partial === live) return;
+    this.clearBottom();
+    this.emit(live, 'live');
+  }
+
+  /** `[#1 local-coder-0 ▸ running npm test │ #2 …] > `, cut to fit one row; `> ` alone when no task runs. */
+  private liveRow(): string {
+    const prompt = this.waiting ? '> ' : '';
+    if (this.statuses.size === 0) return prompt;
+    const columns = this.out.columns || DEFAULT_COLUMNS;
+    const room = Math.max(8, columns - 1 - prompt.length - 3);
+    const status = [...this.statuses.values()].join(' │ ');
+    const chars = [...status];
+    const shown = chars.length <= room ? status : `${chars.slice(0, room - 1).join('')}…`;
+    return `[${shown}]${prompt === '' ? '' : ` ${prompt}`}`;
+  }
+
+  /** Ends the unfinished bottom row to write below or over it: a partial line of text is ended, a question's or the live row erased on a terminal, else a new line. */
+  private clearBottom(): void {
+    if (this.partial === '') return;
+    this.out.write(this.terminal && this.partialOf !== 'text' ? '\r\x1b[K' : '\n');
+    this.set('', undefined);
+  }
+
+  private emit(text: string, of: Bottom | undefined): void {
+    if (text === '') return;
+    this.out.write(text);
+    const newline = text.lastIndexOf('\n');
+    if (newline >= 0) this.set(text.slice(newline + 1), of);
+    else this.set(this.partial + text, of ?? this.partialOf);
+  }
+
+  private set(partial: string, of: Bottom | undefined): void {
+    this.partial = partial;
+    this.partialOf = partial === '' ? undefined : of;
+  }
+}
+
+/**
+ * Task `id`'s text with its tag before each line: `  #1 | `. `atLineStart`: the text starts a
+ * line (else it continues the one shown). A text ending in a new line leaves the next line untagged
+ * until it has text.
+ */
+function prefixed(id: number, text: string, atLineStart: boolean): string {
+  const tag = `  #${id} | `;
+  const parts = text.split('\n');
+  return parts.map((part, i) => ((i > 0 || atLineStart) && !(i === parts.length - 1 && part === '') ? `${tag}${part}` : part)).join('\n');
+}
+
+/** Text as a terminal may show it: escape sequences and control characters other than new line and tab removed. */
+function printable(text: string): string {
+  return text.replace(/\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)?/g, '').replace(/[\x00-\x08\x0b-\x1f\x7f\x9b]/g, '');
+}
+
+/** A stream whose writes are handed to `write` at once, in order. */
+export function writer(write: (text: string) => void): Writable {
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void) {
+      write(String(chunk));
+      callback();
+    },
+  });
+}
