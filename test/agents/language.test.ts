@@ -7,7 +7,7 @@ import { diffStat, parseLine, parseScript, resolveInWorkspace, unescapeText, Wor
 import { tempDir } from './helpers.js';
 
 describe('the language', () => {
-  test('each instruction as the issue lists it', () => {
+  test('each instruction of the language', () => {
     assert.deepEqual(parseScript('say hello world\nstep build\nexec npm test -- --watch=false\nwrite src/a.ts x = 1\\ny = 2\nask Which DB? | Postgres | SQLite\nask Ready?\ninvoke local-reviewer say a\\nsay b\nagents\npost root done now\nsleep 250\nfail out of coffee'), [
       { op: 'say', text: 'hello world' },
       { op: 'step', name: 'build' },
