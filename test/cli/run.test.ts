@@ -171,43 +171,34 @@ test('Ctrl-C (SIGINT) cancels the task: the tree is reaped, exit 130', async () 
   assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
 });
 
-test('on a real pseudo-terminal prompt is the default: y runs the command, exit 0', async () => {
-  const cwd = repo();
-  const child = spawnCliOnPty(['run', 'local-coder', 'exec echo hi'], cwd);
+/** `run local-coder <script>` on a real pseudo-terminal, `answer` typed at the first approval; its exit code and the screen (new lines as `\n`). */
+async function runOnPtyAnswering(script: string, answer: string): Promise<{ code: number | null; screen: string }> {
+  const child = spawnCliOnPty(['run', 'local-coder', script], repo());
   let seen = '';
   let answered = false;
   child.stdout.on('data', (chunk: Buffer) => {
     seen += String(chunk);
     if (!answered && seen.includes('approve? [y/N] ')) {
       answered = true;
-      child.stdin.write('y\n');
+      child.stdin.write(`${answer}\n`);
     }
   });
   const status = await exited(child as never);
   child.stdin.end();
-  const screen = seen.replaceAll('\r\n', '\n');
-  assert.equal(status.code, 0, screen);
+  return { code: status.code, screen: seen.replaceAll('\r\n', '\n') };
+}
+
+test('on a real pseudo-terminal prompt is the default: y runs the command, exit 0', async () => {
+  const { code, screen } = await runOnPtyAnswering('exec echo hi', 'y');
+  assert.equal(code, 0, screen);
   assert.ok(screen.includes('local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
   assert.ok(screen.includes('\nhi\n[exit code 0]\n'), screen);
 });
 
 test('on a real pseudo-terminal n denies: the command does not run, exit non-zero', async () => {
-  const cwd = repo();
   const marker = join(dir('chatty-run-marker-'), 'ran');
-  const child = spawnCliOnPty(['run', 'local-coder', `exec echo hi > ${marker}`], cwd);
-  let seen = '';
-  let answered = false;
-  child.stdout.on('data', (chunk: Buffer) => {
-    seen += String(chunk);
-    if (!answered && seen.includes('approve? [y/N] ')) {
-      answered = true;
-      child.stdin.write('n\n');
-    }
-  });
-  const status = await exited(child as never);
-  child.stdin.end();
-  const screen = seen.replaceAll('\r\n', '\n');
-  assert.equal(status.code, 1, screen);
+  const { code, screen } = await runOnPtyAnswering(`exec echo hi > ${marker}`, 'n');
+  assert.equal(code, 1, screen);
   assert.ok(screen.includes(`local-coder-0 (root → local-coder) asks to run: echo hi > ${marker}\n  approve? [y/N] n\n  denied\n`), screen);
   assert.ok(screen.includes(`chatty-gateway: local-coder did not complete: exec denied: echo hi > ${marker}\n`), screen);
   assert.equal(existsSync(marker), false);
