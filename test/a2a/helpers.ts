@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { EdgeRow, ProtocolGatewayOptions } from '../../main/gateway/index.js';
 import { ModuleRegistry } from '../../main/plugins/index.js';
@@ -123,4 +124,47 @@ export async function closedPort(): Promise<string> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * A loopback TCP port whose listener never accepts, with its accept queue full: a connection to it
+ * gets no answer to its SYN (the kernel drops a SYN while the queue is full), so connecting hangs.
+ * The listener lives in a worker thread whose event loop is blocked in `Atomics.wait`, so nothing
+ * ever takes a connection off the queue; the queue (backlog 1: two connections) is filled first.
+ */
+export async function neverAccepting(): Promise<{ url: string; close: () => Promise<void> }> {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const server = require('node:net').createServer();
+     server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+       parentPort.postMessage(server.address().port);
+       Atomics.wait(workerData, 0, 0);
+       server.close();
+       parentPort.close();
+     });`,
+    { eval: true, workerData: flag },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const queued: Socket[] = [];
+  for (let i = 0; i < 2; i++) {
+    const socket = connect(port, '127.0.0.1');
+    queued.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of queued) socket.destroy();
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+      await new Promise((resolve) => worker.once('exit', resolve));
+    },
+  };
 }

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { noRunnerMessage } from '../../main/gateway/a2a/index.js';
 import { ProtocolGateway, type EdgeRow } from '../../main/gateway/index.js';
 import { A2aRunner, userMessage } from './runner.js';
-import { closedPort, fakeUpstream, rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
+import { closedPort, fakeUpstream, neverAccepting, rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
 
 const SEND = { jsonrpc: '2.0', id: 7, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'hi' }] } } };
 
@@ -117,21 +117,101 @@ describe('a runner that accepts and never answers', () => {
     });
   }
 
-  it('a JSON answer that stalls midway is a 502 too', async () => {
-    const stalling = await fakeUpstream((req, res) => {
+});
+
+describe('a runner that does not accept the connection', () => {
+  it('502 after the connect timeout, naming it', async () => {
+    const listener = await neverAccepting();
+    const gw = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: listener.url, connectTimeoutMs: 300, firstByteTimeoutMs: 60_000 } } });
+    try {
+      const started = performance.now();
+      const res = await gw.request('POST', '/a2a/echo', SEND);
+      const elapsed = performance.now() - started;
+      assert.equal(res.status, 502);
+      const message = `the remote runner at ${listener.url} did not accept a connection within 300 ms`;
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: 7, error: { code: -32603, message } });
+      assert.equal(rowsFor(gw.rows, '/a2a/echo').at(-1)?.reason, message);
+      assert.ok(elapsed >= 290 && elapsed < 30_000, `waited for the connect timeout, not the first-byte one (${elapsed} ms)`);
+    } finally {
+      await gw.close();
+      await listener.close();
+    }
+  });
+});
+
+describe('a runner that goes silent mid-answer', () => {
+  const IDLE = 300;
+  const silent = `the remote runner at URL stopped sending its answer for ${IDLE} ms`;
+  let closedEarly: Promise<void> = Promise.resolve();
+  let reply: (res: import('node:http').ServerResponse) => void = () => {};
+  let gw: A2aGateway;
+  let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
+  before(async () => {
+    upstream = await fakeUpstream((req, res) => {
       req.resume();
+      closedEarly = new Promise((resolve) => res.once('close', () => !res.writableFinished && resolve()));
+      reply(res);
+    });
+    gw = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: upstream.url, idleTimeoutMs: IDLE } } });
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  const errorEvent = (message: string): string => `event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32603, message } })}\n\n`;
+
+  it('a stream: the events so far, then an error event, then the end; the upstream request is closed', async () => {
+    const event = 'data: {"jsonrpc":"2.0","id":7,"result":{"kind":"task"}}\n\n';
+    reply = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(event); // and then nothing, never ending
+    };
+    const res = await gw.request('POST', '/a2a/echo', SEND, { accept: 'text/event-stream' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body, event + errorEvent(silent.replace('URL', upstream.url)));
+    await closedEarly;
+  });
+
+  it('a stream that sends its headers and nothing else ends with the error event alone', async () => {
+    reply = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    };
+    const res = await gw.request('POST', '/a2a/echo', SEND, { accept: 'text/event-stream' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body, errorEvent(silent.replace('URL', upstream.url)));
+    await closedEarly;
+  });
+
+  it('a JSON answer that stalls midway: 502 with a JSON-RPC error; the upstream request is closed', async () => {
+    reply = (res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"jsonrpc":"2.0",'); // and nothing more
-    });
-    const g = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: stalling.url, firstByteTimeoutMs: 300 } } });
-    try {
-      const res = await g.request('POST', '/a2a/echo', SEND);
-      assert.equal(res.status, 502);
-      assert.equal((JSON.parse(res.body) as { error: { message: string } }).error.message, `the remote runner at ${stalling.url} stopped sending its answer for 300 ms`);
-    } finally {
-      await g.close();
-      await stalling.close();
-    }
+    };
+    const res = await gw.request('POST', '/a2a/echo', SEND);
+    assert.equal(res.status, 502);
+    const message = silent.replace('URL', upstream.url);
+    assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: 7, error: { code: -32603, message } });
+    assert.equal(rowsFor(gw.rows, '/a2a/echo').at(-1)?.reason, message);
+    await closedEarly;
+  });
+
+  it('the timeout is for silence, not for the whole answer: a runner that keeps sending is never cut', async () => {
+    const events = Array.from({ length: 12 }, (_, i) => `data: {"jsonrpc":"2.0","id":7,"result":{"n":${i}}}\n\n`);
+    reply = (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let i = 0;
+      const timer = setInterval(() => {
+        res.write(events[i++]);
+        if (i === events.length) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 50); // 12 × 50 ms is twice the idle timeout; each gap is a sixth of it
+    };
+    const res = await gw.request('POST', '/a2a/echo', SEND, { accept: 'text/event-stream' });
+    assert.equal(res.body, events.join(''));
   });
 });
 
@@ -263,6 +343,7 @@ describe('remoteRunner option', () => {
     assert.throws(() => new ProtocolGateway(none, { remoteRunner: { url: 'ftp://127.0.0.1/' } }), /remoteRunner\.url: must be an http: or https: URL/);
     assert.throws(() => new ProtocolGateway(none, { remoteRunner: { url: 'http://user:pw@127.0.0.1/' } }), /without credentials/);
     assert.throws(() => new ProtocolGateway(none, { remoteRunner: { url: 'http://127.0.0.1/', firstByteTimeoutMs: 0 } }), /remoteRunner\.firstByteTimeoutMs/);
+    assert.throws(() => new ProtocolGateway(none, { remoteRunner: { url: 'http://127.0.0.1/', idleTimeoutMs: -1 } }), /remoteRunner\.idleTimeoutMs/);
   });
 });
 

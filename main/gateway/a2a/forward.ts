@@ -29,9 +29,14 @@ export class RemoteRunner {
   readonly shownUrl: string;
 
   constructor(readonly settings: RemoteRunnerSettings) {
-    // No body timeout: an event stream may rightly be quiet for long; a stalled JSON answer is
-    // timed by `readJson`, and a client that hangs up ends the upstream request at once.
-    this.agent = new Agent({ connect: { timeout: settings.connectTimeoutMs }, headersTimeout: settings.firstByteTimeoutMs, bodyTimeout: 0 });
+    // undici's body timeout is the idle timeout: it runs while the answer is being received and
+    // restarts with every chunk, it is held while the client is slow to read (the relay then stops
+    // pulling), and when it fires it destroys the upstream connection.
+    this.agent = new Agent({
+      connect: { timeout: settings.connectTimeoutMs },
+      headersTimeout: settings.firstByteTimeoutMs,
+      bodyTimeout: settings.idleTimeoutMs,
+    });
     this.shownUrl = settings.base;
   }
 
@@ -86,6 +91,7 @@ export class RemoteRunner {
       const events = relayEvents(response.body as AsyncIterable<Buffer>, id, {
         clientGone: () => clientGone,
         abortUpstream: (reason) => controller.abort(reason),
+        brokeOff: (err) => (errorCode(err) === 'UND_ERR_BODY_TIMEOUT' ? this.silentMessage() : `the remote runner's stream broke off: ${oneLine(err)}`),
       });
       const stream = Readable.from(events, { objectMode: false });
       stream.on('error', () => {
@@ -97,9 +103,10 @@ export class RemoteRunner {
 
     let bytes: Buffer;
     try {
-      bytes = await this.readJson(response.body, controller, () => clientGone);
+      bytes = await readJson(response.body);
     } catch (err) {
       if (clientGone) return gone(ctx);
+      if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') return badGateway(ctx, id, this.silentMessage());
       return badGateway(ctx, id, err instanceof BadUpstream ? err.message : `the remote runner's answer broke off: ${oneLine(err)}`);
     }
     if (bytes.length === 0 && (status === 202 || status === 204)) {
@@ -130,35 +137,9 @@ export class RemoteRunner {
     return headers;
   }
 
-  /** The whole JSON answer, at most `MAX_UPSTREAM_JSON_BYTES`, with no gap between chunks over the first-byte timeout. */
-  private async readJson(body: AsyncIterable<Buffer> & { destroy(): void }, controller: AbortController, clientGone: () => boolean): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stalled = false;
-    const limit = this.settings.firstByteTimeoutMs;
-    let timer = setTimeout(stall, limit);
-    function stall(): void {
-      stalled = true;
-      controller.abort(new Error('stalled'));
-    }
-    try {
-      for await (const chunk of body) {
-        clearTimeout(timer);
-        size += chunk.length;
-        if (size > MAX_UPSTREAM_JSON_BYTES) {
-          body.destroy();
-          throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-        timer = setTimeout(stall, limit);
-      }
-    } catch (err) {
-      if (stalled && !clientGone()) throw new BadUpstream(`the remote runner at ${this.shownUrl} stopped sending its answer for ${limit} ms`);
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
-    return Buffer.concat(chunks, size);
+  /** The runner went silent mid-answer for the idle timeout. */
+  private silentMessage(): string {
+    return `the remote runner at ${this.shownUrl} stopped sending its answer for ${this.settings.idleTimeoutMs} ms`;
   }
 
   private failureMessage(err: unknown): string {
@@ -171,6 +152,21 @@ export class RemoteRunner {
     }
     return `${at} failed: ${oneLine(causeOf(err))}`;
   }
+}
+
+/** The whole JSON answer, at most `MAX_UPSTREAM_JSON_BYTES` (a silent runner is ended by the idle timeout). */
+async function readJson(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_UPSTREAM_JSON_BYTES) {
+      body.destroy();
+      throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 function badGateway(ctx: GatewayContext, id: RpcId, message: string): void {

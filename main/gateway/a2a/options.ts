@@ -3,11 +3,17 @@ import { z } from 'zod';
 /** How long connecting to the runner may take before the call is a 502. */
 export const RUNNER_CONNECT_TIMEOUT_MS = 10_000;
 /**
- * How long the runner may take to send its answer's first byte (its status line and headers), and
- * how long a JSON answer may then stall between chunks. A blocking `message/send` is answered only
- * when its task ends: a runner whose tasks run longer needs streaming or a larger value.
+ * How long the runner may take to send its answer's first byte (its status line and headers). A
+ * blocking `message/send` is answered only when its task ends: a runner whose tasks run longer
+ * needs streaming or a larger value.
  */
 export const RUNNER_FIRST_BYTE_TIMEOUT_MS = 120_000;
+/**
+ * How long the runner may then go silent: no byte of its answer (an event, a keep-alive comment,
+ * a chunk of JSON) for this long ends the forward and the upstream request. Generous, since an
+ * agent may rightly think for minutes between events.
+ */
+export const RUNNER_IDLE_TIMEOUT_MS = 300_000;
 
 /** The remote runner modules with `execution_mode = "remote"`/`"remote_only"` are forwarded to. */
 export const RemoteRunnerOptions = z.strictObject({
@@ -26,6 +32,7 @@ export const RemoteRunnerOptions = z.strictObject({
   token: z.string().min(1).optional(),
   connectTimeoutMs: z.number().int().positive().optional(),
   firstByteTimeoutMs: z.number().int().positive().optional(),
+  idleTimeoutMs: z.number().int().positive().optional(),
 });
 export type RemoteRunnerOptions = z.input<typeof RemoteRunnerOptions>;
 
@@ -36,6 +43,7 @@ export interface RemoteRunnerSettings {
   token: string | undefined;
   connectTimeoutMs: number;
   firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
 }
 
 /** Checks the embedder's `remoteRunner` option; throws naming what is wrong. */
@@ -52,5 +60,6 @@ export function remoteRunnerSettings(options: RemoteRunnerOptions): RemoteRunner
     token: o.token,
     connectTimeoutMs: o.connectTimeoutMs ?? RUNNER_CONNECT_TIMEOUT_MS,
     firstByteTimeoutMs: o.firstByteTimeoutMs ?? RUNNER_FIRST_BYTE_TIMEOUT_MS,
+    idleTimeoutMs: o.idleTimeoutMs ?? RUNNER_IDLE_TIMEOUT_MS,
   };
 }

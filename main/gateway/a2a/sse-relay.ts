@@ -39,12 +39,14 @@ export interface RelayHooks {
   clientGone(): boolean;
   /** Ends the upstream request (a bad event: nothing after it is relayed). */
   abortUpstream(reason: Error): void;
+  /** The message of the error event that ends a stream which broke off (or went silent) with `err`. */
+  brokeOff(err: unknown): string;
 }
 
 /**
  * The runner's event stream, event by event as each one is whole, its bytes as they came. An
  * event whose data is not a JSON-RPC response ends the relay with an `error` event; so does the
- * stream breaking off. Comments and events without data pass through as they are.
+ * stream breaking off or going silent for the idle timeout. Comments and events without data pass through as they are.
  */
 export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, hooks: RelayHooks): AsyncGenerator<Buffer, void, undefined> {
   let pending: Buffer = Buffer.alloc(0);
@@ -70,7 +72,7 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, h
     }
   } catch (err) {
     if (hooks.clientGone()) return;
-    yield errorEvent(id, `the remote runner's stream broke off: ${oneLine(err)}`);
+    yield errorEvent(id, hooks.brokeOff(err));
     return;
   }
   // Whatever is left is not a whole event; a client discards it, but it is the runner's to send.
