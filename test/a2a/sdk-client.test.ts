@@ -1,12 +1,14 @@
 /**
  * `@a2a-js/sdk`'s client, in its default 1.0 mode and in its 0.3-compatible mode, drives a real
  * A2A agent (the SDK's server, on loopback) through the gateway's Unix socket: card discovery,
- * send, stream, tasks/get, cancel, and a client hanging up mid-stream.
+ * send, stream, tasks/get, cancel, and a client hanging up mid-stream; a genuine 0.3 client that
+ * sends no `A2A-Version`; a runner that goes silent mid-stream.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { A2aRunner, userMessage, type SeenRequest } from './runner.js';
 import { startA2aGateway, type A2aGateway } from './helpers.js';
 
@@ -177,6 +179,91 @@ for (const d of DIALECTS) {
       const request = await seen;
       await request.aborted; // resolves only when the runner's request closed before its answer ended
       assert.equal(request.wasAborted(), true);
+    });
+  });
+}
+
+describe('a genuine 0.3 client, which sends no A2A-Version, through the gateway to the SDK runner', { timeout: 60_000 }, () => {
+  let runner: A2aRunner;
+  let gw: A2aGateway;
+  let transport: LegacyJsonRpcTransport;
+
+  before(async () => {
+    runner = await new A2aRunner({ token: RUNNER_TOKEN }).start();
+    gw = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: runner.url, token: RUNNER_TOKEN } } });
+    // The SDK's 0.3 wire transport on its own: the 0.3 JSON-RPC body, no A2A-Version header (the
+    // SDK's Client adds one; a client written against 0.3 has none to add).
+    transport = new LegacyJsonRpcTransport({ endpoint: 'http://localhost/a2a/echo', fetchImpl: gw.fetch });
+  });
+  after(async () => {
+    await gw.close();
+    await runner.close();
+  });
+
+  function assertNoVersion(seen: SeenRequest): void {
+    assert.equal(seen.headers['a2a-version'], undefined, 'none was invented on the way');
+    assert.ok(!seen.rawHeaders.some((h) => h.toLowerCase() === 'a2a-version'));
+    assertTokens(gw, seen);
+  }
+
+  it('send: the runner gets no A2A-Version, takes the request as 0.3, and answers', async () => {
+    const seen = runner.nextRequest();
+    const result = await transport.sendMessage(sendRequest('old client'));
+    assert.ok(isTask(result));
+    assert.equal(result.status?.state, TaskState.TASK_STATE_COMPLETED);
+    assert.equal(artifactText(result), 'echo: old client');
+    const request = await seen;
+    assert.equal(request.method, 'message/send');
+    assert.match(request.body, /"kind":"message"/, 'the 0.3 wire shape');
+    assertNoVersion(request);
+
+    const got = runner.nextRequest();
+    const task = await transport.getTask({ tenant: '', id: result.id, historyLength: undefined });
+    assert.equal(artifactText(task), 'echo: old client');
+    const getRequest = await got;
+    assert.equal(getRequest.method, 'tasks/get');
+    assertNoVersion(getRequest);
+  });
+
+  it('stream: every event, in order', async () => {
+    const seen = runner.nextRequest();
+    const events: string[] = [];
+    for await (const event of transport.sendMessageStream(sendRequest('steps 1'))) {
+      events.push(describeEvent(event));
+      if (events.at(-1) === 'status TASK_STATE_WORKING' || events.at(-1)!.startsWith('artifact')) runner.gate.release();
+    }
+    assert.deepEqual(events, ['task TASK_STATE_SUBMITTED', 'status TASK_STATE_WORKING', 'artifact step 1', 'status TASK_STATE_COMPLETED']);
+    const request = await seen;
+    assert.equal(request.method, 'message/stream');
+    assertNoVersion(request);
+  });
+});
+
+for (const dialect of ['1.0', '0.3'] as const) {
+  describe(`a runner that goes silent mid-stream (the SDK client in ${dialect} mode)`, { timeout: 60_000 }, () => {
+    it('the client gets the events so far, then an error naming the idle timeout; the runner sees its request closed', async () => {
+      // Its own runner: the silent task keeps a place in the gate's queue for good.
+      const runner = await new A2aRunner().start();
+      const gw = await startA2aGateway({ remote: ['echo'], options: { remoteRunner: { url: runner.url, idleTimeoutMs: 400 } } });
+      try {
+        const client = await gw.client('echo', dialect);
+        const seen = runner.nextRequest();
+        const events: string[] = [];
+        await assert.rejects(
+          async () => {
+            // `steps 1` waits for a release that never comes: after its first two events the runner is silent.
+            for await (const event of client.sendMessageStream(sendRequest('steps 1'))) events.push(describeEvent(event));
+          },
+          { message: new RegExp(`the remote runner at ${runner.url} stopped sending its answer for 400 ms`) },
+        );
+        assert.deepEqual(events, ['task TASK_STATE_SUBMITTED', 'status TASK_STATE_WORKING']);
+        const request = await seen;
+        await request.aborted;
+        assert.equal(request.wasAborted(), true);
+      } finally {
+        await gw.close();
+        await runner.close();
+      }
     });
   });
 }
