@@ -1,0 +1,84 @@
+// What `plugin new` gives a user, through the real bin in a directory with no package.json above
+// it: a `.gitignore` that keeps the built component out of git, and a README whose commands run
+// as printed from the plugin's directory. No componentize-js build here: the printed build
+// command is run on a source with a syntax error, which the build refuses before componentize-js
+// starts (so `.` is shown to name the plugin and its file), and a prebuilt component stands in for
+// its output when the printed serve command runs. A real build of a new plugin, through the bin,
+// is test/cli/plugin-new.test.ts's (one ~20 s componentize-js build covers the build step for
+// every path; `buildMustMove` decides where it runs from, tested in build.test.ts).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { collect, exited, firstLine, outsideAnyPackage, runCli, spawnCli } from '../helpers/cli.js';
+import { unixRequest } from '../helpers/http.js';
+import { buildFixture } from '../helpers/wasm-fixtures.js';
+
+const home = outsideAnyPackage('chatty-template-');
+const plugin = join(home.path, 'hello');
+after(() => home.remove());
+
+/** A command as a POSIX shell splits it (comment dropped), without the `npx chatty-gateway` a user's project provides. */
+function wordsOf(line: string): string[] {
+  const words = execFileSync('sh', ['-c', `printf '%s\\0' ${line}`], { cwd: plugin, encoding: 'utf8' }).split('\0').slice(0, -1);
+  assert.deepEqual(words.slice(0, 2), ['npx', 'chatty-gateway'], line);
+  return words.slice(2);
+}
+
+describe('a plugin made by `chatty-gateway plugin new`', () => {
+  let commands: string[] = [];
+
+  before(async () => {
+    const created = await runCli(['plugin', 'new', 'hello'], { cwd: home.path });
+    assert.equal(created.code, 0, created.stderr);
+    const readme = readFileSync(join(plugin, 'README.md'), 'utf8');
+    const block = /```sh\n([\s\S]*?)```/.exec(readme);
+    assert.ok(block, 'the README has a sh block');
+    commands = block[1]!.trim().split('\n');
+  });
+
+  it('has a .gitignore that git honours for the built plugin.wasm', () => {
+    execFileSync('git', ['init', '-q', plugin]);
+    writeFileSync(join(plugin, 'plugin.wasm'), 'built');
+    assert.equal(execFileSync('git', ['-C', plugin, 'check-ignore', 'plugin.wasm'], { encoding: 'utf8' }), 'plugin.wasm\n');
+    const status = execFileSync('git', ['-C', plugin, 'status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' });
+    assert.doesNotMatch(status, /plugin\.wasm/);
+    assert.match(status, /\?\? src\/plugin\.js/);
+  });
+
+  it('its README prints a build and a serve command, each starting `npx chatty-gateway`', () => {
+    assert.deepEqual(commands.map((line) => wordsOf(line)[0]), ['plugin', 'serve']);
+  });
+
+  it('the README\'s build command, run as printed from the plugin, reaches that plugin\'s source (a syntax error, refused before componentize-js)', async () => {
+    const source = join(plugin, 'src', 'plugin.js');
+    const original = readFileSync(source, 'utf8');
+    appendFileSync(source, '\nexport const = 1;\n');
+    try {
+      const build = await runCli(wordsOf(commands[0]!), { cwd: plugin });
+      assert.equal(build.code, 1, build.stdout);
+      const line = original.split('\n').length + 1;
+      assert.match(build.stderr, new RegExp(`^building \\. with componentize-js…\\nchatty-gateway plugin build: src/plugin\\.js:${line}:\\d+: Unexpected token\\n`));
+    } finally {
+      writeFileSync(source, original);
+    }
+  });
+
+  it('the README\'s serve command, run as printed from the plugin, serves it with no --modules-dir warning', async () => {
+    writeFileSync(join(plugin, 'plugin.wasm'), await buildFixture('echo')); // stands in for the build's output
+    const serve = spawnCli([...wordsOf(commands[1]!), '--json', '--runtime-dir', join(home.path, 'run')], process.env, plugin);
+    const stderr = collect(serve.stderr);
+    const status = exited(serve);
+    try {
+      const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
+      const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
+      const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
+      assert.deepEqual(index.modules.map((m) => m.name), ['hello']);
+    } finally {
+      serve.kill('SIGTERM');
+    }
+    assert.equal((await status).code, 0);
+    assert.equal(await stderr, '', 'no warning: `..` is the folder that holds the plugin');
+  });
+});
