@@ -9,6 +9,7 @@ export {
   ROLES_REFUSED,
   RUNNER_CONNECT_TIMEOUT_MS,
   RUNNER_FIRST_BYTE_TIMEOUT_MS,
+  RUNNER_IDLE_TIMEOUT_MS,
   type RemoteRunnerOptions,
   type ForwardedModule,
   type RemoteModuleDirectory,

@@ -42,7 +42,8 @@ export interface ProtocolGatewayOptions {
   /**
    * The remote runner that modules with `execution_mode = "remote"`/`"remote_only"` are forwarded
    * to (`POST /a2a/{name}` → `<url>/a2a/<name>`), with its own bearer `token`. Without it such a
-   * module answers 503. `connectTimeoutMs`/`firstByteTimeoutMs` bound a runner that does not answer.
+   * module answers 503. `connectTimeoutMs`/`firstByteTimeoutMs` bound a runner that does not answer,
+   * `idleTimeoutMs` one that stops sending in the middle of its answer.
    */
   remoteRunner?: RemoteRunnerOptions;
 }
