@@ -18,9 +18,10 @@ import type { ParticipantCard, SpawnContext, TaskOutcome } from '../fabric/wire/
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { InvokeParams, TaskEventParams, WorkerCall } from '../fabric/wire/worker-to-broker.js';
 import { checkDelegation } from './delegation.js';
-import { HumanLoop, type QuestionToRoot } from './human-loop.js';
+import { HumanLoop, type Clarification } from './human-loop.js';
 import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
 import { NodeTable, ROOT, type NodeState } from './nodes.js';
+import { endChild } from './runners/end-child.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 
@@ -54,23 +55,28 @@ interface VirtualAgent {
   card: AgentCard;
 }
 
-/** A long-lived participant the broker spawned (`openParticipant`). */
-interface LongLived {
-  opened: OpenedConnection;
-  exited: Promise<void>;
+/**
+ * Where a node works within one task: for a virtual agent's worker, for its life; for a long-lived
+ * participant, while it runs that task.
+ */
+interface TaskScope {
+  chain: string[];
+  callers: string[];
+  tree: string;
+  spawnContext: SpawnContext;
 }
 
 type ProgressSink = (event: ProgressEvent) => void;
 
 /** The root's result: the wire's, and when a question could not be carried back, that question. */
 export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
-  metadata?: NonNullable<InvokeResult['metadata']> & { clarification?: QuestionToRoot };
+  metadata?: NonNullable<InvokeResult['metadata']> & { clarification?: Clarification };
 };
 
 /** One call the root made: how to end it, and why it was ended. */
 interface RootCall {
   controller: AbortController;
-  clarification: QuestionToRoot | undefined;
+  clarification: Clarification | undefined;
 }
 
 /**
@@ -79,7 +85,9 @@ interface RootCall {
  * connection names: `agent.invoke` (a task on another agent, under the chain rules and the spawn
  * context rules), `agent.list`, `mailbox.post`. A virtual agent gets one fresh worker per task,
  * started by its runner and reaped when the task ends; cancelling a call cancels the task it
- * started and, through that worker's own calls, everything under it.
+ * started and, through that worker's own calls, everything under it. Only long-lived participants
+ * and virtual agents are roles (called, listed, on rosters); a virtual agent's worker is not. A
+ * long-lived participant's calls act within the task it runs (see `acting`).
  */
 export class Broker {
   readonly directory = new Directory();
@@ -87,11 +95,17 @@ export class Broker {
   private readonly nodes = new NodeTable();
   private readonly mail: Mailboxes;
   private readonly virtuals = new Map<string, VirtualAgent>();
-  private readonly longLived = new Set<LongLived>();
+  /** The long-lived participants' connections and children, by node name. */
+  private readonly longLived = new Map<string, OpenedConnection>();
+  /** `openParticipant` calls not yet settled, and the children they spawned so far: `stop()` ends both. */
+  private readonly opening = new Set<Promise<unknown>>();
+  private readonly spawning = new Set<ChildProcess>();
+  /** The tasks each long-lived participant runs (`task.run` sent, no outcome yet): where it works in each. */
+  private readonly serving = new Map<string, Map<string, TaskScope>>();
   /** Invocations in flight, by the node that made them: a node's worker is reaped only after all of its own have settled. */
   private readonly inflight = new Map<string, Set<Promise<unknown>>>();
   private readonly rootCalls = new Set<AbortController>();
-  /** The root call each tree was started by (a tree is named after the node the root's call started). */
+  /** The root call each tree was started by (a tree is named after that call's task id). */
   private readonly rootTrees = new Map<string, RootCall>();
   /** The ids of the tasks local participants are running (`task.run` sent, no outcome yet). */
   private readonly liveTasks = new Set<string>();
@@ -108,9 +122,11 @@ export class Broker {
     this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
     this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
     this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
-    this.mail = new Mailboxes(this.nodes);
+    this.mail = new Mailboxes((name) => {
+      const node = this.nodes.get(name);
+      return node && this.acting(node).scope;
+    });
     this.human = new HumanLoop({
-      node: (name) => this.nodes.get(name),
       relay: async (worker, question, request, signal) => {
         const participant = this.registry.get(worker);
         if (!participant) throw new CallError(wireError({ kind: 'disconnected', reason: `${worker} is gone` }));
@@ -124,16 +140,7 @@ export class Broker {
         return true;
       },
     });
-    this.nodes.add({
-      name: ROOT,
-      role: ROOT,
-      chain: [ROOT],
-      spawnContext: { roster: [] },
-      roster: undefined,
-      caller: undefined,
-      tree: ROOT,
-      ended: false,
-    });
+    this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT, ended: false });
     this.registry.on('deregistered', (participant) => this.ended(participant.node.name));
   }
 
@@ -153,15 +160,23 @@ export class Broker {
 
   /**
    * Spawns a long-lived worker on fd 3, registered as `<spec>-<n>` and reachable by that name for
-   * as long as its connection lasts. Its chain is `["root", spec]`; its context is derived from the
-   * root's.
+   * as long as its connection lasts. Acting as itself, its chain is `["root", spec]` and its
+   * context is derived from the root's; while it runs a task, its calls act within that task.
+   * Called while the broker stops (or finishing after `stop()` began), its child is ended and it rejects.
    */
-  async openParticipant(spec: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<OpenedConnection> {
-    if (this.stopping) throw new Error('broker: stopping');
+  openParticipant(spec: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<OpenedConnection> {
+    if (this.stopping) return Promise.reject(new Error('broker: stopping'));
+    const opening = this.open(spec, command, args, options);
+    this.opening.add(opening);
+    void opening.catch(() => {}).finally(() => this.opening.delete(opening));
+    return opening;
+  }
+
+  private async open(spec: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<OpenedConnection> {
     const root = this.rootNode();
     const node = this.directory.admit(spec);
     const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
-    this.nodes.add({ name: node.name, role: spec, chain: [ROOT, spec], spawnContext, roster: spawnContext.roster, caller: undefined, tree: node.name, ended: false });
+    this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
     let child: ChildProcess | undefined;
     let opened: OpenedConnection;
     try {
@@ -176,22 +191,31 @@ export class Broker {
         onSpawn: (c) => {
           child = c;
           c.stdout?.resume();
+          this.spawning.add(c);
+          if (this.stopping) void endChild(c, this.graceMs);
         },
       });
     } catch (err) {
       this.ended(node.name);
       throw err;
+    } finally {
+      if (child) this.spawning.delete(child);
     }
-    const exited = child && child.exitCode === null && child.signalCode === null ? new Promise<void>((resolve) => child!.once('close', () => resolve())) : Promise.resolve();
-    const entry: LongLived = { opened, exited };
-    this.longLived.add(entry);
+    if (this.stopping) {
+      // It said hello while the broker was stopping: nobody will close it later.
+      opened.connection.close('the broker is stopping');
+      await endChild(opened.child, this.graceMs);
+      this.ended(node.name);
+      throw new Error('broker: stopping');
+    }
+    this.longLived.set(node.name, opened);
     void opened.connection.closed.then(() => this.ended(node.name));
     return opened;
   }
 
   /** Every role, as `agent.list` answers it: participants by admitted name, then virtual agents. */
   listAgents(): AgentInfo[] {
-    const participants = this.registry.list().map((p: Participant): AgentInfo => ({
+    const participants = this.participants().map((p: Participant): AgentInfo => ({
       name: p.node.name,
       displayName: p.card.display_name ?? p.node.name,
       description: p.card.description,
@@ -212,9 +236,23 @@ export class Broker {
     return [...participants, ...virtuals];
   }
 
-  /** Whether `name` is a role: a registered participant or a virtual agent. */
+  /**
+   * Whether `name` must not be served over HTTP: a role (a virtual agent, a long-lived
+   * participant) or any other live node of this broker (a virtual agent's worker is no role, but
+   * it is a local participant all the same).
+   */
   isRole(name: string): boolean {
     return this.virtuals.has(name) || this.registry.get(name) !== undefined;
+  }
+
+  /** The long-lived participants registered now, in registration order. */
+  private participants(): Participant[] {
+    return this.registry.list().filter((p) => this.longLived.has(p.node.name));
+  }
+
+  /** A long-lived participant by its admitted name (a virtual agent's worker is not one). */
+  private participant(name: string): Participant | undefined {
+    return this.longLived.has(name) ? this.registry.get(name) : undefined;
   }
 
   /** Whether a local participant (long-lived or a virtual agent's worker) is running the task with this id right now. */
@@ -242,7 +280,7 @@ export class Broker {
       const result: RootInvokeResult = await this.track(ROOT, this.invoke(this.rootNode(), params, progress, controller.signal, call));
       const clarification = call.clarification;
       if (!clarification) return result;
-      // AGE-321: a caller that cannot carry a question back fails the task, quoting it; nobody guesses.
+      // A caller that cannot carry a question back fails the task, quoting it; nobody guesses an answer.
       const quoted = clarification.questions.map((q) => JSON.stringify(q.question)).join(', ');
       return {
         ...result,
@@ -267,22 +305,22 @@ export class Broker {
     return this.mail.onRootMessage(listener);
   }
 
-  /** Cancels every task and call in flight and reaps every child the broker started; resolves once nothing is left. */
+  /**
+   * Cancels every task and call in flight and reaps every child the broker started (long-lived
+   * participants, those still being opened, every task's worker); resolves once nothing is left.
+   */
   stop(): Promise<void> {
-    this.stopping ??= (async () => {
+    if (this.stopping) return this.stopping;
+    let begin!: () => void;
+    this.stopping = new Promise<void>((resolve) => (begin = resolve)).then(async () => {
       for (const controller of this.rootCalls) controller.abort(new Error('the broker is stopping'));
-      for (const entry of this.longLived) entry.opened.connection.close('the broker is stopping');
+      for (const opened of this.longLived.values()) opened.connection.close('the broker is stopping');
+      for (const child of this.spawning) void endChild(child, this.graceMs);
       await this.settleAll();
-      await Promise.all([...this.longLived].map(async (entry) => {
-        const child = entry.opened.child;
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), this.graceMs);
-          await entry.exited;
-          clearTimeout(timer);
-        }
-      }));
-    })();
+      await Promise.allSettled([...this.opening]);
+      await Promise.all([...this.longLived.values()].map((opened) => endChild(opened.child, this.graceMs)));
+    });
+    begin(); // `stopping` is set before anything it does can look at it
     return this.stopping;
   }
 
@@ -308,7 +346,7 @@ export class Broker {
 
   private publishedNames(): string[] {
     const names = new Set<string>(this.virtuals.keys());
-    for (const p of this.registry.list()) {
+    for (const p of this.participants()) {
       names.add(p.node.spec);
       names.add(p.node.name);
     }
@@ -325,6 +363,22 @@ export class Broker {
     this.mail.forget(name);
   }
 
+  /**
+   * What a node's calls act as. The root and a virtual agent's worker: themselves. A long-lived
+   * participant running one task: itself within that task (the task's chain, callers, tree and
+   * spawn context); running none: itself under the root. Running several at once, its calls
+   * cannot be attributed to one: `several` lists the tasks, and `scope` is the participant on its
+   * own tree with the deepest of their chains (that task's context).
+   */
+  private acting(node: NodeState): { scope: NodeState; several?: NodeState[] } {
+    const tasks = node.kind === 'participant' ? [...(this.serving.get(node.name)?.values() ?? [])] : [];
+    if (tasks.length === 0) return { scope: node };
+    const within = tasks.map((task): NodeState => ({ ...node, ...task, roster: task.spawnContext.roster }));
+    if (within.length === 1) return { scope: within[0]! };
+    const deepest = within.reduce((a, b) => (b.chain.length > a.chain.length ? b : a));
+    return { scope: { ...node, chain: deepest.chain, spawnContext: deepest.spawnContext, roster: deepest.roster }, several: within };
+  }
+
   private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
     const node = this.nodes.get(context.node.name);
     if (!node) throw new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` }));
@@ -334,11 +388,17 @@ export class Broker {
       case 'agent.list':
         return this.listAgents();
       case 'mailbox.post':
-        return this.mail.post(node, call.params.to, call.params.text);
+        return this.mail.post(this.acting(node).scope, call.params.to, call.params.text);
       case 'human.approve':
-        return this.human.approve(node, call.params, context.signal);
-      case 'human.ask':
-        return this.human.ask(node, call.params, context.signal);
+        return this.human.approve(this.acting(node).scope, call.params, context.signal);
+      case 'human.ask': {
+        const { scope, several } = this.acting(node);
+        if (several) {
+          const reason = `${node.name} is running ${several.length} tasks at once: its question cannot be carried to the caller of one of them`;
+          throw new CallError(wireError({ kind: 'refused', reason }));
+        }
+        return this.human.ask(scope, call.params, context.signal);
+      }
     }
   }
 
@@ -355,16 +415,35 @@ export class Broker {
     return work;
   }
 
-  /** `agent.invoke` as `caller`: checks, then one task on the callee; resolves the wire's result shape. */
+  /**
+   * `agent.invoke` from `caller` (acting as `acting` says): checks, then one task on the callee;
+   * resolves the wire's result shape. A participant running several tasks may call only what it
+   * could call within each of them, and its callee's context must suit each of them.
+   */
   private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortSignal, rootCall?: RootCall): Promise<InvokeResult> {
     if (this.stopping) throw new CallError(wireError({ kind: 'refused', reason: 'the broker is stopping' }));
-    const participant = this.registry.get(params.agent);
+    const participant = this.participant(params.agent);
     const virtual = participant ? undefined : this.virtuals.get(params.agent);
     if (!participant && !virtual) throw new CallError(wireError({ kind: 'unknown_agent', agent: params.agent }));
     const role = participant ? participant.node.spec : virtual!.name;
-    checkDelegation({ name: caller.name, chain: caller.chain, roster: caller.name === ROOT ? caller.roster : caller.roster ?? [] }, { name: params.agent, role });
-    const spawnContext = await calleeSpawnContext(params.spawn_context, caller.spawnContext, this.settings(role));
+    const { scope, several } = this.acting(caller);
+    for (const within of several ?? [scope]) {
+      checkDelegation({ name: within.name, chain: within.chain, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: params.agent, role });
+    }
+    const settings = this.settings(role);
+    const spawnContext = await calleeSpawnContext(params.spawn_context, scope.spawnContext, settings);
+    for (const within of several ?? []) await calleeSpawnContext(spawnContext, within.spawnContext, settings);
 
+    const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
+    const fromRoot = scope.kind === 'root';
+    // Where the callee works: under the caller, on its tree (a call of the root starts a tree of its own).
+    const placed: TaskScope = {
+      chain: [...scope.chain, role],
+      callers: fromRoot ? [] : [scope.name, ...scope.callers],
+      tree: fromRoot ? task.taskId : scope.tree,
+      spawnContext,
+    };
+    if (rootCall) this.rootTrees.set(placed.tree, rootCall);
     const chunks: string[] = [];
     const onEvent = (event: TaskEventParams): void => {
       if (event.kind === 'status') progress({ Step: event.message ?? event.state });
@@ -373,13 +452,21 @@ export class Broker {
         progress({ Text: event.text });
       }
     };
-    const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
     let outcome: TaskOutcome;
     if (participant) {
-      // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
-      outcome = await this.runTask(participant.connection, task, onEvent, signal, () => progress({ Admitted: participant.node.name }));
+      const name = participant.node.name;
+      let tasks = this.serving.get(name);
+      if (!tasks) this.serving.set(name, (tasks = new Map()));
+      tasks.set(task.taskId, placed);
+      try {
+        // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
+        outcome = await this.runTask(participant.connection, task, onEvent, signal, () => progress({ Admitted: name }));
+      } finally {
+        tasks.delete(task.taskId);
+        if (tasks.size === 0 && this.serving.get(name) === tasks) this.serving.delete(name);
+      }
     } else {
-      outcome = await this.runVirtual(virtual!, caller, task, onEvent, progress, signal, rootCall);
+      outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, signal);
     }
     const result: InvokeResult = {
       success: outcome.state === 'completed',
@@ -395,7 +482,7 @@ export class Broker {
   /**
    * Runs one task on a connection. If `signal` aborts, the task's `task.run` gets a `req.cancel`;
    * a worker that has not answered within the grace period ends the task `canceled` here (a task
-   * worker is then reaped by its caller).
+   * worker is then reaped by its caller; a long-lived participant is left running).
    */
   private async runTask(
     connection: ParticipantConnection,
@@ -430,12 +517,11 @@ export class Broker {
   /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */
   private async runVirtual(
     agent: VirtualAgent,
-    caller: NodeState,
+    placed: TaskScope,
     params: TaskRunParams,
     onEvent: (e: TaskEventParams) => void,
     progress: ProgressSink,
     signal: AbortSignal,
-    rootCall?: RootCall,
   ): Promise<TaskOutcome> {
     const spawnContext = params.spawnContext ?? { roster: [] };
     let admitted: NodeState | undefined;
@@ -447,18 +533,8 @@ export class Broker {
         signal,
         connection: { ...this.options.serve, directory: this.directory, registry: this.registry, calls: this.calls },
         onAdmitted: (node) => {
-          admitted = {
-            name: node.name,
-            role: agent.name,
-            chain: [...caller.chain, agent.name],
-            spawnContext,
-            roster: spawnContext.roster,
-            caller: caller.name,
-            tree: caller.name === ROOT ? node.name : caller.tree,
-            ended: false,
-          };
+          admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster, ended: false };
           this.nodes.add(admitted);
-          if (rootCall) this.rootTrees.set(node.name, rootCall);
           progress({ Admitted: node.name });
         },
       });

@@ -3,7 +3,6 @@ import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ROOT } from './nodes.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
 export const MAX_PENDING_APPROVALS = 4;
@@ -35,16 +34,20 @@ export type AnswerInput = { id: string; answer: string; custom?: boolean };
 export type ApprovalHandler = (request: ApprovalRequest, signal: AbortSignal) => Verdict | Promise<Verdict>;
 export type QuestionHandler = (request: QuestionToRoot, signal: AbortSignal) => readonly AnswerInput[] | Promise<readonly AnswerInput[]>;
 
+/** A question no one could carry back, as a failed root call's `metadata.clarification` holds it: the stamped request under an id of the broker's. */
+export interface Clarification extends QuestionToRoot {
+  id: string;
+}
+
 /** How the human loop reaches the rest of the broker. */
 export interface HumanLoopHost {
-  node(name: string): NodeState | undefined;
   /** Sends a relayed question to a worker; resolves `{answers}` or `"escalate"`. */
   relay(worker: string, question: string, request: { questions: QuestionRequest['questions']; asker: Asker }, signal: AbortSignal): Promise<'escalate' | { answers: Answer[] }>;
   /**
    * The root has no question handler: fail the root call under which `asker` works, quoting the
    * question, and cancel its tree. Returns false when no root call owns the asker.
    */
-  clarify(asker: NodeState, request: QuestionToRoot): boolean;
+  clarify(asker: NodeState, request: Clarification): boolean;
 }
 
 /**
@@ -61,6 +64,7 @@ export class HumanLoop {
   private readonly approvals = new Map<string, number>();
   private readonly questions = new Map<string, number>();
   private nextQuestion = 0;
+  private nextRequest = 0;
 
   constructor(private readonly host: HumanLoopHost) {}
 
@@ -108,12 +112,12 @@ export class HumanLoop {
     }
     const asker: Asker = { agent: from.name, chain: [...from.chain] };
     const request: QuestionToRoot = { questions: params.questions, asker, ...(params.origin !== undefined ? { origin: params.origin } : {}) };
+    const id = `req-${++this.nextRequest}`;
     this.questions.set(from.name, pending + 1);
     try {
-      let holder = from.caller ?? ROOT;
-      for (;;) {
+      // Up the asker's callers, nearest first; the root is the top.
+      for (const holder of from.callers) {
         if (signal.aborted) throw cancelled();
-        if (holder === ROOT) return await this.askRoot(from, request, signal);
         const question = `question-${++this.nextQuestion}`;
         let reply: 'escalate' | { answers: Answer[] };
         try {
@@ -122,22 +126,20 @@ export class HumanLoop {
           if (signal.aborted) throw cancelled();
           throw err instanceof CallError ? err : new CallError(wireError({ kind: 'failed', reason: `${holder} could not take the question: ${(err as Error)?.message ?? String(err)}` }));
         }
-        if (reply === 'escalate') {
-          holder = this.host.node(holder)?.caller ?? ROOT;
-          continue;
-        }
-        return reply.answers;
+        if (reply !== 'escalate') return reply.answers;
       }
+      if (signal.aborted) throw cancelled();
+      return await this.askRoot(from, id, request, signal);
     } finally {
       this.release(this.questions, from.name);
     }
   }
 
-  private async askRoot(from: NodeState, request: QuestionToRoot, signal: AbortSignal): Promise<Answer[]> {
+  private async askRoot(from: NodeState, id: string, request: QuestionToRoot, signal: AbortSignal): Promise<Answer[]> {
     const handler = this.questionHandler;
     if (!handler) {
       // Nobody guesses an answer: the root call this worker serves fails, quoting the question.
-      if (this.host.clarify(from, request)) throw new CallError(wireError({ kind: 'cancelled', reason: 'no one can answer: the root call failed with the question' }));
+      if (this.host.clarify(from, { id, ...request })) throw new CallError(wireError({ kind: 'cancelled', reason: 'no one can answer: the root call failed with the question' }));
       throw new CallError(wireError({ kind: 'failed', reason: 'no one can answer questions here' }));
     }
     let answers: readonly AnswerInput[];

@@ -6,6 +6,7 @@ export {
   type ApprovalHandler,
   type ApprovalRequest,
   type Asker,
+  type Clarification,
   type QuestionHandler,
   type QuestionToRoot,
   type Verdict,

@@ -1,5 +1,5 @@
-import type { NodeState, NodeTable } from './nodes.js';
-import { ROOT } from './nodes.js';
+import type { NodeState } from './nodes.js';
+import { sameTree } from './nodes.js';
 
 /** What one sender may post in its run, in UTF-8 bytes of text. */
 export const MAILBOX_ALLOWANCE_BYTES = 8 * 1024;
@@ -29,17 +29,18 @@ export class Mailboxes {
   private readonly pending = new Map<string, { texts: string[]; bytes: number }>();
   private readonly listeners = new Set<(message: RootMessage) => void>();
 
-  constructor(private readonly nodes: NodeTable) {}
+  /** `node(name)`: a node as mail sees it (a long-lived participant on the tree of the one task it runs). */
+  constructor(private readonly node: (name: string) => NodeState | undefined) {}
 
   post(from: NodeState, to: string, text: string): MailboxOutcome {
-    const recipient = to === ROOT ? this.nodes.get(ROOT) : this.nodes.get(to);
-    if (!recipient || !this.nodes.sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
+    const recipient = this.node(to);
+    if (!recipient || !sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
     if (recipient.ended) return { status: 'refused', reason: 'recipient_ended' };
     const bytes = Buffer.byteLength(text, 'utf8');
     const used = this.sent.get(from.name) ?? 0;
-    if (from.name !== ROOT && used + bytes > MAILBOX_ALLOWANCE_BYTES) return { status: 'refused', reason: 'over_allowance' };
+    if (from.kind !== 'root' && used + bytes > MAILBOX_ALLOWANCE_BYTES) return { status: 'refused', reason: 'over_allowance' };
     const id = `msg-${++this.nextId}`;
-    if (recipient.name === ROOT) {
+    if (recipient.kind === 'root') {
       this.sent.set(from.name, used + bytes);
       const message: RootMessage = { id, from: from.name, text };
       for (const listener of [...this.listeners]) {

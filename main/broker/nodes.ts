@@ -6,6 +6,12 @@ export const ROOT = 'root';
 /** What the broker knows about one node (the root, a long-lived participant, a task's worker). */
 export interface NodeState {
   name: string;
+  /**
+   * `participant` for a long-lived participant (`openParticipant`), `worker` for a virtual agent's
+   * per-task worker. Only the root, participants and virtual agents are roles: a worker is never
+   * called, listed or put on a roster.
+   */
+  kind: 'root' | 'participant' | 'worker';
   /** Its role: the spec it was admitted under (`lead` for `lead-0`), `root` for the root. */
   role: string;
   /** Roles from the root down to this node, its own included: `["root", "lead", "helper"]`. */
@@ -14,9 +20,15 @@ export interface NodeState {
   spawnContext: SpawnContext;
   /** The roles it may invoke; `undefined` (the root by default) means every published agent. */
   roster: readonly string[] | undefined;
-  /** The node whose call started it; `undefined` for the root and long-lived participants. */
-  caller: string | undefined;
-  /** The tree it belongs to: the name of the node the root's call started (itself, at the top). */
+  /**
+   * The nodes whose calls led to it, nearest first (its caller, that caller's caller…), the root
+   * left out: the way a question climbs. Empty for the root and a participant acting as itself.
+   */
+  callers: string[];
+  /**
+   * The tree it belongs to: the id of the root's call it works under (that call's task id), or,
+   * for a participant acting as itself and what it starts, the participant's own name.
+   */
   tree: string;
   /** Set once its connection (or task) has ended: mail to it is refused from then on. */
   ended: boolean;
@@ -33,9 +45,9 @@ export class NodeTable {
   get(name: string): NodeState | undefined {
     return this.byName.get(name);
   }
+}
 
-  /** Whether `a` and `b` are on one tree (the root is on every tree). */
-  sameTree(a: NodeState, b: NodeState): boolean {
-    return a.name === ROOT || b.name === ROOT || a.tree === b.tree;
-  }
+/** Whether `a` and `b` are on one tree (the root is on every tree). */
+export function sameTree(a: NodeState, b: NodeState): boolean {
+  return a.name === ROOT || b.name === ROOT || a.tree === b.tree;
 }

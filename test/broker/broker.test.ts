@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RootCallError } from '../../main/broker/index.js';
 import type { RootMessage } from '../../main/broker/index.js';
-import { ProgressLog, plan, startBroker, AGENT } from './helpers.js';
+import { ProgressLog, plan, splitJson, startBroker, AGENT } from './helpers.js';
 
 describe('agent.invoke through the broker', () => {
   it('a three-level delegation (root → lead → helper, both virtual) reports progress to the root in order', async () => {
@@ -56,7 +56,8 @@ describe('agent.invoke through the broker', () => {
       assert.deepEqual(fromRoot.map((a) => [a.name, a.origin]), [['coder-0', 'participant'], ['lead', 'virtual']]);
       assert.deepEqual(fromRoot[0]!.skills, [{ name: 'plans', description: 'runs JSON plans', examples: [] }]);
       const result = await t.root.invoke('lead', plan({ list: true }));
-      assert.deepEqual((JSON.parse(result.response) as { name: string; origin: string }[]).map((a) => [a.name, a.origin]), [['coder-0', 'participant'], ['lead-0', 'participant'], ['lead', 'virtual']]);
+      // lead-0, the worker running this very task, is no role: it is not listed.
+      assert.deepEqual((JSON.parse(result.response) as { name: string; origin: string }[]).map((a) => [a.name, a.origin]), [['coder-0', 'participant'], ['lead', 'virtual']]);
       // A long-lived participant is reached by its admitted name.
       const progress = new ProgressLog();
       const byName = await t.root.invoke('coder-0', plan({ echo: 'from the coder' }), { onProgress: progress.push });
@@ -64,6 +65,30 @@ describe('agent.invoke through the broker', () => {
       assert.deepEqual(progress.events[0], { Admitted: 'coder-0' });
       await t.broker.stop();
       assert.deepEqual(t.alive(), [], 'stop() reaped the long-lived participant');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a virtual agent's worker is no role: not called by name (from the root or another tree), not listed, not on the root's roster", async () => {
+    const t = startBroker(['a', 'b']);
+    try {
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const busy = t.root.invoke('a', plan({ hang: true }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step === 'a-0 waiting');
+      await assert.rejects(t.root.invoke('a-0', plan({ echo: 'a second task' })), (err: unknown) => err instanceof RootCallError && err.message === 'unknown agent: a-0');
+      assert.deepEqual((await t.root.listAgents()).map((a) => a.name), ['a', 'b']);
+      const fromB = await t.root.invoke('b', plan({ seq: [{ list: true }, { context: true }, { delegate: { to: 'a-0', prompt: { echo: 'a second task' } } }] }));
+      const [listed, context, refused] = splitJson(fromB.response) as [{ name: string }[], { spawnContext: { roster: string[] } }, unknown];
+      assert.deepEqual(listed.map((a) => a.name), ['a', 'b']);
+      assert.deepEqual(context.spawnContext.roster, ['a', 'b'], "the root's default roster names roles only");
+      assert.deepEqual(refused, { kind: 'unknown_agent', agent: 'a-0', message: 'unknown agent: a-0' });
+      // Still a live node: never served over HTTP while it lives.
+      assert.equal(t.broker.isRole('a-0'), true);
+      controller.abort();
+      assert.equal((await busy).error, 'a-0 was cancelled', 'a-0 ran its one task only');
+      assert.equal(t.broker.isRole('a-0'), false);
     } finally {
       await t.close();
     }
@@ -262,29 +287,3 @@ describe('mailbox.post', () => {
     }
   });
 });
-
-/** Splits concatenated JSON values (the agent's artifacts are joined without separators). */
-function splitJson(text: string): unknown[] {
-  const out: unknown[] = [];
-  let depth = 0;
-  let start = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth === 0) {
-        out.push(JSON.parse(text.slice(start, i + 1)));
-        start = i + 1;
-      }
-    }
-  }
-  return out;
-}

@@ -72,3 +72,29 @@ export class ProgressLog {
     return new Promise((resolve) => this.waiters.push({ pred, resolve }));
   }
 }
+
+/** Splits concatenated JSON values (the agent's artifacts are joined without separators). */
+export function splitJson(text: string): unknown[] {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        out.push(JSON.parse(text.slice(start, i + 1)));
+        start = i + 1;
+      }
+    }
+  }
+  return out;
+}

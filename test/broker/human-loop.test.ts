@@ -53,7 +53,9 @@ describe('human.ask climbs the caller chain', () => {
       assert.equal(result.success, false);
       assert.equal(result.cancelled_by_user, false);
       assert.match(result.error ?? '', /leaf-0 asked "Which database\?" and this call has no question handler/);
-      assert.deepEqual(result.metadata?.clarification, { questions: QUESTION, asker: { agent: 'leaf-0', chain: ['root', 'mid', 'leaf'] } });
+      const clarification = result.metadata?.clarification;
+      assert.match(clarification?.id ?? '', /^req-\d+$/);
+      assert.deepEqual(clarification, { id: clarification?.id, questions: QUESTION, asker: { agent: 'leaf-0', chain: ['root', 'mid', 'leaf'] } });
       assert.deepEqual(t.alive(), []);
     } finally {
       await t.close();

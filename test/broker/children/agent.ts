@@ -1,20 +1,25 @@
 /**
  * A scriptable agent worker for the broker tests, written against the worker library. Its task
  * text is a JSON plan (see `Plan`); it runs the plan and ends the task. With `--serve-many` it
- * serves tasks until its connection closes (a long-lived participant); otherwise one task.
+ * serves tasks one after the other until its connection closes (a long-lived participant), with
+ * `--serve-concurrent` every task as it comes, several at once; otherwise one task.
  * With CHATTY_TEST_PIDS set it writes `<dir>/<pid>` (its admitted name) once it has said hello,
  * so a test can check that no process is left.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrokerError, WorkerSession, openParticipantFd, serveOneTask, type WorkerTask, type TaskEvents } from '../../../main/worker/index.js';
+import { AbortError, BrokerError, WorkerSession, openParticipantFd, serveOneTask, taskEvents, type WorkerTask, type TaskEvents } from '../../../main/worker/index.js';
 import type { TaskOutcome } from '../../../main/fabric/wire/payloads.js';
 
 type Plan =
   | { echo: string }
-  | { delegate: { to: string; prompt: Plan; spawn_context?: Record<string, unknown> }; hangUpOn?: string }
-  | { hang: true }
+  // cancelOn: withdraw this call (req.cancel) once a progress event it hears, or a status of this worker's, contains the text.
+  | { delegate: { to: string; prompt: Plan; spawn_context?: Record<string, unknown>; cancelOn?: string }; hangUpOn?: string }
+  // announce: once cancelled, post "<name> was cancelled" to the root before ending.
+  | { hang: true; announce?: boolean }
+  | { parallel: Plan[] }
+  | { awaitWithdrawn: true }
   | { stubborn: true }
   | { post: { to: string; text: string } }
   | { list: true }
@@ -22,13 +27,30 @@ type Plan =
   | { seq: Plan[] }
   | { commit: string }
   | { approve: { kind: 'exec' | 'write'; command_or_path: string; asker?: unknown }; times?: number }
-  | { ask: { id: string; question: string; options?: string[] }[] }
-  | { answering: { id: string; answer: string }[] | 'escalate'; then: Plan };
+  | { ask: { id: string; question: string; options?: string[] }[]; origin?: string }
+  // hold: never answer; report (a status) when the broker withdraws the question.
+  | { answering: { id: string; answer: string }[] | 'escalate' | 'hold'; then: Plan };
 
 const socket = openParticipantFd();
 const card = { name: 'ignored', description: 'a scriptable test agent', version: '1.0.0', skills: [{ name: 'plans', description: 'runs JSON plans', examples: [] }] };
 const { session, hello } = await WorkerSession.hello(socket, card);
 if (process.env['CHATTY_TEST_PIDS']) writeFileSync(join(process.env['CHATTY_TEST_PIDS'], String(process.pid)), hello.name);
+
+/** Sees every status this worker sends (for `cancelOn`). */
+const statusWatchers = new Set<(message: string) => void>();
+/** Resolves once a held question has been withdrawn by the broker. */
+let markWithdrawn!: () => void;
+const withdrawn = new Promise<void>((resolve) => (markWithdrawn = resolve));
+
+function watched(events: TaskEvents): TaskEvents {
+  return {
+    status: (state, message) => {
+      events.status(state, message);
+      for (const watcher of [...statusWatchers]) watcher(message ?? state);
+    },
+    artifact: (text, lastChunk) => events.artifact(text, lastChunk),
+  };
+}
 
 async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<TaskOutcome> {
   if ('seq' in plan) {
@@ -39,6 +61,14 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
     }
     return last;
   }
+  if ('parallel' in plan) {
+    const outcomes = await Promise.all(plan.parallel.map((step) => run(step, task, events)));
+    return outcomes.find((o) => o.state !== 'completed') ?? { state: 'completed' };
+  }
+  if ('awaitWithdrawn' in plan) {
+    await withdrawn;
+    return { state: 'completed' };
+  }
   if ('approve' in plan) {
     // Sent raw (not through session.approve) so that a pre-filled `asker` reaches the broker.
     const one = () =>
@@ -46,13 +76,18 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
         events.status('working', `${hello.name} got ${String(verdict)}`); // as each verdict arrives
         return verdict;
       });
-    const verdicts = await Promise.all(Array.from({ length: plan.times ?? 1 }, one));
-    events.artifact(JSON.stringify(verdicts), true);
-    return { state: 'completed' };
+    try {
+      const verdicts = await Promise.all(Array.from({ length: plan.times ?? 1 }, one));
+      events.artifact(JSON.stringify(verdicts), true);
+      return { state: 'completed' };
+    } catch (err) {
+      if (err instanceof AbortError) return { state: 'canceled', message: `${hello.name} withdrew its approval` };
+      throw err;
+    }
   }
   if ('ask' in plan) {
     try {
-      const answers = await session.ask(plan.ask, { signal: task.signal });
+      const answers = await session.ask(plan.ask, { signal: task.signal, ...(plan.origin !== undefined ? { origin: plan.origin } : {}) });
       events.artifact(JSON.stringify(answers), true);
       return { state: 'completed' };
     } catch (err) {
@@ -62,9 +97,17 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
   }
   if ('answering' in plan) {
     const answering = plan.answering;
-    session.onQuestion((request) => {
-      events.status('working', `${hello.name} was asked by ${request.request.asker.agent}`);
-      return answering;
+    session.onQuestion((request, signal) => {
+      const asker = request.request.asker.agent;
+      events.status('working', `${hello.name} was asked by ${asker}`);
+      if (answering !== 'hold') return answering;
+      return new Promise((resolve) =>
+        signal.addEventListener('abort', () => {
+          events.status('working', `${hello.name}: the question from ${asker} was withdrawn`);
+          markWithdrawn();
+          resolve('escalate');
+        }, { once: true }),
+      );
     });
     return run(plan.then, task, events);
   }
@@ -78,10 +121,16 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
     return { state: 'completed' };
   }
   if ('delegate' in plan) {
-    events.status('working', `${hello.name} calling ${plan.delegate.to}`);
+    const { to, cancelOn } = plan.delegate;
+    const withdraw = new AbortController();
+    const watcher = (message: string): void => {
+      if (cancelOn !== undefined && message.includes(cancelOn)) withdraw.abort();
+    };
+    statusWatchers.add(watcher);
+    events.status('working', `${hello.name} calling ${to}`);
     try {
-      const result = await session.invokeAgent(plan.delegate.to, JSON.stringify(plan.delegate.prompt), {
-        signal: task.signal,
+      const result = await session.invokeAgent(to, JSON.stringify(plan.delegate.prompt), {
+        signal: AbortSignal.any([task.signal, withdraw.signal]),
         ...(plan.delegate.spawn_context ? { spawnContext: plan.delegate.spawn_context } : {}),
         onProgress: (event) => {
           events.status('working', `${hello.name} heard ${JSON.stringify(event)}`);
@@ -95,13 +144,20 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
         events.artifact(JSON.stringify(err.error), true);
         return { state: 'failed', message: err.error.message };
       }
-      if (task.signal.aborted) return { state: 'canceled', message: 'cancelled' };
+      if (task.signal.aborted) return { state: 'canceled', message: `${hello.name} was cancelled while calling ${to}` };
+      if (withdraw.signal.aborted) {
+        events.artifact(JSON.stringify({ withdrew: to }), true);
+        return { state: 'completed' };
+      }
       throw err;
+    } finally {
+      statusWatchers.delete(watcher);
     }
   }
   if ('hang' in plan) {
     events.status('working', `${hello.name} waiting`);
     await new Promise<void>((resolve) => task.signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (plan.announce) await session.postMessage('root', `${hello.name} was cancelled`);
     return { state: 'canceled', message: `${hello.name} was cancelled` };
   }
   if ('stubborn' in plan) {
@@ -129,9 +185,16 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
   return { state: 'completed' };
 }
 
-const runTask = (task: WorkerTask, events: TaskEvents): Promise<TaskOutcome> => run(JSON.parse(task.params.text) as Plan, task, events);
+const runTask = (task: WorkerTask, events: TaskEvents): Promise<TaskOutcome> => run(JSON.parse(task.params.text) as Plan, task, watched(events));
 if (process.argv.includes('--serve-many')) {
   while (await serveOneTask(session, runTask));
+} else if (process.argv.includes('--serve-concurrent')) {
+  for (let task = await session.nextTask(); task; task = await session.nextTask()) {
+    const one = task;
+    void runTask(one, taskEvents(session, one.id))
+      .catch((err: unknown): TaskOutcome => ({ state: 'failed', message: (err as Error)?.message ?? String(err) }))
+      .then((outcome) => session.finish(one.id, outcome));
+  }
 } else {
   await serveOneTask(session, runTask);
   session.close();

@@ -1,0 +1,190 @@
+/**
+ * A long-lived participant (`openParticipant`) acts within the task it runs: its calls carry that
+ * task's chain, climb to that task's caller, and belong to that task's root call. Real children:
+ * the scriptable test agent, serving several tasks at once (`--serve-concurrent`).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
+import { AGENT, ProgressLog, isAlive, plan, splitJson, startBroker, type TestBroker } from './helpers.js';
+
+const QUESTION = [{ id: 'q1', question: 'Which database?', options: ['Postgres', 'SQLite'] }];
+const LATE_HELLO = fileURLToPath(new URL('./children/late-hello.ts', import.meta.url));
+
+/** Opens `coder-0`, a participant that serves every task as it comes; resolves its pid. */
+async function openCoder(t: TestBroker): Promise<number> {
+  const opened = await t.broker.openParticipant('coder', process.execPath, ['--import', 'tsx', AGENT, '--serve-concurrent'], { env: { ...process.env, CHATTY_TEST_PIDS: t.pidsDir } });
+  return opened.child.pid!;
+}
+
+/** The innermost `response` of results nested `depth` deep (each caller's artifact is its callee's result). */
+function unwrap(response: string, depth: number): unknown {
+  let text = response;
+  for (let i = 0; i < depth; i++) text = (JSON.parse(text) as { response: string }).response;
+  return JSON.parse(text);
+}
+
+describe('a participant running one task acts within it', () => {
+  it('the chain runs through the task: root → lead → coder-0 → lead is a cycle; root → a → b → c → coder-0 → d is too deep', async () => {
+    const t = startBroker(['lead', 'a', 'b', 'c', 'd']);
+    try {
+      await openCoder(t);
+      const cycle = await t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { delegate: { to: 'lead', prompt: { echo: 'again' } } } } }));
+      assert.deepEqual(unwrap(cycle.response, 1), { kind: 'delegation', refusal: { reason: 'cycle', chain: ['root', 'lead', 'coder'], callee: 'lead' }, message: 'cycle: root -> lead -> coder -> lead' });
+      let nested: unknown = { delegate: { to: 'coder-0', prompt: { delegate: { to: 'd', prompt: { echo: 'too deep' } } } } };
+      for (const to of ['c', 'b']) nested = { delegate: { to, prompt: nested } };
+      const deep = await t.root.invoke('a', plan(nested));
+      assert.deepEqual(unwrap(deep.response, 3), { kind: 'delegation', refusal: { reason: 'too_deep', depth: 5, max: 4 }, message: 'too_deep: depth 5 > max 4' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("its question climbs to the task's caller first; its approval is stamped with the task's chain; its mail reaches the caller's tree", async () => {
+    const t = startBroker(['lead']);
+    try {
+      await openCoder(t);
+      const questions: QuestionToRoot[] = [];
+      const approvals: ApprovalRequest[] = [];
+      t.root.onQuestion((request) => {
+        questions.push(request);
+        return [{ id: 'q1', answer: 'Postgres' }];
+      });
+      t.root.onApproval((request) => {
+        approvals.push(request);
+        return 'approved';
+      });
+      const progress = new ProgressLog();
+      const work = { seq: [{ ask: QUESTION }, { approve: { kind: 'exec', command_or_path: 'make' } }, { post: { to: 'lead-0', text: 'from the coder' } }] };
+      const result = await t.root.invoke('lead', plan({ answering: 'escalate', then: { delegate: { to: 'coder-0', prompt: work } } }), { onProgress: progress.push });
+      assert.equal(result.success, true, result.error);
+      assert.ok(progress.events.some((e) => 'Step' in e && e.Step === 'lead-0 was asked by coder-0'), 'lead-0, the caller, was asked before the root');
+      const asker = { agent: 'coder-0', chain: ['root', 'lead', 'coder'] };
+      assert.deepEqual(questions, [{ questions: QUESTION, asker }]);
+      assert.deepEqual(approvals, [{ kind: 'exec', command_or_path: 'make', asker }]);
+      const coder = JSON.parse(result.response) as { response: string };
+      const [answers, verdicts, posted] = splitJson(coder.response) as [unknown, unknown, { status: string }];
+      assert.deepEqual(answers, [{ id: 'q1', answer: 'Postgres', custom: false }]);
+      assert.deepEqual(verdicts, ['approved']);
+      assert.equal(posted.status, 'pending', 'lead-0 is on the tree of the task coder-0 runs');
+      // With no task in flight it acts as itself, under the root.
+      await t.root.invoke('coder-0', plan({ approve: { kind: 'exec', command_or_path: 'make idle' } }));
+      assert.deepEqual(approvals[1]?.asker, { agent: 'coder-0', chain: ['root', 'coder'] });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a root call with no question handler fails with the question quoted and metadata.clarification, directly and through a caller; the participant lives', async () => {
+    const t = startBroker(['lead']);
+    try {
+      const pid = await openCoder(t);
+      const direct = await t.root.invoke('coder-0', plan({ ask: QUESTION }));
+      assert.equal(direct.success, false);
+      assert.equal(direct.cancelled_by_user, false);
+      assert.match(direct.error ?? '', /^coder-0 asked "Which database\?" and this call has no question handler/);
+      assert.match(direct.metadata?.clarification?.id ?? '', /^req-\d+$/);
+      assert.deepEqual(direct.metadata?.clarification, { id: direct.metadata?.clarification?.id, questions: QUESTION, asker: { agent: 'coder-0', chain: ['root', 'coder'] } });
+      const through = await t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { ask: QUESTION } } }));
+      assert.equal(through.success, false);
+      assert.deepEqual(through.metadata?.clarification?.asker, { agent: 'coder-0', chain: ['root', 'lead', 'coder'] });
+      assert.deepEqual(t.alive(), [pid], "lead-0 was reaped; the participant, whose task was cancelled, lives");
+      assert.equal((await t.root.invoke('coder-0', plan({ echo: 'still here' }))).response, 'still here');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('a participant running several tasks at once', () => {
+  it('may call only what every task allows (the deepest chain counts), stamps approvals with the deepest chain, and may not ask', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      await openCoder(t);
+      const approvals: ApprovalRequest[] = [];
+      t.root.onApproval((request) => {
+        approvals.push(request);
+        return 'approved';
+      });
+      t.root.onQuestion(() => assert.fail('an ambiguous question reached the root'));
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const held = t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { hang: true } } }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step.includes('coder-0 waiting'));
+
+      // Its second task comes straight from the root (chain root → coder), yet lead is in the other task's chain.
+      const second = await t.root.invoke('coder-0', plan({ seq: [
+        { approve: { kind: 'write', command_or_path: 'src/x.ts' } },
+        { delegate: { to: 'helper', prompt: { approve: { kind: 'exec', command_or_path: 'npm test' } } } },
+        { delegate: { to: 'lead', prompt: { echo: 'x' } } },
+      ] }));
+      const [, helper, cycle] = splitJson(second.response) as [unknown, { success: boolean }, unknown];
+      assert.equal(helper.success, true);
+      assert.deepEqual(cycle, { kind: 'delegation', refusal: { reason: 'cycle', chain: ['root', 'lead', 'coder'], callee: 'lead' }, message: 'cycle: root -> lead -> coder -> lead' });
+      assert.deepEqual(approvals.map((a) => a.asker), [
+        { agent: 'coder-0', chain: ['root', 'lead', 'coder'] },
+        { agent: 'helper-0', chain: ['root', 'lead', 'coder', 'helper'] },
+      ]);
+      const asked = await t.root.invoke('coder-0', plan({ ask: QUESTION }));
+      assert.equal(asked.success, false);
+      assert.match(asked.error ?? '', /coder-0 is running 2 tasks at once: its question cannot be carried to the caller of one of them/);
+
+      controller.abort();
+      assert.equal((await held).cancelled_by_user, true);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("a participant's life", () => {
+  it("one that ignores its task's cancel is not killed: the task ends canceled after the grace period and it serves on", async () => {
+    const t = startBroker([]);
+    try {
+      const pid = await openCoder(t);
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const call = t.root.invoke('coder-0', plan({ stubborn: true }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step === 'coder-0 ignoring everything');
+      controller.abort();
+      const result = await call;
+      assert.equal(result.cancelled_by_user, true);
+      assert.match(result.error ?? '', /^cancelled: coder-0 did not end its task within 1000 ms$/);
+      assert.ok(isAlive(pid));
+      assert.equal((await t.root.invoke('coder-0', plan({ echo: 'next task' }))).response, 'next task');
+      await t.broker.stop();
+      assert.ok(!isAlive(pid), 'stop() ends it, SIGTERM ignored or not');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('one whose hello comes only after stop() began is closed and reaped, and stop() waits for it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-late-hello-'));
+    const ready = join(dir, 'ready.sock');
+    const server = createServer();
+    const child = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    await new Promise<void>((resolve) => server.listen(ready, resolve));
+    const t = startBroker([]);
+    try {
+      // The child ignores SIGTERM and says its hello when it gets one: stop()'s SIGTERM is what brings the hello.
+      const opening = t.broker.openParticipant('late', process.execPath, ['--import', 'tsx', LATE_HELLO], { env: { ...process.env, CHATTY_TEST_READY: ready } });
+      opening.catch(() => {});
+      const socket = await child;
+      const pid = Number(await new Promise<string>((resolve) => socket.once('data', (b) => resolve(b.toString()))));
+      await t.broker.stop();
+      await assert.rejects(opening, /broker: stopping/);
+      assert.ok(!isAlive(pid), 'the late participant was reaped before stop() resolved');
+      assert.deepEqual(await t.root.listAgents(), []);
+    } finally {
+      await t.close();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
