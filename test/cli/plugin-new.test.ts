@@ -45,11 +45,14 @@ describe('plugin new <path>', () => {
 
     const serve = spawnCli([...wordsOf(next[1]!), '--json', '--runtime-dir', 'run'], process.env, home.path);
     const stderr = collect(serve.stderr);
-    const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
-    const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
-    const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
-    assert.deepEqual(index.modules.map((m) => m.name), ['hello']);
-    serve.kill('SIGTERM');
+    try {
+      const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
+      const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
+      const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
+      assert.deepEqual(index.modules.map((m) => m.name), ['hello']);
+    } finally {
+      serve.kill('SIGTERM'); // also when an assertion fails: a live server would hold the test run open
+    }
     assert.equal((await exited(serve)).code, 0);
     assert.equal(await stderr, '', 'no --modules-dir warning: the printed folder is the right one');
   });
