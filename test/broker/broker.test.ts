@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { RootCallError } from '../../main/broker/index.js';
-import type { RootMessage } from '../../main/broker/index.js';
+import { MAILBOX_PENDING_BYTES, RootCallError } from '../../main/broker/index.js';
+import type { MailboxOutcome, RootMessage } from '../../main/broker/index.js';
 import { ProgressLog, plan, splitJson, startBroker, AGENT } from './helpers.js';
 
 describe('agent.invoke through the broker', () => {
@@ -95,19 +95,70 @@ describe('agent.invoke through the broker', () => {
   });
 });
 
+describe('several calls from one worker', () => {
+  it('are answered out of order, each under its own id', async () => {
+    const t = startBroker(['lead', 'slow', 'quick']);
+    try {
+      const progress = new ProgressLog();
+      // The slow call's approval is granted only once lead-0 has the quick call's result.
+      t.root.onApproval(async (): Promise<'approved'> => {
+        await progress.until((e) => 'Text' in e && e.Text.includes('"response":"quick"'));
+        return 'approved';
+      });
+      const result = await t.root.invoke('lead', plan({ parallel: [
+        { delegate: { to: 'slow', prompt: { approve: { kind: 'exec', command_or_path: 'make' } } } },
+        { delegate: { to: 'quick', prompt: { echo: 'quick' } } },
+      ] }), { onProgress: progress.push });
+      assert.equal(result.success, true, result.error);
+      const [first, second] = splitJson(result.response) as { success: boolean; response: string }[];
+      assert.deepEqual([first?.response, second?.response], ['quick', '["approved"]']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a worker's req.cancel withdraws one call (its callee's task is cancelled) while its other calls go on", async () => {
+    const t = startBroker(['lead', 'waiter', 'approver']);
+    try {
+      const cancelled = new Promise<string>((resolve) => t.root.onMessage((m) => resolve(m.text)));
+      // The approver's call waits at the root until the withdrawn call's worker has been cancelled.
+      t.root.onApproval(async (): Promise<'approved'> => {
+        assert.equal(await cancelled, 'waiter-0 was cancelled');
+        return 'approved';
+      });
+      const result = await t.root.invoke('lead', plan({ parallel: [
+        { delegate: { to: 'waiter', prompt: { hang: true, announce: true }, cancelOn: 'waiter-0 waiting' } },
+        { delegate: { to: 'approver', prompt: { approve: { kind: 'exec', command_or_path: 'make' } } } },
+      ] }));
+      assert.equal(result.success, true, result.error);
+      const [withdrawn, approved] = splitJson(result.response) as [unknown, { success: boolean; response: string }];
+      assert.deepEqual(withdrawn, { withdrew: 'waiter' });
+      assert.deepEqual({ success: approved.success, response: approved.response }, { success: true, response: '["approved"]' });
+      assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('cancellation reaps what a call started', () => {
   it('aborting a root call cancels and reaps the whole tree under it', async () => {
     const t = startBroker(['lead', 'helper']);
     try {
+      const told: string[] = [];
+      t.root.onMessage((m) => told.push(m.text));
       const progress = new ProgressLog();
       const controller = new AbortController();
-      const call = t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { hang: true } } }), { onProgress: progress.push, signal: controller.signal });
+      const call = t.root.invoke('lead', plan({ delegate: { to: 'helper', prompt: { hang: true, announce: true } } }), { onProgress: progress.push, signal: controller.signal });
       await progress.until((e) => 'Step' in e && e.Step.includes('helper-0 waiting'));
       assert.equal(t.alive().length, 2);
       controller.abort();
       const result = await call;
       assert.equal(result.cancelled_by_user, true);
       assert.equal(result.success, false);
+      // Each worker got a req.cancel for its task.run and ended it itself (no grace period ran out).
+      assert.equal(result.error, 'lead-0 was cancelled while calling helper');
+      assert.deepEqual(told, ['helper-0 was cancelled']);
       assert.deepEqual(t.alive(), [], 'no worker of the tree is left');
     } finally {
       await t.close();
@@ -206,11 +257,13 @@ describe('refusals', () => {
     symlinkSync(join(base, 'outside'), join(tree, 'link'));
     const t = startBroker(['lead'], { root: { workspaceRoot: tree } });
     try {
-      for (const path of [join(tree, '..', 'outside'), join(tree, 'link')]) {
+      // A literal `..` segment (path.join would fold it away before the broker saw it).
+      for (const path of [`${tree}/../outside`, join(tree, 'link')]) {
         await assert.rejects(t.root.invoke('lead', 'x', { spawnContext: { workspace_root: path, roster: [] } }), (err: unknown) => {
           assert.ok(err instanceof RootCallError);
           assert.equal(err.error.kind, 'spawn_context_refused');
-          assert.match(err.message, /^spawn context refused: workspace_root: .*is not inside the caller's workspace/);
+          assert.ok(err.message.startsWith(`spawn context refused: workspace_root: ${JSON.stringify(path)} (really `), err.message);
+          assert.match(err.message, /is not inside the caller's workspace/);
           return true;
         });
       }
@@ -282,6 +335,33 @@ describe('mailbox.post', () => {
       assert.deepEqual(late, { status: 'refused', reason: 'recipient_ended' });
       assert.deepEqual(big, { status: 'refused', reason: 'over_allowance' });
       assert.deepEqual(await t.root.post('lead-0', 'after the end'), { status: 'refused', reason: 'recipient_ended' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a recipient holds at most 64 KiB undelivered: over_allowance until its mail is delivered', async () => {
+    const t = startBroker(['lead', 'helper']);
+    try {
+      const byRoot: MailboxOutcome[] = [];
+      // While lead-0 waits for its approval, the root (which has no allowance of its own) fills its box.
+      t.root.onApproval(async (): Promise<'approved'> => {
+        byRoot.push(await t.root.post('lead-0', 'x'.repeat(MAILBOX_PENDING_BYTES)));
+        byRoot.push(await t.root.post('lead-0', 'y'));
+        return 'approved';
+      });
+      const result = await t.root.invoke('lead', plan({ seq: [
+        { approve: { kind: 'exec', command_or_path: 'wait' } },
+        { delegate: { to: 'helper', prompt: { post: { to: 'lead-0', text: 'one more' } } } },
+        { delegate: { to: 'helper', prompt: { post: { to: 'lead-0', text: 'after delivery' } } } },
+      ] }));
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(byRoot.map((o) => o.status === 'refused' ? o.reason : o.status), ['pending', 'over_allowance']);
+      const [, full, drained] = splitJson(result.response) as [unknown, { response: string; messages: string[] }, { response: string; messages: string[] }];
+      assert.deepEqual(JSON.parse(full.response), { status: 'refused', reason: 'over_allowance' }, 'helper-0 had its allowance; the box was full');
+      assert.deepEqual(full.messages, [`root: ${'x'.repeat(MAILBOX_PENDING_BYTES)}`]);
+      assert.equal((JSON.parse(drained.response) as { status: string }).status, 'pending');
+      assert.deepEqual(drained.messages, ['helper-1: after delivery']);
     } finally {
       await t.close();
     }

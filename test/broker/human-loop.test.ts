@@ -46,6 +46,44 @@ describe('human.ask climbs the caller chain', () => {
     }
   });
 
+  it('origin reaches the root handler as the worker set it', async () => {
+    const t = startBroker(['relay']);
+    try {
+      const seen: QuestionToRoot[] = [];
+      t.root.onQuestion((request) => {
+        seen.push(request);
+        return [{ id: 'q1', answer: 'SQLite' }];
+      });
+      const origin = 'peer:https://agents.example/a2a/planner?x=1#frag';
+      const result = await t.root.invoke('relay', plan({ ask: QUESTION, origin }));
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(seen, [{ questions: QUESTION, asker: { agent: 'relay-0', chain: ['root', 'relay'] }, origin }]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("the asker's req.cancel withdraws the relayed copy from the middle worker (it gets req.cancel for it)", async () => {
+    const t = startBroker(['mid', 'leaf']);
+    try {
+      t.root.onQuestion(() => assert.fail('the question reached the root'));
+      const progress = new ProgressLog();
+      // mid-0 holds the question and, once asked, withdraws its call to leaf-0: leaf-0's task is
+      // cancelled, so leaf-0 withdraws its question; mid-0 ends its task only once its copy was withdrawn.
+      const result = await t.root.invoke('mid', plan({ answering: 'hold', then: { seq: [
+        { delegate: { to: 'leaf', prompt: { ask: QUESTION }, cancelOn: 'mid-0 was asked by leaf-0' } },
+        { awaitWithdrawn: true },
+      ] } }), { onProgress: progress.push });
+      assert.equal(result.success, true, result.error);
+      const steps = progress.events.flatMap((e) => ('Step' in e ? [e.Step] : []));
+      assert.ok(steps.includes('mid-0: the question from leaf-0 was withdrawn'));
+      assert.deepEqual(JSON.parse(result.response), { withdrew: 'leaf' });
+      assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a root call with no question handler fails with the question quoted and metadata.clarification, leaving no process', async () => {
     const t = startBroker(['mid', 'leaf']);
     try {
@@ -57,6 +95,30 @@ describe('human.ask climbs the caller chain', () => {
       assert.match(clarification?.id ?? '', /^req-\d+$/);
       assert.deepEqual(clarification, { id: clarification?.id, questions: QUESTION, asker: { agent: 'leaf-0', chain: ['root', 'mid', 'leaf'] } });
       assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("the root's handlers", () => {
+  it('setting another replaces the old one; removing a replaced one leaves the new one; removing the one set leaves none', async () => {
+    const t = startBroker(['asker']);
+    try {
+      const calls: string[] = [];
+      const removeFirstApproval = t.root.onApproval(() => (calls.push('first approval'), 'denied'));
+      t.root.onApproval(() => (calls.push('second approval'), 'approved'));
+      const removeFirstQuestion = t.root.onQuestion(() => (calls.push('first question'), [{ id: 'q1', answer: 'SQLite' }]));
+      const removeSecondQuestion = t.root.onQuestion(() => (calls.push('second question'), [{ id: 'q1', answer: 'Postgres' }]));
+      removeFirstApproval();
+      removeFirstQuestion();
+      const result = await t.root.invoke('asker', plan({ seq: [{ approve: { kind: 'exec', command_or_path: 'make' } }, { ask: QUESTION }] }));
+      assert.equal(result.success, true, result.error);
+      assert.equal(result.response, '["approved"][{"id":"q1","answer":"Postgres","custom":false}]');
+      assert.deepEqual(calls, ['second approval', 'second question']);
+      removeSecondQuestion();
+      const unanswered = await t.root.invoke('asker', plan({ ask: QUESTION }));
+      assert.ok(unanswered.metadata?.clarification, 'no question handler is left');
     } finally {
       await t.close();
     }
@@ -130,6 +192,27 @@ describe('human.approve goes straight to the root', () => {
       assert.equal(await withdrawn, 'asker-1');
       assert.equal(result.success, false);
       assert.match(result.error ?? '', /disconnected/);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a worker's req.cancel withdraws its pending approval: the root handler's signal aborts while the worker lives on", async () => {
+    const t = startBroker(['asker']);
+    try {
+      const controller = new AbortController();
+      const withdrawn = new Promise<string>((resolve) => {
+        t.root.onApproval((request, signal) => {
+          signal.addEventListener('abort', () => resolve(`${request.asker.agent}: ${(signal.reason as Error).message}`), { once: true });
+          controller.abort(); // the root cancels its call: asker-0's task gets req.cancel, and it withdraws its approval
+          return new Promise(() => {});
+        });
+      });
+      const result = await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: 'make install' } }), { signal: controller.signal });
+      assert.equal(await withdrawn, 'asker-0: cancelled by the worker');
+      assert.equal(result.cancelled_by_user, true);
+      assert.equal(result.error, 'asker-0 withdrew its approval', 'the worker ended its task itself, after the withdrawal');
+      assert.deepEqual(t.alive(), []);
     } finally {
       await t.close();
     }
