@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GitWorktreeFactory, LocalRunner, ProtocolGateway } from '../../main/index.js';
 import { ModuleRegistry } from '../../main/plugins/index.js';
-import { AGENT, ProgressLog, isAlive, plan } from './helpers.js';
+import { AGENT, ProgressLog, isAlive, plan, splitJson } from './helpers.js';
 
 const tsx = import.meta.resolve('tsx');
 
@@ -48,6 +48,31 @@ describe('ProtocolGateway owns one broker', () => {
   });
 });
 
+describe('withVirtualAgent after start()', () => {
+  it('publishes the agent on the running gateway: listed and run like one published before', async () => {
+    const runtime = mkdtempSync(join(tmpdir(), 'chatty-gw-run-'));
+    const runner = new LocalRunner({ command: process.execPath, args: ['--import', tsx, AGENT], reapGraceMs: 1_000 });
+    const registry = new ModuleRegistry({ logger: { log() {} } });
+    const gateway = new ProtocolGateway(registry, { broker: { cancelGraceMs: 1_000, log: () => {} } }).withRuntimeDir(runtime);
+    try {
+      await gateway.start();
+      const root = gateway.transport();
+      assert.deepEqual(await root.listAgents(), []);
+      assert.equal(gateway.withVirtualAgent('late', runner, { description: 'published after start' }), gateway, 'chainable');
+      assert.deepEqual((await root.listAgents()).map((a) => [a.name, a.origin, a.description]), [['late', 'virtual', 'published after start']]);
+      const progress = new ProgressLog();
+      const result = await root.invoke('late', plan({ echo: 'after start' }), { onProgress: progress.push });
+      assert.equal(result.success, true, result.error);
+      assert.equal(result.response, 'after start');
+      assert.deepEqual(progress.events[0], { Admitted: 'late-0' });
+    } finally {
+      await gateway.stop();
+      await registry.close();
+      rmSync(runtime, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('virtual agents in git worktrees', () => {
   it("a sub-leader's worker branches from the sub-leader's branch in a real repository", async () => {
     const repo = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-gw-repo-')));
@@ -65,7 +90,7 @@ describe('virtual agents in git worktrees', () => {
     try {
       const result = await gateway.transport().invoke('lead', plan({ seq: [{ commit: 'the lead was here' }, { context: true }, { delegate: { to: 'helper', prompt: { context: true } } }] }));
       assert.equal(result.success, true, result.error);
-      const [lead, delegated] = splitTwo(result.response) as [Context, { response: string }];
+      const [lead, delegated] = splitJson(result.response) as [Context, { response: string }];
       const helper = JSON.parse(delegated.response) as Context;
       assert.equal(lead.branch, 'chatty/lead-0');
       assert.equal(lead.spawnContext.base_branch, 'chatty/lead-0');
@@ -96,16 +121,4 @@ interface Context {
 
 function readPids(dir: string): number[] {
   return execFileSync('ls', [dir], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-}
-
-/** The two JSON artifacts of a two-step plan, joined without a separator. */
-function splitTwo(text: string): unknown[] {
-  for (let i = text.indexOf('}{'); i >= 0; i = text.indexOf('}{', i + 1)) {
-    try {
-      return [JSON.parse(text.slice(0, i + 1)), JSON.parse(text.slice(i + 1))];
-    } catch {
-      // not the boundary between the two values
-    }
-  }
-  throw new Error(`not two JSON values: ${text}`);
 }
