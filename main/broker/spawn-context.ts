@@ -5,8 +5,7 @@ import { SpawnContext } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 
 /**
- * A callee's spawn context (PROTOCOL-NOTES §1 "Spawn context clamping", docs/broker.md "Spawn
- * context"): derived from the caller's when the call brings none, else the requested one checked
+ * A callee's spawn context (docs/broker.md "Spawn context"): derived from the caller's when the call brings none, else the requested one checked
  * against the caller's and the target's, and refused with `spawn_context_refused {field, reason}`
  * when it would widen anything. Paths are compared as canonical real paths.
  */

@@ -1,5 +1,5 @@
 /**
- * PROTOCOL-NOTES §1 "Spawn context clamping" (docs/broker.md "Spawn context"): derivation, every
+ * The spawn context rules (docs/broker.md "Spawn context"): derivation, every
  * refusal (via `..` and via symlinks, on real directories), and what an accepted context becomes.
  */
 import assert from 'node:assert/strict';
