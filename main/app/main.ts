@@ -14,7 +14,9 @@ import { bringForward, QUIT_SIGNALS, quitAfterStopping, Teardown } from './lifec
 import { policeContents, policeSession } from './security-policy.js';
 import { openAppWindow } from './window-options.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+// The package root: three levels up from the build's out/main/app/main.js, two from the source
+// (the tests run main.ts itself, on a stand-in for Electron).
+const root = fileURLToPath(new URL(new URL(import.meta.url).pathname.endsWith('.ts') ? '../../' : '../../../', import.meta.url));
 const preloadPath = join(root, 'out', 'preload', 'index.cjs');
 
 // The main-process log: electron-log through its Node entry, which (unlike its Electron entry)

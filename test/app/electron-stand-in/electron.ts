@@ -1,0 +1,245 @@
+// A stand-in for the `electron` module, for running the real main/app/main.ts and
+// electron-bridge.ts on plain Node (hooks.mjs resolves `electron` here). Only the primitives those
+// files touch, each doing the least Electron does: `app` (the single-instance lock, `whenReady`,
+// `getPath`, `quit` with its cancellable `before-quit`, `exit`, events), `BrowserWindow` (its
+// options kept, a webContents whose creation fires `app`'s `web-contents-created`, `loadURL`,
+// `show`), `webContents` (events, `send` recorded, its main frame), `ipcMain` (the handlers kept,
+// invoked by the test), `protocol.registerSchemesAsPrivileged` and `session.defaultSession` (its
+// handlers kept, its `protocol.handle`d schemes). Nothing decides anything: the test fires the
+// events and calls the handlers, and reads what main did.
+//
+// `resetElectron()` makes a fresh set; the exports are live bindings, so an imported main.ts sees
+// the set of the test that imported it.
+import { EventEmitter } from 'node:events';
+
+/** An Electron event with `preventDefault`, and whether it was prevented. */
+export class StandInEvent<T extends object = object> {
+  defaultPrevented = false;
+  constructor(readonly fields: T = {} as T) {
+    Object.assign(this, fields);
+  }
+  preventDefault(): void {
+    this.defaultPrevented = true;
+  }
+}
+
+export class StandInFrame {
+  constructor(public url: string) {}
+}
+
+/** A `webContents`: its events, what was sent to it, its window-open handler, its main frame. */
+export class StandInWebContents extends EventEmitter {
+  readonly mainFrame = new StandInFrame('');
+  readonly sent: { channel: string; payload: unknown }[] = [];
+  windowOpenHandler: ((details: { url: string }) => unknown) | undefined;
+  private destroyed = false;
+  private waiters: { channel: string; pred: (payload: unknown) => boolean; resolve: (payload: unknown) => void }[] = [];
+
+  isDestroyed(): boolean {
+    return this.destroyed;
+  }
+  getURL(): string {
+    return this.mainFrame.url;
+  }
+  send(channel: string, payload: unknown): void {
+    if (this.destroyed) throw new Error('Object has been destroyed');
+    this.sent.push({ channel, payload });
+    this.waiters = this.waiters.filter((w) => {
+      if (w.channel !== channel || !w.pred(payload)) return true;
+      w.resolve(payload);
+      return false;
+    });
+  }
+  setWindowOpenHandler(handler: (details: { url: string }) => unknown): void {
+    this.windowOpenHandler = handler;
+  }
+  /** The window closed: `destroyed` fires once, and the contents takes nothing more. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit('destroyed');
+  }
+
+  /** Test side: the first payload sent on `channel` that `pred` accepts, now or later. */
+  sentOn<T>(channel: string, pred: (payload: T) => boolean = () => true): Promise<T> {
+    const seen = this.sent.find((s) => s.channel === channel && pred(s.payload as T));
+    if (seen) return Promise.resolve(seen.payload as T);
+    return new Promise((resolve) => this.waiters.push({ channel, pred: pred as (p: unknown) => boolean, resolve: resolve as (p: unknown) => void }));
+  }
+}
+
+/** `BrowserWindow`: the options it was made with, its webContents, whether it was shown and focused. */
+export class BrowserWindow extends EventEmitter {
+  readonly webContents = new StandInWebContents();
+  loadedUrl: string | undefined;
+  shown = false;
+  focused = false;
+  minimized = false;
+  constructor(readonly options: Record<string, unknown>) {
+    super();
+    current.windows.push(this);
+    // As in Electron: every webContents that comes to exist is announced on `app`.
+    current.app.emit('web-contents-created', new StandInEvent(), this.webContents);
+  }
+  async loadURL(url: string): Promise<void> {
+    this.loadedUrl = url;
+    this.webContents.mainFrame.url = url;
+    current.loaded(this);
+  }
+  isDestroyed(): boolean {
+    return this.webContents.isDestroyed();
+  }
+  isMinimized(): boolean {
+    return this.minimized;
+  }
+  restore(): void {
+    this.minimized = false;
+  }
+  show(): void {
+    this.shown = true;
+  }
+  focus(): void {
+    this.focused = true;
+  }
+}
+
+export class StandInApp extends EventEmitter {
+  readonly isPackaged = false;
+  lockRequests = 0;
+  whenReadyCalls = 0;
+  quits = 0;
+  exitCode: number | undefined;
+  private isReadyNow = false;
+  private markReady: () => void = () => {};
+  private readonly readyPromise = new Promise<void>((resolve) => (this.markReady = resolve));
+  private markGone: () => void = () => {};
+  /** Settles when a quit went through (its `before-quit` not cancelled) or `exit` was called. */
+  readonly gone = new Promise<void>((resolve) => (this.markGone = resolve));
+
+  constructor(
+    private readonly lock: boolean,
+    private readonly paths: Record<string, string>,
+  ) {
+    super();
+  }
+  requestSingleInstanceLock(): boolean {
+    this.lockRequests++;
+    return this.lock;
+  }
+  whenReady(): Promise<void> {
+    this.whenReadyCalls++;
+    return this.readyPromise;
+  }
+  isReady(): boolean {
+    return this.isReadyNow;
+  }
+  getPath(name: string): string {
+    const path = this.paths[name];
+    if (path === undefined) throw new Error(`stand-in app.getPath: no path ${name}`);
+    return path;
+  }
+  quit(): void {
+    this.quits++;
+    const event = new StandInEvent();
+    this.emit('before-quit', event);
+    if (!event.defaultPrevented) this.markGone();
+  }
+  exit(code = 0): void {
+    this.exitCode = code;
+    this.markGone();
+  }
+
+  /** Test side: Electron is ready. */
+  ready(): void {
+    this.isReadyNow = true;
+    this.markReady();
+    this.emit('ready');
+  }
+}
+
+export class StandInIpcMain {
+  readonly handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
+  handle(channel: string, handler: (event: unknown, ...args: unknown[]) => unknown): void {
+    if (this.handlers.has(channel)) throw new Error(`Attempted to register a second handler for '${channel}'`);
+    this.handlers.set(channel, handler);
+  }
+  removeHandler(channel: string): void {
+    this.handlers.delete(channel);
+  }
+  /** Test side: what `ipcRenderer.invoke(channel, payload)` from `senderFrame` of `sender` gets. */
+  async invoke(channel: string, sender: StandInWebContents, senderFrame: StandInFrame | null, payload?: unknown): Promise<unknown> {
+    const handler = this.handlers.get(channel);
+    if (!handler) throw new Error(`No handler registered for '${channel}'`);
+    return handler({ sender, senderFrame }, payload);
+  }
+}
+
+export class StandInSession extends EventEmitter {
+  permissionRequestHandler: ((...args: never[]) => void) | undefined;
+  permissionCheckHandler: ((...args: never[]) => boolean) | undefined;
+  readonly protocol = {
+    handlers: new Map<string, (request: Request) => Promise<Response> | Response>(),
+    handle(scheme: string, handler: (request: Request) => Promise<Response> | Response): void {
+      if (this.handlers.has(scheme)) throw new Error(`scheme ${scheme} is already handled`);
+      this.handlers.set(scheme, handler);
+    },
+  };
+  setPermissionRequestHandler(handler: (...args: never[]) => void): void {
+    this.permissionRequestHandler = handler;
+  }
+  setPermissionCheckHandler(handler: (...args: never[]) => boolean): void {
+    this.permissionCheckHandler = handler;
+  }
+}
+
+export interface PrivilegedScheme {
+  scheme: string;
+  privileges: Record<string, boolean>;
+}
+
+export class StandInProtocol {
+  /** Each call, and whether `app` was ready then (Electron allows it only before). */
+  readonly privileged: { schemes: PrivilegedScheme[]; beforeReady: boolean }[] = [];
+  registerSchemesAsPrivileged(schemes: PrivilegedScheme[]): void {
+    this.privileged.push({ schemes, beforeReady: !current.app.isReady() });
+  }
+}
+
+/** One stand-in Electron: what a test drives and reads. */
+export interface StandIn {
+  app: StandInApp;
+  ipcMain: StandInIpcMain;
+  protocol: StandInProtocol;
+  session: { defaultSession: StandInSession };
+  windows: BrowserWindow[];
+  /** Settles with the first window whose page was loaded. */
+  windowLoaded: Promise<BrowserWindow>;
+  loaded(window: BrowserWindow): void;
+}
+
+function fresh(options: { lock?: boolean; paths?: Record<string, string> } = {}): StandIn {
+  let loaded: (window: BrowserWindow) => void = () => {};
+  const windowLoaded = new Promise<BrowserWindow>((resolve) => (loaded = resolve));
+  return {
+    app: new StandInApp(options.lock ?? true, options.paths ?? {}),
+    ipcMain: new StandInIpcMain(),
+    protocol: new StandInProtocol(),
+    session: { defaultSession: new StandInSession() },
+    windows: [],
+    windowLoaded,
+    loaded: (window) => loaded(window),
+  };
+}
+
+let current: StandIn = fresh();
+export let app: StandInApp = current.app;
+export let ipcMain: StandInIpcMain = current.ipcMain;
+export let protocol: StandInProtocol = current.protocol;
+export let session: { defaultSession: StandInSession } = current.session;
+
+/** A fresh stand-in, in place of the previous one, for the next main.ts to run on. */
+export function resetElectron(options: { lock?: boolean; paths?: Record<string, string> } = {}): StandIn {
+  current = fresh(options);
+  ({ app, ipcMain, protocol, session } = current);
+  return current;
+}
