@@ -135,8 +135,11 @@ export class Broker {
       clarify: (asker, request) => {
         const call = this.rootTrees.get(asker.tree);
         if (!call || call.controller.signal.aborted) return false;
+        if (call.clarification) return true; // the first question is the one the root call quotes
         call.clarification = request;
-        call.controller.abort(new Error('a question no one can answer'));
+        // The tree is cancelled once the asker's human.ask has its error (thrown by our caller, and
+        // written this turn): cancelled first, the worker would withdraw a question already answered.
+        setImmediate(() => call.controller.abort(new Error('a question no one can answer')));
         return true;
       },
     });
@@ -181,6 +184,7 @@ export class Broker {
     let opened: OpenedConnection;
     try {
       opened = await openConnection(spec, command, args, {
+        log: (message) => this.log(`${node.name}: ${message}`),
         ...this.options.serve,
         directory: this.directory,
         registry: this.registry,
@@ -531,7 +535,7 @@ export class Broker {
         spec: agent.name,
         spawnContext,
         signal,
-        connection: { ...this.options.serve, directory: this.directory, registry: this.registry, calls: this.calls },
+        connection: { log: (message) => this.log(`${agent.name}'s worker: ${message}`), ...this.options.serve, directory: this.directory, registry: this.registry, calls: this.calls },
         onAdmitted: (node) => {
           admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster, ended: false };
           this.nodes.add(admitted);
