@@ -29,3 +29,11 @@ test('new LocalRunner(defaultWorker()) runs the scripted agent; defaultWorker(ki
   assert.equal(inDir.success, false);
   assert.equal(inDir.error, 'write denied: notes.txt');
 });
+
+test('new LocalRunner() with no command starts the same worker program; args without a command are refused', async () => {
+  broker.addVirtualAgent('bare', new LocalRunner(), { description: 'the default worker' });
+  const result = await new RootTransport(broker).invoke('bare', 'say started by a bare LocalRunner');
+  assert.equal(result.success, true, result.error);
+  assert.equal(result.response, 'started by a bare LocalRunner\n');
+  assert.throws(() => new LocalRunner({ args: ['x'] }), /args without a command/);
+});

@@ -6,11 +6,17 @@ import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { endChild, killIfLingering } from './end-child.js';
 import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
+import { workerCommand } from '../../agents/worker-command.js';
 import { workerEnv } from './worker-env.js';
 
 export interface LocalRunnerOptions {
-  /** The worker's executable, e.g. `process.execPath`. */
-  command: string;
+  /**
+   * The worker's executable, e.g. `process.execPath`. Without it the runner starts this package's
+   * own worker program, `chatty-gateway worker --participant-fd 3` (the scripted agent; see
+   * `defaultWorker` for another kind), with the same Node that runs the broker.
+   */
+  command?: string;
+  /** The worker's arguments (only with `command`). */
   args?: readonly string[];
   /**
    * The worker's whole environment, passed as given. Without it the worker gets the broker's
@@ -30,11 +36,18 @@ export interface LocalRunnerOptions {
 
 /** Spawns each task's worker as a local child process on the fd-3 socketpair, in a workspace of its own. */
 export class LocalRunner implements Runner {
+  private readonly command: string;
   private readonly args: readonly string[];
+  /** Variables the default worker needs on top of the default environment (Electron's Node mode). */
+  private readonly extraEnv: Record<string, string>;
   private readonly reapGraceMs: number;
 
-  constructor(private readonly options: LocalRunnerOptions) {
-    this.args = options.args ?? [];
+  constructor(private readonly options: LocalRunnerOptions = {}) {
+    if (options.command === undefined && options.args !== undefined) throw new Error('LocalRunner: args without a command');
+    const worker = options.command === undefined ? workerCommand() : undefined;
+    this.command = options.command ?? worker!.command;
+    this.args = options.args ?? worker?.args ?? [];
+    this.extraEnv = worker?.env ?? {};
     this.reapGraceMs = options.reapGraceMs ?? CLOSE_GRACE_MS;
   }
 
@@ -60,7 +73,7 @@ export class LocalRunner implements Runner {
     }
 
     const cwd = workspace?.dir;
-    const env = this.options.env ?? workerEnv(process.env, cwd);
+    const env = this.options.env ?? { ...workerEnv(process.env, cwd), ...this.extraEnv };
     let child: ChildProcess | undefined;
     const onAbort = () => {
       if (child) void endChild(child, this.reapGraceMs); // openConnection then fails, once the child is gone
@@ -68,7 +81,7 @@ export class LocalRunner implements Runner {
     signal?.addEventListener('abort', onAbort, { once: true });
     let opened: OpenedConnection;
     try {
-      opened = await openConnection(spec, this.options.command, this.args, {
+      opened = await openConnection(spec, this.command, this.args, {
         ...connection,
         node,
         cwd,
