@@ -1,5 +1,5 @@
 /**
- * PROTOCOL-NOTES §1 "what fails one call" and "neither", on real children: the 33rd call in
+ * What fails one call, and what fails nothing, on real children: the 33rd call in
  * flight, the call over the rate, a reply too large for the worker and a late response each cost
  * one call or one frame; a full outbound queue only makes the producer wait.
  */

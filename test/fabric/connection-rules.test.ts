@@ -1,5 +1,5 @@
 /**
- * PROTOCOL-NOTES §1 "What closes a connection": each rule with a real child on a real socketpair.
+ * What closes a connection: each rule with a real child on a real socketpair.
  * A close must end the node: deregistered, its child reaped, its tasks failed.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * PROTOCOL-NOTES §1 "Hello": a refused hello gets its error, flushed, before the connection
+ * The hello: a refused hello gets its error, flushed, before the connection
  * closes (on a spawned connection and on the shared socket, through the same mechanism); the
  * 30 s and 5 s timeouts; a refused node never touches the node registered under its name.
  */

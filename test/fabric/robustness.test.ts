@@ -48,8 +48,8 @@ async function served(fabric = newFabric(), options: ServeOptions = {}) {
 
 const list = (id: number) => `{"v":3,"id":${id},"method":"agent.list"}`;
 
-describe('limits table (PROTOCOL-NOTES §1)', () => {
-  it('has the values of the notes', () => {
+describe('the limits table', () => {
+  it('has the documented values', () => {
     assert.equal(MAX_FRAME_BYTES, 34_603_008);
     assert.equal(OUTBOUND_QUEUE_FRAMES, 64);
     assert.equal(MAX_IN_FLIGHT_CALLS, 32);

@@ -1,5 +1,5 @@
 /**
- * PROTOCOL-NOTES §1's frame rules, line by line, on FrameCodec in memory (the connection-level
+ * The wire's frame rules, line by line, on FrameCodec in memory (the connection-level
  * closes are proven with real children in connection-rules.test.ts): the four shapes, exactly one
  * of method/result/error, ids, params, strictness at every depth, error kinds and their fields,
  * who may send what, task states, and the encoder's side of "a null result is a result".

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Dispatcher } from '../../main/jsonrpc/index.js';
 import { deferred, exchange, failure, notification, request, result, serveRaw, transportKinds } from './harness.js';
 
-// One test per batch rule of the seed ("JSON-RPC Batch Behavior"), each over every transport.
+// One test per JSON-RPC batch rule the gateway follows, each over every transport.
 
 /** A handler set that records the order in which handlers were invoked. */
 function recording() {

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { unixRequest } from '../helpers/http.js';
 import { NO_CREDIT, STREAMABLE_HEADERS, startMcpGateway, type McpGateway } from './helpers.js';
 
-/** Raw HTTP against `POST /mcp/{module}`: every status and body PROTOCOL-NOTES §2 fixes. */
+/** Raw HTTP against `POST /mcp/{module}`: every status and body the MCP route answers. */
 let gw: McpGateway;
 before(async () => {
   gw = await startMcpGateway(['echo', 'hidden', 'trap', 'big', 'loop', 'slow']);

@@ -1,4 +1,4 @@
-/** The per-connection limits of PROTOCOL-NOTES §1, by the names the original implementation uses. */
+/** The per-connection limits of the worker connection (frame size, calls in flight, rate, outbound queue, timeouts). */
 export { MAX_FRAME_BYTES, MAX_OPAQUE_BYTES } from '../wire/sizes.js';
 
 /** Frames waiting to be written; a producer past this waits (the slow reader is never closed). */

@@ -3,7 +3,7 @@
  * without the worker importing the broker's connection limits.
  */
 
-/** Longest line either end reads: 33 MiB, newline excluded (interim, ADR-0021 Q4). */
+/** Longest line either end reads: 33 MiB, newline excluded (an interim cap, kept until a smaller one is agreed). */
 export const MAX_FRAME_BYTES = 33 * 1024 * 1024;
 
 /** Each opaque TaskMetadata value (conversation, handoff, evidence): 32 MiB of raw JSON. */
