@@ -6,7 +6,7 @@ export const ROLES_REFUSED = 'fabric: roles are reached over the worker connecti
 
 /** What the role check needs of the broker (`Broker` has all three). */
 export interface RoleDirectory {
-  /** A registered participant (by its admitted name) or a virtual agent. */
+  /** A role (a long-lived participant by its admitted name, or a virtual agent), or any other live node (a virtual agent's worker): none is served over HTTP. */
   isRole(name: string): boolean;
   /** A task a local participant is running. */
   ownsTask(taskId: string): boolean;
