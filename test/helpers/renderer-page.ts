@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { APP_HOST, APP_SCHEME, serveAppRequest } from '../../main/app/app-protocol.js';
 import { REPO_ROOT } from './cli.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -16,46 +18,70 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-function transpile(path: string, module: ts.ModuleKind): string {
-  const source = readFileSync(join(REPO_ROOT, path), 'utf8');
-  return ts.transpileModule(source, {
-    compilerOptions: { module, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-    fileName: path,
-  }).outputText;
+let built: string | undefined;
+
+/**
+ * The renderer and the preload as `npm run build` makes them: tsc with tsconfig.build.json's
+ * options, over that config's files under renderer-demo/ and preload/ (and what they import),
+ * into a scratch package laid out like the real one (`renderer-demo/index.html`, `style.css`…,
+ * `out/renderer-demo/*.js`, `out/preload/index.cjs`). Built once per process; returns its root.
+ */
+export function builtApp(): string {
+  if (built !== undefined) return built;
+  const config = ts.getParsedCommandLineOfConfigFile(join(REPO_ROOT, 'tsconfig.build.json'), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(`tsconfig.build.json: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    },
+  });
+  if (!config) throw new Error('tsconfig.build.json could not be read');
+  const root = mkdtempSync(join(tmpdir(), 'chatty-renderer-build-'));
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  const ours = (file: string): boolean => /^(renderer-demo|preload)\//.test(relative(REPO_ROOT, file).split(sep).join('/'));
+  const program = ts.createProgram({ rootNames: config.fileNames.filter(ours), options: { ...config.options, outDir: join(root, 'out') } });
+  const result = program.emit();
+  const errors = result.diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
+  if (result.emitSkipped || errors.length > 0) throw new Error(`the renderer build failed: ${errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('; ')}`);
+  mkdirSync(join(root, 'renderer-demo'));
+  for (const file of readdirSync(join(REPO_ROOT, 'renderer-demo'))) {
+    if (!file.endsWith('.ts')) copyFileSync(join(REPO_ROOT, 'renderer-demo', file), join(root, 'renderer-demo', file));
+  }
+  built = root;
+  return root;
 }
 
 /**
- * Serves the real app page on loopback: index.html and style.css as they are, each renderer
- * module (`renderer-demo/*.ts`) compiled as the build compiles it, where the page expects the
- * build output (`/out/renderer-demo/*.js`). `extraPages` adds pages (or scripts) by path.
+ * Serves the built app page on loopback exactly as the app: protocol serves it (main/app's
+ * `serveAppRequest`: the same allow-list, the same headers, the CSP among them), at the same paths
+ * (`/renderer-demo/index.html`, `/out/renderer-demo/*.js`). `extraPages` adds test pages (or
+ * scripts) by path, served plainly, without the app's headers.
  */
 export async function serveDemo(extraPages: Record<string, string> = {}): Promise<{ base: string; server: Server }> {
-  const modules = new Map<string, string>();
-  for (const file of readdirSync(join(REPO_ROOT, 'renderer-demo'))) {
-    if (file.endsWith('.ts')) modules.set(`/out/renderer-demo/${file.replace(/\.ts$/, '.js')}`, transpile(`renderer-demo/${file}`, ts.ModuleKind.ESNext));
-  }
+  const root = builtApp();
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const send = (type: string, body: string): void => {
-      res.writeHead(200, { 'content-type': type });
-      res.end(body);
-    };
-    if (path === '/renderer-demo/index.html') return send('text/html', readFileSync(join(REPO_ROOT, 'renderer-demo/index.html'), 'utf8'));
-    if (path === '/renderer-demo/style.css') return send('text/css', readFileSync(join(REPO_ROOT, 'renderer-demo/style.css'), 'utf8'));
-    const module = modules.get(path);
-    if (module !== undefined) return send('text/javascript', module);
     const extra = extraPages[path];
-    if (extra !== undefined) return send(path.endsWith('.js') ? 'text/javascript' : 'text/html', extra);
-    res.writeHead(404).end();
+    if (extra !== undefined) {
+      res.writeHead(200, { 'content-type': path.endsWith('.js') ? 'text/javascript' : 'text/html' });
+      res.end(extra);
+      return;
+    }
+    void serveAppRequest({ url: `${APP_SCHEME}://${APP_HOST}${path}`, method: req.method ?? 'GET' }, root).then(
+      (answer) => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+      },
+      () => res.writeHead(500).end(),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { base: `http://127.0.0.1:${port}`, server };
 }
 
-/** The compiled preload (CommonJS), exactly what Electron would load. */
+/** The built preload (CommonJS), exactly what Electron would load. */
 export function preloadSource(): string {
-  return transpile('preload/index.cts', ts.ModuleKind.CommonJS);
+  return readFileSync(join(builtApp(), 'out', 'preload', 'index.cjs'), 'utf8');
 }
 
 export interface IpcLoopback {
@@ -87,7 +113,8 @@ export async function installPreload(page: Page, ipc: IpcLoopback): Promise<{ em
       };
       const require = (name) => { if (name !== 'electron') throw new Error('sandboxed preload cannot require ' + name); return electron; };
       const module = { exports: {} };
-      (function (require, module, exports) { ${preloadSource()} })(require, module, module.exports);
+      (function (require, module, exports) { ${preloadSource()}
+      })(require, module, module.exports);
     })();`;
   await page.addInitScript({ content: standIn });
   return {

@@ -1,7 +1,8 @@
 // What the renderer's browser tests share: a real gateway on a real socket, real plugin modules
 // (the WebAssembly fixtures, with their tools), a broker with the bundled agents (local-coder and
 // local-reviewer: `chatty-gateway worker`, the scripted agent, each task in a git worktree of a
-// fresh repository), the real bridge host, the real app page and preload in Debian Chromium.
+// fresh repository), the real bridge host, and the app page and preload as the build makes them,
+// served with the app: protocol's own headers (its CSP among them), in Debian Chromium.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -11,7 +12,8 @@ import type { Browser, Page } from 'playwright-core';
 import { bundledAgents } from '../../main/agents/bundled.js';
 import { BridgeHost } from '../../main/app/bridge/bridge-host.js';
 import type { Runner } from '../../main/broker/index.js';
-import { isAlive } from '../broker/helpers.js';
+import { LocalRunner } from '../../main/broker/runners/index.js';
+import { AGENT, isAlive } from '../broker/helpers.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { bindWindow, launchChromium, serveDemo } from '../helpers/renderer-page.js';
@@ -34,8 +36,10 @@ export interface AppFixture {
   /** Pids of every worker started so far. */
   pids(): number[];
   alive(): number[];
-  /** A new window (800×600) on the app page, bound to the host, loaded and ready. */
-  open(): Promise<Page>;
+  /** A new window (800×600) on the app page, bound to the host, loaded and ready; `clipboard` grants it the clipboard (reading it back too). */
+  open(options?: { clipboard?: boolean }): Promise<Page>;
+  /** The response headers the window's page came with. */
+  headers(page: Page): Record<string, string>;
   /** What went wrong in a window so far: uncaught errors, console errors (a CSP violation is one). */
   problems(page: Page): string[];
   close(): Promise<void>;
@@ -52,7 +56,15 @@ function observed(runner: Runner, pids: number[]): Runner {
   };
 }
 
-export async function startApp(): Promise<AppFixture> {
+export interface AppOptions {
+  /**
+   * Also publish `planner`: the broker tests' scriptable agent, whose task text is a JSON plan
+   * (`plan()` of test/broker/helpers.ts); it can ask several questions at once.
+   */
+  planner?: boolean;
+}
+
+export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
   const scratch = mkdtempSync(join(tmpdir(), 'chatty-renderer-'));
   const repo = join(scratch, 'repo');
   mkdirSync(repo);
@@ -69,6 +81,7 @@ export async function startApp(): Promise<AppFixture> {
   for (const agent of bundledAgents({ workspace: { kind: 'git', workspaceRoot, baseBranch: 'main' }, reapGraceMs: 1_000 })) {
     gw.gateway.withVirtualAgent(agent.name, observed(agent.runner, pids), agent.card);
   }
+  if (options.planner) gw.gateway.withVirtualAgent('planner', observed(new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], reapGraceMs: 1_000 }), pids));
   const demo: { base: string; server: Server } = await serveDemo({
     '/renderer-demo/framed.html': '<!doctype html><iframe src="/renderer-demo/inner.html"></iframe>',
     '/renderer-demo/inner.html': '<!doctype html><p>inner</p>',
@@ -79,6 +92,7 @@ export async function startApp(): Promise<AppFixture> {
   const browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
   const problems = new WeakMap<Page, string[]>();
+  const headers = new WeakMap<Page, Record<string, string>>();
   return {
     browser,
     gw,
@@ -89,8 +103,9 @@ export async function startApp(): Promise<AppFixture> {
     pids: () => [...pids],
     alive: () => pids.filter(isAlive),
     problems: (page) => problems.get(page) ?? [],
-    async open() {
-      const page = await browser.newPage({ viewport: { width: 800, height: 600 } });
+    headers: (page) => headers.get(page) ?? {},
+    async open(options = {}) {
+      const page = await browser.newPage({ viewport: { width: 800, height: 600 }, ...(options.clipboard ? { permissions: ['clipboard-read', 'clipboard-write'] } : {}) });
       const seen: string[] = [];
       problems.set(page, seen);
       page.on('pageerror', (err) => seen.push(`error: ${err.message}`));
@@ -98,7 +113,8 @@ export async function startApp(): Promise<AppFixture> {
         if (message.type() === 'error' || message.type() === 'warning') seen.push(`${message.type()}: ${message.text()}`);
       });
       await bindWindow(page, host);
-      await page.goto(pageUrl);
+      const response = await page.goto(pageUrl);
+      headers.set(page, response?.headers() ?? {});
       await page.waitForSelector('body[data-ready="true"]');
       return page;
     },
