@@ -76,7 +76,7 @@ function showAgents(agents: AgentSummary[], pick: (name: string) => void): void 
       h(
         'li',
         { className: 'agent' },
-        h('button', { className: 'link', attrs: { type: 'button', 'aria-label': `start a task on ${a.name}` }, on: { click: () => pick(a.name) } }, a.name),
+        h('button', { className: 'link', attrs: { type: 'button', 'aria-label': `choose ${a.name} for a new task` }, on: { click: () => pick(a.name) } }, a.name),
         h('span', { className: 'muted small', attrs: { title: a.description } }, a.description),
       ),
     ),

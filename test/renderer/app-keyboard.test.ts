@@ -54,7 +54,7 @@ async function startFromPrompt(page: Page, text: string): Promise<string> {
 
 /** Picks an agent with its sidebar button, from the keyboard: the composer gets it and the prompt the focus. */
 async function pickAgent(page: Page, agent: string): Promise<void> {
-  await tabTo(page, `#agents .agent button[aria-label="start a task on ${agent}"]`, true);
+  await tabTo(page, `#agents .agent button[aria-label="choose ${agent} for a new task"]`, true);
   await page.keyboard.press('Enter');
   assert.equal(await page.inputValue('#agent'), agent);
   assert.equal(await focused(page), 'prompt');
