@@ -37,3 +37,16 @@ test('new LocalRunner() with no command starts the same worker program; args wit
   assert.equal(result.response, 'started by a bare LocalRunner\n');
   assert.throws(() => new LocalRunner({ args: ['x'] }), /args without a command/);
 });
+
+test('inside Electron the default worker runs as Node even with an environment of its own (ELECTRON_RUN_AS_NODE kept)', async (t) => {
+  // Electron's marker, as the runner reads it when it is made; only the worker's environment is looked at.
+  Object.defineProperty(process.versions, 'electron', { value: '45.0.0', configurable: true });
+  t.after(() => delete (process.versions as Record<string, string | undefined>)['electron']);
+  broker.addVirtualAgent('in-electron', new LocalRunner({ env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } }), { description: 'the default worker' });
+  const root = new RootTransport(broker);
+  const stop = root.onApproval(async () => 'approved' as const);
+  t.after(stop);
+  const result = await root.invoke('in-electron', 'exec printenv ELECTRON_RUN_AS_NODE');
+  assert.equal(result.success, true, result.error);
+  assert.match(result.response, /^1$/m);
+});

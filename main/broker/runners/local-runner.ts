@@ -73,7 +73,8 @@ export class LocalRunner implements Runner {
     }
 
     const cwd = workspace?.dir;
-    const env = this.options.env ?? { ...workerEnv(process.env, cwd), ...this.extraEnv };
+    // The default worker inside Electron needs ELECTRON_RUN_AS_NODE whichever environment it is given.
+    const env = { ...(this.options.env ?? workerEnv(process.env, cwd)), ...this.extraEnv };
     let child: ChildProcess | undefined;
     const onAbort = () => {
       if (child) void endChild(child, this.reapGraceMs); // openConnection then fails, once the child is gone
