@@ -97,9 +97,13 @@ export class Broker {
   private readonly virtuals = new Map<string, VirtualAgent>();
   /** The long-lived participants' connections and children, by node name. */
   private readonly longLived = new Map<string, OpenedConnection>();
-  /** `openParticipant` calls not yet settled, and the children they spawned so far: `stop()` ends both. */
+  /**
+   * `openParticipant` calls not yet settled, and the children they spawned so far, each with how to
+   * cut its call short: `stop()` ends those children, waits for their exit (not for their stdio to
+   * close, which a process of theirs may hold), then ends the calls.
+   */
   private readonly opening = new Set<Promise<unknown>>();
-  private readonly spawning = new Set<ChildProcess>();
+  private readonly spawning = new Map<ChildProcess, (reason: Error) => void>();
   /** The tasks each long-lived participant runs (`task.run` sent, no outcome yet): where it works in each. */
   private readonly serving = new Map<string, Map<string, TaskScope>>();
   /** Invocations in flight, by the node that made them: a node's worker is reaped only after all of its own have settled. */
@@ -181,9 +185,11 @@ export class Broker {
     const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
     this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
     let child: ChildProcess | undefined;
+    let cutShort!: (reason: Error) => void;
+    const stopped = new Promise<never>((_, reject) => (cutShort = reject));
     let opened: OpenedConnection;
     try {
-      opened = await openConnection(spec, command, args, {
+      const connecting = openConnection(spec, command, args, {
         log: (message) => this.log(`${node.name}: ${message}`),
         ...this.options.serve,
         directory: this.directory,
@@ -195,9 +201,14 @@ export class Broker {
         onSpawn: (c) => {
           child = c;
           c.stdout?.resume();
-          this.spawning.add(c);
-          if (this.stopping) void endChild(c, this.graceMs);
+          this.spawning.set(c, cutShort);
+          if (this.stopping) void endChild(c, this.graceMs).then(() => cutShort(new Error('broker: stopping')));
         },
+      });
+      opened = await Promise.race([connecting, stopped]).catch((err: unknown) => {
+        // Cut short by stop(): `connecting` settles on its own later (once the child's stdio has closed).
+        void connecting.then((late) => late.connection.close('the broker is stopping'), () => {});
+        throw err;
       });
     } catch (err) {
       this.ended(node.name);
@@ -319,8 +330,10 @@ export class Broker {
     this.stopping = new Promise<void>((resolve) => (begin = resolve)).then(async () => {
       for (const controller of this.rootCalls) controller.abort(new Error('the broker is stopping'));
       for (const opened of this.longLived.values()) opened.connection.close('the broker is stopping');
-      for (const child of this.spawning) void endChild(child, this.graceMs);
+      // A child still being opened is ended and waited for until it exits; its call is then cut short.
+      const opening = [...this.spawning].map(([child, cutShort]) => endChild(child, this.graceMs).then(() => cutShort(new Error('broker: stopping'))));
       await this.settleAll();
+      await Promise.all(opening);
       await Promise.allSettled([...this.opening]);
       await Promise.all([...this.longLived.values()].map((opened) => endChild(opened.child, this.graceMs)));
     });

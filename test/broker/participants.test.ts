@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -161,6 +163,29 @@ describe("a participant's life", () => {
       assert.ok(!isAlive(pid), 'stop() ends it, SIGTERM ignored or not');
     } finally {
       await t.close();
+    }
+  });
+
+  it("stop() while one is being opened ends its child and waits for its exit, not for a process of the child's that keeps its stdio", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-opening-'));
+    const fifo = join(dir, 'pids');
+    execFileSync('mkfifo', [fifo]);
+    const t = startBroker([]);
+    let background = 0;
+    try {
+      // Never says hello; its background sleep inherits its stdout and stderr and outlives it.
+      const opening = t.broker.openParticipant('slow', '/bin/sh', ['-c', 'sleep 30 & echo "$$ $!" > "$FIFO"; exec sleep 60'], { env: { ...process.env, FIFO: fifo } });
+      opening.catch(() => {});
+      const [child, bg] = (await readFile(fifo, 'utf8')).trim().split(' ').map(Number) as [number, number];
+      background = bg;
+      await t.broker.stop();
+      assert.ok(!isAlive(child), 'the child the broker started was reaped');
+      assert.ok(isAlive(background), 'stop() did not wait for the background process holding its stdio');
+      await assert.rejects(opening, /broker: stopping/);
+    } finally {
+      if (background && isAlive(background)) process.kill(background, 'SIGKILL');
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
