@@ -21,7 +21,7 @@ import { checkDelegation } from './delegation.js';
 import { HumanLoop, type Clarification } from './human-loop.js';
 import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
 import { NodeTable, ROOT, type NodeState } from './nodes.js';
-import { endChild } from './runners/end-child.js';
+import { endChild, exitOf } from './runners/end-child.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 
@@ -95,7 +95,7 @@ export class Broker {
   private readonly nodes = new NodeTable();
   private readonly mail: Mailboxes;
   private readonly virtuals = new Map<string, VirtualAgent>();
-  /** The long-lived participants' connections and children, by node name. */
+  /** The long-lived participants' connections and children, by node name, until each child has exited. */
   private readonly longLived = new Map<string, OpenedConnection>();
   /**
    * `openParticipant` calls not yet settled, and the children they spawned so far, each with how to
@@ -225,6 +225,8 @@ export class Broker {
     }
     this.longLived.set(node.name, opened);
     void opened.connection.closed.then(() => this.ended(node.name));
+    // Kept until its child has exited (not merely its connection closed): stop() reaps one that ignores SIGTERM.
+    void exitOf(opened.child).then(() => this.longLived.delete(node.name));
     return opened;
   }
 

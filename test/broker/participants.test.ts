@@ -166,6 +166,25 @@ describe("a participant's life", () => {
     }
   });
 
+  it('one whose child has exited is forgotten: no connection, child or stderr buffer is kept for it', async () => {
+    const t = startBroker([]);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const opened = await t.broker.openParticipant('gone', process.execPath, ['--import', 'tsx', AGENT, '--serve-many']);
+        const exited = new Promise((resolve) => opened.child.once('exit', resolve));
+        opened.child.kill('SIGKILL');
+        await exited; // the broker's own 'exit' listener was added first, so it has run
+        await opened.connection.closed;
+      }
+      await openCoder(t);
+      const kept = (t.broker as unknown as { longLived: Map<string, unknown> }).longLived;
+      assert.deepEqual([...kept.keys()], ['coder-0']);
+      assert.deepEqual((await t.root.listAgents()).map((a) => a.name), ['coder-0']);
+    } finally {
+      await t.close();
+    }
+  });
+
   it("stop() while one is being opened ends its child and waits for its exit, not for a process of the child's that keeps its stdio", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatty-opening-'));
     const fifo = join(dir, 'pids');
