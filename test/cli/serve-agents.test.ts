@@ -1,8 +1,9 @@
 /**
  * `chatty-gateway serve` with its agents and the terminal root, through the real bin: the ready
  * line's agents, `--agent NAME=COMMAND`, tasks typed on its prompt (piped stdin, driven by what
- * it prints), approvals per `--approvals`, an MCP client on the socket meanwhile, and a stop with
- * a task running that leaves no worker behind.
+ * it prints), approvals per `--approvals`, an MCP client on the socket meanwhile, a stop with
+ * a task running that leaves no worker behind, and a hostile worker whose words reach stderr only
+ * made printable.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -384,6 +385,54 @@ test('on a real pseudo-terminal: a live status row shows the delegation chain an
   const status = await ended;
   child.stdin.end();
   assert.equal(status.code, 0, terminalRows(seen).join('\n'));
+});
+
+/** A worker that puts escape sequences and control characters into every channel the terminal shows (test/cli/fixtures/hostile-worker.ts). */
+const HOSTILE = [process.execPath, '--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./fixtures/hostile-worker.ts', import.meta.url))].map(shellWord).join(' ');
+/** A worker that dies before its hello, its stderr (quoted in the failure) setting the title. */
+const CRASHING = `printf 'boom\\033]2;STDERR-TITLE\\007\\033[2K\\n' >&2; exit 3`;
+/** Every character that would make a terminal do something rather than show it (new lines aside). */
+const UNSAFE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+test('a hostile worker cannot rewrite the approval prompt or reach the terminal through any line; a broker line while the approval waits is a line of its own', { timeout: 60_000 }, async () => {
+  const fifo = join(dir('chatty-serve-fifo-'), 'go');
+  execFileSync('mkfifo', [fifo]);
+  const s = await serve(['--no-bundled-agents', '--approvals', 'prompt', '--agent', `hostile=${HOSTILE}`, '--agent', `crashing=${CRASHING}`], dir('chatty-serve-plain-'));
+  s.type(`hostile approve ${fifo}`);
+  await s.shows('approve? [y/N] ');
+  // The approval waits: the worker now sends an event the broker logs.
+  await writeFile(fifo, 'go\n');
+  await s.shows('chatty-gateway: broker: ');
+  await s.shows('approve? [y/N] ', 2); // shown again below the broker's line
+  const steps: [string, string][] = [
+    ['n', 'task #1 (hostile) completed\n'],
+    ['hostile text', 'task #2 (hostile) completed\n'],
+    ['hostile ask', 'answer (a number, or your own words): '],
+    ['1', 'task #3 (hostile) completed\n'],
+    ['hostile fail', 'task #4 (hostile) did not complete: '],
+    ['crashing go', 'boom'],
+  ];
+  for (const [line, then] of steps) {
+    s.type(line);
+    await s.shows(then);
+  }
+  assert.equal((await s.stop()).code, 0, s.stderr());
+
+  const stderr = s.stderr();
+  const lines = stderr.split('\n');
+  const bad = lines.find((line) => UNSAFE.test(line));
+  assert.equal(bad, undefined, `a line the terminal would obey: ${JSON.stringify(bad)}\n${stderr}`);
+  assert.ok(
+    stderr.includes('chatty-gateway: hostile-0 (root → hostile) asks to run: "ls\\u001b[2K\\r  approved: harmless\\u001b]2;APPROVAL-TITLE\\u0007 && rm -rf /tmp/nothing"\n  approve? [y/N] '),
+    stderr,
+  );
+  // The broker's line never lands inside the question: each row with the question is the question alone (or with its answer).
+  for (const line of lines.filter((l) => l.includes('approve?'))) assert.ok(line === '  approve? [y/N] ' || line === '  approve? [y/N] n', `a line mixed into the question: ${JSON.stringify(line)}`);
+  assert.ok(stderr.includes('  #1 | verdict denied\n'), stderr);
+  assert.ok(stderr.includes('  #2 [hostile-1] step2J\n'), stderr);
+  assert.ok(stderr.includes('  #2 | plain  after A2;C1-TITLEB\n'), stderr);
+  assert.ok(stderr.includes('asks: Q?\n  1) ared\n'), stderr);
+  assert.ok(stderr.includes('did not complete: reasonRED\n'), stderr);
 });
 
 describe('serve --agent usage errors exit 2 with the usage line', () => {

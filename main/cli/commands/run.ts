@@ -1,7 +1,7 @@
 import { bundledAgents, detectWorkspace } from '../../agents/bundled.js';
 import { Broker, RootCallError, RootTransport, type RootInvokeResult } from '../../broker/index.js';
 import { failure } from '../failure.js';
-import { attachTerminalRoot, defaultApprovalsMode, ProgressPrinter, type ApprovalsMode } from '../terminal-root/index.js';
+import { attachTerminalRoot, defaultApprovalsMode, printable, ProgressPrinter, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface RunOptions {
   agent: string;
@@ -12,7 +12,7 @@ export interface RunOptions {
 
 export interface RunIo {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: NodeJS.WritableStream;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream;
 }
 
@@ -31,12 +31,16 @@ export const NOT_COMPLETED_EXIT = 1;
  */
 export async function runRun(options: RunOptions, io: RunIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const mode = options.approvals ?? defaultApprovalsMode(io.stdin);
+  // Every stderr line may quote a worker (a failure reason, mail, its stderr in a broker line): made printable.
+  const say = (line: string): void => void io.stderr.write(`chatty-gateway: ${printable(line)}\n`);
+  // The artifact text as it came when stdout is a file or a pipe; on a terminal, made printable.
+  const text = io.stdout.isTTY === true ? writer((chunk) => io.stdout.write(printable(chunk))) : io.stdout;
   let broker: Broker;
   try {
     const workspace = await detectWorkspace(process.cwd());
     broker = new Broker({
       root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
-      log: (line) => io.stderr.write(`chatty-gateway: broker: ${line}\n`),
+      log: (line) => say(`broker: ${line}`),
     });
     for (const agent of bundledAgents({ workspace })) broker.addVirtualAgent(agent.name, agent.runner, agent.card);
   } catch (err) {
@@ -44,12 +48,13 @@ export async function runRun(options: RunOptions, io: RunIo = { stdin: process.s
   }
   const root = new RootTransport(broker);
   const terminal = attachTerminalRoot(root, { approvals: mode, input: io.stdin, output: io.stderr });
-  const progress = new ProgressPrinter(options.agent, { output: io.stderr, ...(options.json ? {} : { text: io.stdout }) });
+  const progress = new ProgressPrinter(options.agent, { output: io.stderr, ...(options.json ? {} : { text }) });
 
   const cancel = new AbortController();
   const onSigint = (): void => {
     if (cancel.signal.aborted) process.exit(130);
-    io.stderr.write('\nchatty-gateway: cancelling (Ctrl-C again to quit at once)\n');
+    io.stderr.write('\n');
+    say('cancelling (Ctrl-C again to quit at once)');
     cancel.abort(new Error('cancelled with Ctrl-C'));
   };
   process.on('SIGINT', onSigint);
@@ -61,26 +66,26 @@ export async function runRun(options: RunOptions, io: RunIo = { stdin: process.s
     progress.finish();
     code = result.success ? 0 : result.cancelled_by_user ? 130 : NOT_COMPLETED_EXIT;
   } catch (err) {
-    code = err instanceof RootCallError ? await refused(err, root, io) : failure(err);
+    code = err instanceof RootCallError ? await refused(err, root, say) : failure(err);
   } finally {
     terminal.close();
-    await broker.stop().catch((err: unknown) => io.stderr.write(`chatty-gateway: stopping the broker: ${(err as Error)?.message ?? String(err)}\n`));
+    await broker.stop().catch((err: unknown) => say(`stopping the broker: ${(err as Error)?.message ?? String(err)}`));
     process.off('SIGINT', onSigint);
   }
 
   if (result) {
     if (options.json) io.stdout.write(`${JSON.stringify(result)}\n`);
     else {
-      for (const message of result.messages) io.stderr.write(`chatty-gateway: mail: ${message}\n`);
-      if (!result.success) io.stderr.write(`chatty-gateway: ${options.agent} did not complete: ${result.error ?? (result.cancelled_by_user ? 'cancelled' : 'no reason given')}\n`);
+      for (const message of result.messages) say(`mail: ${message}`);
+      if (!result.success) say(`${options.agent} did not complete: ${result.error ?? (result.cancelled_by_user ? 'cancelled' : 'no reason given')}`);
     }
   }
   return code;
 }
 
 /** A refused call (an unknown agent: with the names there are) is one stderr line, exit 1. */
-async function refused(err: RootCallError, root: RootTransport, io: RunIo): Promise<number> {
+async function refused(err: RootCallError, root: RootTransport, say: (line: string) => void): Promise<number> {
   const known = err.error.kind === 'unknown_agent' ? ` (the agents here: ${(await root.listAgents()).map((a) => a.name).join(', ')})` : '';
-  io.stderr.write(`chatty-gateway: ${err.message}${known}\n`);
+  say(`${err.message}${known}`);
   return 1;
 }

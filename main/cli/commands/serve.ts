@@ -9,7 +9,7 @@ import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../failure.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
-import { attachTerminalRoot, defaultApprovalsMode, LineQueue, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
+import { attachTerminalRoot, defaultApprovalsMode, LineQueue, printable, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface ServeOptions {
   modulesDir?: string | undefined;
@@ -38,12 +38,13 @@ export interface CommandAgent {
 /** The environment variable that holds the remote runner's bearer token. */
 export const REMOTE_RUNNER_TOKEN_ENV = 'CHATTY_REMOTE_RUNNER_TOKEN';
 
-const say = (line: string): void => {
-  process.stderr.write(`chatty-gateway: ${line}\n`);
-};
-
 /** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
 export async function runServe(options: ServeOptions): Promise<number> {
+  // The gateway's own lines (the broker's among them, which may quote a worker's stderr), made
+  // printable; once the screen is there they go through it, so that none lands inside a question
+  // waiting for its answer.
+  let sayTo: NodeJS.WritableStream = process.stderr;
+  const say = (line: string): void => void sayTo.write(`chatty-gateway: ${printable(line)}\n`);
   let stopRequested: Promise<NodeJS.Signals>;
   let gateway: ProtocolGateway;
   let modules: ModuleRegistry | undefined;
@@ -105,6 +106,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const tty = process.stdin.isTTY === true;
   const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
   const screen = new Screen(process.stderr, tty && process.stderr.isTTY && lines !== undefined ? process.stdin : undefined);
+  sayTo = screen.lines;
   const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}) });
   const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
@@ -155,6 +157,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   terminal.close();
   lines?.close();
   screen.close();
+  sayTo = process.stderr;
   try {
     await modules.close();
   } catch (err) {

@@ -10,3 +10,4 @@ export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
 export { LineQueue } from './line-queue.js';
 export { describeApproval, describeAsker, describeQuestions } from './describe.js';
 export { Screen, writer } from './screen.js';
+export { exactly, fitColumns, printable } from './safe-text.js';

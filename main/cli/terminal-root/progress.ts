@@ -1,4 +1,5 @@
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
+import { printable } from './safe-text.js';
 
 export interface ProgressPrinterOptions {
   /** Where the steps go, one line each (default stderr). */
@@ -19,7 +20,8 @@ export interface ProgressPrinterOptions {
  * each step as `[<node>] <step>` (a scripted agent's own callees' steps arrive as
  * `<callee>: <step>`, so the delegation chain reads along the line), or, when `status` is given,
  * each step handed to it with the chain taken apart (`['local-coder-0', 'local-reviewer-0']`,
- * `running npm test`); and, when `text` is given, the artifact text as it streams.
+ * `running npm test`); and, when `text` is given, the artifact text as it streams (as it came: the
+ * caller makes it printable when it goes to a terminal).
  */
 export class ProgressPrinter {
   private node: string | undefined;
@@ -38,17 +40,22 @@ export class ProgressPrinter {
   readonly event = (event: ProgressEvent): void => {
     if ('Admitted' in event) {
       this.node = event.Admitted;
-      this.output.write(`${this.indent}${event.Admitted} started\n`);
+      this.line(`${event.Admitted} started`);
       this.options.status?.([event.Admitted], 'started');
     } else if ('Step' in event) {
       if (this.options.status) this.options.status(...chainOf(this.node ?? this.agent, event.Step));
-      else this.output.write(`${this.indent}[${this.node ?? this.agent}] ${event.Step}\n`);
+      else this.line(`[${this.node ?? this.agent}] ${event.Step}`);
     } else if (this.options.text) {
       if (event.Text === '') return;
       this.options.text.write(event.Text);
       this.textEndsLine = event.Text.endsWith('\n');
     }
   };
+
+  /** One step line, made printable (a worker names its steps), whatever the output: one row, never an escape sequence. */
+  private line(text: string): void {
+    this.output.write(`${this.indent}${printable(text).replaceAll(/[\n\t]/g, ' ')}\n`);
+  }
 
   /** Ends the streamed text with a new line if it did not end with one. */
   finish(): void {

@@ -2,6 +2,7 @@ import type { AnswerInput } from '../../broker/human-loop.js';
 import type { ApprovalRequest, QuestionToRoot, Verdict } from '../../broker/index.js';
 import { describeApproval, describeAsker } from './describe.js';
 import { LineQueue } from './line-queue.js';
+import { printable } from './safe-text.js';
 
 export interface PrompterOptions {
   /** Where answers are read (default stdin). */
@@ -84,8 +85,9 @@ export class TerminalPrompter {
     return this.inTurn(signal, [], async () => {
       const answers: AnswerInput[] = [];
       for (const question of request.questions) {
-        this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${question.question}\n`);
-        question.options.forEach((option, i) => this.write(`  ${i + 1}) ${option}\n`));
+        // A question of several lines reads indented below its first, and each option is one line, so neither can pass for a line of the gateway's own.
+        this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${question.question.replaceAll('\n', '\n    ')}\n`);
+        question.options.forEach((option, i) => this.write(`  ${i + 1}) ${option.replaceAll(/[\n\t]/g, ' ')}\n`));
         for (;;) {
           this.write(question.options.length > 0 ? '  answer (a number, or your own words): ' : '  answer: ');
           const line = await this.read(signal);
@@ -128,7 +130,8 @@ export class TerminalPrompter {
     return value;
   }
 
+  /** Writes what may hold a worker's words (the question, the options, who asks) made printable first, whatever the output. */
   private write(text: string): void {
-    this.output.write(text);
+    this.output.write(printable(text));
   }
 }

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { fitColumns, printable } from './safe-text.js';
 
 /** What the bottom row holds, when it is a row left unfinished. */
 type Bottom = 'prompter' | 'live' | 'text';
@@ -21,8 +22,11 @@ const DEFAULT_COLUMNS = 80;
  * task's text is shown as it streams: a partial line at once, on the bottom row in place of the
  * live row, which comes back below once the line is complete. A question waiting keeps the bottom
  * row; text that comes meanwhile is shown as whole lines above it, and a partial line once the
- * question is answered. Text and status are stripped of control characters other than new lines
- * and tabs, so that what a worker sends cannot move the cursor or rewrite the terminal.
+ * question is answered. Everything written (text, status, the prompter's and the other lines,
+ * terminal or not) is stripped of escape sequences and control characters other than new lines and
+ * tabs (`printable`), so that what a worker sends cannot move the cursor or rewrite the terminal. The
+ * live row is cut to the terminal's width in display columns, and cut again when the width changes
+ * (a terminal that re-wraps the old row as it narrows may keep its first part above).
  */
 export class Screen {
   /** What has been written after the last new line, and whose it is. */
@@ -36,6 +40,7 @@ export class Screen {
   /** Each running task's status, on a terminal. */
   private readonly statuses = new Map<number, string>();
   private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
+  private readonly onResize = (): void => this.redraw();
 
   readonly prompts: Writable;
   readonly lines: Writable;
@@ -45,8 +50,10 @@ export class Screen {
     private readonly out: NodeJS.WritableStream & { columns?: number },
     private readonly terminal: NodeJS.ReadableStream | undefined,
   ) {
-    this.prompts = writer((text) => this.fromPrompter(text));
-    this.lines = writer((text) => this.fromLines(text));
+    // Whatever comes in (a worker's words inside a prompt, a failure reason, a broker line quoting a
+    // worker's stderr) is made printable here, before it reaches the output, terminal or not.
+    this.prompts = writer((text) => this.fromPrompter(printable(text)));
+    this.lines = writer((text) => this.fromLines(printable(text)));
     if (terminal) {
       this.onInput = (chunk) => {
         if (!/[\r\n]/.test(String(chunk))) return;
@@ -54,6 +61,8 @@ export class Screen {
         this.redraw();
       };
       terminal.on('data', this.onInput);
+      // The terminal's width changed: the live row is cut to the new width and drawn again.
+      out.on('resize', this.onResize);
     } else this.onInput = undefined;
   }
 
@@ -70,7 +79,7 @@ export class Screen {
 
   /** Task `id`'s artifact text, as it streams. */
   text(id: number, chunk: string): void {
-    const text = this.terminal ? printable(chunk) : chunk;
+    const text = printable(chunk);
     if (text === '') return;
     if (this.partialOf === 'text' && this.openText === id) {
       this.emit(prefixed(id, text, false), 'text');
@@ -112,6 +121,7 @@ export class Screen {
     if (this.partialOf === 'text' && this.openText !== undefined) this.endText(this.openText);
     this.redraw();
     if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
+    if (this.terminal) this.out.off('resize', this.onResize);
   }
 
   private fromPrompter(text: string): void {
@@ -151,16 +161,14 @@ export class Screen {
     this.emit(live, 'live');
   }
 
-  /** `[#1 local-coder-0 ▸ running npm test │ #2 …] > `, cut to fit one row; `> ` alone when no task runs. */
+  /** `[#1 local-coder-0 ▸ running npm test │ #2 …] > `, cut to fit one row (in display columns: a wide character takes two); `> ` alone when no task runs. */
   private liveRow(): string {
     const prompt = this.waiting ? '> ' : '';
     if (this.statuses.size === 0) return prompt;
     const columns = this.out.columns || DEFAULT_COLUMNS;
     const room = Math.max(8, columns - 1 - prompt.length - 3);
-    const status = [...this.statuses.values()].join(' │ ');
-    const chars = [...status];
-    const shown = chars.length <= room ? status : `${chars.slice(0, room - 1).join('')}…`;
-    return `[${shown}]${prompt === '' ? '' : ` ${prompt}`}`;
+    const status = fitColumns([...this.statuses.values()].join(' │ '), room);
+    return `[${status}]${prompt === '' ? '' : ` ${prompt}`}`;
   }
 
   /** Ends the unfinished bottom row to write below or over it: a partial line of text is ended, a question's or the live row erased on a terminal, else a new line. */
@@ -193,11 +201,6 @@ function prefixed(id: number, text: string, atLineStart: boolean): string {
   const tag = `  #${id} | `;
   const parts = text.split('\n');
   return parts.map((part, i) => ((i > 0 || atLineStart) && !(i === parts.length - 1 && part === '') ? `${tag}${part}` : part)).join('\n');
-}
-
-/** Text as a terminal may show it: escape sequences and control characters other than new line and tab removed. */
-function printable(text: string): string {
-  return text.replace(/\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)?/g, '').replace(/[\x00-\x08\x0b-\x1f\x7f\x9b]/g, '');
 }
 
 /** A stream whose writes are handed to `write` at once, in order. */

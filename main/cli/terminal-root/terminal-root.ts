@@ -3,6 +3,7 @@ import type { ApprovalsMode } from './approvals-mode.js';
 import { describeApproval, describeAsker } from './describe.js';
 import type { LineQueue } from './line-queue.js';
 import { TerminalPrompter } from './prompter.js';
+import { printable } from './safe-text.js';
 
 export interface TerminalRootOptions {
   /** How approvals are answered (see `ApprovalsMode`). */
@@ -30,12 +31,14 @@ export interface TerminalRoot {
  * quoting the question).
  */
 export function attachTerminalRoot(root: RootTransport, options: TerminalRootOptions): TerminalRoot {
-  const output = options.output ?? process.stderr;
+  const out = options.output ?? process.stderr;
+  // A line may quote a worker (what it asks to run, its mail): made printable, whatever the output.
+  const output = { write: (line: string): boolean => out.write(printable(line)) };
   const prefix = options.prefix ?? 'chatty-gateway: ';
   const off: (() => void)[] = [];
   let prompter: TerminalPrompter | undefined;
   if (options.approvals === 'prompt') {
-    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output, prefix, ...(options.lines ? { lines: options.lines } : {}) }));
+    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output: out, prefix, ...(options.lines ? { lines: options.lines } : {}) }));
     off.push(root.onApproval((request, signal) => p.approve(request, signal)));
     off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
   } else {
@@ -47,7 +50,7 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
       }),
     );
   }
-  off.push(root.onMessage((message) => output.write(`${prefix}message from ${message.from}: ${message.text}\n`)));
+  off.push(root.onMessage((message) => output.write(`${prefix}message from ${message.from}: ${message.text.replaceAll('\n', '\n    ')}\n`)));
   return {
     close() {
       for (const unsubscribe of off.splice(0)) unsubscribe();
