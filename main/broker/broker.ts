@@ -11,6 +11,7 @@ import {
   type OpenedConnection,
   type Participant,
   type ParticipantConnection,
+  type RunningTask,
   type ServeOptions,
 } from '../fabric/admission/index.js';
 import type { AgentInfo, InvokeResult, ProgressEvent, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
@@ -499,9 +500,11 @@ export class Broker {
   }
 
   /**
-   * Runs one task on a connection. If `signal` aborts, the task's `task.run` gets a `req.cancel`;
-   * a worker that has not answered within the grace period ends the task `canceled` here (a task
-   * worker is then reaped by its caller; a long-lived participant is left running).
+   * Runs one task on a connection. If `signal` aborts, the task's `task.run` gets a `req.cancel`
+   * (as soon as it is out: it may wait for room in a full outbound queue); a worker that has not
+   * answered within the grace period, or has not even been sent the task by then, ends the task
+   * `canceled` here (a task worker is then reaped by its caller; a long-lived participant is left
+   * running).
    */
   private async runTask(
     connection: ParticipantConnection,
@@ -512,20 +515,35 @@ export class Broker {
   ): Promise<TaskOutcome> {
     this.liveTasks.add(params.taskId);
     try {
-      const running = await connection.runTask(params, onEvent);
-      sent?.();
       return await new Promise<TaskOutcome>((resolve) => {
+        const name = connection.node.name;
+        let running: RunningTask | undefined;
+        let settled = false;
         let timer: NodeJS.Timeout | undefined;
-        const onAbort = (): void => {
-          void connection.cancelTask(running.id);
-          timer = setTimeout(() => resolve({ state: 'canceled', message: `cancelled: ${connection.node.name} did not end its task within ${this.graceMs} ms` }), this.graceMs);
-        };
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
-        void running.outcome.then((outcome) => {
+        const settle = (outcome: TaskOutcome): void => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
           resolve(outcome);
+        };
+        // Installed before the task.run waits for room, so that a full queue cannot hold off the abort.
+        const onAbort = (): void => {
+          if (running) void connection.cancelTask(running.id);
+          timer = setTimeout(() => {
+            const message = running ? `${name} did not end its task within ${this.graceMs} ms` : `${name} could not be sent the task within ${this.graceMs} ms`;
+            settle({ state: 'canceled', message: `cancelled: ${message}` });
+          }, this.graceMs);
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+        void connection.runTask(params, onEvent).then((task) => {
+          running = task;
+          // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
+          if (signal.aborted) void connection.cancelTask(task.id);
+          if (settled) return;
+          sent?.();
+          void task.outcome.then(settle);
         });
       });
     } finally {

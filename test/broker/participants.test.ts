@@ -17,6 +17,12 @@ import { AGENT, ProgressLog, isAlive, plan, splitJson, startBroker, type TestBro
 
 const QUESTION = [{ id: 'q1', question: 'Which database?', options: ['Postgres', 'SQLite'] }];
 const LATE_HELLO = fileURLToPath(new URL('./children/late-hello.ts', import.meta.url));
+const FLOOD = fileURLToPath(new URL('./children/flood.ts', import.meta.url));
+
+/** Resolves once `condition` holds, checked on every turn of the event loop (for a state that, once reached, stays). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /** Opens `coder-0`, a participant that serves every task as it comes; resolves its pid. */
 async function openCoder(t: TestBroker): Promise<number> {
@@ -161,6 +167,30 @@ describe("a participant's life", () => {
       assert.equal((await t.root.invoke('coder-0', plan({ echo: 'next task' }))).response, 'next task');
       await t.broker.stop();
       assert.ok(!isAlive(pid), 'stop() ends it, SIGTERM ignored or not');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("the root's abort cancels a task waiting for room in a participant's full outbound queue", async () => {
+    const t = startBroker([]);
+    try {
+      const opened = await t.broker.openParticipant('flood', process.execPath, ['--import', 'tsx', FLOOD]);
+      const queue = opened.connection.outbound;
+      await until(() => queue.waiters > 0); // answers wait for room: the reader never drains it
+      const waiting = queue.waiters;
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const call = t.root.invoke('flood-0', 'anything', { onProgress: progress.push, signal: controller.signal });
+      await until(() => queue.waiters > waiting); // the task.run waits for room too
+      controller.abort();
+      const result = await call;
+      assert.equal(result.success, false);
+      assert.equal(result.cancelled_by_user, true);
+      assert.equal(result.error, 'cancelled: flood-0 could not be sent the task within 1000 ms');
+      assert.ok(!progress.events.some((e) => 'Admitted' in e), 'the task was never sent');
+      const serving = (t.broker as unknown as { serving: Map<string, unknown> }).serving;
+      assert.deepEqual([...serving.keys()], []);
     } finally {
       await t.close();
     }
