@@ -185,6 +185,38 @@ describe('Screen', () => {
     assert.equal(out.written, '  #1 | plain  after\nchatty-gateway: mail 2J\n');
   });
 
+  test('on a terminal a waiting question is left alone: what comes meanwhile is shown once it is answered', () => {
+    const out = tty(80);
+    const input = new EventEmitter();
+    const screen = new Screen(out, input as never);
+    screen.commandWaits(true);
+    screen.status(1, '#1 a-0 ▸ working');
+    screen.prompts.write('chatty-gateway: b-0 (root → b) asks to run: ls\n');
+    screen.prompts.write('  approve? [y/N] ');
+    const asked = out.written;
+    screen.lines.write('chatty-gateway: broker: a line\n');
+    screen.text(1, 'one\ntw');
+    screen.status(1, '#1 a-0 ▸ still working');
+    screen.prompts.write('chatty-gateway: message from a-0: hi\n');
+    assert.equal(out.written, asked, 'nothing written below or over the question while it waits');
+    out.written += 'y\r\n'; // the terminal echoes what is typed, Enter included
+    input.emit('data', 'y\n');
+    screen.prompts.write('  approved\n');
+    screen.close();
+    const rows = rowsOf(out.written, 80);
+    const at = rows.indexOf('  approve? [y/N] y');
+    assert.ok(at > 0, rows.join('\n'));
+    assert.deepEqual(rows.slice(at - 1, at + 6), [
+      'chatty-gateway: b-0 (root → b) asks to run: ls',
+      '  approve? [y/N] y',
+      'chatty-gateway: broker: a line',
+      '  #1 | one',
+      'chatty-gateway: message from a-0: hi',
+      '  #1 | tw',
+      '  approved',
+    ]);
+  });
+
   test('a status row of wide characters fits the row: measured in display columns, it never wraps', () => {
     const out = tty(40);
     const screen = new Screen(out, new EventEmitter() as never);

@@ -10,8 +10,8 @@ const DEFAULT_COLUMNS = 80;
 /**
  * `serve`'s stderr, shared by the prompter (`prompts`), whole lines (`lines`) and the running
  * tasks' artifact text (`text`) and status (`status`), so that nothing lands in the middle of a
- * question waiting for its answer: a line is written on a line of its own and the waiting question
- * is shown again below it (on a terminal the question's row is erased and redrawn).
+ * question waiting for its answer: piped, a line is written on a line of its own and the waiting
+ * question is shown again below it; on a terminal it waits until the question is answered.
  *
  * Not on a terminal (piped), one line per event: a task's text is shown line by line, each line
  * once it is complete, tagged `  #<n> | `; there is no status.
@@ -21,12 +21,13 @@ const DEFAULT_COLUMNS = 80;
  * delegation chain, then the current step), and `> ` while the command line waits for a task. A
  * task's text is shown as it streams: a partial line at once, on the bottom row in place of the
  * live row, which comes back below once the line is complete. A question waiting keeps the bottom
- * row; text that comes meanwhile is shown as whole lines above it, and a partial line once the
- * question is answered. Everything written (text, status, the prompter's and the other lines,
- * terminal or not) is stripped of escape sequences and control characters other than new lines and
- * tabs (`printable`), so that what a worker sends cannot move the cursor or rewrite the terminal. The
- * live row is cut to the terminal's width in display columns, and cut again when the width changes
- * (a terminal that re-wraps the old row as it narrows may keep its first part above).
+ * row, untouched: what the human types there stays shown and nothing scrolls the question away;
+ * the lines and text that come meanwhile are shown once it is answered. Everything written (text,
+ * status, the prompter's and the other lines, terminal or not) is stripped of escape sequences and
+ * control characters other than new lines and tabs (`printable`), so that what a worker sends
+ * cannot move the cursor or rewrite the terminal. The live row is cut to the terminal's width in
+ * display columns, and cut again when the width changes (a terminal that re-wraps the old row as
+ * it narrows may keep its first part above).
  */
 export class Screen {
   /** What has been written after the last new line, and whose it is. */
@@ -37,6 +38,8 @@ export class Screen {
   private waiting = false;
   /** Each task's text not shown yet (a partial line), in the order they came. */
   private readonly held = new Map<number, string>();
+  /** On a terminal, the whole lines that came while a question waited, shown once it is answered. */
+  private readonly heldLines: string[] = [];
   /** Each running task's status, on a terminal. */
   private readonly statuses = new Map<number, string>();
   private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
@@ -58,6 +61,7 @@ export class Screen {
       this.onInput = (chunk) => {
         if (!/[\r\n]/.test(String(chunk))) return;
         this.set('', undefined); // the terminal echoed Enter: the row is left as it is
+        this.showHeldLines(); // a question was answered: what came meanwhile, in the order it came
         this.redraw();
       };
       terminal.on('data', this.onInput);
@@ -119,6 +123,7 @@ export class Screen {
     this.statuses.clear();
     for (const id of [...this.held.keys()]) this.endText(id);
     if (this.partialOf === 'text' && this.openText !== undefined) this.endText(this.openText);
+    this.showHeldLines();
     this.redraw();
     if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
     if (this.terminal) this.out.off('resize', this.onResize);
@@ -129,15 +134,29 @@ export class Screen {
     if (this.partialOf === 'prompter' && text.startsWith('chatty-gateway: ')) return this.fromLines(text);
     if (this.partialOf !== 'prompter') this.clearBottom();
     this.emit(text, 'prompter');
+    if (this.partialOf !== 'prompter') this.showHeldLines();
     this.redraw();
   }
 
   private fromLines(text: string): void {
+    // On a terminal a waiting question's row is left alone: what is typed there stays shown, and nothing scrolls the question away.
+    if (this.terminal && this.partialOf === 'prompter') {
+      this.heldLines.push(text);
+      return;
+    }
     const kept = this.partialOf === 'prompter' ? this.partial : undefined;
     this.clearBottom();
     this.emit(text, undefined);
     if (kept !== undefined && this.partial === '') this.emit(kept, 'prompter');
     this.redraw();
+  }
+
+  /** The lines held while a question waited, each on a line of its own. */
+  private showHeldLines(): void {
+    for (const text of this.heldLines.splice(0)) {
+      this.clearBottom();
+      this.emit(text, undefined);
+    }
   }
 
   /**
