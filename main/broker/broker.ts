@@ -137,6 +137,7 @@ export class Broker {
         if (!participant) throw new CallError(wireError({ kind: 'disconnected', reason: `${worker} is gone` }));
         return participant.connection.request('human.ask', { question, request }, signal);
       },
+      present: (worker) => this.nodes.get(worker)?.ended === false && this.registry.get(worker) !== undefined,
       clarify: (asker, request) => {
         const call = this.rootTrees.get(asker.tree);
         if (!call || call.controller.signal.aborted) return false;

@@ -43,6 +43,8 @@ export interface Clarification extends QuestionToRoot {
 export interface HumanLoopHost {
   /** Sends a relayed question to a worker; resolves `{answers}` or `"escalate"`. */
   relay(worker: string, question: string, request: { questions: QuestionRequest['questions']; asker: Asker }, signal: AbortSignal): Promise<'escalate' | { answers: Answer[] }>;
+  /** Whether a caller can still take a question: it has not ended and is still connected. */
+  present(worker: string): boolean;
   /**
    * The root has no question handler: fail the root call under which `asker` works, quoting the
    * question, and cancel its tree. Returns false when no root call owns the asker.
@@ -54,7 +56,8 @@ export interface HumanLoopHost {
  * `human.approve` and `human.ask`. Only the root answers an approval: the broker stamps the asker
  * (admitted name and chain, whatever the worker wrote) and hands it straight to the root's
  * handler; no worker in between sees it. A question climbs the caller chain: each worker caller
- * may answer or say "escalate", and the root is the top. Each connection has at most four of
+ * may answer or say "escalate", and the root is the top. A caller that has ended (or goes while
+ * holding the question) is passed over: the question climbs on. Each connection has at most four of
  * each waiting; a withdrawn one (the asker's `req.cancel`, its connection closing) is withdrawn
  * from whoever holds it.
  */
@@ -115,15 +118,18 @@ export class HumanLoop {
     const id = `req-${++this.nextRequest}`;
     this.questions.set(from.name, pending + 1);
     try {
-      // Up the asker's callers, nearest first; the root is the top.
+      // Up the asker's callers, nearest first; the root is the top. The callers were fixed when the
+      // asker was called: one that has ended since (its task done, its worker reaped) is passed over.
       for (const holder of from.callers) {
         if (signal.aborted) throw cancelled();
+        if (!this.host.present(holder)) continue;
         const question = `question-${++this.nextQuestion}`;
         let reply: 'escalate' | { answers: Answer[] };
         try {
           reply = await this.host.relay(holder, question, { questions: request.questions, asker }, signal);
         } catch (err) {
           if (signal.aborted) throw cancelled();
+          if (!this.host.present(holder)) continue; // it went while holding the question
           throw err instanceof CallError ? err : new CallError(wireError({ kind: 'failed', reason: `${holder} could not take the question: ${(err as Error)?.message ?? String(err)}` }));
         }
         if (reply !== 'escalate') return reply.answers;

@@ -18,6 +18,7 @@ import { AGENT, ProgressLog, isAlive, plan, splitJson, startBroker, type TestBro
 const QUESTION = [{ id: 'q1', question: 'Which database?', options: ['Postgres', 'SQLite'] }];
 const LATE_HELLO = fileURLToPath(new URL('./children/late-hello.ts', import.meta.url));
 const FLOOD = fileURLToPath(new URL('./children/flood.ts', import.meta.url));
+const ASK_LATER = fileURLToPath(new URL('./children/ask-later.ts', import.meta.url));
 
 /** Resolves once `condition` holds, checked on every turn of the event loop (for a state that, once reached, stays). */
 async function until(condition: () => boolean): Promise<void> {
@@ -105,6 +106,39 @@ describe('a participant running one task acts within it', () => {
       assert.equal((await t.root.invoke('coder-0', plan({ echo: 'still here' }))).response, 'still here');
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('a call a participant leaves running', () => {
+  it('its callee\'s question climbs past the callers that have ended since to the root', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-ask-later-'));
+    const ready = join(dir, 'ready.sock');
+    const server = createServer();
+    const helperReady = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    await new Promise<void>((resolve) => server.listen(ready, resolve));
+    const t = startBroker(['lead']);
+    try {
+      t.broker.addVirtualAgent('helper', t.runner({ args: ['--import', 'tsx', ASK_LATER], env: { ...process.env, CHATTY_TEST_PIDS: t.pidsDir, CHATTY_TEST_READY: ready } }));
+      await openCoder(t);
+      const asked: QuestionToRoot[] = [];
+      t.root.onQuestion((request) => {
+        asked.push(request);
+        return [{ id: 'q1', answer: 'a' }];
+      });
+      const mail = new Promise<string>((resolve) => t.root.onMessage((message) => resolve(message.text)));
+      // root → lead-0 → coder-0, whose task starts a call to helper and ends at once: helper's callers are coder-0, lead-0.
+      const result = await t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { fire: { to: 'helper', prompt: 'ask when told' } } } }));
+      assert.equal(result.success, true);
+      const helper = await helperReady;
+      // The root call is over: lead-0's task has ended and its worker is reaped. coder-0 escalates (it has no handler).
+      helper.end('ask');
+      assert.equal(await mail, 'helper-0: answered [{"id":"q1","answer":"a","custom":false}]');
+      assert.deepEqual(asked.map((request) => request.asker), [{ agent: 'helper-0', chain: ['root', 'lead', 'coder', 'helper'] }]);
+    } finally {
+      await t.close();
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

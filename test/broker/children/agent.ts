@@ -18,6 +18,8 @@ type Plan =
   | { delegate: { to: string; prompt: Plan; spawn_context?: Record<string, unknown>; cancelOn?: string }; hangUpOn?: string }
   // announce: once cancelled, post "<name> was cancelled" to the root before ending.
   | { hang: true; announce?: boolean }
+  // fire: start a call and end this task at once, leaving the call running.
+  | { fire: { to: string; prompt: string } }
   | { parallel: Plan[] }
   | { awaitWithdrawn: true }
   | { stubborn: true }
@@ -153,6 +155,10 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
     } finally {
       statusWatchers.delete(watcher);
     }
+  }
+  if ('fire' in plan) {
+    void session.invokeAgent(plan.fire.to, plan.fire.prompt).catch(() => {});
+    return { state: 'completed' };
   }
   if ('hang' in plan) {
     events.status('working', `${hello.name} waiting`);
