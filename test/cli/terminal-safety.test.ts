@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
 import type { ApprovalRequest, RootTransport } from '../../main/broker/index.js';
 import { attachTerminalRoot, exactly, fitColumns, printable, ProgressPrinter, Screen, TerminalPrompter } from '../../main/cli/terminal-root/index.js';
+import { HELD_LINE_MAX, HELD_LINES_MAX } from '../../main/cli/terminal-root/screen.js';
 
 /** An approval that tries to erase its own row and set the window title. */
 const EVIL_COMMAND = 'ls\x1b[2K\r  approved: harmless\x1b]2;T\x07 && rm -rf ~';
@@ -215,6 +216,26 @@ describe('Screen', () => {
       '  #1 | tw',
       '  approved',
     ]);
+  });
+
+  test('a worker flooding while a question waits is held up to a bound, the rest counted; a line that never ends is shown in pieces', () => {
+    const out = tty(80);
+    const input = new EventEmitter();
+    const screen = new Screen(out, input as never);
+    screen.prompts.write('chatty-gateway: b-0 (root → b) asks to run: ls\n');
+    screen.prompts.write('  approve? [y/N] ');
+    const line = `chatty-gateway: ${'x'.repeat(1023)}\n`; // 1 KiB a line
+    for (let i = 0; i < 2048; i++) screen.lines.write(line); // 2 MiB: twice the bound
+    out.written += 'y\r\n'; // the terminal echoes what is typed, Enter included
+    input.emit('data', 'y\n');
+    const shown = out.written.split('\n').filter((row) => row.startsWith('chatty-gateway: xxx')).length;
+    assert.equal(shown, Math.floor(HELD_LINES_MAX / line.length));
+    assert.match(out.written, new RegExp(`\\(${(2048 - shown) * line.length} characters of output came while the question waited and are not shown\\)`));
+    const before = out.written.length;
+    screen.text(2, 'y'.repeat(HELD_LINE_MAX + 10)); // a task whose text has no new line at all
+    screen.text(3, 'z'.repeat(HELD_LINE_MAX + 10));
+    assert.ok(out.written.length - before > 2 * HELD_LINE_MAX, 'both shown, neither held whole');
+    screen.close();
   });
 
   test('a status row of wide characters fits the row: measured in display columns, it never wraps', () => {

@@ -7,6 +7,11 @@ type Bottom = 'prompter' | 'live' | 'text';
 /** Columns assumed when the output does not say (not a terminal, or a pseudo-terminal of size 0). */
 const DEFAULT_COLUMNS = 80;
 
+/** The most output held while a question waits (string length); more is counted, not kept. */
+export const HELD_LINES_MAX = 1024 * 1024;
+/** The longest partial line held for a task before it is shown as a line of its own. */
+export const HELD_LINE_MAX = 64 * 1024;
+
 /**
  * `serve`'s stderr, shared by the prompter (`prompts`), whole lines (`lines`) and the running
  * tasks' artifact text (`text`) and status (`status`), so that nothing lands in the middle of a
@@ -40,6 +45,9 @@ export class Screen {
   private readonly held = new Map<number, string>();
   /** On a terminal, the whole lines that came while a question waited, shown once it is answered. */
   private readonly heldLines: string[] = [];
+  /** Their length, and what did not fit under `HELD_LINES_MAX` (a worker flooding while the human reads). */
+  private heldChars = 0;
+  private droppedChars = 0;
   /** Each running task's status, on a terminal. */
   private readonly statuses = new Map<number, string>();
   private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
@@ -88,7 +96,9 @@ export class Screen {
     if (this.partialOf === 'text' && this.openText === id) {
       this.emit(prefixed(id, text, false), 'text');
     } else {
-      const pending = (this.held.get(id) ?? '') + text;
+      let pending = (this.held.get(id) ?? '') + text;
+      // A line that never ends is shown in pieces rather than held without bound.
+      if (pending.length - pending.lastIndexOf('\n') - 1 > HELD_LINE_MAX) pending += '\n';
       const cut = pending.lastIndexOf('\n');
       this.held.delete(id);
       if (cut < pending.length - 1) this.held.set(id, pending.slice(cut + 1));
@@ -141,7 +151,11 @@ export class Screen {
   private fromLines(text: string): void {
     // On a terminal a waiting question's row is left alone: what is typed there stays shown, and nothing scrolls the question away.
     if (this.terminal && this.partialOf === 'prompter') {
-      this.heldLines.push(text);
+      if (this.heldChars + text.length > HELD_LINES_MAX) this.droppedChars += text.length;
+      else {
+        this.heldLines.push(text);
+        this.heldChars += text.length;
+      }
       return;
     }
     const kept = this.partialOf === 'prompter' ? this.partial : undefined;
@@ -153,6 +167,9 @@ export class Screen {
 
   /** The lines held while a question waited, each on a line of its own. */
   private showHeldLines(): void {
+    if (this.droppedChars > 0) this.heldLines.push(`chatty-gateway: (${this.droppedChars} characters of output came while the question waited and are not shown)\n`);
+    this.heldChars = 0;
+    this.droppedChars = 0;
     for (const text of this.heldLines.splice(0)) {
       this.clearBottom();
       this.emit(text, undefined);
