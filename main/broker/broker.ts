@@ -62,6 +62,7 @@ interface VirtualAgent {
  */
 interface TaskScope {
   chain: string[];
+  otherChains: string[][];
   callers: string[];
   tree: string;
   spawnContext: SpawnContext;
@@ -149,7 +150,7 @@ export class Broker {
         return true;
       },
     });
-    this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT, ended: false });
+    this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], otherChains: [], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT, ended: false });
     this.registry.on('deregistered', (participant) => this.ended(participant.node.name));
   }
 
@@ -185,7 +186,7 @@ export class Broker {
     const root = this.rootNode();
     const node = this.directory.admit(spec);
     const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
-    this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
+    this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], otherChains: [], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
     let child: ChildProcess | undefined;
     let cutShort!: (reason: Error) => void;
     const stopped = new Promise<never>((_, reject) => (cutShort = reject));
@@ -389,7 +390,8 @@ export class Broker {
    * participant running one task: itself within that task (the task's chain, callers, tree and
    * spawn context); running none: itself under the root. Running several at once, its calls
    * cannot be attributed to one: `several` lists the tasks, and `scope` is the participant on its
-   * own tree with the deepest of their chains (that task's context).
+   * own tree with the deepest of their chains (that task's context) and every task's chains as
+   * its other chains (so that its callees' cycle checks see every task).
    */
   private acting(node: NodeState): { scope: NodeState; several?: NodeState[] } {
     const tasks = node.kind === 'participant' ? [...(this.serving.get(node.name)?.values() ?? [])] : [];
@@ -397,7 +399,8 @@ export class Broker {
     const within = tasks.map((task): NodeState => ({ ...node, ...task, roster: task.spawnContext.roster }));
     if (within.length === 1) return { scope: within[0]! };
     const deepest = within.reduce((a, b) => (b.chain.length > a.chain.length ? b : a));
-    return { scope: { ...node, chain: deepest.chain, spawnContext: deepest.spawnContext, roster: deepest.roster }, several: within };
+    const otherChains = within.flatMap((task) => [task.chain, ...task.otherChains]);
+    return { scope: { ...node, chain: deepest.chain, otherChains, spawnContext: deepest.spawnContext, roster: deepest.roster }, several: within };
   }
 
   private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
@@ -449,7 +452,7 @@ export class Broker {
     const role = participant ? participant.node.spec : virtual!.name;
     const { scope, several } = this.acting(caller);
     for (const within of several ?? [scope]) {
-      checkDelegation({ name: within.name, chain: within.chain, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: params.agent, role });
+      checkDelegation({ name: within.name, chain: within.chain, otherChains: within.otherChains, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: params.agent, role });
     }
     const settings = this.settings(role);
     const spawnContext = await calleeSpawnContext(params.spawn_context, scope.spawnContext, settings);
@@ -460,6 +463,7 @@ export class Broker {
     // Where the callee works: under the caller, on its tree (a call of the root starts a tree of its own).
     const placed: TaskScope = {
       chain: [...scope.chain, role],
+      otherChains: scope.otherChains,
       callers: fromRoot ? [] : [scope.name, ...scope.callers],
       tree: fromRoot ? task.taskId : scope.tree,
       spawnContext,

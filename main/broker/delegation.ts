@@ -10,21 +10,26 @@ export interface DelegationCaller {
   name: string;
   /** Roles from the root down to the caller, the caller's included: `["root", "lead"]`. */
   chain: readonly string[];
+  /** Chains of other tasks the caller works under as well (see `NodeState.otherChains`): a role in one of them is a cycle too. */
+  otherChains?: readonly (readonly string[])[];
   /** The roles (or node names) the caller may invoke; `undefined` means every published agent. */
   roster: readonly string[] | undefined;
 }
 
 /**
  * Refuses a call the chain rules forbid, as a `delegation` error: the callee must be on the
- * caller's roster (by role or by node name), its role must not already be in the chain (a cycle),
+ * caller's roster (by role or by node name), its role must not already be in the chain or in one
+ * of the caller's other chains (a cycle, reported with the chain it is in),
  * and the callee's depth (the chain's length: the root is depth 0) must not pass the maximum.
  */
 export function checkDelegation(caller: DelegationCaller, callee: { name: string; role: string }): void {
   if (caller.roster !== undefined && !caller.roster.includes(callee.role) && !caller.roster.includes(callee.name)) {
     throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'not_listed', caller: caller.name, callee: callee.name } }));
   }
-  if (caller.chain.includes(callee.role)) {
-    throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'cycle', chain: [...caller.chain], callee: callee.role } }));
+  for (const chain of [caller.chain, ...(caller.otherChains ?? [])]) {
+    if (chain.includes(callee.role)) {
+      throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'cycle', chain: [...chain], callee: callee.role } }));
+    }
   }
   const depth = caller.chain.length;
   if (depth > MAX_DELEGATION_DEPTH) {

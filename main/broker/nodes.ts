@@ -16,6 +16,12 @@ export interface NodeState {
   role: string;
   /** Roles from the root down to this node, its own included: `["root", "lead", "helper"]`. */
   chain: string[];
+  /**
+   * The chains of the other tasks a participant above it was running when it made the call that
+   * led here (it ran several at once, and its callee's chain is the deepest one's): a role in any
+   * of them is a cycle for this node's calls too. Empty for most nodes.
+   */
+  otherChains: string[][];
   /** Its own spawn context: where it works, whom it may call. */
   spawnContext: SpawnContext;
   /** The roles it may invoke; `undefined` (the root by default) means every published agent. */

@@ -182,6 +182,25 @@ describe('a participant running several tasks at once', () => {
       await t.close();
     }
   });
+
+  it("its callee's callees may not call a role in any of its tasks' chains, not only the deepest one's", async () => {
+    const t = startBroker(['lead', 'x', 'helper']);
+    try {
+      await openCoder(t);
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      // Its first task: root → x → coder-0, held open.
+      const held = t.root.invoke('x', plan({ delegate: { to: 'coder-0', prompt: { hang: true } } }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Step' in e && e.Step.includes('coder-0 waiting'));
+      // Its second: root → lead → coder-0 → helper → lead, a cycle through the second task's chain.
+      const result = await t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { delegate: { to: 'helper', prompt: { delegate: { to: 'lead', prompt: { echo: 'lead again' } } } } } } }));
+      assert.deepEqual(unwrap(result.response, 2), { kind: 'delegation', refusal: { reason: 'cycle', chain: ['root', 'lead', 'coder'], callee: 'lead' }, message: 'cycle: root -> lead -> coder -> lead' });
+      controller.abort();
+      assert.equal((await held).cancelled_by_user, true);
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe("a participant's life", () => {
