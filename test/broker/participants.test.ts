@@ -20,6 +20,23 @@ const LATE_HELLO = fileURLToPath(new URL('./children/late-hello.ts', import.meta
 const FLOOD = fileURLToPath(new URL('./children/flood.ts', import.meta.url));
 const ASK_LATER = fileURLToPath(new URL('./children/ask-later.ts', import.meta.url));
 
+/** A unix socket a child connects to (its path is passed as CHATTY_TEST_READY): `connected` is that child's connection. */
+async function readySocket(prefix: string): Promise<{ path: string; connected: Promise<Socket>; close(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const server = createServer();
+  const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const path = join(dir, 'ready.sock');
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  return {
+    path,
+    connected,
+    close() {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Resolves once `condition` holds, checked on every turn of the event loop (for a state that, once reached, stays). */
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
@@ -112,14 +129,10 @@ describe('a participant running one task acts within it', () => {
 
 describe('a call a participant leaves running', () => {
   it('its callee\'s question climbs past the callers that have ended since to the root', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'chatty-ask-later-'));
-    const ready = join(dir, 'ready.sock');
-    const server = createServer();
-    const helperReady = new Promise<Socket>((resolve) => server.once('connection', resolve));
-    await new Promise<void>((resolve) => server.listen(ready, resolve));
+    const ready = await readySocket('chatty-ask-later-');
     const t = startBroker(['lead']);
     try {
-      t.broker.addVirtualAgent('helper', t.runner({ args: ['--import', 'tsx', ASK_LATER], env: { ...process.env, CHATTY_TEST_PIDS: t.pidsDir, CHATTY_TEST_READY: ready } }));
+      t.broker.addVirtualAgent('helper', t.runner({ args: ['--import', 'tsx', ASK_LATER], env: { ...process.env, CHATTY_TEST_PIDS: t.pidsDir, CHATTY_TEST_READY: ready.path } }));
       await openCoder(t);
       const asked: QuestionToRoot[] = [];
       t.root.onQuestion((request) => {
@@ -130,15 +143,14 @@ describe('a call a participant leaves running', () => {
       // root → lead-0 → coder-0, whose task starts a call to helper and ends at once: helper's callers are coder-0, lead-0.
       const result = await t.root.invoke('lead', plan({ delegate: { to: 'coder-0', prompt: { fire: { to: 'helper', prompt: 'ask when told' } } } }));
       assert.equal(result.success, true);
-      const helper = await helperReady;
+      const helper = await ready.connected;
       // The root call is over: lead-0's task has ended and its worker is reaped. coder-0 escalates (it has no handler).
       helper.end('ask');
       assert.equal(await mail, 'helper-0: answered [{"id":"q1","answer":"a","custom":false}]');
       assert.deepEqual(asked.map((request) => request.asker), [{ agent: 'helper-0', chain: ['root', 'lead', 'coder', 'helper'] }]);
     } finally {
       await t.close();
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
+      ready.close();
     }
   });
 });
@@ -292,17 +304,13 @@ describe("a participant's life", () => {
   });
 
   it('one whose hello comes only after stop() began is closed and reaped, and stop() waits for it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'chatty-late-hello-'));
-    const ready = join(dir, 'ready.sock');
-    const server = createServer();
-    const child = new Promise<Socket>((resolve) => server.once('connection', resolve));
-    await new Promise<void>((resolve) => server.listen(ready, resolve));
+    const ready = await readySocket('chatty-late-hello-');
     const t = startBroker([]);
     try {
       // The child ignores SIGTERM and says its hello when it gets one: stop()'s SIGTERM is what brings the hello.
-      const opening = t.broker.openParticipant('late', process.execPath, ['--import', 'tsx', LATE_HELLO], { env: { ...process.env, CHATTY_TEST_READY: ready } });
+      const opening = t.broker.openParticipant('late', process.execPath, ['--import', 'tsx', LATE_HELLO], { env: { ...process.env, CHATTY_TEST_READY: ready.path } });
       opening.catch(() => {});
-      const socket = await child;
+      const socket = await ready.connected;
       const pid = Number(await new Promise<string>((resolve) => socket.once('data', (b) => resolve(b.toString()))));
       await t.broker.stop();
       await assert.rejects(opening, /broker: stopping/);
@@ -310,8 +318,7 @@ describe("a participant's life", () => {
       assert.deepEqual(await t.root.listAgents(), []);
     } finally {
       await t.close();
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
+      ready.close();
     }
   });
 });
