@@ -6,8 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { collect, exited, firstLine, outsideAnyPackage, runCli, spawnCli } from '../helpers/cli.js';
-import { unixRequest } from '../helpers/http.js';
+import { collect, exited, outsideAnyPackage, runCli, servedModuleNames, spawnCli } from '../helpers/cli.js';
 
 const home = outsideAnyPackage();
 after(() => home.remove());
@@ -46,10 +45,7 @@ describe('plugin new <path>', () => {
     const serve = spawnCli([...wordsOf(next[1]!), '--json', '--runtime-dir', 'run'], process.env, home.path);
     const stderr = collect(serve.stderr);
     try {
-      const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
-      const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
-      const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
-      assert.deepEqual(index.modules.map((m) => m.name), ['hello']);
+      assert.deepEqual(await servedModuleNames(serve), ['hello']);
     } finally {
       serve.kill('SIGTERM'); // also when an assertion fails: a live server would hold the test run open
     }

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { shellWord } from '../../main/cli/shell-word.js';
+import { unixRequest } from './http.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
@@ -94,4 +95,12 @@ export async function exited(child: ChildProcessWithoutNullStreams): Promise<{ c
   if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   return { code, signal };
+}
+
+/** The names of the modules a `serve --json` child serves: its ready line, then `GET /` on its socket with its token. */
+export async function servedModuleNames(serve: ChildProcessWithoutNullStreams): Promise<string[]> {
+  const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
+  const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
+  const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
+  return index.modules.map((m) => m.name);
 }

@@ -11,8 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { collect, exited, firstLine, outsideAnyPackage, runCli, spawnCli } from '../helpers/cli.js';
-import { unixRequest } from '../helpers/http.js';
+import { collect, exited, outsideAnyPackage, runCli, servedModuleNames, spawnCli } from '../helpers/cli.js';
 import { buildFixture } from '../helpers/wasm-fixtures.js';
 
 const home = outsideAnyPackage('chatty-template-');
@@ -71,10 +70,7 @@ describe('a plugin made by `chatty-gateway plugin new`', () => {
     const stderr = collect(serve.stderr);
     const status = exited(serve);
     try {
-      const ready = JSON.parse(await firstLine(serve)) as { socket: string; token: string };
-      const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
-      const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
-      assert.deepEqual(index.modules.map((m) => m.name), ['hello']);
+      assert.deepEqual(await servedModuleNames(serve), ['hello']);
     } finally {
       serve.kill('SIGTERM');
     }
