@@ -67,7 +67,10 @@ function onAppOrigin(url: string | undefined): boolean {
  */
 export function grantsPermission(permission: string, details: PermissionAsker | undefined, origin?: string): boolean {
   if (!APP_PAGE_PERMISSIONS.includes(permission)) return false;
-  if (details?.isMainFrame !== true || details.embeddingOrigin !== undefined) return false;
+  if (details?.isMainFrame !== true) return false;
+  // Electron's check handler sets `embeddingOrigin` to the top frame's origin even for the top frame
+  // itself (whatever its documentation says), so only an embedding origin that is not ours refuses.
+  if (details.embeddingOrigin !== undefined && !onAppOrigin(details.embeddingOrigin)) return false;
   if (origin !== undefined && !onAppOrigin(origin)) return false;
   return onAppOrigin(details.requestingUrl ?? origin);
 }

@@ -119,6 +119,8 @@ test("the clipboard write is granted only to the app page's top frame on the app
   assert.equal(grantsPermission(write, APP_TOP), true);
   assert.equal(grantsPermission(write, APP_TOP, APP_ORIGIN), true);
   assert.equal(grantsPermission(write, { isMainFrame: true }, APP_ORIGIN), true, 'a check may give only the origin');
+  // What Electron's check handler really passes for the top frame: its own origin as the embedding origin.
+  assert.equal(denyPermissionCheck()({}, write, APP_ORIGIN, { ...APP_TOP, embeddingOrigin: APP_ORIGIN }), true);
   const refused: [string, PermissionAsker | undefined, string | undefined][] = [
     ['a sub-frame of the page', { requestingUrl: APP_PAGE_URL, isMainFrame: false }, APP_ORIGIN],
     ['a frame embedded cross-origin', { requestingUrl: APP_PAGE_URL, isMainFrame: true, embeddingOrigin: 'https://evil.example' }, APP_ORIGIN],
