@@ -161,7 +161,7 @@ describe('the app window from the keyboard; withdrawn requests; several question
     }
   });
 
-  test('Copy from the keyboard puts the example on the clipboard (the permission the app page is granted)', async () => {
+  test('Copy from the keyboard puts the example on the clipboard (the browser here grants the write; the app grant is tested in test/app/security-policy)', async () => {
     const page = await app.open({ clipboard: true });
     try {
       await tabTo(page, '#tab-tasks', true);
