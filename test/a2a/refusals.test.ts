@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { LocalRunner } from '../../main/index.js';
 import { ROLES_REFUSED } from '../../main/gateway/index.js';
 import { AgentCardV03, AgentCardV1, AggregatedCard } from '../../main/gateway/a2a/index.js';
+import { MAX_BATCH_ITEMS } from '../../main/gateway/a2a/wire.js';
 import { A2aRunner } from './runner.js';
 import { rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
 
@@ -180,6 +181,26 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
     assert.equal(runner.requests.length, 0);
   });
 
+  it(`a batch of more than MAX_BATCH_ITEMS (${MAX_BATCH_ITEMS}) is one -32600, forwarded or not, its items never read`, async () => {
+    assert.equal(MAX_BATCH_ITEMS, 100);
+    const refused = { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: a batch of more than ${MAX_BATCH_ITEMS} requests` } };
+    // Bare numbers: before the cap each one got its own -32600 answer, the answer many times the request.
+    const numbers = `[${Array(50_000).fill('1').join(',')}]`;
+    for (const path of ['/a2a/nobody', '/a2a/echo']) {
+      const res = await gw.request('POST', path, numbers);
+      assert.equal(res.status, 400, path);
+      assert.deepEqual(JSON.parse(res.body), refused, path);
+      assert.equal(rowsFor(gw.rows, path).at(-1)?.reason, refused.error.message);
+    }
+    const over = await gw.request('POST', '/a2a/nobody', Array.from({ length: MAX_BATCH_ITEMS + 1 }, (_, i) => rpc('tasks/get', { id: `t-${i}` }, i)));
+    assert.deepEqual([over.status, JSON.parse(over.body)], [400, refused]);
+    // At the cap it is still a batch, one answer per request.
+    const at = await gw.request('POST', '/a2a/nobody', Array.from({ length: MAX_BATCH_ITEMS }, (_, i) => rpc('tasks/get', { id: `t-${i}` }, i)));
+    assert.equal(at.status, 200);
+    assert.equal((JSON.parse(at.body) as unknown[]).length, MAX_BATCH_ITEMS);
+    assert.equal(runner.requests.length, 0, 'nothing went to the runner');
+  });
+
   it('a batch for a forwarded module goes to the runner as it came, and its answer comes back as it is', async () => {
     const batch = JSON.stringify([rpc('tasks/get', { id: 't-1' }, 1)]);
     const seen = runner.nextRequest();
@@ -248,6 +269,16 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
       rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', taskId: owned, parts: [] } }),
       rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', referenceTaskIds: [owned], parts: [] } }),
       rpc('tasks/pushNotificationConfig/get', { taskId: owned }),
+      // The snake_case spellings the SDK's runner also reads.
+      rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', task_id: owned, parts: [] } }),
+      rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', reference_task_ids: [owned], parts: [] } }),
+      rpc('GetTaskPushNotificationConfig', { task_id: owned }),
+      // A UTF-8 BOM before the JSON (the runner's body parser skips it).
+      '\uFEFF' + JSON.stringify(rpc('tasks/get', { id: owned })),
+      // An envelope that is not a valid JSON-RPC request: its task ids are read all the same.
+      { jsonrpc: '2.0', id: true, method: 'tasks/get', params: { id: owned } },
+      { jsonrpc: '2.0', id: { x: 1 }, method: 'tasks/get', params: { id: owned } },
+      [rpc('tasks/get', { id: 'other' }), { jsonrpc: '2.0', id: [], method: 7, params: { id: owned } }],
     ];
     for (const body of naming) {
       assertRoleRefused(gw, await gw.request('POST', '/a2a/echo', body), '/a2a/echo', /belongs to a local participant/);

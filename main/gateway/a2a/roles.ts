@@ -1,5 +1,5 @@
 import { refuse, type GatewayContext } from '../context.js';
-import { taskIdsOf, type RpcRequestEnvelope } from './wire.js';
+import { taskIdsOf, type RpcBody } from './wire.js';
 
 /** The body of every refusal of a role over HTTP: roles are reached over the worker connection only. */
 export const ROLES_REFUSED = 'fabric: roles are reached over the worker connection';
@@ -16,13 +16,14 @@ export interface RoleDirectory {
 
 /**
  * Why a request on `/a2a/{name}` must be refused because it reaches a role, or `undefined`: the
- * name is a role, or the body names a task a local participant owns. There is no setting that
+ * name is a role, or the body names a task a local participant owns (read from every item as it
+ * came, valid envelope or not). There is no setting that
  * lets a role be reached over HTTP.
  */
-export function roleReached(roles: RoleDirectory, name: string, envelopes: readonly RpcRequestEnvelope[]): string | undefined {
+export function roleReached(roles: RoleDirectory, name: string, body: RpcBody | undefined): string | undefined {
   if (roles.isRole(name)) return `'${name}' is a role`;
-  for (const envelope of envelopes) {
-    for (const taskId of taskIdsOf(envelope)) {
+  for (const item of body?.raw ?? []) {
+    for (const taskId of taskIdsOf(item)) {
       if (roles.ownsTask(taskId)) return `task '${taskId}' belongs to a local participant`;
     }
   }

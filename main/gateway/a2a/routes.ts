@@ -11,6 +11,7 @@ import {
   INTERNAL_ERROR,
   INVALID_PARAMS,
   INVALID_REQUEST,
+  MAX_BATCH_ITEMS,
   TRANSPORT_ERROR,
   type RpcBody,
   type RpcId,
@@ -76,9 +77,10 @@ export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
 
   const served = async (ctx: GatewayContext, route: A2aRoute): Promise<void> => {
     const body = ctx.method === 'POST' ? rpcBodyOf(ctx.state.rawBody) : undefined;
-    const envelopes = envelopesOf(body);
-    const reason = roleReached(options.roles, route.name, envelopes);
+    const reason = roleReached(options.roles, route.name, body);
     if (reason !== undefined) return refuseRole(ctx, reason);
+    if (body?.tooLong) return rpcRefusal(ctx, 400, INVALID_REQUEST, batchTooLongMessage(), null);
+    const envelopes = envelopesOf(body);
     const id = requestIdOf(envelopes);
     const module = remote(route.name);
     if (!module) {
@@ -161,6 +163,10 @@ function notForwardedBatch(ctx: GatewayContext, name: string, body: RpcBody): vo
   ctx.state.refusal = [...reasons].join('; ');
   ctx.body = answers.length > 0 ? answers : null;
   ctx.status = onlyTaskGets ? (answers.length > 0 ? 200 : 204) : 404;
+}
+
+export function batchTooLongMessage(): string {
+  return `Invalid Request: a batch of more than ${MAX_BATCH_ITEMS} requests`;
 }
 
 export function moduleNotFoundMessage(name: string): string {

@@ -6,14 +6,25 @@ export type RpcId = z.infer<typeof RpcId>;
 
 /**
  * What the gateway reads of an incoming request: its id and method, and the fields that can name
- * a task (0.3 and 1.0 alike). Everything else is the runner's business and passes on untouched.
+ * a task (0.3 and 1.0 alike, camelCase and the snake_case the SDK also accepts). Everything else
+ * is the runner's business and passes on untouched.
  */
+const TaskMessageRefs = z.looseObject({
+  taskId: z.unknown().optional(),
+  task_id: z.unknown().optional(),
+  referenceTaskIds: z.unknown().optional(),
+  reference_task_ids: z.unknown().optional(),
+});
 const TaskRefs = z.looseObject({
   id: z.unknown().optional(),
   taskId: z.unknown().optional(),
+  task_id: z.unknown().optional(),
   name: z.unknown().optional(),
-  message: z.looseObject({ taskId: z.unknown().optional(), referenceTaskIds: z.unknown().optional() }).optional(),
+  message: TaskMessageRefs.optional().catch(undefined),
 });
+
+/** The most requests one batch may hold; a longer batch is refused whole (a single -32600, id null), its items never read. */
+export const MAX_BATCH_ITEMS = 100;
 
 export const RpcRequestEnvelope = z.looseObject({
   jsonrpc: z.unknown().optional(),
@@ -23,26 +34,39 @@ export const RpcRequestEnvelope = z.looseObject({
 });
 export type RpcRequestEnvelope = z.infer<typeof RpcRequestEnvelope>;
 
-/** A JSON body as JSON-RPC reads it: one request or a batch, each item an envelope or `undefined` (not an object). */
+/**
+ * A JSON body as JSON-RPC reads it: one request or a batch, each item an envelope or `undefined`
+ * (not an object, or not a valid envelope), and each item as it came (`raw`, for the task ids it
+ * names even when it is not a valid envelope). A batch over `MAX_BATCH_ITEMS` is `tooLong`, with
+ * no items at all.
+ */
 export interface RpcBody {
   batch: boolean;
+  tooLong: boolean;
   items: (RpcRequestEnvelope | undefined)[];
+  raw: unknown[];
 }
 
-/** The body's requests, or `undefined` when it is not JSON. */
+const BOM = '\uFEFF';
+
+/** The body's requests, or `undefined` when it is not JSON (a leading UTF-8 BOM is skipped, as JSON body parsers do). */
 export function rpcBodyOf(body: Buffer | undefined): RpcBody | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(body?.toString('utf8') ?? '');
+    let text = body?.toString('utf8') ?? '';
+    if (text.startsWith(BOM)) text = text.slice(BOM.length);
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
   const batch = Array.isArray(value);
-  const items = (batch ? (value as unknown[]) : [value]).map((item) => {
+  if (batch && (value as unknown[]).length > MAX_BATCH_ITEMS) return { batch, tooLong: true, items: [], raw: [] };
+  const raw = batch ? (value as unknown[]) : [value];
+  const items = raw.map((item) => {
     const parsed = RpcRequestEnvelope.safeParse(item);
     return parsed.success ? parsed.data : undefined;
   });
-  return { batch, items };
+  return { batch, tooLong: false, items, raw };
 }
 
 /** The request envelopes in a body (a batch gives several), or none when it is not JSON. */
@@ -56,22 +80,32 @@ export function requestIdOf(envelopes: readonly RpcRequestEnvelope[]): RpcId {
 }
 
 /**
- * Every task id a request names: `params.id` (get, cancel, resubscribe), `params.taskId` (push
- * configs), `params.message.taskId` and `params.message.referenceTaskIds` (send, stream), and a
- * 1.0 resource name `tasks/<id>`.
+ * Every task id a request names: `params.id` (get, cancel, resubscribe), `params.taskId` /
+ * `params.task_id` (push configs), `params.message.taskId` / `task_id` and
+ * `params.message.referenceTaskIds` / `reference_task_ids` (send, stream), and a 1.0 resource
+ * name `tasks/<id>`. A number is read as its text (the SDK turns it into a string). `item` is the
+ * request as it came, whether or not it is a valid envelope.
  */
-export function taskIdsOf(envelope: RpcRequestEnvelope): string[] {
-  const parsed = TaskRefs.safeParse(envelope.params);
+export function taskIdsOf(item: unknown): string[] {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return [];
+  const parsed = TaskRefs.safeParse((item as { params?: unknown }).params);
   if (!parsed.success) return [];
   const p = parsed.data;
   const ids: string[] = [];
   const add = (value: unknown): void => {
+    if (typeof value === 'number') value = String(value);
     if (typeof value === 'string' && value !== '') ids.push(value);
+  };
+  const addAll = (values: unknown): void => {
+    if (Array.isArray(values)) for (const value of values) add(value);
   };
   add(p.id);
   add(p.taskId);
+  add(p.task_id);
   add(p.message?.taskId);
-  if (Array.isArray(p.message?.referenceTaskIds)) for (const ref of p.message.referenceTaskIds) add(ref);
+  add(p.message?.task_id);
+  addAll(p.message?.referenceTaskIds);
+  addAll(p.message?.reference_task_ids);
   add(taskIdOfName(p.name));
   return ids;
 }
