@@ -3,16 +3,91 @@ import { isRpcResponse, rpcError, INTERNAL_ERROR, type RpcId } from './wire.js';
 /** One event's text may not grow past this while it waits for its end. */
 export const MAX_SSE_EVENT_BYTES = 32 * 1024 * 1024;
 
-const SEPARATORS = [Buffer.from('\r\n\r\n'), Buffer.from('\n\n'), Buffer.from('\r\r')];
+const LF = 0x0a;
+const CR = 0x0d;
 
-/** The end of the first whole event in `buffer`: where its blank line ends. */
-function eventEnd(buffer: Buffer): number | undefined {
-  let best: number | undefined;
-  for (const sep of SEPARATORS) {
-    const at = buffer.indexOf(sep);
-    if (at >= 0 && (best === undefined || at + sep.length < best)) best = at + sep.length;
+/**
+ * Splits an event stream into whole events as the SSE format defines them: an event ends with a
+ * blank line, that is a line ending (CRLF, LF or CR) followed by another. Chunks are held as they
+ * came and each byte is looked at once, so one large event arriving in many small chunks costs
+ * time in proportion to its size (`scanned` counts the bytes searched, `copied` the bytes copied
+ * to join an event's chunks).
+ */
+export class SseEventSplitter {
+  scanned = 0;
+  copied = 0;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** The last byte seen ended a line (another line ending now ends the event). */
+  private lineEnded = false;
+  /** The last byte seen was a CR (an LF now is the rest of that line ending). */
+  private afterCr = false;
+
+  /** The bytes held for an event that is not whole yet. */
+  get pendingBytes(): number {
+    return this.heldBytes;
   }
-  return best;
+
+  /** The whole events `chunk` completes, in order; the rest is held for the next chunk. */
+  push(chunk: Buffer): Buffer[] {
+    const events: Buffer[] = [];
+    let start = 0;
+    let i = 0;
+    if (this.afterCr && chunk.length > 0) {
+      this.afterCr = false;
+      if (chunk[0] === LF) i = 1;
+    }
+    let nextLf = this.search(chunk, LF, i);
+    let nextCr = this.search(chunk, CR, i);
+    while (i < chunk.length) {
+      if (nextLf !== -1 && nextLf < i) nextLf = this.search(chunk, LF, i);
+      if (nextCr !== -1 && nextCr < i) nextCr = this.search(chunk, CR, i);
+      const at = nextLf === -1 ? nextCr : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
+      if (at === -1) {
+        this.lineEnded = false;
+        break;
+      }
+      if (at > i) this.lineEnded = false;
+      i = at + 1;
+      if (chunk[at] === CR) {
+        if (i === chunk.length) this.afterCr = true;
+        else if (chunk[i] === LF) i += 1;
+      }
+      if (!this.lineEnded) {
+        this.lineEnded = true;
+        continue;
+      }
+      this.lineEnded = false;
+      events.push(this.take(chunk.subarray(start, i)));
+      start = i;
+    }
+    if (start < chunk.length) {
+      this.held.push(chunk.subarray(start));
+      this.heldBytes += chunk.length - start;
+    }
+    return events;
+  }
+
+  /** Whatever is held (not a whole event), and nothing held after. */
+  rest(): Buffer {
+    return this.take(Buffer.alloc(0));
+  }
+
+  private search(chunk: Buffer, byte: number, from: number): number {
+    const at = chunk.indexOf(byte, from);
+    this.scanned += (at === -1 ? chunk.length : at + 1) - Math.min(from, chunk.length);
+    return at;
+  }
+
+  /** The held chunks and `last`, joined (copied only when something is held). */
+  private take(last: Buffer): Buffer {
+    if (this.held.length === 0) return last;
+    const event = Buffer.concat([...this.held, last]);
+    this.copied += event.length;
+    this.held = [];
+    this.heldBytes = 0;
+    return event;
+  }
 }
 
 /** The event's `data` (its `data:` lines joined), or `undefined` for a comment or a field-only block. */
@@ -49,13 +124,10 @@ export interface RelayHooks {
  * stream breaking off or going silent for the idle timeout. Comments and events without data pass through as they are.
  */
 export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, hooks: RelayHooks): AsyncGenerator<Buffer, void, undefined> {
-  let pending: Buffer = Buffer.alloc(0);
+  const splitter = new SseEventSplitter();
   try {
     for await (const chunk of upstream) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      for (let end = eventEnd(pending); end !== undefined; end = eventEnd(pending)) {
-        const event = pending.subarray(0, end);
-        pending = pending.subarray(end);
+      for (const event of splitter.push(chunk)) {
         const data = dataOf(event);
         if (data !== undefined && !isJsonRpcText(data)) {
           hooks.abortUpstream(new Error('the runner sent an event that is not JSON-RPC'));
@@ -64,7 +136,7 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, h
         }
         yield event;
       }
-      if (pending.length > MAX_SSE_EVENT_BYTES) {
+      if (splitter.pendingBytes > MAX_SSE_EVENT_BYTES) {
         hooks.abortUpstream(new Error('an event over the cap'));
         yield errorEvent(id, `the remote runner sent a stream event over ${MAX_SSE_EVENT_BYTES} bytes`);
         return;
@@ -76,7 +148,8 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, h
     return;
   }
   // Whatever is left is not a whole event; a client discards it, but it is the runner's to send.
-  if (pending.length > 0) yield pending;
+  const rest = splitter.rest();
+  if (rest.length > 0) yield rest;
 }
 
 function isJsonRpcText(text: string): boolean {
