@@ -201,6 +201,17 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
     assert.equal(runner.requests.length, 0, 'nothing went to the runner');
   });
 
+  it('a body that is not JSON (read as UTF-8) is a -32700 parse error, never forwarded', async () => {
+    for (const body of ['not json', '', Buffer.from('{"jsonrpc":"2.0"}', 'utf16le').toString('latin1')]) {
+      const res = await gw.request('POST', '/a2a/echo', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    }
+    const utf8 = await gw.request('POST', '/a2a/nobody', 'not json', { 'content-type': 'application/json; charset=UTF-8' });
+    assert.equal(utf8.status, 404, 'a name that is not forwarded is still the 404');
+    assert.equal(runner.requests.length, 0);
+  });
+
   it('a batch for a forwarded module goes to the runner as it came, and its answer comes back as it is', async () => {
     const batch = JSON.stringify([rpc('tasks/get', { id: 't-1' }, 1)]);
     const seen = runner.nextRequest();
@@ -282,6 +293,16 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
     ];
     for (const body of naming) {
       assertRoleRefused(gw, await gw.request('POST', '/a2a/echo', body), '/a2a/echo', /belongs to a local participant/);
+    }
+    // A charset the runner's JSON parser would decode differently: in UTF-7 this id is `T`,`"`… and
+    // names the owned task; read as UTF-8 it names nothing. Only UTF-8 is forwarded.
+    const utf7 = (text: string): string => `+${Buffer.from(text, 'utf16le').swap16().toString('base64').replace(/=+$/, '')}-`;
+    const smuggled = JSON.stringify(rpc('tasks/get', { id: 'x' })).replace('"x"', `"x${utf7(`","id":"${owned}`)}"`);
+    assert.doesNotMatch(smuggled, new RegExp(owned));
+    for (const charset of ['utf-7', 'UTF-16LE', 'latin1']) {
+      const res = await gw.request('POST', '/a2a/echo', smuggled, { 'content-type': `application/json; charset=${charset}` });
+      assert.equal(res.status, 415, charset);
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the body must be UTF-8 JSON, not charset '${charset}'` } });
     }
     assert.equal(runner.requests.length, 0, 'nothing was forwarded');
 

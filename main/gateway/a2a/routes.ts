@@ -12,6 +12,7 @@ import {
   INVALID_PARAMS,
   INVALID_REQUEST,
   MAX_BATCH_ITEMS,
+  PARSE_ERROR,
   TRANSPORT_ERROR,
   type RpcBody,
   type RpcId,
@@ -100,6 +101,8 @@ export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
         return refuse(ctx, 404, `not found: ${ctx.method} ${ctx.path}`);
       case 'rpc':
         if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
+        if (!isUtf8(ctx.request.charset)) return rpcRefusal(ctx, 415, INVALID_REQUEST, notUtf8Message(ctx.request.charset), null);
+        if (body === undefined) return rpcRefusal(ctx, 400, PARSE_ERROR, 'Parse error', null);
         if (!options.runner) return noRunner(ctx, module.name, id);
         return options.runner.forward(ctx, module.name, id);
     }
@@ -163,6 +166,19 @@ function notForwardedBatch(ctx: GatewayContext, name: string, body: RpcBody): vo
   ctx.state.refusal = [...reasons].join('; ');
   ctx.body = answers.length > 0 ? answers : null;
   ctx.status = onlyTaskGets ? (answers.length > 0 ? 200 : 204) : 404;
+}
+
+/**
+ * Whether a request's `Content-Type` charset is UTF-8 (or absent). The runner's JSON body parser
+ * decodes any `utf-*` charset it is told (UTF-16, UTF-7…), while the owned-task check reads the
+ * body as UTF-8: a body the two read differently would slip past the check.
+ */
+function isUtf8(charset: string): boolean {
+  return charset === '' || charset.toLowerCase() === 'utf-8' || charset.toLowerCase() === 'utf8';
+}
+
+export function notUtf8Message(charset: string): string {
+  return `Invalid Request: the body must be UTF-8 JSON, not charset '${charset}'`;
 }
 
 export function batchTooLongMessage(): string {

@@ -142,6 +142,7 @@ export function rpcError(id: RpcId, code: number, message: string): { jsonrpc: '
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
+export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
