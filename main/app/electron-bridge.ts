@@ -22,17 +22,18 @@ export function bindBridge(host: BridgeHost, contents: WebContents): () => void 
   host.attachWindow((channel, payload) => {
     if (!contents.isDestroyed()) contents.send(channel, payload);
   });
-  const onNavigation = (details: Electron.Event<Electron.WebContentsDidStartNavigationEventParams>): void => {
-    if (details.isMainFrame && !details.isSameDocument) host.windowReset('the window was reloaded');
-  };
+  // `did-navigate`: the top frame committed a new document (a reload). Not `did-start-navigation`,
+  // which Electron fires before `will-navigate` can cancel the navigation: a refused navigation
+  // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
+  const onNavigation = (): void => host.windowReset('the window was reloaded');
   const onCrash = (): void => host.windowReset('the window crashed');
   const onDestroyed = (): void => host.detachWindow('the window was closed');
-  contents.on('did-start-navigation', onNavigation);
+  contents.on('did-navigate', onNavigation);
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);
   return () => {
     if (!contents.isDestroyed()) {
-      contents.off('did-start-navigation', onNavigation);
+      contents.off('did-navigate', onNavigation);
       contents.off('render-process-gone', onCrash);
       contents.off('destroyed', onDestroyed);
     }

@@ -237,13 +237,15 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
     return snapshot.tasks.find((t) => t.taskId === taskId)?.entries.filter((e) => e.kind === 'verdict').map((e) => e.text) ?? [];
   }
 
-  test("a reload of the top frame denies what waits; a same-document or a sub-frame navigation does not; so does a crash", async () => {
+  test("a reload of the top frame denies what waits once it commits; a navigation only started (then refused), in-page or in a sub-frame does not; so does a crash", async () => {
     const reloaded = await waitingApproval('echo reloaded');
-    contents.emit('did-start-navigation', new StandInEvent({ url: `${APP_PAGE_URL}#tasks`, isMainFrame: true, isSameDocument: true }));
-    contents.emit('did-start-navigation', new StandInEvent({ url: 'app://chatty/renderer-demo/other.html', isMainFrame: false, isSameDocument: false }));
+    // Electron fires did-start-navigation before will-navigate may cancel it: starting is not reloading.
+    contents.emit('did-start-navigation', new StandInEvent({ url: 'https://elsewhere.example/', isMainFrame: true, isSameDocument: false }));
+    contents.emit('did-navigate-in-page', new StandInEvent(), `${APP_PAGE_URL}#tasks`, true);
+    contents.emit('did-frame-navigate', new StandInEvent(), 'app://chatty/renderer-demo/other.html', 200, 'OK', false);
     const still = (await fromTop(electron, window, INVOKE_CHANNELS.snapshot)) as Snapshot;
     assert.deepEqual(still.approvals.map((a) => a.taskId), [reloaded], 'still waiting');
-    contents.emit('did-start-navigation', new StandInEvent({ url: APP_PAGE_URL, isMainFrame: true, isSameDocument: false }));
+    contents.emit('did-navigate', new StandInEvent(), APP_PAGE_URL, 200, 'OK');
     await nothingWaits();
     assert.deepEqual(await deniedBecause(reloaded), ['denied echo reloaded: the window was reloaded']);
 

@@ -134,7 +134,7 @@ export interface WindowHost extends IpcLoopback {
 /**
  * The app window as main/app/electron-bridge.ts binds it, with Playwright in Electron's place: the
  * real preload in the page, `ipcRenderer.invoke` reaching `host.handle`, `webContents.send` as
- * `emit`, the top frame starting a navigation (a reload) as `did-start-navigation`, and the page
+ * `emit`, the top frame's navigation request (a reload) for `did-navigate`, and the page
  * closing as `destroyed`.
  */
 export async function bindWindow(page: Page, host: WindowHost): Promise<void> {
