@@ -38,8 +38,13 @@ async function readySocket(prefix: string): Promise<{ path: string; connected: P
 }
 
 /** Resolves once `condition` holds, checked on every turn of the event loop (for a state that, once reached, stays). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+/** Waits, a turn of the event loop at a time, until `condition` holds; fails (not hangs) after 20 s. */
+async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
+  const deadline = performance.now() + 20_000;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`${what} did not come about within 20 s`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** Opens `coder-0`, a participant that serves every task as it comes; resolves its pid. */
@@ -238,16 +243,18 @@ describe("a participant's life", () => {
   });
 
   it("the root's abort cancels a task waiting for room in a participant's full outbound queue", async () => {
-    const t = startBroker([]);
+    // Every call the flood makes is refused at once by the rate limit (no token, none refilled while
+    // the test runs): no answer comes later, so the count of waiting answers holds still once full.
+    const t = startBroker([], { serve: { limits: { burst: 0, callsPerSecond: 1e-9 } } });
     try {
       const opened = await t.broker.openParticipant('flood', process.execPath, ['--import', 'tsx', FLOOD]);
       const queue = opened.connection.outbound;
-      await until(() => queue.waiters > 0); // answers wait for room: the reader never drains it
+      await until(() => queue.waiters > 0, 'answers waiting for room'); // the reader never drains it
       const waiting = queue.waiters;
       const progress = new ProgressLog();
       const controller = new AbortController();
       const call = t.root.invoke('flood-0', 'anything', { onProgress: progress.push, signal: controller.signal });
-      await until(() => queue.waiters > waiting); // the task.run waits for room too
+      await until(() => queue.waiters > waiting, 'the task.run waiting for room'); // the task.run waits for room too
       controller.abort();
       const result = await call;
       assert.equal(result.success, false);
