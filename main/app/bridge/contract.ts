@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EdgeRow } from '../../gateway/edge/edge-log.js';
 
 /**
  * The renderer bridge: every channel between the main process and the (untrusted) renderer, with
@@ -120,15 +121,8 @@ export interface ModuleSummary {
   toolsError?: string;
 }
 
-export interface EdgeRow {
-  time: string;
-  method: string;
-  path: string;
-  status: number;
-  durationMs: number;
-  /** Present on a refusal. */
-  reason?: string;
-}
+/** One edge-log row, as the gateway records it (a type only: nothing of the gateway reaches the renderer). */
+export type { EdgeRow };
 
 export interface Asker {
   /** The admitted node that asks (`helper-0`). */
