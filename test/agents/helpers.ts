@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workerCommand } from '../../main/agents/worker-command.js';
@@ -11,6 +12,17 @@ import type { SpawnContext } from '../../main/fabric/wire/payloads.js';
 /** A fresh directory under the system's temporary folder, by its real path. */
 export function tempDir(prefix = 'chatty-agents-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** Makes `path` a git repository on `main` with one commit (a README holding `readme`); returns `path`. */
+export function gitRepoOnMain(path: string, readme = 'a project\n'): string {
+  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: path, encoding: 'utf8' });
+  g('init', '-q');
+  g('symbolic-ref', 'HEAD', 'refs/heads/main');
+  writeFileSync(join(path, 'README'), readme);
+  g('add', 'README');
+  g('commit', '-q', '-m', 'init');
+  return path;
 }
 
 /**

@@ -4,13 +4,12 @@
  * directory of its own under the system's temporary folder; the test is the root.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bundledAgents, detectWorkspace } from '../../main/agents/bundled.js';
 import { Broker, RootTransport, type RootMessage } from '../../main/broker/index.js';
-import { endsSoon, startScripted, steps, tempDir } from './helpers.js';
+import { endsSoon, gitRepoOnMain, startScripted, steps, tempDir } from './helpers.js';
 
 const outside = tempDir('chatty-agents-outside-');
 after(() => rmSync(outside, { recursive: true, force: true }));
@@ -315,13 +314,7 @@ describe('invoke, agents, post', () => {
 });
 
 test('the bundled agents in a git repository: each worker in a worktree of its own, on its own branch', async () => {
-  const repo = tempDir('chatty-agents-repo-');
-  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo, encoding: 'utf8' }).trim();
-  g('init', '-q');
-  g('symbolic-ref', 'HEAD', 'refs/heads/main');
-  writeFileSync(join(repo, 'README'), 'hello\n');
-  g('add', 'README');
-  g('commit', '-q', '-m', 'init');
+  const repo = gitRepoOnMain(tempDir('chatty-agents-repo-'), 'hello\n');
   const workspace = await detectWorkspace(repo);
   assert.deepEqual(workspace, { kind: 'git', workspaceRoot: realpathSync(repo), baseBranch: 'main' });
   const broker = new Broker({ log: () => {}, root: { workspaceRoot: workspace.workspaceRoot, baseBranch: 'main' } });

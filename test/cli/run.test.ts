@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { endsSoon, tempDir } from '../agents/helpers.js';
+import { endsSoon, gitRepoOnMain, tempDir } from '../agents/helpers.js';
 import { collect, exited, spawnCli, spawnCliOnPty, type CliResult } from '../helpers/cli.js';
 
 const temporary: string[] = [];
@@ -25,14 +25,7 @@ function dir(prefix: string): string {
 
 /** A git repository on `main` with one commit. */
 function repo(): string {
-  const path = dir('chatty-run-repo-');
-  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: path, encoding: 'utf8' }).trim();
-  g('init', '-q');
-  g('symbolic-ref', 'HEAD', 'refs/heads/main');
-  writeFileSync(join(path, 'README'), 'a project\n');
-  g('add', 'README');
-  g('commit', '-q', '-m', 'init');
-  return path;
+  return gitRepoOnMain(dir('chatty-run-repo-'));
 }
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();

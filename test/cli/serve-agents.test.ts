@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { shellWord } from '../../main/cli/shell-word.js';
-import { endsSoon, tempDir } from '../agents/helpers.js';
+import { endsSoon, gitRepoOnMain, tempDir } from '../agents/helpers.js';
 import { collect, exited, firstLine, runCli, spawnCli, spawnCliOnPty } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, writeModuleDir } from '../helpers/wasm-fixtures.js';
@@ -39,14 +39,7 @@ before(async () => {
 
 /** A git repository on `main` with one commit. */
 function repo(): string {
-  const path = dir('chatty-serve-repo-');
-  const g = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: path, encoding: 'utf8' }).trim();
-  g('init', '-q');
-  g('symbolic-ref', 'HEAD', 'refs/heads/main');
-  writeFileSync(join(path, 'README'), 'a project\n');
-  g('add', 'README');
-  g('commit', '-q', '-m', 'init');
-  return path;
+  return gitRepoOnMain(dir('chatty-serve-repo-'));
 }
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
