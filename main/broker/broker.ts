@@ -310,7 +310,11 @@ export class Broker {
         cancelled_by_user: false,
       };
     } finally {
-      for (const [tree, owner] of this.rootTrees) if (owner === call) this.rootTrees.delete(tree);
+      for (const [tree, owner] of this.rootTrees) {
+        if (owner !== call) continue;
+        this.rootTrees.delete(tree);
+        this.human.rootTaskEnded(tree);
+      }
       options.signal?.removeEventListener('abort', abort);
       this.rootCalls.delete(controller);
     }

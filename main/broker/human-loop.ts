@@ -78,6 +78,14 @@ export class HumanLoop {
     };
   }
 
+  /**
+   * The root call that started tree `task` has ended (any outcome): what was remembered for that
+   * task alone (its task-scoped approval rules) ends with it.
+   */
+  rootTaskEnded(task: string): void {
+    void task;
+  }
+
   onQuestion(handler: QuestionHandler): () => void {
     this.questionHandler = handler;
     return () => {
