@@ -228,6 +228,30 @@ describe('serve --approvals prompt, piped stdin', () => {
   });
 });
 
+describe('task text: one rule for `\\n` at serve\'s prompt and in `run`', () => {
+  test('`say a\\nsay b` is two lines and `say a\\\\nb` one with a backslash and n, the same at the prompt as in `run`', async () => {
+    const cwd = dir('chatty-serve-plain-');
+    const s = await serve(['--approvals', 'deny'], cwd);
+    s.type('local-coder say a\\nsay b');
+    await s.shows('chatty-gateway: task #1 (local-coder) completed\n');
+    s.type('local-coder say a\\\\nb');
+    await s.shows('chatty-gateway: task #2 (local-coder) completed\n');
+    assert.equal((await s.stop()).code, 0);
+    const out = s.stderr();
+    assert.ok(out.includes('chatty-gateway: task #1: local-coder: say a\\nsay b\n'), out);
+    assert.ok(out.includes('  #1 | a\n  #1 | b\n'), out);
+    assert.ok(out.includes('chatty-gateway: task #2: local-coder: say a\\\\nb\n'), out);
+    assert.ok(out.includes('  #2 | a\\nb\n'), out);
+
+    const twoLines = await runCli(['run', 'local-coder', 'say a\\nsay b'], { cwd });
+    assert.equal(twoLines.code, 0, twoLines.stderr);
+    assert.equal(twoLines.stdout, 'a\nb\n');
+    const oneLine = await runCli(['run', 'local-coder', 'say a\\\\nb'], { cwd });
+    assert.equal(oneLine.code, 0, oneLine.stderr);
+    assert.equal(oneLine.stdout, 'a\\nb\n');
+  });
+});
+
 describe('serve --approvals deny', () => {
   test('denies without asking; a question fails the call quoting it; an unknown agent names the agents there are; a lone word is a hint', async () => {
     const cwd = dir('chatty-serve-plain-');

@@ -1,6 +1,7 @@
 import { bundledAgents, detectWorkspace } from '../../agents/bundled.js';
 import { Broker, RootCallError, RootTransport, type RootInvokeResult } from '../../broker/index.js';
 import { failure } from '../failure.js';
+import { decodeTaskText } from '../task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, printable, ProgressPrinter, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface RunOptions {
@@ -27,7 +28,8 @@ export const NOT_COMPLETED_EXIT = 1;
  * `deny` otherwise), the progress on stderr as it happens and the artifact text on stdout as it
  * streams (`--json`: only the `agent.invoke` result object, on stdout, at the end). Resolves to 0
  * when the task completed, 1 when it did not, 130 when Ctrl-C cancelled it (a second Ctrl-C ends
- * the process at once); an unknown agent or a refused call is one stderr line and 1.
+ * the process at once); an unknown agent or a refused call is one stderr line and 1. The prompt is
+ * read as a line at `serve`'s prompt is (`decodeTaskText`: `\n` a new line, `\\` a backslash).
  */
 export async function runRun(options: RunOptions, io: RunIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const mode = options.approvals ?? defaultApprovalsMode(io.stdin);
@@ -62,7 +64,7 @@ export async function runRun(options: RunOptions, io: RunIo = { stdin: process.s
   let result: RootInvokeResult | undefined;
   let code: number;
   try {
-    result = await root.invoke(options.agent, options.prompt, { onProgress: progress.event, signal: cancel.signal });
+    result = await root.invoke(options.agent, decodeTaskText(options.prompt), { onProgress: progress.event, signal: cancel.signal });
     progress.finish();
     code = result.success ? 0 : result.cancelled_by_user ? 130 : NOT_COMPLETED_EXIT;
   } catch (err) {

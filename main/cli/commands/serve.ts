@@ -9,6 +9,7 @@ import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { failure } from '../failure.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
+import { decodeTaskText, encodeTaskText } from '../task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, LineQueue, printable, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface ServeOptions {
@@ -183,8 +184,8 @@ interface RunningTask {
 }
 
 /**
- * `serve`'s command line: each line `<agent> <task text>` starts a task from the root (`\n` in the
- * text is a new line, so a script of several instructions fits on one line), and its progress is
+ * `serve`'s command line: each line `<agent> <task text>` starts a task from the root (the text read
+ * by `decodeTaskText`, as `run` reads its prompt: `\n` a new line, `\\` a backslash), and its progress is
  * shown as it happens, every line tagged `#<n>`: `task #1: local-coder: exec echo hi`, the callee
  * admitted, its steps (a callee's callees' steps read `<callee>: <step>`, the delegation chain),
  * the artifact text, and how it ended. On a terminal the steps are the live status row and the
@@ -246,7 +247,7 @@ class TaskPrompt {
       this.write(`type <agent> <task text>, e.g. local-coder exec echo hi (the agents: ${names})`);
       return;
     }
-    this.run(text.slice(0, space), text.slice(space).trim().replaceAll('\\n', '\n'));
+    this.run(text.slice(0, space), decodeTaskText(text.slice(space).trim()));
   }
 
   private run(agent: string, prompt: string): void {
@@ -260,7 +261,7 @@ class TaskPrompt {
       indent: `  ${tag} `,
       ...(screen.live ? { status: (chain: readonly string[], step: string) => screen.status(id, `${tag} ${chain.join(' → ')} ▸ ${step}`) } : {}),
     });
-    this.write(`task ${tag}: ${agent}: ${prompt.replaceAll('\n', '\\n')}`);
+    this.write(`task ${tag}: ${agent}: ${encodeTaskText(prompt)}`);
     screen.status(id, `${tag} ${agent} ▸ starting`);
     const ended = (): void => {
       screen.status(id, undefined);
