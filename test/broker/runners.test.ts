@@ -398,6 +398,42 @@ describe('GitWorktreeFactory', () => {
     assert.deepEqual(worktrees(repo), [repo]);
   });
 
+  it('refuses a workspace_root whose folder is a symlink in the caller\'s commit: the callee never runs outside its worktree', async () => {
+    const repo = makeRepo();
+    const factory = new GitWorktreeFactory();
+    const fabric = newFabric();
+    const lead = await start(runner('report', { workspaceFactory: factory }), 'lead', { workspace_root: repo, base_branch: 'main' }, { fabric });
+    const leadDir = lead.spawnContext.workspace_root!;
+    // The hostile lead: commits `sub` (and `deep/inner`) as symlinks out of its tree, then puts real folders back.
+    const outside = tempDir();
+    rmSync(join(leadDir, 'sub'), { recursive: true });
+    symlinkSync(repo, join(leadDir, 'sub'));
+    mkdirSync(join(leadDir, 'deep'));
+    symlinkSync(outside, join(leadDir, 'deep', 'inner'));
+    g(leadDir, 'add', '-A');
+    g(leadDir, 'commit', '-q', '-m', 'links out');
+    for (const link of ['sub', 'deep/inner']) {
+      rmSync(join(leadDir, link));
+      mkdirSync(join(leadDir, link));
+    }
+    const marker = join(tempDir(), 'ran');
+    for (const [prefix, linkName] of [['sub', 'sub'], ['sub/nested', 'sub'], ['deep/inner', 'deep/inner']] as const) {
+      const spawned: ChildProcess[] = [];
+      mkdirSync(join(leadDir, prefix), { recursive: true });
+      const error = await start(runner('report', { marker, workspaceFactory: factory }), 'helper', { ...lead.spawnContext, workspace_root: join(leadDir, prefix) }, { fabric, spawned }).then(
+        () => assert.fail('start should fail'),
+        (err: Error) => err,
+      );
+      assert.match(error.message, new RegExp(`^runner: no workspace for helper-\\d, so its worker was not started: a worktree for helper-\\d: workspace_root's folder "${linkName}" is a symbolic link in the base commit of chatty/lead-0, so it is refused \\(a worktree never leads out of itself\\)$`));
+      assert.equal(spawned.length, 0, 'no child spawned');
+      assert.equal(existsSync(marker), false, 'the callee never ran');
+    }
+    assert.equal(existsSync(join(repo, 'lead-0.txt')), false);
+    assert.deepEqual(worktrees(repo), [repo, join(repo, '.git', 'chatty-worktrees', 'lead-0')], 'the refused worktrees are removed');
+    assert.deepEqual(branches(repo), ['chatty/lead-0', 'dev', 'main']);
+    await lead.stop(1000);
+  });
+
   it('an inherited GIT_DIR sends neither the factory\'s git nor the worker\'s elsewhere', async () => {
     const repo = makeRepo();
     const other = makeRepo();

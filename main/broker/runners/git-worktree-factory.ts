@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdir, realpath } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { git } from './git.js';
@@ -91,14 +91,17 @@ export class GitWorktreeFactory implements WorkspaceFactory {
           throw new Error(`${where} in ${root}: ${(err as Error).message}`);
         }
         const top = await realpath(dir);
-        let inTree = top;
-        if (prefix !== '') {
+        const worktree = (inTree: string) =>
+          new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitCommand);
+        let inTree: string;
+        try {
           // workspace_root was a folder inside its repository: the worker gets the same folder here.
-          inTree = join(top, prefix);
-          await mkdir(inTree, { recursive: true });
-          inTree = await realpath(inTree);
+          inTree = await folderInside(top, prefix, base);
+        } catch (err) {
+          await worktree(top).removeUnlocked(); // we hold the repository's lock already
+          throw new Error(`${where}: ${(err as Error).message}`);
         }
-        return new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitCommand);
+        return worktree(inTree);
       }
       throw new Error(`${where}: ${MAX_NAME_TRIES} names for it are taken in ${folder} or as branches ${this.branchPrefix}${name}…`);
     });
@@ -110,6 +113,32 @@ export class GitWorktreeFactory implements WorkspaceFactory {
       () => false,
     );
   }
+}
+
+/**
+ * The folder `prefix` (git's `--show-prefix`: `a/b/`, or empty) inside the new worktree `top`, made
+ * when the base commit lacks it. The worktree is checked out from the caller's *commit*, which may
+ * hold a symlink where the caller's working tree (which the broker checked) has a real folder: a
+ * link on the way is refused, never followed, and the result must lie inside `top` by real path.
+ */
+async function folderInside(top: string, prefix: string, base: string): Promise<string> {
+  let here = top;
+  const walked: string[] = [];
+  for (const part of prefix.split('/').filter((p) => p !== '')) {
+    walked.push(part);
+    here = join(here, part);
+    const found = await lstat(here).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    const shown = JSON.stringify(walked.join('/'));
+    if (found === undefined) await mkdir(here);
+    else if (found.isSymbolicLink()) throw new Error(`workspace_root's folder ${shown} is a symbolic link in the base commit of ${base}, so it is refused (a worktree never leads out of itself)`);
+    else if (!found.isDirectory()) throw new Error(`workspace_root's folder ${shown} is not a folder in the base commit of ${base}`);
+  }
+  const real = await realpath(here);
+  if (real !== top && !real.startsWith(top + sep)) throw new Error(`workspace_root's folder ${JSON.stringify(prefix)} leads to ${JSON.stringify(real)}, outside the worktree ${JSON.stringify(top)}`);
+  return real;
 }
 
 /** One worktree and its branch. */
@@ -137,6 +166,11 @@ class GitWorktree implements Workspace {
       });
     }
     return this.released;
+  }
+
+  /** `release()` for a caller that holds the repository's lock already. */
+  removeUnlocked(): Promise<void> {
+    return this.remove();
   }
 
   private async remove(): Promise<void> {
