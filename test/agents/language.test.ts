@@ -85,6 +85,12 @@ describe('the workspace path check', () => {
     ['dangling', /is a symlink/],
     ['src', /is not a regular file/],
     ['a\0b', /NUL byte/],
+    // Read another way than a person reads it: refused, so the path approved is the path written.
+    ['.husky\\pre-commit', /contains a backslash/],
+    ['src\\..\\..\\x', /contains a backslash/],
+    ['src/', /ends with "\/": it names a folder/],
+    ['new/', /ends with "\/": it names a folder/],
+    ['src/.', /ends with "\.": it names a folder/],
   ];
   for (const [path, reason] of refused) {
     test(`refused: ${JSON.stringify(path)}`, async () => {

@@ -6,7 +6,7 @@
  * the agent sent back.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -192,6 +192,43 @@ describe('the LLM agent', () => {
     } finally {
       approvals.stop();
       rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('write_file: a path read another way than it reads (a backslash, a trailing "/") is refused without asking; an approved path is written as the kernel reads it', async () => {
+    const m = await model([
+      () => {
+        mkdirSync(join(h.workspaceOf('llm-paths-0'), '.husky'));
+        return {
+          toolCalls: [
+            { id: 'call-bs', name: 'write_file', arguments: { path: '.husky\\pre-commit', content: '#!/bin/sh\n' } },
+            { id: 'call-dir', name: 'write_file', arguments: { path: 'notes/', content: 'x' } },
+            { id: 'call-ok', name: 'write_file', arguments: { path: './notes//todo.md', content: 'one\n' } },
+          ],
+        };
+      },
+      (req) => {
+        const results = req.messages.flatMap((msg) => (msg.role === 'tool' ? [[msg.tool_call_id, msg.content]] : []));
+        assert.deepEqual(results, [
+          ['call-bs', 'error: ".husky\\\\pre-commit" contains a backslash, which would be part of the name here but reads as a folder separator; use "/" between folders; nothing was written'],
+          ['call-dir', 'error: "notes/" ends with "/": it names a folder, not a file; nothing was written'],
+          ['call-ok', 'wrote 4 bytes to ./notes//todo.md'],
+        ]);
+        return { text: 'done' };
+      },
+    ]);
+    h.addLlmAgent('llm-paths', m.baseUrl);
+    const approvals = answerApprovals('approved');
+    try {
+      const result = await h.root.invoke('llm-paths', 'write the files');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      const workspace = h.workspaceOf('llm-paths-0');
+      assert.deepEqual(readdirSync(join(workspace, '.husky')), []);
+      assert.deepEqual(readdirSync(join(workspace, 'notes')), ['todo.md']);
+      assert.deepEqual(approvals.asked.map((a) => a.command_or_path), ['./notes//todo.md']);
+    } finally {
+      approvals.stop();
     }
   });
 

@@ -4,7 +4,7 @@
  * directory of its own under the system's temporary folder; the test is the root.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { bundledAgents, detectWorkspace } from '../../main/agents/bundled.js';
@@ -188,6 +188,52 @@ describe('write', () => {
       }
     });
   }
+});
+
+describe('write: what is approved is what is written', () => {
+  // A backslash is a name's ordinary character on Linux and macOS but reads as a folder separator
+  // (`.husky\pre-commit` looks like the git hook); a trailing `/` or a final `.` names a folder. Each
+  // is refused before anyone is asked, so the path a human approves is never read another way.
+  const ambiguous: { path: string; reason: RegExp }[] = [
+    { path: '.husky\\pre-commit', reason: /contains a backslash/ },
+    { path: 'notes/', reason: /ends with "\/": it names a folder, not a file/ },
+    { path: 'notes/.', reason: /ends with "\.": it names a folder, not a file/ },
+  ];
+  for (const { path, reason } of ambiguous) {
+    test(`refused without asking anyone: ${JSON.stringify(path)}`, async () => {
+      const fabric = startScripted(['a'], { approve: () => 'approved' }, { seed: (dir) => mkdirSync(join(dir, '.husky')) });
+      try {
+        const result = await fabric.invoke('a', `write ${path} #!/bin/sh`);
+        assert.equal(result.success, false);
+        assert.match(result.error ?? '', /^write refused: /);
+        assert.match(result.error ?? '', reason);
+        assert.deepEqual(fabric.approvals, []);
+        const dir = fabric.workspaces.dir('a-0');
+        assert.deepEqual(readdirSync(dir).sort(), ['.husky']);
+        assert.deepEqual(readdirSync(join(dir, '.husky')), []);
+      } finally {
+        await fabric.close();
+      }
+    });
+  }
+
+  test('the path in human.approve is the path as the script wrote it, and the file written is the one the kernel reads it as', async () => {
+    const fabric = startScripted(['a'], { approve: () => 'approved' });
+    try {
+      const result = await fabric.invoke('a', 'write ./notes//todo.txt one');
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(
+        fabric.approvals.map(({ kind, command_or_path }) => ({ kind, command_or_path })),
+        [{ kind: 'write', command_or_path: './notes//todo.txt' }],
+      );
+      const dir = fabric.workspaces.dir('a-0');
+      assert.equal(readFileSync(join(dir, './notes//todo.txt'), 'utf8'), 'one\n');
+      assert.deepEqual(readdirSync(dir), ['notes']);
+      assert.deepEqual(readdirSync(join(dir, 'notes')), ['todo.txt']);
+    } finally {
+      await fabric.close();
+    }
+  });
 });
 
 describe('ask', () => {

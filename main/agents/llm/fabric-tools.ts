@@ -33,7 +33,7 @@ const ExecArgs = z.strictObject({
   command: z.string().min(1).describe('a shell command line, run with /bin/sh -c in the workspace'),
 });
 const WriteFileArgs = z.strictObject({
-  path: z.string().min(1).describe('the file, relative to the workspace (no absolute path, no ".." segments)'),
+  path: z.string().min(1).describe('the file, relative to the workspace, folders separated by "/" (no absolute path, no ".." segment, no backslash)'),
   content: z.string().describe("the file's whole new content"),
 });
 const PostMessageArgs = z.strictObject({
@@ -105,6 +105,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
           if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
           throw err;
         });
+        // The path exactly as the model gave it: what the human approves is what is written.
         const verdict = await session.approve('write', path, diffStat(before, content), { signal });
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.

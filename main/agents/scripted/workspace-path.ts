@@ -7,10 +7,31 @@ export class WorkspaceRefusal extends Error {
 }
 
 /**
+ * Why `path` is refused before it is looked at on disk, or `undefined`. The rule behind it: the
+ * path a human approves is byte for byte the path written, read as the kernel reads it. So a
+ * path that reads one way to a person and another to the kernel is refused rather than read
+ * either way: a backslash (an ordinary character of a name on Linux and macOS, a folder separator
+ * to a person who knows Windows: `.husky\\pre-commit` looks like the git hook), and a path ending
+ * in `/` or `/.` (a folder, not a file). One rule for the scripted and the LLM agent.
+ */
+function pathShapeRefusal(path: string): string | undefined {
+  const quoted = JSON.stringify(path);
+  if (path === '') return 'an empty path';
+  if (path.includes('\0')) return `${quoted} contains a NUL byte`;
+  if (isAbsolute(path)) return `${quoted} is absolute: a path must be relative to the workspace`;
+  if (path.includes('\\')) return `${quoted} contains a backslash, which would be part of the name here but reads as a folder separator; use "/" between folders`;
+  if (path.endsWith('/')) return `${quoted} ends with "/": it names a folder, not a file`;
+  if (path.endsWith('/.')) return `${quoted} ends with ".": it names a folder, not a file`;
+  return undefined;
+}
+
+/**
  * Where `path` (as the script wrote it) lands inside `workspace`, checked so that a write cannot
  * leave the workspace:
  *
  * - refused outright: an empty path, an absolute one, one with a `..` segment, one with a NUL byte;
+ * - refused because it would be read another way than the human reads it (`pathShapeRefusal`): a
+ *   backslash, a trailing `/` or a final `.`;
  * - the deepest part of it that exists is resolved with `realpath` (symlinks as the kernel follows
  *   them) and must be the workspace's real path or inside it (`/w/tree-evil` is not inside `/w/tree`);
  * - the file itself, when it exists, must be a regular file, not a symlink (the write would follow
@@ -21,10 +42,10 @@ export class WorkspaceRefusal extends Error {
  */
 export async function resolveInWorkspace(workspace: string, path: string, options: { createParents?: boolean } = {}): Promise<string> {
   const quoted = JSON.stringify(path);
-  if (path === '') throw new WorkspaceRefusal('an empty path');
-  if (path.includes('\0')) throw new WorkspaceRefusal(`${quoted} contains a NUL byte`);
-  if (isAbsolute(path)) throw new WorkspaceRefusal(`${quoted} is absolute: a path must be relative to the workspace`);
-  const segments = path.split(/[\\/]+/).filter((segment) => segment !== '' && segment !== '.');
+  const shape = pathShapeRefusal(path);
+  if (shape !== undefined) throw new WorkspaceRefusal(shape);
+  // Split as the kernel splits: on "/" only. Empty and "." segments name the same folder to it.
+  const segments = path.split('/').filter((segment) => segment !== '' && segment !== '.');
   if (segments.includes('..')) throw new WorkspaceRefusal(`${quoted} has a ".." segment: a path must stay inside the workspace`);
   if (segments.length === 0) throw new WorkspaceRefusal(`${quoted} names the workspace itself, not a file`);
 
