@@ -104,6 +104,11 @@ export class ProtocolGateway {
     return this;
   }
 
+  /** Where the gateway listens once `start()` has resolved (what it returned), else undefined. */
+  get listening(): StartedGateway | undefined {
+    return this.started;
+  }
+
   /** The per-launch token (64 hex characters). */
   token(): string {
     return this.launchToken;
