@@ -42,3 +42,21 @@ export function killIfLingering(child: ChildProcess, when: Promise<unknown>, gra
     child.once('exit', () => clearTimeout(timer));
   });
 }
+
+/**
+ * Once the child has exited, its stdout and stderr are let go of (destroyed), even when a process
+ * it left in the background still holds their other ends: an open pipe keeps Node's event loop
+ * alive, and a stopped gateway must let its process exit. One turn of the event loop after the
+ * exit: what the child wrote before it exited was in the pipe when the exit was signalled, and
+ * libuv reads every ready pipe in the same poll phase, before `setImmediate` runs. A pipe that
+ * closed on its own in between is left as it is. A stream the caller took and paused (in
+ * `onSpawn`) loses what it has not read.
+ */
+export function letGoOfStdioOnExit(child: ChildProcess): void {
+  const letGo = () =>
+    setImmediate(() => {
+      for (const pipe of [child.stdout, child.stderr]) if (pipe && !pipe.destroyed) pipe.destroy();
+    });
+  if (hasExited(child)) letGo();
+  else child.once('exit', letGo);
+}

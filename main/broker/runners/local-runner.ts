@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { openConnection, type AdmittedNode, type OpenedConnection, type ParticipantConnection } from '../../fabric/admission/index.js';
 import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
-import { endChild, killIfLingering } from './end-child.js';
+import { endChild, killIfLingering, letGoOfStdioOnExit } from './end-child.js';
 import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
 import { workerCommand } from '../../agents/worker-command.js';
 import { workerEnv } from './worker-env.js';
@@ -89,6 +89,7 @@ export class LocalRunner implements Runner {
         env,
         onSpawn: (spawned) => {
           child = spawned;
+          letGoOfStdioOnExit(spawned); // a background process of the worker's must not keep the gateway alive
           const socket = spawned.stdio[3] as Socket | null;
           if (socket) killIfLingering(spawned, once(socket, 'close').catch(() => {}), this.reapGraceMs);
           if (connection.onSpawn) connection.onSpawn(spawned);
