@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -56,9 +56,9 @@ interface Ready {
 }
 
 /** A running `serve --json` in `cwd`, its stderr watched: `shows(text)` waits until it has appeared (`times` times). */
-async function serve(args: string[], cwd: string) {
+async function serve(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) {
   const runtimeDir = join(dir('chatty-serve-run-'), 'run');
-  const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, ...args], process.env, cwd);
+  const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, ...args], env, cwd);
   children.push(child);
   let stderr = '';
   const waiters: (() => void)[] = [];
@@ -135,6 +135,32 @@ describe('serve publishes agents', () => {
     assert.ok(out.includes('chatty-gateway: task #2 (local-coder) completed\n'), out);
     assert.equal((await s.stop()).code, 0);
     assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+  });
+});
+
+describe('serve --agent with a relative path, in a git repository', () => {
+  test('the README\'s `--agent helper="node helper.js"` runs an uncommitted helper.js (examples/agents/helper.js) beside serve, its workspace still a worktree', async () => {
+    const cwd = repo();
+    // A user's ESM project (`"type": "module"`) with the example agent copied in, nothing committed.
+    writeFileSync(join(cwd, 'package.json'), '{ "type": "module" }\n');
+    copyFileSync(fileURLToPath(new URL('../../examples/agents/helper.js', import.meta.url)), join(cwd, 'helper.js'));
+    // `chatty-protocol-gateway/worker` as an installed package would give it, here the sources
+    // (through tsx); not committed either, so only the copy beside serve resolves it.
+    const pkg = join(cwd, 'node_modules', 'chatty-protocol-gateway');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'chatty-protocol-gateway', type: 'module', exports: { './worker': './worker.ts' } }));
+    writeFileSync(join(pkg, 'worker.ts'), `export * from ${JSON.stringify(fileURLToPath(new URL('../../main/worker/index.ts', import.meta.url)))};\n`);
+    const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --import ${import.meta.resolve('tsx')}`.trim();
+    const s = await serve(['--agent', 'helper=node helper.js', '--approvals', 'allow'], cwd, { ...process.env, NODE_OPTIONS: nodeOptions });
+    s.type('helper notes.txt remember the milk');
+    await s.shows('chatty-gateway: task #1 (helper) ');
+    const out = s.stderr();
+    assert.ok(out.includes('chatty-gateway: task #1 (helper) completed\n'), out);
+    assert.ok(out.includes('chatty-gateway: approved (--approvals allow): helper-0 (root → helper) asks to write: notes.txt (+1 -0)'), out);
+    assert.match(out, new RegExp(`  #1 \\| wrote notes\\.txt in ${join(cwd, '.git', 'chatty-worktrees')}/helper-0\n`));
+    assert.ok(out.includes('  #1 | the other agents here: local-coder, local-reviewer\n'), out);
+    assert.equal((await s.stop()).code, 0);
+    assert.equal(git(cwd, 'status', '--porcelain'), '?? helper.js\n?? node_modules/\n?? package.json');
   });
 });
 

@@ -7,6 +7,7 @@ import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
+import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
 import { decodeTaskText, encodeTaskText } from '../task-text.js';
@@ -30,7 +31,7 @@ export interface ServeOptions {
   approvals?: ApprovalsMode | undefined;
 }
 
-/** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3. */
+/** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3, its relative paths resolved against serve's directory (`resolveCommandPaths`). */
 export interface CommandAgent {
   name: string;
   command: string;
@@ -172,9 +173,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
 function publishAgents(gateway: ProtocolGateway, workspace: BundledWorkspace, started: StartedGateway, bundled: boolean, agents: readonly CommandAgent[]): void {
   const env = gatewayWorkerEnv(started);
   if (bundled) for (const agent of bundledAgents({ workspace, env })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
-  for (const { name, command } of agents) {
+  for (const agent of agents) {
+    // Its worker runs in a fresh workspace (a worktree of the base branch in git), where a file
+    // beside the user, not committed, is not: its relative paths are the ones `serve` sees.
+    const command = resolveCommandPaths(agent.command, process.cwd());
     const runner = new LocalRunner({ command: '/bin/sh', args: ['-c', command], workspaceFactory: workspaceFactoryFor(workspace), env: { ...workerEnv(process.env), ...env } });
-    gateway.withVirtualAgent(name, runner, { description: `an agent given on serve's command line: ${command}` });
+    gateway.withVirtualAgent(agent.name, runner, { description: `an agent given on serve's command line: ${command}` });
   }
 }
 

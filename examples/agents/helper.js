@@ -1,0 +1,27 @@
+// A worker agent in plain JavaScript (no build step), written against chatty-protocol-gateway/worker.
+// Publish it on serve's command line and give it a task at serve's prompt:
+//
+//   npx chatty-gateway serve --agent helper="node examples/agents/helper.js"
+//   > helper notes.txt remember the milk
+//
+// Each task is one run of this file, with its end of the socketpair at fd 3 and its working
+// directory the task's workspace (a fresh git worktree in a repository). It asks the human before
+// it writes, like any agent here: the task text is `<file> <text>`.
+import { writeFile } from 'node:fs/promises';
+import { connectWorker, serveOneTask } from 'chatty-protocol-gateway/worker';
+
+const { session } = await connectWorker({ name: 'helper', description: 'writes a note into its workspace, once a person approves', version: '1.0.0', skills: [] });
+
+await serveOneTask(session, async (task, events) => {
+  const [file, ...words] = task.params.text.trim().split(/\s+/);
+  if (!file || words.length === 0) return { state: 'failed', message: 'give it as <file> <text>, e.g. notes.txt remember the milk' };
+  events.status('working', `asking to write ${file}`);
+  const verdict = await session.approve('write', file, `+1 -0`, { signal: task.signal });
+  if (verdict !== 'approved') return { state: 'failed', message: `writing ${file} was denied` };
+  await writeFile(file, `${words.join(' ')}\n`);
+  const agents = await session.listAgents({ signal: task.signal });
+  events.artifact(`wrote ${file} in ${process.cwd()}\n`);
+  events.artifact(`the other agents here: ${agents.map((agent) => agent.name).filter((name) => name !== 'helper').join(', ')}\n`, true);
+  return { state: 'completed' };
+});
+session.close();
