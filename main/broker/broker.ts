@@ -106,6 +106,8 @@ export class Broker {
    */
   private readonly opening = new Set<Promise<unknown>>();
   private readonly spawning = new Map<ChildProcess, (reason: Error) => void>();
+  /** Every long-lived participant's connection not yet closed, listed or not: `stop()` closes them all. */
+  private readonly made = new Set<ParticipantConnection>();
   /** The tasks each long-lived participant runs (`task.run` sent, no outcome yet): where it works in each. */
   private readonly serving = new Map<string, Map<string, TaskScope>>();
   /** Invocations in flight, by the node that made them: a node's worker is reaped only after all of its own have settled. */
@@ -227,9 +229,18 @@ export class Broker {
       throw new Error('broker: stopping');
     }
     this.longLived.set(node.name, opened);
-    void opened.connection.closed.then(() => this.ended(node.name));
+    this.made.add(opened.connection);
+    void opened.connection.closed.then(() => {
+      this.made.delete(opened.connection);
+      this.ended(node.name);
+    });
     // Kept until its child has exited (not merely its connection closed): stop() reaps one that ignores SIGTERM.
-    void exitOf(opened.child).then(() => this.longLived.delete(node.name));
+    // Once it has exited, a process of its own may still hold fd 3: the connection goes with the
+    // child (its calls cancelled), so nothing the broker no longer lists can call or be waited on.
+    void exitOf(opened.child).then(() => {
+      opened.connection.close(`${node.name}'s process exited`);
+      this.longLived.delete(node.name);
+    });
     return opened;
   }
 
@@ -338,7 +349,7 @@ export class Broker {
     let begin!: () => void;
     this.stopping = new Promise<void>((resolve) => (begin = resolve)).then(async () => {
       for (const controller of this.rootCalls) controller.abort(new Error('the broker is stopping'));
-      for (const opened of this.longLived.values()) opened.connection.close('the broker is stopping');
+      for (const connection of this.made) connection.close('the broker is stopping');
       // A child still being opened is ended and waited for until it exits; its call is then cut short.
       const opening = [...this.spawning].map(([child, cutShort]) => endChild(child, this.graceMs).then(() => cutShort(new Error('broker: stopping'))));
       await this.settleAll();
@@ -410,6 +421,7 @@ export class Broker {
   private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
     const node = this.nodes.get(context.node.name);
     if (!node) throw new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` }));
+    if (node.ended) throw new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` }));
     switch (call.method) {
       case 'agent.invoke':
         return this.track(node.name, this.invoke(node, call.params, context.progress, context.signal));

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -282,6 +282,32 @@ describe("a participant's life", () => {
       const kept = (t.broker as unknown as { longLived: Map<string, unknown> }).longLived;
       assert.deepEqual([...kept.keys()], ['coder-0']);
       assert.deepEqual((await t.root.listAgents()).map((a) => a.name), ['coder-0']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("one whose child exits while its worker lives on (sh -c 'node worker & …') is closed with it: its calls are cancelled and stop() resolves", { timeout: 60_000 }, async () => {
+    const t = startBroker(['helper']);
+    try {
+      // sh is the child; the worker is its background process, holding fd 3 after sh has gone.
+      // sh exits when its stdin ends (the background process reads /dev/null, not that pipe).
+      const env = { ...process.env, CHATTY_TEST_PIDS: t.pidsDir, NODE: process.execPath, AGENT };
+      const opened = await t.broker.openParticipant('coder', '/bin/sh', ['-c', '"$NODE" --import tsx "$AGENT" --serve-concurrent & read line'], { env });
+      // coder-0 starts a call to helper (which waits until cancelled) and ends its task, leaving the call running.
+      const fired = await t.root.invoke('coder-0', plan({ fire: { to: 'helper', prompt: plan({ hang: true }) } }));
+      assert.equal(fired.success, true, fired.error);
+      await until(() => t.broker.registry.get('helper-0') !== undefined, "helper-0's hello");
+      const exited = new Promise((resolve) => opened.child.once('exit', resolve));
+      opened.child.stdin!.end();
+      await exited; // the broker's own 'exit' listener was added first, so it has run
+      assert.equal(opened.connection.isOpen, false, 'the connection went with the child');
+      assert.equal(await opened.connection.closed, "coder-0's process exited");
+      await until(() => t.broker.registry.get('helper-0') === undefined, "helper-0's end: coder-0's call to it was cancelled");
+      await t.broker.stop();
+      const worker = t.pids().find((pid) => readFileSync(join(t.pidsDir, String(pid)), 'utf8') === 'coder-0')!;
+      await until(() => !isAlive(worker), 'the background worker ending once its fd 3 was closed');
+      assert.deepEqual(t.alive(), []);
     } finally {
       await t.close();
     }
