@@ -1,21 +1,76 @@
-import { ipcMain, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import type { BridgeHost } from './bridge/bridge-host.js';
+// The desktop bridge: the Electron-free BridgeHost bound to one window's webContents. It needs no
+// `electron` import at run time: the IPC handlers go on `webContents.ipc` (the IpcMain that hears
+// only that webContents, Electron ≥ 17), so `chatty-protocol-gateway/electron` imports on plain
+// Node and a test drives it with a stand-in webContents.
+import type { ProtocolGateway } from '../gateway/index.js';
+import { BridgeHost } from './bridge/bridge-host.js';
+import { APP_ORIGIN } from './app-pages.js';
+
+/** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
+export interface BridgeInvokeEvent {
+  sender: unknown;
+  /** The sending frame (null once it is gone). */
+  senderFrame: { url: string } | null;
+}
+
+/** The members of Electron's `WebContents` the bridge uses; Electron's own satisfies it. */
+export interface BridgedWebContents {
+  readonly ipc: {
+    handle(channel: string, listener: (event: BridgeInvokeEvent, payload: unknown) => Promise<unknown>): void;
+    removeHandler(channel: string): void;
+  };
+  readonly mainFrame: unknown;
+  isDestroyed(): boolean;
+  send(channel: string, payload: unknown): void;
+  on(event: 'did-navigate' | 'render-process-gone', listener: () => void): unknown;
+  off(event: 'did-navigate' | 'render-process-gone' | 'destroyed', listener: () => void): unknown;
+  once(event: 'destroyed', listener: () => void): unknown;
+}
+
+export interface DesktopBridgeOptions {
+  /**
+   * The page the bridge answers: the exact URL of the window's top frame (default
+   * `app://chatty/index.html`, the page `handleAppProtocol` serves from an app's `pages` folder).
+   */
+  pageUrl?: string;
+  /** Where refusals and other notes go (default: nowhere). */
+  log?: (line: string) => void;
+}
+
+/** The default page: `index.html` of the app's own pages, on the app's origin. */
+export const DEFAULT_PAGE_URL = `${APP_ORIGIN}/index.html`;
 
 /**
- * Binds the Electron-free BridgeHost to ipcMain and the one app window: each invoke channel is
- * handled with the sending frame checked by the host; events go to the window's webContents; a
- * reload or navigation of its top frame resets the host (waiting approvals denied, questions
- * withdrawn), and the window closing detaches it. Returns the unbind function.
+ * Makes the window's page the human of `gateway`'s in-process root: each `window.chatty` call
+ * (the preload's IPC channels) is answered only for the window's top frame at `pageUrl`, with its
+ * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
+ * navigation of the top frame, or a crash, denies the approvals waiting and withdraws the
+ * questions (nobody is looking at them any more); the window closing detaches the bridge. The
+ * gateway must be started. Returns the function that detaches it (every handler removed, what
+ * waits denied, and from then on approvals denied and questions refused at once).
  */
-export function bindBridge(host: BridgeHost, contents: WebContents): () => void {
+export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedWebContents, options: DesktopBridgeOptions = {}): () => void {
+  const started = gateway.listening;
+  if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
+  const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
+  const host = new BridgeHost(gateway, started, (url) => url === pageUrl, options.log ? { log: options.log } : {});
+  const unbind = bindBridge(host, contents);
+  let detached = false;
+  return () => {
+    if (detached) return;
+    detached = true;
+    unbind();
+    host.close();
+  };
+}
+
+/** Binds a BridgeHost to the window's webContents; returns the unbind function. */
+function bindBridge(host: BridgeHost, contents: BridgedWebContents): () => void {
   for (const channel of host.invokeChannels) {
-    ipcMain.handle(channel, (event: IpcMainInvokeEvent, payload: unknown) => {
+    contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
-      // Only this window's top frame: another webContents (there should be none) is refused too.
-      const sender = {
-        url: frame?.url ?? '',
-        isMainFrame: event.sender === contents && frame !== null && frame === event.sender.mainFrame,
-      };
+      // Only this window's top frame: a sub-frame (even at the page's URL) is refused.
+      const sender = { url: frame?.url ?? '', isMainFrame: event.sender === contents && frame !== null && frame === contents.mainFrame };
       return host.handle(channel, sender, payload);
     });
   }
@@ -36,8 +91,8 @@ export function bindBridge(host: BridgeHost, contents: WebContents): () => void 
       contents.off('did-navigate', onNavigation);
       contents.off('render-process-gone', onCrash);
       contents.off('destroyed', onDestroyed);
+      for (const channel of host.invokeChannels) contents.ipc.removeHandler(channel);
     }
     host.detachWindow('the app is closing');
-    for (const channel of host.invokeChannels) ipcMain.removeHandler(channel);
   };
 }

@@ -1,23 +1,16 @@
-// The Electron shell: the composition root, and the only code that imports 'electron' (with
-// electron-bridge.ts). It stays thin: every decision is in an Electron-free module beside it
-// (window-options, security-policy, app-protocol, lifecycle, app-modules, app-gateway), tested in
-// test/app; docs/security.md says why each is so.
-import { app, BrowserWindow, protocol, session, type Session, type WebContents } from 'electron';
+// The Electron shell: the composition root, and the only code of main/ that imports 'electron'.
+// It stays thin, and uses the public pieces an embedding app uses (`./index.js`, the package's
+// `chatty-protocol-gateway/electron`); every decision is in an Electron-free module beside it
+// (window-options, security-policy, app-protocol, lifecycle, app-modules, app-gateway, app-menu),
+// tested in test/app; docs/security.md says why each is so.
+import { app, BrowserWindow, Menu, protocol, session, type Session, type WebContents } from 'electron';
 import electronLog from 'electron-log/node.js';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { APP_PAGE_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from './app-protocol.js';
+import { APP_PAGE_URL } from './app-protocol.js';
 import { startAppGateway } from './app-gateway.js';
-import { BridgeHost } from './bridge/bridge-host.js';
-import { bindBridge } from './electron-bridge.js';
 import { bringForward, QUIT_SIGNALS, quitAfterStopping, Teardown } from './lifecycle.js';
-import { policeContents, policeSession } from './security-policy.js';
+import { APP_SCHEME_REGISTRATION, appMenuTemplate, attachDesktopBridge, handleAppProtocol, policeContents, policeSession, preloadPath } from './index.js';
 import { openAppWindow } from './window-options.js';
-
-// The package root: three levels up from the build's out/main/app/main.js, two from the source
-// (the tests run main.ts itself, on a stand-in for Electron).
-const root = fileURLToPath(new URL(new URL(import.meta.url).pathname.endsWith('.ts') ? '../../' : '../../../', import.meta.url));
-const preloadPath = join(root, 'out', 'preload', 'index.cjs');
 
 // The main-process log: electron-log through its Node entry, which (unlike its Electron entry)
 // opens no IPC channel for renderers to write to the log on. `<logs>/main.log`.
@@ -32,7 +25,7 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   // Before `ready`: the page's own origin (app://chatty), served from the package's allow-list.
-  protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } }]);
+  protocol.registerSchemesAsPrivileged([APP_SCHEME_REGISTRATION]);
 
   let window: BrowserWindow | undefined;
   const teardown = new Teardown(quitLog);
@@ -62,25 +55,20 @@ if (!app.requestSingleInstanceLock()) {
 
 function police(target: Session): void {
   policeSession(target, deny);
-  target.protocol.handle(APP_SCHEME, async (request) => {
-    const answer = await serveAppRequest({ url: request.url, method: request.method }, root);
-    if (answer.status !== 200) log.warn(`app protocol: ${answer.status} ${request.url}`);
-    const body = typeof answer.body === 'string' ? answer.body : Uint8Array.from(answer.body);
-    return new Response(body, { status: answer.status, headers: answer.headers });
-  });
+  handleAppProtocol(target, { log: (line) => log.warn(line) });
 }
 
 async function launch(teardown: Teardown): Promise<BrowserWindow> {
   police(session.defaultSession);
-  const { gateway, started } = await startAppGateway(
+  // No Reload in the menu: a reload would deny, unseen, every approval waiting in the page.
+  Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate({ platform: process.platform, devTools: !app.isPackaged })));
+  const { gateway } = await startAppGateway(
     { userData: app.getPath('userData'), isPackaged: app.isPackaged, env: process.env, cwd: process.cwd(), log: quitLog },
     teardown,
   );
   const window = openAppWindow(BrowserWindow, preloadPath);
   window.once('ready-to-show', () => window.show());
-  const host = new BridgeHost(gateway, started, (url) => url === APP_PAGE_URL, { log: (line) => log.warn(line) });
-  teardown.add('close the bridge', () => host.close());
-  teardown.add('unbind the bridge', bindBridge(host, window.webContents));
+  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line) }));
   await window.loadURL(APP_PAGE_URL);
   return window;
 }

@@ -197,19 +197,21 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
   });
 
   test("the bridge answers the window's top frame only: not a sub-frame at the page's URL, not another webContents, not a frameless call", async () => {
-    assert.deepEqual([...electron.ipcMain.handlers.keys()].sort(), Object.values(INVOKE_CHANNELS).sort());
+    // The handlers are the window's own (webContents.ipc): another webContents reaches none of them.
+    assert.deepEqual([...contents.ipc.handlers.keys()].sort(), Object.values(INVOKE_CHANNELS).sort());
+    assert.equal(electron.ipcMain.handlers.size, 0);
     const info = (await fromTop(electron, window, INVOKE_CHANNELS.gatewayInfo)) as GatewayInfo;
     assert.equal(info.socketPath.startsWith(join(booted.home, 'run')), true, info.socketPath);
     const other = new StandInWebContents();
     other.mainFrame.url = APP_PAGE_URL;
-    const refusals: [string, StandInWebContents, StandInFrame | null][] = [
-      ['a sub-frame at the page URL', contents, new StandInFrame(APP_PAGE_URL)],
-      ['another webContents on the page URL', other, other.mainFrame],
-      ["another webContents naming the window's frame", other, contents.mainFrame],
-      ['no frame', contents, null],
+    const refusals: [string, StandInWebContents, StandInFrame | null, RegExp][] = [
+      ['a sub-frame at the page URL', contents, new StandInFrame(APP_PAGE_URL), /is not the trusted window/],
+      ['another webContents on the page URL', other, other.mainFrame, /No handler registered/],
+      ["another webContents naming the window's frame", other, contents.mainFrame, /No handler registered/],
+      ['no frame', contents, null, /is not the trusted window/],
     ];
-    for (const [what, sender, frame] of refusals) {
-      await assert.rejects(electron.ipcMain.invoke(INVOKE_CHANNELS.gatewayInfo, sender, frame), /is not the trusted window/, what);
+    for (const [what, sender, frame, refusal] of refusals) {
+      await assert.rejects(electron.ipcMain.invoke(INVOKE_CHANNELS.gatewayInfo, sender, frame), refusal, what);
     }
     assert.match(booted.log(), /bridge: refused chatty:gateway-info: sender app:\/\/chatty\/renderer-demo\/index\.html is not the trusted window/);
     // Events reach the window: a request on the socket is an edge row sent to it.
@@ -255,6 +257,21 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
     assert.deepEqual(await deniedBecause(crashed), ['denied echo crashed: the window crashed']);
   });
 
+  test('the application menu has no Reload or Force Reload (a reload denies what waits), nor a key for one', () => {
+    const menu = electron.applicationMenu;
+    assert.ok(menu, 'main sets its own menu in place of the default one');
+    const items = (list: readonly object[]): Record<string, unknown>[] =>
+      list.flatMap((item) => {
+        const entry = item as Record<string, unknown>;
+        return [entry, ...(Array.isArray(entry['submenu']) ? items(entry['submenu'] as object[]) : [])];
+      });
+    const all = items(menu.template);
+    assert.ok(all.some((i) => i['role'] === 'editMenu'), 'the text fields keep their edit shortcuts');
+    // Electron's viewMenu role holds Reload and Force Reload: it must not be used either.
+    assert.deepEqual(all.filter((i) => ['reload', 'forceReload', 'viewMenu'].includes(String(i['role']))), []);
+    assert.deepEqual(all.filter((i) => /^(CmdOrCtrl|CommandOrControl|Ctrl|Cmd)\+(Shift\+)?R$|^F5$/i.test(String(i['accelerator'] ?? ''))), []);
+  });
+
   test('a second launch brings the window forward', () => {
     window.minimized = true;
     window.shown = false;
@@ -294,7 +311,8 @@ test('closing the last window quits, once the gateway is stopped and the bridge 
     await app.gone;
     assert.equal(app.quits, 2, 'the first quit waited for the teardown, the second went through');
     assert.equal(existsSync(socketPath), false, 'the gateway stopped: its socket is removed');
-    assert.equal(ipcMain.handlers.size, 0, 'the bridge is unbound');
+    assert.equal(booted.electron.windows[0]?.webContents.ipc.handlers.size, 0, 'the bridge is unbound');
+    assert.equal(ipcMain.handlers.size, 0);
     assert.match(booted.log(), /quitting: stopping the gateway[\s\S]*the gateway stopped; every child is reaped/);
   } finally {
     await booted.dispose();

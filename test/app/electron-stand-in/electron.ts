@@ -3,10 +3,11 @@
 // files touch, each doing the least Electron does: `app` (the single-instance lock, `whenReady`,
 // `getPath`, `quit` with its cancellable `before-quit`, `exit`, events), `BrowserWindow` (its
 // options kept, a webContents whose creation fires `app`'s `web-contents-created`, `loadURL`,
-// `show`), `webContents` (events, `send` recorded, its main frame), `ipcMain` (the handlers kept,
-// invoked by the test), `protocol.registerSchemesAsPrivileged` and `session.defaultSession` (its
-// handlers kept, its `protocol.handle`d schemes). Nothing decides anything: the test fires the
-// events and calls the handlers, and reads what main did.
+// `show`), `webContents` (events, `send` recorded, its main frame, its own `ipc`), `ipcMain` (the
+// handlers kept; `invoke` reaches the sender's `webContents.ipc` handler first, as in Electron),
+// `protocol.registerSchemesAsPrivileged`, `session.defaultSession` (its handlers kept, its
+// `protocol.handle`d schemes) and `Menu` (the application menu's template kept). Nothing decides
+// anything: the test fires the events and calls the handlers, and reads what main did.
 //
 // `resetElectron()` makes a fresh set; the exports are live bindings, so an imported main.ts sees
 // the set of the test that imported it.
@@ -27,9 +28,22 @@ export class StandInFrame {
   constructor(public url: string) {}
 }
 
-/** A `webContents`: its events, what was sent to it, its window-open handler, its main frame. */
+/** Invoke handlers by channel: `ipcMain`, and each webContents' own `ipc` (which hears only it). */
+export class StandInIpcHandlers {
+  readonly handlers = new Map<string, (event: never, ...args: never[]) => unknown>();
+  handle(channel: string, handler: (event: never, ...args: never[]) => unknown): void {
+    if (this.handlers.has(channel)) throw new Error(`Attempted to register a second handler for '${channel}'`);
+    this.handlers.set(channel, handler);
+  }
+  removeHandler(channel: string): void {
+    this.handlers.delete(channel);
+  }
+}
+
+/** A `webContents`: its events, what was sent to it, its window-open handler, its main frame, its `ipc`. */
 export class StandInWebContents extends EventEmitter {
   readonly mainFrame = new StandInFrame('');
+  readonly ipc = new StandInIpcHandlers();
   readonly sent: { channel: string; payload: unknown }[] = [];
   windowOpenHandler: ((details: { url: string }) => unknown) | undefined;
   private destroyed = false;
@@ -157,22 +171,29 @@ export class StandInApp extends EventEmitter {
   }
 }
 
-export class StandInIpcMain {
-  readonly handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
-  handle(channel: string, handler: (event: unknown, ...args: unknown[]) => unknown): void {
-    if (this.handlers.has(channel)) throw new Error(`Attempted to register a second handler for '${channel}'`);
-    this.handlers.set(channel, handler);
-  }
-  removeHandler(channel: string): void {
-    this.handlers.delete(channel);
-  }
-  /** Test side: what `ipcRenderer.invoke(channel, payload)` from `senderFrame` of `sender` gets. */
+export class StandInIpcMain extends StandInIpcHandlers {
+  /**
+   * Test side: what `ipcRenderer.invoke(channel, payload)` from `senderFrame` of `sender` gets: as
+   * in Electron, the sender's own `webContents.ipc` handler if it has one, else `ipcMain`'s.
+   */
   async invoke(channel: string, sender: StandInWebContents, senderFrame: StandInFrame | null, payload?: unknown): Promise<unknown> {
-    const handler = this.handlers.get(channel);
+    const handler = (sender.ipc.handlers.get(channel) ?? this.handlers.get(channel)) as ((event: unknown, payload: unknown) => unknown) | undefined;
     if (!handler) throw new Error(`No handler registered for '${channel}'`);
     return handler({ sender, senderFrame }, payload);
   }
 }
+
+/** `Menu`: `buildFromTemplate` keeps the template; `setApplicationMenu` records the menu set. */
+export class StandInMenu {
+  constructor(readonly template: readonly object[]) {}
+  static buildFromTemplate(template: readonly object[]): StandInMenu {
+    return new StandInMenu(template);
+  }
+  static setApplicationMenu(menu: StandInMenu | null): void {
+    current.applicationMenu = menu;
+  }
+}
+export { StandInMenu as Menu };
 
 export class StandInSession extends EventEmitter {
   permissionRequestHandler: ((...args: never[]) => void) | undefined;
@@ -212,6 +233,8 @@ export interface StandIn {
   protocol: StandInProtocol;
   session: { defaultSession: StandInSession };
   windows: BrowserWindow[];
+  /** The menu `Menu.setApplicationMenu` set (undefined: never called, Electron's default menu). */
+  applicationMenu: StandInMenu | null | undefined;
   /** Settles with the first window whose page was loaded. */
   windowLoaded: Promise<BrowserWindow>;
   loaded(window: BrowserWindow): void;
@@ -226,6 +249,7 @@ function fresh(options: { lock?: boolean; paths?: Record<string, string> } = {})
     protocol: new StandInProtocol(),
     session: { defaultSession: new StandInSession() },
     windows: [],
+    applicationMenu: undefined,
     windowLoaded,
     loaded: (window) => loaded(window),
   };

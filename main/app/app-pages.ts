@@ -1,0 +1,100 @@
+// What an app's window loads, on the `app:` scheme: the app's own pages (a folder it names) beside
+// this package's renderer files (the demo page, the `./renderer` module, the display rule), all
+// served by one handler with the CSP and the other headers of app-protocol.ts. Free of Electron:
+// `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appResponseHeaders, serveAppRequest, type AppResponse } from './app-protocol.js';
+
+/** The window's origin: `app://chatty`. */
+export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
+
+/** For `protocol.registerSchemesAsPrivileged([APP_SCHEME_REGISTRATION])`, before `app` is ready. */
+export const APP_SCHEME_REGISTRATION = { scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } };
+
+/**
+ * The package's root: three levels up from the build's out/main/app/, two from the sources (the
+ * tests run them as they are). The built files (the preload, the renderer) are under its out/.
+ */
+export const PACKAGE_ROOT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../' : '../../../', import.meta.url));
+
+/** The absolute path of the built, sandbox-safe preload (it requires nothing but `electron`). */
+export const preloadPath = join(PACKAGE_ROOT, 'out', 'preload', 'index.cjs');
+
+const PAGE_TYPES: Readonly<Record<string, string>> = {
+  html: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+};
+
+/** One plain file name, directly in the pages folder: no sub-folders, no dot files, no escapes. */
+const PAGE_FILE = /^\/([A-Za-z0-9_-][A-Za-z0-9._-]*)\.(html|css|m?js|svg|png)$/;
+
+/** The file of the app's `pages` folder an `app:` URL names, or undefined. */
+function pageFile(url: string, pages: string): { path: string; contentType: string } | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  // (`URL.origin` is "null" for a scheme Node does not know: the scheme and host are compared.)
+  if (parsed.protocol !== `${APP_SCHEME}:` || parsed.host !== APP_HOST || parsed.username !== '' || parsed.password !== '') return undefined;
+  if (parsed.pathname.includes('%')) return undefined;
+  const match = PAGE_FILE.exec(parsed.pathname);
+  const type = match ? PAGE_TYPES[match[2] ?? ''] : undefined;
+  return match && type ? { path: join(pages, `${match[1]}.${match[2]}`), contentType: type } : undefined;
+}
+
+export interface AppPagesOptions {
+  /** The folder of the app's own pages (`app://chatty/<name>.html|css|js|mjs|svg|png`); none when absent. */
+  pages?: string;
+  /** Each refused request (not 200), e.g. the main-process log. */
+  log?: (line: string) => void;
+}
+
+/**
+ * Answers one `app:` request: a file of the app's `pages` folder, else one of the package's
+ * renderer files (app-protocol.ts's allow-list: `out/renderer/…`, the demo page…); 404 for
+ * anything else, 405 for a method other than GET and HEAD. Every page comes with the CSP.
+ */
+export async function answerAppRequest(request: { url: string; method: string }, options: AppPagesOptions = {}): Promise<AppResponse> {
+  const page = options.pages === undefined ? undefined : pageFile(request.url, options.pages);
+  if (page && (request.method === 'GET' || request.method === 'HEAD')) {
+    try {
+      const body = await readFile(page.path);
+      return { status: 200, headers: appResponseHeaders(page.contentType), body: request.method === 'HEAD' ? '' : body };
+    } catch {
+      // Not in the pages folder: the package's files are tried (and a 404 comes from there).
+    }
+  }
+  return serveAppRequest(request, PACKAGE_ROOT);
+}
+
+/** The handler for `session.protocol.handle('app', …)`. */
+export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const answer = await answerAppRequest({ url: request.url, method: request.method }, options);
+    if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);
+    const body = typeof answer.body === 'string' ? answer.body : Uint8Array.from(answer.body);
+    return new Response(body, { status: answer.status, headers: answer.headers });
+  };
+}
+
+/** The part of Electron's `Session` serving uses. */
+export interface ProtocolSession {
+  protocol: { handle(scheme: string, handler: (request: Request) => Promise<Response>): void };
+}
+
+/**
+ * Serves the `app:` scheme on `session` (register it first with `APP_SCHEME_REGISTRATION`): the
+ * window then loads `app://chatty/index.html` from `pages`, with its scripts, and may import the
+ * package's renderer module from `app://chatty/out/renderer/index.js`.
+ */
+export function handleAppProtocol(session: ProtocolSession, options: AppPagesOptions = {}): void {
+  session.protocol.handle(APP_SCHEME, appProtocolHandler(options));
+}
