@@ -3,6 +3,8 @@ import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, matches, namedTags, vouchedContext, type AuditRow, type DangerTag, type DecidedBy } from './approvals/index.js';
+import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
 export const MAX_PENDING_APPROVALS = 4;
@@ -13,13 +15,35 @@ export interface Asker {
   chain: string[];
 }
 
-/** An approval as the root's handler gets it: the wire's params, the asker stamped by the broker. */
+/**
+ * An approval as the root's handler gets it: the wire's params, the asker stamped by the broker,
+ * and what the gateway vouches for from its own records (never the worker's word): the root task,
+ * the asker's workspace, a write's resolved path, the danger tags, the matches it offers.
+ */
 export interface ApprovalRequest {
   kind: 'exec' | 'write';
   command_or_path: string;
   diff_stat?: string;
   asker: Asker;
+  /** The asker's role: what a remembered rule is scoped to ("always for this agent"). */
+  role: string;
+  /** The root task the asker works under (absent for a participant acting as itself). */
+  task?: string;
+  /** The asker's workspace directory (a real path). */
+  workspace?: string;
+  /** A write's path: absolute, resolved lexically against the workspace (links not followed). */
+  path?: string;
+  /** A write's path lies outside the workspace. */
+  outside?: boolean;
+  /** The command, path or diff stat holds characters a reader could not see (the display rule). */
+  hidden: boolean;
+  danger: DangerTag[];
+  /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
+  proposals: ApprovalMatch[];
 }
+
+/** A verdict; "approved" may ask to remember it for the root task or always (for the asker's role), for `match` (default: the exact command or path). */
+export type ApprovalDecision = Verdict | { verdict: 'approved'; remember: 'task' | 'always'; match?: ApprovalMatch };
 
 /** A question as the root's handler gets it. */
 export interface QuestionToRoot {
@@ -31,7 +55,7 @@ export interface QuestionToRoot {
 export type Verdict = 'approved' | 'denied';
 export type AnswerInput = { id: string; answer: string; custom?: boolean };
 
-export type ApprovalHandler = (request: ApprovalRequest, signal: AbortSignal) => Verdict | Promise<Verdict>;
+export type ApprovalHandler = (request: ApprovalRequest, signal: AbortSignal) => ApprovalDecision | Promise<ApprovalDecision>;
 export type QuestionHandler = (request: QuestionToRoot, signal: AbortSignal) => readonly AnswerInput[] | Promise<readonly AnswerInput[]>;
 
 /** A question no one could carry back, as a failed root call's `metadata.clarification` holds it: the stamped request under an id of the broker's. */
@@ -50,6 +74,8 @@ export interface HumanLoopHost {
    * question, and cancel its tree. Returns false when no root call owns the asker.
    */
   clarify(asker: NodeState, request: Clarification): boolean;
+  /** The root task `node` works under while that root call runs; undefined when it works under none. */
+  rootTask?(node: NodeState): string | undefined;
 }
 
 /**
@@ -68,8 +94,18 @@ export class HumanLoop {
   private readonly questions = new Map<string, number>();
   private nextQuestion = 0;
   private nextRequest = 0;
+  /** The remembered decisions (task rules end with their root task; "always" rules in a file when one is set). */
+  readonly rules: ApprovalRules;
+  /** One row per approval decision. */
+  readonly audit: AuditLog;
 
-  constructor(private readonly host: HumanLoopHost) {}
+  constructor(
+    private readonly host: HumanLoopHost,
+    private readonly log: (message: string) => void = () => {},
+  ) {
+    this.rules = new ApprovalRules(log);
+    this.audit = new AuditLog(log);
+  }
 
   onApproval(handler: ApprovalHandler): () => void {
     this.approvalHandler = handler;
@@ -83,7 +119,7 @@ export class HumanLoop {
    * task alone (its task-scoped approval rules) ends with it.
    */
   rootTaskEnded(task: string): void {
-    void task;
+    this.rules.endTask(task);
   }
 
   onQuestion(handler: QuestionHandler): () => void {
@@ -93,30 +129,96 @@ export class HumanLoop {
     };
   }
 
+  /**
+   * One approval: the rules first (a deny rule wins; an allow rule never for a hidden or
+   * differently dangerous request), then the root's handler (at most four waiting per connection);
+   * every decision is one audit row.
+   */
   async approve(from: NodeState, params: ApproveParams, signal: AbortSignal): Promise<Verdict> {
-    const pending = this.approvals.get(from.name) ?? 0;
-    if (pending >= MAX_PENDING_APPROVALS) return 'denied'; // the fifth is denied without asking anyone
-    const handler = this.approvalHandler;
-    if (!handler) return 'denied';
+    const task = this.host.rootTask?.(from);
     const request: ApprovalRequest = {
       kind: params.kind,
       command_or_path: params.command_or_path,
       ...(params.diff_stat !== undefined ? { diff_stat: params.diff_stat } : {}),
       asker: { agent: from.name, chain: [...from.chain] },
+      role: from.role,
+      ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task),
     };
+    const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict => {
+      const row: AuditRow = {
+        time: new Date().toISOString(),
+        ...(request.task !== undefined ? { task: request.task } : {}),
+        agent: request.asker.agent,
+        role: request.role,
+        chain: request.asker.chain,
+        kind: request.kind,
+        command_or_path: request.command_or_path,
+        danger: request.danger,
+        verdict,
+        by,
+        ...(remembered !== undefined ? { remembered } : {}),
+      };
+      this.audit.record(row);
+      return verdict;
+    };
+    const ruled = this.rules.decide(request);
+    if (ruled) return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
+    const pending = this.approvals.get(from.name) ?? 0;
+    if (pending >= MAX_PENDING_APPROVALS) return decided('denied', 'limit'); // the fifth is denied without asking anyone
+    const handler = this.approvalHandler;
+    if (!handler) return decided('denied', 'no-root');
     this.approvals.set(from.name, pending + 1);
+    let decision: ApprovalDecision;
     try {
-      const verdict = await withSignal(Promise.resolve().then(() => handler(request, signal)), signal);
-      return verdict === 'approved' ? 'approved' : 'denied';
-    } catch (err) {
-      if (signal.aborted) throw new CallError(wireError({ kind: 'cancelled', reason: 'the approval was withdrawn' }));
-      return 'denied'; // a handler that throws denies
+      decision = await withSignal(Promise.resolve().then(() => handler(request, signal)), signal);
+    } catch {
+      if (signal.aborted) {
+        decided('denied', 'withdrawn');
+        throw new CallError(wireError({ kind: 'cancelled', reason: 'the approval was withdrawn' }));
+      }
+      return decided('denied', 'no-root'); // a handler that throws denies: nobody answered
     } finally {
       this.release(this.approvals, from.name);
+    }
+    if (decision === 'approved') return decided('approved', 'human');
+    if (typeof decision !== 'object' || decision === null || decision.verdict !== 'approved') return decided('denied', 'human');
+    return decided('approved', 'human', this.remember(from, request, decision));
+  }
+
+  /**
+   * Adds the rule a person asked for with an approval, scoped to the asker's role: for the root
+   * task (only while it runs) or always. Not remembered (the approval stands, once): a hidden
+   * request, a match that is malformed, does not cover the request or does not name its danger
+   * tags, a task rule with no running root task, a file that cannot be written.
+   */
+  private remember(from: NodeState, request: ApprovalRequest, decision: Exclude<ApprovalDecision, Verdict>): string | undefined {
+    const refuse = (why: string): undefined => {
+      this.log(`the approval of ${JSON.stringify(request.command_or_path)} by ${from.name} is not remembered: ${why}`);
+      return undefined;
+    };
+    if (request.hidden) return refuse('it holds hidden characters');
+    const parsed = ApprovalMatch.safeParse(decision.match ?? { exact: request.command_or_path });
+    if (!parsed.success) return refuse('its match is malformed');
+    const match = parsed.data;
+    if (!matches(match, request)) return refuse('its match does not cover it');
+    const named = namedTags(match, request.kind, request.workspace);
+    if (!request.danger.every((tag) => named.includes(tag))) return refuse('its match does not name its danger tags');
+    let task: string | undefined;
+    if (decision.remember === 'task') {
+      task = this.host.rootTask?.(from);
+      if (task === undefined || task !== request.task) return refuse('its root task is not running');
+    } else if (decision.remember !== 'always') return refuse('remember is neither "task" nor "always"');
+    try {
+      return this.rules.add({ effect: 'allow', kind: request.kind, agent: from.role, match, ...(task !== undefined ? { task } : {}) }).id;
+    } catch (err) {
+      return refuse((err as Error)?.message ?? String(err));
     }
   }
 
   async ask(from: NodeState, params: QuestionRequest, signal: AbortSignal): Promise<Answer[]> {
+    // What cannot be answered is refused at the wire, before anyone is shown it.
+    const malformed = checkQuestionRequest(params);
+    if (malformed !== undefined) throw new CallError(wireError({ kind: 'refused', reason: malformed }));
     const pending = this.questions.get(from.name) ?? 0;
     if (pending >= MAX_PENDING_QUESTIONS) {
       throw new CallError(wireError({ kind: 'refused', reason: `too many questions pending: at most ${MAX_PENDING_QUESTIONS} per connection` }));

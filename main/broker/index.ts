@@ -3,6 +3,7 @@ export { Broker, CANCEL_GRACE_MS, type AgentCard, type BrokerOptions, type RootI
 export {
   MAX_PENDING_APPROVALS,
   MAX_PENDING_QUESTIONS,
+  type ApprovalDecision,
   type ApprovalHandler,
   type ApprovalRequest,
   type Asker,
@@ -16,3 +17,22 @@ export { MAX_DELEGATION_DEPTH } from './delegation.js';
 export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
 export { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 export type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runners/runner.js';
+export { QUESTION_LIMITS, checkQuestionRequest } from './question-limits.js';
+export {
+  APPROVALS_LOG_FILE,
+  DANGER_TAGS,
+  ApprovalRules,
+  AuditLog,
+  RulesFileError,
+  dangerTags,
+  defaultApprovalsFile,
+  describeMatch,
+  gatewayApprovals,
+  type ApprovalMatch,
+  type ApprovalRule,
+  type AuditRow,
+  type DangerTag,
+  type DecidedBy,
+  type GatewayApprovals,
+  type NewApprovalRule,
+} from './approvals/index.js';

@@ -20,7 +20,7 @@ import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
 import { SSE_KEEP_ALIVE_MS, SseSessions, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
-import { Broker, RootTransport, type AgentCard, type BrokerOptions } from '../broker/index.js';
+import { APPROVALS_LOG_FILE, Broker, RootTransport, gatewayApprovals, type AgentCard, type BrokerOptions, type GatewayApprovals } from '../broker/index.js';
 import type { Runner } from '../broker/runners/runner.js';
 import type { OpenedConnection } from '../fabric/admission/index.js';
 
@@ -46,6 +46,12 @@ export interface ProtocolGatewayOptions {
    * `idleTimeoutMs` one that stops sending in the middle of its answer.
    */
   remoteRunner?: RemoteRunnerOptions;
+  /**
+   * Remembered approvals: `file` keeps the "always" rules (JSON, 0600; read at construction, a
+   * malformed file throws `RulesFileError` naming it and is never overwritten). Without it they
+   * last as long as the gateway. See docs/approvals.md.
+   */
+  approvals?: { file?: string };
 }
 
 export interface StartedGateway {
@@ -68,6 +74,8 @@ export class ProtocolGateway {
   /** Routes work between the root, long-lived participants and virtual agents. */
   readonly broker: Broker;
   private root: RootTransport | undefined;
+  /** The remembered approval rules (list, add, revoke) and every decision as it is made (`approvals.log`). */
+  readonly approvals: GatewayApprovals;
   /** The forward to the remote runner, when one is configured. */
   private readonly remoteRunner: RemoteRunner | undefined;
 
@@ -78,6 +86,8 @@ export class ProtocolGateway {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
     this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
     this.broker = new Broker(options.broker);
+    if (options.approvals?.file !== undefined) this.broker.human.rules.persistTo(options.approvals.file);
+    this.approvals = gatewayApprovals(this.broker.human.rules, this.broker.human.audit);
     this.remoteRunner = options.remoteRunner ? new RemoteRunner(remoteRunnerSettings(options.remoteRunner)) : undefined;
   }
 
@@ -167,6 +177,7 @@ export class ProtocolGateway {
       listening = true;
       chmodSync(socketPath, 0o600);
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
+      this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
       // Whatever failed, nothing of this launch is left behind.
       if (listening) {
@@ -205,6 +216,7 @@ export class ProtocolGateway {
       await closeServer(server);
       await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
+      this.broker.human.audit.stopWriting();
     } finally {
       removeQuietly(started.socketPath);
       removeQuietly(started.tokenPath);

@@ -143,8 +143,23 @@ describe('human.approve goes straight to the root', () => {
       assert.deepEqual(JSON.parse(a.response), ['approved']);
       assert.deepEqual(JSON.parse(b.response), ['denied']);
       const byAgent = Object.fromEntries(seen.map((r) => [r.asker.agent, r]));
-      assert.deepEqual(byAgent['a-0'], { kind: 'exec', command_or_path: '[shell] echo a', asker: { agent: 'a-0', chain: ['root', 'a'] } });
-      assert.deepEqual(byAgent['b-0'], { kind: 'write', command_or_path: 'src/b.ts', asker: { agent: 'b-0', chain: ['root', 'b'] } });
+      const taskA = byAgent['a-0']?.task;
+      const taskB = byAgent['b-0']?.task;
+      assert.match(taskA ?? '', /^task-/);
+      assert.match(taskB ?? '', /^task-/);
+      assert.notEqual(taskA, taskB);
+      assert.deepEqual(byAgent['a-0'], {
+        kind: 'exec',
+        command_or_path: '[shell] echo a',
+        asker: { agent: 'a-0', chain: ['root', 'a'] },
+        role: 'a',
+        task: taskA,
+        hidden: false,
+        danger: [],
+        proposals: [{ exact: '[shell] echo a' }, { prefix: '[shell] echo' }],
+      });
+      // No workspace is recorded for b-0 (the broker has none): its relative path is not resolved.
+      assert.deepEqual(byAgent['b-0'], { kind: 'write', command_or_path: 'src/b.ts', asker: { agent: 'b-0', chain: ['root', 'b'] }, role: 'b', task: taskB, hidden: false, danger: [], proposals: [{ exact: 'src/b.ts' }] });
     } finally {
       await t.close();
     }

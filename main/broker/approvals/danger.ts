@@ -1,0 +1,125 @@
+import { posix } from 'node:path';
+import { hasHidden } from '../../display/index.js';
+import { pathTags } from './sensitive-paths.js';
+import { simpleCommands, type SimpleCommand } from './shell-commands.js';
+import { DANGER_TAGS, type DangerTag } from './types.js';
+
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
+/** Programs that run what they read: a pipe into one runs whatever came down the pipe. */
+const RUNNERS = new Set([...SHELLS, 'python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua', 'deno', 'bun', 'osascript', 'pwsh', 'powershell']);
+const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-request', 'ftp', 'tftp', 'nc', 'ncat', 'scp', 'rsync']);
+const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'sudoedit']);
+/** Programs that run the command in their arguments: looked through to the command they run. */
+const WRAPPERS = new Set(['env', 'nice', 'nohup', 'time', 'command', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'chronic', 'builtin', 'caffeinate', 'watch', 'unbuffer', 'flock']);
+/** Programs whose non-option arguments are (among others) files they write. */
+const WRITERS = new Set(['tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch']);
+
+/**
+ * The danger tags of an approval, computed by the gateway from what would run or be written:
+ * its shell commands as `shell-commands.ts` reads them, every path written resolved against the
+ * asker's workspace, and hidden characters by the display rule. In the order of `DANGER_TAGS`.
+ */
+export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string): DangerTag[] {
+  const tags = new Set<DangerTag>();
+  if (kind === 'write') for (const tag of pathTags(commandOrPath, workspace)) tags.add(tag);
+  else commandTags(commandOrPath, workspace, tags);
+  if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
+  return DANGER_TAGS.filter((tag) => tags.has(tag));
+}
+
+function commandTags(line: string, workspace: string | undefined, tags: Set<DangerTag>): void {
+  const commands = simpleCommands(line);
+  let downloads = false;
+  let runs = false;
+  for (const command of commands) {
+    for (const target of command.writes) if (!isDevice(target)) addAll(tags, pathTags(target, workspace));
+    const seen = lookThrough(command.words, tags, workspace);
+    if (seen.program === undefined) continue;
+    if (DOWNLOADERS.has(seen.program)) downloads = true;
+    if (RUNNERS.has(seen.program) || seen.program === 'eval' || seen.program === 'source' || seen.program === '.') runs = true;
+    if (command.stage > 0 && RUNNERS.has(seen.program)) tags.add('pipe-to-shell');
+    programTags(seen.program, seen.args, workspace, tags);
+  }
+  if (downloads && runs) tags.add('download-and-run');
+}
+
+/** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */
+function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | undefined): { program?: string; args: string[] } {
+  let i = 0;
+  for (;;) {
+    while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
+    if (i >= words.length) return { args: [] };
+    const program = posix.basename(words[i]!);
+    if (PRIVILEGE.has(program)) {
+      tags.add('privilege');
+      const args = words.slice(i + 1);
+      const c = args.indexOf('-c');
+      if (program === 'su' && c >= 0 && args[c + 1] !== undefined) commandTags(args[c + 1]!, workspace, tags);
+      i++;
+      // Its options, and the value of those that take one (`sudo -u deploy`).
+      while (i < words.length && words[i]!.startsWith('-')) i += /^-[ugCDhprtTU]$|^-(c)$/.test(words[i]!) ? 2 : 1;
+      continue;
+    }
+    if (WRAPPERS.has(program)) {
+      i++;
+      while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
+        i += /^-[nuIL]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1;
+      }
+      continue;
+    }
+    return { program, args: words.slice(i + 1) };
+  }
+}
+
+function programTags(program: string, args: string[], workspace: string | undefined, tags: Set<DangerTag>): void {
+  const short = (letter: string): boolean => args.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
+  const long = (...names: string[]): boolean => args.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
+  if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
+  if (program === 'find' && args.includes('-delete')) tags.add('recursive-delete');
+  if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
+  if (SHELLS.has(program)) {
+    // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own.
+    const at = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
+    const inner = at >= 0 ? args.slice(at + 1).find((a) => !a.startsWith('-')) : undefined;
+    if (inner !== undefined) commandTags(inner, workspace, tags);
+  }
+  if (program === 'eval') commandTags(args.join(' '), workspace, tags);
+  if (program === 'find') {
+    const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok');
+    if (exec >= 0) {
+      const rest = args.slice(exec + 1);
+      const stop = rest.findIndex((a) => a === ';' || a === '+');
+      commandTags(rest.slice(0, stop < 0 ? undefined : stop).join(' '), workspace, tags);
+    }
+  }
+  if (program === 'git') gitTags(args, tags);
+  if (WRITERS.has(program)) {
+    for (const arg of args) {
+      if (arg.startsWith('-')) continue;
+      const target = program === 'dd' ? /^of=(.*)$/.exec(arg)?.[1] : arg;
+      if (target !== undefined && !isDevice(target)) addAll(tags, pathTags(target, workspace).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
+    }
+  }
+}
+
+/** `git [global options] <subcommand> …`: force pushes and history rewrites. */
+function gitTags(args: string[], tags: Set<DangerTag>): void {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += /^-[Cc]$|^--(git-dir|work-tree|namespace|exec-path|config-env)$/.test(args[i]!) ? 2 : 1;
+  const sub = args[i];
+  const rest = args.slice(i + 1);
+  const short = (letter: string): boolean => rest.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
+  const long = (...names: string[]): boolean => rest.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
+  if (sub === 'push' && (short('f') || long('--force', '--force-with-lease', '--force-if-includes', '--mirror') || rest.some((a) => a.startsWith('+')))) tags.add('force-push');
+  if (sub === 'reset' && long('--hard')) tags.add('history-rewrite');
+  if (sub === 'rebase' || sub === 'filter-branch' || sub === 'filter-repo') tags.add('history-rewrite');
+  if (sub === 'clean' && short('f') && short('d')) tags.add('recursive-delete');
+}
+
+function isDevice(target: string): boolean {
+  return /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(target) || /^&?\d+$/.test(target);
+}
+
+function addAll(into: Set<DangerTag>, tags: readonly DangerTag[]): void {
+  for (const tag of tags) into.add(tag);
+}

@@ -1,0 +1,16 @@
+/**
+ * Approvals policy: what the gateway vouches for about a request (its task, workspace, resolved
+ * path, danger tags), the rules a person remembered (deny wins; never for hidden characters or a
+ * danger their match does not name), where "always" rules are kept, and the audit log.
+ */
+export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy } from './types.js';
+export { dangerTags } from './danger.js';
+export { describeMatch, globMatches, matches, namedTags, proposals, type MatchSubject } from './match.js';
+export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';
+export { isSimpleCommand, simpleCommands, type SimpleCommand } from './shell-commands.js';
+export { ApprovalRules, type RuleSubject } from './rules.js';
+export { RulesFile, RulesFileError } from './rules-file.js';
+export { APPROVALS_LOG_FILE, AuditLog } from './audit-log.js';
+export { vouchedContext, type VouchedContext } from './request-context.js';
+export { defaultApprovalsFile } from './default-file.js';
+export { gatewayApprovals, type GatewayApprovals } from './gateway-approvals.js';

@@ -1,0 +1,45 @@
+import { realpathSync } from 'node:fs';
+import { hasHidden } from '../../display/index.js';
+import { dangerTags } from './danger.js';
+import { proposals } from './match.js';
+import { placePath } from './sensitive-paths.js';
+import type { ApprovalMatch, DangerTag } from './types.js';
+
+/** What the gateway vouches for about one approval, from its own records and its own reading of the request. */
+export interface VouchedContext {
+  task?: string;
+  workspace?: string;
+  path?: string;
+  outside?: boolean;
+  hidden: boolean;
+  danger: DangerTag[];
+  proposals: ApprovalMatch[];
+}
+
+/**
+ * The context of `kind`/`commandOrPath` asked by a node working in `workspace` (its spawn
+ * context's, as the broker recorded it) under root task `task` (undefined when it works under
+ * none): nothing here comes from the worker's word but the request itself.
+ */
+export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, diffStat: string | undefined, workspace: string | undefined, task: string | undefined): VouchedContext {
+  const real = workspace === undefined ? undefined : realPath(workspace);
+  const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
+  const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat));
+  return {
+    ...(task !== undefined ? { task } : {}),
+    ...(real !== undefined ? { workspace: real } : {}),
+    ...(placed.path !== undefined ? { path: placed.path } : {}),
+    ...(placed.outside !== undefined ? { outside: placed.outside } : {}),
+    hidden,
+    danger: dangerTags(kind, commandOrPath, real, diffStat),
+    proposals: hidden ? [] : proposals({ kind, command_or_path: commandOrPath, workspace: real, path: placed.path }),
+  };
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // gone since it was checked: shown as recorded
+  }
+}

@@ -1,0 +1,53 @@
+import { isAbsolute, posix, relative, resolve } from 'node:path';
+import type { DangerTag } from './types.js';
+
+/** Files a shell reads on its own at start: a write there runs later, unasked. */
+const SHELL_DOTFILES = new Set([
+  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv',
+  '.zlogin', '.zlogout', '.cshrc', '.tcshrc', '.kshrc', '.mkshrc', '.inputrc', 'config.fish',
+]);
+/** CI configuration: a write there runs on someone else's machine, with their secrets. */
+const CI_FILES = new Set([
+  '.gitlab-ci.yml', '.travis.yml', 'azure-pipelines.yml', 'Jenkinsfile', 'bitbucket-pipelines.yml', '.drone.yml',
+  '.woodpecker.yml', 'appveyor.yml', '.appveyor.yml', '.cirrus.yml',
+]);
+const CI_DIRS = ['.circleci', '.buildkite', '.woodpecker'];
+/** `<dir>/workflows`: GitHub's, Gitea's and Forgejo's Actions. */
+const WORKFLOW_PARENTS = new Set(['.github', '.gitea', '.forgejo']);
+
+/** Where a path lies, as the gateway resolves it (lexically, never following links). */
+export interface PlacedPath {
+  /** Absolute, when it could be resolved (a relative path needs a workspace). */
+  path?: string;
+  /** True when it lies outside the workspace (or is under `~`, which no workspace is said to be). */
+  outside?: boolean;
+}
+
+/** `target` resolved against `workspace`: `~` and `$HOME` count as outside any workspace. */
+export function placePath(target: string, workspace: string | undefined): PlacedPath {
+  if (/^(~|\$HOME|\$\{HOME\})(\/|$)/.test(target)) return { outside: true };
+  if (workspace === undefined) return isAbsolute(target) ? { path: resolve(target) } : {};
+  const path = resolve(workspace, target);
+  const rel = relative(workspace, path);
+  return { path, outside: rel === '..' || rel.startsWith('../') || isAbsolute(rel) };
+}
+
+/** The tags a write to `target` carries: where it lands (outside the workspace, a hook, a dotfile, CI). */
+export function pathTags(target: string, workspace: string | undefined): DangerTag[] {
+  const tags = new Set<DangerTag>();
+  const placed = placePath(target, workspace);
+  if (placed.outside === true) tags.add('outside-workspace');
+  const parts = posix.normalize(target.replaceAll('\\', '/')).split('/').filter((p) => p !== '' && p !== '.');
+  const name = parts.at(-1) ?? '';
+  parts.forEach((part, i) => {
+    const next = parts[i + 1];
+    if (part === '.git' && (next === 'hooks' || next === 'config')) tags.add('vcs-hook');
+    if (part === '.husky' || part === '.githooks') tags.add('vcs-hook');
+    if (WORKFLOW_PARENTS.has(part) && (next === 'workflows' || next === 'actions')) tags.add('ci-config');
+    if (CI_DIRS.includes(part)) tags.add('ci-config');
+  });
+  if (name === '.pre-commit-config.yaml') tags.add('vcs-hook');
+  if (SHELL_DOTFILES.has(name)) tags.add('shell-dotfile');
+  if (CI_FILES.has(name)) tags.add('ci-config');
+  return [...tags];
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/** What the gateway sees in a request that a person should look at twice (computed, never the worker's word). */
+export const DANGER_TAGS = [
+  'recursive-delete',
+  'pipe-to-shell',
+  'privilege',
+  'force-push',
+  'history-rewrite',
+  'recursive-chmod',
+  'download-and-run',
+  'outside-workspace',
+  'vcs-hook',
+  'shell-dotfile',
+  'ci-config',
+  'hidden-characters',
+] as const;
+export const DangerTag = z.enum(DANGER_TAGS);
+export type DangerTag = z.infer<typeof DangerTag>;
+
+/**
+ * What a rule matches: `exact` the whole command or path; `prefix` a command's first words
+ * (program and subcommand, shown as `npm test *`), matching only a single simple command;
+ * `glob` a write's path (`*` within a directory, `**` across directories, `?` one character),
+ * relative to the asker's workspace, or absolute.
+ */
+export const ApprovalMatch = z.union([
+  z.strictObject({ exact: z.string().min(1) }),
+  z.strictObject({ prefix: z.string().min(1) }),
+  z.strictObject({ glob: z.string().min(1) }),
+]);
+export type ApprovalMatch = z.infer<typeof ApprovalMatch>;
+
+/** A remembered decision: `agent` is the asker's role (or `'*'`, only when an embedder sets it); `task` a root task id it ends with. */
+export const ApprovalRule = z.strictObject({
+  id: z.string().min(1),
+  effect: z.enum(['allow', 'deny']),
+  kind: z.enum(['exec', 'write']),
+  agent: z.string().min(1),
+  match: ApprovalMatch,
+  task: z.string().min(1).optional(),
+});
+export type ApprovalRule = z.infer<typeof ApprovalRule>;
+
+/** A rule as an embedder adds it: the id is the store's. */
+export const NewApprovalRule = ApprovalRule.omit({ id: true });
+export type NewApprovalRule = z.infer<typeof NewApprovalRule>;
+
+/** Who decided: the person, a rule, or the gateway itself (no root handler, the pending limit, the asker withdrew). */
+export type DecidedBy = 'human' | `rule:${string}` | 'no-root' | 'limit' | 'withdrawn';
+
+/** One decision, as `approvals.log` holds it (one JSON line) and `onDecision` listeners get it. */
+export interface AuditRow {
+  /** ISO 8601, UTC. */
+  time: string;
+  /** The root task the asker works under, when it works under one. */
+  task?: string;
+  /** The asker's admitted name (`coder-0`). */
+  agent: string;
+  /** Its role: what rules are scoped to. */
+  role: string;
+  chain: string[];
+  kind: 'exec' | 'write';
+  command_or_path: string;
+  danger: DangerTag[];
+  verdict: 'approved' | 'denied';
+  by: DecidedBy;
+  /** The rule the person asked to remember (`remember: 'task' | 'always'`), once added. */
+  remembered?: string;
+}
