@@ -1,7 +1,7 @@
 // `serve` refuses a runtime directory it cannot use before it creates or loads anything: one
 // line on stderr, exit 1.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { maxSocketPathBytes } from '../../main/gateway/access/index.js';
@@ -41,4 +41,31 @@ test('a runtime directory under a regular file: a parent is not a directory', as
   const result = await runCli(['serve', '--runtime-dir', 'run/sub', '--modules-dir', '.'], { cwd: home.path });
   assert.equal(result.code, 1);
   assert.equal(result.stderr, `chatty-gateway: refusing runtime directory ${join(home.path, 'run', 'sub')}: a parent of it is not a directory\n`);
+});
+
+test('a serve that fails after creating its runtime directory (no such --modules-dir) leaves none of it; one it found is kept', async () => {
+  const missingModules = join(home.path, 'no-such-plugins');
+  // Two levels that do not exist: both are gone afterwards.
+  const made = join(home.path, 'made');
+  const runtimeDir = join(made, 'run');
+  const result = await runCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', missingModules], { cwd: home.path });
+  assert.equal(result.code, 1);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /^chatty-gateway: .*no-such-plugins.*\n$/);
+  assert.ok(!existsSync(made), `${made} is left behind`);
+
+  // The default runtime directory ($XDG_RUNTIME_DIR/chatty-run) too.
+  const xdg = join(home.path, 'xdg');
+  mkdirSync(xdg, { mode: 0o700 });
+  const byDefault = await runCli(['serve', '--modules-dir', missingModules], { cwd: home.path, env: { ...process.env, XDG_RUNTIME_DIR: xdg } });
+  assert.equal(byDefault.code, 1);
+  assert.deepEqual(readdirSync(xdg), []);
+
+  // A runtime directory that was there before is the user's: kept, with what it holds.
+  const kept = join(home.path, 'kept');
+  mkdirSync(kept, { mode: 0o700 });
+  writeFileSync(join(kept, 'edge.log'), 'earlier rows\n');
+  const again = await runCli(['serve', '--runtime-dir', kept, '--modules-dir', missingModules], { cwd: home.path });
+  assert.equal(again.code, 1);
+  assert.equal(readFileSync(join(kept, 'edge.log'), 'utf8'), 'earlier rows\n');
 });

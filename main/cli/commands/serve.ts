@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { lstatSync, rmSync } from 'node:fs';
 import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
 import { gatewayWorkerEnv } from '../../agents/llm/gateway-location.js';
 import { RootCallError, type RootTransport } from '../../broker/index.js';
@@ -9,6 +9,7 @@ import { openModules } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
+import { outermostMissing } from '../missing-directory.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
 import { decodeTaskText, encodeTaskText } from '../task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, LineQueue, printable, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
@@ -52,11 +53,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
   let modules: ModuleRegistry | undefined;
   let started: StartedGateway;
   let workspace: BundledWorkspace;
+  /** The directory this start created for the runtime directory, if it did: a failed start removes it. */
+  let createdRuntimeDir: string | undefined;
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
     access.refuseWindows();
     const runtimeDir = options.runtimeDir ?? access.defaultRuntimeDir();
+    createdRuntimeDir = outermostMissing(runtimeDir);
     access.ensureRuntimeDir(runtimeDir);
     if (options.modulesDir !== undefined) {
       const warning = modulesDirWarning(options.modulesDir);
@@ -85,6 +89,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     started = await gateway.start();
   } catch (err) {
     await modules?.close();
+    leaveNoRuntimeDir(createdRuntimeDir);
     return failure(err);
   }
 
@@ -98,6 +103,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     const code = failure(err);
     await gateway.stop().catch(failure);
     await modules.close().catch(failure);
+    leaveNoRuntimeDir(createdRuntimeDir);
     return code;
   }
 
@@ -167,6 +173,18 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
   return code;
+}
+
+/** A start that failed leaves no runtime directory it created (`dir`, from `outermostMissing`): nothing of it is there to keep. */
+function leaveNoRuntimeDir(dir: string | undefined): void {
+  if (dir === undefined) return;
+  try {
+    // Not there when the start was refused before creating it (ENOENT; ENOTDIR under a file).
+    if (!lstatSync(dir).isDirectory()) return;
+  } catch {
+    return;
+  }
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** Publishes the bundled agents (unless `bundled` is false) and the `--agent` ones, each worker in the workspace's kind of directory, told where the gateway is. */
