@@ -55,6 +55,8 @@ export interface BundledAgentsOptions {
   reapGraceMs?: number;
   /** Variables every worker gets on top of its environment, e.g. `gatewayWorkerEnv(started)` (where an LLM worker finds the plugin tools). */
   env?: Record<string, string>;
+  /** Where a worktree factory's prune line goes (the first worktree in a repository prunes what a killed gateway left). */
+  log?: (line: string) => void;
 }
 
 /** The names of the bundled agents. */
@@ -80,7 +82,7 @@ export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
     runner: new LocalRunner({
       command: worker.command,
       args: worker.args,
-      workspaceFactory: workspaceFactoryFor(options.workspace),
+      workspaceFactory: workspaceFactoryFor(options.workspace, options.log),
       // An extra variable (Electron's, the gateway's location) means passing a whole environment; PWD is then the broker's.
       ...(worker.env || options.env ? { env: { ...workerEnv(process.env), ...worker.env, ...options.env } } : {}),
       ...(options.reapGraceMs !== undefined ? { reapGraceMs: options.reapGraceMs } : {}),
@@ -88,9 +90,19 @@ export function bundledAgents(options: BundledAgentsOptions): BundledAgent[] {
   }));
 }
 
+/**
+ * At a gateway's start: removes the worktrees (and their empty branches) that a gateway which is
+ * gone (killed) left in the workspace's repository, and says how many in one line to `log`.
+ * Nothing to do for a `directory` workspace. A failure is said, not thrown: the gateway starts.
+ */
+export async function pruneWorktreesAtStart(workspace: BundledWorkspace, log: (line: string) => void): Promise<void> {
+  if (workspace.kind !== 'git') return;
+  await new GitWorktreeFactory({ log }).prune(workspace.workspaceRoot).catch((err: unknown) => log(`worktrees: could not prune in ${workspace.workspaceRoot}: ${(err as Error).message}`));
+}
+
 /** How each worker of `workspace` gets its directory: a `GitWorktreeFactory` worktree for `git`, else a `SharedDirectory`. */
-export function workspaceFactoryFor(workspace: BundledWorkspace): WorkspaceFactory {
-  return workspace.kind === 'git' ? new GitWorktreeFactory() : new SharedDirectory(workspace.workspaceRoot);
+export function workspaceFactoryFor(workspace: BundledWorkspace, log?: (line: string) => void): WorkspaceFactory {
+  return workspace.kind === 'git' ? new GitWorktreeFactory(log ? { log } : {}) : new SharedDirectory(workspace.workspaceRoot);
 }
 
 /**

@@ -6,6 +6,8 @@ import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { git } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
+import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
+import { lockReason } from './worktree-record.js';
 
 export interface GitWorktreeFactoryOptions {
   /**
@@ -18,7 +20,12 @@ export interface GitWorktreeFactoryOptions {
   branchPrefix?: string;
   /** The git executable (default `git`, from PATH). */
   git?: string;
+  /** Where the one line a prune says goes (default: nowhere). */
+  log?: (line: string) => void;
 }
+
+/** Repositories (with a folder and a branch prefix) this process has pruned: once each. */
+const pruned = new Set<string>();
 
 /** How many taken names (a branch or folder left by an earlier run) are stepped over before giving up. */
 const MAX_NAME_TRIES = 100;
@@ -37,6 +44,9 @@ export function worktreeName(node: string): string {
  * real path) and the new branch, so a worker's own callees branch from its branch.
  * `release()` removes the worktree (`--force`: what was not committed is gone) and deletes the
  * branch unless it has commits beyond the commit it was made from.
+ *
+ * Each worktree is locked (`git worktree lock`) with a record of the process that made it; what a
+ * killed process left is pruned by `prune()`, and by the first `create` in each repository.
  */
 export class GitWorktreeFactory implements WorkspaceFactory {
   private readonly branchPrefix: string;
@@ -54,27 +64,19 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     if (!base) throw new Error(`${where} needs the spawn context's base_branch (what its branch starts from); the context has none`);
     if (base.startsWith('-')) throw new Error(`${where}: base_branch "${base}" is not a branch name`);
     const run = (args: string[], cwd: string) => git(args, cwd, this.gitCommand);
-
-    let root: string;
-    try {
-      root = await realpath(workspaceRoot);
-    } catch (err) {
-      throw new Error(`${where}: workspace_root ${workspaceRoot} cannot be used: ${(err as Error).message}`);
-    }
-    const inside = await run(['rev-parse', '--is-inside-work-tree'], root).catch(() => 'false');
-    if (inside.trim() !== 'true') throw new Error(`${where}: workspace_root ${root} is not inside a git work tree`);
-    // --show-prefix prints an empty line at the top: take the lines by position.
-    const [commonOut = '', prefix = ''] = (await run(['rev-parse', '--git-common-dir', '--show-prefix'], root)).split('\n');
-    const commonDir = await realpath(resolve(root, commonOut));
+    const { root, commonDir, prefix } = await this.locate(workspaceRoot, where);
+    const folder = this.folderFor(root, commonDir);
 
     return withRepoLock(commonDir, async () => {
+      if (!pruned.has(this.pruneKey(commonDir, folder))) {
+        await this.pruneLocked(root, commonDir, folder).catch((err: unknown) => this.options.log?.(`worktrees: could not prune in ${root}: ${(err as Error).message}`));
+      }
       const baseCommit = await run(['rev-parse', '--verify', '--quiet', `${base}^{commit}`], root).then(
         (out) => out.trim(),
         () => {
           throw new Error(`${where}: base_branch "${base}" names no commit in ${root}`);
         },
       );
-      const folder = this.options.root === undefined ? join(commonDir, 'chatty-worktrees') : resolve(root, this.options.root);
       await mkdir(folder, { recursive: true });
       const name = worktreeName(node.name);
       for (let k = 0; k < MAX_NAME_TRIES; k++) {
@@ -84,7 +86,8 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         if (existsSync(dir) || (await this.branchExists(branch, root))) continue; // left by an earlier run
         try {
           // The commit, not the name: the base cannot move between the check above and this.
-          await run(['worktree', 'add', '--quiet', '-b', branch, dir, baseCommit], root);
+          // Locked with our record: whoever finds it after this process is gone knows it may go.
+          await run(['worktree', 'add', '--quiet', '--lock', '--reason', lockReason(baseCommit), '-b', branch, dir, baseCommit], root);
         } catch (err) {
           // Another process took the name in between: step over it, as over an old one.
           if (existsSync(dir) || (await this.branchExists(branch, root))) continue;
@@ -105,6 +108,50 @@ export class GitWorktreeFactory implements WorkspaceFactory {
       }
       throw new Error(`${where}: ${MAX_NAME_TRIES} names for it are taken in ${folder} or as branches ${this.branchPrefix}${name}…`);
     });
+  }
+
+  /**
+   * Removes what processes that are gone left in `workspaceRoot`'s repository under this factory's
+   * naming (its folder, its branch prefix, our lock record): their worktrees, and their branches
+   * unless they hold commits. Another live process's worktrees, and anything not ours, stay. Says
+   * how many in one line to `log`.
+   */
+  async prune(workspaceRoot: string): Promise<PruneReport> {
+    const { root, commonDir } = await this.locate(workspaceRoot, 'pruning worktrees');
+    return withRepoLock(commonDir, () => this.pruneLocked(root, commonDir, this.folderFor(root, commonDir)));
+  }
+
+  private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
+    pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
+    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitCommand), folder, this.branchPrefix);
+    this.options.log?.(describePrune(report, root));
+    return report;
+  }
+
+  private pruneKey(commonDir: string, folder: string): string {
+    return JSON.stringify([commonDir, folder, this.branchPrefix]);
+  }
+
+  /** The repository `workspaceRoot` lies in: its top (canonical), common git directory, and `workspaceRoot`'s prefix in it. */
+  private async locate(workspaceRoot: string, where: string): Promise<{ root: string; commonDir: string; prefix: string }> {
+    const run = (args: string[], cwd: string) => git(args, cwd, this.gitCommand);
+    let root: string;
+    try {
+      root = await realpath(workspaceRoot);
+    } catch (err) {
+      throw new Error(`${where}: workspace_root ${workspaceRoot} cannot be used: ${(err as Error).message}`);
+    }
+    const inside = await run(['rev-parse', '--is-inside-work-tree'], root).catch(() => 'false');
+    if (inside.trim() !== 'true') throw new Error(`${where}: workspace_root ${root} is not inside a git work tree`);
+    // --show-prefix prints an empty line at the top: take the lines by position.
+    const [commonOut = '', prefix = ''] = (await run(['rev-parse', '--git-common-dir', '--show-prefix'], root)).split('\n');
+    const commonDir = await realpath(resolve(root, commonOut));
+    return { root, commonDir, prefix };
+  }
+
+  /** The folder worktrees are made in: `options.root` (from `root`), else `<common git dir>/chatty-worktrees`. */
+  private folderFor(root: string, commonDir: string): string {
+    return this.options.root === undefined ? join(commonDir, 'chatty-worktrees') : resolve(root, this.options.root);
   }
 
   private async branchExists(branch: string, cwd: string): Promise<boolean> {
@@ -176,8 +223,11 @@ class GitWorktree implements Workspace {
   private async remove(): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
     const run = (args: string[]) => git(args, this.commonDir, this.gitCommand);
-    if (existsSync(this.top)) await run(['worktree', 'remove', '--force', this.top]);
-    else await run(['worktree', 'prune']);
+    // Twice forced: it is locked (our record of who holds it). A folder that is gone goes the same way.
+    await run(['worktree', 'remove', '--force', '--force', this.top]).catch(async (err: unknown) => {
+      if (existsSync(this.top)) throw err;
+      await run(['worktree', 'prune']); // the worker removed it itself: only git's entry may be left
+    });
     const ref = `refs/heads/${this.branch}`;
     const exists = await run(['show-ref', '--verify', '--quiet', ref]).then(
       () => true,

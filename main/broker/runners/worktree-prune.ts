@@ -1,0 +1,80 @@
+import { relative, sep } from 'node:path';
+import { holderAlive, readLockReason, type WorktreeRecord } from './worktree-record.js';
+
+/** What one prune did, for its log line. */
+export interface PruneReport {
+  /** Worktrees removed: ours, made by a process that is gone. */
+  worktrees: number;
+  /** Their branches deleted (no commits beyond the commit each was made from). */
+  branches: number;
+  /** Their branches kept because they hold commits (the work of a worker that was killed). */
+  keptBranches: number;
+  /** Ours whose process still runs: untouched. */
+  live: number;
+}
+
+interface ListedWorktree {
+  path: string;
+  branch: string | undefined;
+  lock: string | undefined;
+}
+
+/** `git worktree list --porcelain -z`: records of NUL-ended lines, each record ended by an empty one. */
+function parseList(out: string): ListedWorktree[] {
+  const listed: ListedWorktree[] = [];
+  let current: ListedWorktree | undefined;
+  for (const line of out.split('\0')) {
+    if (line.startsWith('worktree ')) listed.push((current = { path: line.slice('worktree '.length), branch: undefined, lock: undefined }));
+    else if (current && line.startsWith('branch refs/heads/')) current.branch = line.slice('branch refs/heads/'.length);
+    else if (current && (line === 'locked' || line.startsWith('locked '))) current.lock = line.slice('locked '.length);
+  }
+  return listed;
+}
+
+/** Whether `path` is directly in `folder` (a worktree folder the factory names `<folder>/<leaf>`). */
+function directlyIn(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== '' && !rel.startsWith('..') && !rel.includes(sep);
+}
+
+/**
+ * Removes the worktrees this factory's naming owns (directly in `folder`, on a branch starting
+ * with `branchPrefix`, locked with our record) whose process is gone, then git's own stale
+ * entries (`git worktree prune`). Each one's branch goes too unless it has commits beyond the
+ * commit it was made from, as `release()` would have done. Anything without our record is not
+ * ours and is left alone. The caller holds the repository's lock.
+ */
+export async function pruneLeftWorktrees(run: (args: string[]) => Promise<string>, folder: string, branchPrefix: string): Promise<PruneReport> {
+  const report: PruneReport = { worktrees: 0, branches: 0, keptBranches: 0, live: 0 };
+  for (const listed of parseList(await run(['worktree', 'list', '--porcelain', '-z']))) {
+    const record: WorktreeRecord | undefined = listed.lock === undefined ? undefined : readLockReason(listed.lock);
+    if (!record || listed.branch === undefined || !listed.branch.startsWith(branchPrefix) || !directlyIn(listed.path, folder)) continue;
+    if (holderAlive(record)) {
+      report.live++;
+      continue;
+    }
+    // Twice forced: it is locked (and may hold what its killed worker never committed: gone, as on release).
+    await run(['worktree', 'remove', '--force', '--force', listed.path]);
+    report.worktrees++;
+    const ref = `refs/heads/${listed.branch}`;
+    const ahead = await run(['rev-list', '--count', `${record.base}..${ref}`]).then(
+      (out) => Number(out.trim()),
+      () => undefined, // the branch is gone already, or its base commit is: nothing to judge by
+    );
+    if (ahead === 0) {
+      await run(['branch', '-D', '--', listed.branch]);
+      report.branches++;
+    } else if (ahead !== undefined) report.keptBranches++;
+  }
+  await run(['worktree', 'prune']);
+  return report;
+}
+
+/** The one log line a prune says. */
+export function describePrune(report: PruneReport, repository: string): string {
+  const kept = report.keptBranches === 0 ? '' : `, ${report.keptBranches} kept for their commits`;
+  return (
+    `worktrees: pruned ${report.worktrees} left in ${repository} by gateways that are gone (branches: ${report.branches} deleted${kept}); ` +
+    `${report.live} held by live processes kept`
+  );
+}
