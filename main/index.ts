@@ -14,3 +14,14 @@ export {
 export * from './broker/index.js';
 export { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions, type LocalRunnerOptions } from './broker/runners/index.js';
 export { defaultWorker } from './agents/worker-command.js';
+// The composition helpers an embedder needs to run the bundled agents (docs/embedding.md).
+export {
+  BUNDLED_AGENT_NAMES,
+  bundledAgents,
+  detectWorkspace,
+  workspaceFactoryFor,
+  type BundledAgent,
+  type BundledAgentsOptions,
+  type BundledWorkspace,
+} from './agents/bundled.js';
+export { gatewayWorkerEnv } from './agents/llm/gateway-location.js';
