@@ -14,7 +14,7 @@ export {
 } from './human-loop.js';
 export { RootCallError, RootTransport, type RootInvokeOptions } from './root-transport.js';
 export { MAX_DELEGATION_DEPTH } from './delegation.js';
-export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
+export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, MAILBOX_POST_MIN_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
 export { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 export type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runners/runner.js';
 export { QUESTION_LIMITS, checkQuestionRequest } from './question-limits.js';

@@ -5,6 +5,11 @@ import { sameTree } from './nodes.js';
 export const MAILBOX_ALLOWANCE_BYTES = 8 * 1024;
 /** What may wait, undelivered, for one recipient. */
 export const MAILBOX_PENDING_BYTES = 64 * 1024;
+/**
+ * What a post costs at least, against both: a post is a message to route, an id, an entry in a
+ * box and a `<sender>: ` prefix whatever its text, so empty mail is never free.
+ */
+export const MAILBOX_POST_MIN_BYTES = 64;
 
 export type MailboxOutcome =
   | { status: 'pending'; id: string }
@@ -21,7 +26,8 @@ export interface RootMessage {
  * `mailbox.post`: a node leaves a note for the root (delivered at once to its listeners) or for a
  * node on its own tree (delivered in the `messages` of the next `agent.invoke` result that node
  * receives, as `<sender>: <text>`). Each sender has an allowance per run; each recipient holds a
- * bounded amount of undelivered mail.
+ * bounded amount of undelivered mail; a post counts as its text's UTF-8 bytes, and at least
+ * `MAILBOX_POST_MIN_BYTES`.
  */
 export class Mailboxes {
   private nextId = 0;
@@ -36,7 +42,7 @@ export class Mailboxes {
     const recipient = this.node(to);
     if (!recipient || !sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
     if (recipient.ended) return { status: 'refused', reason: 'recipient_ended' };
-    const bytes = Buffer.byteLength(text, 'utf8');
+    const bytes = Math.max(Buffer.byteLength(text, 'utf8'), MAILBOX_POST_MIN_BYTES);
     const used = this.sent.get(from.name) ?? 0;
     if (from.kind !== 'root' && used + bytes > MAILBOX_ALLOWANCE_BYTES) return { status: 'refused', reason: 'over_allowance' };
     const id = `msg-${++this.nextId}`;
