@@ -151,7 +151,8 @@ export class Broker {
         setImmediate(() => call.controller.abort(new Error('a question no one can answer')));
         return true;
       },
-    });
+      rootTask: (node) => (this.rootTrees.has(node.tree) ? node.tree : undefined),
+    }, this.log);
     this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], otherChains: [], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT, ended: false });
     this.registry.on('deregistered', (participant) => this.ended(participant.node.name));
   }
