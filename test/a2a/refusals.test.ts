@@ -11,6 +11,7 @@ import { LocalRunner } from '../../main/index.js';
 import { ROLES_REFUSED } from '../../main/gateway/index.js';
 import { AgentCardV03, AgentCardV1, AggregatedCard } from '../../main/gateway/a2a/index.js';
 import { MAX_BATCH_ITEMS } from '../../main/gateway/a2a/wire.js';
+import { RawConnection } from '../helpers/http.js';
 import { A2aRunner } from './runner.js';
 import { rowsFor, startA2aGateway, type A2aGateway } from './helpers.js';
 
@@ -303,6 +304,52 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
       const res = await gw.request('POST', '/a2a/echo', smuggled, { 'content-type': `application/json; charset=${charset}` });
       assert.equal(res.status, 415, charset);
       assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: the body must be UTF-8 JSON, not charset '${charset}'` } });
+    }
+    assert.equal(runner.requests.length, 0, 'nothing was forwarded');
+
+    // An id the runner reads with String(value): an array (or an array in an array) is the owned
+    // task to it while naming nothing to a check that reads strings. Every id that is not a string
+    // or a number is refused (400, -32602, naming the field), never forwarded.
+    const malformed: [unknown, string][] = [
+      [rpc('tasks/get', { id: [owned] }), 'params.id is an array, not a string or a number'],
+      [rpc('tasks/cancel', { id: [[owned]] }), 'params.id is an array, not a string or a number'],
+      [rpc('GetTask', { name: [`tasks/${owned}`] }), 'params.name is an array, not a string'],
+      [rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', taskId: [owned], parts: [] } }), 'params.message.taskId is an array, not a string or a number'],
+      [rpc('SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', task_id: { toString: owned }, parts: [] } }), 'params.message.task_id is an object, not a string or a number'],
+      [rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', referenceTaskIds: [[owned]], parts: [] } }), 'params.message.referenceTaskIds[0] is an array, not a string or a number'],
+      [rpc('message/send', { message: { kind: 'message', role: 'user', messageId: 'm', referenceTaskIds: owned, parts: [] } }), 'params.message.referenceTaskIds is a string, not an array'],
+      [rpc('tasks/pushNotificationConfig/get', { taskId: true }), 'params.taskId is a boolean, not a string or a number'],
+      [[rpc('tasks/get', { id: 'other' }), rpc('tasks/get', { id: [owned] })], 'params.id is an array, not a string or a number'],
+    ];
+    for (const [body, field] of malformed) {
+      const res = await gw.request('POST', '/a2a/echo', body as object);
+      const message = `Invalid params: ${field}`;
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: Array.isArray(body) ? null : 1, error: { code: -32602, message } });
+      assert.equal(rowsFor(gw.rows, '/a2a/echo').at(-1)?.reason, message);
+    }
+    // A single header sent twice: the gateway checks one charset (or reads for one dialect), a
+    // runner may read the other line's.
+    const twice: [string, string][] = [
+      ['Content-Type', 'Content-Type: application/json\r\ncontent-type: application/json; charset=utf-7'],
+      ['A2A-Version', 'Content-Type: application/json\r\nA2A-Version: 0.3\r\nA2A-Version: 1.0'],
+    ];
+    for (const [header, lines] of twice) {
+      const conn = await RawConnection.open(gw.socketPath);
+      try {
+        const body = JSON.stringify(rpc('tasks/get', { id: 'x' }));
+        await conn.write(
+          `POST /a2a/echo HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${gw.gateway.token()}\r\n` +
+            `${lines}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        const res = await conn.readResponse();
+        const message = `Invalid Request: more than one ${header} header`;
+        assert.equal(res.status, 400, header);
+        assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message } });
+        assert.equal(rowsFor(gw.rows, '/a2a/echo').at(-1)?.reason, message);
+      } finally {
+        conn.close();
+      }
     }
     assert.equal(runner.requests.length, 0, 'nothing was forwarded');
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_BATCH_ITEMS, rpcBodyOf, taskIdsOf } from '../../main/gateway/a2a/wire.js';
+import { MAX_BATCH_ITEMS, malformedTaskIdsOf, rpcBodyOf, taskIdsOf } from '../../main/gateway/a2a/wire.js';
 
 describe('taskIdsOf', () => {
   it('reads camelCase, snake_case, numbers, and the 1.0 resource name', () => {
@@ -18,6 +18,22 @@ describe('taskIdsOf', () => {
     assert.deepEqual(taskIdsOf({ params: { taskId: 'a', message: 'text' } }), ['a']);
     assert.deepEqual(taskIdsOf(7), []);
     assert.deepEqual(taskIdsOf([{ params: { id: 'a' } }]), []);
+  });
+});
+
+describe('malformedTaskIdsOf', () => {
+  it('accepts strings, numbers and null (absent to the runner as here); names every other value with its type', () => {
+    assert.deepEqual(malformedTaskIdsOf({ params: { id: 'a', taskId: 3, task_id: null, name: 'tasks/x', message: { taskId: null, referenceTaskIds: ['a', 1] } } }), []);
+    assert.deepEqual(malformedTaskIdsOf({ params: { id: ['a'], taskId: {}, task_id: false, name: 7, message: { task_id: [], reference_task_ids: 'a', referenceTaskIds: [null] } } }), [
+      'params.id is an array, not a string or a number',
+      'params.taskId is an object, not a string or a number',
+      'params.task_id is a boolean, not a string or a number',
+      'params.message.task_id is an array, not a string or a number',
+      'params.message.referenceTaskIds[0] is null, not a string or a number',
+      'params.message.reference_task_ids is a string, not an array',
+      'params.name is a number, not a string',
+    ]);
+    assert.deepEqual(taskIdsOf({ params: { id: ['a'], message: { referenceTaskIds: [['b']] } } }), [], 'never read as ids: refused instead');
   });
 });
 

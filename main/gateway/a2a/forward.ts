@@ -16,6 +16,29 @@ export const MAX_UPSTREAM_JSON_BYTES = 32 * 1024 * 1024;
  */
 const PASSED_HEADERS = new Set(['content-type', 'accept', 'a2a-version', 'a2a-extensions', 'x-a2a-extensions']);
 
+/**
+ * Passed headers that hold one value, by their spelling in messages. Sent twice, the gateway
+ * reads the first (Node keeps it) while a runner may read the last: the charset the gateway
+ * checked, or the dialect its owned-task check read, would not be the runner's. The others
+ * (`Accept`, the extensions) are lists, which HTTP lets a client split over several lines.
+ */
+const SINGLE_HEADERS = new Map([
+  ['content-type', 'Content-Type'],
+  ['a2a-version', 'A2A-Version'],
+]);
+
+/** The first single-valued passed header the request carries more than once (by its usual spelling), or `undefined`. */
+export function repeatedSingleHeader(rawHeaders: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!SINGLE_HEADERS.has(name)) continue;
+    if (seen.has(name)) return SINGLE_HEADERS.get(name);
+    seen.add(name);
+  }
+  return undefined;
+}
+
 /** The runner's answer could not be relayed: a JSON-RPC error, 502. */
 class BadUpstream extends Error {}
 

@@ -1,9 +1,10 @@
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
-import type { RemoteRunner } from './forward.js';
+import { repeatedSingleHeader, type RemoteRunner } from './forward.js';
 import { anyRole, refuseRole, roleReached, type RoleDirectory } from './roles.js';
 import {
   envelopesOf,
+  malformedTaskIdsOf,
   requestIdOf,
   rpcBodyOf,
   rpcError,
@@ -101,8 +102,7 @@ export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
         return refuse(ctx, 404, `not found: ${ctx.method} ${ctx.path}`);
       case 'rpc':
         if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
-        if (!isUtf8(ctx.request.charset)) return rpcRefusal(ctx, 415, INVALID_REQUEST, notUtf8Message(ctx.request.charset), null);
-        if (body === undefined) return rpcRefusal(ctx, 400, PARSE_ERROR, 'Parse error', null);
+        if (!readsAsChecked(ctx, body, id)) return;
         if (!options.runner) return noRunner(ctx, module.name, id);
         return options.runner.forward(ctx, module.name, id);
     }
@@ -169,6 +169,25 @@ function notForwardedBatch(ctx: GatewayContext, name: string, body: RpcBody): vo
 }
 
 /**
+ * Whether the runner will read the request as the role check read it; if not, it is refused here
+ * (and `false` returned): a single header sent twice (400), a charset other than UTF-8 (415), a
+ * body that is not JSON (400 parse error), a task id that is not a string or a number (400
+ * -32602, naming each such field).
+ */
+function readsAsChecked(ctx: GatewayContext, body: RpcBody | undefined, id: RpcId): body is RpcBody {
+  const repeated = repeatedSingleHeader(ctx.req.rawHeaders);
+  if (repeated !== undefined) rpcRefusal(ctx, 400, INVALID_REQUEST, repeatedHeaderMessage(repeated), null);
+  else if (!isUtf8(ctx.request.charset)) rpcRefusal(ctx, 415, INVALID_REQUEST, notUtf8Message(ctx.request.charset), null);
+  else if (body === undefined) rpcRefusal(ctx, 400, PARSE_ERROR, 'Parse error', null);
+  else {
+    const malformed = body.raw.flatMap(malformedTaskIdsOf);
+    if (malformed.length === 0) return true;
+    rpcRefusal(ctx, 400, INVALID_PARAMS, `Invalid params: ${malformed.join('; ')}`, id);
+  }
+  return false;
+}
+
+/**
  * Whether a request's `Content-Type` charset is UTF-8 (or absent). The runner's JSON body parser
  * decodes any `utf-*` charset it is told (UTF-16, UTF-7…), while the owned-task check reads the
  * body as UTF-8: a body the two read differently would slip past the check.
@@ -179,6 +198,10 @@ function isUtf8(charset: string): boolean {
 
 export function notUtf8Message(charset: string): string {
   return `Invalid Request: the body must be UTF-8 JSON, not charset '${charset}'`;
+}
+
+export function repeatedHeaderMessage(header: string): string {
+  return `Invalid Request: more than one ${header} header`;
 }
 
 export function batchTooLongMessage(): string {

@@ -80,34 +80,87 @@ export function requestIdOf(envelopes: readonly RpcRequestEnvelope[]): RpcId {
 }
 
 /**
- * Every task id a request names: `params.id` (get, cancel, resubscribe), `params.taskId` /
- * `params.task_id` (push configs), `params.message.taskId` / `task_id` and
- * `params.message.referenceTaskIds` / `reference_task_ids` (send, stream), and a 1.0 resource
- * name `tasks/<id>`. A number is read as its text (the SDK turns it into a string). `item` is the
- * request as it came, whether or not it is a valid envelope.
+ * One field of a request that can name a task: where it is (`params.message.taskId`), its value
+ * as it came, and what it holds: an `id`, an `item` of a list of ids (where the runner reads
+ * even `null` as text), a resource `name` (`tasks/<id>`), or a `list` of ids that is not an
+ * array (an array's items are fields of their own).
  */
-export function taskIdsOf(item: unknown): string[] {
+interface TaskIdField {
+  path: string;
+  value: unknown;
+  kind: 'id' | 'item' | 'name' | 'list';
+}
+
+/**
+ * Every field of a request that can name a task, set or not: `params.id` (get, cancel,
+ * resubscribe), `params.taskId` / `params.task_id` (push configs), `params.message.taskId` /
+ * `task_id` and each item of `params.message.referenceTaskIds` / `reference_task_ids` (send,
+ * stream), and a 1.0 resource name `params.name`. `item` is the request as it came, whether or
+ * not it is a valid envelope.
+ */
+function taskIdFields(item: unknown): TaskIdField[] {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return [];
   const parsed = TaskRefs.safeParse((item as { params?: unknown }).params);
   if (!parsed.success) return [];
   const p = parsed.data;
+  const fields: TaskIdField[] = [
+    { path: 'params.id', value: p.id, kind: 'id' },
+    { path: 'params.taskId', value: p.taskId, kind: 'id' },
+    { path: 'params.task_id', value: p.task_id, kind: 'id' },
+    { path: 'params.message.taskId', value: p.message?.taskId, kind: 'id' },
+    { path: 'params.message.task_id', value: p.message?.task_id, kind: 'id' },
+  ];
+  for (const key of ['referenceTaskIds', 'reference_task_ids'] as const) {
+    const values = p.message?.[key];
+    const path = `params.message.${key}`;
+    if (Array.isArray(values)) values.forEach((value: unknown, i) => fields.push({ path: `${path}[${i}]`, value, kind: 'item' }));
+    else fields.push({ path, value: values, kind: 'list' });
+  }
+  fields.push({ path: 'params.name', value: p.name, kind: 'name' });
+  return fields;
+}
+
+/**
+ * Every task id a request names (the fields of `taskIdFields`). A number is read as its text (the
+ * SDK turns it into a string). A value of any other type is not read here: `malformedTaskIdsOf`
+ * has the request refused before anything is forwarded.
+ */
+export function taskIdsOf(item: unknown): string[] {
   const ids: string[] = [];
-  const add = (value: unknown): void => {
-    if (typeof value === 'number') value = String(value);
-    if (typeof value === 'string' && value !== '') ids.push(value);
-  };
-  const addAll = (values: unknown): void => {
-    if (Array.isArray(values)) for (const value of values) add(value);
-  };
-  add(p.id);
-  add(p.taskId);
-  add(p.task_id);
-  add(p.message?.taskId);
-  add(p.message?.task_id);
-  addAll(p.message?.referenceTaskIds);
-  addAll(p.message?.reference_task_ids);
-  add(taskIdOfName(p.name));
+  for (const { value, kind } of taskIdFields(item)) {
+    const id = kind === 'name' ? taskIdOfName(value) : typeof value === 'number' ? String(value) : value;
+    if (kind !== 'list' && typeof id === 'string' && id !== '') ids.push(id);
+  }
   return ids;
+}
+
+/**
+ * The task-id fields of a request that are set (neither absent nor `null`) with a value the
+ * owned-task check cannot read as a runner does: an id that is not a string or a number, a
+ * resource name that is not a string, a `referenceTaskIds` that is not an array. The SDK's runner
+ * reads a set id with `String(value)`, so `["task-…"]` is that task to it while it names nothing
+ * here: such a request is refused, never forwarded. A `null` id is absent to the runner as here
+ * (but `null` in a list of ids is the text `null` to it: refused).
+ * Each entry says the field, what it is and what it must be.
+ */
+export function malformedTaskIdsOf(item: unknown): string[] {
+  const malformed: string[] = [];
+  for (const { path, value, kind } of taskIdFields(item)) {
+    if (value === undefined || (value === null && kind !== 'item')) continue;
+    const readable = kind === 'id' || kind === 'item' ? typeof value === 'string' || typeof value === 'number' : kind === 'name' && typeof value === 'string';
+    if (!readable) malformed.push(`${path} is ${typeOf(value)}, not ${EXPECTED[kind]}`);
+  }
+  return malformed;
+}
+
+const EXPECTED: Record<TaskIdField['kind'], string> = { id: 'a string or a number', item: 'a string or a number', name: 'a string', list: 'an array' };
+
+/** A JSON value's type, as a message says it. */
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return typeof value === 'boolean' ? 'a boolean' : typeof value === 'number' ? 'a number' : 'a string';
 }
 
 /** The task id in a 1.0 resource name `tasks/<id>` (or `tasks/<id>/…`). */
