@@ -13,6 +13,18 @@ export interface MatchSubject {
   path?: string | undefined;
 }
 
+/** Programs whose second word is a subcommand: `npm test *`, `git status *`. */
+const SUBCOMMAND_TOOLS = new Set([
+  'npm', 'pnpm', 'yarn', 'bun', 'deno', 'git', 'cargo', 'go', 'docker', 'podman', 'kubectl', 'pip', 'pip3', 'uv', 'poetry',
+  'make', 'gradle', 'mvn', 'dotnet', 'gh', 'brew', 'terraform', 'helm', 'swift', 'rustup', 'composer', 'mix', 'bundle', 'rake', 'just', 'nx', 'turbo',
+]);
+/** Programs that run the command their arguments name. */
+const RUNS_OTHERS = new Set([
+  'sudo', 'su', 'doas', 'pkexec', 'run0', 'env', 'xargs', 'nice', 'nohup', 'time', 'timeout', 'command', 'exec', 'eval', 'builtin', 'watch', 'find',
+  'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox', 'npx', 'pnpx', 'bunx', 'python', 'python3', 'perl', 'ruby', 'node', 'php',
+  'ssh', 'script', 'stdbuf', 'ionice', 'flock', 'parallel', 'source', '.',
+]);
+
 /** How a match reads to a person: `npm test` exactly, `npm test *`, `src/**`. */
 export function describeMatch(match: ApprovalMatch): string {
   if ('exact' in match) return match.exact;
@@ -54,7 +66,10 @@ export function proposals(subject: MatchSubject): ApprovalMatch[] {
   if (subject.kind === 'exec') {
     const words = isSimpleCommand(subject.command_or_path);
     if (!words) return [exact];
-    const program = words.slice(0, words.length > 1 && /^[a-z][a-z0-9:_-]*$/.test(words[1]!) ? 2 : 1);
+    const head = words[0]!;
+    // A program that runs another command in its arguments is offered exactly only: `sudo *`, `sh *` would approve anything.
+    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(head) || RUNS_OTHERS.has(head)) return [exact];
+    const program = words.slice(0, words.length > 1 && SUBCOMMAND_TOOLS.has(head) && /^[a-z][a-z0-9:_-]*$/.test(words[1]!) ? 2 : 1);
     if (program.length === words.length) return [exact];
     return [exact, { prefix: program.join(' ') }];
   }

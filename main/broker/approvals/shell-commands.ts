@@ -63,21 +63,19 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
   }
   end(0);
   if (depth < 4) {
-    // What a word runs when the shell expands it: `$(…)` and backticks, quoted or not.
-    for (const command of [...found]) {
-      for (const word of command.words) {
-        for (const inner of substitutions(word)) found.push(...simpleCommands(inner, depth + 1));
-      }
-    }
+    // What the shell runs when it expands `$(…)` and backticks, quoted or not (read from the raw
+    // line: shell-quote cuts a backtick's command at its operators).
+    for (const inner of substitutions(text)) found.push(...simpleCommands(inner, depth + 1));
   }
   return found;
 }
 
-/** The command lines inside `$(…)` and backticks in one word. */
+/** The command lines inside `$(…)`, `<(…)`, `>(…)` and backticks. */
 function substitutions(word: string): string[] {
   const inner: string[] = [];
   for (const m of word.matchAll(/`([^`]*)`/g)) inner.push(m[1]!);
-  let at = word.indexOf('$(');
+  const opening = /[$<>]\(/g;
+  let at = word.search(opening);
   while (at >= 0) {
     let depth = 0;
     let i = at + 1;
@@ -86,7 +84,9 @@ function substitutions(word: string): string[] {
       else if (word[i] === ')' && --depth === 0) break;
     }
     inner.push(word.slice(at + 2, i));
-    at = word.indexOf('$(', i);
+    opening.lastIndex = i;
+    const next = opening.exec(word);
+    at = next ? next.index : -1;
   }
   return inner;
 }
