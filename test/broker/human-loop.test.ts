@@ -233,3 +233,34 @@ describe('human.approve goes straight to the root', () => {
     }
   });
 });
+
+describe('a malformed human.ask is refused at the wire', () => {
+  it('no questions, too many, an empty or duplicate id, oversize text: refused, and no one is asked', async () => {
+    const t = startBroker(['asker', 'mid']);
+    try {
+      let asked = 0;
+      t.root.onQuestion(() => {
+        asked++;
+        return [];
+      });
+      const q = (id: string, question = 'Which?') => ({ id, question });
+      const cases: [unknown[], string][] = [
+        [[], 'refused: a human.ask must hold at least one question'],
+        [Array.from({ length: 65 }, (_, i) => q(`q${i}`)), 'refused: a human.ask holds at most 64 questions, not 65'],
+        [[q('')], 'refused: question 1 has an empty id'],
+        [[q('a'), q('a')], 'refused: question 2\'s id "a" is used twice'],
+        [[q('a', 'x'.repeat(16 * 1024 + 1))], 'refused: question 1\'s text is longer than 16384 characters'],
+      ];
+      for (const [questions, message] of cases) {
+        // Through a caller that would answer it: the refusal comes before anyone holds the question.
+        const result = await t.root.invoke('mid', plan({ answering: [{ id: 'a', answer: 'x' }], then: { delegate: { to: 'asker', prompt: { ask: questions } } } }));
+        const inner = JSON.parse(result.response) as { success: boolean; error: string };
+        assert.equal(inner.success, false);
+        assert.equal(inner.error, message);
+      }
+      assert.equal(asked, 0);
+    } finally {
+      await t.close();
+    }
+  });
+});
