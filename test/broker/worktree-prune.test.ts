@@ -16,6 +16,7 @@ import { pruneWorktreesAtStart } from '../../main/agents/bundled.js';
 import { GitWorktreeFactory, workerEnv } from '../../main/broker/runners/index.js';
 import { Directory } from '../../main/fabric/index.js';
 import { gitRepoOnMain, tempDir } from '../agents/helpers.js';
+import { exited, firstLine, spawnCli } from '../helpers/cli.js';
 
 const HOLDER = fileURLToPath(new URL('./children/worktree-holder.ts', import.meta.url));
 const children: ChildProcess[] = [];
@@ -108,5 +109,27 @@ describe('pruning worktrees left by a killed gateway', () => {
     await made.release();
     assert.deepEqual(worktrees(other), [other]);
     assert.deepEqual(branches(other), ['main']);
+  });
+});
+
+describe('serve prunes at its start', () => {
+  it('`chatty-gateway serve` in a repository where a killed gateway left a worktree removes it and says so on stderr', async () => {
+    const repo = repository();
+    const killed = await holder(repo, 1);
+    await sigkill(killed.child);
+    const modules = tempDir('chatty-prune-modules-');
+    temporary.push(modules);
+    const serve = spawnCli(['serve', '--json', '--runtime-dir', join(modules, 'run'), '--modules-dir', modules, '--no-bundled-agents'], process.env, repo);
+    children.push(serve);
+    let stderr = '';
+    serve.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    const ready = JSON.parse(await firstLine(serve)) as { event: string };
+    assert.equal(ready.event, 'ready');
+    assert.ok(stderr.includes(`chatty-gateway: worktrees: pruned 1 left in ${repo} by gateways that are gone (branches: 1 deleted); 0 held by live processes kept\n`), stderr);
+    assert.equal(existsSync(killed.dirs[0]!), false);
+    assert.deepEqual(worktrees(repo), [repo]);
+    const status = exited(serve);
+    serve.kill('SIGTERM');
+    assert.equal((await status).code, 0, stderr);
   });
 });

@@ -114,7 +114,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
    * Removes what processes that are gone left in `workspaceRoot`'s repository under this factory's
    * naming (its folder, its branch prefix, our lock record): their worktrees, and their branches
    * unless they hold commits. Another live process's worktrees, and anything not ours, stay. Says
-   * how many in one line to `log`.
+   * how many in one line to `log` (when it found any of ours).
    */
   async prune(workspaceRoot: string): Promise<PruneReport> {
     const { root, commonDir } = await this.locate(workspaceRoot, 'pruning worktrees');
@@ -124,7 +124,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
     pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
     const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitCommand), folder, this.branchPrefix);
-    this.options.log?.(describePrune(report, root));
+    if (report.worktrees + report.live > 0) this.options.log?.(describePrune(report, root)); // found none of ours: nothing to say
     return report;
   }
 

@@ -1,5 +1,5 @@
 import { lstatSync, rmSync } from 'node:fs';
-import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
+import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, pruneWorktreesAtStart, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
 import { gatewayWorkerEnv } from '../../agents/llm/gateway-location.js';
 import { RootCallError, type RootTransport } from '../../broker/index.js';
 import { LocalRunner } from '../../broker/runners/local-runner.js';
@@ -70,6 +70,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // there to remove yet, and the first start may spend half a minute building the examples.
     modules = (await openModules(options.modulesDir, { report: say })).registry;
     workspace = await detectWorkspace(process.cwd());
+    await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
     // a signal while the gateway starts must still end with its socket and token removed.
     stopRequested = new Promise<NodeJS.Signals>((resolve) => {
