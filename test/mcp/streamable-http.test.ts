@@ -266,6 +266,32 @@ describe('transport checks', () => {
     assert.deepEqual(rows.map((r) => [r.status, r.reason]), [[415, 'Unsupported Media Type: Content-Type must be application/json']]);
   });
 
+  test('every answer of 400 or more is a row with its reason: framing errors and guest failures too', async () => {
+    const rows: { status: number; reason?: string }[] = [];
+    const off = gw.gateway.onEdge((row) => rows.push(row));
+    try {
+      await gw.post('/mcp/echo', '{"jsonrpc":');
+      await gw.post('/mcp/echo', { jsonrpc: '1.0', id: 1, method: 'ping' });
+      await gw.post('/mcp/echo', []);
+      await gw.post('/mcp/echo', call(1, 'ping'), { 'mcp-protocol-version': '2024-10-07' });
+      await gw.post('/mcp/big', call(2, 'tools/call', { name: 'big', arguments: {} }));
+      await gw.post('/mcp/echo', call(3, 'ping'));
+    } finally {
+      off();
+    }
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.reason]),
+      [
+        [400, 'Parse error'],
+        [400, 'Invalid Request'],
+        [400, 'Invalid Request'],
+        [400, 'Bad Request: Unsupported protocol version: 2024-10-07 (supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)'],
+        [502, 'tool output over the 1 MiB cap'],
+        [200, undefined],
+      ],
+    );
+  });
+
   test('the guards still come first: no bearer is 401', async () => {
     const res = await unixRequest(gw.socketPath, { method: 'POST', path: '/mcp/echo', headers: { ...STREAMABLE_HEADERS }, body: JSON.stringify(call(1, 'ping')) });
     assert.equal(res.status, 401);

@@ -53,6 +53,8 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const answer = await dispatchOnce(dispatcher, parseFrame(bodyText(ctx)));
     if (answer === undefined) return accepted(ctx);
     ctx.status = statusFor(answer);
+    // A standalone error answered with an error status is a refusal row like the others: its reason is the error's message.
+    if (ctx.status >= 400 && answer.kind === 'message' && 'error' in answer.message) ctx.state.refusal = answer.message.error.message;
     ctx.type = 'application/json';
     ctx.body = serializeFrame(answer);
   };
