@@ -34,8 +34,9 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--agent <name=command>', 'publish another agent: COMMAND (run by /bin/sh -c) is its worker, on fd 3 (repeatable)', collectAgent)
     .option('--no-bundled-agents', 'do not publish the bundled agents (local-coder, local-reviewer)')
     .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
+    .option('--approvals-file <path>', 'where "always" approval rules are kept (default: $XDG_CONFIG_HOME/chatty/approvals.json or the user config dir)')
     .action(
-      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow' }) => {
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow'; approvalsFile?: string }) => {
         const { runServe } = await import('./commands/serve.js');
         outcome.code = await runServe({
           modulesDir: flags.modulesDir,
@@ -45,9 +46,30 @@ export function buildProgram(outcome: Outcome): Command {
           agents: flags.agent,
           bundledAgents: flags.bundledAgents,
           approvals: flags.approvals,
+          approvalsFile: flags.approvalsFile,
         });
       },
     );
+
+  const approvals = program.command('approvals').description('the remembered "always" approval rules: list them, revoke one');
+  approvals
+    .command('list')
+    .description('list the rules in the approvals file')
+    .option('--approvals-file <path>', 'the rules file (default: serve\'s default)')
+    .option('--json', 'print {file, rules} as one JSON line')
+    .action(async (flags: { approvalsFile?: string; json?: boolean }) => {
+      const { runApprovalsList } = await import('./commands/approvals.js');
+      outcome.code = runApprovalsList({ file: flags.approvalsFile, json: flags.json === true });
+    });
+  approvals
+    .command('revoke')
+    .description('remove the rule with this id from the approvals file')
+    .argument('<id>', 'the rule id, as `approvals list` shows it')
+    .option('--approvals-file <path>', 'the rules file (default: serve\'s default)')
+    .action(async (id: string, flags: { approvalsFile?: string }) => {
+      const { runApprovalsRevoke } = await import('./commands/approvals.js');
+      outcome.code = runApprovalsRevoke(id, { file: flags.approvalsFile });
+    });
 
   program
     .command('mcp-stdio')

@@ -1,7 +1,7 @@
 import { lstatSync, rmSync } from 'node:fs';
 import { BUNDLED_AGENT_NAMES, bundledAgents, detectWorkspace, pruneWorktreesAtStart, workspaceFactoryFor, type BundledWorkspace } from '../../agents/bundled.js';
 import { gatewayWorkerEnv } from '../../agents/llm/gateway-location.js';
-import { RootCallError, type RootTransport } from '../../broker/index.js';
+import { RootCallError, defaultApprovalsFile, type RootTransport } from '../../broker/index.js';
 import { LocalRunner } from '../../broker/runners/local-runner.js';
 import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
@@ -30,6 +30,8 @@ export interface ServeOptions {
   bundledAgents?: boolean | undefined;
   /** `--approvals prompt|deny|allow` (default: `prompt` when stdin is a TTY, else `deny`). */
   approvals?: ApprovalsMode | undefined;
+  /** `--approvals-file PATH`: where "always" approval rules are kept (default: `defaultApprovalsFile()`). */
+  approvalsFile?: string | undefined;
 }
 
 /** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3, its relative paths resolved against serve's directory (`resolveCommandPaths`). */
@@ -68,7 +70,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     }
     // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
     // there to remove yet, and the first start may spend half a minute building the examples.
-    modules = (await openModules(options.modulesDir, { report: say })).registry;
+    modules = (await openModules(options.modulesDir, { report: say, remoteRunner: options.remoteRunner })).registry;
     workspace = await detectWorkspace(process.cwd());
     await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
@@ -82,6 +84,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     gateway = new ProtocolGateway(modules, {
       runtimeDir,
       ...(remoteRunner ? { remoteRunner } : {}),
+      approvals: { file: options.approvalsFile ?? defaultApprovalsFile() },
       broker: {
         root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
         log: (line) => say(`broker: ${line}`),
