@@ -16,6 +16,8 @@ export interface OpenModulesOptions {
    */
   report?: (line: string) => void;
   registry?: ModuleRegistryOptions;
+  /** The remote runner's URL, when one is set: a remote module is then reported as forwarded to it. */
+  remoteRunner?: string | undefined;
 }
 
 export interface OpenedModules {
@@ -39,12 +41,19 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
   try {
     const scan = await registry.scanDirectory(dir);
     // The one thing the registry does not log: a module it leaves to another runner.
-    for (const remote of scan.remote) report(`module ${remote.name} is remote (${remote.executionMode}): reported, not loaded`);
+    for (const remote of scan.remote) report(remoteModuleLine(remote, options.remoteRunner));
     return { registry, scan };
   } catch (err) {
     await registry.close();
     throw err;
   }
+}
+
+/** What becomes of a remote module: forwarded to the runner, or answered 503 until one is set. */
+export function remoteModuleLine(remote: { name: string; executionMode: string }, runner: string | undefined): string {
+  const where = `module ${remote.name} is remote (${remote.executionMode})`;
+  if (runner !== undefined) return `${where}: forwarded to the remote runner at ${runner} (POST /a2a/${remote.name})`;
+  return `${where}: no remote runner is set, so POST /a2a/${remote.name} answers 503`;
 }
 
 /** The registry's messages as report lines: `warning: module echo: …`. Debug lines are dropped, as on stderr. */

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { RemoteModuleDirectory } from './a2a/cards.js';
 import type { GatewayMiddleware, GatewayState } from './context.js';
 import type { EdgeLog } from './edge/edge-log.js';
 import { errorBoundary, notFound } from './errors.js';
@@ -11,7 +12,10 @@ import { surfacesOf, type ModuleDirectory } from './modules.js';
 export interface GatewayAppOptions {
   token: () => string;
   edgeLog: EdgeLog;
-  modules: ModuleDirectory;
+  /** Local modules (served over MCP) and remote ones (forwarded over A2A), for the index. */
+  modules: ModuleDirectory & RemoteModuleDirectory;
+  /** Where remote modules are forwarded (the runner's URL without credentials), if anywhere: for the index. */
+  remoteRunner?: string | undefined;
   maxRequestBytes: number;
   onError: (err: unknown) => void;
   /**
@@ -38,15 +42,16 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
 
   const index = new Router<GatewayState>();
   index.get('/', (ctx) => {
-    ctx.body = {
-      gateway: 'chatty-protocol-gateway',
-      modules: options.modules.list().map((m) => ({
-        name: m.name,
-        version: m.version,
-        description: m.description,
-        surfaces: surfacesOf(m),
-      })),
-    };
+    const local = options.modules.list().map((m) => ({ name: m.name, version: m.version, description: m.description, surfaces: surfacesOf(m) }));
+    // A remote module is served too: forwarded to the runner, or answered 503 while none is set.
+    const remote = (options.modules.remoteModules?.() ?? []).map((m) => ({
+      name: m.name,
+      version: m.version,
+      description: m.description,
+      surfaces: [`/a2a/${m.name}`],
+      remote: { executionMode: m.executionMode ?? 'remote', forwardedTo: options.remoteRunner ?? null },
+    }));
+    ctx.body = { gateway: 'chatty-protocol-gateway', modules: [...local, ...remote] };
   });
   app.use(index.routes());
   app.use(index.allowedMethods());

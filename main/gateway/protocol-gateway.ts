@@ -145,6 +145,7 @@ export class ProtocolGateway {
       token: () => this.launchToken,
       edgeLog: this.edgeLog,
       modules: this.registry,
+      remoteRunner: this.remoteRunner?.shownUrl,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
       onError,
       handlers: [

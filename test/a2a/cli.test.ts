@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../helpers/gateway.js';
-import { exited, firstLine, runCli, spawnCli } from '../helpers/cli.js';
+import { collect, exited, firstLine, runCli, spawnCli } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 import { writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { A2aRunner } from './runner.js';
@@ -58,6 +58,30 @@ describe('chatty-gateway serve --remote-runner', { timeout: 60_000 }, () => {
     child.kill('SIGTERM');
     assert.deepEqual(await exited(child), { code: 0, signal: null });
   });
+
+  for (const withRunner of [true, false]) {
+    it(`a remote module is reported ${withRunner ? 'as forwarded to the runner' : 'as waiting for a runner'}, never as "not loaded", and GET / lists it`, async () => {
+      const runtimeDir = join(scratch.path, withRunner ? 'run-listed' : 'run-listed-no-runner');
+      const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, ...(withRunner ? ['--remote-runner', runner.url] : [])]);
+      const stderr = collect(child.stderr);
+      const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+      const res = await unixRequest(ready.socket, { path: '/', headers: { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` } });
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited(child), { code: 0, signal: null });
+      assert.equal(res.status, 200);
+      assert.deepEqual((JSON.parse(res.body) as { modules: unknown[] }).modules, [
+        { name: 'echo', version: '2.1.0', description: 'the remote agent echo', surfaces: ['/a2a/echo'], remote: { executionMode: 'remote', forwardedTo: withRunner ? runner.url : null } },
+      ]);
+      const said = await stderr;
+      assert.doesNotMatch(said, /not loaded/);
+      assert.match(
+        said,
+        withRunner
+          ? new RegExp(`module echo is remote \\(remote\\): forwarded to the remote runner at ${runner.url.replace(/\./g, '\\.')} \\(POST /a2a/echo\\)`)
+          : /module echo is remote \(remote\): no remote runner is set, so POST \/a2a\/echo answers 503/,
+      );
+    });
+  }
 
   it('without a token in the environment nothing is sent as one (the runner refuses: 502)', async () => {
     const runtimeDir = join(scratch.path, 'run-no-token');

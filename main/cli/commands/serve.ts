@@ -70,7 +70,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     }
     // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
     // there to remove yet, and the first start may spend half a minute building the examples.
-    modules = (await openModules(options.modulesDir, { report: say })).registry;
+    modules = (await openModules(options.modulesDir, { report: say, remoteRunner: options.remoteRunner })).registry;
     workspace = await detectWorkspace(process.cwd());
     await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
