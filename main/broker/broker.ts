@@ -13,9 +13,10 @@ import {
   type ParticipantConnection,
   type RunningTask,
   type ServeOptions,
+  type TaskEventListener,
 } from '../fabric/admission/index.js';
 import type { AgentInfo, InvokeResult, ProgressEvent, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
-import type { ParticipantCard, SpawnContext, TaskOutcome } from '../fabric/wire/payloads.js';
+import type { ParticipantCard, SpawnContext, TaskMetadata, TaskOutcome } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { InvokeParams, TaskEventParams, WorkerCall } from '../fabric/wire/worker-to-broker.js';
 import { checkDelegation } from './delegation.js';
@@ -25,6 +26,7 @@ import { NodeTable, ROOT, type NodeState } from './nodes.js';
 import { endChild, exitOf } from './runners/end-child.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
+import { MAX_TASK_TEXT_BYTES, TaskText } from './task-text.js';
 
 /** How long a cancelled task's worker has to end before it is sent SIGTERM (then SIGKILL). */
 export const CANCEL_GRACE_MS = 5_000;
@@ -45,6 +47,12 @@ export interface BrokerOptions {
   agents?: Record<string, AgentSettings>;
   /** How long a cancelled task's worker has to end before SIGTERM, then as long again before SIGKILL. */
   cancelGraceMs?: number;
+  /**
+   * What the broker keeps of one task's text for its result's `response` (UTF-8 bytes, default
+   * 4 MiB): past it, the head and the tail, with a line counting what was cut between them, and
+   * `metadata.responseCutBytes`. Progress still streams every chunk to a reading caller.
+   */
+  maxTaskTextBytes?: number;
   /** How every worker connection is served (hello timeout, limits); the call handler is the broker's. */
   serve?: Omit<ServeOptions, 'calls'>;
   log?: (message: string) => void;
@@ -68,7 +76,12 @@ interface TaskScope {
   spawnContext: SpawnContext;
 }
 
-type ProgressSink = (event: ProgressEvent) => void;
+/**
+ * Where a call's progress goes. A worker caller's sink resolves once the event is queued for it:
+ * returned from a task event listener, that holds the callee's reading while the caller's queue
+ * is full (the back-pressure that bounds what a non-reading caller costs).
+ */
+type ProgressSink = (event: ProgressEvent) => void | Promise<void>;
 
 /** The root's result: the wire's, and when a question could not be carried back, that question. */
 export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
@@ -120,6 +133,7 @@ export class Broker {
   /** Approvals and questions: only the root answers an approval; a question climbs the caller chain. */
   readonly human: HumanLoop;
   private readonly graceMs: number;
+  private readonly maxTaskTextBytes: number;
   private readonly log: (message: string) => void;
   private stopping: Promise<void> | undefined;
 
@@ -129,6 +143,7 @@ export class Broker {
     // Compared as a canonical real path by the spawn-context rules: resolved once, here.
     this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
     this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
+    this.maxTaskTextBytes = positiveInteger('maxTaskTextBytes', options.maxTaskTextBytes ?? MAX_TASK_TEXT_BYTES);
     this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
     this.mail = new Mailboxes((name) => {
       const node = this.nodes.get(name);
@@ -318,6 +333,7 @@ export class Broker {
         ...result,
         success: false,
         error: `${clarification.asker.agent} asked ${quoted} and this call has no question handler to answer it`,
+        // The worker's later outcome added nothing (see `decided` in invoke); a cut made before stays said.
         metadata: { ...(result.metadata ?? {}), clarification },
         cancelled_by_user: false,
       };
@@ -486,13 +502,13 @@ export class Broker {
       spawnContext,
     };
     if (rootCall) this.rootTrees.set(placed.tree, rootCall);
-    const chunks: string[] = [];
-    const onEvent = (event: TaskEventParams): void => {
-      if (event.kind === 'status') progress({ Step: event.message ?? event.state });
-      else {
-        chunks.push(event.text);
-        progress({ Text: event.text });
-      }
+    const text = new TaskText(this.maxTaskTextBytes);
+    // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
+    const decided = (): boolean => rootCall?.clarification !== undefined;
+    const onEvent = (event: TaskEventParams): void | Promise<void> => {
+      if (event.kind === 'status') return progress({ Step: event.message ?? event.state });
+      if (!decided()) text.append(event.text);
+      return progress({ Text: event.text });
     };
     let outcome: TaskOutcome;
     if (participant) {
@@ -502,7 +518,7 @@ export class Broker {
       tasks.set(task.taskId, placed);
       try {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
-        outcome = await this.runTask(participant.connection, task, onEvent, signal, () => progress({ Admitted: name }));
+        outcome = await this.runTask(participant.connection, task, onEvent, signal, () => void progress({ Admitted: name }));
       } finally {
         tasks.delete(task.taskId);
         if (tasks.size === 0 && this.serving.get(name) === tasks) this.serving.delete(name);
@@ -512,12 +528,16 @@ export class Broker {
     }
     const result: InvokeResult = {
       success: outcome.state === 'completed',
-      response: chunks.join(''),
+      response: text.toString(),
       messages: this.mail.drain(caller.name),
       cancelled_by_user: signal.aborted,
     };
     if (outcome.state !== 'completed') result.error = outcome.message ?? `the task ended ${outcome.state}`;
-    if (outcome.metadata) result.metadata = outcome.metadata;
+    // What the callee says of the cut is ignored: only the broker knows what it kept.
+    const metadata: TaskMetadata = { ...(decided() ? {} : outcome.metadata) };
+    delete metadata.responseCutBytes;
+    if (text.cut > 0) metadata.responseCutBytes = text.cut;
+    if (Object.keys(metadata).length > 0) result.metadata = metadata;
     return result;
   }
 
@@ -531,7 +551,7 @@ export class Broker {
   private async runTask(
     connection: ParticipantConnection,
     params: TaskRunParams,
-    onEvent: (e: TaskEventParams) => void,
+    onEvent: TaskEventListener,
     signal: AbortSignal,
     sent?: () => void,
   ): Promise<TaskOutcome> {
@@ -578,7 +598,7 @@ export class Broker {
     agent: VirtualAgent,
     placed: TaskScope,
     params: TaskRunParams,
-    onEvent: (e: TaskEventParams) => void,
+    onEvent: TaskEventListener,
     progress: ProgressSink,
     signal: AbortSignal,
   ): Promise<TaskOutcome> {
@@ -594,7 +614,7 @@ export class Broker {
         onAdmitted: (node) => {
           admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster, ended: false };
           this.nodes.add(admitted);
-          progress({ Admitted: node.name });
+          void progress({ Admitted: node.name });
         },
       });
     } catch (err) {
@@ -616,4 +636,9 @@ export class Broker {
       while (this.inflight.get(worker.node.name)?.size) await Promise.allSettled([...this.inflight.get(worker.node.name)!]);
     }
   }
+}
+
+function positiveInteger(option: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`broker: ${option} must be a positive integer, not ${String(value)}`);
+  return value;
 }

@@ -367,3 +367,20 @@ describe('mailbox.post', () => {
     }
   });
 });
+
+describe('the outcome of a root call', () => {
+  it('AGE-321: once a root call with no question handler has failed with the question, nothing its worker sends afterwards joins the result', async () => {
+    const t = startBroker(['asker']);
+    try {
+      const question = [{ id: 'q1', question: 'Which database?', options: [] }];
+      const result = await t.root.invoke('asker', plan({ seq: [{ echo: 'before the question' }, { ask: question, trailing: 'after the refusal' }] }));
+      assert.equal(result.success, false);
+      assert.match(result.error ?? '', /^asker-0 asked "Which database\?" and this call has no question handler/);
+      assert.equal(result.response, 'before the question', 'the text sent before the question is kept, none sent after');
+      assert.deepEqual(Object.keys(result.metadata ?? {}), ['clarification'], "the worker's later outcome adds no metadata");
+      assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+});

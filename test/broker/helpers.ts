@@ -52,6 +52,18 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Waits, a turn of the event loop at a time, until `condition` holds (a state that, once reached,
+ * stays); fails (not hangs) after 20 s.
+ */
+export async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
+  const deadline = performance.now() + 20_000;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`${what} did not come about within 20 s`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** A plan for the test agent, as the task text it reads. */
 export const plan = (p: unknown): string => JSON.stringify(p);
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
-import { AGENT, ProgressLog, isAlive, plan, splitJson, startBroker, type TestBroker } from './helpers.js';
+import { AGENT, ProgressLog, isAlive, plan, splitJson, startBroker, until, type TestBroker } from './helpers.js';
 
 const QUESTION = [{ id: 'q1', question: 'Which database?', options: ['Postgres', 'SQLite'] }];
 const LATE_HELLO = fileURLToPath(new URL('./children/late-hello.ts', import.meta.url));
@@ -35,16 +35,6 @@ async function readySocket(prefix: string): Promise<{ path: string; connected: P
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Resolves once `condition` holds, checked on every turn of the event loop (for a state that, once reached, stays). */
-/** Waits, a turn of the event loop at a time, until `condition` holds; fails (not hangs) after 20 s. */
-async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
-  const deadline = performance.now() + 20_000;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`${what} did not come about within 20 s`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 /** Opens `coder-0`, a participant that serves every task as it comes; resolves its pid. */

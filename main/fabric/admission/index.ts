@@ -7,6 +7,7 @@ export {
   type CallHandler,
   type RunningTask,
   type ServeOptions,
+  type TaskEventListener,
 } from './participant-connection.js';
 export { serveConnection } from './serve-connection.js';
 export { openConnection, type OpenConnectionOptions, type OpenedConnection } from './open-connection.js';

@@ -25,9 +25,23 @@ export interface CallContext {
   id: number;
   /** Aborted when the worker cancels the call or the connection closes. */
   signal: AbortSignal;
-  /** Sends the worker a `req.progress` for this call, in order with everything else sent to it. */
-  progress(event: ProgressEvent): void;
+  /**
+   * Sends the worker a `req.progress` for this call, in order with everything else sent to it.
+   * Resolves once the frame is queued (at once while the outbound queue has room), or dropped:
+   * the call has ended or been cancelled, or the connection has closed. Never rejects. A progress
+   * relayed from another connection's task event is the back-pressure of that connection: see
+   * `TaskEventListener`.
+   */
+  progress(event: ProgressEvent): Promise<void>;
 }
+
+/**
+ * Sees a task's `task.event` notifications. When it returns a promise, the connection reads no
+ * more from its worker until that promise settles: a listener that forwards the event to a caller
+ * whose outbound queue is full (a caller that stopped reading) pauses the callee that produces
+ * the events, so what the broker holds for a non-reading caller stays bounded.
+ */
+export type TaskEventListener = ((event: TaskEventParams) => void) | ((event: TaskEventParams) => Promise<void>);
 
 /** Runs a worker's call (agent.invoke, agent.list, mailbox.post, human.*); resolves to its result. */
 export type CallHandler = (call: WorkerCall, context: CallContext) => Promise<unknown>;
@@ -63,7 +77,7 @@ interface OwedRequest {
 
 interface OwedTask {
   resolve: (outcome: TaskOutcome) => void;
-  onEvent: ((event: TaskEventParams) => void) | undefined;
+  onEvent: TaskEventListener | undefined;
 }
 
 const refuseAll: CallHandler = async () => {
@@ -87,6 +101,9 @@ export class ParticipantConnection {
   private readonly tasks = new Map<number, OwedTask>();
   private readonly calls = new Map<number, AbortController>();
   private readonly requests = new Map<number, OwedRequest>();
+  /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
+  private readonly holds = new Set<Promise<void>>();
+  private pausedForRoom = false;
   private readonly helloTimer: NodeJS.Timeout;
   private readonly workerMaxFrameBytes: number;
   private readonly closeGraceMs: number;
@@ -125,14 +142,7 @@ export class ParticipantConnection {
         if (this.closeReason !== undefined) return;
         this.receive(incoming);
       }
-      // Answers waiting for room in a full queue: read no more until they are queued. A peer that
-      // sends calls and never reads holds at most one chunk's answers here, never an unbounded pile.
-      if (this.outbound.waiters > 0) {
-        stream.pause();
-        void this.outbound.whenNoWaiters().then(() => {
-          if (this.closeReason === undefined) stream.resume();
-        });
-      }
+      this.holdReading();
     });
     stream.on('end', () => this.close('the worker closed the connection'));
     stream.on('close', () => this.close('the connection closed'));
@@ -143,13 +153,35 @@ export class ParticipantConnection {
     return this.closeReason === undefined;
   }
 
+  /** Whether reading is paused until answers or forwarded task events find room (see `holdReading`). */
+  get readingPaused(): boolean {
+    return this.pausedForRoom;
+  }
+
+  /**
+   * Answers waiting for room in this connection's full queue, or task events waiting for room in
+   * a caller's (see `TaskEventListener`): read no more until they are queued. A peer that sends
+   * calls and never reads holds at most one chunk's answers here, never an unbounded pile; a task
+   * whose caller stopped reading is paused after one chunk's events.
+   */
+  private holdReading(): void {
+    if (this.pausedForRoom || this.closeReason !== undefined) return;
+    if (this.outbound.waiters === 0 && this.holds.size === 0) return;
+    this.pausedForRoom = true;
+    this.stream.pause();
+    void Promise.all([this.outbound.whenNoWaiters(), ...this.holds]).then(() => {
+      this.pausedForRoom = false;
+      if (this.closeReason === undefined) this.stream.resume();
+    });
+  }
+
   /** Why the connection closed, once it has. */
   get reason(): string | undefined {
     return this.closeReason;
   }
 
   /** Sends a task.run; `onEvent` sees its task.event notifications. Waits while the outbound queue is full. */
-  async runTask(params: TaskRunParams, onEvent?: (event: TaskEventParams) => void): Promise<RunningTask> {
+  async runTask(params: TaskRunParams, onEvent?: TaskEventListener): Promise<RunningTask> {
     if (this.closeReason !== undefined) return { id: 0, outcome: Promise.resolve(this.disconnected()) };
     const { id, line } = this.codec.request({ method: 'task.run', params });
     const outcome = new Promise<TaskOutcome>((resolve) => this.tasks.set(id, { resolve, onEvent }));
@@ -277,15 +309,25 @@ export class ParticipantConnection {
     }
   }
 
-  /** A task's event goes to its `onEvent`; a listener that throws is logged, never thrown into the stream. */
+  /**
+   * A task's event goes to its `onEvent`; a listener that throws (or rejects) is logged, never
+   * thrown into the stream. A listener's promise holds reading until it settles.
+   */
   private onTaskEvent(event: TaskEventParams): void {
     const listener = this.tasks.get(event.id)?.onEvent;
     if (!listener) return;
+    let forwarding: void | Promise<void>;
     try {
-      listener(event);
+      forwarding = listener(event);
     } catch (err) {
       this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`);
+      return;
     }
+    if (!(forwarding instanceof Promise)) return;
+    const hold: Promise<void> = forwarding
+      .catch((err: unknown) => this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => this.holds.delete(hold));
+    this.holds.add(hold);
   }
 
   private onHello(id: number, card: ParticipantCard): void {
@@ -315,9 +357,11 @@ export class ParticipantConnection {
     this.calls.set(call.id, abort);
     let line: string;
     try {
-      const progress = (event: ProgressEvent): void => {
-        if (this.closeReason !== undefined || abort.signal.aborted) return;
-        void this.outbound.send(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } })).catch(() => {});
+      // Waits for room like every frame; withdrawn when the call is cancelled or the connection
+      // closes, so a callee paused for this caller is released at once.
+      const progress = (event: ProgressEvent): Promise<void> => {
+        if (this.closeReason !== undefined || abort.signal.aborted) return Promise.resolve();
+        return this.outbound.send(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort.signal).catch(() => {});
       };
       const result = await this.handler(call, { node: this.node, id: call.id, signal: abort.signal, progress });
       if (this.closeReason !== undefined) return;

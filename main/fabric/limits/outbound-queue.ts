@@ -14,7 +14,9 @@ import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_FRAMES } from './constants.js';
  */
 export class OutboundQueue {
   private readonly frames: string[] = [];
-  private readonly waiting: { line: string; queued: () => void; failed: (err: Error) => void }[] = [];
+  private readonly waiting: Waiter[] = [];
+  /** UTF-8 bytes of the frames queued and waiting (newlines included). */
+  private held = 0;
   private writing = false;
   /** Set once nothing more may be sent. */
   private stopped: Error | undefined;
@@ -40,6 +42,14 @@ export class OutboundQueue {
   }
 
   /**
+   * What this queue holds for its peer, in UTF-8 bytes: the frames queued and the frames of the
+   * producers waiting for room (not what the stream itself has taken to write).
+   */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /**
    * Resolves once no producer waits for room (at once when none does), or when the queue stops.
    * A connection stops reading while producers wait, so that a peer which sends calls but never
    * reads their answers cannot make the answers pile up without bound.
@@ -49,21 +59,51 @@ export class OutboundQueue {
     return new Promise((resolve) => this.noWaiters.push(resolve));
   }
 
-  /** Queues one line (the newline is added here); waits while the queue is full. */
-  send(line: string): Promise<void> {
+  /**
+   * Queues one line (the newline is added here); waits while the queue is full. With `signal`, a
+   * line still waiting for room when it aborts is withdrawn (never sent) and `send` rejects with
+   * the signal's reason.
+   */
+  send(line: string, signal?: AbortSignal): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     if (this.waiting.length === 0 && this.frames.length < this.capacity) {
+      this.held += frameBytes(line);
       this.frames.push(line);
       this.pump();
       return Promise.resolve();
     }
-    return new Promise((queued, failed) => this.waiting.push({ line, queued, failed }));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((queued, failed) => {
+      const waiter: Waiter = { line, queued, failed };
+      if (signal) {
+        const withdraw = (): void => {
+          const at = this.waiting.indexOf(waiter);
+          if (at < 0) return;
+          this.waiting.splice(at, 1);
+          this.held -= frameBytes(line);
+          failed(abortReason(signal));
+          if (this.waiting.length === 0) this.notifyNoWaiters();
+        };
+        signal.addEventListener('abort', withdraw, { once: true });
+        waiter.queued = () => {
+          signal.removeEventListener('abort', withdraw);
+          queued();
+        };
+        waiter.failed = (err) => {
+          signal.removeEventListener('abort', withdraw);
+          failed(err);
+        };
+      }
+      this.held += frameBytes(line);
+      this.waiting.push(waiter);
+    });
   }
 
   /** Fails every waiting producer and drops what is queued: the connection is gone. */
   stop(reason: Error): void {
     this.refuseMore(reason);
     this.frames.length = 0;
+    this.held = 0;
   }
 
   /**
@@ -77,6 +117,7 @@ export class OutboundQueue {
     this.refuseMore(reason);
     if (wasStopped) this.frames.length = 0;
     else if (lastLine !== undefined) this.frames.push(lastLine);
+    this.held = this.frames.reduce((sum, line) => sum + frameBytes(line), 0);
     this.ending = true;
     const stream = this.stream;
     this.gone = new Promise<void>((resolve) => {
@@ -96,7 +137,10 @@ export class OutboundQueue {
 
   private refuseMore(reason: Error): void {
     this.stopped ??= reason;
-    for (const waiter of this.waiting.splice(0)) waiter.failed(reason);
+    for (const waiter of this.waiting.splice(0)) {
+      this.held -= frameBytes(waiter.line);
+      waiter.failed(reason);
+    }
     this.notifyNoWaiters();
   }
 
@@ -118,6 +162,7 @@ export class OutboundQueue {
     this.writing = true;
     while (this.frames.length > 0) {
       const line = this.frames.shift()!;
+      this.held -= frameBytes(line);
       this.admitWaiters();
       if (this.stream.destroyed || this.stream.writableEnded) break;
       if (!this.stream.write(`${line}\n`)) {
@@ -131,4 +176,19 @@ export class OutboundQueue {
     this.writing = false;
     if (this.ending && this.frames.length === 0 && !this.stream.destroyed && !this.stream.writableEnded) this.stream.end();
   }
+}
+
+interface Waiter {
+  line: string;
+  queued: () => void;
+  failed: (err: Error) => void;
+}
+
+/** A line's size on the wire: its UTF-8 bytes and the newline. */
+function frameBytes(line: string): number {
+  return Buffer.byteLength(line, 'utf8') + 1;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }

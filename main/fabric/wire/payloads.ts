@@ -60,6 +60,8 @@ export const TaskMetadata = z.strictObject({
   handoff: OpaqueJson.optional(),
   handoffInvalid: HandoffInvalid.optional(),
   evidence: OpaqueJson.optional(),
+  /** In an `agent.invoke` result: the bytes the broker cut from the middle of `response` (its cap on a task's text). */
+  responseCutBytes: z.number().int().nonnegative().optional(),
 });
 
 export const TaskOutcome = z.strictObject({

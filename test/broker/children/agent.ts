@@ -14,6 +14,10 @@ import type { TaskOutcome } from '../../../main/fabric/wire/payloads.js';
 
 type Plan =
   | { echo: string }
+  // steps: send `count` status events of `bytes` characters each, as fast as it can, then complete.
+  | { steps: { count: number; bytes: number } }
+  // chunks: send `count` artifact chunks, each `[i]` and then `size` two-byte characters, then complete.
+  | { chunks: { count: number; size: number } }
   // cancelOn: withdraw this call (req.cancel) once a progress event it hears, or a status of this worker's, contains the text.
   | { delegate: { to: string; prompt: Plan; spawn_context?: Record<string, unknown>; cancelOn?: string }; hangUpOn?: string }
   // announce: once cancelled, post "<name> was cancelled" to the root before ending.
@@ -29,7 +33,8 @@ type Plan =
   | { seq: Plan[] }
   | { commit: string }
   | { approve: { kind: 'exec' | 'write'; command_or_path: string; asker?: unknown }; times?: number }
-  | { ask: { id: string; question: string; options?: string[] }[]; origin?: string }
+  // trailing: when the question is refused, send this text (and a trace in the outcome's metadata) before failing.
+  | { ask: { id: string; question: string; options?: string[] }[]; origin?: string; trailing?: string }
   // hold: never answer; report (a status) when the broker withdraws the question.
   | { answering: { id: string; answer: string }[] | 'escalate' | 'hold'; then: Plan };
 
@@ -93,8 +98,10 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
       events.artifact(JSON.stringify(answers), true);
       return { state: 'completed' };
     } catch (err) {
-      if (err instanceof BrokerError) return { state: 'failed', message: err.error.message };
-      throw err;
+      if (!(err instanceof BrokerError)) throw err;
+      if (plan.trailing === undefined) return { state: 'failed', message: err.error.message };
+      events.artifact(plan.trailing, true);
+      return { state: 'failed', message: err.error.message, metadata: { trace: plan.trailing } };
     }
   }
   if ('answering' in plan) {
@@ -115,6 +122,16 @@ async function run(plan: Plan, task: WorkerTask, events: TaskEvents): Promise<Ta
   }
   if ('commit' in plan) {
     execFileSync('git', ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', 'commit', '-q', '--allow-empty', '-m', plan.commit], { stdio: 'ignore' });
+    return { state: 'completed' };
+  }
+  if ('steps' in plan) {
+    const step = 'x'.repeat(plan.steps.bytes);
+    for (let i = 0; i < plan.steps.count; i++) events.status('working', step);
+    return { state: 'completed' };
+  }
+  if ('chunks' in plan) {
+    const body = 'é'.repeat(plan.chunks.size);
+    for (let i = 0; i < plan.chunks.count; i++) events.artifact(`[${i}]${body}`, i === plan.chunks.count - 1);
     return { state: 'completed' };
   }
   if ('echo' in plan) {

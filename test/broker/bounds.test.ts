@@ -1,0 +1,80 @@
+/**
+ * What one hostile worker can cost the gateway: a caller that stops reading, a callee that floods
+ * text, a tree that fans out. Real children over real socketpairs: the scriptable test agent, and
+ * raw participants that misbehave on purpose.
+ */
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import type { ParticipantConnection } from '../../main/fabric/admission/index.js';
+import { OUTBOUND_QUEUE_FRAMES } from '../../main/fabric/limits/index.js';
+import { plan, startBroker, until } from './helpers.js';
+
+const DEAF_CALLER = fileURLToPath(new URL('./children/deaf-caller.ts', import.meta.url));
+
+describe('a caller that stops reading', () => {
+  it("pauses its callee's reading once its outbound queue is full: what the gateway holds for it stays bounded", async () => {
+    const STEP = 256 * 1024;
+    const t = startBroker(['talker']);
+    try {
+      let talker: ParticipantConnection | undefined;
+      t.broker.registry.on('registered', (p) => {
+        if (p.node.name === 'talker-0') talker = p.connection;
+      });
+      // 200 steps of 256 KiB: 50 MiB in all, which the old broker queued for the caller whole.
+      const invoke = { agent: 'talker', prompt: plan({ steps: { count: 200, bytes: STEP } }) };
+      const opened = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env: { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify(invoke) } });
+      const queue = opened.connection.outbound;
+      // Either the talker is held (the fix) or it has been read to its end and reaped (every step queued).
+      await until(() => talker !== undefined && (talker.readingPaused || !talker.isOpen), "the talker paused or done");
+      assert.ok(talker!.isOpen && talker!.readingPaused, 'the talker is paused, its task not over');
+      const frame = STEP + 200;
+      assert.ok(queue.heldBytes <= (OUTBOUND_QUEUE_FRAMES + 2) * frame, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
+      assert.ok(queue.length <= OUTBOUND_QUEUE_FRAMES && queue.waiters <= 2, `${queue.length} queued, ${queue.waiters} waiting`);
+    } finally {
+      // Closing the deaf caller cancels its call: the talker is released, ends and is reaped.
+      await t.close();
+    }
+  });
+});
+
+describe("a task's text", () => {
+  it('is kept up to maxTaskTextBytes: its head and its tail, a line counting the cut, and metadata.responseCutBytes; progress streams all of it', async () => {
+    const cap = 64 * 1024;
+    const t = startBroker(['talker'], { maxTaskTextBytes: cap });
+    try {
+      let streamed = 0;
+      const count = 100;
+      const result = await t.root.invoke('talker', plan({ chunks: { count, size: 1000 } }), {
+        onProgress: (e) => {
+          if ('Text' in e) streamed += Buffer.byteLength(e.Text);
+        },
+      });
+      assert.equal(result.success, true, result.error);
+      const total = Array.from({ length: count }, (_, i) => `[${i}]`.length + 2000).reduce((a, b) => a + b);
+      assert.equal(streamed, total, 'every chunk reached the reading caller as progress');
+      const cut = result.metadata?.responseCutBytes ?? 0;
+      const marker = `\n[… ${cut} bytes of this task's text cut here: the broker keeps at most ${cap} bytes of it, its head and its tail …]\n`;
+      const [head, tail, ...rest] = result.response.split(marker);
+      assert.deepEqual(rest, [], 'one line marks the cut');
+      assert.ok(head!.startsWith('[0]éé') && tail!.startsWith('é') && tail!.endsWith(`[${count - 1}]${'é'.repeat(1000)}`));
+      assert.ok(!result.response.includes('\uFFFD'), 'no character was split');
+      assert.equal(Buffer.byteLength(head!), cap / 2, 'the head is the first half');
+      assert.ok(Buffer.byteLength(tail!) <= cap / 2 && Buffer.byteLength(tail!) >= cap / 2 - 1, 'the tail is the last half, less a split character');
+      assert.equal(Buffer.byteLength(head!) + cut + Buffer.byteLength(tail!), total, 'what was cut is counted exactly');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is kept whole under the cap, with no responseCutBytes', async () => {
+    const t = startBroker(['talker'], { maxTaskTextBytes: 64 * 1024 });
+    try {
+      const result = await t.root.invoke('talker', plan({ chunks: { count: 3, size: 10 } }));
+      assert.equal(result.response, [0, 1, 2].map((i) => `[${i}]${'é'.repeat(10)}`).join(''));
+      assert.equal(result.metadata?.responseCutBytes, undefined);
+    } finally {
+      await t.close();
+    }
+  });
+});
