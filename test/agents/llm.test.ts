@@ -195,7 +195,7 @@ describe('the LLM agent', () => {
     }
   });
 
-  test('write_file: a path read another way than it reads (a backslash, a trailing "/") is refused without asking; an approved path is written as the kernel reads it', async () => {
+  test('write_file: a path a person could read another way than the kernel (a backslash, a trailing "/") is refused without asking; an approved path is written as given', async () => {
     const m = await model([
       () => {
         mkdirSync(join(h.workspaceOf('llm-paths-0'), '.husky'));
