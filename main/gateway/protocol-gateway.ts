@@ -2,17 +2,8 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type Koa from 'koa';
-import {
-  EDGE_LOG_FILE,
-  SOCKET_FILE,
-  TOKEN_FILE,
-  clearStaleSocket,
-  defaultRuntimeDir,
-  ensureRuntimeDir,
-  newLaunchToken,
-  refuseWindows,
-  writeTokenFile,
-} from './access/index.js';
+import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
+import { clearStaleSocket, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';

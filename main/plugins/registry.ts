@@ -1,7 +1,7 @@
 import { constants, lstatSync, statSync, type Stats } from 'node:fs';
 import { open, readFile, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { userCacheDir } from '../gateway/access/index.js';
+import { userCacheDir } from '../owner-only/index.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { ModuleHandle } from './handle/index.js';

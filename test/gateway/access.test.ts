@@ -1,25 +1,17 @@
+/**
+ * The gateway's access (main/gateway/access): its runtime directory by the owner-only rules with
+ * `gateway.sock` to fit, its launch token, and ProtocolGateway's start and stop on its socket.
+ * The owner-only rules themselves are tested in test/owner-only/owner-only.test.ts.
+ */
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import {
-  AccessError,
-  WINDOWS_UNSUPPORTED,
-  assertSocketPathFits,
-  clearStaleSocket,
-  defaultRuntimeDir,
-  ensureRuntimeDir,
-  maxSocketPathBytes,
-  newLaunchToken,
-  refuseWindows,
-  socketPathFits,
-  tokenMatches,
-  writeTokenFile,
-} from '../../main/gateway/access/index.js';
+import { AccessError, defaultRuntimeDir, ensureRuntimeDir, maxSocketPathBytes, newLaunchToken, tokenMatches, writeTokenFile } from '../../main/gateway/access/index.js';
 import { ProtocolGateway } from '../../main/gateway/index.js';
 import { tempDir } from '../helpers/gateway.js';
+
 
 const scratch = tempDir('chatty-access-');
 after(() => scratch.remove());
@@ -34,123 +26,25 @@ function deadSocket(path: string): void {
   assert.ok(lstatSync(path).isSocket());
 }
 
-async function liveSocket(path: string): Promise<Server> {
-  const server = createServer((c) => c.end());
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  return server;
-}
 
-describe('runtime directory', () => {
-  test('defaults to $XDG_RUNTIME_DIR/chatty-run, else the user cache dir', () => {
+
+describe("the gateway's runtime directory", () => {
+  test('is the owner-only default, where gateway.sock fits', () => {
     assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: '/run/user/1000' }), '/run/user/1000/chatty-run');
-    assert.equal(defaultRuntimeDir({ XDG_CACHE_HOME: '/home/u/.cache' }), '/home/u/.cache/chatty-run');
-    assert.match(defaultRuntimeDir({}), /\/chatty-run$/);
-  });
-
-  test('is created 0700 with its parents', () => {
-    const dir = join(fresh(), 'a', 'b');
-    ensureRuntimeDir(dir);
-    assert.equal(statSync(dir).mode & 0o777, 0o700);
-  });
-
-  test('an existing private directory is accepted as it is', () => {
-    const dir = fresh();
-    mkdirSync(dir, { mode: 0o700 });
-    assert.equal(ensureRuntimeDir(dir), dir);
-  });
-
-  test('a symlink is refused, naming the path and the reason', () => {
-    const target = fresh();
-    mkdirSync(target, { mode: 0o700 });
-    const link = fresh();
-    symlinkSync(target, link);
-    assert.throws(() => ensureRuntimeDir(link), (err: Error) => {
-      assert.ok(err instanceof AccessError);
-      assert.equal(err.message, `refusing runtime directory ${link}: it is a symlink`);
-      return true;
-    });
-  });
-
-  test('a file is refused as not a directory, and left as it is', () => {
-    const file = fresh();
-    writeFileSync(file, 'x');
-    assert.throws(() => ensureRuntimeDir(file), { name: 'AccessError', message: `refusing runtime directory ${file}: it is not a directory` });
-    assert.equal(readFileSync(file, 'utf8'), 'x');
-  });
-
-  test('a path under a file is refused: a parent is not a directory', () => {
-    const file = fresh();
-    writeFileSync(file, 'x');
-    const dir = join(file, 'run');
-    assert.throws(() => ensureRuntimeDir(dir), { name: 'AccessError', message: `refusing runtime directory ${dir}: a parent of it is not a directory` });
-  });
-
-  test('a directory whose socket path is longer than sun_path takes is refused before anything is created', () => {
-    const parent = fresh();
-    // gateway.sock and the separator make 13 bytes; fill the rest to one byte over the limit.
+    // 107 bytes with "/chatty-run/gateway.sock" (24): fits on Linux, so it stays; one more and it does not.
     const limit = maxSocketPathBytes();
-    const dir = join(parent, 'd'.repeat(limit - parent.length - 1 - 13 + 1));
-    assert.equal(Buffer.byteLength(join(dir, 'gateway.sock')), limit + 1);
-    assert.throws(() => ensureRuntimeDir(dir), {
-      name: 'AccessError',
-      message: `refusing runtime directory ${dir}: the socket path ${join(dir, 'gateway.sock')} is ${limit + 1} bytes; a Unix socket path can be at most ${limit} bytes on ${process.platform === 'darwin' ? 'macOS' : 'Linux'}: choose a shorter runtime directory`,
-    });
-    assert.ok(!existsSync(parent), 'not even the parent is created');
-    // One byte shorter fits.
-    const fits = join(parent, 'd'.repeat(limit - parent.length - 1 - 13));
-    assert.equal(ensureRuntimeDir(fits), fits);
+    const xdg = `/${'x'.repeat(limit - 24 - 1)}`;
+    assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: xdg, XDG_CACHE_HOME: '/c' }), `${xdg}/chatty-run`);
+    if (process.platform !== 'darwin') assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: `${xdg}x`, XDG_CACHE_HOME: '/c' }), '/c/chatty-run');
   });
 
-  test('sun_path limits: 107 bytes on Linux, 103 on macOS; multi-byte names count in bytes', () => {
-    assert.equal(maxSocketPathBytes('linux'), 107);
-    assert.equal(maxSocketPathBytes('darwin'), 103);
-    assert.ok(socketPathFits(`/${'a'.repeat(106)}`, 'linux'));
-    assert.ok(!socketPathFits(`/${'a'.repeat(107)}`, 'linux'));
-    assert.ok(!socketPathFits(`/${'é'.repeat(54)}`, 'linux'), '109 bytes in 55 characters');
-    assert.throws(() => assertSocketPathFits(`/${'a'.repeat(103)}`, 'darwin'), /at most 103 bytes on macOS/);
-  });
-
-  test('the default falls back to /tmp/chatty-run-<uid> when the usual place is too deep for a socket', () => {
-    const deep = `/${'x'.repeat(100)}`;
-    assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: '/home/u/.cache' }), '/home/u/.cache/chatty-run');
-    if (process.platform !== 'darwin') {
-      assert.equal(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: deep }), `/tmp/chatty-run-${process.getuid?.()}`);
-    }
-    assert.ok(socketPathFits(join(defaultRuntimeDir({ XDG_RUNTIME_DIR: deep, XDG_CACHE_HOME: deep }), 'gateway.sock')));
-  });
-
-  test('a 0755 directory is refused and left unchanged', () => {
-    const dir = fresh();
-    mkdirSync(dir);
-    chmodSync(dir, 0o755);
-    assert.throws(() => ensureRuntimeDir(dir), {
-      message: `refusing runtime directory ${dir}: its mode is 0755; group and others must have no access (chmod 700)`,
-    });
-    assert.equal(statSync(dir).mode & 0o777, 0o755);
-  });
-
-  test('any single group or other bit is refused', () => {
-    for (const mode of [0o710, 0o701, 0o740, 0o704, 0o720, 0o702]) {
-      const dir = fresh();
-      mkdirSync(dir);
-      chmodSync(dir, mode);
-      assert.throws(() => ensureRuntimeDir(dir), AccessError, `mode ${mode.toString(8)}`);
-    }
-  });
-
-  test("another user's directory is refused", { skip: process.getuid?.() !== 0 && 'needs root to chown' }, () => {
-    const dir = fresh();
-    mkdirSync(dir, { mode: 0o700 });
-    chownSync(dir, 4242, 4242);
-    assert.throws(() => ensureRuntimeDir(dir), {
-      message: `refusing runtime directory ${dir}: it is owned by uid 4242, not by this user (uid ${process.getuid?.()})`,
-    });
-  });
-
-  test('Windows is refused with a clear message', () => {
-    assert.throws(() => refuseWindows('win32'), { message: WINDOWS_UNSUPPORTED });
-    assert.match(WINDOWS_UNSUPPORTED, /Unix-only|macOS\/Linux-only/);
-    refuseWindows('linux');
+  test('is checked by the owner-only rules for gateway.sock', () => {
+    const parent = fresh();
+    const dir = join(parent, 'd'.repeat(maxSocketPathBytes() - parent.length - 1 - 13 + 1));
+    assert.throws(() => ensureRuntimeDir(dir), { name: 'AccessError', message: new RegExp(`the socket path ${join(dir, 'gateway.sock')} is`) });
+    const link = fresh();
+    symlinkSync(parent, link);
+    assert.throws(() => ensureRuntimeDir(link), AccessError);
   });
 });
 
@@ -188,47 +82,6 @@ describe('launch token', () => {
     assert.ok(!tokenMatches(`${token}0`, token));
     assert.ok(!tokenMatches(token.toUpperCase(), token));
     assert.ok(!tokenMatches('', token));
-  });
-});
-
-describe('stale socket', () => {
-  test('our own socket that nothing listens on is removed', async () => {
-    const path = fresh();
-    deadSocket(path);
-    await clearStaleSocket(path);
-    assert.ok(!existsSync(path));
-  });
-
-  test('a live socket is refused and never unlinked', async () => {
-    const path = fresh();
-    const server = await liveSocket(path);
-    try {
-      await assert.rejects(clearStaleSocket(path), {
-        message: `refusing to bind ${path}: something is listening on it (is another gateway running?)`,
-      });
-      assert.ok(lstatSync(path).isSocket());
-    } finally {
-      server.close();
-    }
-  });
-
-  test('a path that is not a socket is refused and kept', async () => {
-    const path = fresh();
-    writeFileSync(path, 'data');
-    await assert.rejects(clearStaleSocket(path), { message: `refusing to bind ${path}: it exists and is not a socket` });
-    assert.equal(readFileSync(path, 'utf8'), 'data');
-  });
-
-  test("a socket another user owns is refused and kept", { skip: process.getuid?.() !== 0 && 'needs root to chown' }, async () => {
-    const path = fresh();
-    deadSocket(path);
-    chownSync(path, 4242, 4242);
-    await assert.rejects(clearStaleSocket(path), /owned by uid 4242, not by this user/);
-    assert.ok(lstatSync(path).isSocket());
-  });
-
-  test('a missing path is fine', async () => {
-    await clearStaleSocket(fresh());
   });
 });
 

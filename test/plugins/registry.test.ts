@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ModuleDirectory } from '../../main/gateway/index.js';
 import { createHash } from 'node:crypto';
-import { userCacheDir } from '../../main/gateway/access/index.js';
+import { userCacheDir } from '../../main/owner-only/index.js';
 import { ModuleRegistry, PluginCallError, PluginLoadError, defaultPluginCacheDir, type ScanReport } from '../../main/plugins/index.js';
 import { ComponentCache, transpilerVersion } from '../../main/plugins/component-cache.js';
 import { checkWorld } from '../../main/plugins/world.js';

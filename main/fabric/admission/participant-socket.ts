@@ -2,7 +2,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { clearStaleSocket, ensureRuntimeDir } from '../../gateway/access/index.js';
+import { clearStaleSocket, ensureRuntimeDir } from '../../owner-only/index.js';
 import { FrameCodec } from '../codec/frame-codec.js';
 import { CLOSE_GRACE_MS, SHARED_SOCKET_HELLO_TIMEOUT_MS } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { userCacheDir } from '../../gateway/access/index.js';
+import { userCacheDir } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';

@@ -1,8 +1,9 @@
-/** Owner-only Unix sockets are the gateway's only listener; Windows has no equivalent yet. */
+/** Owner-only Unix sockets are the only listeners (the gateway's, the participant socket); Windows has no equivalent yet. */
 export const WINDOWS_UNSUPPORTED =
   'chatty-protocol-gateway: owner-only Unix sockets are macOS/Linux-only for now; ' +
   'Windows needs an owner-only named-pipe DACL, which is not implemented yet';
 
+/** A place refused by the owner-only rules (a runtime directory, a socket path, a leftover socket). */
 export class AccessError extends Error {
   override readonly name = 'AccessError';
 }
