@@ -1,4 +1,2 @@
-/** `word` as one shell word: printed commands must run as printed, even with a space in a path. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
+/** The CLI's printed commands quote paths by the shell's rule, which lives in its own room. */
+export { shellWord } from '../shell/shell-word.js';

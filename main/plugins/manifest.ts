@@ -93,7 +93,7 @@ export function parseManifest(text: string, ceilings: Ceilings = DEFAULT_CEILING
   try {
     raw = parseToml(text);
   } catch (err) {
-    throw new PluginLoadError(`module.toml: not valid TOML: ${firstLine(messageOf(err))}`);
+    throw new PluginLoadError(`${tomlErrorPlace(err)}: not valid TOML: ${firstLine(messageOf(err)).replace(/^Invalid TOML document: /, '')}`);
   }
   const result = ManifestSchema.safeParse(raw);
   if (!result.success) {
@@ -127,6 +127,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     return `${where ? `${where}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
   }
   return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+/** `module.toml:3:14` (line and column from 1, as an editor counts them) when the TOML parser says where. */
+function tomlErrorPlace(err: unknown): string {
+  const { line, column } = (err ?? {}) as { line?: unknown; column?: unknown };
+  return typeof line === 'number' && typeof column === 'number' ? `module.toml:${line}:${column}` : 'module.toml';
 }
 
 function firstLine(text: string): string {

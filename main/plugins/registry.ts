@@ -1,7 +1,9 @@
-import { constants, lstatSync, statSync, type Stats } from 'node:fs';
+import { constants, existsSync, lstatSync, statSync, type Stats } from 'node:fs';
 import { open, readFile, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { userCacheDir } from '../owner-only/index.js';
+import { buildCommand, sourcesNewerThan } from './build/build-hints.js';
+import { pluginSourceIn } from './build/plugin-source.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { ModuleHandle } from './handle/index.js';
@@ -225,6 +227,7 @@ export class ModuleRegistry {
     for (const w of warnings) this.logger.log('warn', w, { module: name });
     const wasmPath = join(dir, manifest.module.wasm!);
     const bytes = await readComponent(dir, wasmPath);
+    this.warnIfStale(name, dir, wasmPath);
     const prepared = await this.cache.prepare(bytes);
     checkWorld(prepared.world);
     if (!prepared.componentUrl) throw new PluginLoadError('the component could not be transpiled');
@@ -264,6 +267,14 @@ export class ModuleRegistry {
     return { name, dir, warnings, cached: prepared.cached };
   }
 
+  /** A component older than its JavaScript serves the old code: said, with the command that rebuilds it. */
+  private warnIfStale(name: string, dir: string, wasmPath: string): void {
+    const newer = sourcesNewerThan(dir, wasmPath);
+    if (newer.length === 0) return;
+    const shown = newer.length > 3 ? `${newer.slice(0, 3).join(', ')} and ${newer.length - 3} more` : newer.join(', ');
+    this.logger.log('warn', `${relative(dir, wasmPath)} is older than ${shown}: serving the build from before that change; rebuild it with \`${buildCommand(dir)}\``, { module: name });
+  }
+
   private grantsFor(name: string, manifest: Manifest): Iterable<Capability> {
     if (this.options.grant) return this.options.grant({ name, manifest });
     const caps: Capability[] = ['logging', 'llm', 'billing'];
@@ -297,9 +308,14 @@ async function readManifest(moduleDir: string): Promise<string | undefined> {
   }
 }
 
-/** The component's bytes (`readInsideModule`), at most `MAX_COMPONENT_BYTES`. */
+/**
+ * The component's bytes (`readInsideModule`), at most `MAX_COMPONENT_BYTES`. A missing one of a
+ * plugin written in JavaScript has not been built yet: the refusal says how.
+ */
 function readComponent(dir: string, path: string): Promise<Uint8Array> {
-  return readInsideModule(dir, path, MAX_COMPONENT_BYTES, (problem) => `the component ${path} ${problem}`);
+  const missing = !existsSync(path) && pluginSourceIn(dir) !== undefined;
+  const hint = missing ? ` (build it: \`${buildCommand(dir)}\`)` : '';
+  return readInsideModule(dir, path, MAX_COMPONENT_BYTES, (problem) => `the component ${path} ${problem}${hint}`);
 }
 
 /**

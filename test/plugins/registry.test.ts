@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -58,7 +58,7 @@ describe('ModuleRegistry.scanDirectory', () => {
   });
 
   it('names the reason of each failure', () => {
-    assert.match(reasonFor('b-bad-toml'), /module\.toml: not valid TOML/);
+    assert.match(reasonFor('b-bad-toml'), /^module\.toml:1:8: not valid TOML: /);
     assert.match(reasonFor('c-dup'), /duplicate module name 'echo' \(already loaded from .*a-echo\)/);
     assert.match(reasonFor('d-other-world'), /does not export chatty:plugin\/plugin@0\.3\.0; it targets example:other\/greeter@1\.0\.0/);
     assert.match(reasonFor('f-sockets'), /imports wasi:sockets\/\S+@0\.2\.0, which plugins may not use/);
@@ -118,6 +118,62 @@ describe('ModuleRegistry.scanDirectory', () => {
     const missing = await registry.scanDirectory(join(root, 'nowhere'));
     assert.equal(missing.failed.length, 1);
     assert.match(missing.failed[0]!.reason, /cannot read the modules directory/);
+  });
+});
+
+describe('what a plugin written in JavaScript is told at load', () => {
+  const PLUGIN_JS = 'export const plugin = {};\n';
+  let root: string;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-stale-'));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  /** Loads the one module in `dir` with a logger that keeps its warnings. */
+  async function load(dir: string): Promise<{ warnings: string[]; report: ScanReport }> {
+    const warnings: string[] = [];
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => void (level === 'warn' && warnings.push(message)) } });
+    try {
+      return { warnings, report: await registry.scanDirectory(dir) };
+    } finally {
+      await registry.close();
+    }
+  }
+
+  /** A plugin directory with its component written at `builtAt` and its sources at `editedAt` (seconds). */
+  async function plugin(name: string, builtAt: number, editedAt: number): Promise<string> {
+    const parent = join(root, name);
+    const dir = writeModuleDir(parent, name, { component: await buildFixture('echo'), manifest: fixtureManifest(name), extra: { 'src/plugin.js': PLUGIN_JS, 'src/tools.js': PLUGIN_JS } });
+    utimesSync(join(dir, 'plugin.wasm'), builtAt, builtAt);
+    for (const file of ['src/plugin.js', 'src/tools.js']) utimesSync(join(dir, file), editedAt, editedAt);
+    return parent;
+  }
+
+  it('sources newer than plugin.wasm: served, with a warning naming the plugin build command', async () => {
+    const parent = await plugin('stale', 1_000_000, 2_000_000);
+    const { warnings, report } = await load(parent);
+    assert.deepEqual(report.loaded.map((l) => l.name), ['stale']);
+    assert.deepEqual(warnings, [
+      `plugin.wasm is older than src/plugin.js, src/tools.js: serving the build from before that change; rebuild it with \`npx chatty-gateway plugin build ${join(parent, 'stale')}\``,
+    ]);
+  });
+
+  it('a component built after its last edit: no warning', async () => {
+    const { warnings, report } = await load(await plugin('fresh', 2_000_000, 1_000_000));
+    assert.deepEqual(report.loaded.map((l) => l.name), ['fresh']);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('no plugin.wasm yet: not loaded, and the reason says to run plugin build (only where there is JavaScript to build)', async () => {
+    const parent = join(root, 'unbuilt');
+    const dir = writeModuleDir(parent, 'unbuilt', { manifest: fixtureManifest('unbuilt'), extra: { 'src/plugin.js': PLUGIN_JS } });
+    writeModuleDir(parent, 'foreign', { manifest: fixtureManifest('foreign') });
+    const { report } = await load(parent);
+    assert.deepEqual(report.loaded, []);
+    assert.deepEqual(report.failed.map((f) => f.reason), [
+      `the component ${join(parent, 'foreign', 'plugin.wasm')} does not exist`,
+      `the component ${join(dir, 'plugin.wasm')} does not exist (build it: \`npx chatty-gateway plugin build ${dir}\`)`,
+    ]);
   });
 });
 

@@ -24,8 +24,8 @@ export async function runPluginNew(path: string, parent: string | undefined): Pr
 /** `chatty-gateway plugin build <dir>`. */
 export async function runPluginBuild(dir: string): Promise<number> {
   try {
-    process.stderr.write(`building ${dir} with componentize-js…\n`);
-    const result = await buildPlugin(dir);
+    // Said once the checks have passed: a directory that is no plugin is one line, not two.
+    const result = await buildPlugin(dir, { onBuilding: () => process.stderr.write(`building ${dir} with componentize-js…\n`) });
     process.stdout.write(`built ${result.wasmPath} (${(result.bytes / (1024 * 1024)).toFixed(1)} MiB in ${(result.ms / 1000).toFixed(1)} s)\n`);
     return 0;
   } catch (err) {

@@ -13,10 +13,12 @@ import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
+import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource } from './source-check.js';
 
-/** Where a plugin's JavaScript entry may live, in the order they are looked for. */
-export const SOURCE_CANDIDATES = ['src/plugin.js', 'plugin.js', 'src/index.js', 'index.js'] as const;
+export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
+export { buildCommand, sourcesNewerThan } from './build-hints.js';
+
 
 /**
  * componentize-js features the JS engine is built without. 'stdio' would import
@@ -34,27 +36,43 @@ export interface BuildResult {
   ms: number;
 }
 
-export function findPluginSource(dir: string): string {
-  for (const candidate of SOURCE_CANDIDATES) {
-    const path = join(dir, candidate);
-    if (existsSync(path) && statSync(path).isFile()) return path;
-  }
-  throw new PluginLoadError(`no plugin source in ${dir}: expected one of ${SOURCE_CANDIDATES.join(', ')}`);
+export interface BuildOptions {
+  /** Called once the plugin directory, its manifest and its source have passed their checks, as the (long) componentize-js step starts. */
+  onBuilding?: () => void;
 }
 
-/** Builds `<dir>`'s JavaScript into the component its `module.toml` names (`[module] wasm`). */
-export async function buildPlugin(dir: string): Promise<BuildResult> {
+/**
+ * Builds `<dir>`'s JavaScript into the component its `module.toml` names (`[module] wasm`). Every
+ * check that can fail at once (the directory, its manifest, its source) runs before the build, each
+ * a `PluginLoadError` of one line (a syntax error in the source adds the line with a caret).
+ */
+export async function buildPlugin(dir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(dir);
-  const { manifest } = parseManifest(await readFile(join(root, 'module.toml'), 'utf8'));
+  const { manifest } = parseManifest(await readPluginManifest(root));
   if (!manifest.module.wasm) throw new PluginLoadError('module.toml has no [module] wasm: a remote module is not built here');
   const wasmPath = join(root, manifest.module.wasm);
   const source = findPluginSource(root);
   checkPluginSource(source, root);
+  options.onBuilding?.();
   const started = performance.now();
   const component = await componentizePlugin(root, source);
   await mkdir(dirname(wasmPath), { recursive: true });
   await writeFile(wasmPath, component);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
+}
+
+/** `<root>/module.toml`, or why there is none to build from: one line each. */
+async function readPluginManifest(root: string): Promise<string> {
+  const st = statSync(root, { throwIfNoEntry: false });
+  if (st === undefined) throw new PluginLoadError(`${root} does not exist (a plugin directory holds module.toml; start one with \`npx chatty-gateway plugin new <name>\`)`);
+  if (!st.isDirectory()) throw new PluginLoadError(`${root} is not a directory (give the plugin directory, the one with module.toml)`);
+  try {
+    return await readFile(join(root, 'module.toml'), 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new PluginLoadError(`${root} has no module.toml: it is not a plugin directory (start one with \`npx chatty-gateway plugin new <name>\`)`);
+    throw new PluginLoadError(`cannot read ${join(root, 'module.toml')}: ${code ?? (err as Error).message}`);
+  }
 }
 
 /** Builds run one at a time: each is CPU-heavy, and one may move the working directory (below). */

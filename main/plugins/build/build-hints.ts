@@ -1,0 +1,48 @@
+/**
+ * What a plugin written in JavaScript tells its author at load when its component is missing or
+ * older than its sources: the `plugin build` command to run, for the directory it is in.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { shellWord } from '../../shell/shell-word.js';
+import { ENTRY_PREFIX } from './entry.js';
+
+/** The command that builds the plugin in `dir`, ready to paste. */
+export function buildCommand(dir: string): string {
+  return `npx chatty-gateway plugin build ${shellWord(dir)}`;
+}
+
+/** Folders that hold no source of the plugin's own: dependencies, the WIT, dot folders (.git). */
+const NOT_SOURCE_DIRS = new Set(['node_modules', 'wit']);
+/** Enough for any hand-written plugin; a larger tree is not walked further (it is a warning, not a check). */
+const MAX_ENTRIES = 5_000;
+
+/**
+ * The plugin's JavaScript files (relative to `dir`, `/`-separated) changed after the component at
+ * `wasmPath` was written: a component built before the latest edit, which would serve old code.
+ */
+export function sourcesNewerThan(dir: string, wasmPath: string): string[] {
+  const built = statSync(wasmPath, { throwIfNoEntry: false })?.mtimeMs;
+  if (built === undefined) return [];
+  const newer: string[] = [];
+  let budget = MAX_ENTRIES;
+  const walk = (path: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      return; // an unreadable folder is not the plugin's source
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (--budget < 0) return;
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) {
+        if (!entry.name.startsWith('.') && !NOT_SOURCE_DIRS.has(entry.name)) walk(full);
+      } else if (entry.isFile() && /\.(?:m?js|cjs)$/.test(entry.name) && !entry.name.startsWith(ENTRY_PREFIX)) {
+        if ((statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0) > built) newer.push(relative(dir, full).split(sep).join('/'));
+      }
+    }
+  };
+  walk(dir);
+  return newer;
+}
