@@ -19,6 +19,8 @@ const INVOKE = {
   answerApproval: 'chatty:answer-approval',
   answerQuestion: 'chatty:answer-question',
   postMessage: 'chatty:post-message',
+  listApprovalRules: 'chatty:list-approval-rules',
+  revokeApprovalRule: 'chatty:revoke-approval-rule',
 } as const satisfies InvokeChannels;
 
 const EVENTS = {
@@ -28,11 +30,12 @@ const EVENTS = {
   question: 'chatty:question',
   withdrawn: 'chatty:withdrawn',
   message: 'chatty:message',
+  approvalDecision: 'chatty:approval-decision',
 } as const satisfies EventChannels;
 
 // The reverse check: every name main has is here (`satisfies` above only checks the ones written).
-const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, postMessage: true };
-const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, withdrawn: true, message: true };
+const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, postMessage: true, listApprovalRules: true, revokeApprovalRule: true };
+const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, withdrawn: true, message: true, approvalDecision: true };
 void everyInvoke;
 void everyEvent;
 
@@ -55,12 +58,15 @@ const api: ChattyBridge = {
   answerApproval: (request) => ipcRenderer.invoke(INVOKE.answerApproval, request),
   answerQuestion: (request) => ipcRenderer.invoke(INVOKE.answerQuestion, request),
   postMessage: (request) => ipcRenderer.invoke(INVOKE.postMessage, request),
+  listApprovalRules: () => ipcRenderer.invoke(INVOKE.listApprovalRules),
+  revokeApprovalRule: (request) => ipcRenderer.invoke(INVOKE.revokeApprovalRule, request),
   onEdgeRow: (listener) => subscribe(EVENTS.edgeRow, listener),
   onTask: (listener) => subscribe(EVENTS.task, listener),
   onApproval: (listener) => subscribe(EVENTS.approval, listener),
   onQuestion: (listener) => subscribe(EVENTS.question, listener),
   onWithdrawn: (listener) => subscribe(EVENTS.withdrawn, listener),
   onMessage: (listener) => subscribe(EVENTS.message, listener),
+  onApprovalDecision: (listener) => subscribe(EVENTS.approvalDecision, listener),
 };
 
 contextBridge.exposeInMainWorld('chatty', api);

@@ -1,9 +1,26 @@
 // The app window. It sees only `window.chatty`, the preload's bridge; the page has no Node. Start
-// tasks on agents and watch them, answer the agents' approvals and questions, read the root's
-// mailbox and the gateway's edge log, see how an MCP client connects.
-import type { AgentSummary, ChattyBridge, EdgeRow, GatewayInfo, MailEntry, ModuleSummary, Snapshot, TaskUpdate } from '../main/app/bridge/contract.js';
-import { announce, byId, clock, h } from './dom.js';
-import { Popovers, type Waiting } from './popover.js';
+// tasks on agents and watch them, answer the agents' approvals and questions (the public
+// <chatty-approvals> element), read the root's mailbox, the gateway's edge log and the approval
+// decisions, revoke remembered rules, see how an MCP client connects. Built from the public
+// renderer pieces only (../renderer/index.js).
+import {
+  DANGER_LABEL,
+  defineChattyApprovals,
+  localClock,
+  showExactly,
+  type AgentSummary,
+  type ApprovalMatch,
+  type ApprovalRule,
+  type AuditRow,
+  type ChattyBridge,
+  type EdgeRow,
+  type GatewayInfo,
+  type MailEntry,
+  type ModuleSummary,
+  type Snapshot,
+  type TaskUpdate,
+} from '../renderer/index.js';
+import { announce, byId, h } from './dom.js';
 import { TaskBoard } from './tasks.js';
 
 declare global {
@@ -211,11 +228,11 @@ function setupMailbox(): { add: (entry: MailEntry) => void; nodes: (names: strin
       empty.hidden = true;
       const line =
         entry.direction === 'in'
-          ? h('li', { className: 'mail mail-in' }, h('time', {}, clock(entry.at)), h('strong', {}, `${entry.from} → root`), h('span', {}, entry.text))
+          ? h('li', { className: 'mail mail-in' }, h('time', {}, localClock(entry.at)), h('strong', {}, `${showExactly(entry.from).text} → root`), h('span', {}, showExactly(entry.text).text))
           : h(
               'li',
               { className: `mail mail-out ${entry.outcome.status === 'refused' ? 'refused' : ''}` },
-              h('time', {}, clock(entry.at)),
+              h('time', {}, localClock(entry.at)),
               h('strong', {}, `root → ${entry.to}`),
               h('span', {}, entry.text, entry.outcome.status === 'refused' ? h('span', { className: 'reason' }, ` (refused: ${entry.outcome.reason.replaceAll('_', ' ')})`) : null),
             );
@@ -241,7 +258,8 @@ function setupEdgeLog(): (row: EdgeRow) => void {
   return (row) => {
     if (!body) return;
     const tr = h('tr', { className: row.reason !== undefined ? 'refused' : undefined });
-    for (const cell of [row.time.slice(11, 23), row.method, row.path, String(row.status), row.durationMs.toFixed(1), row.reason ?? '']) tr.append(h('td', {}, cell));
+    tr.append(h('td', {}, h('time', { attrs: { datetime: row.time, title: row.time } }, localTime(row.time))));
+    for (const cell of [row.method, row.path, String(row.status), row.durationMs.toFixed(1), row.reason ?? '']) tr.append(h('td', {}, showExactly(cell).text));
     body.prepend(tr);
     while (body.children.length > MAX_EDGE_ROWS) body.lastElementChild?.remove();
     if (row.reason !== undefined) {
@@ -249,6 +267,82 @@ function setupEdgeLog(): (row: EdgeRow) => void {
       count.textContent = `${refusals} refused`;
     }
   };
+}
+
+/** `14:02:03.042` in the reader's local time (the ISO time, UTC, in the cell's title). */
+function localTime(iso: string): string {
+  return `${localClock(iso)}.${String(new Date(iso).getMilliseconds()).padStart(3, '0')}`;
+}
+
+// --- approval decisions and remembered rules ----------------------------------------------------
+
+function setupAudit(): (row: AuditRow) => void {
+  const body = document.querySelector('#audit tbody');
+  const empty = byId('no-audit');
+  return (row) => {
+    if (!body) return;
+    empty.hidden = true;
+    const cells = [
+      h('time', { attrs: { datetime: row.time, title: row.time } }, localTime(row.time)),
+      row.verdict,
+      row.by,
+      `${showExactly(row.agent).text} (${row.chain.map((r) => showExactly(r).text).join(' → ')})`,
+      row.kind,
+      h('code', {}, showExactly(row.command_or_path).text),
+      row.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(', '),
+    ];
+    body.prepend(h('tr', { className: `verdict-${row.verdict}` }, ...cells.map((cell) => h('td', {}, cell))));
+    while (body.children.length > MAX_EDGE_ROWS) body.lastElementChild?.remove();
+  };
+}
+
+function matchText(match: ApprovalMatch): string {
+  if ('exact' in match) return showExactly(match.exact).text;
+  if ('prefix' in match) return `${showExactly(match.prefix).text} *`;
+  return showExactly(match.glob).text;
+}
+
+function setupRules(): () => Promise<void> {
+  const list = byId('rules');
+  const empty = byId('no-rules');
+  const status = byId('rules-status');
+  const draw = (rules: ApprovalRule[]): void => {
+    empty.hidden = rules.length > 0;
+    list.replaceChildren(
+      ...rules.map((rule) => {
+        const what = `${rule.effect === 'allow' ? 'Allow' : 'Deny'} ${rule.kind === 'exec' ? 'commands' : 'writes'} matching ${matchText(rule.match)} for ${rule.agent === '*' ? 'every agent' : rule.agent}${rule.task !== undefined ? ` in task ${rule.task}` : ' always'}`;
+        const revoke = h('button', { className: 'revoke', attrs: { type: 'button', 'aria-label': `Revoke: ${what}` } }, 'Revoke');
+        revoke.addEventListener('click', () => {
+          revoke.disabled = true;
+          void bridge.revokeApprovalRule({ id: rule.id }).then(
+            ({ revoked }) => {
+              status.textContent = revoked ? `Revoked: ${what}.` : 'That rule was already gone.';
+              return refresh();
+            },
+            (err: Error) => {
+              revoke.disabled = false;
+              status.textContent = `Could not revoke: ${err.message}`;
+            },
+          );
+        });
+        return h(
+          'li',
+          { className: `rule rule-${rule.effect}`, attrs: { 'data-rule-id': rule.id } },
+          h('span', { className: 'rule-text' }, h('strong', {}, rule.effect), ` ${rule.kind} · `, h('code', {}, matchText(rule.match)), ` · ${rule.agent === '*' ? 'every agent' : rule.agent} · ${rule.task !== undefined ? `task ${rule.task}` : 'always'}`),
+          revoke,
+        );
+      }),
+    );
+  };
+  const refresh = async (): Promise<void> => {
+    try {
+      draw(await bridge.listApprovalRules());
+    } catch (err) {
+      status.textContent = `Could not list the rules: ${(err as Error).message}`;
+    }
+  };
+  byId('tab-rules').addEventListener('click', () => void refresh());
+  return refresh;
 }
 
 // --- connect ---------------------------------------------------------------------------------
@@ -292,9 +386,14 @@ function showConnect(info: GatewayInfo, modules: ModuleSummary[]): void {
 
 async function main(): Promise<void> {
   const showTab = setupTabs();
-  const popovers = new Popovers(bridge, byId<HTMLDialogElement>('popover'), byId('popover-body'), byId<HTMLButtonElement>('waiting'));
+  // The approvals element loads what waits and listens for more on its own.
+  defineChattyApprovals();
+  const approvals = byId<HTMLElement & { bridge: ChattyBridge | undefined }>('approvals');
+  approvals.bridge = bridge;
   const mailbox = setupMailbox();
   const addEdgeRow = setupEdgeLog();
+  const addAuditRow = setupAudit();
+  const refreshRules = setupRules();
   const board = new TaskBoard(bridge, byId('tasks'), byId('no-tasks'), (names) => mailbox.nodes(names));
   const composer = setupComposer();
 
@@ -306,19 +405,22 @@ async function main(): Promise<void> {
       if (ready) apply(value);
     };
   bridge.onTask(live<TaskUpdate>((u) => board.apply(u)));
-  bridge.onApproval(live((view) => popovers.add({ kind: 'approval', view })));
-  bridge.onQuestion(live((view) => popovers.add({ kind: 'question', view })));
-  bridge.onWithdrawn(live((w) => popovers.remove(w.requestId, `request withdrawn: ${w.reason}`)));
   bridge.onMessage(live(mailbox.add));
   bridge.onEdgeRow(live(addEdgeRow));
+  bridge.onApprovalDecision(
+    live((row: AuditRow) => {
+      addAuditRow(row);
+      void refreshRules(); // a decision may have remembered a rule
+    }),
+  );
 
   const snapshot: Snapshot = await bridge.snapshot();
   ready = true;
   board.load(snapshot.tasks);
   for (const row of snapshot.edgeRows) addEdgeRow(row);
   for (const entry of snapshot.mailbox) mailbox.add(entry);
-  const waiting: Waiting[] = [...snapshot.approvals.map((view) => ({ kind: 'approval' as const, view })), ...snapshot.questions.map((view) => ({ kind: 'question' as const, view }))];
-  for (const w of waiting.sort((a, b) => a.view.at - b.view.at)) popovers.add(w);
+  for (const row of snapshot.auditRows) addAuditRow(row);
+  await refreshRules();
 
   const [info, agents, modules] = await Promise.all([bridge.gatewayInfo(), bridge.listAgents(), bridge.listModules()]);
   showAgents(agents, (name) => {

@@ -34,17 +34,6 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return el as T;
 }
 
-/** The elements of `root` that take keyboard focus, in tab order. */
-export function focusables(root: HTMLElement): HTMLElement[] {
-  const selector = 'button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])';
-  return [...root.querySelectorAll<HTMLElement>(selector)].filter((el) => !el.hasAttribute('disabled') && !el.closest('[hidden]') && el.tabIndex >= 0);
-}
-
-export function clock(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-}
-
 /** Says `text` to screen readers through the page's live region. */
 export function announce(text: string): void {
   const region = document.getElementById('announce');

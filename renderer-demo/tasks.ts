@@ -1,7 +1,7 @@
 // The running tasks as live timelines: each task a card with its delegation tree (the root, the
 // agent it called, the agents those called), its steps and streamed text, and Cancel.
-import type { ChattyBridge, TaskNode, TaskUpdate, TaskView, TimelineEntry } from '../main/app/bridge/contract.js';
-import { announce, clock, h } from './dom.js';
+import { localClock as clock, showExactly, type ChattyBridge, type TaskNode, type TaskUpdate, type TaskView, type TimelineEntry } from '../renderer/index.js';
+import { announce, h } from './dom.js';
 
 interface Card {
   view: TaskView;
@@ -130,7 +130,8 @@ export class TaskBoard {
       return;
     }
     const who = h('span', { className: 'who' }, entry.node ?? '');
-    const body = entry.kind === 'text' ? h('pre', { className: 'output' }, entry.text) : h('span', { className: 'what' }, entry.text);
+    // Streamed output as it came (a bounded box of its own); every other entry through the display rule.
+    const body = entry.kind === 'text' ? h('pre', { className: 'output' }, entry.text) : h('span', { className: 'what' }, showExactly(entry.text).text);
     card.timeline.append(h('li', { className: `entry entry-${entry.kind}` }, h('time', {}, clock(entry.at)), who, body));
     card.output = entry.kind === 'text' ? body : undefined;
     if (card.timeline.children.length > 1000) card.timeline.firstElementChild?.remove();

@@ -29,11 +29,19 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /**
- * What may be served: the page and its assets (`renderer-demo/<name>.html|css|svg|png`) and the
- * compiled renderer scripts (`out/renderer-demo/<name>.js`). One path segment each, a plain name;
- * no sources, no source maps, nothing else of the package.
+ * What may be served: the page and its assets (`renderer-demo/<name>.html|css|svg|png`), the
+ * compiled page scripts (`out/renderer-demo/<name>.js`), and the public renderer modules they
+ * import: `out/renderer/<name>.js`, `out/renderer/approvals/<name>.js` and the display rule,
+ * `out/main/display/<name>.js` (browser modules with no Node imports; nothing else of out/main).
+ * A plain name in each folder; no sources, no source maps, nothing else of the package.
  */
-const ALLOWED: readonly RegExp[] = [/^renderer-demo\/[A-Za-z0-9_-][A-Za-z0-9._-]*\.(html|css|svg|png)$/, /^out\/renderer-demo\/[A-Za-z0-9_-][A-Za-z0-9._-]*\.(js)$/];
+const NAME = '[A-Za-z0-9_-][A-Za-z0-9._-]*';
+const ALLOWED: readonly RegExp[] = [
+  new RegExp(`^renderer-demo/${NAME}\\.(html|css|svg|png)$`),
+  new RegExp(`^out/renderer-demo/${NAME}\\.(js)$`),
+  new RegExp(`^out/renderer/(?:approvals/)?${NAME}\\.(js)$`),
+  new RegExp(`^out/main/display/${NAME}\\.(js)$`),
+];
 
 export interface AppAsset {
   /** Path relative to the package root, `/`-separated. */

@@ -1,17 +1,23 @@
 import { dirname } from 'node:path';
 import type { z } from 'zod';
-import type { ApprovalRequest, QuestionToRoot, RootInvokeResult, RootTransport, Verdict } from '../../broker/index.js';
+import { describeMatch } from '../../broker/approvals/index.js';
+import type { ApprovalDecision, ApprovalRequest, QuestionToRoot, RootInvokeResult, RootTransport } from '../../broker/index.js';
+import { hasHidden } from '../../display/index.js';
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
 import { surfacesOf, type CallableModule, type ServedModule } from '../../gateway/modules.js';
 import {
+  ANSWER_LIMITS,
   EVENT_CHANNELS,
   INVOKE_CHANNELS,
   InvokeRequestSchemas,
   type AgentSummary,
   type AnswerApproval,
   type AnswerQuestion,
+  type ApprovalMatch,
+  type ApprovalRule,
   type Asker,
+  type AuditRow,
   type EdgeRow,
   type EventChannel,
   type EventPayloads,
@@ -23,6 +29,7 @@ import {
   type ModuleSummary,
   type PendingApproval,
   type PendingQuestion,
+  type RevokeApprovalRule,
   type Snapshot,
   type StartTask,
   type TaskNode,
@@ -53,6 +60,7 @@ export interface BridgeHostOptions {
 
 /** Kept for a (re)loaded window's snapshot. */
 const MAX_EDGE_ROWS = 200;
+const MAX_AUDIT_ROWS = 200;
 const MAX_MAIL = 200;
 const MAX_ENDED_TASKS = 50;
 const MAX_ENTRIES_PER_TASK = 1000;
@@ -68,7 +76,7 @@ interface TaskRecord {
 }
 
 type Pending =
-  | { kind: 'approval'; view: PendingApproval; task: TaskRecord | undefined; settle: (verdict: Verdict) => void }
+  | { kind: 'approval'; view: PendingApproval; task: TaskRecord | undefined; settle: (decision: ApprovalDecision) => void }
   | {
       kind: 'question';
       view: PendingQuestion;
@@ -98,6 +106,8 @@ export class BridgeHost {
   private readonly pending = new Map<string, Pending>();
   private readonly mailbox: MailEntry[] = [];
   private readonly edgeRows: EdgeRow[] = [];
+  private readonly auditRows: AuditRow[] = [];
+  private readonly approvals: ProtocolGateway['approvals'];
   private readonly unsubscribe: (() => void)[] = [];
   private nextTask = 0;
   private nextRequest = 0;
@@ -113,12 +123,14 @@ export class BridgeHost {
   ) {
     this.root = gateway.transport();
     this.log = options.log ?? (() => {});
+    this.approvals = gateway.approvals;
     this.unsubscribe.push(
       this.root.onApproval((request, signal) => this.askApproval(request, signal)),
       this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
       this.root.onMessage((message) => this.addMail({ id: message.id, direction: 'in', from: message.from, text: message.text, at: Date.now() })),
       gateway.onEdge((row) => this.addEdgeRow({ ...row })),
     );
+    this.unsubscribe.push(this.approvals.onDecision((row) => this.addAuditRow(structuredClone(row))));
   }
 
   readonly invokeChannels = Object.keys(InvokeRequestSchemas) as InvokeChannel[];
@@ -199,6 +211,11 @@ export class BridgeHost {
         const { to, text } = parse(channel, payload);
         return this.postMessage(to, text);
       }
+      case INVOKE_CHANNELS.listApprovalRules:
+        parse(channel, payload);
+        return this.listRules();
+      case INVOKE_CHANNELS.revokeApprovalRule:
+        return this.revokeRule(parse(channel, payload));
     }
   }
 
@@ -250,6 +267,7 @@ export class BridgeHost {
       questions: [...this.pending.values()].flatMap((p) => (p.kind === 'question' ? [p.view] : [])),
       mailbox: this.mailbox,
       edgeRows: this.edgeRows,
+      auditRows: this.auditRows,
     });
   }
 
@@ -378,10 +396,12 @@ export class BridgeHost {
 
   // --- the human loop ---------------------------------------------------------------------------
 
-  private askApproval(request: ApprovalRequest, signal: AbortSignal): Verdict | Promise<Verdict> {
+  private askApproval(request: ApprovalRequest, signal: AbortSignal): ApprovalDecision | Promise<ApprovalDecision> {
     if (!this.send || signal.aborted) return 'denied'; // nobody to ask: never approved by default
     const requestId = `approval-${++this.nextRequest}`;
     const task = this.attribute(request.asker);
+    // The display rule decides here too: a request the page shows with code points is never remembered.
+    const hidden = request.hidden || hasHidden(request.command_or_path) || hasHidden(request.diff_stat ?? '');
     const view: PendingApproval = {
       requestId,
       taskId: task?.view.taskId ?? null,
@@ -390,8 +410,16 @@ export class BridgeHost {
       ...(request.diff_stat !== undefined ? { diffStat: request.diff_stat } : {}),
       asker: { agent: request.asker.agent, chain: [...request.asker.chain] },
       at: Date.now(),
+      role: request.role,
+      ...(request.task !== undefined ? { rootTask: request.task } : {}),
+      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
+      ...(request.path !== undefined ? { path: request.path } : {}),
+      ...(request.outside !== undefined ? { outside: request.outside } : {}),
+      hidden,
+      danger: [...request.danger],
+      proposals: hidden ? [] : structuredClone(request.proposals),
     };
-    return new Promise<Verdict>((resolve, reject) => {
+    return new Promise<ApprovalDecision>((resolve, reject) => {
       this.pending.set(requestId, { kind: 'approval', view, task, settle: resolve });
       signal.addEventListener(
         'abort',
@@ -411,6 +439,9 @@ export class BridgeHost {
   private askQuestion(request: QuestionToRoot, signal: AbortSignal): Promise<AnswerQuestion['answers']> {
     if (!this.send) return Promise.reject(new Error('no window is open to answer the question'));
     if (signal.aborted) return Promise.reject(new Error('withdrawn'));
+    // A question the page could not answer is refused here, not shown to wait forever.
+    const unanswerable = unanswerableBecause(request);
+    if (unanswerable !== undefined) return Promise.reject(new Error(`the question cannot be answered: ${unanswerable}`));
     const requestId = `question-${++this.nextRequest}`;
     const task = this.attribute(request.asker);
     const view: PendingQuestion = {
@@ -438,12 +469,25 @@ export class BridgeHost {
     });
   }
 
-  private answerApproval({ requestId, verdict }: AnswerApproval): { accepted: true } {
+  private answerApproval({ requestId, verdict, remember, match }: AnswerApproval): { accepted: true } {
     const pending = this.pending.get(requestId);
     if (!pending || pending.kind !== 'approval') throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerApproval}: no approval ${requestId} is waiting`);
+    const view = pending.view;
+    let decision: ApprovalDecision = verdict;
+    if (remember !== undefined) {
+      const refuse = (why: string): never => {
+        throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerApproval}: ${why}`);
+      };
+      if (view.hidden) refuse(`${requestId} holds hidden characters: it may be approved once only`);
+      if (view.proposals.length === 0) refuse(`${requestId} offers nothing to remember`);
+      if (remember === 'task' && view.rootTask === undefined) refuse(`${requestId} belongs to no root task`);
+      if (match !== undefined && !view.proposals.some((p) => sameMatch(p, match))) refuse(`the match is not one ${requestId} offers`);
+      decision = { verdict: 'approved', remember, ...(match !== undefined ? { match } : {}) };
+    }
     this.pending.delete(requestId);
-    this.addEntry(pending.task, { kind: 'verdict', text: `${verdict} ${pending.view.commandOrPath}`, node: pending.view.asker.agent });
-    pending.settle(verdict);
+    const scope = remember === undefined ? '' : ` (${remember === 'task' ? 'for this task' : 'always for this agent'}: ${describeMatch(match ?? { exact: view.commandOrPath })})`;
+    this.addEntry(pending.task, { kind: 'verdict', text: `${verdict} ${view.commandOrPath}${scope}`, node: view.asker.agent });
+    pending.settle(decision);
     return { accepted: true };
   }
 
@@ -459,6 +503,22 @@ export class BridgeHost {
     this.addEntry(pending.task, { kind: 'answer', text: `answered ${answers.map((a) => a.answer).join(' / ')}`, node: pending.view.asker.agent });
     pending.settle(answers.map((a) => ({ ...a })));
     return { accepted: true };
+  }
+
+  // --- remembered rules and the audit log ---------------------------------------------------------
+
+  private listRules(): ApprovalRule[] {
+    return structuredClone(this.approvals.list());
+  }
+
+  private revokeRule({ id }: RevokeApprovalRule): { revoked: boolean } {
+    return { revoked: this.approvals.remove(id) };
+  }
+
+  private addAuditRow(row: AuditRow): void {
+    this.auditRows.push(row);
+    if (this.auditRows.length > MAX_AUDIT_ROWS) this.auditRows.splice(0, this.auditRows.length - MAX_AUDIT_ROWS);
+    this.emit(EVENT_CHANNELS.approvalDecision, structuredClone(row));
   }
 
   // --- mailbox and edge log ---------------------------------------------------------------------
@@ -493,6 +553,28 @@ function parse<C extends InvokeChannel>(channel: C, payload: unknown): z.infer<(
   const parsed = InvokeRequestSchemas[channel].safeParse(payload);
   if (!parsed.success) throw new BridgeRefusal(`refused ${channel}: invalid payload`);
   return parsed.data as z.infer<(typeof InvokeRequestSchemas)[C]>;
+}
+
+function sameMatch(a: ApprovalMatch, b: ApprovalMatch): boolean {
+  if ('exact' in a) return 'exact' in b && a.exact === b.exact;
+  if ('prefix' in a) return 'prefix' in b && a.prefix === b.prefix;
+  return 'glob' in b && a.glob === b.glob;
+}
+
+/** Why the page could not answer `request` (its answers would be refused), or undefined when it can. */
+function unanswerableBecause(request: QuestionToRoot): string | undefined {
+  const parsed = InvokeRequestSchemas[INVOKE_CHANNELS.answerQuestion].safeParse({
+    requestId: 'question-1',
+    answers: request.questions.map((q) => ({ id: q.id, answer: '', custom: false })),
+  });
+  if (!parsed.success) {
+    const n = request.questions.length;
+    if (n === 0) return 'it has no question';
+    if (n > ANSWER_LIMITS.questions) return `it has ${n} questions (at most ${ANSWER_LIMITS.questions})`;
+    return `a question id is empty or longer than ${ANSWER_LIMITS.idChars} characters`;
+  }
+  if (new Set(request.questions.map((q) => q.id)).size !== request.questions.length) return 'two questions have the same id';
+  return undefined;
 }
 
 function isCallable(m: ServedModule): m is CallableModule {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ApprovalMatch as BrokerApprovalMatch, ApprovalRule, AuditRow, DangerTag } from '../../broker/approvals/index.js';
 import type { EdgeRow } from '../../gateway/edge/edge-log.js';
 
 /**
@@ -28,6 +29,10 @@ export const INVOKE_CHANNELS = {
   answerQuestion: 'chatty:answer-question',
   /** The root leaves a note for a node: `{to, text}`. */
   postMessage: 'chatty:post-message',
+  /** The remembered approval rules (`gateway.approvals.list()`). */
+  listApprovalRules: 'chatty:list-approval-rules',
+  /** Revokes one remembered rule: `{id}` → `{revoked}`. */
+  revokeApprovalRule: 'chatty:revoke-approval-rule',
 } as const;
 
 /** main → renderer (`webContents.send`): one payload each, as typed below. */
@@ -44,6 +49,8 @@ export const EVENT_CHANNELS = {
   withdrawn: 'chatty:withdrawn',
   /** A mailbox entry: a note a node left for the root, or one the root posted (`MailEntry`). */
   message: 'chatty:message',
+  /** One approval decision, as the audit log records it (`AuditRow`). */
+  approvalDecision: 'chatty:approval-decision',
 } as const;
 
 export const BRIDGE_CHANNELS = { ...INVOKE_CHANNELS, ...EVENT_CHANNELS } as const;
@@ -65,7 +72,28 @@ const taskId = z.string().regex(/^task-[1-9][0-9]{0,9}$/);
 
 export const StartTaskSchema = z.strictObject({ agent: name, prompt: z.string().min(1).max(MAX_PROMPT_CHARS) });
 export const CancelTaskSchema = z.strictObject({ taskId });
-export const AnswerApprovalSchema = z.strictObject({ requestId, verdict: z.enum(['approved', 'denied']) });
+const MAX_MATCH_CHARS = 8 * 1024;
+/** What a remembered rule matches (the broker's `ApprovalMatch`, capped): the exact command or path, a command's leading words, a path glob. */
+export const ApprovalMatchSchema = z.union([
+  z.strictObject({ exact: z.string().min(1).max(MAX_MATCH_CHARS) }),
+  z.strictObject({ prefix: z.string().min(1).max(MAX_MATCH_CHARS) }),
+  z.strictObject({ glob: z.string().min(1).max(MAX_MATCH_CHARS) }),
+]) satisfies z.ZodType<BrokerApprovalMatch>;
+/**
+ * An approval's answer: a verdict, and for an approval the person chose to remember, for how
+ * long (`task`: until the root task ends; `always`: in the rules file) and what it matches (one
+ * of the request's `proposals`, checked in main; none means the exact command or path).
+ */
+export const AnswerApprovalSchema = z
+  .strictObject({
+    requestId,
+    verdict: z.enum(['approved', 'denied']),
+    remember: z.enum(['task', 'always']).optional(),
+    match: ApprovalMatchSchema.optional(),
+  })
+  .refine((a) => a.remember === undefined || a.verdict === 'approved', { message: 'only an approval is remembered' })
+  .refine((a) => a.match === undefined || a.remember !== undefined, { message: 'a match goes with remember' });
+export const RevokeApprovalRuleSchema = z.strictObject({ id: z.string().min(1).max(200) });
 export const AnswerQuestionSchema = z.strictObject({
   requestId,
   answers: z
@@ -86,6 +114,8 @@ export const InvokeRequestSchemas = {
   [INVOKE_CHANNELS.answerApproval]: AnswerApprovalSchema,
   [INVOKE_CHANNELS.answerQuestion]: AnswerQuestionSchema,
   [INVOKE_CHANNELS.postMessage]: PostMessageSchema,
+  [INVOKE_CHANNELS.listApprovalRules]: z.undefined(),
+  [INVOKE_CHANNELS.revokeApprovalRule]: RevokeApprovalRuleSchema,
 } as const satisfies Record<InvokeChannel, z.ZodType>;
 
 export type StartTask = z.infer<typeof StartTaskSchema>;
@@ -93,6 +123,11 @@ export type CancelTask = z.infer<typeof CancelTaskSchema>;
 export type AnswerApproval = z.infer<typeof AnswerApprovalSchema>;
 export type AnswerQuestion = z.infer<typeof AnswerQuestionSchema>;
 export type PostMessage = z.infer<typeof PostMessageSchema>;
+export type RevokeApprovalRule = z.infer<typeof RevokeApprovalRuleSchema>;
+export type ApprovalMatch = z.infer<typeof ApprovalMatchSchema>;
+
+/** The limits of an answer the page checks before sending (main checks them again). */
+export const ANSWER_LIMITS = { answerChars: MAX_ANSWER_CHARS, questions: 64, idChars: 200 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // What main sends or answers. Built in main from trusted data; typed here for both sides.
@@ -167,15 +202,36 @@ export type TaskUpdate =
   | { type: 'node'; taskId: string; node: TaskNode }
   | { type: 'ended'; taskId: string; state: Exclude<TaskState, 'running'>; error?: string };
 
+/** The danger tags, remembered rules and audit rows are the broker's own types (types only: nothing of the broker reaches the renderer). */
+export type { ApprovalRule, AuditRow, DangerTag };
+
 export interface PendingApproval {
   requestId: string;
   /** The task it belongs to, when the bridge could tell. */
   taskId: string | null;
   kind: 'exec' | 'write';
+  /** The worker's words: shown through the display rule. */
   commandOrPath: string;
+  /** The worker's words about its change (`+1 -0`), not a field the gateway checked. */
   diffStat?: string;
   asker: Asker;
   at: number;
+  /** The asker's role: what "Always for this agent" is scoped to. */
+  role: string;
+  /** The root task it belongs to, from the broker's records. */
+  rootTask?: string;
+  /** The asker's workspace directory (real path), from the broker's records. */
+  workspace?: string;
+  /** A write's path, absolute, resolved against the workspace (lexically). */
+  path?: string;
+  /** A write whose path lies outside the workspace. */
+  outside?: boolean;
+  /** The command, path or diff stat holds characters a reader could not see (the display rule): never remembered. */
+  hidden: boolean;
+  /** What the gateway finds dangerous in it; a tagged request's default is Deny. */
+  danger: DangerTag[];
+  /** What "for this task" and "always" may remember (exact first); empty when nothing may be. */
+  proposals: ApprovalMatch[];
 }
 
 export interface PendingQuestion {
@@ -204,6 +260,8 @@ export interface Snapshot {
   questions: PendingQuestion[];
   mailbox: MailEntry[];
   edgeRows: EdgeRow[];
+  /** The newest approval decisions (at most 200), oldest first. */
+  auditRows: AuditRow[];
 }
 
 /** What each invoke channel answers. */
@@ -217,6 +275,8 @@ export interface InvokeResponses {
   [INVOKE_CHANNELS.answerApproval]: { accepted: true };
   [INVOKE_CHANNELS.answerQuestion]: { accepted: true };
   [INVOKE_CHANNELS.postMessage]: MailOutcome;
+  [INVOKE_CHANNELS.listApprovalRules]: ApprovalRule[];
+  [INVOKE_CHANNELS.revokeApprovalRule]: { revoked: boolean };
 }
 
 /** What each event channel carries. */
@@ -227,6 +287,7 @@ export interface EventPayloads {
   [EVENT_CHANNELS.question]: PendingQuestion;
   [EVENT_CHANNELS.withdrawn]: Withdrawn;
   [EVENT_CHANNELS.message]: MailEntry;
+  [EVENT_CHANNELS.approvalDecision]: AuditRow;
 }
 
 type Unsubscribe = () => void;
@@ -242,12 +303,15 @@ export interface ChattyBridge {
   answerApproval(request: AnswerApproval): Promise<{ accepted: true }>;
   answerQuestion(request: AnswerQuestion): Promise<{ accepted: true }>;
   postMessage(request: PostMessage): Promise<MailOutcome>;
+  listApprovalRules(): Promise<ApprovalRule[]>;
+  revokeApprovalRule(request: RevokeApprovalRule): Promise<{ revoked: boolean }>;
   onEdgeRow(listener: (row: EdgeRow) => void): Unsubscribe;
   onTask(listener: (update: TaskUpdate) => void): Unsubscribe;
   onApproval(listener: (request: PendingApproval) => void): Unsubscribe;
   onQuestion(listener: (request: PendingQuestion) => void): Unsubscribe;
   onWithdrawn(listener: (withdrawn: Withdrawn) => void): Unsubscribe;
   onMessage(listener: (entry: MailEntry) => void): Unsubscribe;
+  onApprovalDecision(listener: (row: AuditRow) => void): Unsubscribe;
 }
 
 /** The keys of `window.chatty`, for the run-time check that the preload exposes exactly these. */
@@ -257,14 +321,17 @@ export const CHATTY_API_KEYS = [
   'cancelTask',
   'gatewayInfo',
   'listAgents',
+  'listApprovalRules',
   'listModules',
   'onApproval',
+  'onApprovalDecision',
   'onEdgeRow',
   'onMessage',
   'onQuestion',
   'onTask',
   'onWithdrawn',
   'postMessage',
+  'revokeApprovalRule',
   'snapshot',
   'startTask',
 ] as const satisfies readonly (keyof ChattyBridge)[];

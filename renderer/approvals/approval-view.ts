@@ -1,0 +1,122 @@
+// What an approval popover shows: what the worker asks to run or write (exactly, in a bounded box
+// of its own), what the gateway vouches for (workspace, resolved path, danger tags), who asks, and
+// the choices: Deny · Approve once · Approve for this task · Always for this agent, the last two
+// through a confirm step that shows what will be remembered.
+import { hasHidden } from '../../main/display/index.js';
+import type { AnswerApproval, ApprovalMatch, DangerTag, PendingApproval } from '../../main/app/bridge/contract.js';
+import { chainList, el, facts, shown, sizeLine } from './parts.js';
+import type { PopoverContent, ViewContext } from './view.js';
+
+export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
+  'recursive-delete': 'recursive delete',
+  'pipe-to-shell': 'pipes into a shell',
+  privilege: 'runs with privilege (sudo, su, doas)',
+  'force-push': 'force push',
+  'history-rewrite': 'rewrites history',
+  'recursive-chmod': 'recursive chmod/chown',
+  'download-and-run': 'downloads and runs',
+  'outside-workspace': 'outside the workspace',
+  'vcs-hook': 'a version-control hook',
+  'shell-dotfile': 'a shell start-up file',
+  'ci-config': 'CI configuration',
+  'hidden-characters': 'hidden characters',
+};
+
+export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;
+
+/** How a proposed match reads in the confirm step. */
+function matchLine(match: ApprovalMatch, kind: PendingApproval['kind']): [Node, string] {
+  if ('exact' in match) return [el('code', {}, shown(match.exact)), kind === 'exec' ? 'this exact command' : 'this exact path'];
+  if ('prefix' in match) return [el('code', {}, shown(`${match.prefix} *`)), 'any command whose words start with these'];
+  return [el('code', {}, shown(match.glob)), 'any path this glob matches'];
+}
+
+export function approvalContent(view: PendingApproval, context: ViewContext<ApprovalAnswer>): PopoverContent {
+  const exec = view.kind === 'exec';
+  const tagged = view.danger.length > 0;
+  const hidden = view.hidden || hasHidden(view.commandOrPath) || hasHidden(view.diffStat ?? '');
+  const role = view.role;
+  const rememberable = !hidden && view.proposals.length > 0;
+
+  const subject = el(
+    'pre',
+    { className: 'subject', attrs: { tabindex: '0', role: 'region', 'aria-label': exec ? 'the command' : 'the path, as the agent wrote it' } },
+    shown(view.commandOrPath),
+  );
+  const body: Node[] = [
+    el('div', { className: 'subject-wrap' }, subject, el('p', { className: 'size muted' }, sizeLine(view.commandOrPath))),
+    facts('context', [
+      ['Resolved path', view.path !== undefined ? el('span', { className: 'path' }, shown(view.path), view.outside ? el('strong', { className: 'outside' }, ' (outside the workspace)') : null) : null],
+      ['Workspace', view.workspace !== undefined ? el('span', { className: 'workspace' }, shown(view.workspace)) : null],
+      ["Diff stat (the agent's words)", view.diffStat !== undefined ? el('span', { className: 'diffstat' }, shown(view.diffStat)) : null],
+      ['Asked by', el('span', { className: 'asker' }, shown(view.asker.agent))],
+      ['Chain', chainList(view.asker.chain)],
+      ['Task', view.taskId !== null ? el('span', { className: 'task-id' }, view.taskId) : null],
+    ]),
+  ];
+
+  const warnings: Node[] = [];
+  if (tagged) {
+    warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
+  }
+  if (hidden) {
+    warnings.push(
+      el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), 'what runs holds characters you could not see; each is shown as its code point, like ', el('span', { className: 'cp' }, '<U+202E>'), '. It can be approved once only.'),
+    );
+  }
+
+  const button = (className: string, label: string, onClick: () => void, extra: Record<string, string> = {}): HTMLButtonElement =>
+    el('button', { className, attrs: { type: 'button', ...extra }, onClick }, label);
+
+  // A tagged request's default (the primary button) is Deny; otherwise Approve once.
+  const choices = (): Node[] => [
+    button(`later`, 'Later', () => context.later()),
+    button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
+    button(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
+    rememberable && view.rootTask !== undefined ? button('remember-task', 'Approve for this task', () => confirm('task')) : null,
+    rememberable ? button('remember-always', `Always for ${role}`, () => confirm('always'), { 'aria-label': `Always for this agent (${role})` }) : null,
+  ].filter((n): n is HTMLButtonElement => n !== null);
+
+  const confirm = (remember: 'task' | 'always'): void => {
+    const name = `match-${view.requestId}`;
+    const options = view.proposals.map((match, i) => {
+      const id = `${name}-${i}`;
+      const [shownMatch, meaning] = matchLine(match, view.kind);
+      const radio = el('input', { attrs: { type: 'radio', name, id, value: String(i) } });
+      if (i === 0) radio.checked = true;
+      return el('div', { className: 'match' }, radio, el('label', { attrs: { for: id } }, shownMatch, el('span', { className: 'muted' }, ` — ${meaning}`)));
+    });
+    const chosen = (): ApprovalMatch => {
+      const index = options.findIndex((o) => o.querySelector('input')?.checked);
+      return view.proposals[Math.max(0, index)]!;
+    };
+    const scope = remember === 'task' ? `for this task (${view.rootTask ?? ''})` : 'always';
+    context.swapActions([
+      el(
+        'fieldset',
+        { className: 'remember' },
+        el('legend', {}, `Approve and remember ${scope}, for ${role} only: ${exec ? 'commands' : 'writes'} that match`),
+        ...options,
+      ),
+      el(
+        'div',
+        { className: 'actions' },
+        button('back', 'Back', () => context.swapActions(choices())),
+        button('confirm primary', remember === 'task' ? 'Confirm: approve for this task' : `Confirm: always for ${role}`, () =>
+          context.decide({ verdict: 'approved', remember, match: chosen() }),
+        ),
+      ),
+    ]);
+  };
+
+  return {
+    kind: 'approval',
+    title: exec ? 'Run this command?' : 'Write this file?',
+    desc: [el('span', { className: 'asker-name' }, shown(view.asker.agent)), ` asks to ${exec ? 'run a command' : 'write a file'} in its workspace.`],
+    warnings,
+    body,
+    actions: () => choices(),
+    danger: tagged,
+    hidden,
+  };
+}

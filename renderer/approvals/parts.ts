@@ -1,0 +1,59 @@
+// Small DOM pieces the popover is built from. Everything is made with createElement and
+// textContent (no HTML strings, no inline handlers or styles: a page under a strict CSP runs it),
+// and every text a worker controls goes through the display rule first.
+import { shownParts } from '../../main/display/index.js';
+
+export type Child = Node | string | null | undefined | false;
+
+export interface ElProps {
+  className?: string;
+  /** Attributes (`aria-*`, `data-*`, `type`, `id`…); `undefined` leaves one out. */
+  attrs?: Record<string, string | undefined>;
+  onClick?: (event: MouseEvent) => void;
+}
+
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: ElProps = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (props.className) node.className = props.className;
+  for (const [name, value] of Object.entries(props.attrs ?? {})) if (value !== undefined) node.setAttribute(name, value);
+  if (props.onClick) (node as HTMLElement).addEventListener('click', props.onClick);
+  for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
+  return node;
+}
+
+/**
+ * A worker's text as the display rule shows it: visible runs as text, each hidden character as
+ * its code point in a marked span, so a label stands apart from the same letters typed literally.
+ */
+export function shown(raw: string): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (const part of shownParts(raw)) fragment.append(part.hidden ? el('span', { className: 'cp', attrs: { title: 'a hidden character, shown as its code point' } }, part.text) : part.text);
+  return fragment;
+}
+
+/** `N lines · N chars` of a text as it is (characters are code points). */
+export function sizeLine(raw: string): string {
+  const lines = raw === '' ? 0 : raw.split('\n').length;
+  const chars = [...raw].length;
+  return `${lines} line${lines === 1 ? '' : 's'} · ${chars} char${chars === 1 ? '' : 's'}`;
+}
+
+/** `14:02:03` in the reader's local time. */
+export function localClock(at: number | string): string {
+  const d = new Date(at);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/** The term/definition pairs of a fact list; a missing definition leaves its pair out. */
+export function facts(className: string, pairs: [string, Child][]): HTMLDListElement {
+  const list = el('dl', { className: `facts ${className}` });
+  for (const [term, definition] of pairs) if (definition !== null && definition !== undefined && definition !== false) list.append(el('dt', {}, term), el('dd', {}, definition));
+  return list;
+}
+
+/** The chain of roles from the root down to the asker, as an ordered list. */
+export function chainList(chain: string[]): HTMLOListElement {
+  const list = el('ol', { className: 'chain', attrs: { 'aria-label': `chain: ${chain.join(', then ')}` } });
+  for (const role of chain) list.append(el('li', {}, shown(role)));
+  return list;
+}
