@@ -17,4 +17,5 @@ export {
 export { secureWebPreferences } from './secure-window.js';
 export { policeContents, policeSession, type DenialLog, type PolicedContents, type PolicedSession } from './security-policy.js';
 export { appMenuTemplate, type AppMenuOptions } from './app-menu.js';
+export { quitAfterStopping, type QuitLog, type QuittingApp } from './lifecycle.js';
 export { CONTENT_SECURITY_POLICY } from './window-options.js';

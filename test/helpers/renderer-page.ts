@@ -90,10 +90,11 @@ export interface IpcLoopback {
 }
 
 /**
- * Installs the real preload in every frame of the page, with only `ipcRenderer` and
- * `contextBridge` replaced by a loopback to this process. `emit` plays `webContents.send`.
+ * Installs the real preload (`source`: the build's, or an installed package's) in every frame of
+ * the page, with only `ipcRenderer` and `contextBridge` replaced by a loopback to this process.
+ * `emit` plays `webContents.send`.
  */
-export async function installPreload(page: Page, ipc: IpcLoopback): Promise<{ emit: (channel: string, payload: unknown) => Promise<void> }> {
+export async function installPreload(page: Page, ipc: IpcLoopback, source?: string): Promise<{ emit: (channel: string, payload: unknown) => Promise<void> }> {
   await page.exposeBinding('__chattyIpcInvoke', async (source, channel: string, payload: unknown) =>
     ipc.handle(channel, { url: source.frame.url(), isMainFrame: source.frame === source.page.mainFrame() }, payload),
   );
@@ -113,7 +114,7 @@ export async function installPreload(page: Page, ipc: IpcLoopback): Promise<{ em
       };
       const require = (name) => { if (name !== 'electron') throw new Error('sandboxed preload cannot require ' + name); return electron; };
       const module = { exports: {} };
-      (function (require, module, exports) { ${preloadSource()}
+      (function (require, module, exports) { ${source ?? preloadSource()}
       })(require, module, module.exports);
     })();`;
   await page.addInitScript({ content: standIn });

@@ -45,6 +45,8 @@ export class StandInWebContents extends EventEmitter {
   readonly mainFrame = new StandInFrame('');
   readonly ipc = new StandInIpcHandlers();
   readonly sent: { channel: string; payload: unknown }[] = [];
+  /** Test side: also hands each message sent to a page the test drives (a browser page, say). */
+  onSend: ((channel: string, payload: unknown) => void) | undefined;
   windowOpenHandler: ((details: { url: string }) => unknown) | undefined;
   private destroyed = false;
   private waiters: { channel: string; pred: (payload: unknown) => boolean; resolve: (payload: unknown) => void }[] = [];
@@ -58,6 +60,7 @@ export class StandInWebContents extends EventEmitter {
   send(channel: string, payload: unknown): void {
     if (this.destroyed) throw new Error('Object has been destroyed');
     this.sent.push({ channel, payload });
+    this.onSend?.(channel, payload);
     this.waiters = this.waiters.filter((w) => {
       if (w.channel !== channel || !w.pred(payload)) return true;
       w.resolve(payload);

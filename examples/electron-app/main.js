@@ -1,0 +1,49 @@
+// @ts-check
+// A minimal Electron app embedding chatty-protocol-gateway: the gateway with the bundled agents,
+// and this window's page as the human who answers their approvals (docs/embedding.md).
+import { app, BrowserWindow, Menu, protocol, session } from 'electron';
+import { fileURLToPath } from 'node:url';
+import { bundledAgents, detectWorkspace, openModules, ProtocolGateway } from 'chatty-protocol-gateway';
+import {
+  APP_SCHEME_REGISTRATION, DEFAULT_PAGE_URL, appMenuTemplate, attachDesktopBridge, handleAppProtocol,
+  policeContents, policeSession, preloadPath, quitAfterStopping, secureWebPreferences,
+} from 'chatty-protocol-gateway/electron';
+
+const env = process.env;
+/** @type {() => Promise<void>} */
+let stop = async () => {};
+
+// Before ready: the page's own origin, app://chatty. Every webContents gets the denials.
+protocol.registerSchemesAsPrivileged([APP_SCHEME_REGISTRATION]);
+app.on('web-contents-created', (_event, contents) => policeContents(contents, console.warn));
+app.on('window-all-closed', () => app.quit());
+// The first quit waits for the gateway to stop: every task cancelled, every worker reaped.
+app.on('before-quit', quitAfterStopping(app, () => stop(), console));
+
+app.whenReady().then(async () => {
+  policeSession(session.defaultSession, console.warn);
+  // No Reload in the menu: a reload would deny, unseen, every approval waiting in the page.
+  Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate({ platform: process.platform, devTools: !app.isPackaged })));
+  // This folder's index.html and page.js, and the package's renderer module, on app://chatty.
+  handleAppProtocol(session.defaultSession, { pages: fileURLToPath(new URL('.', import.meta.url)) });
+
+  // The plugins of CHATTY_MODULES_DIR (without it, the package's example plugins), and the
+  // bundled agents working in CHATTY_WORKSPACE or here (in git worktrees in a repository).
+  const { registry } = await openModules(env['CHATTY_MODULES_DIR'] || undefined, { report: console.warn });
+  const workspace = await detectWorkspace(env['CHATTY_WORKSPACE'] || process.cwd());
+  const root = { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) };
+  const gateway = new ProtocolGateway(registry, { runtimeDir: env['CHATTY_RUNTIME_DIR'] || undefined, broker: { root } });
+  for (const agent of bundledAgents({ workspace })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
+  stop = async () => {
+    await gateway.stop();
+    await registry.close();
+  };
+  await gateway.start();
+
+  const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadPath) });
+  attachDesktopBridge(gateway, window.webContents, { log: console.warn });
+  await window.loadURL(DEFAULT_PAGE_URL);
+}).catch((err) => {
+  console.error('chatty example:', err);
+  void stop().finally(() => app.exit(1));
+});

@@ -1,0 +1,237 @@
+// The package as someone outside this repository gets it: `npm pack` of the working tree (a copy,
+// so its `prepack` and `prepare` rebuild out/ there, not here), the tarball installed into a copy
+// of examples/electron-app in a scratch folder (outside this repository: its node_modules are out
+// of reach) with every script refused, its dependencies from the registry through npm's cache.
+// Then: every export docs/embedding.md lists, imported from the installed package with its kind;
+// the example type-checked against the installed declarations; and the example's main.js run on
+// the stand-in electron, its page served by its own app: handler to Chromium, where
+// <chatty-approvals> shows a real worker's approval and the answer reaches the worker.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { register } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
+import type { ChattyBridge, Snapshot, TaskUpdate } from '../../main/app/bridge/contract.js';
+import { resetElectron, StandInFrame, type StandIn } from '../app/electron-stand-in/electron.js';
+import { installPreload, launchChromium } from '../helpers/renderer-page.js';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-pack-')));
+const app = join(scratch, 'app');
+const installed = join(app, 'node_modules', 'chatty-protocol-gateway');
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+// Packing builds the whole project (tsc) and installing fetches ~280 packages: minutes on a loaded machine.
+const SLOW = { timeout: 15 * 60_000 };
+
+/** A command's output; its stderr is in the error when it fails. npm's own settings of a parent `npm test` are not passed on. */
+async function run(command: string, args: string[], cwd: string): Promise<string> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
+  try {
+    return (await promisify(execFile)(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 })).stdout;
+  } catch (err) {
+    const failed = err as { stderr?: string; message: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stderr ?? ''}`);
+  }
+}
+
+/** The working tree as git sees it (tracked and new files, not ignored ones), copied to `to`. */
+async function copyWorkingTree(to: string): Promise<void> {
+  const files = (await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], repo)).split('\0').filter((f) => f !== '');
+  for (const file of files) {
+    const from = join(repo, file);
+    if (!existsSync(from) || !statSync(from).isFile()) continue; // deleted in the working tree
+    mkdirSync(dirname(join(to, file)), { recursive: true });
+    copyFileSync(from, join(to, file));
+  }
+  // The build's tools from this repository's node_modules, each entry linked; .bin a folder of its
+  // own, so `prepare`'s link of the package's own bin lands in the copy.
+  mkdirSync(join(to, 'node_modules', '.bin'), { recursive: true });
+  for (const entry of readdirSync(join(repo, 'node_modules'))) if (entry !== '.bin') symlinkSync(join(repo, 'node_modules', entry), join(to, 'node_modules', entry));
+  for (const entry of readdirSync(join(repo, 'node_modules', '.bin'))) symlinkSync(join(repo, 'node_modules', '.bin', entry), join(to, 'node_modules', '.bin', entry));
+}
+
+/** `| \`subpath\` | \`export\` | kind |` rows under docs/embedding.md's "Every export, by subpath". */
+function documentedExports(): { subpath: string; name: string; kind: string }[] {
+  const doc = readFileSync(join(repo, 'docs', 'embedding.md'), 'utf8');
+  const section = doc.split(/^## /m).find((s) => s.startsWith('Every export, by subpath')) ?? '';
+  return [...section.matchAll(/^\| `([^`]+)` \| `([^`]+)` \| (\w+) \|$/gm)].map(([, subpath = '', name = '', kind = '']) => ({ subpath, name, kind }));
+}
+
+/** The kind of a value as the table names it (runs in Node and, as text, in the page). */
+const KIND_OF = `(v) => typeof v === 'function' ? (/^class[\\s{]/.test(Function.prototype.toString.call(v)) ? 'class' : 'function') : v === null ? 'null' : typeof v`;
+
+let packedFiles: string[] = [];
+
+before(async () => {
+  const src = join(scratch, 'src');
+  await copyWorkingTree(src);
+  const [packed] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], src)) as { filename: string; files: { path: string }[] }[];
+  assert.ok(packed, 'npm pack says what it packed');
+  packedFiles = packed.files.map((f) => f.path);
+  mkdirSync(app);
+  const example = join(repo, 'examples', 'electron-app');
+  for (const file of readdirSync(example)) if (statSync(join(example, file)).isFile()) copyFileSync(join(example, file), join(app, file));
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  assert.equal(manifest.dependencies['chatty-protocol-gateway'], 'file:../..', 'the example depends on the project by a relative path');
+  manifest.dependencies['chatty-protocol-gateway'] = `file:${join(scratch, packed.filename)}`;
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // No script of any package runs: the package must work as unpacked.
+  await run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], app);
+}, SLOW);
+
+test('the tarball holds the built out/ (JavaScript and declarations of every subpath), the preload, the plugin WIT and example plugins; no sources, tests or maps', () => {
+  const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+  const subpaths = Object.keys(manifest.exports).filter((s) => s !== './package.json');
+  assert.deepEqual(subpaths.sort(), ['.', './electron', './renderer', './terminal', './worker']);
+  for (const subpath of subpaths) {
+    const target = manifest.exports[subpath];
+    assert.ok(target && typeof target === 'object');
+    for (const file of [target.types, target.default]) assert.ok(packedFiles.includes(file.replace(/^\.\//, '')), `${subpath}: ${file} is packed`);
+  }
+  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'README.md', 'docs/embedding.md']) {
+    assert.ok(packedFiles.includes(file), `${file} is packed`);
+  }
+  const stray = packedFiles.filter((f) => /\.map$|^test\/|^bench\/|^(main|renderer|preload)\/.*\.c?ts$|\.wasm$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.d.cts'));
+  assert.deepEqual(stray, []);
+});
+
+test('it installs with every script refused; electron is an optional peer, brought only by the app itself', () => {
+  const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(manifest['peerDependenciesMeta']?.['electron'], { optional: true });
+  assert.equal(manifest['dependencies']?.['electron'], undefined);
+  assert.ok(existsSync(join(installed, 'out', 'main', 'index.js')), 'out/ came in the tarball');
+  const lock = JSON.parse(readFileSync(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  assert.equal(lock.packages['node_modules/electron']?.dev, true, "electron is in the tree only as the app's devDependency");
+});
+
+test('every documented export of ., ./worker, ./electron and ./terminal imports on plain Node (20 here) with its documented kind', async () => {
+  const documented = documentedExports().filter((e) => e.subpath !== './renderer');
+  assert.ok(documented.length >= 25, `docs/embedding.md lists the exports (${documented.length} found)`);
+  for (const subpath of ['.', './worker', './electron', './terminal']) assert.ok(documented.some((e) => e.subpath === subpath), `${subpath} is documented`);
+  // A plain `node` in the app's folder: no tsx, no hook, nothing of this repository on its path.
+  const script = `
+    const kindOf = ${KIND_OF};
+    const rows = JSON.parse(process.argv[1]);
+    const kinds = {};
+    for (const { subpath, name } of rows) {
+      const module = await import(subpath === '.' ? 'chatty-protocol-gateway' : 'chatty-protocol-gateway' + subpath.slice(1));
+      kinds[subpath + ' ' + name] = name in module ? kindOf(module[name]) : 'missing';
+    }
+    console.log(JSON.stringify(kinds));`;
+  const kinds = JSON.parse(await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(documented)], app)) as Record<string, string>;
+  assert.deepEqual(kinds, Object.fromEntries(documented.map((e) => [`${e.subpath} ${e.name}`, e.kind])));
+});
+
+test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
+  await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+});
+
+describe('the example app, its main.js on the stand-in electron and its page in Chromium', SLOW, () => {
+  let electron: StandIn;
+  let browser: Browser | undefined;
+  let server: Server | undefined;
+  const saved = { ...process.env };
+
+  before(async () => {
+    register('../app/electron-stand-in/hooks.mjs', { parentURL: import.meta.url, data: { parents: [pathToFileURL(`${app}/`).href] } });
+    for (const dir of ['modules', 'workspace']) mkdirSync(join(scratch, dir));
+    Object.assign(process.env, { CHATTY_MODULES_DIR: join(scratch, 'modules'), CHATTY_RUNTIME_DIR: join(scratch, 'run'), CHATTY_WORKSPACE: join(scratch, 'workspace') });
+    electron = resetElectron({ paths: { userData: join(scratch, 'user-data'), logs: join(scratch, 'logs') } });
+    await import(pathToFileURL(join(app, 'main.js')).href);
+    electron.app.ready();
+    await electron.windowLoaded;
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.close();
+    if (electron.app.exitCode === undefined) electron.app.quit();
+    await electron.app.gone;
+    for (const key of ['CHATTY_MODULES_DIR', 'CHATTY_RUNTIME_DIR', 'CHATTY_WORKSPACE']) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+  });
+
+  test('main.js registers app: before ready, sets the menu, and opens a sandboxed window on its page with the installed preload', () => {
+    assert.deepEqual(electron.protocol.privileged, [{ schemes: [{ scheme: 'app', privileges: { standard: true, secure: true } }], beforeReady: true }]);
+    assert.ok(electron.applicationMenu, 'the menu without Reload is set');
+    const [window] = electron.windows;
+    assert.equal(window?.loadedUrl, 'app://chatty/index.html');
+    const prefs = window?.options['webPreferences'] as Record<string, unknown>;
+    assert.deepEqual([prefs['preload'], prefs['sandbox'], prefs['contextIsolation'], prefs['nodeIntegration']], [join(installed, 'out', 'preload', 'index.cjs'), true, true, false]);
+  });
+
+  test("the page, served by main.js's app: handler, shows <chatty-approvals> for a real worker's approval, and the answer reaches the worker", async () => {
+    const window = electron.windows[0];
+    assert.ok(window);
+    const contents = window.webContents;
+    const handler = electron.session.defaultSession.protocol.handlers.get('app');
+    assert.ok(handler, 'main.js handles app:');
+    // Chromium cannot load app: here: a loopback server hands each request to the app's handler as Electron would.
+    server = createServer((req, res) => {
+      void Promise.resolve(handler(new Request(`app://chatty${req.url ?? '/'}`, { method: req.method ?? 'GET' }))).then(
+        async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries(answer.headers));
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        },
+        () => res.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (message) => void (message.type() === 'error' && problems.push(message.text())));
+    // The installed preload in the page; its calls reach the window's webContents.ipc as from its top frame.
+    const { emit } = await installPreload(
+      page,
+      { handle: (channel, sender, payload) => electron.ipcMain.invoke(channel, contents, sender.isMainFrame ? contents.mainFrame : new StandInFrame(sender.url), payload) },
+      readFileSync(join(installed, 'out', 'preload', 'index.cjs'), 'utf8'),
+    );
+    contents.onSend = (channel, payload) => void emit(channel, payload).catch(() => {});
+    await page.goto(`${base}/index.html`);
+    await page.waitForFunction(() => customElements.get('chatty-approvals') !== undefined);
+
+    // ./renderer's documented exports, in the page (the only place the module runs).
+    const rendererRows = documentedExports().filter((e) => e.subpath === './renderer');
+    assert.ok(rendererRows.length > 0);
+    // (KIND_OF's rule written out: the page's CSP allows no eval.)
+    const rendererKinds = await page
+      .evaluate(async (rows) => {
+        const module = (await import('/out/renderer/index.js' as string)) as Record<string, unknown>;
+        return Object.fromEntries(
+          rows.map((r) => {
+            const v = module[r.name];
+            return [r.name, !(r.name in module) ? 'missing' : typeof v === 'function' ? (/^class[\s{]/.test(Function.prototype.toString.call(v)) ? 'class' : 'function') : v === null ? 'null' : typeof v];
+          }),
+        );
+      }, rendererRows)
+      .catch((err: Error) => ({ error: err.message }));
+    assert.deepEqual(rendererKinds, Object.fromEntries(rendererRows.map((r) => [r.name, r.kind])));
+
+    // A task on the bundled local-coder (a real worker process) asks to run a command.
+    const { taskId } = await page.evaluate(() => (window as unknown as { chatty: ChattyBridge }).chatty.startTask({ agent: 'local-coder', prompt: 'exec echo answered-by-the-page' }));
+    await page.getByText('echo answered-by-the-page').first().waitFor({ state: 'visible' });
+    await page.getByRole('button', { name: 'Approve once' }).click();
+    const ended = await contents.sentOn<TaskUpdate>('chatty:task', (u) => u.type === 'ended' && u.taskId === taskId);
+    assert.deepEqual(ended, { type: 'ended', taskId, state: 'completed' });
+    const snapshot = (await electron.ipcMain.invoke('chatty:snapshot', contents, contents.mainFrame)) as Snapshot;
+    const entries = snapshot.tasks.find((t) => t.taskId === taskId)?.entries.map((e) => e.text) ?? [];
+    assert.ok(entries.includes('approved echo answered-by-the-page'), entries.join('\n'));
+    // The worker ran the command it was allowed: its output came back.
+    assert.ok(entries.some((text) => text.includes('answered-by-the-page\n')), entries.join('\n'));
+    assert.deepEqual(problems, []);
+  });
+});
