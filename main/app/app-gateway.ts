@@ -1,6 +1,7 @@
 // The desktop app's gateway, started without Electron (main.ts passes in what Electron knows), so
 // test/app/app-gateway.test.ts starts the very same thing: the plugins, the bundled agents, the
 // gateway on its socket, each registered with the teardown that stops it on quit.
+import { join } from 'node:path';
 import { bundledAgents, detectWorkspace, type BundledWorkspace } from '../agents/bundled.js';
 import type { WorkerCommand } from '../agents/worker-command.js';
 import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
@@ -8,7 +9,10 @@ import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules
 import type { Teardown } from './lifecycle.js';
 
 export interface AppGatewayOptions {
-  /** `app.getPath('userData')`: the user's plugin folder and, packaged, the agents' workspace are under it. */
+  /**
+   * `app.getPath('userData')`: the user's plugin folder, the remembered approvals
+   * (`approvals.json`) and, packaged, the agents' workspace are under it.
+   */
   userData: string;
   /** `app.isPackaged`. */
   isPackaged: boolean;
@@ -27,7 +31,8 @@ export interface AppGateway {
 
 /**
  * Opens the plugins (the examples or CHATTY_MODULES_DIR, then `<userData>/plugins`), publishes
- * the bundled agents (`local-coder`, `local-reviewer`), and starts the gateway in
+ * the bundled agents (`local-coder`, `local-reviewer`), keeps the "always" approval rules in
+ * `<userData>/approvals.json` (the app's own, apart from `serve`'s), and starts the gateway in
  * CHATTY_RUNTIME_DIR or the default runtime directory (one short enough for the socket on every
  * platform; a named one too deep is refused, with nothing created). Each part is added to
  * `teardown` as soon as it exists: the plugins closed, then (run first) the gateway stopped,
@@ -46,6 +51,7 @@ export async function startAppGateway(options: AppGatewayOptions, teardown: Tear
       log: (line) => log.info(`broker: ${line}`),
     },
     onError: (err) => log.error('gateway: handler failed', err),
+    approvals: { file: join(options.userData, 'approvals.json') },
   }).withRuntimeDir(env['CHATTY_RUNTIME_DIR'] || access.defaultRuntimeDir());
   for (const agent of bundledAgents({ workspace, ...(options.worker ? { worker: options.worker } : {}) })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
   teardown.add('stop the gateway', () => gateway.stop());

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -71,6 +71,12 @@ test('the app publishes the bundled agents, runs a task in a worker, and quittin
   assert.deepEqual(where, { kind: 'directory', workspaceRoot: workspace });
   assert.ok(existsSync(started.socketPath) && existsSync(started.tokenPath));
   assert.ok(existsSync(join(home, 'user-data', 'plugins')), 'the user plugin folder exists');
+
+  // An "always" rule is kept in the app's own file, in its user-data folder, owner-only.
+  const rule = gateway.approvals.add({ effect: 'allow', kind: 'exec', agent: 'local-coder', match: { exact: 'echo kept' } });
+  const file = join(home, 'user-data', 'approvals.json');
+  assert.ok(readFileSync(file, 'utf8').includes(rule.id), 'the rule is in <userData>/approvals.json');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
 
   const root = gateway.transport();
   const agents = (await root.listAgents()).map((a) => a.name).sort();
