@@ -12,8 +12,9 @@ export {
   withParticipantSocket,
 } from './fabric/index.js';
 export * from './broker/index.js';
-export { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions, type LocalRunnerOptions } from './broker/runners/index.js';
+export { GitWorktreeFactory, type GitWorktreeFactoryOptions } from './broker/runners/index.js';
 export { defaultWorker } from './agents/worker-command.js';
+export { LocalRunner, type LocalRunnerOptions } from './agents/default-local-runner.js';
 // The composition helpers an embedder needs to run the bundled agents (docs/embedding.md).
 export {
   BUNDLED_AGENT_NAMES,

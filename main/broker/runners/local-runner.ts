@@ -6,17 +6,16 @@ import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { endChild, killIfLingering, letGoOfStdioOnExit } from './end-child.js';
 import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
-import { workerCommand } from '../../agents/worker-command.js';
 import { workerEnv } from './worker-env.js';
 
 export interface LocalRunnerOptions {
   /**
-   * The worker's executable, e.g. `process.execPath`. Without it the runner starts this package's
-   * own worker program, `chatty-gateway worker --participant-fd 3` (the scripted agent; see
-   * `defaultWorker` for another kind), with the same Node that runs the broker.
+   * The worker's executable, e.g. `process.execPath`: the composition's choice, never the
+   * runner's (this package's own worker program is `defaultWorker()` from the package root, whose
+   * `LocalRunner` also starts it when no command is given).
    */
-  command?: string;
-  /** The worker's arguments (only with `command`). */
+  command: string;
+  /** The worker's arguments. */
   args?: readonly string[];
   /**
    * The worker's whole environment, passed as given. Without it the worker gets the broker's
@@ -24,6 +23,8 @@ export interface LocalRunnerOptions {
    * workspace (`workerEnv`).
    */
   env?: NodeJS.ProcessEnv;
+  /** Variables set on top of the worker's environment, the given one or the default (inside Electron, `ELECTRON_RUN_AS_NODE`). */
+  extraEnv?: Record<string, string>;
   /** Where each worker runs; without one, in the broker's own directory with the task's spawn context unchanged. */
   workspaceFactory?: WorkspaceFactory;
   /**
@@ -38,16 +39,16 @@ export interface LocalRunnerOptions {
 export class LocalRunner implements Runner {
   private readonly command: string;
   private readonly args: readonly string[];
-  /** Variables the default worker needs on top of the default environment (Electron's Node mode). */
   private readonly extraEnv: Record<string, string>;
   private readonly reapGraceMs: number;
 
-  constructor(private readonly options: LocalRunnerOptions = {}) {
-    if (options.command === undefined && options.args !== undefined) throw new Error('LocalRunner: args without a command');
-    const worker = options.command === undefined ? workerCommand() : undefined;
-    this.command = options.command ?? worker!.command;
-    this.args = options.args ?? worker?.args ?? [];
-    this.extraEnv = worker?.env ?? {};
+  constructor(private readonly options: LocalRunnerOptions) {
+    if (typeof options?.command !== 'string' || options.command === '') {
+      throw new Error("LocalRunner needs the worker's command (e.g. `new LocalRunner(defaultWorker())` with `defaultWorker` from the package root)");
+    }
+    this.command = options.command;
+    this.args = options.args ?? [];
+    this.extraEnv = options.extraEnv ?? {};
     this.reapGraceMs = options.reapGraceMs ?? CLOSE_GRACE_MS;
   }
 
@@ -73,7 +74,7 @@ export class LocalRunner implements Runner {
     }
 
     const cwd = workspace?.dir;
-    // The default worker inside Electron needs ELECTRON_RUN_AS_NODE whichever environment it is given.
+    // E.g. the default worker inside Electron needs ELECTRON_RUN_AS_NODE whichever environment it is given.
     const env = { ...(this.options.env ?? workerEnv(process.env, cwd)), ...this.extraEnv };
     let child: ChildProcess | undefined;
     const onAbort = () => {
