@@ -47,6 +47,9 @@ const texts = (events: ProgressEvent[]): string[] => events.flatMap((e) => ('Tex
 const steps = (events: ProgressEvent[]): string[] => events.flatMap((e) => ('Step' in e ? [e.Step] : []));
 const toolNames = (request: ChatRequest): string[] => (request.tools ?? []).map((t) => t.function.name);
 
+/** What the agent asked the human (the broker's own additions to the request left out). */
+const asked = ({ kind, command_or_path, diff_stat, asker }: ApprovalRequest) => ({ kind, command_or_path, ...(diff_stat === undefined ? {} : { diff_stat }), asker });
+
 /** Approvals the root is asked, answered with `verdict`; the handler is removed after the test. */
 function answerApprovals(verdict: 'approved' | 'denied'): { asked: ApprovalRequest[]; stop: () => void } {
   const asked: ApprovalRequest[] = [];
@@ -116,7 +119,7 @@ describe('the LLM agent', () => {
       noFailures(m);
       assert.equal(result.success, true, result.error);
       const workspace = h.workspaceOf('llm-exec-0');
-      assert.deepEqual(approvals.asked, [{ kind: 'exec', command_or_path: command, asker: { agent: 'llm-exec-0', chain: ['root', 'llm-exec'] } }]);
+      assert.deepEqual(approvals.asked.map(asked), [{ kind: 'exec', command_or_path: command, asker: { agent: 'llm-exec-0', chain: ['root', 'llm-exec'] } }]);
       assert.equal(lastToolResult(m.requests[1]!.body).content, `exit code 0; output:\nhello from ${workspace}\nkey=none\n`);
       assert.equal(readFileSync(join(workspace, 'ran.txt'), 'utf8'), 'ran');
       assert.equal(result.response, `the command said: exit code 0; output:\nhello from ${workspace}\nkey=none\n`);
@@ -187,7 +190,7 @@ describe('the LLM agent', () => {
       const workspace = h.workspaceOf('llm-write-0');
       assert.equal(readFileSync(join(workspace, 'notes/todo.md'), 'utf8'), '# todo\n- one\n');
       // Only the write inside was put to the human.
-      assert.deepEqual(approvals.asked, [{ kind: 'write', command_or_path: 'notes/todo.md', diff_stat: '+2 -0', asker: { agent: 'llm-write-0', chain: ['root', 'llm-write'] } }]);
+      assert.deepEqual(approvals.asked.map(asked), [{ kind: 'write', command_or_path: 'notes/todo.md', diff_stat: '+2 -0', asker: { agent: 'llm-write-0', chain: ['root', 'llm-write'] } }]);
       assert.deepEqual(readdirSync(outside), []);
     } finally {
       approvals.stop();
