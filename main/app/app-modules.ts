@@ -3,7 +3,7 @@
 // `app.isPackaged`).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openModules, type OpenModulesOptions } from '../compose/modules.js';
+import { openModules, remoteModuleLine, type OpenModulesOptions } from '../compose/modules.js';
 import type { ModuleRegistry, ScanReport } from '../plugins/index.js';
 
 /** The folder a user drops plugin directories into: `<userData>/plugins`, created (mode 0700) if missing. */
@@ -28,7 +28,7 @@ export async function openAppModules(userPlugins: string, modulesDir: string | u
   const { registry, scan } = await openModules(modulesDir, options);
   try {
     const user = await registry.scanDirectory(userPlugins);
-    for (const remote of user.remote) options.report?.(`module ${remote.name} is remote (${remote.executionMode}): reported, not loaded`);
+    for (const remote of user.remote) options.report?.(remoteModuleLine(remote, options.remoteRunner));
     return { registry, scans: [scan, user] };
   } catch (err) {
     await registry.close();
