@@ -53,6 +53,9 @@ test('the package holds the built main (with the worker program), preload and re
     'out/main/plugins/worker/guest-entry.js', // a plugin's worker thread
     'out/preload/index.cjs',
     'out/renderer-demo/app.js',
+    'out/renderer/index.js', // the public renderer module the page imports (<chatty-approvals>)
+    'out/renderer/approvals/element.js',
+    'out/main/display/index.js',
     'renderer-demo/index.html',
     'renderer-demo/style.css',
     'main/plugins/wit/plugin.wit',
