@@ -1,4 +1,6 @@
-import type { TaskOutcome } from '../fabric/wire/payloads.js';
+import { TaskEventParams } from '../fabric/wire/worker-to-broker.js';
+import { TaskOutcome } from '../fabric/wire/payloads.js';
+import { checkOutgoing } from './outgoing-check.js';
 import type { WorkerSession, WorkerTask } from './worker-session.js';
 
 /** What a task's runner may do while it runs. */
@@ -9,18 +11,28 @@ export interface TaskEvents {
 
 export type TaskRunner = (task: WorkerTask, events: TaskEvents) => Promise<TaskOutcome>;
 
-/** The `task.event` frames of task `taskId`, one frame per call (a worker running several tasks at once uses this directly). */
+/**
+ * The `task.event` frames of task `taskId`, one frame per call (a worker running several tasks at
+ * once uses this directly). An argument the wire does not take (`status('thinking')`) throws a
+ * `RangeError` or `TypeError` here, naming it, and sends nothing.
+ */
 export function taskEvents(session: WorkerSession, taskId: number): TaskEvents {
+  const send = (params: TaskEventParams, call: string): void => {
+    checkOutgoing(TaskEventParams, params, call);
+    session.event(params);
+  };
   return {
     status: (state, message) =>
-      session.event(message === undefined ? { kind: 'status', id: taskId, state } : { kind: 'status', id: taskId, state, message }),
-    artifact: (text, lastChunk = false) => session.event({ kind: 'artifact', id: taskId, text, lastChunk }),
+      send(message === undefined ? { kind: 'status', id: taskId, state } : { kind: 'status', id: taskId, state, message }, 'events.status'),
+    artifact: (text, lastChunk = false) => send({ kind: 'artifact', id: taskId, text, lastChunk }, 'events.artifact'),
   };
 }
 
 /**
  * The one-shot worker loop: take one task, run it, send its one terminal outcome. A runner that
- * throws ends the task `failed` with its message. Returns false when the connection closed first.
+ * throws ends the task `failed` with its message, as does one that returns an outcome the wire
+ * does not take (`{state: 'done'}`: the message says what is wrong with it). Returns false when
+ * the connection closed first.
  */
 export async function serveOneTask(session: WorkerSession, run: TaskRunner): Promise<boolean> {
   const task = await session.nextTask();
@@ -30,6 +42,11 @@ export async function serveOneTask(session: WorkerSession, run: TaskRunner): Pro
     outcome = await run(task, taskEvents(session, task.id));
   } catch (err) {
     outcome = { state: 'failed', message: (err as Error)?.message ?? String(err) };
+  }
+  try {
+    checkOutgoing(TaskOutcome, outcome, "the task runner's outcome");
+  } catch (err) {
+    outcome = { state: 'failed', message: (err as Error).message };
   }
   session.finish(task.id, outcome);
   return true;

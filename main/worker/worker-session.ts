@@ -1,14 +1,19 @@
 import type { Duplex } from 'node:stream';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { FrameCodec, type Incoming } from '../fabric/codec/index.js';
 import type { BrokerMessage, BrokerResultOf, BrokerResults, HelloResult, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
 import type { ParticipantCard, TaskOutcome } from '../fabric/wire/payloads.js';
 import type { WireError } from '../fabric/wire/wire-error.js';
-import type { TaskEventParams, WorkerMessage } from '../fabric/wire/worker-to-broker.js';
+import { RequestId, TaskOutcome as TaskOutcomeSchema } from '../fabric/wire/payloads.js';
+import { HelloParams, TaskEventParams, WorkerMessage } from '../fabric/wire/worker-to-broker.js';
 import { AbortError } from './abort-error.js';
+import { checkOutgoing } from './outgoing-check.js';
 import { PendingCalls, type AbortOptions, type CallOptions } from './pending-calls.js';
 import { RelayedQuestions, type QuestionHandler } from './relayed-questions.js';
 import type { AgentInfo, Answer, InvokeResult, MailboxResult, QuestionInput, SpawnContextInput, Verdict } from './wire-types.js';
+
+/** `finish(taskId, outcome)`'s arguments, checked by name. */
+const FinishArguments = z.strictObject({ taskId: RequestId, outcome: TaskOutcomeSchema });
 
 /** A task the broker asked this worker to run. */
 export interface WorkerTask {
@@ -85,8 +90,10 @@ export class WorkerSession {
 
   /** Says hello over `stream`; resolves with the session and who the broker says this worker is. */
   static async hello(stream: Duplex, card: ParticipantCard, schema?: string): Promise<{ session: WorkerSession; hello: HelloResult }> {
+    const params = schema === undefined ? { card } : { card, schema };
+    checkOutgoing(HelloParams, params, 'hello');
     const session = new WorkerSession(stream);
-    const { id, line } = session.codec.request({ method: 'session.hello', params: schema === undefined ? { card } : { card, schema } });
+    const { id, line } = session.codec.request({ method: 'session.hello', params });
     const answered = session.pending.add(id, {});
     session.write(line);
     const hello = (await answered) as HelloResult;
@@ -105,13 +112,15 @@ export class WorkerSession {
     return new Promise((resolve) => this.taskWaiters.push(resolve));
   }
 
-  /** Sends one of the task's events (status or artifact). */
+  /** Sends one of the task's events (status or artifact); throws a `TypeError`/`RangeError` for one the wire does not take, sending nothing. */
   event(params: z.input<typeof TaskEventParams>): void {
+    checkOutgoing(TaskEventParams, params, 'event');
     this.write(this.codec.notify({ method: 'task.event', params: params as TaskEventParams }));
   }
 
-  /** Ends a task with its outcome (a terminal state). */
+  /** Ends a task with its outcome (a terminal state); throws a `TypeError`/`RangeError` for one the wire does not take, sending nothing. */
   finish(taskId: number, outcome: TaskOutcome): void {
+    checkOutgoing(FinishArguments, { taskId, outcome }, 'finish');
     this.running.delete(taskId);
     if (this.closeReason === undefined) this.write(this.codec.respond(taskId, outcome));
   }
@@ -120,9 +129,16 @@ export class WorkerSession {
    * Calls the broker (agent.invoke, agent.list, mailbox.post, human.*) with the body as it goes on
    * the wire. Rejects with a `BrokerError` for an error answer, an `AbortError` once `signal`
    * aborts (after sending `req.cancel`; a signal already aborted sends nothing), or
-   * `disconnected: …` when the connection closes first.
+   * `disconnected: …` when the connection closes first. A body the wire does not take rejects at
+   * once with a `TypeError` or `RangeError` naming the field, and nothing is sent (the broker would
+   * close the connection for it).
    */
   call<C extends CallBody>(body: C, options: CallOptions = {}): Promise<ResultOf<C>> {
+    try {
+      checkOutgoing(WorkerMessage, { v: 3, id: 0, ...body }, body.method, ['params']);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
     if (options.signal?.aborted) return Promise.reject(new AbortError(`aborted before ${body.method} was sent`, options.signal));
     const { id, line } = this.codec.request(body as never);

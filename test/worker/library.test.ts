@@ -319,6 +319,37 @@ describe('onQuestion: questions relayed to this worker from its callees', () => 
   });
 });
 
+describe('an argument the wire does not take', () => {
+  it('throws at the call site (TypeError or RangeError naming the field), sends nothing, and the connection goes on', async () => {
+    const worker = await spawnWorker('library-worker.ts', ['calls'], () => serving({ 'agent.list': () => AGENTS }));
+    assert.deepEqual(await report(worker, 'misuse'), {
+      seen: {
+        status: { threw: 'RangeError', message: 'events.status: state must be one of "submitted", "working", not "thinking"', sync: true },
+        artifact: { threw: 'TypeError', message: 'events.artifact: text must be a string (got 42)' },
+        approve: { threw: 'RangeError', message: 'human.approve: kind must be one of "exec", "write", not "run"' },
+        ask: { threw: 'TypeError', message: 'human.ask: questions.0 has a field the wire does not take: hint' },
+        invoke: { threw: 'TypeError', message: 'agent.invoke: prompt is required (a string)' },
+        finish: { threw: 'RangeError', message: 'finish: taskId must be at least 0 (got -1)' },
+      },
+      after: ['helper'],
+    });
+    // On the wire: the hello, then only the one good call; no task.event at all.
+    assert.deepEqual(
+      worker.recorder.frames.filter((frame) => 'method' in frame).map((frame) => frame['method']),
+      ['session.hello', 'agent.list'],
+    );
+  });
+
+  it('a runner that returns an outcome the wire does not take ends its task failed, saying why', async () => {
+    const worker = await spawnWorker('library-worker.ts', ['calls']);
+    const task = await worker.connection.runTask({ taskId: 'task-bad-outcome', text: 'bad-outcome' });
+    assert.deepEqual(await task.outcome, {
+      state: 'failed',
+      message: 'the task runner\'s outcome: state must be one of "completed", "failed", "canceled", not "done"',
+    });
+  });
+});
+
 describe('a library worker and a raw NDJSON worker', () => {
   async function observe(script: string, args: string[]) {
     const worker = await spawnWorker(script, args);

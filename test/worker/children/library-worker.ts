@@ -6,7 +6,7 @@
  *   calls    – the task's text names what to do with the broker (see `act`); the outcome's message
  *              is a JSON report of what the worker saw
  */
-import { AbortError, BrokerError, TaskMapper, connectWorker, serveOneTask, type ProgressEvent, type WorkerSession } from '../../../main/worker/index.js';
+import { AbortError, BrokerError, TaskMapper, connectWorker, serveOneTask, type ProgressEvent, type TaskEvents, type WorkerSession } from '../../../main/worker/index.js';
 import { CARD } from './card.js';
 
 const mode = process.argv[2] ?? 'scenario';
@@ -27,8 +27,41 @@ function abortOnAdmitted(controller: AbortController, log: ProgressEvent[]) {
   };
 }
 
-async function act(what: string, session: WorkerSession): Promise<unknown> {
+/** What a call with a bad argument did: threw (sync) or rejected, and with what. */
+async function misuse(run: () => unknown): Promise<Record<string, unknown>> {
+  try {
+    await run();
+    return { sent: true };
+  } catch (err) {
+    return { threw: (err as Error).constructor.name, message: (err as Error).message };
+  }
+}
+
+async function act(what: string, session: WorkerSession, events: TaskEvents): Promise<unknown> {
   switch (what) {
+    case 'misuse': {
+      // A plain-JS caller's slips: each throws where it is made; nothing reaches the wire.
+      const loose = events as unknown as Record<string, (...args: unknown[]) => void>;
+      const calls = session as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      let sync = true;
+      const syncThrow = await misuse(() => {
+        try {
+          loose['status']!('thinking');
+        } finally {
+          sync = false;
+        }
+      });
+      const seen = {
+        status: { ...syncThrow, sync: !sync },
+        artifact: await misuse(() => loose['artifact']!(42)),
+        approve: await misuse(() => calls['approve']!('run', 'npm test')),
+        ask: await misuse(() => calls['ask']!([{ id: 'q1', question: 'why?', hint: 'x' }])),
+        invoke: await misuse(() => calls['invokeAgent']!('helper', undefined)),
+        finish: await misuse(() => session.finish(-1, { state: 'completed' })),
+      };
+      // The connection is still there.
+      return { seen, after: (await session.listAgents()).map((agent) => agent.name) };
+    }
     case 'invoke': {
       const log: unknown[] = [];
       const result = await session.invokeAgent('helper', 'summarise foo.rs', {
@@ -128,6 +161,7 @@ await serveOneTask(session, async (task, events) => {
     map.textDelta('world');
     return map.done();
   }
-  return { state: 'completed', message: JSON.stringify(await act(task.params.text, session)) };
+  if (task.params.text === 'bad-outcome') return { state: 'done' } as never;
+  return { state: 'completed', message: JSON.stringify(await act(task.params.text, session, events)) };
 });
 session.close();
