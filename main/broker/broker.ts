@@ -27,6 +27,7 @@ import { endChild, exitOf } from './runners/end-child.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 import { MAX_TASK_TEXT_BYTES, TaskText } from './task-text.js';
+import { MAX_WORKERS, MAX_WORKERS_PER_TASK, WorkerSlots } from './worker-slots.js';
 
 /** How long a cancelled task's worker has to end before it is sent SIGTERM (then SIGKILL). */
 export const CANCEL_GRACE_MS = 5_000;
@@ -53,6 +54,14 @@ export interface BrokerOptions {
    * `metadata.responseCutBytes`. Progress still streams every chunk to a reading caller.
    */
   maxTaskTextBytes?: number;
+  /**
+   * Fan-out caps: task workers (virtual agents' workers, from the start of their runner until
+   * they are reaped) live at once in the whole broker (default 16) and under one root task, that
+   * is one tree (default 8). A call past either is refused at once (`refused`, naming the cap),
+   * never queued. Long-lived participants are not counted: the embedder opens them.
+   */
+  maxWorkers?: number;
+  maxWorkersPerTask?: number;
   /** How every worker connection is served (hello timeout, limits); the call handler is the broker's. */
   serve?: Omit<ServeOptions, 'calls'>;
   log?: (message: string) => void;
@@ -134,6 +143,7 @@ export class Broker {
   readonly human: HumanLoop;
   private readonly graceMs: number;
   private readonly maxTaskTextBytes: number;
+  private readonly slots: WorkerSlots;
   private readonly log: (message: string) => void;
   private stopping: Promise<void> | undefined;
 
@@ -144,6 +154,7 @@ export class Broker {
     this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
     this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
     this.maxTaskTextBytes = positiveInteger('maxTaskTextBytes', options.maxTaskTextBytes ?? MAX_TASK_TEXT_BYTES);
+    this.slots = new WorkerSlots(positiveInteger('maxWorkers', options.maxWorkers ?? MAX_WORKERS), positiveInteger('maxWorkersPerTask', options.maxWorkersPerTask ?? MAX_WORKERS_PER_TASK));
     this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
     this.mail = new Mailboxes((name) => {
       const node = this.nodes.get(name);
@@ -501,6 +512,8 @@ export class Broker {
       tree: fromRoot ? task.taskId : scope.tree,
       spawnContext,
     };
+    // A virtual agent's worker takes its slot now, or the call is refused (before anything is started).
+    const releaseSlot = virtual ? this.slots.take(placed.tree) : undefined;
     if (rootCall) this.rootTrees.set(placed.tree, rootCall);
     const text = new TaskText(this.maxTaskTextBytes);
     // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
@@ -524,7 +537,11 @@ export class Broker {
         if (tasks.size === 0 && this.serving.get(name) === tasks) this.serving.delete(name);
       }
     } else {
-      outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, signal);
+      try {
+        outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, signal);
+      } finally {
+        releaseSlot!(); // once the worker and everything it started are reaped
+      }
     }
     const result: InvokeResult = {
       success: outcome.state === 'completed',

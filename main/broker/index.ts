@@ -14,6 +14,8 @@ export {
 } from './human-loop.js';
 export { RootCallError, RootTransport, type RootInvokeOptions } from './root-transport.js';
 export { MAX_DELEGATION_DEPTH } from './delegation.js';
+export { MAX_TASK_TEXT_BYTES } from './task-text.js';
+export { MAX_WORKERS, MAX_WORKERS_PER_TASK } from './worker-slots.js';
 export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, MAILBOX_POST_MIN_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
 export { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 export type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runners/runner.js';

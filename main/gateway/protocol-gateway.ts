@@ -27,7 +27,9 @@ export interface ProtocolGatewayOptions {
   /**
    * The broker's settings: the root's own spawn context (`root.workspaceRoot`, `root.baseBranch`,
    * `root.roster`, default every published agent), each agent's `verification` and `endpoint`
-   * (`agents`), the cancel grace period, how worker connections are served.
+   * (`agents`), the cancel grace period, how worker connections are served, the fan-out caps
+   * (`maxWorkers`, default 16; `maxWorkersPerTask`, default 8) and what is kept of a task's text
+   * (`maxTaskTextBytes`, default 4 MiB). Passed to the broker as given.
    */
   broker?: BrokerOptions;
   /**

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { ParticipantConnection } from '../../main/fabric/admission/index.js';
 import { OUTBOUND_QUEUE_FRAMES } from '../../main/fabric/limits/index.js';
-import { plan, startBroker, until } from './helpers.js';
+import { Broker, RootCallError } from '../../main/broker/index.js';
+import { ProgressLog, plan, startBroker, until } from './helpers.js';
 
 const DEAF_CALLER = fileURLToPath(new URL('./children/deaf-caller.ts', import.meta.url));
 
@@ -76,5 +77,61 @@ describe("a task's text", () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('fan-out caps', () => {
+  it('maxWorkersPerTask: a call past the cap under one root task is refused at once, naming it; another root task is not held to it', { timeout: 60_000 }, async () => {
+    const t = startBroker(['lead', 'helper'], { maxWorkersPerTask: 3 });
+    try {
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      // lead-0 and two helpers fill the tree's three slots; the third helper is refused (never queued: the others hang).
+      const hang = { delegate: { to: 'helper', prompt: { hang: true } } };
+      const call = t.root.invoke('lead', plan({ parallel: [hang, hang, hang] }), { onProgress: progress.push, signal: controller.signal });
+      await progress.until((e) => 'Text' in e && e.Text.includes('maxWorkersPerTask'));
+      const refusal = progress.events.find((e): e is { Text: string } => 'Text' in e)!;
+      assert.deepEqual(JSON.parse(refusal.Text), {
+        kind: 'refused',
+        reason: 'too many workers in this task: at most 3 live at once under one root task (maxWorkersPerTask)',
+        message: 'refused: too many workers in this task: at most 3 live at once under one root task (maxWorkersPerTask)',
+      });
+      await until(() => progress.events.filter((e) => 'Step' in e && e.Step.includes('waiting')).length === 2, 'two helpers waiting');
+      const other = await t.root.invoke('helper', plan({ echo: 'another tree' }));
+      assert.equal(other.response, 'another tree');
+      controller.abort();
+      assert.equal((await call).cancelled_by_user, true);
+      assert.deepEqual(t.alive(), []);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('maxWorkers: past the gateway-wide cap a call is refused at once, naming it; a slot is free again once its worker is reaped', { timeout: 60_000 }, async () => {
+    const t = startBroker(['helper'], { maxWorkers: 2 });
+    try {
+      const controllers = [new AbortController(), new AbortController()];
+      const progress = new ProgressLog();
+      const calls = controllers.map((c) => t.root.invoke('helper', plan({ hang: true }), { onProgress: progress.push, signal: c.signal }));
+      await assert.rejects(t.root.invoke('helper', plan({ echo: 'a third' })), (err: unknown) => {
+        assert.ok(err instanceof RootCallError);
+        assert.equal(err.message, 'refused: too many workers: at most 2 live at once in this gateway (maxWorkers)');
+        return true;
+      });
+      await until(() => progress.events.filter((e) => 'Step' in e && e.Step.endsWith('waiting')).length === 2, 'both helpers waiting');
+      controllers[0]!.abort();
+      assert.equal((await calls[0]!).cancelled_by_user, true);
+      assert.equal((await t.root.invoke('helper', plan({ echo: 'in the freed slot' }))).response, 'in the freed slot');
+      controllers[1]!.abort();
+      await calls[1];
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the caps are options: a value that is not a positive integer is refused when the broker is made', () => {
+    assert.throws(() => new Broker({ maxWorkers: 0 }), /broker: maxWorkers must be a positive integer, not 0/);
+    assert.throws(() => new Broker({ maxWorkersPerTask: 1.5 }), /broker: maxWorkersPerTask must be a positive integer, not 1.5/);
+    assert.throws(() => new Broker({ maxTaskTextBytes: -1 }), /broker: maxTaskTextBytes must be a positive integer, not -1/);
   });
 });

@@ -48,6 +48,26 @@ describe('ProtocolGateway owns one broker', () => {
   });
 });
 
+describe("the broker's caps through ProtocolGateway", () => {
+  it('options.broker.maxWorkers reaches the broker: past it a call is refused at once', { timeout: 60_000 }, async () => {
+    const runner = new LocalRunner({ command: process.execPath, args: ['--import', tsx, AGENT], reapGraceMs: 1_000 });
+    const registry = new ModuleRegistry({ logger: { log() {} } });
+    const gateway = new ProtocolGateway(registry, { broker: { cancelGraceMs: 1_000, log: () => {}, maxWorkers: 1 } }).withVirtualAgent('helper', runner);
+    try {
+      const root = gateway.transport();
+      const progress = new ProgressLog();
+      const held = root.invoke('helper', plan({ hang: true }), { onProgress: progress.push });
+      await assert.rejects(root.invoke('helper', plan({ echo: 'a second' })), /^RootCallError: refused: too many workers: at most 1 live at once in this gateway \(maxWorkers\)$/);
+      await progress.until((e) => 'Step' in e && e.Step === 'helper-0 waiting');
+      await gateway.stop();
+      assert.equal((await held).success, false);
+    } finally {
+      await gateway.stop();
+      await registry.close();
+    }
+  });
+});
+
 describe('withVirtualAgent after start()', () => {
   it('publishes the agent on the running gateway: listed and run like one published before', async () => {
     const runtime = mkdtempSync(join(tmpdir(), 'chatty-gw-run-'));

@@ -87,7 +87,7 @@ describe('a participant running one task acts within it', () => {
       assert.ok(progress.events.some((e) => 'Step' in e && e.Step === 'lead-0 was asked by coder-0'), 'lead-0, the caller, was asked before the root');
       const asker = { agent: 'coder-0', chain: ['root', 'lead', 'coder'] };
       assert.deepEqual(questions, [{ questions: QUESTION, asker }]);
-      assert.deepEqual(approvals, [{ kind: 'exec', command_or_path: 'make', asker }]);
+      assert.deepEqual(approvals.map(({ kind, command_or_path, asker }) => ({ kind, command_or_path, asker })), [{ kind: 'exec', command_or_path: 'make', asker }]);
       const coder = JSON.parse(result.response) as { response: string };
       const [answers, verdicts, posted] = splitJson(coder.response) as [unknown, unknown, { status: string }];
       assert.deepEqual(answers, [{ id: 'q1', answer: 'Postgres', custom: false }]);
