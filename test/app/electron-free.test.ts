@@ -41,3 +41,12 @@ test('the check tells a type-only import from a run-time one', () => {
   assert.equal(electronImports("const e = await import('electron');").length, 1);
   assert.equal(electronImports("import electron = require('electron');").length, 1);
 });
+
+test("the demo's main.ts wires the window with the package's public ./electron pieces, not the bridge's insides", () => {
+  const main = readFileSync(join(root, 'main/app/main.ts'), 'utf8');
+  const door = /import \{([^}]*)\} from '\.\/index\.js';/.exec(main)?.[1] ?? '';
+  for (const piece of ['attachDesktopBridge', 'preloadPath', 'policeContents', 'policeSession', 'handleAppProtocol', 'appMenuTemplate']) {
+    assert.ok(new RegExp(`\\b${piece}\\b`).test(door), `main.ts imports ${piece} from ./index.js`);
+  }
+  assert.doesNotMatch(main, /from '\.\/(bridge\/|electron-bridge\.js|security-policy\.js|app-pages\.js)/);
+});
