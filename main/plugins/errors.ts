@@ -17,7 +17,9 @@ export type PluginCallErrorKind =
   /** The worker thread died or could not start a fresh instance. */
   | 'crashed'
   /** The guest's output did not lift (a bad discriminant, invalid UTF-8 framing…). */
-  | 'invalid_output';
+  | 'invalid_output'
+  /** The caller cancelled the call (its `signal` aborted); a running guest was stopped and will be replaced. */
+  | 'cancelled';
 
 export class PluginCallError extends Error {
   override readonly name = 'PluginCallError';

@@ -7,7 +7,7 @@ export {
   type LoadedModule,
   type RemoteModule,
 } from './registry.js';
-export { ModuleHandle, type InvokeRequest, type HandleStats } from './handle/index.js';
+export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats } from './handle/index.js';
 export { PluginCallError, PluginLoadError, type PluginCallErrorKind } from './errors.js';
 export {
   parseManifest,

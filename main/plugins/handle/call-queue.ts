@@ -12,6 +12,8 @@ export interface Job {
   /** Its number on the current worker's call channel, once posted. */
   seq: number;
   counted: boolean;
+  /** Its caller cancelled it and has been answered: whatever the worker says of it is dropped. */
+  cancelled: boolean;
 }
 
 /** How settling reports a call that did not end with a value. */
@@ -72,11 +74,19 @@ export class CallQueue {
     }
   }
 
-  /** Calls posted to a worker that is gone but never started there go back to the front. */
+  /** Calls posted to a worker that is gone but never started there go back to the front (cancelled ones are dropped). */
   requeueInflight(): void {
-    const rest = this.inflight.splice(0);
+    const rest = this.inflight.splice(0).filter((job) => !job.cancelled);
     for (const job of rest) job.seq = 0;
     this.waiting.unshift(...rest);
+  }
+
+  /** Takes a call that is not posted yet out of the queue; false if it was posted (or settled). */
+  withdraw(job: Job): boolean {
+    const at = this.waiting.indexOf(job);
+    if (at < 0) return false;
+    this.waiting.splice(at, 1);
+    return true;
   }
 
   /** Empties the queue (posted calls first), for `close`. */
@@ -86,6 +96,10 @@ export class CallQueue {
 }
 
 function settle(live: GuestWorker, job: Job, seq: number, settler: Settler): void {
+  if (job.cancelled) {
+    live.portAnswers.delete(seq);
+    return;
+  }
   const answer = live.channel.readAnswer(seq);
   if (answer === undefined) {
     const msg = live.portAnswers.get(seq);

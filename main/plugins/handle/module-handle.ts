@@ -26,6 +26,16 @@ export interface InvokeRequest {
   caller?: string | undefined;
 }
 
+/** How a caller may stop its call. */
+export interface InvokeOptions {
+  /**
+   * Aborting it cancels the call: one still queued is taken out, one posted ahead is skipped, and
+   * a running guest is stopped (its worker terminated; the next call starts a fresh instance).
+   * The call rejects with `PluginCallError` `cancelled` at once.
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
   extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'sandbox'> {
@@ -45,6 +55,9 @@ export interface HandleStats {
   timeouts: number;
   traps: number;
   restarts: number;
+  /** Calls cancelled by their caller, and how many of those stopped a running guest. */
+  cancelled: number;
+  stopped: number;
 }
 
 /**
@@ -63,7 +76,7 @@ export class ModuleHandle implements ModuleInfo {
   readonly manifest: Manifest;
   readonly dir: string;
   readonly limits: ModuleLimits;
-  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0 };
+  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, cancelled: 0, stopped: 0 };
 
   private live: GuestWorker | undefined;
   private starting: Promise<GuestWorker> | undefined;
@@ -103,10 +116,12 @@ export class ModuleHandle implements ModuleInfo {
   /**
    * The guest's `invoke-tool`. The guest's own `result` resolves (`ok: false` is its tool-error);
    * anything else rejects with `PluginCallError`. The credit meter is asked first, before the call
-   * waits for this module's lock; a refusal never queues.
+   * waits for this module's lock; a refusal never queues. `options.signal` cancels it.
    */
-  async invokeTool(req: InvokeRequest): Promise<ToolOutcome> {
+  async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     if (this.closed) throw this.unloadedError();
+    const signal = options.signal;
+    if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
     const meter = this.init.meter;
     if (meter) {
       let admission: Admission;
@@ -118,9 +133,17 @@ export class ModuleHandle implements ModuleInfo {
       const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
       if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
     }
+    if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
     const request: ToolCallRequest = { name: req.name, argumentsJson: req.argumentsJson, callId: req.callId };
     if (req.caller !== undefined) request.caller = req.caller;
-    return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs) as Promise<ToolOutcome>;
+    return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs, signal) as Promise<ToolOutcome>;
+  }
+
+  /** The call-id of the `invoke-tool` the guest is running now, if any. */
+  get runningCallId(): string | undefined {
+    const job = this.calls.inflight[0];
+    if (!job || !this.live?.channel.isRunning(job.seq)) return undefined;
+    return job.request?.callId;
   }
 
   /** Calls waiting for the lock (the running one excluded). */
@@ -149,12 +172,66 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
   }
 
-  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number): Promise<unknown> {
+  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     if (this.closed) return Promise.reject(this.unloadedError());
     return new Promise((resolve, reject) => {
-      this.calls.waiting.push({ op, request, timeoutMs, resolve, reject, seq: 0, counted: false });
+      const job: Job = { op, request, timeoutMs, resolve, reject, seq: 0, counted: false, cancelled: false };
+      if (signal) {
+        const onAbort = (): void => this.cancel(job, signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        const settled = (): void => signal.removeEventListener('abort', onAbort);
+        job.resolve = (value) => {
+          settled();
+          resolve(value);
+        };
+        job.reject = (err) => {
+          settled();
+          reject(err);
+        };
+      }
+      this.calls.waiting.push(job);
       this.pump();
     });
+  }
+
+  /**
+   * The caller gave up on `job`. Not posted yet: taken out of the queue. Posted but not started:
+   * marked, and the worker skips it. Running: the worker is terminated at once (as on a timeout),
+   * the calls posted behind it go back to the front of the queue, and the next call starts a
+   * fresh instance. In every case the call rejects `cancelled` now.
+   */
+  private cancel(job: Job, reason: unknown): void {
+    if (this.closed || job.cancelled) return;
+    const what = job.op === 'invoke-tool' ? `tool '${job.request?.name ?? ''}'` : job.op;
+    if (this.calls.withdraw(job)) return this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it was queued'));
+    const live = this.live;
+    if (!live || !this.calls.inflight.includes(job)) return; // already answered
+    live.channel.markCancelled(job.seq);
+    if (!live.channel.isRunning(job.seq)) return this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'before it started'));
+    // Running: what the worker finished before it is answered first, then the worker is stopped.
+    this.calls.settleDone(live, this.settler);
+    this.live = undefined;
+    this.calls.inflight.splice(this.calls.inflight.indexOf(job), 1);
+    this.calls.requeueInflight();
+    this.stats.stopped++;
+    this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it ran; its instance was stopped'));
+    const started = monotonicMs();
+    void live.kill().then(() => {
+      const stopMs = Math.round((monotonicMs() - started) * 10) / 10;
+      this.init.logger.log('info', `${what} was cancelled while it ran; its instance stopped in ${stopMs} ms and will be replaced`, { module: this.name, stopMs });
+    });
+    this.pump();
+  }
+
+  private cancelled(job: Job, err: PluginCallError): void {
+    job.cancelled = true;
+    this.stats.cancelled++;
+    job.reject(err);
+  }
+
+  private cancelledError(tool: string, reason: unknown, when: string): PluginCallError {
+    const why = reason === undefined || (reason instanceof Error && reason.name === 'AbortError') ? '' : `: ${messageOf(reason)}`;
+    return new PluginCallError('cancelled', `module '${this.name}': tool '${tool}' was cancelled ${when}${why}`, this.name);
   }
 
   /** Posts queued calls to the worker, up to the channel's depth, starting one if there is none. */

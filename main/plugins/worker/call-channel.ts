@@ -31,7 +31,9 @@ const HEADER_BYTES = 64;
 /** Calls the main thread may post ahead of the worker. */
 export const SLOTS = 8;
 const SLOT_BYTES = 32 * 1024;
-const SLOT_HEAD_BYTES = 32; // 8 int32s
+const SLOT_HEAD_BYTES = 32; // 8 int32s: the code, four string lengths, two extras, the cancel mark
+/** The slot head's int that holds the seq of a call cancelled before it started. */
+const CANCEL_INT = 7;
 const SLOT_DATA_BYTES = SLOT_BYTES - SLOT_HEAD_BYTES;
 export const CHANNEL_BYTES = HEADER_BYTES + SLOTS * SLOT_BYTES;
 
@@ -179,5 +181,26 @@ export class CallChannel {
 
   markOnPort(seq: number): void {
     this.ints[this.base(seq) >> 2] = Answer.OnPort;
+  }
+
+  // --- cancellation ------------------------------------------------------------------------------
+
+  /**
+   * Main thread: call `seq` was cancelled. A worker that has not started it yet skips it (it
+   * stamps `RUNNING` before it looks, so either it sees this mark or the main thread sees it
+   * running and stops the worker). The mark is the seq itself, so a slot's earlier use never counts.
+   */
+  markCancelled(seq: number): void {
+    Atomics.store(this.ints, (this.base(seq) >> 2) + CANCEL_INT, seq);
+  }
+
+  /** Worker: whether call `seq` was cancelled before it started. */
+  isCancelled(seq: number): boolean {
+    return Atomics.load(this.ints, (this.base(seq) >> 2) + CANCEL_INT) === seq;
+  }
+
+  /** Main thread: whether the worker has started call `seq` and not answered it yet. */
+  isRunning(seq: number): boolean {
+    return Atomics.load(this.ints, RUNNING) === seq && Atomics.load(this.ints, DONE) < seq;
   }
 }

@@ -214,7 +214,12 @@ async function serve(): Promise<void> {
     settleLogBudget(); // whatever was logged between calls (instantiation, a start function)
     const slot = channel.readRequest(seq);
     const request = slot.onPort ? (receiveMessageOnPort(data.callPort)?.message as PortRequest | undefined)?.request : slot.request;
-    const outcome = plugin ? runNow(slot.op, request) : await runFresh(slot.op, request);
+    // After RUNNING is stamped: a cancel the main thread marked before it saw this call running.
+    const outcome: Outcome = channel.isCancelled(seq)
+      ? { failed: 'cancelled', message: 'cancelled before it started' }
+      : plugin
+        ? runNow(slot.op, request)
+        : await runFresh(slot.op, request);
     settleLogBudget(); // before the answer, so the note about dropped lines arrives with the call
     answer(seq, slot.op, outcome);
     Atomics.store(ints, DONE, seq);

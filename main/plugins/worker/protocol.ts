@@ -100,8 +100,11 @@ export interface PortRequest {
 
 export type CallOp = 'metadata' | 'list-tools' | 'invoke-tool';
 
-/** A failure outside the guest's own result; the worker replaces its instance after sending it. */
-export type GuestFailureKind = 'trap' | 'output_too_large' | 'invalid_output';
+/**
+ * A failure outside the guest's own result; the worker replaces its instance after sending it,
+ * except for `cancelled` (a call skipped before it started: the instance never ran it).
+ */
+export type GuestFailureKind = 'trap' | 'output_too_large' | 'invalid_output' | 'cancelled';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
