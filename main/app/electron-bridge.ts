@@ -40,20 +40,26 @@ export interface DesktopBridgeOptions {
 /** The default page: `index.html` of the app's own pages, on the app's origin. */
 export const DEFAULT_PAGE_URL = `${APP_ORIGIN}/index.html`;
 
+/** The webContents a bridge is attached to now: a second one would take the root over half-way. */
+const attached = new WeakSet<BridgedWebContents>();
+
 /**
  * Makes the window's page the human of `gateway`'s in-process root: each `window.chatty` call
  * (the preload's IPC channels) is answered only for the window's top frame at `pageUrl`, with its
  * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
  * navigation of the top frame, or a crash, denies the approvals waiting and withdraws the
  * questions (nobody is looking at them any more); the window closing detaches the bridge. The
- * gateway must be started. Returns the function that detaches it (every handler removed, what
- * waits denied, and from then on approvals denied and questions refused at once).
+ * gateway must be started, and the webContents without a bridge. Returns the function that
+ * detaches it (every handler removed, what waits denied, and from then on approvals denied and
+ * questions refused at once).
  */
 export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedWebContents, options: DesktopBridgeOptions = {}): () => void {
   const started = gateway.listening;
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
+  if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, options.log ? { log: options.log } : {});
+  attached.add(contents);
   const unbind = bindBridge(host, contents);
   let detached = false;
   return () => {
@@ -61,6 +67,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     detached = true;
     unbind();
     host.close();
+    attached.delete(contents);
   };
 }
 
