@@ -1,6 +1,6 @@
-// A stand-in for the `electron` module, for running the real main/app/main.ts and
-// electron-bridge.ts on plain Node (hooks.mjs resolves `electron` here). Only the primitives those
-// files touch, each doing the least Electron does: `app` (the single-instance lock, `whenReady`,
+// A stand-in for the `electron` module, for running the real main/app/main.ts (and the example
+// app's main.js, test/package) on plain Node (hooks.mjs resolves `electron` here). Only the
+// primitives those files touch, each doing the least Electron does: `app` (the single-instance lock, `whenReady`,
 // `getPath`, `quit` with its cancellable `before-quit`, `exit`, events), `BrowserWindow` (its
 // options kept, a webContents whose creation fires `app`'s `web-contents-created`, `loadURL`,
 // `show`), `webContents` (events, `send` recorded, its main frame, its own `ipc`), `ipcMain` (the
