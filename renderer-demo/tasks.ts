@@ -77,7 +77,7 @@ export class TaskBoard {
       'article',
       { className: 'task', attrs: { 'data-task-id': view.taskId, 'aria-labelledby': titleId } },
       h('header', { className: 'task-head' }, h('h3', { attrs: { id: titleId } }, `${view.agent} `, h('span', { className: 'muted' }, `${view.taskId} · ${clock(view.startedAt)}`)), state, cancel),
-      h('pre', { className: 'prompt' }, view.prompt),
+      h('pre', { className: 'prompt', attrs: { tabindex: '0' } }, view.prompt),
       tree,
       timeline,
     );
@@ -131,7 +131,8 @@ export class TaskBoard {
     }
     const who = h('span', { className: 'who' }, entry.node ?? '');
     // Streamed output as it came (a bounded box of its own); every other entry through the display rule.
-    const body = entry.kind === 'text' ? h('pre', { className: 'output' }, entry.text) : h('span', { className: 'what' }, showExactly(entry.text).text);
+    // The output box scrolls on its own: focusable, so the keyboard scrolls it too.
+    const body = entry.kind === 'text' ? h('pre', { className: 'output', attrs: { tabindex: '0' } }, entry.text) : h('span', { className: 'what' }, showExactly(entry.text).text);
     card.timeline.append(h('li', { className: `entry entry-${entry.kind}` }, h('time', {}, clock(entry.at)), who, body));
     card.output = entry.kind === 'text' ? body : undefined;
     if (card.timeline.children.length > 1000) card.timeline.firstElementChild?.remove();

@@ -74,7 +74,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
     button(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
     rememberable && view.rootTask !== undefined ? button('remember-task', 'Approve for this task', () => confirm('task')) : null,
-    rememberable ? button('remember-always', `Always for ${role}`, () => confirm('always'), { 'aria-label': `Always for this agent (${role})` }) : null,
+    rememberable ? button('remember-always', `Always for ${role}`, () => confirm('always'), { title: `Always approve for this agent (${role}), after you confirm what it matches` }) : null,
   ].filter((n): n is HTMLButtonElement => n !== null);
 
   const confirm = (remember: 'task' | 'always'): void => {

@@ -186,7 +186,7 @@ export class ChattyApprovals extends HTMLElement {
     const n = this.#queue.length;
     this.#waitingButton.hidden = n === 0;
     this.#waitingButton.textContent = `${n} waiting`;
-    this.#waitingButton.setAttribute('aria-label', `${n} request${n === 1 ? '' : 's'} waiting for you: show`);
+    this.#waitingButton.title = `${n} request${n === 1 ? '' : 's'} waiting for you: show`;
     const next = this.#ordered()[0];
     if (!next || (!force && this.#later.has(next.view.requestId))) return this.#close();
     if (this.#shown === next.view.requestId && this.#dialog.open) return this.#updateQueueLine();

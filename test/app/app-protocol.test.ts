@@ -88,6 +88,34 @@ test('every file the real page loads is one the protocol serves', () => {
   assert.ok(appAsset(APP_PAGE_URL));
 });
 
+test('the public renderer modules and the display rule the page imports are served; nothing else of out/main', async () => {
+  mkdirSync(join(root, 'out', 'renderer', 'approvals'), { recursive: true });
+  mkdirSync(join(root, 'out', 'main', 'display'), { recursive: true });
+  mkdirSync(join(root, 'out', 'main', 'app', 'bridge'), { recursive: true });
+  for (const file of ['out/renderer/index.js', 'out/renderer/approvals/element.js', 'out/main/display/index.js', 'out/main/display/show-exactly.js']) {
+    writeFileSync(join(root, ...file.split('/')), 'export {};');
+    const answer = await get(`app://chatty/${file}`);
+    assert.equal(answer.status, 200, file);
+    assert.equal(answer.headers['Content-Type'], 'text/javascript; charset=utf-8');
+    assert.equal(answer.headers['Content-Security-Policy'], CONTENT_SECURITY_POLICY);
+  }
+  writeFileSync(join(root, 'out', 'main', 'app', 'bridge', 'contract.js'), 'zod');
+  writeFileSync(join(root, 'out', 'renderer', 'index.js.map'), '{}');
+  writeFileSync(join(root, 'out', 'renderer', 'index.d.ts'), 'types');
+  for (const url of [
+    'app://chatty/out/main/app/bridge/contract.js',
+    'app://chatty/out/renderer/index.js.map',
+    'app://chatty/out/renderer/index.d.ts',
+    'app://chatty/out/renderer/approvals/../../main/index.js',
+    'app://chatty/out/renderer/other/deeper.js',
+    'app://chatty/out/main/display/sub/x.js',
+    'app://chatty/out/main/index.js',
+  ]) {
+    assert.equal(appAsset(url), undefined, url);
+    assert.equal((await get(url)).status, 404, url);
+  }
+});
+
 test('the scheme is standard and secure, and given nothing more', () => {
   assert.deepEqual(APP_SCHEME_PRIVILEGES, { standard: true, secure: true });
 });

@@ -36,8 +36,12 @@ export interface AppFixture {
   /** Pids of every worker started so far. */
   pids(): number[];
   alive(): number[];
-  /** A new window (800×600) on the app page, bound to the host, loaded and ready; `clipboard` grants it the clipboard (reading it back too). */
-  open(options?: { clipboard?: boolean }): Promise<Page>;
+  /**
+   * A new window (800×600 unless `viewport` says) on the app page, bound to the host, loaded and
+   * ready; `clipboard` grants it the clipboard (reading it back too); `colorScheme` and
+   * `timezoneId` set the reader's preference and time zone.
+   */
+  open(options?: OpenOptions): Promise<Page>;
   /** The response headers the window's page came with. */
   headers(page: Page): Record<string, string>;
   /** What went wrong in a window so far: uncaught errors, console errors (a CSP violation is one). */
@@ -54,6 +58,13 @@ function observed(runner: Runner, pids: number[]): Runner {
       return worker;
     },
   };
+}
+
+export interface OpenOptions {
+  clipboard?: boolean;
+  viewport?: { width: number; height: number };
+  colorScheme?: 'light' | 'dark';
+  timezoneId?: string;
 }
 
 export interface AppOptions {
@@ -105,7 +116,12 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
     problems: (page) => problems.get(page) ?? [],
     headers: (page) => headers.get(page) ?? {},
     async open(options = {}) {
-      const page = await browser.newPage({ viewport: { width: 800, height: 600 }, ...(options.clipboard ? { permissions: ['clipboard-read', 'clipboard-write'] } : {}) });
+      const page = await browser.newPage({
+        viewport: options.viewport ?? { width: 800, height: 600 },
+        ...(options.clipboard ? { permissions: ['clipboard-read', 'clipboard-write'] } : {}),
+        ...(options.colorScheme ? { colorScheme: options.colorScheme } : {}),
+        ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+      });
       const seen: string[] = [];
       problems.set(page, seen);
       page.on('pageerror', (err) => seen.push(`error: ${err.message}`));

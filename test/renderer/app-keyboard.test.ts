@@ -9,6 +9,7 @@ import { INVOKE_CHANNELS, type Snapshot } from '../../main/app/bridge/contract.j
 import { CONTENT_SECURITY_POLICY } from '../../main/app/window-options.js';
 import { plan } from '../broker/helpers.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
+import { armedPopover, deepFocused as focused, popoverClosed, tabTo, waitingIs } from './popover-helpers.js';
 
 let app: AppFixture;
 
@@ -26,20 +27,6 @@ function card(taskId: string): string {
 
 async function waitForState(page: Page, taskId: string, state: string): Promise<void> {
   await page.waitForSelector(`${card(taskId)}[data-state="${state}"]`);
-}
-
-/** What has focus: its id, else its text. */
-function focused(page: Page): Promise<string> {
-  return page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim() || '');
-}
-
-/** Presses Tab (Shift+Tab with `back`) until the focused element matches `selector`; fails if it never does. */
-async function tabTo(page: Page, selector: string, back = false): Promise<void> {
-  for (let i = 0; i < 80; i++) {
-    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
-    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
-  }
-  throw new Error(`Tab never reached ${selector}; focus is on ${await focused(page)}`);
 }
 
 /** From the prompt (focused), starts its text with Ctrl+Enter and returns the new card's task id. */
@@ -97,10 +84,11 @@ describe('the app window from the keyboard; withdrawn requests; several question
     try {
       await pickAgent(page, 'local-coder');
       const approved = await startFromPrompt(page, 'exec echo keys');
-      await page.waitForSelector('#popover[open][data-kind="approval"]');
-      assert.equal(await focused(page), 'Deny');
+      await armedPopover(page, 'approval');
+      assert.equal(await focused(page), 'popover-title');
+      await tabTo(page, '.deny');
       await page.keyboard.press('Tab');
-      assert.equal(await focused(page), 'Approve');
+      assert.equal(await focused(page), 'Approve once');
       await page.keyboard.press('Enter');
       await waitForState(page, approved, 'completed');
       assert.deepEqual(await outputs(page, approved), ['keys\n[exit code 0]\n']);
@@ -108,23 +96,26 @@ describe('the app window from the keyboard; withdrawn requests; several question
 
       await pickAgent(page, 'local-reviewer');
       const asked = await startFromPrompt(page, 'ask Pick one? | red | blue');
-      await page.waitForSelector('#popover[open][data-kind="question"]');
-      assert.equal(await focused(page), 'red');
-      await tabTo(page, '#popover .later');
+      await armedPopover(page, 'question');
+      assert.equal(await focused(page), 'popover-title');
+      await tabTo(page, '.later');
       await page.keyboard.press('Enter');
-      await page.waitForFunction(() => !(document.getElementById('popover') as HTMLDialogElement).open);
-      assert.equal(await page.textContent('#waiting'), '1 waiting');
+      await popoverClosed(page);
+      await waitingIs(page, '1 waiting');
       assert.equal(await focused(page), 'prompt');
       await tabTo(page, '#waiting', true);
       await page.keyboard.press('Enter');
-      await page.waitForSelector('#popover[open][data-kind="question"]');
+      await armedPopover(page, 'question');
+      await tabTo(page, '.option');
       assert.equal(await focused(page), 'red');
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'blue');
       await page.keyboard.press('Space');
+      await tabTo(page, '.send');
+      await page.keyboard.press('Enter');
       await waitForState(page, asked, 'completed');
       assert.deepEqual(await outputs(page, asked), ['answer: blue\n']);
-      assert.equal(await page.isHidden('#waiting'), true);
+      await waitingIs(page, '');
       assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
@@ -183,14 +174,16 @@ describe('the app window from the keyboard; withdrawn requests; several question
     try {
       await pickAgent(page, 'local-coder');
       const taskId = await startFromPrompt(page, 'exec echo never');
-      await page.waitForSelector('#popover[open][data-kind="approval"]');
-      assert.equal(await focused(page), 'Deny');
+      await armedPopover(page, 'approval');
+      assert.equal(await focused(page), 'popover-title');
       // Main cancels the task: its worker withdraws the approval it was waiting on.
       await app.host.handle(INVOKE_CHANNELS.cancelTask, trusted(), { taskId });
-      await page.waitForFunction(() => !(document.getElementById('popover') as HTMLDialogElement).open);
-      assert.equal(await page.isHidden('#waiting'), true);
-      assert.equal(await page.$eval('#popover-body', (b) => b.childElementCount), 0);
+      await popoverClosed(page);
+      await waitingIs(page, '');
+      assert.equal(await page.$eval('#popover .body', (b) => b.childElementCount), 0);
       assert.equal(await focused(page), 'prompt');
+      // A withdrawn request leaves a trace line.
+      assert.match((await page.textContent('#trace')) ?? '', /withdrawn \(the asker withdrew it\): exec echo never/);
       await waitForState(page, taskId, 'cancelled');
       const snapshot = (await app.host.handle(INVOKE_CHANNELS.snapshot, trusted(), undefined)) as Snapshot;
       assert.deepEqual(snapshot.approvals, []);
@@ -208,14 +201,16 @@ describe('the app window from the keyboard; withdrawn requests; several question
         { id: 'branch', question: 'Name the branch?' },
       ];
       const { taskId } = (await app.host.handle(INVOKE_CHANNELS.startTask, trusted(), { agent: 'planner', prompt: plan({ ask: questions }) })) as { taskId: string };
+      await armedPopover(page, 'question');
       const dialog = await page.waitForSelector('#popover[open][data-kind="question"]');
       assert.deepEqual(await dialog.$$eval('fieldset.question legend', (ls) => ls.map((l) => l.textContent)), ['Which database?', 'Name the branch?']);
       assert.deepEqual(await dialog.$$eval('fieldset.question', (fs) => fs.map((f) => f.querySelectorAll('.option').length)), [2, 0]);
-      assert.equal(await dialog.$eval('#popover-desc', (p) => p.textContent), 'Answer each question, then send.');
-      assert.equal(await dialog.$eval('.send', (b) => [b.textContent, (b as HTMLButtonElement).disabled].join(' ')), 'Send answers true');
+      assert.match((await dialog.$eval('#popover-desc', (p) => p.textContent)) ?? '', /asks\. Answer each question, then send\.$/);
+      assert.equal(await dialog.$eval('.send', (b) => [b.textContent, b.getAttribute('aria-disabled')].join(' ')), 'Send answers true');
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'questions.png') });
 
+      await tabTo(page, '.option');
       assert.equal(await focused(page), 'Postgres');
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'SQLite');
@@ -223,13 +218,13 @@ describe('the app window from the keyboard; withdrawn requests; several question
       // One answer of two: nothing is sent yet.
       assert.equal(await dialog.$eval('.option[aria-pressed="true"]', (b) => b.textContent), 'SQLite');
       assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), true);
-      assert.equal(await dialog.$eval('.send', (b) => (b as HTMLButtonElement).disabled), true);
+      assert.equal(await dialog.$eval('.send', (b) => b.getAttribute('aria-disabled')), 'true');
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'free-0');
       await page.keyboard.press('Tab');
       assert.equal(await focused(page), 'free-1');
       await page.keyboard.type('feature/keys');
-      assert.equal(await dialog.$eval('.send', (b) => (b as HTMLButtonElement).disabled), false);
+      assert.equal(await dialog.$eval('.send', (b) => b.getAttribute('aria-disabled')), 'false');
       assert.deepEqual(await seriousViolations(page), []);
       await tabTo(page, '#popover .send');
       await page.keyboard.press('Enter');

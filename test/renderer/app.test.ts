@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import { BRIDGE_CHANNELS, type Snapshot, type TaskView } from '../../main/app/bridge/contract.js';
 import { unixRequest } from '../helpers/http.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
+import { armedPopover, deepFocused, popoverClosed, popoverOpen, tabTo, waitingIs } from './popover-helpers.js';
 
 let app: AppFixture;
 
@@ -114,21 +115,22 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     const page = await app.open();
     try {
       const taskId = await startTask(page, 'local-coder', 'exec echo hi');
+      await armedPopover(page, 'approval');
       const dialog = await page.waitForSelector('#popover[open][data-kind="approval"]');
-      assert.equal(await dialog.$eval('.kind', (e) => e.textContent), 'exec');
+      assert.equal(await dialog.$eval('#popover-title', (e) => e.textContent), 'Run this command?');
       assert.equal(await dialog.$eval('.subject', (e) => e.textContent), 'echo hi');
       assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^local-coder-\d+$/);
-      assert.match((await dialog.$eval('#popover-desc', (e) => e.textContent)) ?? '', /^local-coder-\d+ asks for approval to run a command/);
+      assert.match((await dialog.$eval('#popover-desc', (e) => e.textContent)) ?? '', /^local-coder-\d+ asks to run a command in its workspace/);
       assert.deepEqual(await dialog.$$eval('.chain li', (lis) => lis.map((li) => li.textContent)), ['root', 'local-coder']);
       assert.equal(await dialog.$eval('.task-id', (e) => e.textContent), taskId);
-      // Deny is where focus lands: Enter alone never approves.
-      assert.equal(await page.evaluate(() => document.activeElement?.className), 'deny');
+      // The title has the focus, not a button: Enter alone never answers.
+      assert.equal(await deepFocused(page), 'popover-title');
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'approval.png') });
 
       await dialog.$eval('.approve', (b) => (b as HTMLButtonElement).click());
       await waitForState(page, taskId, 'completed');
-      assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), false);
+      assert.equal(await popoverOpen(page), false);
       const outputs = await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent));
       assert.deepEqual(outputs, ['hi\n[exit code 0]\n']);
       assert.match(await timelineText(page, taskId), /approved echo hi/);
@@ -145,7 +147,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     try {
       const marker = join(app.scratch, 'denied-ran');
       const taskId = await startTask(page, 'local-coder', `exec touch ${marker}`);
-      await page.waitForSelector('#popover[open][data-kind="approval"]');
+      await armedPopover(page, 'approval');
       await page.click('#popover .deny');
       await waitForState(page, taskId, 'failed');
       assert.match(await timelineText(page, taskId), new RegExp(`denied touch ${marker}.*failed: exec denied: touch ${marker}`));
@@ -157,34 +159,41 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     }
   });
 
-  test('a write approval from the keyboard: the diff stat, focus trapped, Escape denies, focus returns', async () => {
+  test('a write approval from the keyboard: the diff stat, focus trapped, Escape puts it off, focus returns; Deny', async () => {
     const page = await app.open();
     try {
       const taskId = await startTask(page, 'local-coder', 'write notes.txt hello\\nworld');
+      await armedPopover(page, 'approval');
       const dialog = await page.waitForSelector('#popover[open][data-kind="approval"]');
-      assert.equal(await dialog.$eval('.kind', (e) => e.textContent), 'write');
+      assert.equal(await dialog.$eval('#popover-title', (e) => e.textContent), 'Write this file?');
       assert.equal(await dialog.$eval('.subject', (e) => e.textContent), 'notes.txt');
       assert.equal(await dialog.$eval('.diffstat', (e) => e.textContent), '+2 -0');
+      await tabTo(page, '.deny');
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve');
-      await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Deny');
+      assert.equal(await deepFocused(page), 'Approve once');
+      await tabTo(page, '.later');
       await page.keyboard.press('Shift+Tab');
-      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Approve');
+      assert.equal(await page.evaluate(() => document.querySelector('chatty-approvals')?.shadowRoot?.activeElement?.closest('dialog') !== null), true, 'focus stays in the popover');
       await page.keyboard.press('Escape');
+      await popoverClosed(page);
+      await waitingIs(page, '1 waiting');
+      assert.equal(await deepFocused(page), 'prompt');
+      await page.click('#waiting');
+      await armedPopover(page, 'approval');
+      await page.click('#popover .deny');
       await waitForState(page, taskId, 'failed');
       assert.match(await timelineText(page, taskId), /failed: write denied: notes\.txt/);
-      assert.equal(await page.evaluate(() => document.activeElement?.id), 'prompt');
       assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
     }
   });
 
-  test('a question from a depth-2 sub-agent shows its chain and is answered by clicking an option', async () => {
+  test('a question from a depth-2 sub-agent shows its chain and is answered by choosing an option, then Send', async () => {
     const page = await app.open();
     try {
       const taskId = await startTask(page, 'local-coder', 'invoke local-reviewer ask Which database? | Postgres | SQLite');
+      await armedPopover(page, 'question');
       const dialog = await page.waitForSelector('#popover[open][data-kind="question"]');
       assert.equal(await dialog.$eval('legend', (e) => e.textContent), 'Which database?');
       assert.match((await dialog.$eval('.asker', (e) => e.textContent)) ?? '', /^local-reviewer-\d+$/);
@@ -202,7 +211,9 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       assert.deepEqual(await seriousViolations(page), []);
       await page.screenshot({ path: join(SCREENSHOTS, 'question.png') });
 
-      await dialog.$eval('.option:text-is("SQLite")', (b) => (b as HTMLButtonElement).click());
+      await page.click('#popover .option:text-is("SQLite")');
+      assert.equal(await popoverOpen(page), true, 'choosing is not sending');
+      await page.click('#popover .send');
       await waitForState(page, taskId, 'completed');
       assert.match(await timelineText(page, taskId), /answered SQLite/);
       assert.deepEqual(await page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent)), ['answer: SQLite\n']);
@@ -217,8 +228,8 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     const page = await app.open();
     try {
       const taskId = await startTask(page, 'local-reviewer', 'ask Name the branch?');
-      await page.waitForSelector('#popover[open][data-kind="question"]');
-      assert.equal(await page.evaluate(() => document.activeElement?.className), 'free');
+      await armedPopover(page, 'question');
+      await tabTo(page, '.free');
       await page.keyboard.type('feature/health');
       await page.keyboard.press('Enter');
       await waitForState(page, taskId, 'completed');
@@ -234,23 +245,25 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     try {
       const one = await startTask(page, 'local-coder', 'exec echo one');
       const two = await startTask(page, 'local-reviewer', 'exec echo two');
-      await page.waitForFunction(() => document.getElementById('waiting')?.textContent === '2 waiting');
+      await waitingIs(page, '2 waiting');
+      await armedPopover(page, 'approval');
       const first = await page.$eval('#popover', (d) => (d as HTMLElement).dataset['requestId']);
       assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one');
       await page.screenshot({ path: join(SCREENSHOTS, 'two-approvals.png') });
       await page.click('#popover .approve');
       await page.waitForFunction((id) => {
-        const d = document.getElementById('popover') as HTMLDialogElement;
+        const d = document.querySelector('chatty-approvals')?.shadowRoot?.getElementById('popover') as HTMLDialogElement;
         return d.open && d.dataset['requestId'] !== id;
       }, first);
       assert.equal(await page.textContent('#waiting'), '1 waiting');
       assert.equal(await page.textContent('#popover .queue'), '');
+      await armedPopover(page, 'approval');
       await page.click('#popover .approve');
       await waitForState(page, one, 'completed');
       await waitForState(page, two, 'completed');
       assert.deepEqual(await page.$$eval(`${card(one)} .output`, (ps) => ps.map((p) => p.textContent)), ['one\n[exit code 0]\n']);
       assert.deepEqual(await page.$$eval(`${card(two)} .output`, (ps) => ps.map((p) => p.textContent)), ['two\n[exit code 0]\n']);
-      assert.equal(await page.isHidden('#waiting'), true);
+      await waitingIs(page, '');
       assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
@@ -262,7 +275,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     try {
       const known = new Set(app.pids());
       const taskId = await startTask(page, 'local-coder', 'invoke local-reviewer exec sleep 61.25');
-      await page.waitForSelector('#popover[open][data-kind="approval"]');
+      await armedPopover(page, 'approval');
       await page.click('#popover .approve');
       await page.waitForFunction((id) => document.querySelector(`article.task[data-task-id="${id}"] .timeline`)?.textContent?.includes('running sleep 61.25'), taskId);
       const workers = app.pids().filter((p) => !known.has(p));
@@ -289,7 +302,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
     const marker = join(app.scratch, 'closed-ran');
     const approval = await startTask(page, 'local-coder', `exec touch ${marker}`);
     const question = await startTask(page, 'local-reviewer', 'ask Go on? | yes | no');
-    await page.waitForFunction(() => document.getElementById('waiting')?.textContent === '2 waiting');
+    await waitingIs(page, '2 waiting');
     await page.close();
     const denied = await until('the approval task to end', async () => {
       const v = await taskView(approval);
@@ -320,7 +333,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       const timeline = await timelineText(page, taskId);
       assert.match(timeline, /denied echo later: the window was reloaded/);
       assert.match(timeline, /failed: exec denied: echo later/);
-      assert.equal(await page.$eval('#popover', (d) => (d as HTMLDialogElement).open), false);
+      assert.equal(await popoverOpen(page), false);
       assert.deepEqual(app.problems(page), []);
     } finally {
       await page.close();
