@@ -26,6 +26,8 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-pack-')));
 const app = join(scratch, 'app');
 const installed = join(app, 'node_modules', 'chatty-protocol-gateway');
+/** A project with the tarball as its only dependency, resolved (`--package-lock-only`), not installed. */
+const cliOnly = join(scratch, 'cli-only');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 // Packing builds the whole project (tsc) and installing fetches ~280 packages: minutes on a loaded machine.
@@ -83,8 +85,14 @@ before(async () => {
   assert.equal(manifest.dependencies['chatty-protocol-gateway'], 'file:../..', 'the example depends on the project by a relative path');
   manifest.dependencies['chatty-protocol-gateway'] = `file:${join(scratch, packed.filename)}`;
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // A CLI-only project (the tarball alone): npm's resolved tree, written without installing it.
+  mkdirSync(cliOnly);
+  writeFileSync(join(cliOnly, 'package.json'), JSON.stringify({ name: 'cli-only', version: '1.0.0', private: true, dependencies: { 'chatty-protocol-gateway': manifest.dependencies['chatty-protocol-gateway'] } }));
   // No script of any package runs: the package must work as unpacked.
-  await run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], app);
+  await Promise.all([
+    run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], app),
+    run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], cliOnly),
+  ]);
 }, SLOW);
 
 test('the tarball holds the built out/ (JavaScript and declarations of every subpath), the preload, the plugin WIT and example plugins; no sources, tests or maps', () => {
@@ -103,18 +111,12 @@ test('the tarball holds the built out/ (JavaScript and declarations of every sub
   assert.deepEqual(stray, []);
 });
 
-test('it installs with every script refused; electron is an optional peer, so a project without it never gets it', async () => {
+test('it installs with every script refused; electron is an optional peer, so a project without it never gets it', () => {
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
   assert.deepEqual(manifest['peerDependenciesMeta']?.['electron'], { optional: true });
   assert.equal(manifest['dependencies']?.['electron'], undefined);
   assert.ok(existsSync(join(installed, 'out', 'main', 'index.js')), 'out/ came in the tarball');
-  // A CLI-only project (the tarball alone): npm's resolved tree, written without installing it.
-  const bare = join(scratch, 'cli-only');
-  mkdirSync(bare);
-  const tarball = (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['chatty-protocol-gateway'];
-  writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'cli-only', version: '1.0.0', private: true, dependencies: { 'chatty-protocol-gateway': tarball } }));
-  await run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], bare);
-  const lock = JSON.parse(readFileSync(join(bare, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const lock = JSON.parse(readFileSync(join(cliOnly, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
   assert.ok(Object.keys(lock.packages).includes('node_modules/zod'), 'the tree was resolved');
   assert.deepEqual(Object.keys(lock.packages).filter((path) => /(^|\/)node_modules\/electron$/.test(path)), []);
 });
