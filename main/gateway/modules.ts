@@ -27,7 +27,11 @@ export type ModuleToolOutcome =
  */
 export interface CallableModule extends ServedModule {
   listTools(): Promise<readonly ModuleTool[]>;
-  invokeTool(request: { name: string; argumentsJson: string; callId: string; caller?: string | undefined }): Promise<ModuleToolOutcome>;
+  /** Aborting `options.signal` cancels the call: it rejects with `kind` `'cancelled'` (a module may ignore it and answer). */
+  invokeTool(
+    request: { name: string; argumentsJson: string; callId: string; caller?: string | undefined },
+    options?: { signal?: AbortSignal | undefined },
+  ): Promise<ModuleToolOutcome>;
 }
 
 export interface ModuleDirectory {

@@ -11,6 +11,11 @@ export interface HandlerContext {
   readonly id: RequestId | undefined;
   /** Aborted when whoever asked goes away: the connection closes, or the HTTP client disconnects. */
   readonly signal: AbortSignal;
+  /**
+   * Who asked, as the transport names them (an SSE session, a protocol session id), or
+   * `undefined`: request ids are unique per peer only, so a cancellation is matched within it.
+   */
+  readonly peer: string | undefined;
 }
 
 /** Returns the result (or a promise of it); `undefined` is answered as `null`. Throw an RpcError to choose the error. */
@@ -30,6 +35,8 @@ export interface DispatchOptions {
   readonly signal?: AbortSignal;
   /** Receives each response the peer sent (single or inside a batch); ignored when absent. */
   readonly onResponse?: (response: Response) => void;
+  /** Passed to handlers as `context.peer`. */
+  readonly peer?: string;
 }
 
 type Entry = { readonly schema: z.ZodType | undefined; readonly handler: (params: unknown, context: HandlerContext) => unknown };
@@ -95,9 +102,9 @@ export class Dispatcher {
   private start(incoming: Incoming, options: DispatchOptions): Promise<Response | undefined> {
     switch (incoming.kind) {
       case 'request':
-        return this.answer(incoming.request, options.signal ?? NEVER_ABORTED);
+        return this.answer(incoming.request, options);
       case 'notification':
-        this.notify(incoming.notification, options.signal ?? NEVER_ABORTED);
+        this.notify(incoming.notification, options);
         return Promise.resolve(undefined);
       case 'response':
         options.onResponse?.(incoming.response);
@@ -109,8 +116,8 @@ export class Dispatcher {
     }
   }
 
-  private async answer(request: Request, signal: AbortSignal): Promise<Response> {
-    const context: HandlerContext = { method: request.method, id: request.id, signal };
+  private async answer(request: Request, options: DispatchOptions): Promise<Response> {
+    const context: HandlerContext = { method: request.method, id: request.id, signal: options.signal ?? NEVER_ABORTED, peer: options.peer };
     try {
       const entry = this.requests.get(request.method);
       if (!entry) throw RpcError.methodNotFound();
@@ -121,10 +128,10 @@ export class Dispatcher {
     }
   }
 
-  private notify(notification: Notification, signal: AbortSignal): void {
+  private notify(notification: Notification, options: DispatchOptions): void {
     const entry = this.notifications.get(notification.method);
     if (!entry) return; // JSON-RPC: a notification is never answered, not even "method not found"
-    const context: HandlerContext = { method: notification.method, id: undefined, signal };
+    const context: HandlerContext = { method: notification.method, id: undefined, signal: options.signal ?? NEVER_ABORTED, peer: options.peer };
     const report = (error: unknown) => this.options.onHandlerError?.(error, notification.method);
     try {
       Promise.resolve(entry.handler(validParams(entry, notification.params), context)).catch(report);

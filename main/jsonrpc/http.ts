@@ -4,6 +4,8 @@ import type { TransportFrame } from './frame.js';
 export interface DispatchOnceOptions {
   /** Abort when the HTTP client goes away; handlers see it as `context.signal`. */
   readonly signal?: AbortSignal;
+  /** Who is asking (an SSE session, a protocol session id); handlers see it as `context.peer`. */
+  readonly peer?: string;
 }
 
 /**
@@ -13,5 +15,6 @@ export interface DispatchOnceOptions {
  * calls of its own. A notification's handler is started, not awaited.
  */
 export function dispatchOnce(dispatcher: Dispatcher, frame: TransportFrame, options: DispatchOnceOptions = {}): Promise<TransportFrame | undefined> {
-  return dispatcher.dispatch(frame, options.signal ? { signal: options.signal } : {});
+  const { signal, peer } = options;
+  return dispatcher.dispatch(frame, { ...(signal && { signal }), ...(peer !== undefined && { peer }) });
 }

@@ -19,6 +19,8 @@ export const MODULES = {
   big: { kind: 'big-output', manifest: fixtureManifest('big') },
   loop: { kind: 'loop', manifest: fixtureManifest('loop', '\n[resources]\nmax_execution_ms = 300\n') },
   slow: { kind: 'slow', manifest: fixtureManifest('slow') },
+  /** The loop fixture with the default 60 s limit: only a cancellation stops it in a test's time. */
+  spin: { kind: 'loop', manifest: fixtureManifest('spin') },
 } as const satisfies Record<string, { kind: FixtureKind; manifest: string }>;
 
 export type ModuleName = keyof typeof MODULES;
@@ -35,6 +37,8 @@ export interface MeteredCall {
 
 export interface McpGateway extends RunningGateway {
   registry: ModuleRegistry;
+  /** Every line the registry logged. */
+  logs: { level: string; message: string; fields?: Record<string, unknown> | undefined }[];
   /** Every call the credit meter saw (it sees each `invokeTool` first), in order. */
   metered: MeteredCall[];
   /** Resolves once the credit meter has seen the call with this call-id. */
@@ -63,7 +67,8 @@ export async function startMcpGateway(names: readonly ModuleName[], options: Pro
       return call.tool === 'refused' ? { ok: false, reason: NO_CREDIT } : true;
     },
   };
-  const registry = new ModuleRegistry({ cacheDir: join(root.path, 'cache'), meter, logger: { log: () => {} } });
+  const logs: McpGateway['logs'] = [];
+  const registry = new ModuleRegistry({ cacheDir: join(root.path, 'cache'), meter, logger: { log: (level, message, fields) => logs.push({ level, message, fields }) } });
   const modulesDir = join(root.path, 'modules');
   for (const name of names) {
     const spec = MODULES[name];
@@ -77,6 +82,7 @@ export async function startMcpGateway(names: readonly ModuleName[], options: Pro
   return {
     ...gw,
     registry,
+    logs,
     metered,
     meteredCall: (callId) => {
       const seen = metered.find((c) => c.callId === callId);

@@ -36,6 +36,18 @@ export function statusOf(error: ErrorObject): number | undefined {
   return statusOfError.get(error);
 }
 
+/**
+ * A cancelled call's answer: -32800 (the code LSP gave "request cancelled"; MCP names none).
+ * The legacy transport never sends it (MCP: no answer to a cancelled request); a Streamable HTTP
+ * POST must be answered with something, and this says what happened.
+ */
+export const REQUEST_CANCELLED = -32800;
+
+/** The answer for a call cancelled for `reason` (a `CallCancelled`: notifications/cancelled, or the client went away). */
+export function cancelledError(reason: unknown): RpcError {
+  return new RpcError(REQUEST_CANCELLED, `Request cancelled: ${reason instanceof Error ? reason.message : String(reason)}`);
+}
+
 /** Unknown module and a plugin without `mcp = true` alike. */
 export function moduleNotFoundMessage(name: string): string {
   return `module '${name}' not found`;

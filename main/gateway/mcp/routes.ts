@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   ErrorCode,
   JSONRPC_VERSION,
@@ -10,8 +11,9 @@ import {
 } from '../../jsonrpc/index.js';
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import type { CallableModule, ModuleDirectory } from '../modules.js';
-import { TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
+import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
+import { CLIENT_WENT_AWAY, InflightCalls } from './inflight-calls.js';
 import { mcpDispatcher } from './server.js';
 import type { SseSessions } from './sse-sessions.js';
 
@@ -32,35 +34,62 @@ export interface McpSurfaceOptions {
  * `tools/call` hot path, and other paths go straight on with `next()`.
  */
 export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
-  const dispatchers = new WeakMap<CallableModule, Dispatcher>();
-  const served = (name: string): Dispatcher | undefined => {
+  const surfaces = new WeakMap<CallableModule, ServedSurface>();
+  const served = (name: string): ServedSurface | undefined => {
     const module = options.modules.get?.(name);
     if (!module || !module.protocols.mcp) return undefined;
-    let dispatcher = dispatchers.get(module);
-    if (!dispatcher) {
-      dispatcher = mcpDispatcher(module, options.onError);
-      dispatchers.set(module, dispatcher);
+    let surface = surfaces.get(module);
+    if (!surface) {
+      const inflight = new InflightCalls();
+      surface = { dispatcher: mcpDispatcher(module, options.onError, inflight), inflight };
+      surfaces.set(module, surface);
     }
-    return dispatcher;
+    return surface;
   };
 
   const streamable = async (ctx: GatewayContext, name: string): Promise<void> => {
-    const dispatcher = served(name);
-    if (!dispatcher) return moduleNotFound(ctx, name);
+    const surface = served(name);
+    if (!surface) return moduleNotFound(ctx, name);
     if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
     const refusal = checkStreamablePost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
-    const answer = await dispatchOnce(dispatcher, parseFrame(bodyText(ctx)));
+    const frame = parseFrame(bodyText(ctx));
+    const session = ctx.get('mcp-session-id');
+    const peer = session === '' ? undefined : `http:${session}`;
+    noteCancellation(ctx, frame, surface.inflight, peer);
+    // The client closing its connection before the answer is written cancels what it asked.
+    const gone = new AbortController();
+    const onClose = (): void => {
+      if (!ctx.res.writableEnded) gone.abort(new Error(CLIENT_WENT_AWAY));
+    };
+    ctx.res.once('close', onClose);
+    let answer: TransportFrame | undefined;
+    try {
+      answer = await dispatchOnce(surface.dispatcher, frame, { signal: gone.signal, ...(peer !== undefined && { peer }) });
+    } finally {
+      ctx.res.off('close', onClose);
+    }
+    if (gone.signal.aborted) {
+      // Nobody is left to read an answer: the row says what happened (499, as nginx logs it).
+      ctx.state.refusal = `cancelled: ${CLIENT_WENT_AWAY}`;
+      ctx.body = null; // before the status: Koa turns a null body set after it into a 204
+      ctx.status = 499;
+      return;
+    }
     if (answer === undefined) return accepted(ctx);
     ctx.status = statusFor(answer);
+    const error = answer.kind === 'message' && 'error' in answer.message ? answer.message.error : undefined;
     // A standalone error answered with an error status is a refusal row like the others: its reason is the error's message.
-    if (ctx.status >= 400 && answer.kind === 'message' && 'error' in answer.message) ctx.state.refusal = answer.message.error.message;
+    if (error && ctx.status >= 400) ctx.state.refusal = error.message;
+    if (error?.code === REQUEST_CANCELLED) ctx.state.refusal = `cancelled: ${error.message.replace(/^Request cancelled: /, '')}`;
+    if (isInitialized(frame, answer)) ctx.set('Mcp-Session-Id', randomBytes(16).toString('hex'));
     ctx.type = 'application/json';
     ctx.body = serializeFrame(answer);
   };
 
   const legacy = (ctx: GatewayContext, name: string): void => {
-    const dispatcher = served(name);
+    const surface = served(name);
+    const dispatcher = surface?.dispatcher;
     if (ctx.method === 'GET') {
       if (!dispatcher) return refuse(ctx, 404, moduleNotFoundMessage(name));
       const refusal = checkStreamGet(ctx.req.headers);
@@ -78,9 +107,13 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (!session || session.module !== name) return refuse(ctx, 404, `no open SSE session '${id}'`);
     const refusal = checkLegacyPost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
-    // 202 at once; the answer (if one is owed) goes out on the stream when it is ready.
-    void dispatchOnce(dispatcher, parseFrame(bodyText(ctx))).then((answer) => {
-      if (answer !== undefined) session.send(answer);
+    const frame = parseFrame(bodyText(ctx));
+    const peer = `sse:${session.id}`;
+    noteCancellation(ctx, frame, surface!.inflight, peer);
+    // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
+    // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.
+    void dispatchOnce(dispatcher, frame, { signal: session.signal, peer }).then((answer) => {
+      if (answer !== undefined && !isCancelledAnswer(answer)) session.send(answer);
     });
     return accepted(ctx);
   };
@@ -107,6 +140,36 @@ export function mcpRoute(path: string): { module: string; sse: boolean } | undef
     return undefined;
   }
   return { module, sse: slash >= 0 };
+}
+
+/** One module's handlers and the calls running on them. */
+interface ServedSurface {
+  dispatcher: Dispatcher;
+  inflight: InflightCalls;
+}
+
+/**
+ * A body that is one `notifications/cancelled` for a call of this peer still running: its row
+ * says which request it cancels (on the legacy transport, whose calls have no row of their own,
+ * this is the only row that shows it).
+ */
+function noteCancellation(ctx: GatewayContext, frame: TransportFrame, inflight: InflightCalls, peer: string | undefined): void {
+  if (frame.kind !== 'message' || !('method' in frame.message) || frame.message.method !== 'notifications/cancelled') return;
+  const params = frame.message.params;
+  const id = params !== undefined && !Array.isArray(params) ? params['requestId'] : undefined;
+  if ((typeof id === 'string' || typeof id === 'number') && inflight.has(peer, id)) ctx.state.refusal = `cancelled request ${JSON.stringify(id)}`;
+}
+
+/** A successful `initialize` answer: the Streamable HTTP response names a session (it only scopes cancellation). */
+function isInitialized(frame: TransportFrame, answer: TransportFrame): boolean {
+  return (
+    frame.kind === 'message' && 'method' in frame.message && frame.message.method === 'initialize' &&
+    answer.kind === 'message' && 'result' in answer.message
+  );
+}
+
+function isCancelledAnswer(answer: TransportFrame): boolean {
+  return answer.kind === 'message' && 'error' in answer.message && answer.message.error.code === REQUEST_CANCELLED;
 }
 
 function bodyText(ctx: GatewayContext): string {

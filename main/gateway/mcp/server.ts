@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { Dispatcher, RpcError } from '../../jsonrpc/index.js';
+import { Dispatcher, RequestIdSchema, RpcError } from '../../jsonrpc/index.js';
 import type { CallableModule, ModuleTool } from '../modules.js';
-import { pluginFailure } from './errors.js';
+import { cancelledError, pluginFailure } from './errors.js';
+import { InflightCalls } from './inflight-calls.js';
 import { negotiateVersion } from './versions.js';
 
 /** What `tools/list` answers for a `parameters-schema` that is not a JSON object. */
@@ -15,13 +16,16 @@ const ToolArguments = z.custom<Record<string, unknown>>(
   'arguments must be an object',
 );
 const CallToolParams = z.looseObject({ name: z.string(), arguments: ToolArguments.optional() });
+const CancelledParams = z.looseObject({ requestId: RequestIdSchema, reason: z.string().optional() });
 
 /**
  * The MCP handler set for one module, on one Dispatcher that every transport (Streamable HTTP,
- * legacy SSE) feeds. `initialize`, `ping`, `tools/list`, `tools/call`; notifications need no
- * handler (the Dispatcher never answers them) and anything else is -32601.
+ * legacy SSE) feeds. `initialize`, `ping`, `tools/list`, `tools/call`, and
+ * `notifications/cancelled` (which stops the named call of the same peer, found in `inflight`);
+ * other notifications need no handler (the Dispatcher never answers them) and any other method
+ * is -32601.
  */
-export function mcpDispatcher(module: CallableModule, onError: (err: unknown) => void): Dispatcher {
+export function mcpDispatcher(module: CallableModule, onError: (err: unknown) => void, inflight = new InflightCalls()): Dispatcher {
   const dispatcher = new Dispatcher({ onHandlerError: (err) => onError(err) });
   const failed = (err: unknown): never => {
     if (err instanceof RpcError) throw err;
@@ -42,21 +46,39 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
     return { tools: tools.map(toolEntry) };
   });
 
+  dispatcher.onNotification('notifications/cancelled', CancelledParams, (params, context) => {
+    inflight.cancel(context.peer, params.requestId, params.reason);
+  });
+
   dispatcher.onRequest('tools/call', CallToolParams, async (params, context) => {
-    const outcome = await module
-      .invokeTool({
-        name: params.name,
-        argumentsJson: JSON.stringify(params.arguments ?? {}),
-        // The JSON-RPC id; the Dispatcher only calls request handlers for calls that have one.
-        callId: String(context.id),
-      })
-      .catch(failed);
+    // The Dispatcher only calls request handlers for calls that have an id.
+    const id = context.id!;
+    const call = inflight.begin(context.peer, id, context.signal);
+    let outcome;
+    try {
+      outcome = await module
+        .invokeTool(
+          {
+            name: params.name,
+            argumentsJson: JSON.stringify(params.arguments ?? {}),
+            callId: String(id),
+          },
+          { signal: call.signal },
+        )
+        .catch((err: unknown) => failed(call.signal.aborted && isCancelled(err) ? cancelledError(call.signal.reason) : err));
+    } finally {
+      call.end();
+    }
     if (outcome.ok) return { content: [{ type: 'text', text: outcome.value.content }] };
     if (outcome.error.kind === 'unknown-tool') throw RpcError.invalidParams(`unknown tool '${params.name}'`);
     return { content: [{ type: 'text', text: `${outcome.error.kind}: ${outcome.error.message}` }], isError: true };
   });
 
   return dispatcher;
+}
+
+function isCancelled(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { kind?: unknown }).kind === 'cancelled';
 }
 
 function toolEntry(tool: ModuleTool): { name: string; description: string; inputSchema: unknown } {
