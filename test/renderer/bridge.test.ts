@@ -12,6 +12,8 @@ import {
   CHATTY_API_KEYS,
   EVENT_CHANNELS,
   INVOKE_CHANNELS,
+  type ApprovalRule,
+  type AuditRow,
   type EventChannel,
   type GatewayInfo,
   type PendingApproval,
@@ -115,6 +117,15 @@ describe('bridge host: who may call, and what', () => {
         [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'yes' }],
         [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', extra: 1 }],
         [INVOKE_CHANNELS.answerApproval, { requestId: 'question-x', verdict: 'denied' }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'denied', remember: 'always' }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', match: { exact: 'make' } }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', remember: 'forever' }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', remember: 'task', match: { regex: '.*' } }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', remember: 'task', match: { exact: 'a', prefix: 'b' } }],
+        [INVOKE_CHANNELS.answerApproval, { requestId: 'approval-1', verdict: 'approved', remember: 'task', match: { exact: 'x'.repeat(8 * 1024 + 1) } }],
+        [INVOKE_CHANNELS.listApprovalRules, { all: true }],
+        [INVOKE_CHANNELS.revokeApprovalRule, { id: '' }],
+        [INVOKE_CHANNELS.revokeApprovalRule, 'rule-1'],
         [INVOKE_CHANNELS.answerQuestion, { requestId: 'question-1', answers: [] }],
         [INVOKE_CHANNELS.answerQuestion, { requestId: 'question-1', answers: [{ id: 'q', answer: 'a' }] }],
         [INVOKE_CHANNELS.answerQuestion, { requestId: 'question-1', answers: [{ id: 'q', answer: 7, custom: false }] }],
@@ -221,6 +232,50 @@ describe('bridge host: who may call, and what', () => {
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
+    } finally {
+      host.close();
+    }
+  });
+
+  test('an approval carries what the gateway vouches for; "remember" takes only a match it offered, never for hidden characters; the rule is listed, revoked, and each decision is an audit row', async () => {
+    const { host, next, events } = hostWithWindow();
+    try {
+      const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'npm test -- --watch=false' } }) })) as { taskId: string };
+      const approval = await next<PendingApproval>(EVENT_CHANNELS.approval);
+      assert.equal(approval.role, 'agent');
+      assert.equal(approval.hidden, false);
+      assert.deepEqual(approval.danger, []);
+      assert.ok(approval.rootTask, 'the root task, from the broker');
+      assert.deepEqual(approval.proposals[0], { exact: 'npm test -- --watch=false' });
+      const answer = (extra: object) => host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: approval.requestId, verdict: 'approved', ...extra });
+      await assert.rejects(answer({ remember: 'always', match: { prefix: 'rm' } }), /the match is not one approval-\d+ offers/);
+      await assert.rejects(answer({ remember: 'task', match: { glob: '**' } }), /the match is not one approval-\d+ offers/);
+      assert.deepEqual(await answer({ remember: 'task', match: approval.proposals[0] }), { accepted: true });
+      await next<TaskUpdate>(EVENT_CHANNELS.task, ended(taskId));
+      const row = await next<AuditRow>(EVENT_CHANNELS.approvalDecision);
+      assert.deepEqual([row.verdict, row.by, row.command_or_path, row.kind], ['approved', 'human', 'npm test -- --watch=false', 'exec']);
+      assert.deepEqual(((await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as Snapshot).auditRows.at(-1), row);
+
+      const always = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'make lint' } }) })) as { taskId: string };
+      const second = await next<PendingApproval>(EVENT_CHANNELS.approval, (a) => a.commandOrPath === 'make lint');
+      assert.deepEqual(await host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: second.requestId, verdict: 'approved', remember: 'always' }), { accepted: true });
+      await next<TaskUpdate>(EVENT_CHANNELS.task, ended(always.taskId));
+      const rules = (await host.handle(INVOKE_CHANNELS.listApprovalRules, top, undefined)) as ApprovalRule[];
+      const rule = rules.find((r) => 'exact' in r.match && r.match.exact === 'make lint');
+      assert.ok(rule, JSON.stringify(rules));
+      assert.deepEqual([rule.effect, rule.kind, rule.agent, rule.task], ['allow', 'exec', 'agent', undefined]);
+      assert.deepEqual(await host.handle(INVOKE_CHANNELS.revokeApprovalRule, top, { id: rule.id }), { revoked: true });
+      assert.deepEqual(await host.handle(INVOKE_CHANNELS.revokeApprovalRule, top, { id: rule.id }), { revoked: false });
+      assert.equal(((await host.handle(INVOKE_CHANNELS.listApprovalRules, top, undefined)) as ApprovalRule[]).some((r) => r.id === rule.id), false);
+
+      const hidden = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'ls\u200b -la' } }) })) as { taskId: string };
+      const third = await next<PendingApproval>(EVENT_CHANNELS.approval, (a) => a.commandOrPath === 'ls\u200b -la');
+      assert.equal(third.hidden, true);
+      assert.deepEqual(third.proposals, []);
+      await assert.rejects(host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: third.requestId, verdict: 'approved', remember: 'task' }), /holds hidden characters: it may be approved once only/);
+      assert.deepEqual(await host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: third.requestId, verdict: 'denied' }), { accepted: true });
+      await next<TaskUpdate>(EVENT_CHANNELS.task, ended(hidden.taskId));
+      assert.ok(events.filter((e) => e.channel === EVENT_CHANNELS.approvalDecision).length >= 3);
     } finally {
       host.close();
     }
