@@ -301,9 +301,13 @@ export class ParticipantConnection {
       case 'task.event':
         this.onTaskEvent(frame.params);
         return;
-      case 'req.cancel':
-        this.calls.get(frame.params.id)?.abort(new Error('cancelled by the worker'));
+      case 'req.cancel': {
+        const call = this.calls.get(frame.params.id);
+        if (!call) return;
+        call.abort(new Error('cancelled by the worker'));
+        this.outbound.withdraw(call.signal); // its progress still waiting for room goes too
         return;
+      }
       default:
         void this.onCall(frame);
     }

@@ -60,43 +60,39 @@ export class OutboundQueue {
   }
 
   /**
-   * Queues one line (the newline is added here); waits while the queue is full. With `signal`, a
-   * line still waiting for room when it aborts is withdrawn (never sent) and `send` rejects with
-   * the signal's reason.
+   * Queues one line (the newline is added here); waits while the queue is full. A line sent with a
+   * `signal` that is still waiting for room is dropped by `withdraw(signal)` (never written: its
+   * `send` rejects with the signal's reason); with a signal already aborted it is not taken at all.
    */
   send(line: string, signal?: AbortSignal): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.waiting.length === 0 && this.frames.length < this.capacity) {
       this.held += frameBytes(line);
       this.frames.push(line);
       this.pump();
       return Promise.resolve();
     }
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise((queued, failed) => {
-      const waiter: Waiter = { line, queued, failed };
-      if (signal) {
-        const withdraw = (): void => {
-          const at = this.waiting.indexOf(waiter);
-          if (at < 0) return;
-          this.waiting.splice(at, 1);
-          this.held -= frameBytes(line);
-          failed(abortReason(signal));
-          if (this.waiting.length === 0) this.notifyNoWaiters();
-        };
-        signal.addEventListener('abort', withdraw, { once: true });
-        waiter.queued = () => {
-          signal.removeEventListener('abort', withdraw);
-          queued();
-        };
-        waiter.failed = (err) => {
-          signal.removeEventListener('abort', withdraw);
-          failed(err);
-        };
-      }
       this.held += frameBytes(line);
-      this.waiting.push(waiter);
+      this.waiting.push({ line, queued, failed, signal });
     });
+  }
+
+  /**
+   * Drops the lines sent with `signal` that still wait for room (their call was cancelled): called
+   * by whoever aborts it, so that no listener is added per line.
+   */
+  withdraw(signal: AbortSignal): void {
+    const reason = abortReason(signal);
+    for (let at = this.waiting.length - 1; at >= 0; at--) {
+      const waiter = this.waiting[at]!;
+      if (waiter.signal !== signal) continue;
+      this.waiting.splice(at, 1);
+      this.held -= frameBytes(waiter.line);
+      waiter.failed(reason);
+    }
+    if (this.waiting.length === 0) this.notifyNoWaiters();
   }
 
   /** Fails every waiting producer and drops what is queued: the connection is gone. */
@@ -182,6 +178,8 @@ interface Waiter {
   line: string;
   queued: () => void;
   failed: (err: Error) => void;
+  /** What `withdraw` drops it by. */
+  signal: AbortSignal | undefined;
 }
 
 /** A line's size on the wire: its UTF-8 bytes and the newline. */

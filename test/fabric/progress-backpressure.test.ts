@@ -1,0 +1,87 @@
+/**
+ * Progress to a caller that stops reading (issue 17 item 2), at the connection: what the outbound
+ * queue holds is counted (`heldBytes`), a progress frame waiting for room is withdrawn when its
+ * call is cancelled, and a task event listener's promise holds the connection's reading. Real
+ * children: the puppet worker on a real socketpair.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { OUTBOUND_QUEUE_FRAMES, type CallHandler, type ProgressEvent } from '../../main/fabric/index.js';
+import type { TaskEventParams } from '../../main/fabric/wire/worker-to-broker.js';
+import { Puppet, newFabric } from './helpers.js';
+
+const puppets: Puppet[] = [];
+after(() => puppets.forEach((p) => p.child.kill('SIGKILL')));
+
+async function puppet(options: Parameters<typeof Puppet.open>[1] = {}) {
+  const p = await Puppet.open(newFabric(), { log: () => {}, ...options });
+  puppets.push(p);
+  return p;
+}
+
+describe('progress and the outbound queue', () => {
+  it("heldBytes counts what waits for a reader that stopped; a waiting progress frame is withdrawn when its call is cancelled", async () => {
+    const step = 'y'.repeat(64 * 1024);
+    const count = 200;
+    let flooded!: (sent: Promise<void>[]) => void;
+    const flood = new Promise<Promise<void>[]>((resolve) => (flooded = resolve));
+    const calls: CallHandler = async (_call, context) => {
+      // Outside the read of the call's own chunk, so the connection still reads (the req.cancel below).
+      await new Promise((resolve) => setImmediate(resolve));
+      flooded(Array.from({ length: count }, () => context.progress({ Step: step } satisfies ProgressEvent)));
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      return [];
+    };
+    const p = await puppet({ calls });
+    p.command({ pause: true });
+    await p.next((m) => m.paused === true);
+    p.send({ v: 3, id: 2, method: 'agent.list' });
+    const sent = await flood;
+    const queue = p.connection.outbound;
+    assert.equal(queue.length, OUTBOUND_QUEUE_FRAMES);
+    assert.ok(queue.waiters > 0);
+    const frame = Buffer.byteLength(JSON.stringify({ v: 3, method: 'req.progress', params: { id: 2, event: { Step: step } } })) + 1;
+    assert.equal(queue.heldBytes, (queue.length + queue.waiters) * frame, 'every frame queued or waiting is counted, newline included');
+    const waiting = queue.waiters;
+
+    p.send({ v: 3, method: 'req.cancel', params: { id: 2 } });
+    await Promise.all(sent); // the waiting ones are withdrawn: none is left hanging
+    // What may wait now is the call's answer (the handler returns once cancelled), nothing else.
+    const answer = Buffer.byteLength(JSON.stringify({ v: 3, id: 2, result: [] })) + 1;
+    assert.ok(queue.waiters <= 1, `${queue.waiters} waiting`);
+    assert.equal(queue.heldBytes, queue.length * frame + queue.waiters * answer, 'the withdrawn frames are no longer held');
+
+    p.command({ resume: true });
+    assert.deepEqual((await p.answer(2)).result, []);
+    const progress = p.reports.filter((m) => (m.got as { method?: string } | undefined)?.method === 'req.progress');
+    assert.equal(progress.length, count - waiting, 'the withdrawn frames were never written');
+    assert.equal(queue.heldBytes, 0);
+  });
+
+  it("a task event listener's promise holds the connection's reading until it settles", async () => {
+    const calls: string[] = [];
+    const p = await puppet({ calls: async (call) => (calls.push(call.method), []) });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let heard!: () => void;
+    const first = new Promise<void>((resolve) => (heard = resolve));
+    const events: TaskEventParams[] = [];
+    const task = await p.connection.runTask({ taskId: 't1', text: 'x' }, (event) => {
+      events.push(event);
+      heard();
+      return held;
+    });
+    await p.next((m) => (m.got as { method?: string } | undefined)?.method === 'task.run');
+    p.send({ v: 3, method: 'task.event', params: { kind: 'status', id: task.id, state: 'working', message: 'one' } });
+    await first;
+    assert.equal(p.connection.readingPaused, true, 'paused while the listener forwards the event');
+    p.send({ v: 3, id: 2, method: 'agent.list' });
+    await p.ping(1); // the puppet has written the call: it waits in the socket, unread
+    assert.deepEqual(calls, []);
+    release();
+    assert.deepEqual((await p.answer(2)).result, []);
+    assert.deepEqual(calls, ['agent.list']);
+    assert.equal(p.connection.readingPaused, false);
+    assert.equal(events.length, 1);
+  });
+});
