@@ -137,6 +137,9 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
     console.log(JSON.stringify(kinds));`;
   const kinds = JSON.parse(await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(documented)], app)) as Record<string, string>;
   assert.deepEqual(kinds, Object.fromEntries(documented.map((e) => [`${e.subpath} ${e.name}`, e.kind])));
+  // A CommonJS main process may require() it too (no top-level await anywhere in its graph).
+  const required = await run(process.execPath, ['--input-type=commonjs', '-e', "console.log(typeof require('chatty-protocol-gateway/electron').attachDesktopBridge)"], app);
+  assert.equal(required.trim(), 'function');
 });
 
 test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
@@ -235,8 +238,9 @@ describe('the example app, its main.js on the stand-in electron and its page in 
 
     // A task on the bundled local-coder (a real worker process) asks to run a command.
     const { taskId } = await page.evaluate(() => (window as unknown as { chatty: ChattyBridge }).chatty.startTask({ agent: 'local-coder', prompt: 'exec echo answered-by-the-page' }));
-    await page.getByText('echo answered-by-the-page').first().waitFor({ state: 'visible' });
-    await page.getByRole('button', { name: 'Approve once' }).click();
+    const popover = page.locator('chatty-approvals').getByRole('dialog');
+    await popover.getByText('echo answered-by-the-page').first().waitFor({ state: 'visible' });
+    await popover.getByRole('button', { name: 'Approve once' }).click();
     const ended = await contents.sentOn<TaskUpdate>('chatty:task', (u) => u.type === 'ended' && u.taskId === taskId);
     assert.deepEqual(ended, { type: 'ended', taskId, state: 'completed' });
     const snapshot = (await electron.ipcMain.invoke('chatty:snapshot', contents, contents.mainFrame)) as Snapshot;
