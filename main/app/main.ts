@@ -8,8 +8,17 @@ import electronLog from 'electron-log/node.js';
 import { join } from 'node:path';
 import { APP_PAGE_URL } from './app-protocol.js';
 import { startAppGateway } from './app-gateway.js';
-import { bringForward, QUIT_SIGNALS, quitAfterStopping, Teardown } from './lifecycle.js';
-import { APP_SCHEME_REGISTRATION, appMenuTemplate, attachDesktopBridge, handleAppProtocol, policeContents, policeSession, preloadPath } from './index.js';
+import { bringForward, QUIT_SIGNALS, Teardown } from './lifecycle.js';
+import {
+  APP_SCHEME_REGISTRATION,
+  appMenuTemplate,
+  attachDesktopBridge,
+  handleAppProtocol,
+  policeContents,
+  policeSession,
+  preloadPath,
+  quitAfterStopping,
+} from './index.js';
 import { openAppWindow } from './window-options.js';
 
 // The main-process log: electron-log through its Node entry, which (unlike its Electron entry)
