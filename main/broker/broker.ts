@@ -4,6 +4,7 @@ import {
   CallError,
   Directory,
   ParticipantRegistry,
+  type AdmittedNode,
   type CallContext,
   type CallHandler,
   type OpenConnectionOptions,
@@ -94,7 +95,7 @@ export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
  * started by its runner and reaped when the task ends; cancelling a call cancels the task it
  * started and, through that worker's own calls, everything under it. Only long-lived participants
  * and virtual agents are roles (called, listed, on rosters); a virtual agent's worker is not. A
- * long-lived participant's calls act within the task it runs (see `acting`).
+ * long-lived participant's calls act within the task it runs (see `TaskTree.acting`).
  */
 export class Broker {
   readonly directory = new Directory();
@@ -167,7 +168,12 @@ export class Broker {
   openParticipant(spec: string, command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<OpenedConnection> {
     if (this.stopping) return Promise.reject(new Error('broker: stopping'));
     const root = this.rootNode();
-    const node = this.directory.admit(spec);
+    let node: AdmittedNode;
+    try {
+      node = this.directory.admit(spec);
+    } catch (err) {
+      return Promise.reject(err); // a spec it cannot admit: refused as the open's failure, like every other
+    }
     const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
     this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], otherChains: [], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
     return this.longLived.open(node, command, args, { ...this.connectionOptions(node.name), cwd: options.cwd, env: options.env });
