@@ -137,9 +137,10 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
     console.log(JSON.stringify(kinds));`;
   const kinds = JSON.parse(await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(documented)], app)) as Record<string, string>;
   assert.deepEqual(kinds, Object.fromEntries(documented.map((e) => [`${e.subpath} ${e.name}`, e.kind])));
-  // A CommonJS main process may require() it too (no top-level await anywhere in its graph).
-  const required = await run(process.execPath, ['--input-type=commonjs', '-e', "console.log(typeof require('chatty-protocol-gateway/electron').attachDesktopBridge)"], app);
-  assert.equal(required.trim(), 'function');
+  // A CommonJS main process may require() them too (no top-level await anywhere in their graphs).
+  const requireScript = "for (const s of ['', '/worker', '/electron', '/terminal']) console.log(Object.keys(require('chatty-protocol-gateway' + s)).length > 0)";
+  const required = await run(process.execPath, ['--input-type=commonjs', '-e', requireScript], app);
+  assert.deepEqual(required.trim().split('\n'), ['true', 'true', 'true', 'true']);
 });
 
 test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
