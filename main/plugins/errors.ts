@@ -27,8 +27,9 @@ export class PluginCallError extends Error {
     readonly kind: PluginCallErrorKind,
     message: string,
     readonly module?: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

@@ -85,11 +85,16 @@ function toolEntry(tool: ModuleTool): { name: string; description: string; input
   return { name: tool.name, description: tool.description, inputSchema: inputSchemaOf(tool.parametersSchema) };
 }
 
-/** The guest's `parameters-schema`, or `{"type":"object","properties":{}}` when it is not a JSON object. */
+/**
+ * The guest's `parameters-schema`; `{"type":"object"}` added in front when it names no type (`{}`
+ * is "any arguments", and MCP clients refuse an `inputSchema` without it); and
+ * `{"type":"object","properties":{}}` when it is not a JSON object (main/plugins refuses such a
+ * schema at load; another module directory may not).
+ */
 function inputSchemaOf(text: string): unknown {
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return 'type' in value ? value : { type: 'object', ...value };
   } catch {
     // falls through to the fallback
   }

@@ -6,8 +6,10 @@
  *   not a `{ kind, message }` tool-error) as a `failed` tool-error carrying its message: without
  *   this, componentize-js cannot lower the value into `tool-error` and the guest traps with the
  *   message lost;
- * - answers an ill-typed return (not `{ content: string }`, a Promise, bad `usage`) the same way,
- *   saying what was returned;
+ * - awaits a Promise from an `async invokeTool` (componentize-js runs the engine's event loop until
+ *   it settles): a rejection is a tool-error as a throw is;
+ * - answers an ill-typed return (not `{ content: string }`, bad `usage`) the same way, saying
+ *   what was returned;
  * - logs why `metadata()` or `listTools()` threw, or what is wrong with their answer (a schema
  *   given as an object, an unknown capability), before the trap that follows: they have no error
  *   case in the WIT, and componentize-js's own trap says only "unreachable";
@@ -67,10 +69,13 @@ function isU32(n) {
   return Number.isInteger(n) && n >= 0 && n <= U32_MAX;
 }
 
+function isThenable(value) {
+  return value !== null && typeof value === 'object' && typeof value.then === 'function';
+}
+
 function toolResult(result) {
-  if (result === null || typeof result !== 'object' || Array.isArray(result) || typeof result.then === 'function') {
-    const why = result !== null && typeof result === 'object' && typeof result.then === 'function' ? ' (invokeTool must not be async)' : '';
-    throw failed('invokeTool returned ' + describe(result) + '; it must return { content: string }' + why);
+  if (result === null || typeof result !== 'object' || Array.isArray(result) || isThenable(result)) {
+    throw failed('invokeTool returned ' + describe(result) + '; it must return { content: string }' + (isThenable(result) ? ' (a Promise that resolved to a Promise)' : ''));
   }
   if (typeof result.content !== 'string') {
     throw failed('invokeTool returned content that is ' + describe(result.content) + '; content must be a string (JSON.stringify an object)');
@@ -177,6 +182,8 @@ export const plugin = {
     } catch (err) {
       throw toolError(err);
     }
+    // An async tool: componentize-js runs the guest's event loop until the Promise settles.
+    if (isThenable(result)) return Promise.resolve(result).then(toolResult, (err) => { throw toolError(err); });
     return toolResult(result);
   },
 };

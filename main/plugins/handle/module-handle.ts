@@ -1,4 +1,4 @@
-import { PluginCallError, messageOf } from '../errors.js';
+import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
 import { MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
@@ -17,6 +17,7 @@ import type {
 import { CallQueue, type Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
 import { GuestWorker, type GuestWorkerEvents } from './guest-worker.js';
+import { ToolSchemaError, checkedTools } from './tool-schemas.js';
 
 /** What `invokeTool` takes; `caller` names who is calling (an MCP client, an agent), if known. */
 export interface InvokeRequest {
@@ -98,9 +99,19 @@ export class ModuleHandle implements ModuleInfo {
     this.dir = init.dir;
   }
 
-  /** Starts the worker and instantiates the component; rejects with `PluginLoadError` if it cannot. */
+  /**
+   * Starts the worker and instantiates the component, then asks for its tools: rejects with
+   * `PluginLoadError` if it cannot start, or if a tool's schema is not a JSON Schema object
+   * (naming the tool). A `list-tools` that fails otherwise (a trap, its 1 s limit) does not stop
+   * the load: the `tools/list` that meets it again says so.
+   */
   async start(): Promise<void> {
     await this.ensureWorker();
+    try {
+      await this.listTools();
+    } catch (err) {
+      if (err instanceof PluginCallError && err.cause instanceof ToolSchemaError) throw new PluginLoadError(err.cause.message);
+    }
   }
 
   /** The guest's `metadata` export (1 s limit). */
@@ -108,9 +119,18 @@ export class ModuleHandle implements ModuleInfo {
     return this.enqueue('metadata', undefined, this.limits.metadataTimeoutMs) as Promise<PluginMetadata>;
   }
 
-  /** The guest's `list-tools` export (1 s limit). */
-  listTools(): Promise<ToolDefinition[]> {
-    return this.enqueue('list-tools', undefined, this.limits.metadataTimeoutMs) as Promise<ToolDefinition[]>;
+  /**
+   * The guest's `list-tools` export (1 s limit), each schema checked and made explicit
+   * (`checkedTools`: `{}` becomes `{"type":"object"}`); a schema that is not a JSON Schema
+   * object fails the call `invalid_output`, naming the tool.
+   */
+  async listTools(): Promise<ToolDefinition[]> {
+    const tools = (await this.enqueue('list-tools', undefined, this.limits.metadataTimeoutMs)) as ToolDefinition[];
+    try {
+      return checkedTools(tools);
+    } catch (err) {
+      throw new PluginCallError('invalid_output', `module '${this.name}': list-tools: ${messageOf(err)}`, this.name, { cause: err });
+    }
   }
 
   /**
