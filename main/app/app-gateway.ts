@@ -2,7 +2,7 @@
 // test/app/app-gateway.test.ts starts the very same thing: the plugins, the bundled agents, the
 // gateway on its socket, each registered with the teardown that stops it on quit.
 import { join } from 'node:path';
-import { bundledAgents, detectWorkspace, type BundledWorkspace } from '../agents/bundled.js';
+import { bundledAgents, detectWorkspace, pruneWorktreesAtStart, type BundledWorkspace } from '../agents/bundled.js';
 import type { WorkerCommand } from '../agents/worker-command.js';
 import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
 import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules.js';
@@ -45,6 +45,7 @@ export async function startAppGateway(options: AppGatewayOptions, teardown: Tear
   teardown.add('close the plugins', () => modules.close());
 
   const workspace = await detectWorkspace(agentWorkspaceDir({ env, isPackaged: options.isPackaged, cwd: options.cwd, userData: options.userData }));
+  await pruneWorktreesAtStart(workspace, (line) => log.info(line)); // what a killed app left in this repository
   const gateway = new ProtocolGateway(modules, {
     broker: {
       root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },

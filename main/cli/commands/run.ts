@@ -1,4 +1,4 @@
-import { bundledAgents, detectWorkspace } from '../../agents/bundled.js';
+import { bundledAgents, detectWorkspace, pruneWorktreesAtStart } from '../../agents/bundled.js';
 import { Broker, RootCallError, RootTransport, type RootInvokeResult } from '../../broker/index.js';
 import { failure } from '../failure.js';
 import { decodeTaskText } from '../task-text.js';
@@ -40,6 +40,7 @@ export async function runRun(options: RunOptions, io: RunIo = { stdin: process.s
   let broker: Broker;
   try {
     const workspace = await detectWorkspace(process.cwd());
+    await pruneWorktreesAtStart(workspace, say); // what a killed gateway or run left in this repository
     broker = new Broker({
       root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
       log: (line) => say(`broker: ${line}`),
