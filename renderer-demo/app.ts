@@ -286,7 +286,7 @@ function setupAudit(): (row: AuditRow) => void {
       h('time', { attrs: { datetime: row.time, title: row.time } }, localTime(row.time)),
       row.verdict,
       row.by,
-      `${showExactly(row.agent).text} (${row.chain.map((r) => showExactly(r).text).join(' → ')})`,
+      h('span', { attrs: { title: `chain: ${row.chain.map((r) => showExactly(r).text).join(' → ')}` } }, showExactly(row.agent).text),
       row.kind,
       h('code', {}, showExactly(row.command_or_path).text),
       row.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(', '),
