@@ -1,7 +1,7 @@
 /**
  * A worker's child may leave a background process holding the worker's stdout and stderr: once
  * the worker has exited, its runner lets go of those pipes, so a stopped gateway lets its process
- * exit (issue 17, item 8).
+ * exit, and a worker that fails its hello fails its start at once (issue 17, item 8).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,17 +11,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { LocalRunner } from '../../main/broker/runners/index.js';
+import { Directory, ParticipantRegistry } from '../../main/fabric/index.js';
 
 const GATEWAY = fileURLToPath(new URL('./children/runner-gateway-exit.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'chatty-runner-stdio-'));
 const pidFile = join(dir, 'background.pid');
+const helloPidFile = join(dir, 'background-of-a-failed-hello.pid');
 let gateway: ChildProcess | undefined;
 after(() => {
   gateway?.kill('SIGKILL');
-  // The background sleep is the test's own leftover: end it by its pid.
-  if (existsSync(pidFile)) {
+  // The background sleeps are the test's own leftovers: end them by their pids.
+  for (const file of [pidFile, helloPidFile]) {
+    if (!existsSync(file)) continue;
     try {
-      process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+      process.kill(Number(readFileSync(file, 'utf8').trim()), 'SIGKILL');
     } catch {
       // already gone
     }
@@ -39,4 +43,12 @@ it('a stopped gateway\'s process exits although a worker\'s background process s
   assert.deepEqual([code, signal], [0, null]);
   const background = Number(readFileSync(pidFile, 'utf8').trim());
   assert.doesNotThrow(() => process.kill(background, 0), 'the background sleep still runs: it is not the gateway\'s to end');
+});
+
+it('a worker that exits without its hello, leaving a background process on its stdout and stderr, fails start without waiting for that process', { timeout: 20_000 }, async () => {
+  const runner = new LocalRunner({ command: '/bin/sh', args: ['-c', 'sleep 30 0<&- 3>&- & echo $! > "$1"; echo "no model configured" >&2; exit 3', 'sh', helloPidFile] });
+  await assert.rejects(
+    runner.start({ spec: 'quitter', spawnContext: { roster: [] }, connection: { directory: new Directory(), registry: new ParticipantRegistry() } }),
+    /^Error: fabric: worker quitter-0 \(\/bin\/sh\) did not complete its hello: [^\n]*\n--- the end of its stderr ---\nno model configured$/,
+  );
 });
