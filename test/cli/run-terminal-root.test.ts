@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
+import { vouchedContext } from '../../main/broker/approvals/index.js';
 import { LineQueue, NoAnswer, ProgressPrinter, TerminalPrompter, defaultApprovalsMode } from '../../main/cli/terminal-root/index.js';
 
 function terminal() {
@@ -20,7 +21,16 @@ function terminal() {
   return { input, output, screen: () => screen, shows };
 }
 
-const exec = (command: string, agent = 'local-coder-0', chain = ['root', 'local-coder']): ApprovalRequest => ({ kind: 'exec', command_or_path: command, asker: { agent, chain } });
+/** A request as the broker makes it (no workspace, no root task: neither `t` nor `a` is offered). */
+const request = (kind: 'exec' | 'write', command: string, agent: string, chain: string[], diffStat?: string): ApprovalRequest => ({
+  kind,
+  command_or_path: command,
+  ...(diffStat !== undefined ? { diff_stat: diffStat } : {}),
+  asker: { agent, chain },
+  role: chain.at(-1)!,
+  ...vouchedContext(kind, command, diffStat, undefined, undefined),
+});
+const exec = (command: string, agent = 'local-coder-0', chain = ['root', 'local-coder']): ApprovalRequest => request('exec', command, agent, chain);
 const never = new AbortController().signal;
 
 describe('TerminalPrompter', () => {
@@ -28,7 +38,7 @@ describe('TerminalPrompter', () => {
     const t = terminal();
     const prompter = new TerminalPrompter({ input: t.input, output: t.output, echo: true });
     const first = prompter.approve(exec('npm test'), never);
-    const second = prompter.approve({ kind: 'write', command_or_path: 'a.txt', diff_stat: '+1 -0', asker: { agent: 'b-1', chain: ['root', 'a', 'b'] } }, never);
+    const second = prompter.approve(request('write', 'a.txt', 'b-1', ['root', 'a', 'b'], '+1 -0'), never);
     await t.shows('approve? [y/N] ');
     assert.ok(!t.screen().includes('b-1'), 'the second waits its turn');
     t.input.write('maybe\nYES\n\n');
@@ -42,7 +52,8 @@ describe('TerminalPrompter', () => {
         '  please answer y or n',
         '  approve? [y/N] YES',
         '  approved',
-        'chatty-gateway: b-1 (root → a → b) asks to write: a.txt (+1 -0)',
+        'chatty-gateway: b-1 (root → a → b) asks to write: a.txt',
+        '  the worker says of it: +1 -0',
         '  approve? [y/N] ',
         '  denied',
         '',

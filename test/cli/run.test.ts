@@ -44,7 +44,8 @@ describe('run, approvals answered on piped stdin', () => {
     const result = await run(['local-coder', 'exec echo hi', '--approvals', 'prompt'], cwd, 'y\n');
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'hi\n[exit code 0]\n');
-    assert.ok(result.stderr.includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), result.stderr);
+    // The workspace and the choices (t: this root task) come between the request and the prompt.
+    assert.match(result.stderr, /chatty-gateway: local-coder-0 \(root → local-coder\) asks to run: echo hi\n  workspace: [^\n]+\n  y: approve once · t: approve for this task · n: deny \(the default\)\n  approve\? \[y\/N\] y\n  approved\n/);
     assert.ok(result.stderr.includes('  local-coder-0 started\n'), result.stderr);
     assert.ok(result.stderr.includes('  [local-coder-0] running echo hi\n'), result.stderr);
     assert.equal(git(cwd, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
@@ -79,7 +80,7 @@ describe('run, approvals answered on piped stdin', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'answer: SQLite\nwrote notes.txt (+1 -0)\n');
     assert.ok(result.stderr.includes('chatty-gateway: local-reviewer-0 (root → local-coder → local-reviewer) asks: Which database?\n  1) Postgres\n  2) SQLite\n'), result.stderr);
-    assert.ok(result.stderr.includes('chatty-gateway: local-coder-0 (root → local-coder) asks to write: notes.txt (+1 -0)\n  approve? [y/N] y\n'), result.stderr);
+    assert.match(result.stderr, /chatty-gateway: local-coder-0 \(root → local-coder\) asks to write: notes\.txt\n  workspace: [^\n]+\n  path: [^\n]+\/notes\.txt\n  the worker says of it: \+1 -0\n[^\n]*\n  approve\? \[y\/N\] y\n/);
     // Not a git repository: the agents work in the directory itself.
     assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'chosen\n');
   });
@@ -186,7 +187,7 @@ async function runOnPtyAnswering(script: string, answer: string): Promise<{ code
 test('on a real pseudo-terminal prompt is the default: y runs the command, exit 0', async () => {
   const { code, screen } = await runOnPtyAnswering('exec echo hi', 'y');
   assert.equal(code, 0, screen);
-  assert.ok(screen.includes('local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
+  assert.match(screen, /local-coder-0 \(root → local-coder\) asks to run: echo hi\n  workspace: [^\n]+\n[^\n]+\n  approve\? \[y\/N\] y\n  approved\n/);
   assert.ok(screen.includes('\nhi\n[exit code 0]\n'), screen);
 });
 
@@ -194,7 +195,9 @@ test('on a real pseudo-terminal n denies: the command does not run, exit non-zer
   const marker = join(dir('chatty-run-marker-'), 'ran');
   const { code, screen } = await runOnPtyAnswering(`exec echo hi > ${marker}`, 'n');
   assert.equal(code, 1, screen);
-  assert.ok(screen.includes(`local-coder-0 (root → local-coder) asks to run: echo hi > ${marker}\n  approve? [y/N] n\n  denied\n`), screen);
+  assert.ok(screen.includes(`local-coder-0 (root → local-coder) asks to run: echo hi > ${marker}\n`), screen);
+  assert.ok(screen.includes('  !! DANGER: outside-workspace\n'), screen);
+  assert.ok(screen.includes('  approve? [y/N] n\n  denied\n'), screen);
   assert.ok(screen.includes(`chatty-gateway: local-coder did not complete: exec denied: echo hi > ${marker}\n`), screen);
   assert.equal(existsSync(marker), false);
 });

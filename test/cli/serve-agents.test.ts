@@ -156,7 +156,7 @@ describe('serve --agent with a relative path, in a git repository', () => {
     await s.shows('chatty-gateway: task #1 (helper) ');
     const out = s.stderr();
     assert.ok(out.includes('chatty-gateway: task #1 (helper) completed\n'), out);
-    assert.ok(out.includes('chatty-gateway: approved (--approvals allow): helper-0 (root → helper) asks to write: notes.txt (+1 -0)'), out);
+    assert.ok(out.includes('chatty-gateway: approved (--approvals allow): helper-0 (root → helper) asks to write: notes.txt\n'), out);
     assert.match(out, new RegExp(`  #1 \\| wrote notes\\.txt in ${join(cwd, '.git', 'chatty-worktrees')}/helper-0\n`));
     assert.ok(out.includes('  #1 | the other agents here: local-coder, local-reviewer\n'), out);
     assert.equal((await s.stop()).code, 0);
@@ -198,7 +198,7 @@ describe('serve --approvals prompt, piped stdin', () => {
 
     s.type('local-coder exec echo hi');
     await s.shows('approve? [y/N] ');
-    assert.ok(s.stderr().includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] '), s.stderr());
+    assert.match(s.stderr(), /chatty-gateway: local-coder-0 \(root → local-coder\) asks to run: echo hi\n  workspace: [^\n]+\n[^\n]+\n  approve\? \[y\/N\] /);
     // While the task waits for the human, a tools/call through the socket is served.
     const call = await unixRequest(s.ready.socket, {
       method: 'POST',
@@ -349,7 +349,7 @@ test('on a real pseudo-terminal: prompt is the default, `> ` asks for a task, y 
   // The screen as it reads: a line erased (`\r` then erase-line) to be written over is gone.
   const screen = seen.replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
   assert.equal(status.code, 0, screen);
-  assert.ok(screen.includes('chatty-gateway: local-coder-0 (root → local-coder) asks to run: echo hi\n  approve? [y/N] y\n  approved\n'), screen);
+  assert.match(screen, /chatty-gateway: local-coder-0 \(root → local-coder\) asks to run: echo hi\n  workspace: [^\n]+\n[^\n]+\n  approve\? \[y\/N\] y\n  approved\n/);
   assert.ok(screen.includes('  #1 | hi\n  #1 | [exit code 0]\n'), screen);
   assert.ok(seen.includes('chatty-gateway: task #1 (local-coder) completed\r\n> '), 'the prompt is back once the task has ended');
   assert.ok(screen.includes('chatty-gateway: stopped (SIGINT)\n'), screen);
@@ -466,7 +466,9 @@ test('a hostile worker cannot rewrite the approval prompt or reach the terminal 
   const bad = lines.find((line) => UNSAFE.test(line));
   assert.equal(bad, undefined, `a line the terminal would obey: ${JSON.stringify(bad)}\n${stderr}`);
   assert.ok(
-    stderr.includes('chatty-gateway: hostile-0 (root → hostile) asks to run: "ls\\u001b[2K\\r  approved: harmless\\u001b]2;APPROVAL-TITLE\\u0007 && rm -rf /tmp/nothing"\n  approve? [y/N] '),
+    // Through the display rule (issue 18): each hidden character as its code point, and a warning.
+    stderr.includes('chatty-gateway: hostile-0 (root → hostile) asks to run: ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;APPROVAL-TITLE<U+0007> && rm -rf /tmp/nothing\n') &&
+      stderr.includes('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see\n  approve? [y/N] '),
     stderr,
   );
   // The broker's line never lands inside the question: each row with the question is the question alone (or with its answer).
@@ -474,7 +476,7 @@ test('a hostile worker cannot rewrite the approval prompt or reach the terminal 
   assert.ok(stderr.includes('  #1 | verdict denied\n'), stderr);
   assert.ok(stderr.includes('  #2 [hostile-1] step2J\n'), stderr);
   assert.ok(stderr.includes('  #2 | plain  after A2;C1-TITLEB\n'), stderr);
-  assert.ok(stderr.includes('asks: Q?\n  1) ared\n'), stderr);
+  assert.ok(stderr.includes('asks: Q<U+001B>]2;ASK-TITLE<U+0007>?\n  1) a<U+001B>[31mred\n'), stderr);
   assert.ok(stderr.includes('did not complete: reasonRED\n'), stderr);
 });
 

@@ -10,7 +10,8 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
 import type { ApprovalRequest, RootTransport } from '../../main/broker/index.js';
-import { attachTerminalRoot, exactly, fitColumns, printable, ProgressPrinter, Screen, TerminalPrompter } from '../../main/cli/terminal-root/index.js';
+import { vouchedContext } from '../../main/broker/approvals/index.js';
+import { attachTerminalRoot, describeApproval, fitColumns, printable, ProgressPrinter, Screen, TerminalPrompter } from '../../main/cli/terminal-root/index.js';
 import { HELD_LINE_MAX, HELD_LINES_MAX } from '../../main/cli/terminal-root/screen.js';
 
 /** An approval that tries to erase its own row and set the window title. */
@@ -23,6 +24,8 @@ const evil = (kind: 'exec' | 'write' = 'exec'): ApprovalRequest => ({
   command_or_path: EVIL_COMMAND,
   ...(kind === 'write' ? { diff_stat: '+1\x1b[8m -0' } : {}),
   asker: { agent: 'evil\x1b[31m-0', chain: ['root', 'evil\x9b2J'] },
+  role: 'evil',
+  ...vouchedContext(kind, EVIL_COMMAND, kind === 'write' ? '+1\x1b[8m -0' : undefined, undefined, undefined),
 });
 
 function sink() {
@@ -41,13 +44,13 @@ describe('printable and exactly', () => {
     assert.equal(printable('日本語 ✓ é'), '日本語 ✓ é');
   });
 
-  test('a command with nothing hidden is shown as it is; otherwise JSON-quoted with every hidden character escaped', () => {
-    assert.equal(exactly('npm test -- "a b"'), 'npm test -- "a b"');
-    assert.equal(exactly(EVIL_COMMAND), '"ls\\u001b[2K\\r  approved: harmless\\u001b]2;T\\u0007 && rm -rf ~"');
-    assert.equal(exactly('rm \u202eexe.txt'), '"rm \\u202eexe.txt"');
-    assert.equal(exactly('a\u0085b\u200bc'), '"a\\u0085b\\u200bc"');
-    assert.equal(exactly('ls '), '"ls "', 'a trailing space is not hidden either');
-    assert.equal(exactly('line\nnext'), '"line\\nnext"');
+  test('a command goes through the display rule: each hidden character as its code point, its ends seen, a new line indented', () => {
+    assert.equal(describeApproval({ kind: 'exec', command_or_path: 'npm test -- "a b"' }), 'run: npm test -- "a b"');
+    assert.equal(describeApproval({ kind: 'exec', command_or_path: EVIL_COMMAND }), 'run: ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~');
+    assert.equal(describeApproval({ kind: 'exec', command_or_path: 'echo "tests ok\u202E" && x' }), 'run: echo "tests ok<U+202E>" && x');
+    assert.equal(describeApproval({ kind: 'exec', command_or_path: 'a\u0085b\u200bc\u00a0d' }), 'run: a<U+0085>b<U+200B>c<U+00A0>d');
+    assert.equal(describeApproval({ kind: 'exec', command_or_path: 'ls ' }), 'run: ⟦ls ⟧', 'a trailing space is seen');
+    assert.equal(describeApproval({ kind: 'write', command_or_path: 'line\nchatty-gateway: approved' }), 'write: line\n    chatty-gateway: approved');
   });
 
   test('fitColumns cuts by display columns: a wide character takes two', () => {
@@ -72,11 +75,24 @@ describe('the prompter and the terminal root', () => {
     assert.equal(await write, 'denied');
     prompter.close();
     assert.doesNotMatch(out.written(), UNSAFE);
-    assert.ok(
-      out.written().startsWith('chatty-gateway: evil-0 (root → evil2J) asks to run: "ls\\u001b[2K\\r  approved: harmless\\u001b]2;T\\u0007 && rm -rf ~"\n  approve? [y/N] n\n  denied\n'),
+    const SHOWN = 'ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~';
+    assert.equal(
       out.written(),
+      [
+        `chatty-gateway: evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to run: ${SHOWN}`,
+        '  !! DANGER: recursive-delete, hidden-characters',
+        '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see',
+        '  approve? [y/N] n',
+        '  denied',
+        `chatty-gateway: evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to write: ${SHOWN}`,
+        '  the worker says of it: +1<U+001B>[8m -0',
+        '  !! DANGER: hidden-characters',
+        '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see',
+        '  approve? [y/N] n',
+        '  denied',
+        '',
+      ].join('\n'),
     );
-    assert.ok(out.written().includes('asks to write: "ls\\u001b[2K\\r  approved: harmless\\u001b]2;T\\u0007 && rm -rf ~" (+1 -0)\n'), out.written());
   });
 
   test('a question and its options: printable, a question of several lines indented, an option on one line', async () => {
@@ -91,7 +107,7 @@ describe('the prompter and the terminal root', () => {
     prompter.close();
     assert.deepEqual(answers, [{ id: 'q', answer: 'a\x1b[31mred\nchatty-gateway: x', custom: false }], 'the answer is the option as it was');
     assert.doesNotMatch(out.written(), UNSAFE);
-    assert.ok(out.written().startsWith('chatty-gateway: e-0 (root → e) asks: Q?\n    chatty-gateway: approved\n  1) ared chatty-gateway: x\n'), out.written());
+    assert.ok(out.written().startsWith('chatty-gateway: e-0 (root → e) asks: Q<U+001B>]2;T<U+0007>?\n    chatty-gateway: approved\n  1) a<U+001B>[31mred chatty-gateway: x\n'), out.written());
   });
 
   test('--approvals allow and mail: the lines the root writes itself are printable too', () => {
@@ -110,7 +126,9 @@ describe('the prompter and the terminal root', () => {
     assert.doesNotMatch(out.written(), UNSAFE);
     assert.equal(
       out.written(),
-      'chatty-gateway: approved (--approvals allow): evil-0 (root → evil2J) asks to run: "ls\\u001b[2K\\r  approved: harmless\\u001b]2;T\\u0007 && rm -rf ~"\n' +
+      'chatty-gateway: approved (--approvals allow): evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to run: ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~\n' +
+        '  !! DANGER: recursive-delete, hidden-characters\n' +
+        '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see\n' +
         'chatty-gateway: message from evil-0: hi\n    chatty-gateway: approved\n',
     );
   });

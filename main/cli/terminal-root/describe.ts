@@ -1,23 +1,58 @@
-import type { ApprovalRequest, Asker, QuestionToRoot } from '../../broker/index.js';
-import { exactly, printable } from './safe-text.js';
+import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
+import { hasHidden, showExactly } from '../../display/index.js';
+
+/**
+ * A field a worker controls, as the terminal shows it: through the display rule (each hidden
+ * character as its code point, `<U+202E>`), a line break kept but the next line indented, so that
+ * nothing in it can pass for a line of the gateway's own.
+ */
+export function shown(text: string): string {
+  return showExactly(text).text.replaceAll('\n', '\n    ');
+}
+
+/** A one-line field (a name): a new line or a tab shown as its code point too. */
+function shownName(text: string): string {
+  return showExactly(text).text.replace(/[\n\t]/g, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+}
 
 /** `local-coder-0 (root → local-coder)`: the asker and its chain, as the terminal shows them. */
 export function describeAsker(asker: Asker): string {
-  return `${asker.agent} (${asker.chain.join(' → ')})`;
+  return `${shownName(asker.agent)} (${asker.chain.map(shownName).join(' → ')})`;
 }
 
 /**
- * What an approval asks for: `run: npm test`, `write: notes.txt (+1 -0)`. The command or path is
- * shown exactly: JSON-quoted, its hidden characters escaped, when it has any
- * (`run: "ls\u001b[2K\r  approved: harmless"`), so that nothing in it can hide the rest.
+ * What an approval asks for: `run: npm test`, `write: notes.txt`. The command or path through the
+ * display rule; one with a space at either end, or empty, is shown between ⟦ ⟧ so that its ends are seen.
  */
-export function describeApproval(request: ApprovalRequest): string {
-  if (request.kind === 'exec') return `run: ${exactly(request.command_or_path)}`;
-  const stat = request.diff_stat !== undefined ? ` (${printable(request.diff_stat).replaceAll(/\s+/g, ' ')})` : '';
-  return `write: ${exactly(request.command_or_path)}${stat}`;
+export function describeApproval(request: Pick<ApprovalRequest, 'kind' | 'command_or_path'>): string {
+  const text = shown(request.command_or_path);
+  const bounded = text === '' || text.trim() !== text ? `⟦${text}⟧` : text;
+  return `${request.kind === 'exec' ? 'run' : 'write'}: ${bounded}`;
+}
+
+/**
+ * The lines under an approval's first line: what the gateway vouches for (the workspace, a
+ * write's resolved path and whether it lies outside, the danger tags), the diff stat as the
+ * worker's words, and a warning when the request holds hidden characters.
+ */
+export function approvalDetails(request: ApprovalRequest): string[] {
+  const lines: string[] = [];
+  if (request.workspace !== undefined) lines.push(`  workspace: ${shown(request.workspace)}`);
+  if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
+  if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
+  if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
+  if (request.hidden || hasHidden(request.command_or_path)) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
+  return lines;
+}
+
+/** A match as the prompt offers it: `npm test --watch (exactly)`, `npm test * (npm test with any arguments)`. */
+export function describeOffer(match: ApprovalMatch): string {
+  if ('exact' in match) return `${shown(match.exact)} (exactly)`;
+  if ('prefix' in match) return `${shown(describeMatch(match))} (${shown(match.prefix)} with any arguments)`;
+  return `${shown(match.glob)} (any path it matches)`;
 }
 
 /** One line per question, quoted, for the terminal's notes. */
 export function describeQuestions(request: QuestionToRoot): string {
-  return request.questions.map((q) => JSON.stringify(q.question)).join(', ');
+  return request.questions.map((q) => JSON.stringify(showExactly(q.question).text)).join(', ');
 }

@@ -1,35 +1,83 @@
 import { createInterface, type Interface } from 'node:readline';
+import { canReadKeys, TypedLines } from './typed-lines.js';
+
+interface Line {
+  text: string;
+  /** When its first key was typed, on a terminal (`TypedLines`); piped lines have none (always fresh). */
+  startedAt: number;
+}
+
+interface Waiter {
+  resolve: (line: string | undefined) => void;
+  urgent: boolean;
+  /** Only a line begun after this mark; an older one is skipped (told to `onSkipped`). */
+  since: number;
+  onSkipped: ((line: string) => void) | undefined;
+}
+
+export interface NextOptions {
+  /** A prompt the human must answer (served before the other readers, `serve`'s command line). */
+  urgent?: boolean;
+  /**
+   * On a terminal: take only a line whose first key was typed after this mark (`mark()`, read
+   * when the prompt appeared); an older line, typed for something else, is skipped and given to
+   * `onSkipped`. Piped input is a script, read in order: its lines are never skipped.
+   */
+  since?: number;
+  onSkipped?: (line: string) => void;
+}
 
 /**
  * Lines read from an input stream (stdin), handed out one per `next()` in order. Lines that come
  * before anyone asks (piped input) wait for the next prompt. The input is first read at the first
- * `next()`, so a root that never prompts never touches stdin. `close()` stops reading (the process
- * can then exit with stdin still open).
+ * `next()` (or `mark()`), so a root that never prompts never touches stdin. `close()` stops
+ * reading (the process can then exit with stdin still open). On a terminal the lines are typed
+ * key by key (`TypedLines`, raw mode), so each knows when it was begun.
  */
 export class LineQueue {
   private rl: Interface | undefined;
-  private readonly lines: string[] = [];
-  private readonly waiters: ((line: string | undefined) => void)[] = [];
-  private readonly urgent = new WeakSet<(line: string | undefined) => void>();
+  private typed: TypedLines | undefined;
+  private readonly lines: Line[] = [];
+  private readonly waiters: Waiter[] = [];
   private ended = false;
 
-  constructor(private readonly input: NodeJS.ReadableStream) {}
+  constructor(
+    private readonly input: NodeJS.ReadableStream,
+    /** Where typed keys are echoed on a terminal (default stderr). */
+    private readonly echo: NodeJS.WritableStream = process.stderr,
+  ) {}
+
+  /** The moment, for `next({since})`: a line begun after it was typed after it. Piped input: 0. */
+  mark(): number {
+    this.open();
+    return this.typed?.mark() ?? 0;
+  }
 
   /**
    * The next line, or undefined once the input has ended (or the queue is closed). Aborting
-   * `signal` gives up the wait, taking no line. An `urgent` reader (a prompt the human must answer)
-   * is served before the readers already waiting (`serve`'s command line, say), so one queue can
-   * feed both.
+   * `signal` gives up the wait, taking no line. An `urgent` reader is served before the readers
+   * already waiting, so one queue can feed both.
    */
-  next(signal?: AbortSignal, options: { urgent?: boolean } = {}): Promise<string | undefined> {
+  next(signal?: AbortSignal, options: NextOptions = {}): Promise<string | undefined> {
     this.open();
-    const line = this.lines.shift();
-    if (line !== undefined || this.ended) return Promise.resolve(line);
+    const since = options.since ?? -1;
+    for (;;) {
+      const line = this.lines.shift();
+      if (line === undefined) break;
+      if (line.startedAt > since) return Promise.resolve(line.text);
+      options.onSkipped?.(line.text);
+    }
+    if (this.ended) return Promise.resolve(undefined);
     if (signal?.aborted) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const waiter = (value: string | undefined): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(value);
+      const waiter: Waiter = {
+        resolve: (value) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        urgent: options.urgent === true,
+        since,
+        onSkipped: options.onSkipped,
       };
       const onAbort = (): void => {
         const at = this.waiters.indexOf(waiter);
@@ -37,39 +85,51 @@ export class LineQueue {
         resolve(undefined);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (options.urgent) this.waiters.splice(this.urgentCount(), 0, waiter);
+      if (waiter.urgent) this.waiters.splice(this.waiters.filter((w) => w.urgent).length, 0, waiter);
       else this.waiters.push(waiter);
-      if (options.urgent) this.urgent.add(waiter);
     });
-  }
-
-  /** How many urgent readers wait at the front (they are served in the order they came). */
-  private urgentCount(): number {
-    let n = 0;
-    while (n < this.waiters.length && this.urgent.has(this.waiters[n]!)) n++;
-    return n;
   }
 
   close(): void {
     this.end();
     this.rl?.close();
     this.rl = undefined;
+    this.typed?.close();
+    this.typed = undefined;
   }
 
   private open(): void {
-    if (this.rl || this.ended) return;
+    if (this.rl || this.typed || this.ended) return;
+    if (canReadKeys(this.input)) {
+      this.typed = new TypedLines(this.input, this.echo, (line) => this.arrived(line), () => this.end());
+      return;
+    }
     this.rl = createInterface({ input: this.input, terminal: false, crlfDelay: Infinity });
-    this.rl.on('line', (line) => {
-      const waiter = this.waiters.shift();
-      if (waiter) waiter(line);
-      else this.lines.push(line);
-    });
+    this.rl.on('line', (text) => this.arrived({ text, startedAt: Number.POSITIVE_INFINITY }));
     this.rl.on('close', () => this.end());
+  }
+
+  /**
+   * A line goes to the first urgent waiter (a prompt) that takes it: one waiting since before the
+   * line was begun. A line begun before every waiting prompt appeared is no answer to any: it is
+   * reported as skipped to the first, and is not a command either. With no prompt waiting it goes
+   * to the first other reader, or waits in the queue.
+   */
+  private arrived(line: Line): void {
+    const urgent = this.waiters.filter((w) => w.urgent);
+    const taker = urgent.find((w) => line.startedAt > w.since) ?? (urgent.length === 0 ? this.waiters[0] : undefined);
+    if (taker) {
+      this.waiters.splice(this.waiters.indexOf(taker), 1);
+      taker.resolve(line.text);
+      return;
+    }
+    if (urgent.length > 0) urgent[0]!.onSkipped?.(line.text);
+    else this.lines.push(line);
   }
 
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+    for (const waiter of this.waiters.splice(0)) waiter.resolve(undefined);
   }
 }

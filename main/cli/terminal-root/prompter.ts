@@ -1,6 +1,6 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
-import type { ApprovalRequest, QuestionToRoot, Verdict } from '../../broker/index.js';
-import { describeApproval, describeAsker } from './describe.js';
+import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
+import { approvalDetails, describeApproval, describeAsker, describeOffer, shown } from './describe.js';
 import { LineQueue } from './line-queue.js';
 import { printable } from './safe-text.js';
 
@@ -19,6 +19,12 @@ export interface PrompterOptions {
    * queue of its own over `input`, closed by `close()`.
    */
   lines?: LineQueue;
+  /**
+   * Where "always" rules are kept (`serve --approvals-file`): `a` (always for this agent) is
+   * offered only when they are kept somewhere. `t` (for this task) is offered for a request made
+   * under a root task.
+   */
+  alwaysFile?: string | undefined;
 }
 
 /** A question the human gave no answer to: the input ended. The asker's `human.ask` fails with this message. */
@@ -26,17 +32,27 @@ export class NoAnswer extends Error {
   override readonly name = 'NoAnswer';
 }
 
+/** The scopes a remembered approval can have, as the prompt's keys. */
+type Remember = 'task' | 'always';
+
 /**
  * Shows approvals and questions on the terminal, one at a time (those that come meanwhile wait
- * their turn), with who asks (the agent and its chain), and reads the answers line by line.
+ * their turn), with who asks (the agent and its chain), and reads the answers line by line. Every
+ * field a worker controls goes through the display rule (`main/display`).
  *
- * - An approval: `y`/`yes` approves; `n`/`no` or an empty line denies; anything else asks again.
- *   Input that has ended denies.
+ * - An approval: its command or path, the workspace, a write's resolved path, the danger tags and
+ *   a warning for hidden characters; then `y` approves once, `t` for this root task and `a` always
+ *   for this agent (its role) — each showing the match it would remember (the exact command, or a
+ *   prefix such as `npm test *`, or a directory glob) to be confirmed first — and `n`, an empty
+ *   line or anything after the input ended denies. `t` and `a` are not offered for a request with
+ *   hidden characters (nothing is remembered for one), `t` not without a root task, `a` not
+ *   without a rules file.
  * - A question: each of its questions in turn; with options, a number picks one (`custom: false`);
  *   any other non-empty line is the answer in the human's words (`custom: true`). Input that has
  *   ended fails the question (`NoAnswer`).
- * - A request withdrawn while it waits (the worker gave up, its call ended) is dropped, saying so
- *   if it was on the screen; the line it would have read is left for the next prompt.
+ * - On a terminal a prompt takes only what was typed after it appeared: a line begun before (typed
+ *   for a prompt since withdrawn, or for the command line) is not its answer, and is said to be
+ *   ignored. A request withdrawn while it waits is dropped, saying so if it was on the screen.
  */
 export class TerminalPrompter {
   private readonly lines: LineQueue;
@@ -44,30 +60,38 @@ export class TerminalPrompter {
   private readonly prefix: string;
   private readonly echo: boolean;
   private readonly ownLines: boolean;
+  private readonly alwaysFile: string | undefined;
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: PrompterOptions = {}) {
     this.ownLines = options.lines === undefined;
-    this.lines = options.lines ?? new LineQueue(options.input ?? process.stdin);
     this.output = options.output ?? process.stderr;
+    this.lines = options.lines ?? new LineQueue(options.input ?? process.stdin, this.output);
     this.prefix = options.prefix ?? 'chatty-gateway: ';
+    this.alwaysFile = options.alwaysFile;
     // A terminal echoes what is typed; piped input is shown after its prompt, so the transcript reads as a dialogue.
     const input = (options.input ?? process.stdin) as NodeJS.ReadableStream & { isTTY?: boolean };
     this.echo = options.echo ?? input.isTTY !== true;
   }
 
-  approve(request: ApprovalRequest, signal: AbortSignal): Promise<Verdict> {
-    return this.inTurn(signal, 'denied', async () => {
+  approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    return this.inTurn<ApprovalDecision>(signal, 'denied', async () => {
       this.write(`${this.prefix}${describeAsker(request.asker)} asks to ${describeApproval(request)}\n`);
+      for (const line of approvalDetails(request)) this.write(`${line}\n`);
+      const offers = request.hidden ? [] : request.proposals;
+      const can = { task: offers.length > 0 && request.task !== undefined, always: offers.length > 0 && this.alwaysFile !== undefined };
+      const keys = ['y', ...(can.task ? ['t'] : []), ...(can.always ? ['a'] : []), 'n'];
+      if (can.task || can.always) {
+        const role = shown(request.role);
+        this.write(`  y: approve once${can.task ? ' · t: approve for this task' : ''}${can.always ? ` · a: always for ${role}` : ''} · n: deny (the default)\n`);
+      }
       for (;;) {
-        this.write('  approve? [y/N] ');
-        const line = await this.read(signal);
+        const word = await this.readWord('  approve? [y/N] ', signal);
         if (signal.aborted) return this.withdrawn('denied');
-        if (line === undefined) {
+        if (word === undefined) {
           this.write('\n  (no answer: the input ended) denied\n');
           return 'denied';
         }
-        const word = line.trim().toLowerCase();
         if (word === 'y' || word === 'yes') {
           this.write('  approved\n');
           return 'approved';
@@ -76,9 +100,48 @@ export class TerminalPrompter {
           this.write('  denied\n');
           return 'denied';
         }
-        this.write('  please answer y or n\n');
+        const remember: Remember | undefined = word === 't' && can.task ? 'task' : word === 'a' && can.always ? 'always' : undefined;
+        if (remember) {
+          const match = await this.confirmMatch(request, offers, remember, signal);
+          if (signal.aborted) return this.withdrawn('denied');
+          if (match === null) {
+            this.write('\n  (no answer: the input ended) denied\n');
+            return 'denied';
+          }
+          if (match === undefined) continue; // not confirmed: the question stands
+          this.write(`  approved, and ${remember === 'task' ? 'for this task' : 'always'}: ${shown(describeMatch(match))}\n`);
+          return { verdict: 'approved', remember, match };
+        }
+        this.write(`  please answer ${keys.slice(0, -1).join(', ')} or ${keys.at(-1)!}\n`);
       }
     });
+  }
+
+  /**
+   * Which match to remember (when more than one is offered), then a confirmation that names it and
+   * its scope. Undefined when the person does not confirm; null when the input ended.
+   */
+  private async confirmMatch(request: ApprovalRequest, offers: readonly ApprovalMatch[], remember: Remember, signal: AbortSignal): Promise<ApprovalMatch | undefined | null> {
+    let match = offers[0]!;
+    if (offers.length > 1) {
+      offers.forEach((offer, i) => this.write(`    ${i + 1}) ${describeOffer(offer)}\n`));
+      for (;;) {
+        const word = await this.readWord('  remember which? [1] ', signal);
+        if (word === undefined || signal.aborted) return signal.aborted ? undefined : null;
+        const pick = word === '' ? 1 : /^\d+$/.test(word) ? Number(word) : NaN;
+        if (pick >= 1 && pick <= offers.length) {
+          match = offers[pick - 1]!;
+          break;
+        }
+        this.write(`  please answer a number from 1 to ${offers.length}\n`);
+      }
+    }
+    const scope = remember === 'task' ? 'until this task ends' : `from now on (kept in ${shown(this.alwaysFile ?? '')})`;
+    const word = await this.readWord(`  approve ${shown(describeMatch(match))} for ${shown(request.role)} ${scope}? [y/N] `, signal);
+    if (word === undefined || signal.aborted) return signal.aborted ? undefined : null;
+    if (word === 'y' || word === 'yes') return match;
+    this.write('  not remembered\n');
+    return undefined;
   }
 
   ask(request: QuestionToRoot, signal: AbortSignal): Promise<AnswerInput[]> {
@@ -86,11 +149,10 @@ export class TerminalPrompter {
       const answers: AnswerInput[] = [];
       for (const question of request.questions) {
         // A question of several lines reads indented below its first, and each option is one line, so neither can pass for a line of the gateway's own.
-        this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${question.question.replaceAll('\n', '\n    ')}\n`);
-        question.options.forEach((option, i) => this.write(`  ${i + 1}) ${option.replaceAll(/[\n\t]/g, ' ')}\n`));
+        this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${shown(question.question)}\n`);
+        question.options.forEach((option, i) => this.write(`  ${i + 1}) ${shown(option).replaceAll(/\n +|\t/g, ' ')}\n`));
         for (;;) {
-          this.write(question.options.length > 0 ? '  answer (a number, or your own words): ' : '  answer: ');
-          const line = await this.read(signal);
+          const line = await this.readLine(question.options.length > 0 ? '  answer (a number, or your own words): ' : '  answer: ', signal);
           if (signal.aborted) return this.withdrawn([]);
           if (line === undefined) {
             this.write('\n  (no answer: the input ended)\n');
@@ -119,8 +181,19 @@ export class TerminalPrompter {
     return run;
   }
 
-  private async read(signal: AbortSignal): Promise<string | undefined> {
-    const line = await this.lines.next(signal, { urgent: true });
+  private async readWord(prompt: string, signal: AbortSignal): Promise<string | undefined> {
+    return (await this.readLine(prompt, signal))?.trim().toLowerCase();
+  }
+
+  /** Shows `prompt` and reads the first line typed after it appeared (what was typed before is said to be ignored). */
+  private async readLine(prompt: string, signal: AbortSignal): Promise<string | undefined> {
+    this.write(prompt);
+    const since = this.lines.mark();
+    const line = await this.lines.next(signal, {
+      urgent: true,
+      since,
+      onSkipped: (typed) => this.write(`  (ignored ${JSON.stringify(shown(typed))}: it was typed before this question appeared)\n${prompt}`),
+    });
     if (line !== undefined && this.echo) this.write(`${line}\n`);
     return line;
   }

@@ -1,9 +1,11 @@
 import stringWidth from 'string-width';
+import { codePointLabel } from '../../display/index.js';
 
 /**
- * What a worker sends (task text, steps, approvals, questions, failure reasons, mail, its stderr
- * quoted in an error) reaches the terminal only through these, so that it cannot move the cursor,
- * erase a row, set the window title or reorder what a line reads.
+ * What a worker sends (task text, steps, failure reasons, mail, its stderr quoted in an error)
+ * reaches the terminal only through `printable`, so that it cannot move the cursor, erase a row,
+ * set the window title or reorder what a line reads. The fields of an approval or a question go
+ * through the display rule first (`main/display`, see `describe.ts`).
  */
 
 /** Escape sequences (CSI, OSC ended by BEL or ST, or ESC and one character) and a lone ESC. */
@@ -18,20 +20,7 @@ const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
  * and tab removed, and bidirectional controls shown as `<U+202E>` instead of obeyed.
  */
 export function printable(text: string): string {
-  return text.replace(ESCAPES, '').replace(CONTROLS, '').replace(BIDI, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase()}>`);
-}
-
-/** Anything a reader could not see as it is: controls, format characters (bidi, zero-width), line and paragraph separators, unassigned code points. */
-const HIDDEN = /[\p{C}\p{Zl}\p{Zp}]/u;
-
-/**
- * A command or path as an approval shows it: as it is when every character of it is visible, else
- * JSON-quoted with each hidden character escaped (`"ls\u001b[2K\r…"`), so that what is approved is
- * exactly what is shown.
- */
-export function exactly(text: string): string {
-  if (!HIDDEN.test(text) && text.trim() === text && text !== '') return text;
-  return JSON.stringify(text).replace(/[\p{C}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return text.replace(ESCAPES, '').replace(CONTROLS, '').replace(BIDI, codePointLabel);
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

@@ -1,6 +1,6 @@
 import type { ApprovalRequest, RootTransport, Verdict } from '../../broker/index.js';
 import type { ApprovalsMode } from './approvals-mode.js';
-import { describeApproval, describeAsker } from './describe.js';
+import { approvalDetails, describeApproval, describeAsker } from './describe.js';
 import type { LineQueue } from './line-queue.js';
 import { TerminalPrompter } from './prompter.js';
 import { printable } from './safe-text.js';
@@ -16,6 +16,8 @@ export interface TerminalRootOptions {
   prefix?: string;
   /** A line queue shared with another reader of the input (see `PrompterOptions.lines`). */
   lines?: LineQueue;
+  /** Where "always" approval rules are kept (`serve --approvals-file`): the prompt offers `a` only then. */
+  alwaysFile?: string | undefined;
 }
 
 export interface TerminalRoot {
@@ -46,6 +48,7 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
     off.push(
       root.onApproval((request: ApprovalRequest) => {
         output.write(`${prefix}${verdict} (--approvals ${options.approvals}): ${describeAsker(request.asker)} asks to ${describeApproval(request)}\n`);
+        for (const line of approvalDetails(request)) output.write(`${line}\n`);
         return verdict;
       }),
     );
