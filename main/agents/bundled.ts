@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
+import { sep } from 'node:path';
 import { promisify } from 'node:util';
 import type { AgentCard } from '../broker/broker.js';
 import { GitWorktreeFactory } from '../broker/runners/git-worktree-factory.js';
@@ -108,12 +109,18 @@ export function workspaceFactoryFor(workspace: BundledWorkspace, log?: (line: st
 /**
  * Without git: every worker works in the directory its spawn context names (`workspace_root`, which
  * the broker has checked lies inside the root's), else in `fallback`; nothing is made or removed.
+ * The directory is resolved again here and must still lie inside `fallback` by real path (a link
+ * put in its way after the broker's check is refused, never followed out).
  */
 export class SharedDirectory implements WorkspaceFactory {
   constructor(private readonly fallback: string) {}
 
   async create(_node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
-    const dir = await realpath(spawnContext.workspace_root ?? this.fallback);
+    const top = await realpath(this.fallback);
+    const dir = await realpath(spawnContext.workspace_root ?? top);
+    if (dir !== top && !dir.startsWith(top.endsWith(sep) ? top : top + sep)) {
+      throw new Error(`workspace_root ${JSON.stringify(spawnContext.workspace_root)} leads to ${JSON.stringify(dir)}, outside the workspace ${JSON.stringify(top)}`);
+    }
     return { dir, spawnContext: { ...spawnContext, workspace_root: dir }, release: async () => {} };
   }
 }
