@@ -80,7 +80,7 @@ interface VirtualAgent {
  * returned from a task event listener, that holds the callee's reading while the caller's queue
  * is full (the back-pressure that bounds what a non-reading caller costs).
  */
-type ProgressSink = (event: ProgressEvent) => void | Promise<void>;
+type ProgressSink = (event: ProgressEvent) => Promise<void> | undefined | void;
 
 /** The root's result: the wire's, and when a question could not be carried back, that question. */
 export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
@@ -374,7 +374,7 @@ export class Broker {
     const text = new TaskText(this.maxTaskTextBytes);
     // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
     const decided = (): boolean => rootCall?.clarification !== undefined;
-    const onEvent = (event: TaskEventParams): void | Promise<void> => {
+    const onEvent = (event: TaskEventParams): Promise<void> | undefined | void => {
       if (event.kind === 'status') return progress({ Step: event.message ?? event.state });
       if (!decided()) text.append(event.text);
       return progress({ Text: event.text });

@@ -23,8 +23,8 @@ describe('progress and the outbound queue', () => {
   it("heldBytes counts what waits for a reader that stopped; a waiting progress frame is withdrawn when its call is cancelled", async () => {
     const step = 'y'.repeat(64 * 1024);
     const count = 200;
-    let flooded!: (sent: Promise<void>[]) => void;
-    const flood = new Promise<Promise<void>[]>((resolve) => (flooded = resolve));
+    let flooded!: (sent: (Promise<void> | undefined)[]) => void;
+    const flood = new Promise<(Promise<void> | undefined)[]>((resolve) => (flooded = resolve));
     const calls: CallHandler = async (_call, context) => {
       // Outside the read of the call's own chunk, so the connection still reads (the req.cancel below).
       await new Promise((resolve) => setImmediate(resolve));
@@ -39,6 +39,7 @@ describe('progress and the outbound queue', () => {
     const sent = await flood;
     const queue = p.connection.outbound;
     assert.equal(queue.length, OUTBOUND_QUEUE_FRAMES);
+    assert.equal(sent.filter((s) => s !== undefined).length, queue.waiters, 'a promise only for the frames that wait');
     assert.ok(queue.waiters > 0);
     const frame = Buffer.byteLength(JSON.stringify({ v: 3, method: 'req.progress', params: { id: 2, event: { Step: step } } })) + 1;
     assert.equal(queue.heldBytes, (queue.length + queue.waiters) * frame, 'every frame queued or waiting is counted, newline included');

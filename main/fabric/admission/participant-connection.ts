@@ -27,12 +27,12 @@ export interface CallContext {
   signal: AbortSignal;
   /**
    * Sends the worker a `req.progress` for this call, in order with everything else sent to it.
-   * Resolves once the frame is queued (at once while the outbound queue has room), or dropped:
-   * the call has ended or been cancelled, or the connection has closed. Never rejects. A progress
-   * relayed from another connection's task event is the back-pressure of that connection: see
-   * `TaskEventListener`.
+   * Returns undefined when the frame was queued at once (or dropped: the call was cancelled, the
+   * connection closed); while the outbound queue is full, a promise that resolves once it is
+   * queued or dropped (it never rejects). Returned from a task event listener, that promise is the
+   * back-pressure on the connection the event came from: see `TaskEventListener`.
    */
-  progress(event: ProgressEvent): Promise<void>;
+  progress(event: ProgressEvent): Promise<void> | undefined;
 }
 
 /**
@@ -363,9 +363,9 @@ export class ParticipantConnection {
     try {
       // Waits for room like every frame; withdrawn when the call is cancelled or the connection
       // closes, so a callee paused for this caller is released at once.
-      const progress = (event: ProgressEvent): Promise<void> => {
-        if (this.closeReason !== undefined || abort.signal.aborted) return Promise.resolve();
-        return this.outbound.send(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort.signal).catch(() => {});
+      const progress = (event: ProgressEvent): Promise<void> | undefined => {
+        if (this.closeReason !== undefined || abort.signal.aborted) return undefined;
+        return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort.signal)?.catch(() => {});
       };
       const result = await this.handler(call, { node: this.node, id: call.id, signal: abort.signal, progress });
       if (this.closeReason !== undefined) return;

@@ -80,6 +80,22 @@ export class OutboundQueue {
   }
 
   /**
+   * `send` without a promise when none is needed: queues `line` at once when there is room and
+   * returns undefined (also when the queue has stopped: the line is dropped), else returns `send`'s
+   * promise. For frames sent at a high rate (progress), where a settled promise per frame is waste.
+   */
+  offer(line: string, signal?: AbortSignal): Promise<void> | undefined {
+    if (this.stopped || signal?.aborted) return undefined;
+    if (this.waiting.length === 0 && this.frames.length < this.capacity) {
+      this.held += frameBytes(line);
+      this.frames.push(line);
+      this.pump();
+      return undefined;
+    }
+    return this.send(line, signal);
+  }
+
+  /**
    * Drops the lines sent with `signal` that still wait for room (their call was cancelled): called
    * by whoever aborts it, so that no listener is added per line.
    */
