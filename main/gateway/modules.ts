@@ -1,3 +1,5 @@
+import type { AbortLike } from '../jsonrpc/index.js';
+
 /**
  * What the gateway needs to know of a loaded module. `ModuleRegistry` (main/plugins) provides it;
  * the gateway depends on this shape only, so it can be built and tested on its own.
@@ -27,10 +29,13 @@ export type ModuleToolOutcome =
  */
 export interface CallableModule extends ServedModule {
   listTools(): Promise<readonly ModuleTool[]>;
-  /** Aborting `options.signal` cancels the call: it rejects with `kind` `'cancelled'` (a module may ignore it and answer). */
+  /**
+   * Aborting `options.signal` (an `AbortSignal`, or the gateway's cheaper `CallAbort`) cancels the
+   * call: it rejects with `kind` `'cancelled'` (a module may ignore it and answer).
+   */
   invokeTool(
     request: { name: string; argumentsJson: string; callId: string; caller?: string | undefined },
-    options?: { signal?: AbortSignal | undefined },
+    options?: { signal?: AbortLike | undefined },
   ): Promise<ModuleToolOutcome>;
 }
 

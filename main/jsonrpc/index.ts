@@ -55,4 +55,5 @@ export { createChannelPair } from './channel.js';
 export { FramingError, InvalidUtf8Error, LineSplitter, LineTooLongError } from './line-splitter.js';
 export { DEFAULT_MAX_LINE_BYTES, duplexTransport, streamTransport, type StreamTransportOptions } from './ndjson-stream.js';
 export { dispatchOnce, type DispatchOnceOptions } from './http.js';
+export { CallAbort, type AbortLike } from './call-abort.js';
 export { formatSseComment, formatSseEvent, formatSseMessage, type SseEvent } from './sse.js';

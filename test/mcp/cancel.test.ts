@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { EdgeRow } from '../../main/gateway/index.js';
+import { CallAbort } from '../../main/jsonrpc/index.js';
 import type { ModuleHandle } from '../../main/plugins/index.js';
 import { unixRequest } from '../helpers/http.js';
 import { STREAMABLE_HEADERS, connectClient, startMcpGateway, type McpGateway, type TransportKind } from './helpers.js';
@@ -207,3 +208,24 @@ async function runningId(): Promise<string> {
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+describe('CallAbort, the signal the gateway hands a module for each call', () => {
+  test('aborts once, calls its listeners once in order, forgets removed and late ones', () => {
+    const signal = new CallAbort();
+    const heard: string[] = [];
+    const removed = (): void => {
+      heard.push('removed');
+    };
+    signal.addEventListener('abort', () => heard.push(`first ${String(signal.reason)}`));
+    signal.addEventListener('abort', removed);
+    signal.addEventListener('abort', () => heard.push('second'), { once: true });
+    signal.removeEventListener('abort', removed);
+    assert.equal(signal.aborted, false);
+    signal.abort('why');
+    signal.abort('again');
+    signal.addEventListener('abort', () => heard.push('late'));
+    assert.deepEqual(heard, ['first why', 'second']);
+    assert.equal(signal.aborted, true);
+    assert.equal(signal.reason, 'why');
+  });
+});

@@ -1,4 +1,4 @@
-import type { RequestId } from '../../jsonrpc/index.js';
+import { CallAbort, type RequestId } from '../../jsonrpc/index.js';
 
 /** Why a call was given up: the abort reason its module sees, and the text the edge log shows. */
 export class CallCancelled extends Error {
@@ -7,48 +7,52 @@ export class CallCancelled extends Error {
 
 /** The HTTP client closed its connection before the answer was written. */
 export const CLIENT_WENT_AWAY = 'the client went away';
+/** The legacy SSE stream a call was posted on closed. */
+export const STREAM_CLOSED = 'the client went away (its SSE stream closed)';
 
 /** One call in flight: the signal to hand the module, and `end()` once it is answered. */
 export interface InflightCall {
-  readonly signal: AbortSignal;
+  readonly signal: CallAbort;
   end(): void;
 }
 
 /**
  * The `tools/call`s of one module that are running, by who asked (the transport's peer: an SSE
- * session, an `Mcp-Session-Id`) and their JSON-RPC id, so that `notifications/cancelled` can
- * stop the right one: ids are unique per client only. A call's signal also aborts when its
- * transport's does (the HTTP client went away).
+ * session, an `Mcp-Session-Id`) and their JSON-RPC id, so that `notifications/cancelled` and a
+ * client going away stop the right ones: ids are unique per client only. Each call's signal is a
+ * `CallAbort`, which costs next to nothing when nobody cancels.
  */
 export class InflightCalls {
-  private readonly calls = new Map<string, AbortController>();
+  private readonly calls = new Map<string, CallAbort>();
 
-  begin(peer: string | undefined, id: RequestId, transport: AbortSignal): InflightCall {
+  begin(peer: string | undefined, id: RequestId): InflightCall {
     const key = keyOf(peer, id);
-    const controller = new AbortController();
-    const onGone = (): void => controller.abort(new CallCancelled(messageOf(transport.reason, CLIENT_WENT_AWAY)));
-    if (transport.aborted) onGone();
-    else transport.addEventListener('abort', onGone, { once: true });
-    this.calls.set(key, controller);
+    const signal = new CallAbort();
+    this.calls.set(key, signal);
     return {
-      signal: controller.signal,
+      signal,
       end: () => {
-        transport.removeEventListener('abort', onGone);
-        if (this.calls.get(key) === controller) this.calls.delete(key);
+        if (this.calls.get(key) === signal) this.calls.delete(key);
       },
     };
   }
 
-  /** Cancels the call `id` of `peer`; false when no such call is running (already answered, or never seen). */
-  cancel(peer: string | undefined, id: RequestId, reason: string | undefined): boolean {
-    const controller = this.calls.get(keyOf(peer, id));
-    if (!controller) return false;
-    controller.abort(new CallCancelled(`notifications/cancelled${reason ? ` (${reason})` : ''}`));
+  has(peer: string | undefined, id: RequestId): boolean {
+    return this.calls.has(keyOf(peer, id));
+  }
+
+  /** Cancels the call `id` of `peer` because of `why`; false when no such call is running (answered already, or never seen). */
+  cancel(peer: string | undefined, id: RequestId, why: string): boolean {
+    const signal = this.calls.get(keyOf(peer, id));
+    if (!signal) return false;
+    signal.abort(new CallCancelled(why));
     return true;
   }
 
-  has(peer: string | undefined, id: RequestId): boolean {
-    return this.calls.has(keyOf(peer, id));
+  /** Cancels every running call of `peer` (its stream closed). */
+  cancelPeer(peer: string, why: string): void {
+    const prefix = `${peer}\n`;
+    for (const [key, signal] of this.calls) if (key.startsWith(prefix)) signal.abort(new CallCancelled(why));
   }
 
   get size(): number {
@@ -59,8 +63,4 @@ export class InflightCalls {
 /** `1` and `"1"` are different ids. */
 function keyOf(peer: string | undefined, id: RequestId): string {
   return `${peer ?? ''}\n${typeof id}:${String(id)}`;
-}
-
-function messageOf(reason: unknown, fallback: string): string {
-  return reason instanceof Error && reason.name !== 'AbortError' ? reason.message : typeof reason === 'string' ? reason : fallback;
 }

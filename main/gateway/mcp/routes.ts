@@ -13,7 +13,7 @@ import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.
 import type { CallableModule, ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
-import { CLIENT_WENT_AWAY, InflightCalls } from './inflight-calls.js';
+import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
 import { mcpDispatcher } from './server.js';
 import type { SseSessions } from './sse-sessions.js';
 
@@ -58,18 +58,21 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const peer = session === '' ? undefined : `http:${session}`;
     noteCancellation(ctx, frame, surface.inflight, peer);
     // The client closing its connection before the answer is written cancels what it asked.
-    const gone = new AbortController();
+    const ids = requestIds(frame);
+    let gone = false;
     const onClose = (): void => {
-      if (!ctx.res.writableEnded) gone.abort(new Error(CLIENT_WENT_AWAY));
+      if (ctx.res.writableEnded) return;
+      gone = true;
+      for (const id of ids) surface.inflight.cancel(peer, id, CLIENT_WENT_AWAY);
     };
-    ctx.res.once('close', onClose);
+    if (ids.length > 0) ctx.res.once('close', onClose);
     let answer: TransportFrame | undefined;
     try {
-      answer = await dispatchOnce(surface.dispatcher, frame, { signal: gone.signal, ...(peer !== undefined && { peer }) });
+      answer = await dispatchOnce(surface.dispatcher, frame, peer === undefined ? {} : { peer });
     } finally {
-      ctx.res.off('close', onClose);
+      if (ids.length > 0) ctx.res.off('close', onClose);
     }
-    if (gone.signal.aborted) {
+    if (gone) {
       // Nobody is left to read an answer: the row says what happened (499, as nginx logs it).
       ctx.state.refusal = `cancelled: ${CLIENT_WENT_AWAY}`;
       ctx.body = null; // before the status: Koa turns a null body set after it into a 204
@@ -96,7 +99,9 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
       ctx.status = 200;
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
-      options.sessions.open(name, ctx.res);
+      const session = options.sessions.open(name, ctx.res);
+      // The calls posted on the session are cancelled when its stream closes.
+      ctx.res.once('close', () => surface!.inflight.cancelPeer(`sse:${session.id}`, STREAM_CLOSED));
       return;
     }
     if (!dispatcher) return moduleNotFound(ctx, name);
@@ -112,7 +117,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     noteCancellation(ctx, frame, surface!.inflight, peer);
     // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
     // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.
-    void dispatchOnce(dispatcher, frame, { signal: session.signal, peer }).then((answer) => {
+    void dispatchOnce(dispatcher, frame, { peer }).then((answer) => {
       if (answer !== undefined && !isCancelledAnswer(answer)) session.send(answer);
     });
     return accepted(ctx);
@@ -158,6 +163,20 @@ function noteCancellation(ctx: GatewayContext, frame: TransportFrame, inflight: 
   const params = frame.message.params;
   const id = params !== undefined && !Array.isArray(params) ? params['requestId'] : undefined;
   if ((typeof id === 'string' || typeof id === 'number') && inflight.has(peer, id)) ctx.state.refusal = `cancelled request ${JSON.stringify(id)}`;
+}
+
+/** The ids of the requests in a body (a single request, or a batch's), whose answers this POST owes. */
+function requestIds(frame: TransportFrame): RequestId[] {
+  if (frame.kind === 'message') return 'method' in frame.message && 'id' in frame.message ? [frame.message.id] : [];
+  if (frame.kind !== 'batch') return [];
+  const ids: RequestId[] = [];
+  for (const entry of frame.entries) {
+    if (typeof entry === 'object' && entry !== null && 'method' in entry && 'id' in entry) {
+      const id = (entry as { id?: unknown }).id;
+      if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+    }
+  }
+  return ids;
 }
 
 /** A successful `initialize` answer: the Streamable HTTP response names a session (it only scopes cancellation). */

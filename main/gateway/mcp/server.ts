@@ -47,13 +47,13 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
   });
 
   dispatcher.onNotification('notifications/cancelled', CancelledParams, (params, context) => {
-    inflight.cancel(context.peer, params.requestId, params.reason);
+    inflight.cancel(context.peer, params.requestId, `notifications/cancelled${params.reason ? ` (${params.reason})` : ''}`);
   });
 
   dispatcher.onRequest('tools/call', CallToolParams, async (params, context) => {
     // The Dispatcher only calls request handlers for calls that have an id.
     const id = context.id!;
-    const call = inflight.begin(context.peer, id, context.signal);
+    const call = inflight.begin(context.peer, id);
     let outcome;
     try {
       outcome = await module

@@ -14,7 +14,6 @@ const KEEP_ALIVE = formatSseComment();
 export class SseSession {
   private readonly timer: NodeJS.Timeout;
   private open = true;
-  private readonly closed = new AbortController();
 
   constructor(
     readonly id: string,
@@ -28,18 +27,12 @@ export class SseSession {
     res.on('close', () => {
       this.open = false;
       clearInterval(this.timer);
-      this.closed.abort(new Error('the client went away (its SSE stream closed)'));
       onClose(this);
     });
   }
 
   get isOpen(): boolean {
     return this.open;
-  }
-
-  /** Aborts when the stream closes: the calls posted on this session are cancelled with it. */
-  get signal(): AbortSignal {
-    return this.closed.signal;
   }
 
   /** The first event: where to POST. */

@@ -1,3 +1,4 @@
+import type { AbortLike } from '../../jsonrpc/index.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
 import { MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
@@ -32,9 +33,10 @@ export interface InvokeOptions {
   /**
    * Aborting it cancels the call: one still queued is taken out, one posted ahead is skipped, and
    * a running guest is stopped (its worker terminated; the next call starts a fresh instance).
-   * The call rejects with `PluginCallError` `cancelled` at once.
+   * The call rejects with `PluginCallError` `cancelled` at once. An `AbortSignal`, or anything
+   * with its `aborted`, `reason` and abort listeners (the gateway's `CallAbort`).
    */
-  signal?: AbortSignal | undefined;
+  signal?: AbortLike | undefined;
 }
 
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
@@ -192,7 +194,7 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
   }
 
-  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortLike): Promise<unknown> {
     if (this.closed) return Promise.reject(this.unloadedError());
     return new Promise((resolve, reject) => {
       const job: Job = { op, request, timeoutMs, resolve, reject, seq: 0, counted: false, cancelled: false };
