@@ -20,8 +20,8 @@ export class CallAbort implements AbortLike {
   reason: unknown = undefined;
   private listeners: (() => void)[] | undefined;
 
-  /** As on an `AbortSignal`: a listener added after the abort is never called. */
-  addEventListener(_type: 'abort', listener: () => void): void {
+  /** As on an `AbortSignal`: a listener added after the abort is never called (each is called once: `once` changes nothing). */
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.aborted) return;
     (this.listeners ??= []).push(listener);
   }
