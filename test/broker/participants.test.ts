@@ -294,6 +294,7 @@ describe("a participant's life", () => {
       opened.child.stdin!.end();
       await exited; // the broker's own 'exit' listener was added first, so it has run
       assert.equal(opened.connection.isOpen, false, 'the connection went with the child');
+      assert.deepEqual((await t.root.listAgents()).map((a) => a.name), ['helper'], 'coder-0 is forgotten');
       assert.equal(await opened.connection.closed, "coder-0's process exited");
       await until(() => t.broker.registry.get('helper-0') === undefined, "helper-0's end: coder-0's call to it was cancelled");
       await t.broker.stop();
