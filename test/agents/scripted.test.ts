@@ -237,6 +237,26 @@ describe('write: what is approved is what is written', () => {
       await fabric.close();
     }
   });
+
+  test('a folder that is a symbolic link inside the workspace is refused without asking: "hooks/pre-commit" is never written as .husky/pre-commit', async () => {
+    // A caller can commit `hooks -> .husky` on its branch (its callee's worktree is made from it):
+    // the person would approve `hooks/pre-commit`, untagged, and the file written is a git hook.
+    const fabric = startScripted(['a'], { approve: () => 'approved' }, {
+      seed: (dir) => {
+        mkdirSync(join(dir, '.husky'));
+        symlinkSync('.husky', join(dir, 'hooks'));
+      },
+    });
+    try {
+      const result = await fabric.invoke('a', 'write hooks/pre-commit #!/bin/sh');
+      assert.equal(result.success, false);
+      assert.equal(result.error, 'write refused: "hooks/pre-commit" goes through "hooks", a symbolic link (to ".husky"): write the path as it really is');
+      assert.deepEqual(fabric.approvals, []);
+      assert.deepEqual(readdirSync(join(fabric.workspaces.dir('a-0'), '.husky')), []);
+    } finally {
+      await fabric.close();
+    }
+  });
 });
 
 describe('ask', () => {

@@ -1,5 +1,5 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises';
-import { isAbsolute, join, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
 export class WorkspaceRefusal extends Error {
@@ -34,6 +34,8 @@ function pathShapeRefusal(path: string): string | undefined {
  *   backslash, a trailing `/` or a final `.`;
  * - the deepest part of it that exists is resolved with `realpath` (symlinks as the kernel follows
  *   them) and must be the workspace's real path or inside it (`/w/tree-evil` is not inside `/w/tree`);
+ * - no folder on the way may be a symbolic link, even one that stays inside: the file written
+ *   would not be the one the person read (`hooks/pre-commit` written as `.husky/pre-commit`);
  * - the file itself, when it exists, must be a regular file, not a symlink (the write would follow
  *   it) nor a directory.
  *
@@ -52,15 +54,17 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   const root = await realpath(workspace);
   const inside = (real: string): boolean => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
 
-  // The parents: every one that exists must resolve inside; missing ones are made (when asked) and checked again.
+  // The parents: every one that exists must resolve inside and be a folder, not a link to one;
+  // missing ones are made (when asked) and checked the same way.
   let dir = root;
   for (const segment of segments.slice(0, -1)) {
     const next = join(dir, segment);
-    const real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
+    let real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return undefined;
       throw new WorkspaceRefusal(`${quoted} cannot be resolved (${err.code ?? err.message})`);
     });
     if (real === undefined) {
+      if (await isLink(next)) throw new WorkspaceRefusal(`${quoted} goes through ${JSON.stringify(relative(root, next))}, a symbolic link to nothing`);
       if (!options.createParents) {
         dir = next; // the rest does not exist yet: nothing there can point out
         continue;
@@ -68,12 +72,14 @@ export async function resolveInWorkspace(workspace: string, path: string, option
       await mkdir(next).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'EEXIST') throw err;
       });
-      const made = await realpath(next);
-      if (!inside(made)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(made)})`);
-      dir = made;
-      continue;
+      real = await realpath(next);
     }
     if (!inside(real)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(real)})`);
+    // A link that stays inside is refused too: the person reads `hooks/pre-commit`, the kernel
+    // writes `.husky/pre-commit` (and the gateway tags the path as written, never following links).
+    if (await isLink(next)) {
+      throw new WorkspaceRefusal(`${quoted} goes through ${JSON.stringify(relative(root, next))}, a symbolic link (to ${JSON.stringify(relative(root, real) || '.')}): write the path as it really is`);
+    }
     dir = real;
   }
 
@@ -85,4 +91,12 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   if (stat?.isSymbolicLink()) throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
   if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
   return file;
+}
+
+/** Whether `path` is a symbolic link (false when nothing is there). */
+async function isLink(path: string): Promise<boolean> {
+  return lstat(path).then(
+    (stat) => stat.isSymbolicLink(),
+    () => false,
+  );
 }
