@@ -29,8 +29,9 @@ export interface NextOptions {
 
 /**
  * Lines read from an input stream (stdin), handed out one per `next()` in order. Lines that come
- * before anyone asks (piped input) wait for the next prompt. The input is first read at the first
- * `next()` (or `mark()`), so a root that never prompts never touches stdin. `close()` stops
+ * before anyone asks (piped input) wait for the next prompt. Piped input is first read at the first
+ * `next()` (or `mark()`), so a root that never prompts never touches it; a terminal is read (in raw
+ * mode) from the queue's creation. `close()` stops
  * reading (the process can then exit with stdin still open). On a terminal the lines are typed
  * key by key (`TypedLines`, raw mode), so each knows when it was begun.
  */
@@ -45,7 +46,11 @@ export class LineQueue {
     private readonly input: NodeJS.ReadableStream,
     /** Where typed keys are echoed on a terminal (default stderr). */
     private readonly echo: NodeJS.WritableStream = process.stderr,
-  ) {}
+  ) {
+    // A terminal is read key by key from now on: a line typed before raw mode began would reach us
+    // whole, with no way to tell when its keys were typed.
+    if (canReadKeys(input)) this.open();
+  }
 
   /** The moment, for `next({since})`: a line begun after it was typed after it. Piped input: 0. */
   mark(): number {

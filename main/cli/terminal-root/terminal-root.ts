@@ -40,7 +40,7 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
   const off: (() => void)[] = [];
   let prompter: TerminalPrompter | undefined;
   if (options.approvals === 'prompt') {
-    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output: out, prefix, ...(options.lines ? { lines: options.lines } : {}) }));
+    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output: out, prefix, ...(options.lines ? { lines: options.lines } : {}), alwaysFile: options.alwaysFile }));
     off.push(root.onApproval((request, signal) => p.approve(request, signal)));
     off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
   } else {
