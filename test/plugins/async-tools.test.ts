@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, ensureExamplesBuilt, type ModuleHandle, type ScanReport } from '../../main/plugins/index.js';
+import { ModuleRegistry, PluginCallError, ensureExamplesBuilt, type ModuleHandle, type ScanReport } from '../../main/plugins/index.js';
 import { ToolSchemaError, checkedTools } from '../../main/plugins/handle/tool-schemas.js';
 import { connectClient } from '../mcp/helpers.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -29,6 +29,7 @@ export const plugin = {
       { name: 'reject', description: 'An async tool that throws.', parametersSchema: JSON.stringify({ type: 'object', properties: {} }) },
       { name: 'refuse', description: 'An async tool that throws a tool-error.', parametersSchema: JSON.stringify({ properties: { why: { type: 'string' } } }) },
       { name: 'reject-string', description: 'Returns a rejected Promise of a string.', parametersSchema: '{}' },
+      { name: 'hang', description: 'Awaits a Promise nothing will settle.', parametersSchema: '{}' },
     ];
   },
   async invokeTool(call) {
@@ -47,6 +48,9 @@ export const plugin = {
         throw { kind: 'invalid-arguments', message: 'why must be a string' };
       case 'reject-string':
         return Promise.reject('plain text');
+      case 'hang':
+        await new Promise(() => {});
+        return { content: 'never' };
       default:
         throw { kind: 'unknown-tool', message: call.name };
     }
@@ -120,6 +124,22 @@ describe('async tools and tool schemas, in components built by plugin build', ()
     assert.deepEqual(await call('wait', { ms: 1 }), { ok: true, value: { content: 'waited enough', usage: undefined } });
   });
 
+  it('an async tool awaiting a timer is stopped by a cancel like any other (its instance replaced)', async () => {
+    const controller = new AbortController();
+    const pending = handle.invokeTool({ name: 'wait', argumentsJson: '{"ms":60000}', callId: 'long-wait' }, { signal: controller.signal });
+    while (handle.runningCallId !== 'long-wait') await new Promise((resolve) => setImmediate(resolve));
+    const abortedAt = performance.now();
+    controller.abort();
+    await assert.rejects(pending, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
+    console.log(`# an async tool awaiting a 60 s timer: cancelled ${(performance.now() - abortedAt).toFixed(1)} ms after abort()`);
+    assert.deepEqual(await call('wait', { ms: 1 }), { ok: true, value: { content: 'waited enough', usage: undefined } });
+  });
+
+  it('a Promise that nothing will settle traps (the engine has nothing left to run); the next call gets a fresh instance', async () => {
+    await assert.rejects(call('hang'), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
+    assert.deepEqual(await call('wait', { ms: 1 }), { ok: true, value: { content: 'waited enough', usage: undefined } });
+  });
+
   for (const kind of ['streamable', 'sse'] as const) {
     it(`the official SDK client (${kind}) lists the tools, {} served as {"type":"object"}, and gets isError results`, async () => {
       const { client, close } = await connectClient(gw, 'async-tools', kind);
@@ -132,6 +152,7 @@ describe('async tools and tool schemas, in components built by plugin build', ()
             ['reject', { type: 'object', properties: {} }],
             ['refuse', { type: 'object', properties: { why: { type: 'string' } } }],
             ['reject-string', { type: 'object' }],
+            ['hang', { type: 'object' }],
           ],
         );
         assert.deepEqual(await client.callTool({ name: 'wait', arguments: { ms: 5 } }), { content: [{ type: 'text', text: 'waited enough' }] });
