@@ -330,9 +330,16 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
     }
     // A single header sent twice: the gateway checks one charset (or reads for one dialect), a
     // runner may read the other line's.
+    // The same said on one line: HTTP lets two lines of a field be joined with a comma (the
+    // gateway's parser then reads no charset at all, so UTF-8), and a parameter said twice (the
+    // gateway reads the last charset, a runner may read the first).
     const twice: [string, string][] = [
       ['Content-Type', 'Content-Type: application/json\r\ncontent-type: application/json; charset=utf-7'],
       ['A2A-Version', 'Content-Type: application/json\r\nA2A-Version: 0.3\r\nA2A-Version: 1.0'],
+      ['Content-Type', 'Content-Type: application/json, application/json; charset=utf-7'],
+      ['Content-Type', 'Content-Type: application/json; charset="a,b"; x=1, application/json; charset=utf-7'],
+      ['A2A-Version', 'Content-Type: application/json\r\nA2A-Version: 0.3, 1.0'],
+      ['charset', 'Content-Type: application/json; charset=utf-7; CHARSET=utf-8'],
     ];
     for (const [header, lines] of twice) {
       const conn = await RawConnection.open(gw.socketPath);
@@ -343,7 +350,7 @@ describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
             `${lines}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
         );
         const res = await conn.readResponse();
-        const message = `Invalid Request: more than one ${header} header`;
+        const message = header === 'charset' ? 'Invalid Request: more than one charset in the Content-Type header' : `Invalid Request: more than one ${header} header`;
         assert.equal(res.status, 400, header);
         assert.deepEqual(JSON.parse(res.body), { jsonrpc: '2.0', id: null, error: { code: -32600, message } });
         assert.equal(rowsFor(gw.rows, '/a2a/echo').at(-1)?.reason, message);

@@ -27,16 +27,43 @@ const SINGLE_HEADERS = new Map([
   ['a2a-version', 'A2A-Version'],
 ]);
 
-/** The first single-valued passed header the request carries more than once (by its usual spelling), or `undefined`. */
+/**
+ * The first single-valued passed header the request carries more than once (by its usual
+ * spelling), or `undefined`. Two lines count, and so does one line holding two values joined by a
+ * comma (outside a quoted string), as HTTP lets a sender or a proxy join a field's lines: the
+ * gateway's parser reads no charset in `application/json, application/json; charset=utf-7`, a
+ * runner may read the second.
+ */
 export function repeatedSingleHeader(rawHeaders: readonly string[]): string | undefined {
   const seen = new Set<string>();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
     if (!SINGLE_HEADERS.has(name)) continue;
-    if (seen.has(name)) return SINGLE_HEADERS.get(name);
+    if (seen.has(name) || withoutQuoted(rawHeaders[i + 1]!).includes(',')) return SINGLE_HEADERS.get(name);
     seen.add(name);
   }
   return undefined;
+}
+
+/**
+ * A parameter a `Content-Type` value names more than once (`charset=utf-7; charset=utf-8`), by
+ * its name in lower case, or `undefined`: the gateway's parser keeps the last, a runner may keep
+ * the first.
+ */
+export function repeatedContentTypeParameter(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  const seen = new Set<string>();
+  for (const part of withoutQuoted(contentType).split(';').slice(1)) {
+    const name = part.split('=')[0]!.trim().toLowerCase();
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/** `value` with each quoted string emptied (`"a,b"` as `""`): a comma or `;` inside one is text. */
+function withoutQuoted(value: string): string {
+  return value.replace(/"(?:[^"\\]|\\.)*"?/g, '""');
 }
 
 /** The runner's answer could not be relayed: a JSON-RPC error, 502. */

@@ -1,6 +1,6 @@
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
-import { repeatedSingleHeader, type RemoteRunner } from './forward.js';
+import { repeatedContentTypeParameter, repeatedSingleHeader, type RemoteRunner } from './forward.js';
 import { anyRole, refuseRole, roleReached, type RoleDirectory } from './roles.js';
 import {
   envelopesOf,
@@ -170,13 +170,16 @@ function notForwardedBatch(ctx: GatewayContext, name: string, body: RpcBody): vo
 
 /**
  * Whether the runner will read the request as the role check read it; if not, it is refused here
- * (and `false` returned): a single header sent twice (400), a charset other than UTF-8 (415), a
+ * (and `false` returned): a single header sent twice, on two lines or joined by a comma on one, or
+ * a `Content-Type` parameter said twice (400), a charset other than UTF-8 (415), a
  * body that is not JSON (400 parse error), a task id that is not a string or a number (400
  * -32602, naming each such field).
  */
 function readsAsChecked(ctx: GatewayContext, body: RpcBody | undefined, id: RpcId): body is RpcBody {
   const repeated = repeatedSingleHeader(ctx.req.rawHeaders);
+  const parameter = repeatedContentTypeParameter(ctx.get('content-type') || undefined);
   if (repeated !== undefined) rpcRefusal(ctx, 400, INVALID_REQUEST, repeatedHeaderMessage(repeated), null);
+  else if (parameter !== undefined) rpcRefusal(ctx, 400, INVALID_REQUEST, `Invalid Request: more than one ${parameter} in the Content-Type header`, null);
   else if (!isUtf8(ctx.request.charset)) rpcRefusal(ctx, 415, INVALID_REQUEST, notUtf8Message(ctx.request.charset), null);
   else if (body === undefined) rpcRefusal(ctx, 400, PARSE_ERROR, 'Parse error', null);
   else {
