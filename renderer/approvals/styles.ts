@@ -63,7 +63,7 @@ h2:focus { outline: none; }
 .foot p { margin: 0.2rem 0; }
 .subject {
   margin: 0; max-height: 9.5em; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere;
-  font-family: var(--mono); font-size: 0.85rem; background: #1d2126; color: #f5f6f8; padding: 0.35rem 0.5rem; border-radius: 4px;
+  font-family: var(--mono); font-size: 0.85rem; background: #1d2126; color: #f5f6f8; padding: 0.35rem 0.5rem; border-radius: 4px; border: 1px solid var(--line);
 }
 .subject .cp { color: #1d2126; background: #ffd866; border-color: #ffd866; }
 .size { margin: 0.15rem 0 0.3rem; font-size: 0.8rem; }
