@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { openConnection, type AdmittedNode, type OpenConnectionOptions, type OpenedConnection, type ParticipantConnection } from '../fabric/admission/index.js';
-import { endChild, exitOf } from './runners/end-child.js';
+import { endChild, exitOf, letGoOfStdioOnExit } from './runners/end-child.js';
 
 /** How the long-lived participants reach the rest of the broker. */
 export interface LongLivedHost {
@@ -78,6 +78,7 @@ export class LongLivedParticipants {
         onSpawn: (c) => {
           child = c;
           c.stdout?.resume();
+          letGoOfStdioOnExit(c); // a background process of the child's must not keep the gateway alive
           this.spawning.set(c, cutShort);
           if (this.host.stopping()) void endChild(c, graceMs).then(() => cutShort(new Error('broker: stopping')));
         },
