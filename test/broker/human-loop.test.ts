@@ -156,7 +156,7 @@ describe('human.approve goes straight to the root', () => {
         task: taskA,
         hidden: false,
         danger: [],
-        proposals: [{ exact: '[shell] echo a' }, { prefix: '[shell] echo' }],
+        proposals: [{ exact: '[shell] echo a' }],
       });
       // No workspace is recorded for b-0 (the broker has none): its relative path is not resolved.
       assert.deepEqual(byAgent['b-0'], { kind: 'write', command_or_path: 'src/b.ts', asker: { agent: 'b-0', chain: ['root', 'b'] }, role: 'b', task: taskB, hidden: false, danger: [], proposals: [{ exact: 'src/b.ts' }] });

@@ -45,13 +45,21 @@ function servePty() {
     file,
     screen,
     type: (keys: string) => void child.stdin.write(keys),
-    /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. */
+    /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after 20 s. */
     async until(text: string, from = 0): Promise<number> {
-      for (;;) {
-        const at = screen().indexOf(text, from);
-        if (at >= 0) return at + text.length;
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${JSON.stringify(text)}:\n${screen()}`);
-        await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended]);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after 20 s:\n${screen()}`)), 20_000);
+      });
+      try {
+        for (;;) {
+          const at = screen().indexOf(text, from);
+          if (at >= 0) return at + text.length;
+          if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${JSON.stringify(text)}:\n${screen()}`);
+          await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended, late]);
+        }
+      } finally {
+        clearTimeout(timer);
       }
     },
     async stop(): Promise<number | null> {
