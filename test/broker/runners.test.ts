@@ -398,6 +398,21 @@ describe('GitWorktreeFactory', () => {
     assert.deepEqual(worktrees(repo), [repo]);
   });
 
+  it('a folder whose name holds a line break is the folder asked for, not the part before the break', async () => {
+    // git prints the prefix raw: read by lines, `a\nb/` was `a`, a folder the broker never checked.
+    const repo = makeRepo();
+    mkdirSync(join(repo, 'a'));
+    writeFileSync(join(repo, 'a', 'kept.txt'), 'a\n');
+    g(repo, 'add', '-A');
+    g(repo, 'commit', '-q', '-m', 'a');
+    const odd = join(repo, 'a\nb');
+    mkdirSync(odd);
+    const factory = new GitWorktreeFactory();
+    const workspace: Workspace = await factory.create(new Directory().admit('lead'), { workspace_root: odd, base_branch: 'main', roster: [] });
+    assert.equal(workspace.dir, join(repo, '.git', 'chatty-worktrees', 'lead-0', 'a\nb'));
+    await workspace.release();
+  });
+
   it('refuses a workspace_root whose folder is a symlink in the caller\'s commit: the callee never runs outside its worktree', async () => {
     const repo = makeRepo();
     const factory = new GitWorktreeFactory();

@@ -143,8 +143,11 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     }
     const inside = await run(['rev-parse', '--is-inside-work-tree'], root).catch(() => 'false');
     if (inside.trim() !== 'true') throw new Error(`${where}: workspace_root ${root} is not inside a git work tree`);
-    // --show-prefix prints an empty line at the top: take the lines by position.
-    const [commonOut = '', prefix = ''] = (await run(['rev-parse', '--git-common-dir', '--show-prefix'], root)).split('\n');
+    // Each asked alone, its one trailing line break cut: git prints a path raw, so a folder named
+    // `a\nb` would read as `a` line by line (and --show-prefix prints an empty line at the top).
+    const lineOf = async (flag: string): Promise<string> => (await run(['rev-parse', flag], root)).replace(/\n$/, '');
+    const commonOut = await lineOf('--git-common-dir');
+    const prefix = await lineOf('--show-prefix');
     const commonDir = await realpath(resolve(root, commonOut));
     return { root, commonDir, prefix };
   }
