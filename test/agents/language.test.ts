@@ -1,6 +1,6 @@
 /** The scripted agent's parts on their own: the language, the diff stat, the workspace path check. */
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { diffStat, parseLine, parseScript, resolveInWorkspace, unescapeText, WorkspaceRefusal } from '../../main/agents/scripted/index.js';
@@ -63,6 +63,8 @@ describe('the workspace path check', () => {
   symlinkSync(outside, join(workspace, 'out'));
   symlinkSync(join(workspace, 'src'), join(workspace, 'src-link'));
   symlinkSync(join(outside, 'f'), join(workspace, 'dangling'));
+  writeFileSync(join(outside, 'hook'), '#!/bin/sh\n');
+  linkSync(join(outside, 'hook'), join(workspace, 'hard'));
   mkdirSync(`${workspace}-evil`);
   after(() => {
     for (const dir of [outside, workspace, `${workspace}-evil`]) rmSync(dir, { recursive: true, force: true });
@@ -82,6 +84,7 @@ describe('the workspace path check', () => {
     ['/etc/passwd', /is absolute/],
     ['out/x', /leads out of the workspace \(really /],
     ['dangling', /is a symlink/],
+    ['hard', /^"hard" has 2 names \(hard links\): writing it would change the file under its other names too$/],
     // A folder that is a link, even one that stays inside: the file written would not be the one read.
     ['src-link/c.ts', /^"src-link\/c\.ts" goes through "src-link", a symbolic link \(to "src"\): write the path as it really is$/],
     ['dangling/x', /^"dangling\/x" goes through "dangling", a symbolic link to nothing$/],

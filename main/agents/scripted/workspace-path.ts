@@ -37,7 +37,7 @@ function pathShapeRefusal(path: string): string | undefined {
  * - no folder on the way may be a symbolic link, even one that stays inside: the file written
  *   would not be the one the person read (`hooks/pre-commit` written as `.husky/pre-commit`);
  * - the file itself, when it exists, must be a regular file, not a symlink (the write would follow
- *   it) nor a directory.
+ *   it) nor a directory, with no other name (a hard link: the write would change it there too).
  *
  * Returns the absolute path to write. Call it again right before writing (the tree may have
  * changed while the human decided), with `createParents` then, and open the file `O_NOFOLLOW`.
@@ -90,6 +90,8 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   });
   if (stat?.isSymbolicLink()) throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
   if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
+  // A file with another name (a hard link, perhaps outside the workspace) would change there too.
+  if (stat && stat.nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${stat.nlink} names (hard links): writing it would change the file under its other names too`);
   return file;
 }
 
