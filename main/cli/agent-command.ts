@@ -11,6 +11,7 @@ import { shellWord } from './shell-word.js';
  * A word is rewritten only when all of this holds, so that anything else reaches the shell as typed:
  * - it is a plain word (no quotes, backslashes, `$`, backticks, globs, `~`, `{`), not a redirection's target;
  * - it is not an option (`-x`), an assignment (`A=b`), an absolute path, or only `.`/`..` (the workspace);
+ * - it is not where `cd` or `pushd` goes: the worker works in its workspace, never in the user's checkout;
  * - in a command's first place, it has a `/` (else the shell looks it up in PATH: `node`, `npx`);
  * - it names a file or directory that exists in `dir`.
  */
@@ -34,11 +35,13 @@ interface Word {
   commandPlace: boolean;
   /** The word after `<` or `>`: a file the shell opens (in the workspace, as the user wrote it). */
   redirect: boolean;
+  /** An argument of `cd` or `pushd`: where the worker works, which stays its workspace. */
+  changesDirectory: boolean;
 }
 
 function rewritable(word: Word): boolean {
   const { text } = word;
-  if (!word.plain || word.redirect || text.startsWith('-') || text.includes('=') || isAbsolute(text)) return false;
+  if (!word.plain || word.redirect || word.changesDirectory || text.startsWith('-') || text.includes('=') || isAbsolute(text)) return false;
   if (text.split('/').every((part) => part === '' || part === '.' || part === '..')) return false;
   return !word.commandPlace || text.includes('/');
 }
@@ -47,6 +50,8 @@ const SPACE = new Set([' ', '\t']);
 /** Characters that end a word and start the next command. */
 const COMMAND_SEPARATORS = new Set(['|', '&', ';', '(', ')', '\n']);
 const REDIRECTS = new Set(['<', '>']);
+/** Words that run the word after them as the program: it is looked up in PATH as the first word would be. */
+const RUNS_THE_NEXT_WORD = new Set(['exec', 'command', 'env', 'nohup', 'nice', 'time']);
 /** Characters that make a word not plain: the shell would expand, unquote or glob it. */
 const NOT_PLAIN = /[\\'"$`*?[\]~{}!]/;
 
@@ -55,6 +60,7 @@ function shellWords(command: string): Word[] {
   const words: Word[] = [];
   let commandPlace = true;
   let redirect = false;
+  let changesDirectory = false;
   let i = 0;
   while (i < command.length) {
     const c = command[i]!;
@@ -65,6 +71,7 @@ function shellWords(command: string): Word[] {
     if (COMMAND_SEPARATORS.has(c)) {
       commandPlace = true;
       redirect = false;
+      changesDirectory = false;
       i++;
       continue;
     }
@@ -84,9 +91,11 @@ function shellWords(command: string): Word[] {
       else i++;
     }
     const text = command.slice(start, Math.min(i, command.length));
-    words.push({ text, start, end: start + text.length, plain: !NOT_PLAIN.test(text), commandPlace, redirect });
-    // An assignment before the program (`A=b node x.js`) leaves the next word in the first place.
-    commandPlace = commandPlace && /^[A-Za-z_][A-Za-z0-9_]*=/.test(text);
+    words.push({ text, start, end: start + text.length, plain: !NOT_PLAIN.test(text), commandPlace, redirect, changesDirectory });
+    if (commandPlace && (text === 'cd' || text === 'pushd')) changesDirectory = true;
+    // An assignment before the program (`A=b node x.js`), or a word that runs the next one
+    // (`exec node x.js`), leaves the next word in the first place.
+    commandPlace = commandPlace && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(text) || RUNS_THE_NEXT_WORD.has(text));
     redirect = false;
   }
   return words;

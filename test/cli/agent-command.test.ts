@@ -22,6 +22,7 @@ describe('resolveCommandPaths', () => {
     assert.equal(at('cd /tmp && bin/agent.sh | cat'), `cd /tmp && ${dir}/bin/agent.sh | cat`);
     assert.equal(at('DEBUG=1 bin/agent.sh'), `DEBUG=1 ${dir}/bin/agent.sh`);
     assert.equal(at('node -r helper.js x'), `node -r ${dir}/helper.js x`);
+    assert.equal(at('cd bin && exec node helper.js'), `cd bin && exec node ${dir}/helper.js`);
   });
 
   test('a path with a space is quoted as one shell word', () => {
@@ -50,6 +51,8 @@ describe('resolveCommandPaths', () => {
       'ls ../..',
       'node x # helper.js',
       'node my\\ agent.js',
+      'cd bin && exec node agent.sh', // cd: the worker works in its workspace, never in the user's checkout
+      'pushd bin; node x',
     ]) {
       assert.equal(at(command), command, command);
     }
