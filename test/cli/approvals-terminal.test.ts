@@ -118,6 +118,7 @@ test('finding 1: hidden characters are shown as code points with a warning; t an
 
 test('t: the offered matches are listed, the chosen one confirmed, then it answers the same agent in this task; a: kept in the file', { timeout: 60_000 }, async () => {
   const s = servePty();
+  await s.until(`  rules:  ${s.file} ("always" approvals; see: chatty-gateway approvals list)\n`);
   await s.until('\n> ');
   s.type('asker twice\r');
   let at = await s.until('asks to run: npm test --watch\n');

@@ -136,6 +136,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
           ? '  agents: none'
           : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
+        `  rules:  ${gateway.approvals.file ?? 'none kept'} ("always" approvals; see: chatty-gateway approvals list)`,
         ...(tasks ? [`  tasks:  type <agent> <task text>, e.g. ${agentNames[0] ?? 'local-coder'} exec echo hi`] : []),
         '  stop:   Ctrl-C',
         '',
