@@ -8,6 +8,7 @@
 // directory the task's workspace (a fresh git worktree in a repository). It asks the human before
 // it writes, like any agent here: the task text is `<file> <text>`.
 import { writeFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import { connectWorker, serveOneTask } from 'chatty-protocol-gateway/worker';
 
 const { session } = await connectWorker({ name: 'helper', description: 'writes a note into its workspace, once a person approves', version: '1.0.0', skills: [] });
@@ -15,6 +16,8 @@ const { session } = await connectWorker({ name: 'helper', description: 'writes a
 await serveOneTask(session, async (task, events) => {
   const [file, ...words] = task.params.text.trim().split(/\s+/);
   if (!file || words.length === 0) return { state: 'failed', message: 'give it as <file> <text>, e.g. notes.txt remember the milk' };
+  // Only inside its workspace, whatever the person answers.
+  if (isAbsolute(file) || file.split('/').includes('..')) return { state: 'failed', message: `${file}: a path inside the workspace, please` };
   events.status('working', `asking to write ${file}`);
   const verdict = await session.approve('write', file, `+1 -0`, { signal: task.signal });
   if (verdict !== 'approved') return { state: 'failed', message: `writing ${file} was denied` };
