@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../helpers/gateway.js';
@@ -61,6 +61,22 @@ describe('chatty-gateway serve', () => {
     assert.match(rest, new RegExp(`token: +${join(runtimeDir, 'gateway.token')}`));
     assert.ok(rest.includes(`curl --unix-socket ${join(runtimeDir, 'gateway.sock')} -H "Authorization: Bearer $(cat ${join(runtimeDir, 'gateway.token')})" http://localhost/`));
     assert.equal((await exited(child)).code, 0);
+  });
+
+  test('a plugin whose JavaScript is newer than its plugin.wasm is served, with a warning naming plugin build', async () => {
+    const staleModules = join(scratch.path, 'stale-modules');
+    const dir = writeModuleDir(staleModules, 'hello', { component: await buildFixture('echo'), extra: { 'src/plugin.js': 'export const plugin = {};\n' } });
+    utimesSync(join(dir, 'plugin.wasm'), 1_000_000, 1_000_000);
+    const child = spawnCli(['serve', '--runtime-dir', join(scratch.path, 'run-stale'), '--modules-dir', staleModules]);
+    assert.equal(await firstLine(child), 'chatty-gateway: serving 1 module');
+    child.kill('SIGTERM');
+    const [, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr)]);
+    assert.ok(
+      stderr.includes(
+        `chatty-gateway: warning: module hello: plugin.wasm is older than src/plugin.js: serving the build from before that change; rebuild it with \`npx chatty-gateway plugin build ${dir}\`\n`,
+      ),
+      stderr,
+    );
   });
 
   test('an unusable runtime directory is a one-line error and a non-zero exit', async () => {
