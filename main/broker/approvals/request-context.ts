@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { dangerTags } from './danger.js';
 import { proposals } from './match.js';
-import { placePath } from './sensitive-paths.js';
-import type { ApprovalMatch, DangerTag } from './types.js';
+import { pathTags, placePath } from './sensitive-paths.js';
+import { DANGER_TAGS, type ApprovalMatch, type DangerTag } from './types.js';
 
 /** What the gateway vouches for about one approval, from its own records and its own reading of the request. */
 export interface VouchedContext {
@@ -25,15 +26,40 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   const real = workspace === undefined ? undefined : realPath(workspace);
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
   const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat));
+  let danger = dangerTags(kind, commandOrPath, real, diffStat);
+  let outside = placed.outside;
+  if (placed.path !== undefined) {
+    // The kernel follows the links on the path (`hooks -> .git/hooks`, `out -> ~`): the write
+    // carries the tags of where it lands too. The path shown stays the one asked for.
+    const lands = landing(placed.path);
+    if (lands !== placed.path) {
+      const more = pathTags(lands, real);
+      danger = DANGER_TAGS.filter((tag) => danger.includes(tag) || more.includes(tag));
+      if (more.includes('outside-workspace')) outside = true;
+    }
+  }
   return {
     ...(task !== undefined ? { task } : {}),
     ...(real !== undefined ? { workspace: real } : {}),
     ...(placed.path !== undefined ? { path: placed.path } : {}),
-    ...(placed.outside !== undefined ? { outside: placed.outside } : {}),
+    ...(outside !== undefined ? { outside } : {}),
     hidden,
-    danger: dangerTags(kind, commandOrPath, real, diffStat),
+    danger,
     proposals: hidden ? [] : proposals({ kind, command_or_path: commandOrPath, workspace: real, path: placed.path }),
   };
+}
+
+/** Where a write to `path` lands: the real path of its deepest part that exists, the rest joined on. */
+function landing(path: string): string {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      if (dirname(at) === at) return path;
+      rest.push(basename(at));
+    }
+  }
 }
 
 function realPath(path: string): string {

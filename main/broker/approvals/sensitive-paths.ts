@@ -10,7 +10,7 @@ const SHELL_DOTFILES = new Set([
 const CI_FILES = new Set([
   '.gitlab-ci.yml', '.travis.yml', 'azure-pipelines.yml', 'Jenkinsfile', 'bitbucket-pipelines.yml', '.drone.yml',
   '.woodpecker.yml', 'appveyor.yml', '.appveyor.yml', '.cirrus.yml',
-]);
+].map((name) => name.toLowerCase()));
 const CI_DIRS = ['.circleci', '.buildkite', '.woodpecker'];
 /** `<dir>/workflows`: GitHub's, Gitea's and Forgejo's Actions. */
 const WORKFLOW_PARENTS = new Set(['.github', '.gitea', '.forgejo']);
@@ -37,7 +37,8 @@ export function pathTags(target: string, workspace: string | undefined): DangerT
   const tags = new Set<DangerTag>();
   const placed = placePath(target, workspace);
   if (placed.outside === true) tags.add('outside-workspace');
-  const parts = posix.normalize(target.replaceAll('\\', '/')).split('/').filter((p) => p !== '' && p !== '.');
+  // Compared without case: macOS's and Windows' file systems ignore it (`.GIT/Hooks` is `.git/hooks` there).
+  const parts = posix.normalize(target.replaceAll('\\', '/')).toLowerCase().split('/').filter((p) => p !== '' && p !== '.');
   const name = parts.at(-1) ?? '';
   parts.forEach((part, i) => {
     const next = parts[i + 1];
