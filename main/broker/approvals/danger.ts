@@ -4,15 +4,24 @@ import { pathTags } from './sensitive-paths.js';
 import { simpleCommands, type SimpleCommand } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'ash']);
 /** Programs that run what they read: a pipe into one runs whatever came down the pipe. */
 const RUNNERS = new Set([...SHELLS, 'python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua', 'deno', 'bun', 'osascript', 'pwsh', 'powershell']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-request', 'ftp', 'tftp', 'nc', 'ncat', 'scp', 'rsync']);
 const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'sudoedit']);
 /** Programs that run the command in their arguments: looked through to the command they run. */
-const WRAPPERS = new Set(['env', 'nice', 'nohup', 'time', 'command', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'chronic', 'builtin', 'caffeinate', 'watch', 'unbuffer', 'flock']);
+const WRAPPERS = new Set(['env', 'nice', 'nohup', 'time', 'command', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'chronic', 'builtin', 'caffeinate', 'watch', 'unbuffer', 'flock', 'busybox']);
+/** The shell's own words before a command (`for …; do rm -rf ~; done`, `{ curl … | sh; }`): the program is the word after. */
+const RESERVED = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'while', 'until', 'do', 'done', 'esac', 'coproc']);
+/**
+ * The programs a program the gateway cannot name (`$RM`, `/bin/r?`, `$(echo rm)`) is read as, for
+ * its arguments' tags: it could be any of them. Errs toward tagging.
+ */
+const ANY_PROGRAM = ['rm', 'chmod', 'find', 'git', 'sh'];
+/** Options whose value is a file the program writes (`curl -o`, `wget -O`, `git diff --output`, `cp -t`). */
+const OUTPUT_OPTIONS = /^--(output|output-document|output-file|target-directory)(=|$)/;
 /** Programs whose non-option arguments are (among others) files they write. */
-const WRITERS = new Set(['tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch']);
+const WRITERS = new Set(['tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch', 'mkfs', 'mke2fs', 'wipefs', 'shred']);
 
 /**
  * The danger tags of an approval, computed by the gateway from what would run or be written:
@@ -35,10 +44,14 @@ function commandTags(line: string, workspace: string | undefined, tags: Set<Dang
     for (const target of command.writes) if (!isDevice(target)) addAll(tags, pathTags(target, workspace));
     const seen = lookThrough(command.words, tags, workspace);
     if (seen.program === undefined) continue;
-    if (DOWNLOADERS.has(seen.program)) downloads = true;
-    if (RUNNERS.has(seen.program) || seen.program === 'eval' || seen.program === 'source' || seen.program === '.') runs = true;
-    if (command.stage > 0 && RUNNERS.has(seen.program)) tags.add('pipe-to-shell');
-    programTags(seen.program, seen.args, workspace, tags);
+    // A program named by a variable, a glob or a substitution could be any: read as each.
+    const programs = /[$`*?[]/.test(seen.program) ? ANY_PROGRAM : [seen.program];
+    for (const program of programs) {
+      if (DOWNLOADERS.has(program)) downloads = true;
+      if (RUNNERS.has(program) || program === 'eval' || program === 'source' || program === '.') runs = true;
+      if (command.stage > 0 && RUNNERS.has(program)) tags.add('pipe-to-shell');
+      programTags(program, seen.args, workspace, tags);
+    }
   }
   if (downloads && runs) tags.add('download-and-run');
 }
@@ -47,9 +60,13 @@ function commandTags(line: string, workspace: string | undefined, tags: Set<Dang
 function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | undefined): { program?: string; args: string[] } {
   let i = 0;
   for (;;) {
-    while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
+    while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
     if (i >= words.length) return { args: [] };
     const program = posix.basename(words[i]!);
+    if (program === 'function') {
+      i += 2; // `function name { … }`: the body follows
+      continue;
+    }
     if (PRIVILEGE.has(program)) {
       tags.add('privilege');
       const args = words.slice(i + 1);
@@ -59,6 +76,17 @@ function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | 
       // Its options, and the value of those that take one (`sudo -u deploy`).
       while (i < words.length && words[i]!.startsWith('-')) i += /^-[ugCDhprtTU]$|^-(c)$/.test(words[i]!) ? 2 : 1;
       continue;
+    }
+    if (program === 'env') {
+      // `env -S 'rm -rf ~'`: the string is split into the command it runs.
+      const split = words.slice(i + 1).findIndex((w) => /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(w));
+      if (split >= 0) {
+        const at = i + 1 + split;
+        const word = words[at]!;
+        const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
+        commandTags([glued ?? words[at + 1] ?? '', ...words.slice(at + (glued === undefined ? 2 : 1))].join(' '), workspace, tags);
+        return { args: [] };
+      }
     }
     if (WRAPPERS.has(program)) {
       i++;
@@ -73,7 +101,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | 
 
 function programTags(program: string, args: string[], workspace: string | undefined, tags: Set<DangerTag>): void {
   const short = (letter: string): boolean => args.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
-  const long = (...names: string[]): boolean => args.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
+  const long = (...names: string[]): boolean => args.some((a) => names.some((n) => isLong(a, n)));
   if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
   if (program === 'find' && args.includes('-delete')) tags.add('recursive-delete');
   if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
@@ -87,13 +115,16 @@ function programTags(program: string, args: string[], workspace: string | undefi
   if (program === 'find') {
     const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok');
     if (exec >= 0) {
+      // Its words as they are (`bash -c 'rm -rf ~'` keeps its one argument), not joined and read again.
       const rest = args.slice(exec + 1);
       const stop = rest.findIndex((a) => a === ';' || a === '+');
-      commandTags(rest.slice(0, stop < 0 ? undefined : stop).join(' '), workspace, tags);
+      const seen = lookThrough(rest.slice(0, stop < 0 ? undefined : stop), tags, workspace);
+      if (seen.program !== undefined) programTags(seen.program, seen.args, workspace, tags);
     }
   }
   if (program === 'git') gitTags(args, tags);
-  if (WRITERS.has(program)) {
+  for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, pathTags(target, workspace));
+  if (WRITERS.has(program) || program.startsWith('mkfs.')) {
     for (const arg of args) {
       if (arg.startsWith('-')) continue;
       const target = program === 'dd' ? /^of=(.*)$/.exec(arg)?.[1] : arg;
@@ -109,11 +140,43 @@ function gitTags(args: string[], tags: Set<DangerTag>): void {
   const sub = args[i];
   const rest = args.slice(i + 1);
   const short = (letter: string): boolean => rest.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
-  const long = (...names: string[]): boolean => rest.some((a) => names.some((n) => a === n || a.startsWith(`${n}=`)));
-  if (sub === 'push' && (short('f') || long('--force', '--force-with-lease', '--force-if-includes', '--mirror') || rest.some((a) => a.startsWith('+')))) tags.add('force-push');
+  const long = (...names: string[]): boolean => rest.some((a) => names.some((n) => isLong(a, n)));
+  // A deleted remote branch (`--delete`, `-d`, `:main`) loses its history as a forced one does.
+  const forced = short('f') || short('d') || long('--force', '--force-with-lease', '--force-if-includes', '--mirror', '--delete');
+  if (sub === 'push' && (forced || rest.some((a) => a.startsWith('+') || /^:./.test(a)))) tags.add('force-push');
   if (sub === 'reset' && long('--hard')) tags.add('history-rewrite');
   if (sub === 'rebase' || sub === 'filter-branch' || sub === 'filter-repo') tags.add('history-rewrite');
   if (sub === 'clean' && short('f') && short('d')) tags.add('recursive-delete');
+}
+
+/**
+ * `arg` is the long option `name`, with a value or not, or a shortening of it: GNU and git take
+ * any unambiguous prefix (`rm --rec`). An ambiguous one is refused by the program, so tagging it is harmless.
+ */
+function isLong(arg: string, name: string): boolean {
+  const bare = arg.split('=', 1)[0]!;
+  return bare === name || (bare.length >= 3 && bare.startsWith('--') && name.startsWith(bare));
+}
+
+/** The files named by the options that say where a program writes: `curl -o F`, `-oF`, `wget -O F`, `--output=F`, `cp -t DIR`. */
+function optionWrites(program: string, args: string[]): string[] {
+  const letters = DOWNLOADERS.has(program) ? 'oO' : ['cp', 'mv', 'ln', 'install'].includes(program) ? 't' : '';
+  const targets: string[] = [];
+  args.forEach((arg, i) => {
+    const long = OUTPUT_OPTIONS.exec(arg);
+    if (long) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1];
+      if (value !== undefined) targets.push(value);
+      return;
+    }
+    if (letters === '' || !/^-[A-Za-z]/.test(arg)) return;
+    const at = [...arg.slice(1)].findIndex((c) => letters.includes(c));
+    if (at < 0) return;
+    const glued = arg.slice(at + 2);
+    const value = glued !== '' ? glued : args[i + 1];
+    if (value !== undefined) targets.push(value);
+  });
+  return targets;
 }
 
 function isDevice(target: string): boolean {

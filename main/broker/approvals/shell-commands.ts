@@ -23,9 +23,20 @@ const PIPES = new Set(['|', '|&']);
 /** Variables are kept as written (`$HOME`), not expanded to the gateway's own environment. */
 const keepVariables = (name: string): string => `$${name}`;
 
+/** What stands in the outer line for a nested command line (`$(…)`, backticks), read on its own. */
+const SUBSTITUTED = '$CHATTY_SUBSTITUTION';
+
 function words(text: string): ParseEntry[] {
-  // shell-quote reads a new line as a space: a new line ends a command, so make it say so.
-  return parse(text.replace(/\r?\n/g, ' ; '), keepVariables);
+  // shell-quote reads a new line as a space: a new line ends a command, so make it say so. It
+  // also starts a comment at a `#` inside a word (`npm test#; rm -rf ~`), which a shell does not.
+  const line = text.replace(/\r?\n/g, ' ; ').replace(/(?<=[^\s;&|()<>])#/g, '\\#');
+  try {
+    return parse(line, keepVariables);
+  } catch {
+    // A line it cannot read (`${x:-y}`): read again with every `$` taken literally, so that the
+    // commands around it are still seen (the variable's text is kept as written either way).
+    return parse(line.replaceAll('$', '\\$'), keepVariables);
+  }
 }
 
 /** The simple commands of `text`, nested command lines included (each read on its own). */
@@ -37,11 +48,16 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
     if (current.words.length > 0 || current.writes.length > 0) found.push(current);
     current = { words: [], writes: [], stage: nextStage };
   };
+  // Each nested command line stands as one word in the outer line (`$(echo rm) -rf ~` is a
+  // program the gateway cannot name, with `-rf ~`), and is read on its own below.
+  const nested = substitutions(text);
+  let outer = text;
+  for (const { start, end: stop } of [...nested].reverse()) outer = `${outer.slice(0, start)}${SUBSTITUTED}${outer.slice(stop)}`;
   let entries: ParseEntry[];
   try {
-    entries = words(text);
+    entries = words(outer);
   } catch {
-    return found;
+    entries = [];
   }
   for (const entry of entries) {
     if (typeof entry === 'string') {
@@ -65,30 +81,32 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
   if (depth < 4) {
     // What the shell runs when it expands `$(…)` and backticks, quoted or not (read from the raw
     // line: shell-quote cuts a backtick's command at its operators).
-    for (const inner of substitutions(text)) found.push(...simpleCommands(inner, depth + 1));
+    for (const { inner } of nested) found.push(...simpleCommands(inner, depth + 1));
   }
   return found;
 }
 
-/** The command lines inside `$(…)`, `<(…)`, `>(…)` and backticks. */
-function substitutions(word: string): string[] {
-  const inner: string[] = [];
-  for (const m of word.matchAll(/`([^`]*)`/g)) inner.push(m[1]!);
-  const opening = /[$<>]\(/g;
-  let at = word.search(opening);
-  while (at >= 0) {
-    let depth = 0;
-    let i = at + 1;
-    for (; i < word.length; i++) {
-      if (word[i] === '(') depth++;
-      else if (word[i] === ')' && --depth === 0) break;
+/** The command lines inside `$(…)`, `<(…)`, `>(…)` and backticks, outermost only, with where each stands in `line`. */
+function substitutions(line: string): { inner: string; start: number; end: number }[] {
+  const found: { inner: string; start: number; end: number }[] = [];
+  for (let at = 0; at < line.length; at++) {
+    if (line[at] === '`') {
+      const close = line.indexOf('`', at + 1);
+      if (close < 0) break;
+      found.push({ inner: line.slice(at + 1, close), start: at, end: close + 1 });
+      at = close;
+    } else if ('$<>'.includes(line[at]!) && line[at + 1] === '(') {
+      let depth = 0;
+      let i = at + 1;
+      for (; i < line.length; i++) {
+        if (line[i] === '(') depth++;
+        else if (line[i] === ')' && --depth === 0) break;
+      }
+      found.push({ inner: line.slice(at + 2, i), start: at, end: Math.min(i + 1, line.length) });
+      at = i;
     }
-    inner.push(word.slice(at + 2, i));
-    opening.lastIndex = i;
-    const next = opening.exec(word);
-    at = next ? next.index : -1;
   }
-  return inner;
+  return found;
 }
 
 /**
