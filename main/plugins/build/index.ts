@@ -37,14 +37,15 @@ export interface BuildResult {
 }
 
 export interface BuildOptions {
-  /** Called once the plugin directory, its manifest and its source have passed their checks, as the (long) componentize-js step starts. */
+  /** Called once the plugin directory and its manifest have passed their checks and its source is found: the build starts (its JavaScript is checked first). */
   onBuilding?: () => void;
 }
 
 /**
- * Builds `<dir>`'s JavaScript into the component its `module.toml` names (`[module] wasm`). Every
- * check that can fail at once (the directory, its manifest, its source) runs before the build, each
- * a `PluginLoadError` of one line (a syntax error in the source adds the line with a caret).
+ * Builds `<dir>`'s JavaScript into the component its `module.toml` names (`[module] wasm`). A
+ * directory that is no plugin (missing, a file, no or a bad `module.toml`, no source) is refused
+ * before the build starts, with a `PluginLoadError` of one line; the source's own problems are
+ * found next, before componentize-js (a syntax error adds the line with a caret).
  */
 export async function buildPlugin(dir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(dir);
@@ -52,8 +53,8 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   if (!manifest.module.wasm) throw new PluginLoadError('module.toml has no [module] wasm: a remote module is not built here');
   const wasmPath = join(root, manifest.module.wasm);
   const source = findPluginSource(root);
-  checkPluginSource(source, root);
   options.onBuilding?.();
+  checkPluginSource(source, root);
   const started = performance.now();
   const component = await componentizePlugin(root, source);
   await mkdir(dirname(wasmPath), { recursive: true });
