@@ -141,8 +141,9 @@ describe('serve publishes agents', () => {
 describe('serve --agent with a relative path, in a git repository', () => {
   test('the README\'s `--agent helper="node helper.js"` runs an uncommitted helper.js (examples/agents/helper.js) beside serve, its workspace still a worktree', async () => {
     const cwd = repo();
-    // A user's ESM project (`"type": "module"`) with the example agent copied in, nothing committed.
-    writeFileSync(join(cwd, 'package.json'), '{ "type": "module" }\n');
+    // A user's project as `npm init -y` makes it (`"type": "commonjs"`, npm ≥ 11) with the example
+    // agent copied in, nothing committed: the copy must run there, not only in an ES-module project.
+    writeFileSync(join(cwd, 'package.json'), '{ "type": "commonjs" }\n');
     copyFileSync(fileURLToPath(new URL('../../examples/agents/helper.js', import.meta.url)), join(cwd, 'helper.js'));
     // `chatty-protocol-gateway/worker` as an installed package would give it, here the sources
     // (through tsx); not committed either, so only the copy beside serve resolves it.
