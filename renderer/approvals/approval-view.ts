@@ -26,7 +26,8 @@ export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;
 
 /** How a proposed match reads in the confirm step. */
 function matchLine(match: ApprovalMatch, kind: PendingApproval['kind']): [Node, string] {
-  if ('exact' in match) return [el('code', {}, shown(match.exact)), kind === 'exec' ? 'this exact command' : 'this exact path'];
+  // The exact command may be long or span lines: kept as it is, in a small box of its own (it scrolls, so it takes the focus too).
+  if ('exact' in match) return [el('code', { className: 'exact', attrs: { tabindex: '0' } }, shown(match.exact)), kind === 'exec' ? 'this exact command' : 'this exact path'];
   if ('prefix' in match) return [el('code', {}, shown(`${match.prefix} *`)), 'any command whose words start with these'];
   return [el('code', {}, shown(match.glob)), 'any path this glob matches'];
 }

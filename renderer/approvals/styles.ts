@@ -83,7 +83,8 @@ legend { font-weight: 600; padding: 0 0.3rem; overflow-wrap: anywhere; max-width
 .option { overflow-wrap: anywhere; max-width: 100%; text-align: left; }
 .option[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--accent-fg); }
 .match { display: flex; gap: 0.4rem; align-items: baseline; overflow-wrap: anywhere; }
-.match code { font-family: var(--mono); }
+.match code { font-family: var(--mono); white-space: pre-wrap; }
+.match code.exact { display: inline-block; max-height: 4.5em; overflow: auto; vertical-align: top; }
 .error { color: var(--bad); font-weight: 600; overflow-wrap: anywhere; max-height: 6em; overflow: auto; }
 .guard { color: var(--muted); font-size: 0.8rem; }
 dialog[data-armed="false"] .actions-slot button { border-style: dashed; cursor: wait; }

@@ -128,6 +128,15 @@ describe('the approvals popover: issue 18 (Chromium, real bridge host, gateway, 
       assert.equal(box.first, 'rm -rf ~/ --no-preserve-root');
       assert.ok(box.client < 220 && box.scroll > box.client, `a bounded box with its own scroll: ${JSON.stringify(box)}`);
       assert.equal(await page.textContent('#popover .size'), `121 lines · ${command.length} chars`);
+      // The confirm step keeps the exact command as it is (its lines), in a small box of its own; Confirm stays in view.
+      await page.click('#popover .remember-task');
+      await armedPopover(page, 'approval');
+      const exact = await page.$eval('#popover .match code.exact', (e) => ({ text: e.textContent ?? '', client: e.clientHeight, scroll: e.scrollHeight }));
+      assert.equal(exact.text, command);
+      assert.ok(exact.client < 100 && exact.scroll > exact.client, JSON.stringify({ ...exact, text: undefined }));
+      assert.equal(await onScreen(page, '.confirm'), true);
+      await page.click('#popover .back');
+      await armedPopover(page, 'approval');
       // Moving to a button scrolls nothing away.
       await tabTo(page, '.deny');
       for (const part of ['#popover-title', '.subject', '.approve']) assert.equal(await onScreen(page, part), true, `${part} stays in view`);
