@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it, mock } from 'node:test';
@@ -396,6 +396,23 @@ describe('GitWorktreeFactory', () => {
     await workspace.release();
     assert.equal(existsSync(join(elsewhere, 'lead-0')), false);
     assert.deepEqual(worktrees(repo), [repo]);
+  });
+
+  it('a relative root that a caller turned into a link out of its tree is refused: no worktree is made where the link leads', async () => {
+    const repo = makeRepo();
+    const factory = new GitWorktreeFactory({ root: '.worktrees' });
+    const lead: Workspace = await factory.create(new Directory().admit('lead'), { workspace_root: repo, base_branch: 'main', roster: [] });
+    assert.equal(lead.dir, join(repo, '.worktrees', 'lead-0'));
+    // Its callees' worktrees would go in `<its worktree>/.worktrees`: it makes that a link elsewhere.
+    const elsewhere = tempDir();
+    symlinkSync(elsewhere, join(lead.dir, '.worktrees'));
+    await assert.rejects(
+      factory.create(new Directory().admit('helper'), lead.spawnContext),
+      new Error(`a worktree for helper-0: the worktrees' folder ".worktrees" leads to ${JSON.stringify(realpathSync(elsewhere))} through a link inside workspace_root ${JSON.stringify(lead.dir)}`),
+    );
+    assert.deepEqual(readdirSync(elsewhere), []);
+    assert.deepEqual(branches(repo), ['chatty/lead-0', 'dev', 'main']);
+    await lead.release();
   });
 
   it('a folder whose name holds a line break is the folder asked for, not the part before the break', async () => {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, realpath } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { git } from './git.js';
@@ -78,6 +78,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         },
       );
       await mkdir(folder, { recursive: true });
+      await this.checkFolder(folder, root, where);
       const name = worktreeName(node.name);
       for (let k = 0; k < MAX_NAME_TRIES; k++) {
         const leaf = k === 0 ? name : `${name}.${k}`;
@@ -126,6 +127,22 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitCommand), folder, this.branchPrefix);
     if (report.worktrees + report.live > 0) this.options.log?.(describePrune(report, root)); // found none of ours: nothing to say
     return report;
+  }
+
+  /**
+   * A relative `root` is taken from `workspace_root`, which for a worker's callee is a folder of
+   * the worker's own worktree: the worker could make the folder a link anywhere. Where it lies
+   * inside `workspace_root`, no link on the way is followed: its real path must be the path itself.
+   * (One that leads out of `workspace_root`, `../worktrees`, is the embedder's place, not a worker's.)
+   */
+  private async checkFolder(folder: string, root: string, where: string): Promise<void> {
+    if (this.options.root === undefined || isAbsolute(this.options.root)) return;
+    const rel = relative(root, folder);
+    if (rel === '..' || rel.startsWith(`..${sep}`)) return;
+    const real = await realpath(folder);
+    if (real !== folder) {
+      throw new Error(`${where}: the worktrees' folder ${JSON.stringify(this.options.root)} leads to ${JSON.stringify(real)} through a link inside workspace_root ${JSON.stringify(root)}`);
+    }
   }
 
   private pruneKey(commonDir: string, folder: string): string {
