@@ -102,3 +102,17 @@ describe('attacks: a write that lands somewhere its text does not say', () => {
     assert.equal(plain.outside, false);
   });
 });
+
+describe('attacks: a deny rule is not stepped around', () => {
+  const subject = (command: string) => ({ kind: 'exec' as const, command_or_path: command, role: 'coder', workspace: WS, hidden: false, danger: dangerTags('exec', command, WS) });
+  it('a deny prefix denies the program wherever it runs in the line, even when an allow rule covers the whole line', () => {
+    const rules = new ApprovalRules();
+    const deny = rules.add({ effect: 'deny', kind: 'exec', agent: '*', match: { prefix: 'git push' } });
+    rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: 'cd repo && git push origin main' } });
+    for (const command of ['cd repo && git push origin main', 'npm test; git push', 'git -C repo push', 'sudo git push origin main', '/usr/bin/git push', 'echo $(git push)', 'env GIT_TRACE=1 git push']) {
+      assert.equal(rules.decide(subject(command))?.rule.id, deny.id, command);
+    }
+    assert.equal(rules.decide(subject('git status')), undefined);
+    assert.equal(rules.decide(subject('git pull origin main')), undefined);
+  });
+});

@@ -1,7 +1,7 @@
-import { isAbsolute, relative } from 'node:path';
+import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
 import { placePath } from './sensitive-paths.js';
-import { isSimpleCommand } from './shell-commands.js';
+import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
 /** What a match is checked against: the request as the gateway placed it. */
@@ -47,6 +47,27 @@ export function matches(match: ApprovalMatch, subject: MatchSubject): boolean {
   const rel = relative(subject.workspace!, subject.path);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return false; // a relative glob stays in the workspace
   return globMatches(match.glob, rel);
+}
+
+/**
+ * Whether a **deny** rule's `match` covers the request: as `matches`, but a prefix covers every
+ * command line that runs it anywhere (`cd x && git push`, `sudo git push`, `git -C x push`,
+ * `$(git push)`): its program (by name, wherever it lives) followed, in order, by its other
+ * words. Errs toward denying: a deny rule must not be stepped around by writing the line another way.
+ */
+export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
+  if (!('prefix' in match)) return matches(match, subject);
+  if (subject.kind !== 'exec') return false;
+  const want = isSimpleCommand(match.prefix);
+  if (want === undefined) return false;
+  return simpleCommands(subject.command_or_path).some(({ words }) =>
+    words.some((word, at) => {
+      if (posix.basename(word) !== posix.basename(want[0]!)) return false;
+      let next = 1;
+      for (const later of words.slice(at + 1)) if (next < want.length && later === want[next]) next++;
+      return next === want.length;
+    }),
+  );
 }
 
 /** The danger tags a match itself names: those of its own text (a rule approves no other tag). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { matches, namedTags, type MatchSubject } from './match.js';
+import { denies, matches, namedTags, type MatchSubject } from './match.js';
 import { RulesFile } from './rules-file.js';
 import { NewApprovalRule, type ApprovalRule, type DangerTag } from './types.js';
 
@@ -81,8 +81,9 @@ export class ApprovalRules {
         rule.kind === subject.kind &&
         (rule.agent === subject.role || rule.agent === '*') &&
         (rule.task === undefined || rule.task === subject.task) &&
-        matches(rule.match, subject),
+        (rule.effect === 'deny' ? denies(rule.match, subject) : matches(rule.match, subject)),
     );
+    // A deny prefix covers the program wherever the line runs it (`cd x && git push`), not only a simple command.
     const deny = applicable.find((rule) => rule.effect === 'deny');
     if (deny) return { effect: 'deny', rule: deny };
     if (subject.hidden) return undefined;
