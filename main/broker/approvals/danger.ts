@@ -20,8 +20,8 @@ const RESERVED = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'wh
 const ANY_PROGRAM = ['rm', 'chmod', 'find', 'git', 'sh'];
 /** Options whose value is a file the program writes (`curl -o`, `wget -O`, `git diff --output`, `cp -t`). */
 const OUTPUT_OPTIONS = /^--(output|output-document|output-file|target-directory)(=|$)/;
-/** Programs whose non-option arguments are (among others) files they write. */
-const WRITERS = new Set(['tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch', 'mkfs', 'mke2fs', 'wipefs', 'shred']);
+/** Programs whose non-option arguments are (among others) files they write, or delete. */
+const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch', 'mkfs', 'mke2fs', 'wipefs', 'shred']);
 
 /**
  * The danger tags of an approval, computed by the gateway from what would run or be written:
