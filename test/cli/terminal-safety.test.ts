@@ -76,17 +76,18 @@ describe('the prompter and the terminal root', () => {
     prompter.close();
     assert.doesNotMatch(out.written(), UNSAFE);
     const SHOWN = 'ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~';
+    assert.ok(evil().danger.includes('recursive-delete') && evil().danger.includes('hidden-characters'), evil().danger.join());
     assert.equal(
       out.written(),
       [
         `chatty-gateway: evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to run: ${SHOWN}`,
-        '  !! DANGER: recursive-delete, hidden-characters',
+        `  !! DANGER: ${evil().danger.join(', ')}`,
         '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see',
         '  approve? [y/N] n',
         '  denied',
         `chatty-gateway: evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to write: ${SHOWN}`,
         '  the worker says of it: +1<U+001B>[8m -0',
-        '  !! DANGER: hidden-characters',
+        `  !! DANGER: ${evil('write').danger.join(', ')}`,
         '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see',
         '  approve? [y/N] n',
         '  denied',
@@ -127,7 +128,7 @@ describe('the prompter and the terminal root', () => {
     assert.equal(
       out.written(),
       'chatty-gateway: approved (--approvals allow): evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to run: ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~\n' +
-        '  !! DANGER: recursive-delete, hidden-characters\n' +
+        `  !! DANGER: ${evil().danger.join(', ')}\n` +
         '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see\n' +
         'chatty-gateway: message from evil-0: hi\n    chatty-gateway: approved\n',
     );
