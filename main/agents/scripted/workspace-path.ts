@@ -76,7 +76,7 @@ export async function resolveInWorkspace(workspace: string, path: string, option
     }
     if (!inside(real)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(real)})`);
     // A link that stays inside is refused too: the person reads `hooks/pre-commit`, the kernel
-    // writes `.husky/pre-commit` (and the gateway tags the path as written, never following links).
+    // writes `.husky/pre-commit`: the path shown to the person must be the file written.
     if (await isLink(next)) {
       throw new WorkspaceRefusal(`${quoted} goes through ${JSON.stringify(relative(root, next))}, a symbolic link (to ${JSON.stringify(relative(root, real) || '.')}): write the path as it really is`);
     }
