@@ -4,7 +4,7 @@
  * here was untagged (so a prefix or glob rule approved it unasked) before its fix.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -140,5 +140,29 @@ describe('attacks: what a prefix rule approves', () => {
     for (const command of ['rm ~/.ssh/authorized_keys', 'rm -f ../other-project/package.json', 'rm /etc/hosts', 'unlink ~/.bashrc', 'rmdir ../x']) {
       assert.equal(rules.decide(subject(command)), undefined, command);
     }
+  });
+});
+
+describe('attacks: the rules file', () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'approval-attacks-file-')));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const rule = { id: 'rule-00000001', effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: 'make deploy' } };
+  const request = { kind: 'exec' as const, command_or_path: 'make deploy', role: 'coder', workspace: WS, hidden: false, danger: [] };
+  it('a rules file others may write is refused, naming the file, and decides nothing; one others may read is made owner-only', () => {
+    const path = join(dir, 'shared.json');
+    writeFileSync(path, JSON.stringify({ version: 1, rules: [rule] }));
+    chmodSync(path, 0o666);
+    assert.throws(() => new ApprovalRules().persistTo(path), (err: Error) => err.name === 'RulesFileError' && err.message.includes(path) && /writ/.test(err.message));
+    const readable = join(dir, 'readable.json');
+    writeFileSync(readable, JSON.stringify({ version: 1, rules: [rule] }));
+    chmodSync(readable, 0o644);
+    const rules = new ApprovalRules();
+    rules.persistTo(readable);
+    assert.equal(statSync(readable).mode & 0o777, 0o600);
+    assert.equal(rules.decide(request)?.rule.id, rule.id);
+    chmodSync(readable, 0o664);
+    assert.equal(rules.decide(request), undefined, 'a file others may write no longer decides');
+    assert.throws(() => rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: 'ls' } }), /writ/);
+    assert.equal(statSync(readable).mode & 0o777, 0o664, 'left as it is');
   });
 });

@@ -16,11 +16,30 @@ export class RulesFileError extends Error {
 function stamp(path: string): string | undefined {
   try {
     const s = statSync(path);
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    return `${s.ino}:${s.size}:${s.mtimeMs}:${s.mode}:${s.uid}`;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new RulesFileError(`approvals file ${path}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Refuses a file someone else could have written rules into: one owned by another user, or that
+ * its group or others may write (or in a directory they may write, without the sticky bit, where
+ * they could rename another file over it). One others may only read is made owner-only.
+ */
+function checkOwnerOnly(path: string): void {
+  const uid = process.getuid?.();
+  if (uid === undefined) return; // Windows: no owner bits to check
+  const file = statSync(path);
+  const folder = statSync(dirname(path));
+  const refuse = (why: string): never => {
+    throw new RulesFileError(`approvals file ${path} ${why}: someone else could have written its rules; it was left as it is (chmod 600 it, or move it to a folder of your own)`);
+  };
+  if (file.uid !== uid) refuse(`is owned by another user (uid ${file.uid})`);
+  if ((file.mode & 0o022) !== 0) refuse(`is writable by ${file.mode & 0o002 ? 'others' : 'its group'} (mode ${(file.mode & 0o777).toString(8)})`);
+  if ((folder.mode & 0o022) !== 0 && (folder.mode & 0o1000) === 0) refuse(`is in a folder others may write (${dirname(path)})`);
+  if ((file.mode & 0o077) !== 0) chmodSync(path, 0o600);
 }
 
 /**
@@ -43,6 +62,7 @@ export class RulesFile {
       this.cachedStamp = undefined;
       return this.cached;
     }
+    checkOwnerOnly(this.path);
     let text: string;
     try {
       text = readFileSync(this.path, 'utf8');
@@ -67,7 +87,7 @@ export class RulesFile {
       ids.add(rule.id);
     }
     this.cached = parsed.data.rules;
-    this.cachedStamp = now;
+    this.cachedStamp = stamp(this.path); // after a chmod 600 of a readable file
     return this.cached;
   }
 
