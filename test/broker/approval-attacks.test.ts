@@ -166,3 +166,20 @@ describe('attacks: the rules file', () => {
     assert.equal(statSync(readable).mode & 0o777, 0o664, 'left as it is');
   });
 });
+
+describe('attacks: a command that writes through a symlinked folder', () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'approval-attacks-exec-')));
+  after(() => rmSync(root, { recursive: true, force: true }));
+  const ws = join(root, 'ws');
+  mkdirSync(join(ws, '.git', 'hooks'), { recursive: true });
+  symlinkSync('.git/hooks', join(ws, 'hooks'));
+  it('a redirection or a copy into hooks/ (a link to .git/hooks) is tagged vcs-hook; an exact rule made for its text does not name it', () => {
+    for (const command of ['echo x > hooks/pre-commit', 'cp evil hooks/pre-commit']) {
+      const context = vouchedContext('exec', command, undefined, ws, undefined);
+      assert.deepEqual(context.danger, ['vcs-hook'], command);
+      const rules = new ApprovalRules();
+      rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: command } });
+      assert.equal(rules.decide({ kind: 'exec', command_or_path: command, role: 'coder', ...context }), undefined, command);
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
-import { pathTags } from './sensitive-paths.js';
+import { landing, pathTags, placePath } from './sensitive-paths.js';
 import { simpleCommands, type SimpleCommand } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
@@ -28,21 +28,22 @@ const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'tee', 'cp', 'mv', 'install', 
  * its shell commands as `shell-commands.ts` reads them, every path written resolved against the
  * asker's workspace, and hidden characters by the display rule. In the order of `DANGER_TAGS`.
  */
-export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string): DangerTag[] {
+export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean } = {}): DangerTag[] {
   const tags = new Set<DangerTag>();
-  if (kind === 'write') for (const tag of pathTags(commandOrPath, workspace)) tags.add(tag);
-  else commandTags(commandOrPath, workspace, tags);
+  const at: Where = { workspace, followLinks: options.followLinks === true };
+  if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
+  else commandTags(commandOrPath, at, tags);
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
   return DANGER_TAGS.filter((tag) => tags.has(tag));
 }
 
-function commandTags(line: string, workspace: string | undefined, tags: Set<DangerTag>): void {
+function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   const commands = simpleCommands(line);
   let downloads = false;
   let runs = false;
   for (const command of commands) {
-    for (const target of command.writes) if (!isDevice(target)) addAll(tags, pathTags(target, workspace));
-    const seen = lookThrough(command.words, tags, workspace);
+    for (const target of command.writes) if (!isDevice(target)) addAll(tags, writeTags(target, at));
+    const seen = lookThrough(command.words, tags, at);
     if (seen.program === undefined) continue;
     // A program named by a variable, a glob or a substitution could be any: read as each.
     const programs = /[$`*?[]/.test(seen.program) ? ANY_PROGRAM : [seen.program];
@@ -50,14 +51,14 @@ function commandTags(line: string, workspace: string | undefined, tags: Set<Dang
       if (DOWNLOADERS.has(program)) downloads = true;
       if (RUNNERS.has(program) || program === 'eval' || program === 'source' || program === '.') runs = true;
       if (command.stage > 0 && RUNNERS.has(program)) tags.add('pipe-to-shell');
-      programTags(program, seen.args, workspace, tags);
+      programTags(program, seen.args, at, tags);
     }
   }
   if (downloads && runs) tags.add('download-and-run');
 }
 
 /** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */
-function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | undefined): { program?: string; args: string[] } {
+function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { program?: string; args: string[] } {
   let i = 0;
   for (;;) {
     while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
@@ -71,7 +72,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | 
       tags.add('privilege');
       const args = words.slice(i + 1);
       const c = args.indexOf('-c');
-      if (program === 'su' && c >= 0 && args[c + 1] !== undefined) commandTags(args[c + 1]!, workspace, tags);
+      if (program === 'su' && c >= 0 && args[c + 1] !== undefined) commandTags(args[c + 1]!, at, tags);
       i++;
       // Its options, and the value of those that take one (`sudo -u deploy`).
       while (i < words.length && words[i]!.startsWith('-')) i += /^-[ugCDhprtTU]$|^-(c)$/.test(words[i]!) ? 2 : 1;
@@ -81,10 +82,10 @@ function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | 
       // `env -S 'rm -rf ~'`: the string is split into the command it runs.
       const split = words.slice(i + 1).findIndex((w) => /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(w));
       if (split >= 0) {
-        const at = i + 1 + split;
-        const word = words[at]!;
+        const option = i + 1 + split;
+        const word = words[option]!;
         const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
-        commandTags([glued ?? words[at + 1] ?? '', ...words.slice(at + (glued === undefined ? 2 : 1))].join(' '), workspace, tags);
+        commandTags([glued ?? words[option + 1] ?? '', ...words.slice(option + (glued === undefined ? 2 : 1))].join(' '), at, tags);
         return { args: [] };
       }
     }
@@ -99,7 +100,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, workspace: string | 
   }
 }
 
-function programTags(program: string, args: string[], workspace: string | undefined, tags: Set<DangerTag>): void {
+function programTags(program: string, args: string[], at: Where, tags: Set<DangerTag>): void {
   const short = (letter: string): boolean => args.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
   const long = (...names: string[]): boolean => args.some((a) => names.some((n) => isLong(a, n)));
   if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
@@ -107,28 +108,28 @@ function programTags(program: string, args: string[], workspace: string | undefi
   if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
   if (SHELLS.has(program)) {
     // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own.
-    const at = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
-    const inner = at >= 0 ? args.slice(at + 1).find((a) => !a.startsWith('-')) : undefined;
-    if (inner !== undefined) commandTags(inner, workspace, tags);
+    const c = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
+    const inner = c >= 0 ? args.slice(c + 1).find((a) => !a.startsWith('-')) : undefined;
+    if (inner !== undefined) commandTags(inner, at, tags);
   }
-  if (program === 'eval') commandTags(args.join(' '), workspace, tags);
+  if (program === 'eval') commandTags(args.join(' '), at, tags);
   if (program === 'find') {
     const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok');
     if (exec >= 0) {
       // Its words as they are (`bash -c 'rm -rf ~'` keeps its one argument), not joined and read again.
       const rest = args.slice(exec + 1);
       const stop = rest.findIndex((a) => a === ';' || a === '+');
-      const seen = lookThrough(rest.slice(0, stop < 0 ? undefined : stop), tags, workspace);
-      if (seen.program !== undefined) programTags(seen.program, seen.args, workspace, tags);
+      const seen = lookThrough(rest.slice(0, stop < 0 ? undefined : stop), tags, at);
+      if (seen.program !== undefined) programTags(seen.program, seen.args, at, tags);
     }
   }
   if (program === 'git') gitTags(args, tags);
-  for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, pathTags(target, workspace));
+  for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, writeTags(target, at));
   if (WRITERS.has(program) || program.startsWith('mkfs.')) {
     for (const arg of args) {
       if (arg.startsWith('-')) continue;
       const target = program === 'dd' ? /^of=(.*)$/.exec(arg)?.[1] : arg;
-      if (target !== undefined && !isDevice(target)) addAll(tags, pathTags(target, workspace).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
+      if (target !== undefined && !isDevice(target)) addAll(tags, writeTags(target, at).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
     }
   }
 }
@@ -147,6 +148,20 @@ function gitTags(args: string[], tags: Set<DangerTag>): void {
   if (sub === 'reset' && long('--hard')) tags.add('history-rewrite');
   if (sub === 'rebase' || sub === 'filter-branch' || sub === 'filter-repo') tags.add('history-rewrite');
   if (sub === 'clean' && short('f') && short('d')) tags.add('recursive-delete');
+}
+
+/** Where the paths of a request are placed: against the asker's workspace; following links for a request (not for a rule's own text). */
+interface Where {
+  workspace: string | undefined;
+  followLinks: boolean;
+}
+
+/** The tags of a write to `target`: of its text and, when links are followed, of where it lands (`hooks -> .git/hooks`). */
+function writeTags(target: string, at: Where): DangerTag[] {
+  const tags = pathTags(target, at.workspace);
+  const placed = at.followLinks ? placePath(target, at.workspace).path : undefined;
+  const lands = placed === undefined ? undefined : landing(placed);
+  return lands === undefined || lands === placed ? tags : [...new Set([...tags, ...pathTags(lands, at.workspace)])];
 }
 
 /**

@@ -1,4 +1,5 @@
-import { isAbsolute, posix, relative, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { DangerTag } from './types.js';
 
 /** Files a shell reads on its own at start: a write there runs later, unasked. */
@@ -51,4 +52,17 @@ export function pathTags(target: string, workspace: string | undefined): DangerT
   if (SHELL_DOTFILES.has(name)) tags.add('shell-dotfile');
   if (CI_FILES.has(name)) tags.add('ci-config');
   return [...tags];
+}
+
+/** Where a write to absolute `path` lands: the real path of its deepest part that exists, the rest joined on. */
+export function landing(path: string): string {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      if (dirname(at) === at) return path;
+      rest.push(basename(at));
+    }
+  }
 }
