@@ -7,8 +7,9 @@
 // the stand-in electron, its page served by its own app: handler to Chromium, where
 // <chatty-approvals> shows a real worker's approval and the answer reaches the worker.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { register } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import type { ChattyBridge, Snapshot, TaskUpdate } from '../../main/app/bridge/contract.js';
+import { gitRepoOnMain } from '../agents/helpers.js';
 import { resetElectron, StandInFrame, type StandIn } from '../app/electron-stand-in/electron.js';
 import { installPreload, launchChromium } from '../helpers/renderer-page.js';
 
@@ -33,9 +35,11 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 // Packing builds the whole project (tsc) and installing fetches ~280 packages: minutes on a loaded machine.
 const SLOW = { timeout: 15 * 60_000 };
 
-/** A command's output; its stderr is in the error when it fails. npm's own settings of a parent `npm test` are not passed on. */
+/** The environment of the commands run here: npm's own settings of a parent `npm test` are not passed on. */
+const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
+
+/** A command's output; its stderr is in the error when it fails. */
 async function run(command: string, args: string[], cwd: string): Promise<string> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
   try {
     return (await promisify(execFile)(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 })).stdout;
   } catch (err) {
@@ -104,7 +108,7 @@ test('the tarball holds the built out/ (JavaScript and declarations of every sub
     assert.ok(target && typeof target === 'object');
     for (const file of [target.types, target.default]) assert.ok(packedFiles.includes(file.replace(/^\.\//, '')), `${subpath}: ${file} is packed`);
   }
-  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'README.md', 'docs/embedding.md']) {
+  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'examples/agents/helper.js', 'main/worker/README.md', 'README.md', 'docs/embedding.md']) {
     assert.ok(packedFiles.includes(file), `${file} is packed`);
   }
   const stray = packedFiles.filter((f) => /\.map$|^test\/|^bench\/|^(main|renderer|preload)\/.*\.c?ts$|\.wasm$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.d.cts'));
@@ -145,6 +149,35 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
 
 test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+});
+
+test("the installed CLI runs README's `serve --agent helper=\"node helper.js\"` with the package's examples/agents/helper.js copied, uncommitted, into a CommonJS project (npm init -y's) in git", async () => {
+  // Inside the app's folder, so `chatty-protocol-gateway/worker` resolves to the installed package.
+  const project = join(app, 'cjs-project');
+  mkdirSync(project);
+  gitRepoOnMain(project);
+  writeFileSync(join(project, 'package.json'), '{ "type": "commonjs" }\n');
+  copyFileSync(join(installed, 'examples', 'agents', 'helper.js'), join(project, 'helper.js'));
+  const noPlugins = join(scratch, 'no-plugins');
+  mkdirSync(noPlugins);
+  const args = ['serve', '--agent', 'helper=node helper.js', '--approvals', 'allow', '--modules-dir', noPlugins, '--runtime-dir', join(scratch, 'run-helper')];
+  const serve = spawn(join(app, 'node_modules', '.bin', 'chatty-gateway'), args, { cwd: project, env, stdio: 'pipe' });
+  serve.stdin.end('helper notes.txt remember the milk\n');
+  let stderr = '';
+  const exited = once(serve, 'exit');
+  // The task's end, or the gateway's (a failed start), whichever comes first.
+  await Promise.race([
+    exited,
+    new Promise<void>((resolve) => serve.stderr.on('data', (chunk: Buffer) => {
+      stderr += String(chunk);
+      if (/task #1 \(helper\) (completed|did not complete)/.test(stderr)) resolve();
+    })),
+  ]);
+  serve.kill('SIGTERM');
+  const [code] = await exited;
+  assert.ok(stderr.includes('chatty-gateway: task #1 (helper) completed\n'), stderr);
+  assert.ok(stderr.includes(`  #1 | wrote notes.txt in ${join(project, '.git', 'chatty-worktrees', 'helper-0')}\n`), stderr);
+  assert.equal(code, 0, stderr);
 });
 
 describe('the example app, its main.js on the stand-in electron and its page in Chromium', SLOW, () => {
