@@ -63,7 +63,8 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
   for (;;) {
     while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
     if (i >= words.length) return { args: [] };
-    const program = posix.basename(words[i]!);
+    // Lower case: on macOS (a file system that ignores case) `RM` runs /bin/rm.
+    const program = posix.basename(words[i]!).toLowerCase();
     if (program === 'function') {
       i += 2; // `function name { … }`: the body follows
       continue;

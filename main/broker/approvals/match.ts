@@ -62,7 +62,7 @@ export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
   if (want === undefined) return false;
   return simpleCommands(subject.command_or_path).some(({ words }) =>
     words.some((word, at) => {
-      if (posix.basename(word) !== posix.basename(want[0]!)) return false;
+      if (posix.basename(word).toLowerCase() !== posix.basename(want[0]!).toLowerCase()) return false; // `GIT` is git on macOS
       let next = 1;
       for (const later of words.slice(at + 1)) if (next < want.length && later === want[next]) next++;
       return next === want.length;
