@@ -2,7 +2,7 @@
  * bench/broker: what the broker adds to a worker's life and to a call between two workers, each
  * next to the bare thing it is made of, measured in the same run.
  *
- *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--only spawn|calls] [--variants] [--tsx]
+ *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--only spawn|calls|invoke] [--variants] [--tsx]
  *
  * Spawning (rounds of one of each, the order turning every round):
  * 1. The floor: a bare Node child (`children/floor.mjs`) spawned on an fd-3 socketpair, which
@@ -416,7 +416,7 @@ async function main(): Promise<void> {
   const ms = (x: number): string => `${x.toFixed(1).padStart(6)} ms`;
   const us = (x: number): string => `${String(Math.round(x)).padStart(5)} µs`;
 
-  if (ONLY !== 'calls') {
+  if (ONLY !== 'calls' && ONLY !== 'invoke') {
     const kinds: { name: string; once: () => Promise<Timed>; runs: Timed[]; task: boolean }[] = [
       { name: 'floor: a bare child on fd 3, spawn → exit', once: floorOnce, runs: [], task: false },
       { name: 'floor + one round trip, spawn → exit', once: roundTripOnce, runs: [], task: false },
@@ -467,10 +467,10 @@ async function main(): Promise<void> {
     const pingChild = row('peer: one-line ping-pong, timed in a child', () => childBatch(pinger.c, pinger.lines, CALLS), { 'this process': here, child: pinger.c.pid! });
     const pingHere = row('  (the same ping-pong timed here)', () => hereBatch(echo.socket, CALLS), { 'this process': here, child: echo.c.pid! });
     const styles: RouteStyle[] = [
-      { name: 'as the broker does: {Admitted} first, a write a frame', admitted: 'before', coalesce: false },
+      { name: 'as the broker does: {Admitted} after the task.run', admitted: 'after', coalesce: false },
+      { name: '{Admitted} before the task.run (earlier runs\' row)', admitted: 'before', coalesce: false },
       ...(VARIANTS
         ? ([
-            { name: '{Admitted} after the task.run', admitted: 'after', coalesce: false },
             { name: 'no {Admitted}', admitted: 'none', coalesce: false },
             { name: '{Text} and the result in one write', admitted: 'before', coalesce: true },
           ] as const)
@@ -479,7 +479,8 @@ async function main(): Promise<void> {
     ];
     const handPids = { router: here, A: handA.c.pid!, B: handB.c.pid! };
     const hands = styles.map((style) => row(`  ${style.name}`, () => ((router.style = style), childBatch(handA.c, handA.lines, CALLS)), handPids));
-    const rows = [invoke, pingChild, pingHere, ...hands];
+    // --only invoke: the broker's row and its peer alone, for a CPU profile of the broker's call path.
+    const rows = ONLY === 'invoke' ? [invoke, pingChild] : [invoke, pingChild, pingHere, ...hands];
     for (const r of rows) await r.run(); // warm-up (JIT on every side), not recorded
     for (let round = 0; round < CALL_ROUNDS; round++) {
       for (let n = 0; n < rows.length; n++) {
@@ -512,11 +513,10 @@ async function main(): Promise<void> {
       `  ${''.padEnd(62)}  median     p90  / ping   CPU µs a call (main threads)`,
       line(invoke),
       line(pingChild),
-      line(pingHere),
-      `  the same calls routed by hand here (bare JSON, no checks; another A and B; timed in A):`,
-      ...hands.map(line),
+      ...(ONLY === 'invoke' ? [] : [line(pingHere), `  the same calls routed by hand here (bare JSON, no checks; another A and B; timed in A):`, ...hands.map(line)]),
       `  agent.invoke / ping-pong: ${(iv.median / ping.median).toFixed(2)}x (target <= 2.5x; per-round ratios ${perRound[0]!.toFixed(2)}–${perRound.at(-1)!.toFixed(2)}, median ${stats(perRound).median.toFixed(2)}x);` +
-        ` / routed by hand as the broker does: ${(iv.median / hand.median).toFixed(2)}x`,
+        ` / routed by hand as the broker does: ${(iv.median / hand.median).toFixed(2)}x` +
+        (hands[1] ? ` (/ {Admitted} before the task.run: ${(iv.median / stats(hands[1].samples).median).toFixed(2)}x)` : ''),
     );
   }
   await broker.stop();

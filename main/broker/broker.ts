@@ -13,7 +13,9 @@ import {
   type ParticipantConnection,
   type ServeOptions,
   type TaskEventListener,
+  toAbortSignal,
 } from '../fabric/admission/index.js';
+import type { AbortLike } from '../jsonrpc/index.js';
 import type { AgentInfo, InvokeResult, ProgressEvent, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
 import type { ParticipantCard, SpawnContext, TaskMetadata, TaskOutcome } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
@@ -329,7 +331,7 @@ export class Broker {
     if (node.ended) throw new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` }));
     switch (call.method) {
       case 'agent.invoke':
-        return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.signal));
+        return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort));
       case 'agent.list':
         return this.listAgents();
       case 'mailbox.post':
@@ -352,7 +354,7 @@ export class Broker {
    * resolves the wire's result shape. A participant running several tasks may call only what it
    * could call within each of them, and its callee's context must suit each of them.
    */
-  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortSignal, rootCall?: RootCall): Promise<InvokeResult> {
+  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall): Promise<InvokeResult> {
     if (this.stopping) throw new CallError(wireError({ kind: 'refused', reason: 'the broker is stopping' }));
     const participant = this.participant(params.agent);
     const virtual = participant ? undefined : this.virtuals.get(params.agent);
@@ -391,7 +393,7 @@ export class Broker {
       }
     } else {
       try {
-        outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, signal);
+        outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, toAbortSignal(signal));
       } finally {
         releaseSlot!(); // once the worker and everything it started are reaped
       }
@@ -412,7 +414,7 @@ export class Broker {
   }
 
   /** Runs one task on a local participant's connection (see `runTask`): the task is the participant's meanwhile (`ownsTask`). */
-  private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortSignal, sent?: () => void): Promise<TaskOutcome> {
+  private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, sent?: () => void): Promise<TaskOutcome> {
     const owned = this.tree.taskRunning(params.taskId);
     try {
       return await runTask(connection, params, onEvent, signal, this.graceMs, sent);

@@ -1,6 +1,7 @@
 import type { ParticipantConnection, RunningTask, TaskEventListener } from '../fabric/admission/index.js';
 import type { TaskRunParams } from '../fabric/wire/broker-to-worker.js';
 import type { TaskOutcome } from '../fabric/wire/payloads.js';
+import type { AbortLike } from '../jsonrpc/index.js';
 
 /**
  * Runs one task on a connection; resolves its outcome. If `signal` aborts, the task's `task.run`
@@ -13,7 +14,7 @@ export function runTask(
   connection: ParticipantConnection,
   params: TaskRunParams,
   onEvent: TaskEventListener,
-  signal: AbortSignal,
+  signal: AbortLike,
   graceMs: number,
   sent?: () => void,
 ): Promise<TaskOutcome> {

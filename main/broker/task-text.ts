@@ -55,7 +55,8 @@ export class TaskText {
 
   /** The kept text: all of it, or its head, the line counting the cut, and its tail. */
   toString(): string {
-    const tail = Buffer.concat(this.tail.slice(this.start)).toString('utf8');
+    // Most texts fit in the head: no tail to join (a Buffer.concat of nothing costs ~3 µs a call).
+    const tail = this.start === this.tail.length ? '' : Buffer.concat(this.tail.slice(this.start)).toString('utf8');
     if (this.cutBytes === 0) return this.head + tail;
     return `${this.head}\n[… ${this.cutBytes} bytes of this task's text cut here: the broker keeps at most ${this.maxBytes} bytes of it, its head and its tail …]\n${tail}`;
   }

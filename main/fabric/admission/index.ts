@@ -20,3 +20,4 @@ export {
   type ParticipantSocketOptions,
 } from './participant-socket.js';
 export { StderrTail } from './stderr-tail.js';
+export { toAbortSignal } from './call-signal.js';

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
+import type { AbortLike } from '../../jsonrpc/index.js';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
@@ -9,6 +10,7 @@ import type { BrokerMessage, ProgressEvent, RelayedAskParams, TaskRunParams } fr
 import type { ParticipantCard, TaskOutcome } from '../wire/payloads.js';
 import { wireError, type WireError } from '../wire/wire-error.js';
 import type { TaskEventParams, WorkerCall, WorkerMessage, WorkerResultOf } from '../wire/worker-to-broker.js';
+import { CallSignal } from './call-signal.js';
 import type { AdmittedNode } from './directory.js';
 import type { ParticipantRegistry } from './registry.js';
 
@@ -23,8 +25,10 @@ export interface CallContext {
   node: AdmittedNode;
   /** The worker's own id for the call (what its `req.progress` and `req.cancel` name). */
   id: number;
-  /** Aborted when the worker cancels the call or the connection closes. */
-  signal: AbortSignal;
+  /** Aborted when the worker cancels the call or the connection closes (made on its first read: see `CallSignal`). */
+  readonly signal: AbortSignal;
+  /** The same abort as `signal`, without an `AbortSignal`: what the hot path listens on. */
+  abort: AbortLike;
   /**
    * Sends the worker a `req.progress` for this call, in order with everything else sent to it.
    * Returns undefined when the frame was queued at once (or dropped: the call was cancelled, the
@@ -99,7 +103,7 @@ export class ParticipantConnection {
   private readonly gate: CallGate;
   private readonly handler: CallHandler;
   private readonly tasks = new Map<number, OwedTask>();
-  private readonly calls = new Map<number, AbortController>();
+  private readonly calls = new Map<number, CallSignal>();
   private readonly requests = new Map<number, OwedRequest>();
   /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
   private readonly holds = new Set<Promise<void>>();
@@ -246,7 +250,7 @@ export class ParticipantConnection {
     const failed = this.disconnected();
     for (const task of this.tasks.values()) task.resolve(failed);
     this.tasks.clear();
-    for (const call of this.calls.values()) call.abort(new Error(`disconnected: ${reason}`));
+    for (const call of this.calls.values()) call.cancel(new Error(`disconnected: ${reason}`));
     this.calls.clear();
     for (const request of this.requests.values()) request.reject(new Error(`disconnected: ${reason}`));
     this.requests.clear();
@@ -304,8 +308,8 @@ export class ParticipantConnection {
       case 'req.cancel': {
         const call = this.calls.get(frame.params.id);
         if (!call) return;
-        call.abort(new Error('cancelled by the worker'));
-        this.outbound.withdraw(call.signal); // its progress still waiting for room goes too
+        call.cancel(new Error('cancelled by the worker'));
+        this.outbound.withdraw(call.abort); // its progress still waiting for room goes too
         return;
       }
       default:
@@ -357,17 +361,27 @@ export class ParticipantConnection {
       await this.outbound.send(this.codec.fail(call.id, refusal)).catch(() => {});
       return;
     }
-    const abort = new AbortController();
-    this.calls.set(call.id, abort);
+    const cancel = new CallSignal();
+    const { abort } = cancel;
+    this.calls.set(call.id, cancel);
     let line: string;
     try {
       // Waits for room like every frame; withdrawn when the call is cancelled or the connection
       // closes, so a callee paused for this caller is released at once.
       const progress = (event: ProgressEvent): Promise<void> | undefined => {
-        if (this.closeReason !== undefined || abort.signal.aborted) return undefined;
-        return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort.signal)?.catch(() => {});
+        if (this.closeReason !== undefined || abort.aborted) return undefined;
+        return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort)?.catch(() => {});
       };
-      const result = await this.handler(call, { node: this.node, id: call.id, signal: abort.signal, progress });
+      const context: CallContext = {
+        node: this.node,
+        id: call.id,
+        get signal() {
+          return cancel.signal;
+        },
+        abort,
+        progress,
+      };
+      const result = await this.handler(call, context);
       if (this.closeReason !== undefined) return;
       line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
     } catch (err) {

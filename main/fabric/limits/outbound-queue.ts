@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import type { AbortLike } from '../../jsonrpc/index.js';
 import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_FRAMES } from './constants.js';
 
 /**
@@ -64,7 +65,7 @@ export class OutboundQueue {
    * `signal` that is still waiting for room is dropped by `withdraw(signal)` (never written: its
    * `send` rejects with the signal's reason); with a signal already aborted it is not taken at all.
    */
-  send(line: string, signal?: AbortSignal): Promise<void> {
+  send(line: string, signal?: AbortLike): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.waiting.length === 0 && this.frames.length < this.capacity) {
@@ -84,7 +85,7 @@ export class OutboundQueue {
    * returns undefined (also when the queue has stopped: the line is dropped), else returns `send`'s
    * promise. For frames sent at a high rate (progress), where a settled promise per frame is waste.
    */
-  offer(line: string, signal?: AbortSignal): Promise<void> | undefined {
+  offer(line: string, signal?: AbortLike): Promise<void> | undefined {
     if (this.stopped || signal?.aborted) return undefined;
     if (this.waiting.length === 0 && this.frames.length < this.capacity) {
       this.held += frameBytes(line);
@@ -99,7 +100,7 @@ export class OutboundQueue {
    * Drops the lines sent with `signal` that still wait for room (their call was cancelled): called
    * by whoever aborts it, so that no listener is added per line.
    */
-  withdraw(signal: AbortSignal): void {
+  withdraw(signal: AbortLike): void {
     const reason = abortReason(signal);
     for (let at = this.waiting.length - 1; at >= 0; at--) {
       const waiter = this.waiting[at]!;
@@ -195,7 +196,7 @@ interface Waiter {
   queued: () => void;
   failed: (err: Error) => void;
   /** What `withdraw` drops it by. */
-  signal: AbortSignal | undefined;
+  signal: AbortLike | undefined;
 }
 
 /** A line's size on the wire: its UTF-8 bytes and the newline. */
@@ -203,6 +204,6 @@ function frameBytes(line: string): number {
   return Buffer.byteLength(line, 'utf8') + 1;
 }
 
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: AbortLike): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
