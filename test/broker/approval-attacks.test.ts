@@ -220,3 +220,27 @@ describe('attacks: a program spelled in another case', () => {
     assert.equal(rules.decide({ kind: 'exec', command_or_path: 'GIT push origin main', role: 'coder', workspace: WS, hidden: false, danger: [] })?.rule.id, deny.id);
   });
 });
+
+describe('attacks: an option value taken for the program a wrapper runs', () => {
+  const cases: [string, string[]][] = [
+    ['xargs -P 4 rm -rf', ['recursive-delete']],
+    ['exec -a name rm -rf build', ['recursive-delete']],
+    ['flock /tmp/lock rm -rf build', ['recursive-delete']],
+    ['ionice -c 3 chmod -R 777 .', ['recursive-chmod']],
+    ['timeout -k 5 10 git push -f', ['force-push']],
+    ['sudo -g wheel rm -rf build', ['recursive-delete', 'privilege']],
+  ];
+  for (const [command, tags] of cases) {
+    it(`${JSON.stringify(command)} → ${tags.join(', ')}`, () => {
+      assert.deepEqual(dangerTags('exec', command, WS), tags);
+    });
+  }
+});
+
+it('attacks: a worker cannot stall the broker with a long line of wrappers, substitutions or find -exec (each read in well under 3 s)', () => {
+  for (const line of ['env '.repeat(20_000) + 'rm -rf build', 'xargs -P 4 '.repeat(5_000) + 'rm -rf build', '`a` '.repeat(5_000), 'find . -exec '.repeat(3_000)]) {
+    const started = performance.now();
+    dangerTags('exec', line, WS);
+    assert.ok(performance.now() - started < 3_000, `${line.slice(0, 24)}… took ${Math.round(performance.now() - started)} ms`);
+  }
+});

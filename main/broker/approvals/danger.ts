@@ -22,6 +22,8 @@ const ANY_PROGRAM = ['rm', 'chmod', 'find', 'git', 'sh'];
 const OUTPUT_OPTIONS = /^--(output|output-document|output-file|target-directory)(=|$)/;
 /** Programs whose non-option arguments are (among others) files they write, or delete. */
 const WRITERS = new Set(['rm', 'rmdir', 'unlink', 'tee', 'cp', 'mv', 'install', 'ln', 'touch', 'truncate', 'dd', 'sed', 'perl', 'rsync', 'chmod', 'chown', 'patch', 'mkfs', 'mke2fs', 'wipefs', 'shred']);
+/** Programs whose arguments carry tags (`rm -r`, `git push -f`, `sh -c '…'`, `cp x ~/.bashrc`). */
+const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git', 'eval', ...SHELLS, ...WRITERS, ...DOWNLOADERS]);
 
 /**
  * The danger tags of an approval, computed by the gateway from what would run or be written:
@@ -74,6 +76,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
       const args = words.slice(i + 1);
       const c = args.indexOf('-c');
       if (program === 'su' && c >= 0 && args[c + 1] !== undefined) commandTags(args[c + 1]!, at, tags);
+      alsoReadAsPrograms(words, i, tags, at);
       i++;
       // Its options, and the value of those that take one (`sudo -u deploy`).
       while (i < words.length && words[i]!.startsWith('-')) i += /^-[ugCDhprtTU]$|^-(c)$/.test(words[i]!) ? 2 : 1;
@@ -81,9 +84,9 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
     }
     if (program === 'env') {
       // `env -S 'rm -rf ~'`: the string is split into the command it runs.
-      const split = words.slice(i + 1).findIndex((w) => /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(w));
-      if (split >= 0) {
-        const option = i + 1 + split;
+      let option = i + 1;
+      while (option < words.length && (words[option]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[option]!)) && !/^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(words[option]!)) option++;
+      if (option < words.length && /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(words[option]!)) {
         const word = words[option]!;
         const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
         commandTags([glued ?? words[option + 1] ?? '', ...words.slice(option + (glued === undefined ? 2 : 1))].join(' '), at, tags);
@@ -91,6 +94,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
       }
     }
     if (WRAPPERS.has(program)) {
+      alsoReadAsPrograms(words, i, tags, at);
       i++;
       while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
         i += /^-[nuIL]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1;
@@ -98,6 +102,19 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
       continue;
     }
     return { program, args: words.slice(i + 1) };
+  }
+}
+
+/**
+ * The words just after a wrapper at `wrapper`, each read as the program it runs too: an option
+ * that takes a value this reader does not know of (`xargs -P 4 rm`, `flock lock rm`, `exec -a
+ * name rm`) would otherwise have its value taken for the program. A few words only: options come first.
+ */
+function alsoReadAsPrograms(words: string[], wrapper: number, tags: Set<DangerTag>, at: Where): void {
+  for (let j = wrapper + 1; j < Math.min(words.length, wrapper + 8); j++) {
+    const program = posix.basename(words[j]!).toLowerCase();
+    // Only a program whose arguments carry tags, and its first words: a long line of wrappers stays linear.
+    if (!words[j]!.startsWith('-') && (ARGUMENT_TAGGED.has(program) || program.startsWith('mkfs.'))) programTags(program, words.slice(j + 1, j + 65), at, tags);
   }
 }
 
@@ -120,7 +137,7 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
       // Its words as they are (`bash -c 'rm -rf ~'` keeps its one argument), not joined and read again.
       const rest = args.slice(exec + 1);
       const stop = rest.findIndex((a) => a === ';' || a === '+');
-      const seen = lookThrough(rest.slice(0, stop < 0 ? undefined : stop), tags, at);
+      const seen = lookThrough(rest.slice(0, Math.min(stop < 0 ? rest.length : stop, 256)), tags, at); // bounded: `find -exec find -exec …` stays fast
       if (seen.program !== undefined) programTags(seen.program, seen.args, at, tags);
     }
   }

@@ -51,8 +51,13 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
   // Each nested command line stands as one word in the outer line (`$(echo rm) -rf ~` is a
   // program the gateway cannot name, with `-rf ~`), and is read on its own below.
   const nested = substitutions(text);
-  let outer = text;
-  for (const { start, end: stop } of [...nested].reverse()) outer = `${outer.slice(0, start)}${SUBSTITUTED}${outer.slice(stop)}`;
+  const pieces: string[] = [];
+  let from = 0;
+  for (const { start, end: stop } of nested) {
+    pieces.push(text.slice(from, start), SUBSTITUTED);
+    from = stop;
+  }
+  const outer = pieces.join('') + text.slice(from);
   let entries: ParseEntry[];
   try {
     entries = words(outer);
