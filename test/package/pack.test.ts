@@ -134,13 +134,22 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
     const kindOf = ${KIND_OF};
     const rows = JSON.parse(process.argv[1]);
     const kinds = {};
+    const names = {};
     for (const { subpath, name } of rows) {
       const module = await import(subpath === '.' ? 'chatty-protocol-gateway' : 'chatty-protocol-gateway' + subpath.slice(1));
       kinds[subpath + ' ' + name] = name in module ? kindOf(module[name]) : 'missing';
+      names[subpath] = Object.keys(module).sort();
     }
-    console.log(JSON.stringify(kinds));`;
-  const kinds = JSON.parse(await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(documented)], app)) as Record<string, string>;
+    console.log(JSON.stringify({ kinds, names }));`;
+  const { kinds, names } = JSON.parse(await run(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(documented)], app)) as {
+    kinds: Record<string, string>;
+    names: Record<string, string[]>;
+  };
   assert.deepEqual(kinds, Object.fromEntries(documented.map((e) => [`${e.subpath} ${e.name}`, e.kind])));
+  // The table is the whole of ./worker and ./electron: an export it does not list fails here.
+  for (const subpath of ['./worker', './electron']) {
+    assert.deepEqual(names[subpath], documented.filter((e) => e.subpath === subpath).map((e) => e.name).sort(), `${subpath}: every export is in docs/embedding.md's table`);
+  }
   // A CommonJS main process may require() them too (no top-level await anywhere in their graphs).
   const requireScript = "for (const s of ['', '/worker', '/electron', '/terminal']) console.log(Object.keys(require('chatty-protocol-gateway' + s)).length > 0)";
   const required = await run(process.execPath, ['--input-type=commonjs', '-e', requireScript], app);
@@ -149,6 +158,22 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
 
 test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+});
+
+test("the example's npm start checks the Node version before Electron is reached: below 22.12, one line saying so and exit 1", async () => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const tooOld = major < 22 || (major === 22 && minor < 12);
+  // Only the check (`prestart`): on a Node new enough it passes and nothing is launched.
+  const checked = await run('npm', ['run', '--silent', 'prestart'], app).then(
+    () => ({ code: 0, stderr: '' }),
+    (err: Error) => ({ code: 1, stderr: err.message }),
+  );
+  if (tooOld) {
+    assert.equal(checked.code, 1);
+    assert.match(checked.stderr, new RegExp(`npm start: Electron 45 needs Node >= 22\\.12 to launch; this is Node ${process.versions.node.replaceAll('.', '\\.')}`));
+  } else {
+    assert.equal(checked.code, 0, checked.stderr);
+  }
 });
 
 test("the installed CLI runs README's `serve --agent helper=\"node helper.js\"` with the package's examples/agents/helper.js copied, uncommitted, into a CommonJS project (npm init -y's) in git", async () => {
@@ -260,10 +285,12 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     const rendererKinds = await page
       .evaluate(async (rows) => {
         const module = (await import('/out/renderer/index.js' as string)) as Record<string, unknown>;
+        // Every export, so one the table does not list shows as 'undocumented'.
         return Object.fromEntries(
-          rows.map((r) => {
-            const v = module[r.name];
-            return [r.name, !(r.name in module) ? 'missing' : typeof v === 'function' ? (/^class[\s{]/.test(Function.prototype.toString.call(v)) ? 'class' : 'function') : v === null ? 'null' : typeof v];
+          [...new Set([...rows.map((r) => r.name), ...Object.keys(module)])].map((name) => {
+            const v = module[name];
+            const kind = typeof v === 'function' ? (/^class[\s{]/.test(Function.prototype.toString.call(v)) ? 'class' : 'function') : v === null ? 'null' : typeof v;
+            return [name, !(name in module) ? 'missing' : rows.some((r) => r.name === name) ? kind : 'undocumented'];
           }),
         );
       }, rendererRows)
