@@ -237,10 +237,18 @@ describe('attacks: an option value taken for the program a wrapper runs', () => 
   }
 });
 
-it('attacks: a worker cannot stall the broker with a long line of wrappers, substitutions or find -exec (each read in well under 3 s)', () => {
-  for (const line of ['env '.repeat(20_000) + 'rm -rf build', 'xargs -P 4 '.repeat(5_000) + 'rm -rf build', '`a` '.repeat(5_000), 'find . -exec '.repeat(3_000)]) {
+it('attacks: a worker cannot stall the broker or overflow its stack with a long line of wrappers, evals, substitutions or find -exec (each read in well under 3 s)', () => {
+  const lines: [string, string[]][] = [
+    ['env '.repeat(20_000) + 'rm -rf build', ['recursive-delete']],
+    ['xargs -P 4 '.repeat(5_000) + 'rm -rf build', ['recursive-delete']],
+    ['sudo '.repeat(20_000) + 'ls', ['privilege']],
+    ['eval '.repeat(5_000) + 'rm -rf build', ['recursive-delete']],
+    ['`a` '.repeat(5_000), []],
+    ['find . -exec '.repeat(3_000), []],
+  ];
+  for (const [line, tags] of lines) {
     const started = performance.now();
-    dangerTags('exec', line, WS);
+    assert.deepEqual(dangerTags('exec', line, WS), tags, line.slice(0, 24));
     assert.ok(performance.now() - started < 3_000, `${line.slice(0, 24)}… took ${Math.round(performance.now() - started)} ms`);
   }
 });

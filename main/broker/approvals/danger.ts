@@ -32,7 +32,7 @@ const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git',
  */
 export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean } = {}): DangerTag[] {
   const tags = new Set<DangerTag>();
-  const at: Where = { workspace, followLinks: options.followLinks === true };
+  const at: Where = { workspace, followLinks: options.followLinks === true, depth: 0 };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else commandTags(commandOrPath, at, tags);
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
@@ -40,6 +40,7 @@ export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, worksp
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
+  if (at.depth > MAX_DEPTH) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
   const commands = simpleCommands(line);
   let downloads = false;
   let runs = false;
@@ -62,20 +63,28 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
 /** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */
 function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { program?: string; args: string[] } {
   let i = 0;
+  // From which word on no word needs a second reading by `eval` (a space, an operator, a quote, `$`):
+  // `eval eval … rm -rf x` is then flat, not thousands of lines deep.
+  let plainFrom = words.length;
+  while (plainFrom > 0 && !/[\s;&|()<>`$'"\\#*?[~]/.test(words[plainFrom - 1]!)) plainFrom--;
   for (;;) {
     while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
     if (i >= words.length) return { args: [] };
     // Lower case: on macOS (a file system that ignores case) `RM` runs /bin/rm.
     const program = posix.basename(words[i]!).toLowerCase();
+    if (program === 'eval' && i + 1 >= plainFrom) {
+      i++;
+      continue;
+    }
     if (program === 'function') {
       i += 2; // `function name { … }`: the body follows
       continue;
     }
     if (PRIVILEGE.has(program)) {
       tags.add('privilege');
-      const args = words.slice(i + 1);
-      const c = args.indexOf('-c');
-      if (program === 'su' && c >= 0 && args[c + 1] !== undefined) commandTags(args[c + 1]!, at, tags);
+      // `su [user] -c '…'`: among its first words (a line of `sudo sudo …` stays linear).
+      const c = program === 'su' ? words.slice(i + 1, i + 9).indexOf('-c') : -1;
+      if (c >= 0 && words[i + 2 + c] !== undefined) commandTags(words[i + 2 + c]!, deeper(at), tags);
       alsoReadAsPrograms(words, i, tags, at);
       i++;
       // Its options, and the value of those that take one (`sudo -u deploy`).
@@ -89,7 +98,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
       if (option < words.length && /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(words[option]!)) {
         const word = words[option]!;
         const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
-        commandTags([glued ?? words[option + 1] ?? '', ...words.slice(option + (glued === undefined ? 2 : 1))].join(' '), at, tags);
+        commandTags([glued ?? words[option + 1] ?? '', ...words.slice(option + (glued === undefined ? 2 : 1))].join(' '), deeper(at), tags);
         return { args: [] };
       }
     }
@@ -128,9 +137,10 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
     // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own.
     const c = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
     const inner = c >= 0 ? args.slice(c + 1).find((a) => !a.startsWith('-')) : undefined;
-    if (inner !== undefined) commandTags(inner, at, tags);
+    if (inner !== undefined) commandTags(inner, deeper(at), tags);
   }
-  if (program === 'eval') commandTags(args.join(' '), at, tags);
+  // `eval` runs its words joined and read again (an `eval` whose words need no second reading is looked through as a wrapper).
+  if (program === 'eval') commandTags(args.join(' '), deeper(at), tags);
   if (program === 'find') {
     const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok');
     if (exec >= 0) {
@@ -172,6 +182,15 @@ function gitTags(args: string[], tags: Set<DangerTag>): void {
 interface Where {
   workspace: string | undefined;
   followLinks: boolean;
+  /** How many command lines deep (`sh -c '…'` inside `eval …`): bounded, so no line can overflow the stack. */
+  depth: number;
+}
+
+/** Nested command lines read at most this deep; deeper ones are not read (no shell line nests so deep but to hide). */
+const MAX_DEPTH = 24;
+
+function deeper(at: Where): Where {
+  return { ...at, depth: at.depth + 1 };
 }
 
 /** The tags of a write to `target`: of its text and, when links are followed, of where it lands (`hooks -> .git/hooks`). */
