@@ -106,7 +106,7 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
       alsoReadAsPrograms(words, i, tags, at);
       i++;
       while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
-        i += /^-[nuIL]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1;
+        i += /^-[nuILPdaEkcCg]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1; // an option that takes a value (`xargs -P 4`, `ionice -c 3`)
       }
       continue;
     }
