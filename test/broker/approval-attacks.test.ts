@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, realpathSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ApprovalRules, AuditLog, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
+import { ApprovalRules, AuditLog, dangerTags, RulesFile, vouchedContext } from '../../main/broker/approvals/index.js';
 
 const WS = '/home/me/project';
 
@@ -250,5 +250,26 @@ it('attacks: a worker cannot stall the broker or overflow its stack with a long 
     const started = performance.now();
     assert.deepEqual(dangerTags('exec', line, WS), tags, line.slice(0, 24));
     assert.ok(performance.now() - started < 3_000, `${line.slice(0, 24)}… took ${Math.round(performance.now() - started)} ms`);
+  }
+});
+
+it('attacks: a rule revoked in another process while the gateway adds one stays revoked (the write starts again from what the file holds)', () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'approval-attacks-race-')));
+  try {
+    const path = join(dir, 'approvals.json');
+    const gateway = new RulesFile(path);
+    const cli = new RulesFile(path);
+    const revoked = { id: 'rule-0000000a', effect: 'allow' as const, kind: 'exec' as const, agent: 'coder', match: { prefix: 'make' } };
+    gateway.update(() => [revoked]);
+    const added = { id: 'rule-0000000b', effect: 'allow' as const, kind: 'exec' as const, agent: 'coder', match: { exact: 'ls' } };
+    let calls = 0;
+    gateway.update((rules) => {
+      // Between the gateway's read and its write, `chatty-gateway approvals revoke` writes the file.
+      if (calls++ === 0) cli.update((theirs) => theirs.filter((rule) => rule.id !== revoked.id));
+      return [...rules, added];
+    });
+    assert.deepEqual(new RulesFile(path).read().map((rule) => rule.id), [added.id]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

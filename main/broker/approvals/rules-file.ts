@@ -91,24 +91,36 @@ export class RulesFile {
     return this.cached;
   }
 
-  /** Reads the file, applies `change` to its rules and writes the result (refused, the file untouched, when it cannot be read). */
+  /** Reads the file, applies `change` (pure: it may be called again) to its rules and writes the result (refused, the file untouched, when it cannot be read). */
   update(change: (rules: ApprovalRule[]) => ApprovalRule[]): void {
-    const next = change([...this.read()]);
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
-    const fd = openSync(temp, 'wx', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify({ version: 1, rules: next }, null, 2)}\n`);
-      fsyncSync(fd);
-    } catch (err) {
+    // Another process (`approvals revoke`) may write the file between this read and this write:
+    // when it has, start again from what it wrote, so that a revoked rule is not written back.
+    for (let attempt = 1; ; attempt++) {
+      const read = this.read();
+      const readStamp = this.cachedStamp;
+      const next = change([...read]);
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+      const fd = openSync(temp, 'wx', 0o600);
+      try {
+        writeSync(fd, `${JSON.stringify({ version: 1, rules: next }, null, 2)}\n`);
+        fsyncSync(fd);
+      } catch (err) {
+        closeSync(fd);
+        rmSync(temp, { force: true });
+        throw err;
+      }
       closeSync(fd);
-      rmSync(temp, { force: true });
-      throw err;
+      if (stamp(this.path) !== readStamp && attempt < 5) {
+        rmSync(temp, { force: true });
+        continue;
+      }
+      chmodSync(temp, 0o600);
+      renameSync(temp, this.path);
+      this.cached = next;
+      this.cachedStamp = stamp(this.path);
+      return;
     }
-    closeSync(fd);
-    chmodSync(temp, 0o600);
-    renameSync(temp, this.path);
-    this.cached = next;
-    this.cachedStamp = stamp(this.path);
   }
+
 }
