@@ -42,8 +42,18 @@ export interface ApprovalRequest {
   proposals: ApprovalMatch[];
 }
 
-/** A verdict; "approved" may ask to remember it for the root task or always (for the asker's role), for `match` (default: the exact command or path). */
-export type ApprovalDecision = Verdict | { verdict: 'approved'; remember: 'task' | 'always'; match?: ApprovalMatch };
+/**
+ * A verdict; "approved" may ask to remember it for the root task or always (for the asker's role),
+ * for `match` (default: the exact command or path). A `ModeDecision` is a standing answer no one
+ * gave for this request (`--approvals allow|deny`): its audit row says so (`by: mode:allow|deny`).
+ */
+export type ApprovalDecision = Verdict | RememberDecision | ModeDecision;
+
+/** An approval the person asks to remember. */
+export type RememberDecision = { verdict: 'approved'; remember: 'task' | 'always'; match?: ApprovalMatch };
+
+/** The root's mode answered: `allow` approves, `deny` denies, each named as such in the audit row. */
+export type ModeDecision = { verdict: 'approved'; by: 'mode:allow' } | { verdict: 'denied'; by: 'mode:deny' };
 
 /** A question as the root's handler gets it. */
 export interface QuestionToRoot {
@@ -181,8 +191,22 @@ export class HumanLoop {
       this.release(this.approvals, from.name);
     }
     if (decision === 'approved') return decided('approved', 'human');
-    if (typeof decision !== 'object' || decision === null || decision.verdict !== 'approved') return decided('denied', 'human');
+    if (typeof decision !== 'object' || decision === null) return decided('denied', 'human');
+    if ('by' in decision) return this.byMode(decision, decided);
+    if (decision.verdict !== 'approved') return decided('denied', 'human');
     return decided('approved', 'human', this.remember(from, request, decision));
+  }
+
+  /**
+   * A mode's answer: `approved` with `mode:allow`, `denied` with `mode:deny`. Any other pairing (a
+   * JavaScript handler's mistake) denies, recorded as the handler's own answer (`human`), like any
+   * other malformed answer.
+   */
+  private byMode(decision: ModeDecision, decided: (verdict: Verdict, by: DecidedBy) => Verdict): Verdict {
+    if (decision.verdict === 'approved' && decision.by === 'mode:allow') return decided('approved', 'mode:allow');
+    if (decision.verdict === 'denied' && decision.by === 'mode:deny') return decided('denied', 'mode:deny');
+    this.log(`an approval handler answered ${JSON.stringify(decision)}: not a mode's answer, denied`);
+    return decided('denied', 'human');
   }
 
   /**
@@ -191,7 +215,7 @@ export class HumanLoop {
    * request, a match that is malformed, does not cover the request or does not name its danger
    * tags, a task rule with no running root task, a file that cannot be written.
    */
-  private remember(from: NodeState, request: ApprovalRequest, decision: Exclude<ApprovalDecision, Verdict>): string | undefined {
+  private remember(from: NodeState, request: ApprovalRequest, decision: RememberDecision): string | undefined {
     const refuse = (why: string): undefined => {
       this.log(`the approval of ${JSON.stringify(request.command_or_path)} by ${from.name} is not remembered: ${why}`);
       return undefined;

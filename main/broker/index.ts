@@ -8,6 +8,7 @@ export {
   type ApprovalRequest,
   type Asker,
   type Clarification,
+  type ModeDecision,
   type QuestionHandler,
   type QuestionToRoot,
   type Verdict,
@@ -36,5 +37,6 @@ export {
   type DangerTag,
   type DecidedBy,
   type GatewayApprovals,
+  type ModeDecidedBy,
   type NewApprovalRule,
 } from './approvals/index.js';

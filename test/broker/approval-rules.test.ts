@@ -40,6 +40,28 @@ describe('task rules', () => {
   });
 });
 
+describe("who decided, in the audit row", () => {
+  it("a mode's answer is by mode:allow or mode:deny; a mode answer that pairs them wrong denies, as the handler's own (human)", async () => {
+    const t = startBroker(['coder']);
+    try {
+      const answers: unknown[] = [{ verdict: 'approved', by: 'mode:allow' }, { verdict: 'denied', by: 'mode:deny' }, { verdict: 'approved', by: 'mode:deny' }, 'approved'];
+      t.root.onApproval(() => answers.shift() as 'approved');
+      const rows: AuditRow[] = [];
+      t.broker.human.audit.subscribe((row) => rows.push(row));
+      const result = await t.root.invoke('coder', plan({ seq: [approve('make a'), approve('make b'), approve('make c'), approve('make d')] }));
+      assert.deepEqual(verdicts(result.response), ['approved', 'denied', 'denied', 'approved']);
+      assert.deepEqual(rows.map((r) => [r.command_or_path, r.verdict, r.by]), [
+        ['make a', 'approved', 'mode:allow'],
+        ['make b', 'denied', 'mode:deny'],
+        ['make c', 'denied', 'human'],
+        ['make d', 'approved', 'human'],
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('which rule decides', () => {
   it('a deny rule wins over an allow rule; rules are scoped to the role unless the embedder says *', async () => {
     const t = startBroker(['coder']);

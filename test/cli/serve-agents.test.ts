@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { APPROVALS_LOG_FILE, type AuditRow } from '../../main/broker/index.js';
 import { shellWord } from '../../main/cli/shell-word.js';
 import { endsSoon, gitRepoOnMain, tempDir } from '../agents/helpers.js';
 import { collect, exited, firstLine, runCli, spawnCli, spawnCliOnPty } from '../helpers/cli.js';
@@ -90,6 +91,11 @@ async function serve(args: string[], cwd: string, env: NodeJS.ProcessEnv = proce
   };
 }
 
+/** The rows of `serve`'s approvals.log so far (written at once, one JSON line per decision). */
+function auditRows(runtimeDir: string): AuditRow[] {
+  return readFileSync(join(runtimeDir, APPROVALS_LOG_FILE), 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as AuditRow);
+}
+
 /** The worker processes `serve` (pid) has started: its children running `bin.ts worker`. */
 function workers(pid: number): number[] {
   let out = '';
@@ -135,6 +141,11 @@ describe('serve publishes agents', () => {
     assert.ok(out.includes('chatty-gateway: task #2 (local-coder) completed\n'), out);
     assert.equal((await s.stop()).code, 0);
     assert.equal(git(cwd, 'branch', '--format=%(refname:short)'), 'main');
+    // No one decided: approvals.log names the mode, not a person.
+    assert.deepEqual(auditRows(s.runtimeDir).map((row) => [row.command_or_path, row.verdict, row.by]).sort(), [
+      ['echo "socket=$CHATTY_GATEWAY_SOCKET"', 'approved', 'mode:allow'],
+      ['pwd', 'approved', 'mode:allow'],
+    ]);
   });
 });
 
@@ -289,6 +300,7 @@ describe('serve --approvals deny', () => {
     assert.ok(s.stderr().includes(`chatty-gateway: denied (--approvals deny): local-coder-0 (root → local-coder) asks to run: touch ${marker}\n`), s.stderr());
     assert.ok(!s.stderr().includes('approve?'), s.stderr());
     assert.equal(existsSync(marker), false);
+    assert.deepEqual(auditRows(s.runtimeDir).map((row) => [row.command_or_path, row.verdict, row.by]), [[`touch ${marker}`, 'denied', 'mode:deny']]);
 
     s.type('local-coder ask Ready?');
     await s.shows('chatty-gateway: task #2 (local-coder) did not complete: ');

@@ -121,7 +121,7 @@ describe('the prompter and the terminal root', () => {
       onMessage: (listener: typeof mail) => ((mail = listener), () => {}),
     } as unknown as RootTransport;
     const terminal = attachTerminalRoot(root, { approvals: 'allow', output: out.stream });
-    assert.equal(approval!(evil()), 'approved');
+    assert.deepEqual(approval!(evil()), { verdict: 'approved', by: 'mode:allow' });
     mail!({ from: 'evil\x1b[8m-0', text: 'hi\x1b]2;T\x07\nchatty-gateway: approved' });
     terminal.close();
     assert.doesNotMatch(out.written(), UNSAFE);

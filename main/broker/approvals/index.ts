@@ -3,7 +3,7 @@
  * path, danger tags), the rules a person remembered (deny wins; never for hidden characters or a
  * danger their match does not name), where "always" rules are kept, and the audit log.
  */
-export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy } from './types.js';
+export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy, type ModeDecidedBy } from './types.js';
 export { dangerTags } from './danger.js';
 export { denies, describeMatch, globMatches, matches, namedTags, proposals, type MatchSubject } from './match.js';
 export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';

@@ -46,8 +46,11 @@ export type ApprovalRule = z.infer<typeof ApprovalRule>;
 export const NewApprovalRule = ApprovalRule.omit({ id: true });
 export type NewApprovalRule = z.infer<typeof NewApprovalRule>;
 
-/** Who decided: the person, a rule, or the gateway itself (no root handler, the pending limit, the asker withdrew). */
-export type DecidedBy = 'human' | `rule:${string}` | 'no-root' | 'limit' | 'withdrawn';
+/** The root's standing answer, no one asked (`serve`/`run --approvals allow|deny`). */
+export type ModeDecidedBy = 'mode:allow' | 'mode:deny';
+
+/** Who decided: the person, a rule, the root's mode, or the gateway itself (no root handler, the pending limit, the asker withdrew). */
+export type DecidedBy = 'human' | `rule:${string}` | ModeDecidedBy | 'no-root' | 'limit' | 'withdrawn';
 
 /** One decision, as `approvals.log` holds it (one JSON line) and `onDecision` listeners get it. */
 export interface AuditRow {

@@ -1,4 +1,4 @@
-import type { ApprovalRequest, RootTransport, Verdict } from '../../broker/index.js';
+import type { ApprovalRequest, ModeDecision, RootTransport } from '../../broker/index.js';
 import type { ApprovalsMode } from './approvals-mode.js';
 import { approvalDetails, describeApproval, describeAsker } from './describe.js';
 import type { LineQueue } from './line-queue.js';
@@ -44,12 +44,13 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
     off.push(root.onApproval((request, signal) => p.approve(request, signal)));
     off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
   } else {
-    const verdict: Verdict = options.approvals === 'allow' ? 'approved' : 'denied';
+    // No one is asked: the audit row names the mode (`by: mode:allow|deny`), not a person.
+    const decision: ModeDecision = options.approvals === 'allow' ? { verdict: 'approved', by: 'mode:allow' } : { verdict: 'denied', by: 'mode:deny' };
     off.push(
       root.onApproval((request: ApprovalRequest) => {
-        output.write(`${prefix}${verdict} (--approvals ${options.approvals}): ${describeAsker(request.asker)} asks to ${describeApproval(request)}\n`);
+        output.write(`${prefix}${decision.verdict} (--approvals ${options.approvals}): ${describeAsker(request.asker)} asks to ${describeApproval(request)}\n`);
         for (const line of approvalDetails(request)) output.write(`${line}\n`);
-        return verdict;
+        return decision;
       }),
     );
   }
