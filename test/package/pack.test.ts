@@ -99,7 +99,7 @@ before(async () => {
   ]);
 }, SLOW);
 
-test('the tarball holds the built out/ (JavaScript and declarations of every subpath), the preload, the plugin WIT and example plugins; no sources, tests or maps', () => {
+test('the tarball holds the built out/ (JavaScript and declarations of every subpath), the preload, the plugin WIT and example plugins, the README and LICENSE; no sources, tests or maps', () => {
   const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
   const subpaths = Object.keys(manifest.exports).filter((s) => s !== './package.json');
   assert.deepEqual(subpaths.sort(), ['.', './electron', './renderer', './terminal', './worker']);
@@ -108,7 +108,7 @@ test('the tarball holds the built out/ (JavaScript and declarations of every sub
     assert.ok(target && typeof target === 'object');
     for (const file of [target.types, target.default]) assert.ok(packedFiles.includes(file.replace(/^\.\//, '')), `${subpath}: ${file} is packed`);
   }
-  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'examples/agents/helper.js', 'main/worker/README.md', 'README.md', 'docs/embedding.md']) {
+  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'examples/agents/helper.js', 'main/worker/README.md', 'README.md', 'LICENSE', 'docs/embedding.md']) {
     assert.ok(packedFiles.includes(file), `${file} is packed`);
   }
   const stray = packedFiles.filter((f) => /\.map$|^test\/|^bench\/|^(main|renderer|preload)\/.*\.c?ts$|\.wasm$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.d.cts'));
