@@ -7,36 +7,41 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { ParticipantConnection } from '../../main/fabric/admission/index.js';
-import { OUTBOUND_QUEUE_FRAMES } from '../../main/fabric/limits/index.js';
+import { OUTBOUND_QUEUE_BYTES } from '../../main/fabric/limits/index.js';
 import { Broker, RootCallError } from '../../main/broker/index.js';
 import { ProgressLog, plan, startBroker, until } from './helpers.js';
 
 const DEAF_CALLER = fileURLToPath(new URL('./children/deaf-caller.ts', import.meta.url));
 
 describe('a caller that stops reading', () => {
-  it("pauses its callee's reading once its outbound queue is full: what the gateway holds for it stays bounded", async () => {
-    const STEP = 256 * 1024;
-    const t = startBroker(['talker']);
-    try {
-      let talker: ParticipantConnection | undefined;
-      t.broker.registry.on('registered', (p) => {
-        if (p.node.name === 'talker-0') talker = p.connection;
-      });
-      // 200 steps of 256 KiB: 50 MiB in all, which the old broker queued for the caller whole.
-      const invoke = { agent: 'talker', prompt: plan({ steps: { count: 200, bytes: STEP } }) };
-      const opened = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env: { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify(invoke) } });
-      const queue = opened.connection.outbound;
-      // Either the talker is held (the fix) or it has been read to its end and reaped (every step queued).
-      await until(() => talker !== undefined && (talker.readingPaused || !talker.isOpen), "the talker paused or done");
-      assert.ok(talker!.isOpen && talker!.readingPaused, 'the talker is paused, its task not over');
-      const frame = STEP + 200;
-      assert.ok(queue.heldBytes <= (OUTBOUND_QUEUE_FRAMES + 2) * frame, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
-      assert.ok(queue.length <= OUTBOUND_QUEUE_FRAMES && queue.waiters <= 2, `${queue.length} queued, ${queue.waiters} waiting`);
-    } finally {
-      // Closing the deaf caller cancels its call: the talker is released, ends and is reaped.
-      await t.close();
-    }
-  });
+  // 256 KiB steps fill the queue by its byte cap long before its frame count; 4 MiB steps are
+  // each a frame over the cap (the reviewer's case: the old 64-frame bound held 260 MiB).
+  for (const [label, step, count] of [
+    ['256 KiB', 256 * 1024, 200],
+    ['4 MiB', 4 * 1024 * 1024, 12],
+  ] as const) {
+    it(`pauses its callee's reading once its outbound queue is full: with ${label} status steps it holds at most OUTBOUND_QUEUE_BYTES and one frame`, async () => {
+      const t = startBroker(['talker']);
+      try {
+        let talker: ParticipantConnection | undefined;
+        t.broker.registry.on('registered', (p) => {
+          if (p.node.name === 'talker-0') talker = p.connection;
+        });
+        const invoke = { agent: 'talker', prompt: plan({ steps: { count, bytes: step } }) };
+        const opened = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env: { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify(invoke) } });
+        const queue = opened.connection.outbound;
+        // Either the talker is held (the fix) or it has been read to its end and reaped (every step queued).
+        await until(() => talker !== undefined && (talker.readingPaused || !talker.isOpen), 'the talker paused or done');
+        assert.ok(talker!.isOpen && talker!.readingPaused, 'the talker is paused, its task not over');
+        const frame = step + 200;
+        assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + frame, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
+        assert.ok(queue.waiters <= 1, `${queue.waiters} waiting`);
+      } finally {
+        // Closing the deaf caller cancels its call: the talker is released, ends and is reaped.
+        await t.close();
+      }
+    });
+  }
 });
 
 describe("a task's text", () => {

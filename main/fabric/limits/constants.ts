@@ -3,6 +3,12 @@ export { MAX_FRAME_BYTES, MAX_OPAQUE_BYTES } from '../wire/sizes.js';
 
 /** Frames waiting to be written; a producer past this waits (the slow reader is never closed). */
 export const OUTBOUND_QUEUE_FRAMES = 64;
+/**
+ * Bytes waiting to be written, the stream's own buffer included; a producer past this waits as it
+ * does past the frame count. A single larger frame (up to the frame cap) is admitted alone, when
+ * nothing is queued before it and the stream is not backed up (see `OutboundQueue`).
+ */
+export const OUTBOUND_QUEUE_BYTES = 4 * 1024 * 1024;
 /** A peer's calls in flight at once; one more is refused alone. */
 export const MAX_IN_FLIGHT_CALLS = 32;
 /** A peer's call rate: a token bucket refilling at this many per second… */

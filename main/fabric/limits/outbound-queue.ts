@@ -1,11 +1,19 @@
 import type { Writable } from 'node:stream';
 import type { AbortLike } from '../../jsonrpc/index.js';
-import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_FRAMES } from './constants.js';
+import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES } from './constants.js';
 
 /**
- * The frames a connection has yet to write, at most `capacity` of them. `send` resolves once its
- * frame is queued; when the queue is full the producer waits for room (in order), which is the
- * back-pressure. A slow reader only ever slows producers down: nothing here closes it.
+ * The frames a connection has yet to write: at most `capacity` of them and at most `maxBytes`
+ * bytes, counting what the stream has taken and not yet written (its `writableLength`). `send`
+ * resolves once its frame is queued; when there is no room the producer waits (in order), which is
+ * the back-pressure. A slow reader only ever slows producers down: nothing here closes it.
+ *
+ * A frame larger than `maxBytes` (a frame may be up to the frame cap, 33 MiB) would never find
+ * room, so it is admitted alone: when nothing is queued before it and the stream is not backed up
+ * (it would take the frame at once). Such a frame is handed to the stream straight away, and the
+ * next frame waits until the stream has written it. So what the queue and the stream hold for a
+ * peer that stops reading is at most `maxBytes`, or one frame and the stream's high-water mark
+ * when that frame is larger; a producer's frame waiting for room comes on top (see `heldBytes`).
  *
  * The queue is also how a connection ends. `stop` drops what is queued (the stream is about to be
  * destroyed: a decode error gets no reply). `finish` writes what is queued plus a last frame,
@@ -18,6 +26,8 @@ export class OutboundQueue {
   private readonly waiting: Waiter[] = [];
   /** UTF-8 bytes of the frames queued and waiting (newlines included). */
   private held = 0;
+  /** UTF-8 bytes of the frames queued (not those waiting): what `maxBytes` bounds, with the stream's. */
+  private queuedBytes = 0;
   private writing = false;
   /** Set once nothing more may be sent. */
   private stopped: Error | undefined;
@@ -30,6 +40,7 @@ export class OutboundQueue {
   constructor(
     private readonly stream: Writable,
     readonly capacity: number = OUTBOUND_QUEUE_FRAMES,
+    readonly maxBytes: number = OUTBOUND_QUEUE_BYTES,
   ) {}
 
   /** Frames queued and not yet handed to the stream. */
@@ -44,7 +55,9 @@ export class OutboundQueue {
 
   /**
    * What this queue holds for its peer, in UTF-8 bytes: the frames queued and the frames of the
-   * producers waiting for room (not what the stream itself has taken to write).
+   * producers waiting for room (not what the stream itself has taken to write). The queued part is
+   * bounded by `maxBytes` (or is one larger frame alone); the waiting part by the producers, each
+   * of which waits with one frame (a connection stops reading while its frames wait).
    */
   get heldBytes(): number {
     return this.held;
@@ -61,22 +74,21 @@ export class OutboundQueue {
   }
 
   /**
-   * Queues one line (the newline is added here); waits while the queue is full. A line sent with a
+   * Queues one line (the newline is added here); waits while there is no room for it. A line sent with a
    * `signal` that is still waiting for room is dropped by `withdraw(signal)` (never written: its
    * `send` rejects with the signal's reason); with a signal already aborted it is not taken at all.
    */
   send(line: string, signal?: AbortLike): Promise<void> {
     if (this.stopped) return Promise.reject(this.stopped);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.waiting.length === 0 && this.frames.length < this.capacity) {
-      this.held += frameBytes(line);
-      this.frames.push(line);
-      this.pump();
+    const bytes = frameBytes(line);
+    if (this.waiting.length === 0 && this.hasRoom(bytes)) {
+      this.enqueue(line, bytes);
       return Promise.resolve();
     }
     return new Promise((queued, failed) => {
-      this.held += frameBytes(line);
-      this.waiting.push({ line, queued, failed, signal });
+      this.held += bytes;
+      this.waiting.push({ line, bytes, queued, failed, signal });
     });
   }
 
@@ -87,10 +99,9 @@ export class OutboundQueue {
    */
   offer(line: string, signal?: AbortLike): Promise<void> | undefined {
     if (this.stopped || signal?.aborted) return undefined;
-    if (this.waiting.length === 0 && this.frames.length < this.capacity) {
-      this.held += frameBytes(line);
-      this.frames.push(line);
-      this.pump();
+    const bytes = frameBytes(line);
+    if (this.waiting.length === 0 && this.hasRoom(bytes)) {
+      this.enqueue(line, bytes);
       return undefined;
     }
     return this.send(line, signal);
@@ -106,7 +117,7 @@ export class OutboundQueue {
       const waiter = this.waiting[at]!;
       if (waiter.signal !== signal) continue;
       this.waiting.splice(at, 1);
-      this.held -= frameBytes(waiter.line);
+      this.held -= waiter.bytes;
       waiter.failed(reason);
     }
     if (this.waiting.length === 0) this.notifyNoWaiters();
@@ -117,6 +128,7 @@ export class OutboundQueue {
     this.refuseMore(reason);
     this.frames.length = 0;
     this.held = 0;
+    this.queuedBytes = 0;
   }
 
   /**
@@ -130,7 +142,7 @@ export class OutboundQueue {
     this.refuseMore(reason);
     if (wasStopped) this.frames.length = 0;
     else if (lastLine !== undefined) this.frames.push(lastLine);
-    this.held = this.frames.reduce((sum, line) => sum + frameBytes(line), 0);
+    this.held = this.queuedBytes = this.frames.reduce((sum, line) => sum + frameBytes(line), 0);
     this.ending = true;
     const stream = this.stream;
     this.gone = new Promise<void>((resolve) => {
@@ -151,7 +163,7 @@ export class OutboundQueue {
   private refuseMore(reason: Error): void {
     this.stopped ??= reason;
     for (const waiter of this.waiting.splice(0)) {
-      this.held -= frameBytes(waiter.line);
+      this.held -= waiter.bytes;
       waiter.failed(reason);
     }
     this.notifyNoWaiters();
@@ -161,9 +173,30 @@ export class OutboundQueue {
     for (const resolve of this.noWaiters.splice(0)) resolve();
   }
 
+  /**
+   * Whether a frame of `bytes` may be queued now: within both caps, counting what the stream holds;
+   * or alone, when nothing is queued and the stream is not backed up (a frame over `maxBytes`
+   * would otherwise wait for ever). The queue is its stream's only writer, so a stream that needs
+   * to drain has a `drain` listener of `pump`'s, which admits the waiting.
+   */
+  private hasRoom(bytes: number): boolean {
+    if (this.frames.length === 0 && !this.stream.writableNeedDrain) return true;
+    return this.frames.length < this.capacity && this.queuedBytes + this.stream.writableLength + bytes <= this.maxBytes;
+  }
+
+  /** Queues a line that has room and starts writing. */
+  private enqueue(line: string, bytes: number): void {
+    this.held += bytes;
+    this.queuedBytes += bytes;
+    this.frames.push(line);
+    this.pump();
+  }
+
+  /** Queues waiting lines, in order, while the first has room (called as frames reach the stream). */
   private admitWaiters(): void {
-    while (this.waiting.length > 0 && this.frames.length < this.capacity) {
+    while (this.waiting.length > 0 && this.hasRoom(this.waiting[0]!.bytes)) {
       const next = this.waiting.shift()!;
+      this.queuedBytes += next.bytes;
       this.frames.push(next.line);
       next.queued();
     }
@@ -174,13 +207,18 @@ export class OutboundQueue {
     if (this.writing) return;
     this.writing = true;
     while (this.frames.length > 0) {
-      const line = this.frames.shift()!;
-      this.held -= frameBytes(line);
-      this.admitWaiters();
       if (this.stream.destroyed || this.stream.writableEnded) break;
-      if (!this.stream.write(`${line}\n`)) {
+      const line = this.frames.shift()!;
+      const bytes = frameBytes(line);
+      this.held -= bytes;
+      this.queuedBytes -= bytes;
+      const more = this.stream.write(`${line}\n`);
+      this.admitWaiters();
+      if (!more) {
         this.stream.once('drain', () => {
           this.writing = false;
+          // The stream has written what it held: room for the waiting, even with nothing queued.
+          this.admitWaiters();
           this.pump();
         });
         return;
@@ -193,6 +231,8 @@ export class OutboundQueue {
 
 interface Waiter {
   line: string;
+  /** `frameBytes(line)`, measured once. */
+  bytes: number;
   queued: () => void;
   failed: (err: Error) => void;
   /** What `withdraw` drops it by. */
