@@ -91,7 +91,8 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
       const index = options.findIndex((o) => o.querySelector('input')?.checked);
       return view.proposals[Math.max(0, index)]!;
     };
-    const scope = remember === 'task' ? `for this task (${view.rootTask ?? ''})` : 'always';
+    // The task as the row above names it (the page's own label) when the page started it; else the gateway's id.
+    const scope = remember === 'task' ? `for this task (${view.taskId ?? view.rootTask ?? ''})` : 'always';
     context.swapActions([
       el(
         'fieldset',

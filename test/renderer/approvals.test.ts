@@ -362,6 +362,8 @@ describe('the new context and choices', () => {
       await page.click('#popover .remember-task');
       await page.waitForSelector('#popover fieldset.remember');
       assert.equal(await page.getAttribute('#popover', 'data-armed'), 'false', 'the confirm step has its own guard time');
+      // The task is named as the popover's Task row names it, not by a second id.
+      assert.match((await page.textContent('#popover fieldset.remember legend')) ?? '', new RegExp(`for this task \\(${taskId}\\)`));
       const matches = await page.$$eval('#popover .match label', (ls) => ls.map((l) => l.textContent));
       assert.match(matches[0] ?? '', /^echo one — this exact command$/);
       const prefix = matches.findIndex((m) => m?.startsWith('echo *'));
