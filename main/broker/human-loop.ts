@@ -3,7 +3,7 @@ import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ApprovalMatch, ApprovalRules, AuditLog, matches, namedTags, vouchedContext, type AuditRow, type DangerTag, type DecidedBy } from './approvals/index.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, matches, namedTags, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
 import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
@@ -20,26 +20,13 @@ export interface Asker {
  * and what the gateway vouches for from its own records (never the worker's word): the root task,
  * the asker's workspace, a write's resolved path, the danger tags, the matches it offers.
  */
-export interface ApprovalRequest {
+export interface ApprovalRequest extends VouchedContext {
   kind: 'exec' | 'write';
   command_or_path: string;
   diff_stat?: string;
   asker: Asker;
   /** The asker's role: what a remembered rule is scoped to ("always for this agent"). */
   role: string;
-  /** The root task the asker works under (absent for a participant acting as itself). */
-  task?: string;
-  /** The asker's workspace directory (a real path). */
-  workspace?: string;
-  /** A write's path: absolute, resolved lexically against the workspace (links not followed). */
-  path?: string;
-  /** A write's path lies outside the workspace. */
-  outside?: boolean;
-  /** The command, path or diff stat holds characters a reader could not see (the display rule). */
-  hidden: boolean;
-  danger: DangerTag[];
-  /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
-  proposals: ApprovalMatch[];
 }
 
 /**

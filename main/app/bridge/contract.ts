@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalMatch as BrokerApprovalMatch, ApprovalRule, AuditRow, DangerTag } from '../../broker/approvals/index.js';
+import type { ApprovalRequest } from '../../broker/index.js';
 import type { EdgeRow } from '../../gateway/edge/edge-log.js';
 
 /**
@@ -205,33 +206,23 @@ export type TaskUpdate =
 /** The danger tags, remembered rules and audit rows are the broker's own types (types only: nothing of the broker reaches the renderer). */
 export type { ApprovalRule, AuditRow, DangerTag };
 
-export interface PendingApproval {
+/**
+ * A waiting approval as the page sees it: the broker's `ApprovalRequest` (its vouched fields as the
+ * broker writes them), with the worker's words in camelCase, the root task as `rootTask`, and the
+ * bridge's own id, task and time.
+ */
+export interface PendingApproval extends Omit<ApprovalRequest, 'command_or_path' | 'diff_stat' | 'task' | 'asker'> {
   requestId: string;
   /** The task it belongs to, when the bridge could tell. */
   taskId: string | null;
-  kind: 'exec' | 'write';
   /** The worker's words: shown through the display rule. */
   commandOrPath: string;
   /** The worker's words about its change (`+1 -0`), not a field the gateway checked. */
   diffStat?: string;
   asker: Asker;
   at: number;
-  /** The asker's role: what "Always for this agent" is scoped to. */
-  role: string;
   /** The root task it belongs to, from the broker's records. */
   rootTask?: string;
-  /** The asker's workspace directory (real path), from the broker's records. */
-  workspace?: string;
-  /** A write's path, absolute, resolved against the workspace (lexically). */
-  path?: string;
-  /** A write whose path lies outside the workspace. */
-  outside?: boolean;
-  /** The command, path or diff stat holds characters a reader could not see (the display rule): never remembered. */
-  hidden: boolean;
-  /** What the gateway finds dangerous in it; a tagged request's default is Deny. */
-  danger: DangerTag[];
-  /** What "for this task" and "always" may remember (exact first); empty when nothing may be. */
-  proposals: ApprovalMatch[];
 }
 
 export interface PendingQuestion {

@@ -5,14 +5,25 @@ import { namedTags, proposals } from './match.js';
 import { placePath } from './sensitive-paths.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
-/** What the gateway vouches for about one approval, from its own records and its own reading of the request. */
+/**
+ * What the gateway vouches for about one approval, from its own records and its own reading of the
+ * request (never the worker's word). The broker's `ApprovalRequest` and the bridge's
+ * `PendingApproval` carry these fields as they are written here.
+ */
 export interface VouchedContext {
+  /** The root task the asker works under (absent for a participant acting as itself). */
   task?: string;
+  /** The asker's workspace directory (a real path). */
   workspace?: string;
+  /** A write's path: absolute, resolved lexically against the workspace (links not followed). */
   path?: string;
+  /** A write's path lies outside the workspace. */
   outside?: boolean;
+  /** The command, path or diff stat holds characters a reader could not see (the display rule): never remembered. */
   hidden: boolean;
+  /** What the gateway finds dangerous in it; a tagged request's default is Deny. */
   danger: DangerTag[];
+  /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
   proposals: ApprovalMatch[];
 }
 
