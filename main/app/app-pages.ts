@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appResponseHeaders, serveAppRequest, type AppResponse } from './app-protocol.js';
+import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, appResponseHeaders, serveAppRequest, type AppResponse } from './app-protocol.js';
 
 /** The window's origin: `app://chatty`. */
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
@@ -22,31 +22,14 @@ export const PACKAGE_ROOT = fileURLToPath(new URL(import.meta.url.endsWith('.ts'
 /** The absolute path of the built, sandbox-safe preload (it requires nothing but `electron`). */
 export const preloadPath = join(PACKAGE_ROOT, 'out', 'preload', 'index.cjs');
 
-const PAGE_TYPES: Readonly<Record<string, string>> = {
-  html: 'text/html; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
-  svg: 'image/svg+xml',
-  png: 'image/png',
-};
-
 /** One plain file name, directly in the pages folder: no sub-folders, no dot files, no escapes. */
 const PAGE_FILE = /^\/([A-Za-z0-9_-][A-Za-z0-9._-]*)\.(html|css|m?js|svg|png)$/;
 
 /** The file of the app's `pages` folder an `app:` URL names, or undefined. */
 function pageFile(url: string, pages: string): { path: string; contentType: string } | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  // (`URL.origin` is "null" for a scheme Node does not know: the scheme and host are compared.)
-  if (parsed.protocol !== `${APP_SCHEME}:` || parsed.host !== APP_HOST || parsed.username !== '' || parsed.password !== '') return undefined;
-  if (parsed.pathname.includes('%')) return undefined;
-  const match = PAGE_FILE.exec(parsed.pathname);
-  const type = match ? PAGE_TYPES[match[2] ?? ''] : undefined;
+  const pathname = appPathname(url);
+  const match = pathname === undefined ? null : PAGE_FILE.exec(pathname);
+  const type = match ? APP_CONTENT_TYPES[match[2] ?? ''] : undefined;
   return match && type ? { path: join(pages, `${match[1]}.${match[2]}`), contentType: type } : undefined;
 }
 

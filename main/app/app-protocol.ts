@@ -20,10 +20,12 @@ export const APP_PAGE_URL = `${APP_SCHEME}://${APP_HOST}/renderer-demo/index.htm
  */
 export const APP_SCHEME_PRIVILEGES = { standard: true, secure: true } as const;
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
+/** The content type of each extension an `app:` file may have (what a folder admits is its own pattern's say). */
+export const APP_CONTENT_TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
   svg: 'image/svg+xml',
   png: 'image/png',
 };
@@ -51,24 +53,35 @@ export interface AppAsset {
 
 /** The file an `app:` URL names, or undefined when it may not be served. */
 export function appAsset(url: string): AppAsset | undefined {
+  const pathname = appPathname(url);
+  if (pathname === undefined) return undefined;
+  const path = pathname.replace(/^\//, '');
+  for (const allowed of ALLOWED) {
+    const match = allowed.exec(path);
+    if (match) {
+      const contentType = APP_CONTENT_TYPES[match[1] ?? ''];
+      return contentType === undefined ? undefined : { path, contentType };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The path an `app://chatty/…` URL names (`/index.html`), or undefined for any other scheme or host,
+ * a user or password, or a percent-escape (refused outright: an encoded slash or dot never reaches
+ * the file system). Each folder's own pattern then decides which names it serves.
+ */
+export function appPathname(url: string): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return undefined;
   }
+  // (`URL.origin` is "null" for a scheme Node does not know: the scheme and host are compared.)
   if (parsed.protocol !== `${APP_SCHEME}:` || parsed.host !== APP_HOST || parsed.username !== '' || parsed.password !== '') return undefined;
-  // Percent-escapes are refused outright: an encoded slash or dot never reaches the file system.
   if (parsed.pathname.includes('%')) return undefined;
-  const path = parsed.pathname.replace(/^\//, '');
-  for (const allowed of ALLOWED) {
-    const match = allowed.exec(path);
-    if (match) {
-      const contentType = CONTENT_TYPES[match[1] ?? ''];
-      return contentType === undefined ? undefined : { path, contentType };
-    }
-  }
-  return undefined;
+  return parsed.pathname;
 }
 
 /** The headers of every successful response: the CSP, no sniffing, no referrer, no framing. */
