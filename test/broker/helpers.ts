@@ -1,6 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Broker, RootTransport, type BrokerOptions } from '../../main/broker/index.js';
 import { LocalRunner, type LocalRunnerOptions } from '../../main/broker/runners/index.js';
@@ -109,4 +113,45 @@ export function splitJson(text: string): unknown[] {
     }
   }
   return out;
+}
+
+/**
+ * A child that leaves a background sleep on its stdout and stderr (issue 17, item 8): the pid
+ * files the sleeps write, ended by those pids after the file's tests (they are the test's own
+ * leftovers), the shell arguments of a child that does so and exits without its hello, and the
+ * error that start must fail with at once.
+ */
+export function backgroundPipes(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const pidFile = join(dir, 'background.pid');
+  const helloPidFile = join(dir, 'background-of-a-failed-hello.pid');
+  let gateway: ChildProcess | undefined;
+  after(() => {
+    gateway?.kill('SIGKILL');
+    for (const file of [pidFile, helloPidFile]) {
+      if (!existsSync(file)) continue;
+      try {
+        process.kill(Number(readFileSync(file, 'utf8').trim()), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    /** `/bin/sh` arguments: a background sleep on the pipes, a line of stderr, exit 3 before any hello. */
+    quitterArgs: ['-c', 'sleep 30 0<&- 3>&- & echo $! > "$1"; echo "no model configured" >&2; exit 3', 'sh', helloPidFile],
+    failedHello: /^Error: fabric: worker quitter-0 \(\/bin\/sh\) did not complete its hello: [^\n]*\n--- the end of its stderr ---\nno model configured$/,
+    /** Runs `gatewayChild` (a script that starts a gateway, runs one task and stops): it must exit 0 while its background sleep lives on. */
+    async gatewayExits(gatewayChild: string): Promise<void> {
+      const child = (gateway = spawn(process.execPath, ['--import', 'tsx', gatewayChild, pidFile], { stdio: ['ignore', 'pipe', 'inherit'] }));
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+      assert.equal(out, 'stopped after a task that succeeded\n');
+      assert.deepEqual([code, signal], [0, null]);
+      const background = Number(readFileSync(pidFile, 'utf8').trim());
+      assert.doesNotThrow(() => process.kill(background, 0), 'the background sleep still runs: it is not the gateway\'s to end');
+    },
+  };
 }
