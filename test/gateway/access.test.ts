@@ -5,28 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { AccessError, defaultRuntimeDir, ensureRuntimeDir, maxSocketPathBytes, newLaunchToken, tokenMatches, writeTokenFile } from '../../main/gateway/access/index.js';
 import { ProtocolGateway } from '../../main/gateway/index.js';
-import { tempDir } from '../helpers/gateway.js';
+import { deadSocket, freshPaths } from '../helpers/owner-only.js';
 
-
-const scratch = tempDir('chatty-access-');
-after(() => scratch.remove());
-let n = 0;
-const fresh = (): string => join(scratch.path, `case-${++n}`);
-
-/** A socket file that nothing listens on any more: its server was killed before it could unlink it. */
-function deadSocket(path: string): void {
-  const script = `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
-  const result = spawnSync(process.execPath, ['-e', script]);
-  assert.equal(result.signal, 'SIGKILL');
-  assert.ok(lstatSync(path).isSocket());
-}
-
-
+const fresh = freshPaths('chatty-access-');
 
 describe("the gateway's runtime directory", () => {
   test('is the owner-only default, where gateway.sock fits', () => {

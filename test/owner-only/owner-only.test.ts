@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   AccessError,
   WINDOWS_UNSUPPORTED,
@@ -19,24 +18,13 @@ import {
   refuseWindows,
   socketPathFits,
 } from '../../main/owner-only/index.js';
-import { tempDir } from '../helpers/gateway.js';
+import { deadSocket, freshPaths } from '../helpers/owner-only.js';
 
 /** The socket a user of the rules will bind in the directory (as long as `gateway.sock`). */
 const SOCKET = 'service.sock';
 const ensure = (dir: string): string => ensureRuntimeDir(dir, { socketFile: SOCKET });
 
-const scratch = tempDir('chatty-owner-only-');
-after(() => scratch.remove());
-let n = 0;
-const fresh = (): string => join(scratch.path, `case-${++n}`);
-
-/** A socket file that nothing listens on any more: its server was killed before it could unlink it. */
-function deadSocket(path: string): void {
-  const script = `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
-  const result = spawnSync(process.execPath, ['-e', script]);
-  assert.equal(result.signal, 'SIGKILL');
-  assert.ok(lstatSync(path).isSocket());
-}
+const fresh = freshPaths('chatty-owner-only-');
 
 async function liveSocket(path: string): Promise<Server> {
   const server = createServer((c) => c.end());
