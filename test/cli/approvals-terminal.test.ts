@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { exited, spawnCliOnPty } from '../helpers/cli.js';
+import { exited, spawnCliOnPty, watchOutput } from '../helpers/cli.js';
 
 /** One shell word, quoted. */
 const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -32,14 +32,9 @@ function servePty() {
   const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', file, '--agent', `asker=${WORKER}`], dir);
   const ended = exited(child as never);
   child.stdout.setEncoding('utf8');
-  let seen = '';
-  const waiters: (() => void)[] = [];
-  child.stdout.on('data', (chunk: string) => {
-    seen += chunk;
-    for (const wake of waiters.splice(0)) wake();
-  });
+  const out = watchOutput(child, child.stdout, ended);
   /** The screen as it reads: a row erased (`\r`, erase-line) to be written over is gone. */
-  const screen = (): string => seen.replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
+  const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
   return {
     dir,
     file,
@@ -52,12 +47,8 @@ function servePty() {
         timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after 20 s:\n${screen()}`)), 20_000);
       });
       try {
-        for (;;) {
-          const at = screen().indexOf(text, from);
-          if (at >= 0) return at + text.length;
-          if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${JSON.stringify(text)}:\n${screen()}`);
-          await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended, late]);
-        }
+        await out.until(() => screen().includes(text, from), JSON.stringify(text), screen, late);
+        return screen().indexOf(text, from) + text.length;
       } finally {
         clearTimeout(timer);
       }

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { APPROVALS_LOG_FILE, type AuditRow } from '../../main/broker/index.js';
 import { shellWord } from '../../main/cli/shell-word.js';
 import { endsSoon, gitRepoOnMain, tempDir } from '../agents/helpers.js';
-import { collect, exited, firstLine, runCli, spawnCli, spawnCliOnPty } from '../helpers/cli.js';
+import { collect, exited, firstLine, runCli, spawnCli, spawnCliOnPty, watchOutput } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
@@ -61,26 +61,16 @@ async function serve(args: string[], cwd: string, env: NodeJS.ProcessEnv = proce
   const runtimeDir = join(dir('chatty-serve-run-'), 'run');
   const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, ...args], env, cwd);
   children.push(child);
-  let stderr = '';
-  const waiters: (() => void)[] = [];
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += String(chunk);
-    for (const wake of waiters.splice(0)) wake();
-  });
   const ended = exited(child);
+  const stderr = watchOutput(child, child.stderr, ended);
   const ready = JSON.parse(await firstLine(child)) as Ready;
-  const shows = async (text: string, times = 1): Promise<void> => {
-    while (stderr.split(text).length - 1 < times) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before showing ${JSON.stringify(text)}; stderr:\n${stderr}`);
-      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended]);
-    }
-  };
+  const shows = (text: string, times = 1): Promise<void> => stderr.until(() => stderr.text().split(text).length - 1 >= times, `showing ${JSON.stringify(text)}; stderr`);
   return {
     child,
     ready,
     runtimeDir,
     shows,
-    stderr: () => stderr,
+    stderr: stderr.text,
     type: (line: string) => child.stdin.write(`${line}\n`),
     /** SIGTERM, then the exit status and the rest of stdout. */
     async stop(): Promise<{ code: number | null; stdout: string }> {
@@ -404,19 +394,9 @@ test('on a real pseudo-terminal: a live status row shows the delegation chain an
   const child = spawnCliOnPty(['serve', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, '--approvals', 'allow'], cwd);
   const ended = exited(child as never);
   child.stdout.setEncoding('utf8');
-  let seen = '';
-  const waiters: (() => void)[] = [];
-  child.stdout.on('data', (chunk: string) => {
-    seen += chunk;
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const bottom = (): string => terminalRows(seen).at(-1)!;
-  const until = async (what: string, check: () => boolean): Promise<void> => {
-    while (!check()) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${what}:\n${terminalRows(seen).join('\n')}`);
-      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended]);
-    }
-  };
+  const out = watchOutput(child, child.stdout, ended);
+  const bottom = (): string => terminalRows(out.text()).at(-1)!;
+  const until = (what: string, check: () => boolean): Promise<void> => out.until(check, what, () => terminalRows(out.text()).join('\n'));
 
   await until('the prompt', () => bottom() === '> ');
   // local-coder asks local-reviewer to run a command that waits for the first FIFO, then runs one that
@@ -424,15 +404,15 @@ test('on a real pseudo-terminal: a live status row shows the delegation chain an
   child.stdin.write(`local-coder invoke local-reviewer exec read x < ${first}\\nexec printf half; read y < ${second}; echo " rest"\n`);
   await until('the callee’s step on the status row', () => bottom().startsWith('[#1 local-coder-0 → local-reviewer-0 ▸ running read x < '));
   assert.ok(bottom().endsWith('] > '), bottom());
-  assert.ok(!seen.includes('[local-coder-0]'), 'no step printed as a line on a terminal');
+  assert.ok(!out.text().includes('[local-coder-0]'), 'no step printed as a line on a terminal');
 
   await writeFile(first, 'go\n');
   await until('the partial line', () => bottom() === '  #1 | half');
-  assert.ok(!seen.includes('task #1 (local-coder) completed'), 'the text is seen while the task runs');
+  assert.ok(!out.text().includes('task #1 (local-coder) completed'), 'the text is seen while the task runs');
   await writeFile(second, 'go\n');
-  await until('the end of the task', () => seen.includes('task #1 (local-coder) completed'));
+  await until('the end of the task', () => out.text().includes('task #1 (local-coder) completed'));
   await until('the prompt', () => bottom() === '> ');
-  const rows = terminalRows(seen);
+  const rows = terminalRows(out.text());
   assert.ok(rows.includes('  #1 | half rest'), rows.join('\n'));
   assert.ok(rows.includes('  #1 local-coder-0 started'), rows.join('\n'));
   assert.ok(!rows.some((row) => row.startsWith('[#1')), `no status row left on the screen:\n${rows.join('\n')}`);
@@ -440,7 +420,7 @@ test('on a real pseudo-terminal: a live status row shows the delegation chain an
   child.stdin.write('\x03');
   const status = await ended;
   child.stdin.end();
-  assert.equal(status.code, 0, terminalRows(seen).join('\n'));
+  assert.equal(status.code, 0, terminalRows(out.text()).join('\n'));
 });
 
 /** A worker that puts escape sequences and control characters into every channel the terminal shows (test/cli/fixtures/hostile-worker.ts). */

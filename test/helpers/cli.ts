@@ -104,3 +104,30 @@ export async function servedModuleNames(serve: ChildProcessWithoutNullStreams): 
   const index = JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: { name: string }[] };
   return index.modules.map((m) => m.name);
 }
+
+/** One of a child's output streams, kept as it arrives, with a wait on what it holds. */
+export interface WatchedOutput {
+  /** Everything written so far. */
+  text(): string;
+  /** Resolves once `check()` holds; fails, showing `show()`, if the child exits first (or when `late` rejects). */
+  until(check: () => boolean, what: string, show?: () => string, late?: Promise<never>): Promise<void>;
+}
+
+/** Watches `stream` of `child` (its stdout or stderr); `ended` is the child's `exited(child)`. */
+export function watchOutput(child: ChildProcessWithoutNullStreams, stream: NodeJS.ReadableStream, ended: Promise<unknown>): WatchedOutput {
+  let text = '';
+  const waiters: (() => void)[] = [];
+  stream.on('data', (chunk: Buffer | string) => {
+    text += String(chunk);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    text: () => text,
+    async until(check, what, show = () => text, late) {
+      while (!check()) {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`serve exited before ${what}:\n${show()}`);
+        await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), ended, ...(late ? [late] : [])]);
+      }
+    },
+  };
+}
