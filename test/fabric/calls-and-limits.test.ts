@@ -4,18 +4,11 @@
  * one call or one frame; a full outbound queue only makes the producer wait.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { MAX_FRAME_BYTES, OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES, type CallHandler } from '../../main/fabric/index.js';
-import { Puppet, newFabric } from './helpers.js';
+import { puppetOpener } from './helpers.js';
 
-const puppets: Puppet[] = [];
-after(() => puppets.forEach((p) => p.child.kill('SIGKILL')));
-
-async function puppet(options: Parameters<typeof Puppet.open>[1] = {}) {
-  const p = await Puppet.open(newFabric(), { log: () => {}, ...options });
-  puppets.push(p);
-  return p;
-}
+const puppet = puppetOpener();
 
 const list = (id: number) => `{"v":3,"id":${id},"method":"agent.list"}`;
 

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { after } from 'node:test';
 import { Duplex, PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import {
@@ -152,4 +153,15 @@ export class Puppet {
   end(): void {
     this.child.stdin!.end();
   }
+}
+
+/** Opens puppets for one test file: each on a fresh fabric, its log silenced, all killed after the file's tests. */
+export function puppetOpener(): (options?: PuppetOptions) => Promise<Puppet> {
+  const opened: Puppet[] = [];
+  after(() => opened.forEach((p) => p.child.kill('SIGKILL')));
+  return async (options = {}) => {
+    const p = await Puppet.open(newFabric(), { log: () => {}, ...options });
+    opened.push(p);
+    return p;
+  };
 }

@@ -5,19 +5,12 @@
  * children: the puppet worker on a real socketpair.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES, type CallHandler, type ProgressEvent } from '../../main/fabric/index.js';
 import type { TaskEventParams } from '../../main/fabric/wire/worker-to-broker.js';
-import { Puppet, newFabric } from './helpers.js';
+import { puppetOpener } from './helpers.js';
 
-const puppets: Puppet[] = [];
-after(() => puppets.forEach((p) => p.child.kill('SIGKILL')));
-
-async function puppet(options: Parameters<typeof Puppet.open>[1] = {}) {
-  const p = await Puppet.open(newFabric(), { log: () => {}, ...options });
-  puppets.push(p);
-  return p;
-}
+const puppet = puppetOpener();
 
 describe('progress and the outbound queue', () => {
   it("heldBytes counts what waits for a reader that stopped; a waiting progress frame is withdrawn when its call is cancelled", async () => {
