@@ -10,6 +10,7 @@ import { CONTENT_SECURITY_POLICY } from '../../main/app/window-options.js';
 import { plan } from '../broker/helpers.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
 import { armedPopover, deepFocused as focused, popoverClosed, tabTo, waitingIs } from './popover-helpers.js';
+import { card, outputs, trustedFrame, waitForState } from './task-cards.js';
 
 let app: AppFixture;
 
@@ -20,14 +21,6 @@ before(async () => {
 after(async () => {
   await app?.close();
 });
-
-function card(taskId: string): string {
-  return `article.task[data-task-id="${taskId}"]`;
-}
-
-async function waitForState(page: Page, taskId: string, state: string): Promise<void> {
-  await page.waitForSelector(`${card(taskId)}[data-state="${state}"]`);
-}
 
 /** From the prompt (focused), starts its text with Ctrl+Enter and returns the new card's task id. */
 async function startFromPrompt(page: Page, text: string): Promise<string> {
@@ -47,11 +40,7 @@ async function pickAgent(page: Page, agent: string): Promise<void> {
   assert.equal(await focused(page), 'prompt');
 }
 
-async function outputs(page: Page, taskId: string): Promise<(string | null)[]> {
-  return page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent));
-}
-
-const trusted = (): { url: string; isMainFrame: boolean } => ({ url: app.pageUrl, isMainFrame: true });
+const trusted = (): { url: string; isMainFrame: boolean } => trustedFrame(app);
 
 describe('the app window from the keyboard; withdrawn requests; several questions; Copy; the CSP', () => {
   test("the page comes with the app: protocol's headers, and a CSP violation shows as a problem", async () => {

@@ -7,6 +7,7 @@ import { BRIDGE_CHANNELS, type Snapshot, type TaskView } from '../../main/app/br
 import { unixRequest } from '../helpers/http.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
 import { armedPopover, deepFocused, popoverClosed, popoverOpen, tabTo, waitingIs } from './popover-helpers.js';
+import { card, hostSnapshot, startTask, timelineText, waitForState } from './task-cards.js';
 
 let app: AppFixture;
 
@@ -18,32 +19,7 @@ after(async () => {
   await app?.close();
 });
 
-/** Starts a task from the composer, as a person would, and returns its card's task id. */
-async function startTask(page: Page, agent: string, prompt: string): Promise<string> {
-  const before = await page.$$eval('article.task', (cards) => cards.length);
-  await page.selectOption('#agent', agent);
-  await page.fill('#prompt', prompt);
-  await page.click('#start');
-  await page.waitForFunction((n) => document.querySelectorAll('article.task').length > n, before);
-  return page.$eval('article.task', (card) => card.getAttribute('data-task-id') ?? '');
-}
-
-function card(taskId: string): string {
-  return `article.task[data-task-id="${taskId}"]`;
-}
-
-async function waitForState(page: Page, taskId: string, state: string): Promise<void> {
-  await page.waitForSelector(`${card(taskId)}[data-state="${state}"]`);
-}
-
-async function timelineText(page: Page, taskId: string): Promise<string> {
-  return page.$eval(`${card(taskId)} .timeline`, (el) => el.textContent ?? '');
-}
-
-/** The host's own view (what a reloaded window would get), asked as the trusted window. */
-async function snapshot(): Promise<Snapshot> {
-  return (await app.host.handle(BRIDGE_CHANNELS.snapshot, { url: app.pageUrl, isMainFrame: true }, undefined)) as Snapshot;
-}
+const snapshot = (): Promise<Snapshot> => hostSnapshot(app);
 
 async function taskView(taskId: string): Promise<TaskView | undefined> {
   return (await snapshot()).tasks.find((t) => t.taskId === taskId);

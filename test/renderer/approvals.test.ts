@@ -11,6 +11,7 @@ import { plan } from '../broker/helpers.js';
 import { unixRequest } from '../helpers/http.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
 import { armedPopover, deepFocused, popoverClosed, popoverOpen, tabTo, waitingIs } from './popover-helpers.js';
+import { card, hostSnapshot, outputs, startTask, trustedFrame, waitForState } from './task-cards.js';
 
 let app: AppFixture;
 
@@ -22,7 +23,7 @@ after(async () => {
   await app?.close();
 });
 
-const trusted = (): { url: string; isMainFrame: boolean } => ({ url: app.pageUrl, isMainFrame: true });
+const trusted = (): { url: string; isMainFrame: boolean } => trustedFrame(app);
 
 /** Starts a task from main (as the window would) on the JSON-plan agent. */
 async function startPlan(p: unknown): Promise<string> {
@@ -30,29 +31,7 @@ async function startPlan(p: unknown): Promise<string> {
   return taskId;
 }
 
-/** Starts a task from the composer, as a person would. */
-async function startTask(page: Page, agent: string, prompt: string): Promise<string> {
-  const before = await page.$$eval('article.task', (cards) => cards.length);
-  await page.selectOption('#agent', agent);
-  await page.fill('#prompt', prompt);
-  await page.click('#start');
-  await page.waitForFunction((n) => document.querySelectorAll('article.task').length > n, before);
-  return page.$eval('article.task', (card) => card.getAttribute('data-task-id') ?? '');
-}
-
-async function snapshot(): Promise<Snapshot> {
-  return (await app.host.handle(INVOKE_CHANNELS.snapshot, trusted(), undefined)) as Snapshot;
-}
-
-const card = (taskId: string): string => `article.task[data-task-id="${taskId}"]`;
-
-async function waitForState(page: Page, taskId: string, state: string): Promise<void> {
-  await page.waitForSelector(`${card(taskId)}[data-state="${state}"]`);
-}
-
-async function outputs(page: Page, taskId: string): Promise<(string | null)[]> {
-  return page.$$eval(`${card(taskId)} .output`, (ps) => ps.map((p) => p.textContent));
-}
+const snapshot = (): Promise<Snapshot> => hostSnapshot(app);
 
 /** Whether the element inside the popover matching `selector` is on screen and not covered or scrolled away (its top-left corner is hit). */
 function onScreen(page: Page, selector: string): Promise<boolean> {
