@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import {
   ensureExamplesBuilt,
   ModuleRegistry,
+  type EnsureExamplesOptions,
   type ModuleRegistryOptions,
   type PluginLogger,
   type ScanReport,
@@ -18,11 +19,26 @@ export interface OpenModulesOptions {
   registry?: ModuleRegistryOptions;
   /** The remote runner's URL, when one is set: a remote module is then reported as forwarded to it. */
   remoteRunner?: string | undefined;
+  /**
+   * Build the bundled examples in the background (`serve`): the examples already built are
+   * loaded before this resolves; each one still to build is listed as building
+   * (`registry.pending()`), then loaded as soon as it is built, and `onModule` hears of it
+   * (served, or failed with the reason: a failed build never throws). Without it every example
+   * is built before this resolves.
+   */
+  background?: { onModule?: (event: ModuleEvent) => void } | undefined;
+  /** Where the bundled examples come from and are built (defaults: the package's examples, the user cache), and what builds one (tests). */
+  examples?: Pick<EnsureExamplesOptions, 'cacheDir' | 'build'> & { source?: string };
 }
+
+/** A bundled example that was built in the background: now served, or failed with `reason`. */
+export type ModuleEvent = { name: string; state: 'served' } | { name: string; state: 'failed'; reason: string };
 
 export interface OpenedModules {
   registry: ModuleRegistry;
   scan: ScanReport;
+  /** Resolves once every background build has ended (at once without `background`); it never rejects. */
+  built: Promise<void>;
 }
 
 /**
@@ -33,7 +49,16 @@ export interface OpenedModules {
 export async function openModules(modulesDir?: string, options: OpenModulesOptions = {}): Promise<OpenedModules> {
   const report = options.report ?? (() => {});
   if (modulesDir !== undefined) assertDirectory(modulesDir);
-  const dir = modulesDir ?? (await ensureExamplesBuilt(undefined, { onProgress: report }));
+  const deferred: { name: string; build: () => Promise<string> }[] = [];
+  const examples = options.examples ?? {};
+  const dir =
+    modulesDir ??
+    (await ensureExamplesBuilt(examples.source, {
+      onProgress: report,
+      ...(examples.cacheDir !== undefined ? { cacheDir: examples.cacheDir } : {}),
+      ...(examples.build ? { build: examples.build } : {}),
+      ...(options.background ? { defer: (name: string, build: () => Promise<string>) => deferred.push({ name, build }) } : {}),
+    }));
   // The registry already logs every load failure and clamp warning; they reach the user through
   // its logger and only through it, so each is said once.
   const logger = options.registry?.logger ?? (options.report ? reportingLogger(options.report) : undefined);
@@ -42,10 +67,31 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
     const scan = await registry.scanDirectory(dir);
     // The one thing the registry does not log: a module it leaves to another runner.
     for (const remote of scan.remote) report(remoteModuleLine(remote, options.remoteRunner));
-    return { registry, scan };
+    for (const { name } of deferred) registry.building(name);
+    const built = buildInTurn(registry, deferred, report, options.background?.onModule ?? (() => {}));
+    return { registry, scan, built };
   } catch (err) {
     await registry.close();
     throw err;
+  }
+}
+
+/**
+ * Builds and loads each deferred example in turn (builds are CPU-heavy and serialised anyway).
+ * A failure is the module's, said once and kept as its state; it never reaches the caller.
+ */
+async function buildInTurn(registry: ModuleRegistry, deferred: readonly { name: string; build: () => Promise<string> }[], report: (line: string) => void, onModule: (event: ModuleEvent) => void): Promise<void> {
+  for (const { name, build } of deferred) {
+    try {
+      await registry.loadModule(await build());
+      report(`module ${name} is built and served: /mcp/${name}`);
+      onModule({ name, state: 'served' });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      registry.buildFailed(name, reason);
+      report(`warning: module ${name} is not served: its build failed: ${reason}`);
+      onModule({ name, state: 'failed', reason });
+    }
   }
 }
 

@@ -51,7 +51,10 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
       surfaces: [`/a2a/${m.name}`],
       remote: { executionMode: m.executionMode ?? 'remote', forwardedTo: options.remoteRunner ?? null },
     }));
-    ctx.body = { gateway: 'chatty-protocol-gateway', modules: [...local, ...remote] };
+    // A module still being built (or whose build failed) is listed too, with its state, so a
+    // client knows it is coming (or why it is not).
+    const pending = (options.modules.pending?.() ?? []).map((m) => ({ name: m.name, state: m.state, ...(m.reason !== undefined ? { reason: m.reason } : {}) }));
+    ctx.body = { gateway: 'chatty-protocol-gateway', modules: [...local, ...remote, ...pending] };
   });
   app.use(index.routes());
   app.use(index.allowedMethods());

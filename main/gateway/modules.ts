@@ -39,11 +39,23 @@ export interface CallableModule extends ServedModule {
   ): Promise<ModuleToolOutcome>;
 }
 
+/** A module not served yet: being built (its routes answer 503 with `Retry-After`), or whose build failed (`reason`). */
+export interface PendingModule {
+  readonly name: string;
+  readonly state: 'building' | 'failed';
+  readonly reason?: string | undefined;
+}
+
 export interface ModuleDirectory {
   list(): readonly ServedModule[];
   /** A loaded module by name; a directory without it serves no MCP surface. */
   get?(name: string): CallableModule | undefined;
+  /** Modules still being built or whose build failed: listed by `GET /`, answered 503 on their routes. */
+  pending?(): readonly PendingModule[];
 }
+
+/** Seconds a client is told to wait (`Retry-After`) before asking a module that is still being built again. */
+export const BUILDING_RETRY_AFTER_SECONDS = 5;
 
 /** The surfaces a module is reachable on, for the index. */
 export function surfacesOf(module: ServedModule): string[] {

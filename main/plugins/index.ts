@@ -6,6 +6,7 @@ export {
   type ScanReport,
   type LoadedModule,
   type RemoteModule,
+  type PendingModule,
 } from './registry.js';
 export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats } from './handle/index.js';
 export { PluginCallError, PluginLoadError, type PluginCallErrorKind } from './errors.js';

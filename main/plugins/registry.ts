@@ -60,6 +60,13 @@ export interface ScanReport {
   failed: { dir: string; reason: string }[];
 }
 
+/** A module announced before it can load: being built, or whose build failed (`reason`). */
+export interface PendingModule {
+  readonly name: string;
+  readonly state: 'building' | 'failed';
+  readonly reason?: string;
+}
+
 export function defaultPluginCacheDir(): string {
   return join(userCacheDir(), 'chatty-gateway', 'plugins');
 }
@@ -73,6 +80,8 @@ export class ModuleRegistry {
   private readonly remotes = new Map<string, RemoteModule>();
   /** Names taken by loaded, remote or still-loading modules, with where they came from. */
   private readonly claimed = new Map<string, string>();
+  /** Modules announced as building (`building`) or failed (`buildFailed`), until `loadModule` serves them. */
+  private readonly pendingByName = new Map<string, PendingModule>();
   private readonly cache: ComponentCache;
   private readonly logger: PluginLogger;
   private readonly ceilings: Ceilings;
@@ -150,11 +159,28 @@ export class ModuleRegistry {
     this.claim(parsed.manifest.module.name, moduleDir);
     if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(moduleDir, parsed.manifest);
     try {
-      return await this.loadClaimed(moduleDir, parsed);
+      const loaded = await this.loadClaimed(moduleDir, parsed);
+      this.pendingByName.delete(loaded.name);
+      return loaded;
     } catch (err) {
       this.claimed.delete(parsed.manifest.module.name);
       throw err;
     }
+  }
+
+  /** Announces module `name` as being built: listed as building until `loadModule` serves it or `buildFailed` says why not. */
+  building(name: string): void {
+    this.pendingByName.set(name, { name, state: 'building' });
+  }
+
+  /** Module `name` will not be served: its build (or its load after the build) failed for `reason`. */
+  buildFailed(name: string, reason: string): void {
+    this.pendingByName.set(name, { name, state: 'failed', reason });
+  }
+
+  /** Modules announced but not served, by name. */
+  pending(): PendingModule[] {
+    return [...this.pendingByName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** A loaded local module. */
@@ -195,6 +221,7 @@ export class ModuleRegistry {
     this.handles.clear();
     this.remotes.clear();
     this.claimed.clear();
+    this.pendingByName.clear();
     await Promise.all(handles.map((h) => h.close()));
     await this.cache.close();
   }

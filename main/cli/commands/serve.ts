@@ -5,7 +5,7 @@ import { RootCallError, defaultApprovalsFile, type RootTransport } from '../../b
 import { LocalRunner } from '../../broker/runners/local-runner.js';
 import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
-import { openModules } from '../../compose/modules.js';
+import { openModules, type ModuleEvent } from '../../compose/modules.js';
 import type { ModuleRegistry } from '../../plugins/index.js';
 import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
@@ -57,6 +57,15 @@ export async function runServe(options: ServeOptions): Promise<number> {
   let workspace: BundledWorkspace;
   /** The directory this start created for the runtime directory, if it did: a failed start removes it. */
   let createdRuntimeDir: string | undefined;
+  // The bundled examples still to build are built in the background, each served once built.
+  // Its line (and its JSON event under --json) waits for the ready line, which stays first.
+  let buildsEnded = true;
+  let readySaid = false;
+  const heldEvents: ModuleEvent[] = [];
+  const tellModule = (event: ModuleEvent): void => {
+    if (!readySaid) heldEvents.push(event);
+    else if (options.json) process.stdout.write(`${JSON.stringify({ event: 'module', ...event })}\n`);
+  };
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
@@ -69,8 +78,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
       if (warning !== undefined) say(warning);
     }
     // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
-    // there to remove yet, and the first start may spend half a minute building the examples.
-    modules = (await openModules(options.modulesDir, { report: say, remoteRunner: options.remoteRunner })).registry;
+    // there to remove yet. The examples not built yet are not waited for (a first run would
+    // spend half a minute or more): they are built behind the ready line.
+    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule } });
+    modules = opened.registry;
+    buildsEnded = false;
+    void opened.built.then(() => (buildsEnded = true));
     workspace = await detectWorkspace(process.cwd());
     await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
@@ -94,7 +107,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   } catch (err) {
     await modules?.close();
     leaveNoRuntimeDir(createdRuntimeDir);
-    return failure(err);
+    return leaveBuilds(failure(err), buildsEnded);
   }
 
   // The agents, once the gateway's location is known: each worker is told it
@@ -108,7 +121,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await gateway.stop().catch(failure);
     await modules.close().catch(failure);
     leaveNoRuntimeDir(createdRuntimeDir);
-    return code;
+    return leaveBuilds(code, buildsEnded);
   }
 
   // The terminal as the root's human; its task prompt reads stdin when stdin is a terminal or
@@ -126,9 +139,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     process.stdout.write(`${JSON.stringify({ event: 'ready', socket: started.socketPath, token: started.tokenPath, agents: agentNames })}\n`);
   } else {
     const count = modules.list().length;
+    const building = modules.pending().filter((m) => m.state === 'building').map((m) => m.name);
     process.stdout.write(
       [
-        `chatty-gateway: serving ${count} module${count === 1 ? '' : 's'}`,
+        `chatty-gateway: serving ${count} module${count === 1 ? '' : 's'}${building.length > 0 ? ` (building ${building.join(', ')}: each is served once built)` : ''}`,
         `  socket: ${started.socketPath}`,
         `  token:  ${started.tokenPath}`,
         `  try:    curl --unix-socket ${started.socketPath} -H "Authorization: Bearer $(cat ${started.tokenPath})" http://localhost/`,
@@ -143,6 +157,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
       ].join('\n'),
     );
   }
+
+  readySaid = true;
+  for (const event of heldEvents.splice(0)) tellModule(event);
 
   tasks?.start();
   const signal = await stopRequested;
@@ -177,6 +194,16 @@ export async function runServe(options: ServeOptions): Promise<number> {
     code = failure(err);
   }
   if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
+  return leaveBuilds(code, buildsEnded);
+}
+
+/**
+ * The exit code, once serve is done. An example build still running (componentize-js, in this
+ * process) would keep the process alive for up to a minute after its socket is gone: serve
+ * leaves it, and ends now. Its half-built copy is removed by the next start.
+ */
+function leaveBuilds(code: number, buildsEnded: boolean): number {
+  if (!buildsEnded) process.exit(code);
   return code;
 }
 

@@ -10,7 +10,7 @@ import {
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
-import type { CallableModule, ModuleDirectory } from '../modules.js';
+import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
@@ -49,7 +49,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
 
   const streamable = async (ctx: GatewayContext, name: string): Promise<void> => {
     const surface = served(name);
-    if (!surface) return moduleNotFound(ctx, name);
+    if (!surface) return moduleNotServed(ctx, options.modules, name);
     if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
     const refusal = checkStreamablePost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
@@ -94,7 +94,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const surface = served(name);
     const dispatcher = surface?.dispatcher;
     if (ctx.method === 'GET') {
-      if (!dispatcher) return refuse(ctx, 404, moduleNotFoundMessage(name));
+      if (!dispatcher) return moduleNotServed(ctx, options.modules, name, () => refuse(ctx, 404, moduleNotFoundMessage(name)));
       const refusal = checkStreamGet(ctx.req.headers);
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
       ctx.status = 200;
@@ -104,7 +104,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       ctx.res.once('close', () => surface!.inflight.cancelPeer(`sse:${session.id}`, STREAM_CLOSED));
       return;
     }
-    if (!dispatcher) return moduleNotFound(ctx, name);
+    if (!dispatcher) return moduleNotServed(ctx, options.modules, name);
     if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'GET, POST');
     const id = ctx.query.sessionId;
     if (typeof id !== 'string' || id === '') return refuse(ctx, 400, 'the sessionId query parameter is required');
@@ -215,6 +215,20 @@ function accepted(ctx: GatewayContext): void {
 }
 
 /** 404 as JSON-RPC -32602 `module '<m>' not found`, under the request's id when it has one. */
+/**
+ * A module with no surface: 503 with `Retry-After` while it is being built (the client may come
+ * back), 503 with the reason when its build failed (nothing to wait for), else 404.
+ */
+function moduleNotServed(ctx: GatewayContext, modules: ModuleDirectory, name: string, notFound = (): void => moduleNotFound(ctx, name)): void {
+  const pending = modules.pending?.().find((m) => m.name === name);
+  if (pending?.state === 'building') {
+    ctx.set('Retry-After', String(BUILDING_RETRY_AFTER_SECONDS));
+    return rpcRefusal(ctx, 503, TRANSPORT_ERROR, `Module '${name}' is being built; retry in ${BUILDING_RETRY_AFTER_SECONDS} s.`, requestIdOf(ctx));
+  }
+  if (pending?.state === 'failed') return rpcRefusal(ctx, 503, TRANSPORT_ERROR, `Module '${name}' failed to build: ${pending.reason ?? 'no reason given'}`, requestIdOf(ctx));
+  notFound();
+}
+
 function moduleNotFound(ctx: GatewayContext, name: string): void {
   rpcRefusal(ctx, 404, ErrorCode.InvalidParams, moduleNotFoundMessage(name), requestIdOf(ctx));
 }

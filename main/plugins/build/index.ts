@@ -186,6 +186,14 @@ export interface EnsureExamplesOptions {
   onProgress?: (line: string) => void;
   /** Example directories to leave out (default: the template). */
   exclude?: readonly string[];
+  /**
+   * Build in the background: an example that needs building is not built here; its stale build
+   * is removed (so a scan of the returned directory does not serve it) and `defer` is handed a
+   * function that builds it and resolves to its directory. `serve` uses it to be ready at once.
+   */
+  defer?: (name: string, build: () => Promise<string>) => void;
+  /** What builds one copied example directory (default `buildPlugin`). */
+  build?: (dir: string) => Promise<unknown>;
 }
 
 /**
@@ -206,19 +214,29 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   // The wrapper and the engine's features are part of the recipe: a change to either rebuilds.
   const recipe = createHash('sha256').update(readFileSync(pluginWitPath())).update(entrySource('')).update(DISABLED_FEATURES.join(',')).digest('hex');
   const toolVersion = `${await componentizeVersion()}:${recipe}`;
+  const build = options.build ?? ((dir: string) => buildPlugin(dir));
   for (const name of names) {
     const from = join(source, name);
     const stamp = `${toolVersion}:${hashTree(from)}`;
     const to = join(modulesDir, name);
     if (readStamp(to) === stamp) continue;
-    options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
-    const tmp = `${to}.tmp-${process.pid}`;
-    await rm(tmp, { recursive: true, force: true });
-    await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
-    await buildPlugin(tmp);
-    await writeFile(join(tmp, '.build-stamp'), stamp);
-    await rm(to, { recursive: true, force: true });
-    await rename(tmp, to);
+    const buildOne = async (): Promise<string> => {
+      options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
+      const tmp = `${to}.tmp-${process.pid}`;
+      await rm(tmp, { recursive: true, force: true });
+      await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
+      await build(tmp);
+      await writeFile(join(tmp, '.build-stamp'), stamp);
+      await rm(to, { recursive: true, force: true });
+      await rename(tmp, to);
+      return to;
+    };
+    if (options.defer) {
+      await rm(to, { recursive: true, force: true });
+      options.defer(name, buildOne);
+    } else {
+      await buildOne();
+    }
   }
   for (const stale of await readdir(modulesDir)) {
     if (!names.includes(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
