@@ -1,7 +1,7 @@
 /** The one rule for `\n` in task text typed on one line (`run`'s prompt, a line at `serve`'s prompt). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeTaskText, encodeTaskText } from '../../main/cli/task-text.js';
+import { decodeTaskText, encodeTaskText } from '../../main/shell/task-text.js';
 
 describe('task text on one line', () => {
   test('\\n is a new line, \\\\ a backslash (so \\\\n is a backslash and n), any other backslash kept', () => {

@@ -19,6 +19,8 @@
  * script two levels down writes `\\n` for its own new lines.
  */
 
+import { decodeTaskText } from '../../shell/task-text.js';
+
 export type Instruction =
   | { op: 'say'; text: string }
   | { op: 'step'; name: string }
@@ -35,10 +37,8 @@ export type Instruction =
 /** The longest `sleep` (an hour): a longer one is a typo, echoed back rather than obeyed. */
 export const MAX_SLEEP_MS = 3_600_000;
 
-/** `\n` → a new line, `\\` → a backslash; any other backslash is kept. */
-export function unescapeText(text: string): string {
-  return text.replace(/\\([\\n])/g, (_, c: string) => (c === 'n' ? '\n' : '\\'));
-}
+/** `\n` → a new line, `\\` → a backslash; any other backslash is kept: the one-line rule `run` and `serve` read task text by. */
+export const unescapeText: (text: string) => string = decodeTaskText;
 
 /** The script's instructions, in order (blank lines skipped). */
 export function parseScript(text: string): Instruction[] {

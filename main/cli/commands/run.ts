@@ -1,7 +1,7 @@
 import { bundledAgents, detectWorkspace, pruneWorktreesAtStart } from '../../agents/bundled.js';
 import { Broker, RootCallError, RootTransport, type RootInvokeResult } from '../../broker/index.js';
 import { failure } from '../failure.js';
-import { decodeTaskText } from '../task-text.js';
+import { decodeTaskText } from '../../shell/task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, printable, ProgressPrinter, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface RunOptions {

@@ -11,7 +11,7 @@ import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
 import { outermostMissing } from '../missing-directory.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
-import { decodeTaskText, encodeTaskText } from '../task-text.js';
+import { decodeTaskText, encodeTaskText } from '../../shell/task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, LineQueue, printable, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
 
 export interface ServeOptions {
