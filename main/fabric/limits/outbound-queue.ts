@@ -22,7 +22,7 @@ import { CLOSE_GRACE_MS, OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES } from './c
  * reads or never closes cannot keep it open.
  */
 export class OutboundQueue {
-  private readonly frames: string[] = [];
+  private readonly frames: Queued[] = [];
   private readonly waiting: Waiter[] = [];
   /** UTF-8 bytes of the frames queued and waiting (newlines included). */
   private held = 0;
@@ -141,8 +141,12 @@ export class OutboundQueue {
     const wasStopped = this.stopped !== undefined;
     this.refuseMore(reason);
     if (wasStopped) this.frames.length = 0;
-    else if (lastLine !== undefined) this.frames.push(lastLine);
-    this.held = this.queuedBytes = this.frames.reduce((sum, line) => sum + frameBytes(line), 0);
+    else if (lastLine !== undefined) {
+      const bytes = frameBytes(lastLine);
+      this.held += bytes;
+      this.queuedBytes += bytes;
+      this.frames.push({ line: lastLine, bytes });
+    }
     this.ending = true;
     const stream = this.stream;
     this.gone = new Promise<void>((resolve) => {
@@ -188,7 +192,7 @@ export class OutboundQueue {
   private enqueue(line: string, bytes: number): void {
     this.held += bytes;
     this.queuedBytes += bytes;
-    this.frames.push(line);
+    this.frames.push({ line, bytes });
     this.pump();
   }
 
@@ -197,7 +201,7 @@ export class OutboundQueue {
     while (this.waiting.length > 0 && this.hasRoom(this.waiting[0]!.bytes)) {
       const next = this.waiting.shift()!;
       this.queuedBytes += next.bytes;
-      this.frames.push(next.line);
+      this.frames.push(next);
       next.queued();
     }
     if (this.waiting.length === 0 && this.noWaiters.length > 0) this.notifyNoWaiters();
@@ -208,8 +212,7 @@ export class OutboundQueue {
     this.writing = true;
     while (this.frames.length > 0) {
       if (this.stream.destroyed || this.stream.writableEnded) break;
-      const line = this.frames.shift()!;
-      const bytes = frameBytes(line);
+      const { line, bytes } = this.frames.shift()!;
       this.held -= bytes;
       this.queuedBytes -= bytes;
       const more = this.stream.write(`${line}\n`);
@@ -229,10 +232,13 @@ export class OutboundQueue {
   }
 }
 
-interface Waiter {
+/** A line and its size, measured once (`frameBytes`) when it is sent. */
+interface Queued {
   line: string;
-  /** `frameBytes(line)`, measured once. */
   bytes: number;
+}
+
+interface Waiter extends Queued {
   queued: () => void;
   failed: (err: Error) => void;
   /** What `withdraw` drops it by. */
