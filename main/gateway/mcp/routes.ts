@@ -214,7 +214,6 @@ function accepted(ctx: GatewayContext): void {
   ctx.status = 202;
 }
 
-/** 404 as JSON-RPC -32602 `module '<m>' not found`, under the request's id when it has one. */
 /**
  * A module with no surface: 503 with `Retry-After` while it is being built (the client may come
  * back), 503 with the reason when its build failed (nothing to wait for), else 404.
@@ -229,6 +228,7 @@ function moduleNotServed(ctx: GatewayContext, modules: ModuleDirectory, name: st
   notFound();
 }
 
+/** 404 as JSON-RPC -32602 `module '<m>' not found`, under the request's id when it has one. */
 function moduleNotFound(ctx: GatewayContext, name: string): void {
   rpcRefusal(ctx, 404, ErrorCode.InvalidParams, moduleNotFoundMessage(name), requestIdOf(ctx));
 }
