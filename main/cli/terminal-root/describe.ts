@@ -1,5 +1,5 @@
 import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
-import { hasHidden, showExactly } from '../../display/index.js';
+import { codePointLabel, hasHidden, showExactly } from '../../display/index.js';
 
 /**
  * A field a worker controls, as the terminal shows it: through the display rule (each hidden
@@ -12,7 +12,7 @@ export function shown(text: string): string {
 
 /** A one-line field (a name): a new line or a tab shown as its code point too. */
 function shownName(text: string): string {
-  return showExactly(text).text.replace(/[\n\t]/g, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+  return showExactly(text).text.replace(/[\n\t]/g, codePointLabel);
 }
 
 /** `local-coder-0 (root → local-coder)`: the asker and its chain, as the terminal shows them. */
