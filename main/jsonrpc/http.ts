@@ -15,6 +15,6 @@ export interface DispatchOnceOptions {
  * calls of its own. A notification's handler is started, not awaited.
  */
 export function dispatchOnce(dispatcher: Dispatcher, frame: TransportFrame, options: DispatchOnceOptions = {}): Promise<TransportFrame | undefined> {
-  const { signal, peer } = options;
-  return dispatcher.dispatch(frame, { ...(signal && { signal }), ...(peer !== undefined && { peer }) });
+  // These two only (never an `onResponse`): an absent one is undefined, as the dispatcher reads it.
+  return dispatcher.dispatch(frame, { signal: options.signal, peer: options.peer });
 }
