@@ -1,6 +1,6 @@
 import { ApprovalRules, defaultApprovalsFile, describeMatch, type ApprovalRule } from '../../broker/index.js';
 import { failure } from '../failure.js';
-import { codePointLabel, showExactly } from '../../display/index.js';
+import { shownOneLine } from '../terminal-root/index.js';
 
 export interface ApprovalsFileOptions {
   /** `--approvals-file PATH` (default: `defaultApprovalsFile()`, as `serve`'s). */
@@ -15,16 +15,11 @@ function rulesIn(file: string): ApprovalRules {
 }
 
 /**
- * A field of a rule as the list shows it: through the display rule, a new line or tab as its code
- * point too, so that a file edited by hand can neither hide a character nor add a line of its own.
+ * One rule as a line: `rule-1a2b3c4d  allow exec  coder   npm test *`. Its fields are shown on one
+ * line by the display rule, so that a file edited by hand can neither hide a character nor add a line of its own.
  */
-function field(text: string): string {
-  return showExactly(text).text.replace(/[\n\t]/g, codePointLabel);
-}
-
-/** One rule as a line: `rule-1a2b3c4d  allow exec  coder   npm test *`. */
 function ruleLine(rule: ApprovalRule): string {
-  return `${field(rule.id)}  ${rule.effect.padEnd(5)} ${rule.kind.padEnd(5)} ${field(rule.agent).padEnd(16)} ${field(describeMatch(rule.match))}`;
+  return `${shownOneLine(rule.id)}  ${rule.effect.padEnd(5)} ${rule.kind.padEnd(5)} ${shownOneLine(rule.agent).padEnd(16)} ${shownOneLine(describeMatch(rule.match))}`;
 }
 
 /** `chatty-gateway approvals list [--approvals-file PATH] [--json]`: the remembered "always" rules. */

@@ -10,14 +10,14 @@ export function shown(text: string): string {
   return showExactly(text).text.replaceAll('\n', '\n    ');
 }
 
-/** A one-line field (a name): a new line or a tab shown as its code point too. */
-function shownName(text: string): string {
+/** A one-line field (a name, a rule's id or match): a new line or a tab shown as its code point too. */
+export function shownOneLine(text: string): string {
   return showExactly(text).text.replace(/[\n\t]/g, codePointLabel);
 }
 
 /** `local-coder-0 (root → local-coder)`: the asker and its chain, as the terminal shows them. */
 export function describeAsker(asker: Asker): string {
-  return `${shownName(asker.agent)} (${asker.chain.map(shownName).join(' → ')})`;
+  return `${shownOneLine(asker.agent)} (${asker.chain.map(shownOneLine).join(' → ')})`;
 }
 
 /**

@@ -8,7 +8,7 @@ export { attachTerminalRoot, type TerminalRoot, type TerminalRootOptions } from 
 export { NoAnswer, TerminalPrompter, type PrompterOptions } from './prompter.js';
 export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
 export { LineQueue } from './line-queue.js';
-export { approvalDetails, describeApproval, describeAsker, describeOffer, describeQuestions, shown } from './describe.js';
+export { approvalDetails, describeApproval, describeAsker, describeOffer, describeQuestions, shown, shownOneLine } from './describe.js';
 export { Screen, writer } from './screen.js';
 export { fitColumns, printable } from './safe-text.js';
 export { canReadKeys, TypedLines, type TypedLine } from './typed-lines.js';
