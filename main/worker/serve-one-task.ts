@@ -1,4 +1,4 @@
-import { TaskEventParams } from '../fabric/wire/worker-to-broker.js';
+import type { TaskEventParams } from '../fabric/wire/worker-to-broker.js';
 import { TaskOutcome } from '../fabric/wire/payloads.js';
 import { checkOutgoing } from './outgoing-check.js';
 import type { WorkerSession, WorkerTask } from './worker-session.js';
@@ -17,10 +17,7 @@ export type TaskRunner = (task: WorkerTask, events: TaskEvents) => Promise<TaskO
  * `RangeError` or `TypeError` here, naming it, and sends nothing.
  */
 export function taskEvents(session: WorkerSession, taskId: number): TaskEvents {
-  const send = (params: TaskEventParams, call: string): void => {
-    checkOutgoing(TaskEventParams, params, call);
-    session.event(params);
-  };
+  const send = (params: TaskEventParams, call: string): void => session.event(params, call);
   return {
     status: (state, message) =>
       send(message === undefined ? { kind: 'status', id: taskId, state } : { kind: 'status', id: taskId, state, message }, 'events.status'),

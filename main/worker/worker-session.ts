@@ -112,9 +112,13 @@ export class WorkerSession {
     return new Promise((resolve) => this.taskWaiters.push(resolve));
   }
 
-  /** Sends one of the task's events (status or artifact); throws a `TypeError`/`RangeError` for one the wire does not take, sending nothing. */
-  event(params: z.input<typeof TaskEventParams>): void {
-    checkOutgoing(TaskEventParams, params, 'event');
+  /**
+   * Sends one of the task's events (status or artifact); throws a `TypeError`/`RangeError` for one
+   * the wire does not take, sending nothing. `call` is the name that error gives the call
+   * (`taskEvents` says `events.status`).
+   */
+  event(params: z.input<typeof TaskEventParams>, call = 'event'): void {
+    checkOutgoing(TaskEventParams, params, call);
     this.write(this.codec.notify({ method: 'task.event', params: params as TaskEventParams }));
   }
 
