@@ -4,7 +4,7 @@
 // through a confirm step that shows what will be remembered.
 import { hasHidden } from '../../main/display/index.js';
 import type { AnswerApproval, ApprovalMatch, DangerTag, PendingApproval } from '../../main/app/bridge/contract.js';
-import { chainList, el, facts, shown, sizeLine } from './parts.js';
+import { askerFacts, el, facts, hiddenWarning, shown, sizeLine } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
@@ -50,9 +50,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
       ['Resolved path', view.path !== undefined ? el('span', { className: 'path' }, shown(view.path), view.outside ? el('strong', { className: 'outside' }, ' (outside the workspace)') : null) : null],
       ['Workspace', view.workspace !== undefined ? el('span', { className: 'workspace' }, shown(view.workspace)) : null],
       ["Diff stat (the agent's words)", view.diffStat !== undefined ? el('span', { className: 'diffstat' }, shown(view.diffStat)) : null],
-      ['Asked by', el('span', { className: 'asker' }, shown(view.asker.agent))],
-      ['Chain', chainList(view.asker.chain)],
-      ['Task', view.taskId !== null ? el('span', { className: 'task-id' }, view.taskId) : null],
+      ...askerFacts(view.asker, view.taskId),
     ]),
   ];
 
@@ -61,9 +59,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
   }
   if (hidden) {
-    warnings.push(
-      el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), 'what runs holds characters you could not see; each is shown as its code point, like ', el('span', { className: 'cp' }, '<U+202E>'), '. It can be approved once only.'),
-    );
+    warnings.push(hiddenWarning('what runs', '. It can be approved once only.'));
   }
 
   const button = (className: string, label: string, onClick: () => void, extra: Record<string, string> = {}): HTMLButtonElement =>

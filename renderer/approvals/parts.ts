@@ -1,6 +1,7 @@
 // Small DOM pieces the popover is built from. Everything is made with createElement and
 // textContent (no HTML strings, no inline handlers or styles: a page under a strict CSP runs it),
 // and every text a worker controls goes through the display rule first.
+import type { Asker } from '../../main/app/bridge/contract.js';
 import { shownParts } from '../../main/display/index.js';
 
 export type Child = Node | string | null | undefined | false;
@@ -52,8 +53,22 @@ export function facts(className: string, pairs: [string, Child][]): HTMLDListEle
 }
 
 /** The chain of roles from the root down to the asker, as an ordered list. */
-export function chainList(chain: string[]): HTMLOListElement {
+function chainList(chain: string[]): HTMLOListElement {
   const list = el('ol', { className: 'chain', attrs: { 'aria-label': `chain: ${chain.join(', then ')}` } });
   for (const role of chain) list.append(el('li', {}, shown(role)));
   return list;
+}
+
+/** Who asks, as the last facts of every popover: the asking agent, its chain, its task. */
+export function askerFacts(asker: Asker, taskId: string | null): [string, Child][] {
+  return [
+    ['Asked by', el('span', { className: 'asker' }, shown(asker.agent))],
+    ['Chain', chainList(asker.chain)],
+    ['Task', taskId !== null ? el('span', { className: 'task-id' }, taskId) : null],
+  ];
+}
+
+/** The "hidden characters" line: `subject` holds characters shown as code points; `after` ends the sentence. */
+export function hiddenWarning(subject: string, after: string): HTMLParagraphElement {
+  return el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), `${subject} holds characters you could not see; each is shown as its code point, like `, el('span', { className: 'cp' }, '<U+202E>'), after);
 }

@@ -3,7 +3,7 @@
 // worker's text through the display rule; what is sent is the option as the worker wrote it.
 import { hasHidden } from '../../main/display/index.js';
 import type { ANSWER_LIMITS, AnswerQuestion, PendingQuestion } from '../../main/app/bridge/contract.js';
-import { chainList, el, facts, shown } from './parts.js';
+import { askerFacts, el, facts, hiddenWarning, shown } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export type QuestionAnswer = AnswerQuestion['answers'];
@@ -73,16 +73,12 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     context.decide(answers);
   };
 
-  const hiddenWarning = hidden
-    ? [el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), 'this question holds characters you could not see; each is shown as its code point, like ', el('span', { className: 'cp' }, '<U+202E>'), '.')]
-    : [];
-
   return {
     kind: 'question',
     title: 'A question for you',
     desc: [el('span', { className: 'asker-name' }, shown(view.asker.agent)), single ? ' asks. Choose an option or write your own answer, then send.' : ' asks. Answer each question, then send.'],
-    warnings: hiddenWarning,
-    body: [...fieldsets, facts('context', [['Asked by', el('span', { className: 'asker' }, shown(view.asker.agent))], ['Chain', chainList(view.asker.chain)], ['Task', view.taskId !== null ? el('span', { className: 'task-id' }, view.taskId) : null]])],
+    warnings: hidden ? [hiddenWarning('this question', '.')] : [],
+    body: [...fieldsets, facts('context', askerFacts(view.asker, view.taskId))],
     actions: () => {
       const button = el('button', { className: 'send primary', attrs: { type: 'button' }, onClick: () => send() }, single ? 'Send answer' : 'Send answers');
       sends.splice(0, sends.length, button);
