@@ -2,10 +2,9 @@
 // this package's renderer files (the demo page, the `./renderer` module, the display rule), all
 // served by one handler with the CSP and the other headers of app-protocol.ts. Free of Electron:
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, appResponseHeaders, serveAppRequest, type AppResponse } from './app-protocol.js';
+import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppResponse } from './app-protocol.js';
 
 /** The window's origin: `app://chatty`. */
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
@@ -47,15 +46,9 @@ export interface AppPagesOptions {
  */
 export async function answerAppRequest(request: { url: string; method: string }, options: AppPagesOptions = {}): Promise<AppResponse> {
   const page = options.pages === undefined ? undefined : pageFile(request.url, options.pages);
-  if (page && (request.method === 'GET' || request.method === 'HEAD')) {
-    try {
-      const body = await readFile(page.path);
-      return { status: 200, headers: appResponseHeaders(page.contentType), body: request.method === 'HEAD' ? '' : body };
-    } catch {
-      // Not in the pages folder: the package's files are tried (and a 404 comes from there).
-    }
-  }
-  return serveAppRequest(request, PACKAGE_ROOT);
+  // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).
+  const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method) : undefined;
+  return served ?? serveAppRequest(request, PACKAGE_ROOT);
 }
 
 /** The handler for `session.protocol.handle('app', …)`. */

@@ -112,12 +112,17 @@ export async function serveAppRequest(request: { url: string; method: string }, 
   const plain = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
   if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: plain, body: 'method not allowed' };
   const asset = appAsset(request.url);
-  if (!asset) return { status: 404, headers: plain, body: 'not found' };
+  const served = asset && (await serveAppFile(join(root, ...asset.path.split('/')), asset.contentType, request.method));
+  return served ?? { status: 404, headers: plain, body: 'not found' };
+}
+
+/** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be read. */
+export async function serveAppFile(path: string, contentType: string, method: string): Promise<AppResponse | undefined> {
   let body: Uint8Array;
   try {
-    body = await readFile(join(root, ...asset.path.split('/')));
+    body = await readFile(path);
   } catch {
-    return { status: 404, headers: plain, body: 'not found' };
+    return undefined;
   }
-  return { status: 200, headers: appResponseHeaders(asset.contentType), body: request.method === 'HEAD' ? '' : body };
+  return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
 }
