@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { realpath } from 'node:fs/promises';
-import { sep } from 'node:path';
 import { promisify } from 'node:util';
 import type { AgentCard } from '../broker/broker.js';
 import { GitWorktreeFactory } from '../broker/runners/git-worktree-factory.js';
 import { LocalRunner } from '../broker/runners/local-runner.js';
+import { isInside } from '../broker/spawn-context.js';
 import type { Runner, Workspace, WorkspaceFactory } from '../broker/runners/runner.js';
 import type { AdmittedNode } from '../fabric/admission/index.js';
 import type { SpawnContext } from '../fabric/wire/payloads.js';
@@ -118,7 +118,7 @@ export class SharedDirectory implements WorkspaceFactory {
   async create(_node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
     const top = await realpath(this.fallback);
     const dir = await realpath(spawnContext.workspace_root ?? top);
-    if (dir !== top && !dir.startsWith(top.endsWith(sep) ? top : top + sep)) {
+    if (!isInside(dir, top)) {
       throw new Error(`workspace_root ${JSON.stringify(spawnContext.workspace_root)} leads to ${JSON.stringify(dir)}, outside the workspace ${JSON.stringify(top)}`);
     }
     return { dir, spawnContext: { ...spawnContext, workspace_root: dir }, release: async () => {} };

@@ -83,7 +83,7 @@ async function realDirectory(path: string): Promise<{ real: string } | { problem
 }
 
 /** Whether `real` is `root` or under it; both canonical. A prefix alone (`/w/tree-evil` vs `/w/tree`) is not. */
-function isInside(real: string, root: string): boolean {
+export function isInside(real: string, root: string): boolean {
   if (real === root) return true;
   return real.startsWith(root.endsWith(sep) ? root : root + sep);
 }
