@@ -3,7 +3,7 @@ import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ApprovalMatch, ApprovalRules, AuditLog, matches, namedTags, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, matches, namesEveryTag, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
 import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
@@ -212,8 +212,7 @@ export class HumanLoop {
     if (!parsed.success) return refuse('its match is malformed');
     const match = parsed.data;
     if (!matches(match, request)) return refuse('its match does not cover it');
-    const named = namedTags(match, request.kind, request.workspace);
-    if (!request.danger.every((tag) => named.includes(tag))) return refuse('its match does not name its danger tags');
+    if (!namesEveryTag(match, request.kind, request.workspace, request.danger)) return refuse('its match does not name its danger tags');
     let task: string | undefined;
     if (decision.remember === 'task') {
       task = this.host.rootTask?.(from);

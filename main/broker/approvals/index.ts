@@ -5,7 +5,7 @@
  */
 export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy, type ModeDecidedBy } from './types.js';
 export { dangerTags } from './danger.js';
-export { denies, describeMatch, globMatches, matches, namedTags, proposals, type MatchSubject } from './match.js';
+export { denies, describeMatch, globMatches, matches, namesEveryTag, proposals, type MatchSubject } from './match.js';
 export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';
 export { isSimpleCommand, simpleCommands, type SimpleCommand } from './shell-commands.js';
 export { ApprovalRules, type RuleSubject } from './rules.js';

@@ -71,10 +71,20 @@ export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
 }
 
 /** The danger tags a match itself names: those of its own text (a rule approves no other tag). */
-export function namedTags(match: ApprovalMatch, kind: 'exec' | 'write', workspace: string | undefined): DangerTag[] {
+function namedTags(match: ApprovalMatch, kind: 'exec' | 'write', workspace: string | undefined): DangerTag[] {
   if ('exact' in match) return dangerTags(kind, match.exact, workspace);
   if ('prefix' in match) return dangerTags('exec', match.prefix, workspace);
   return dangerTags('write', match.glob, workspace);
+}
+
+/**
+ * Whether a rule keeping `match` may approve a request carrying `danger`: its own text names every
+ * one of those tags (`rm *` does not name `rm -rf build`'s recursive-delete).
+ */
+export function namesEveryTag(match: ApprovalMatch, kind: 'exec' | 'write', workspace: string | undefined, danger: readonly DangerTag[]): boolean {
+  if (danger.length === 0) return true;
+  const named = namedTags(match, kind, workspace);
+  return danger.every((tag) => named.includes(tag));
 }
 
 /**

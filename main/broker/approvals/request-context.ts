@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { hasHidden } from '../../display/index.js';
 import { dangerTags } from './danger.js';
-import { namedTags, proposals } from './match.js';
+import { namesEveryTag, proposals } from './match.js';
 import { placePath } from './sensitive-paths.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -48,7 +48,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     hidden,
     danger,
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s).
-    proposals: hidden ? [] : proposals({ kind, command_or_path: commandOrPath, workspace: real, path: placed.path }).filter((match) => danger.every((tag) => namedTags(match, kind, real).includes(tag))),
+    proposals: hidden ? [] : proposals({ kind, command_or_path: commandOrPath, workspace: real, path: placed.path }).filter((match) => namesEveryTag(match, kind, real, danger)),
   };
 }
 

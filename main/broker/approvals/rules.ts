@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { denies, matches, namedTags, type MatchSubject } from './match.js';
+import { denies, matches, namesEveryTag, type MatchSubject } from './match.js';
 import { RulesFile } from './rules-file.js';
 import { NewApprovalRule, type ApprovalRule, type DangerTag } from './types.js';
 
@@ -87,11 +87,8 @@ export class ApprovalRules {
     const deny = applicable.find((rule) => rule.effect === 'deny');
     if (deny) return { effect: 'deny', rule: deny };
     if (subject.hidden) return undefined;
-    const allow = applicable.find((rule) => {
-      if (rule.effect !== 'allow') return false;
-      const named = namedTags(rule.match, subject.kind, subject.workspace);
-      return subject.danger.every((tag) => tag !== 'hidden-characters' && named.includes(tag));
-    });
+    if (subject.danger.includes('hidden-characters')) return undefined;
+    const allow = applicable.find((rule) => rule.effect === 'allow' && namesEveryTag(rule.match, subject.kind, subject.workspace, subject.danger));
     return allow ? { effect: 'allow', rule: allow } : undefined;
   }
 
