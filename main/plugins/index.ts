@@ -7,7 +7,10 @@ export {
   type LoadedModule,
   type RemoteModule,
   type PendingModule,
+  type ModuleChange,
+  type ModuleChangeListener,
 } from './registry.js';
+export { RetiringHandle } from './live/retiring-handle.js';
 export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats } from './handle/index.js';
 export { PluginCallError, PluginLoadError, type PluginCallErrorKind } from './errors.js';
 export {

@@ -6,7 +6,8 @@ import { buildCommand, sourcesNewerThan } from './build/build-hints.js';
 import { pluginSourceIn } from './build/plugin-source.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
-import { ModuleHandle } from './handle/index.js';
+import { RetiringHandle } from './live/retiring-handle.js';
+import type { ModuleHandle } from './handle/index.js';
 import { MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
@@ -67,6 +68,15 @@ export interface PendingModule {
   readonly reason?: string;
 }
 
+/**
+ * What changed in the registry: `served` a module came online (loaded, built in the background,
+ * granted), `reloaded` its instance was swapped, `unloaded` it is gone, `pending` its pending
+ * entry (building, failed, not granted) was set or changed.
+ */
+export type ModuleChange = { name: string; change: 'served' | 'reloaded' | 'unloaded' | 'pending' };
+
+export type ModuleChangeListener = (change: ModuleChange) => void;
+
 export function defaultPluginCacheDir(): string {
   return join(userCacheDir(), 'chatty-gateway', 'plugins');
 }
@@ -85,6 +95,11 @@ export class ModuleRegistry {
   private readonly cache: ComponentCache;
   private readonly logger: PluginLogger;
   private readonly ceilings: Ceilings;
+  private readonly listeners = new Set<ModuleChangeListener>();
+  /** Old instances a reload swapped out, finishing their calls before they close. */
+  private readonly retiring = new Set<Promise<void>>();
+  /** The reload running for a module: reloads of one module run one after the other. */
+  private readonly reloads = new Map<string, Promise<LoadedModule | RemoteModule>>();
   private closed = false;
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
@@ -159,9 +174,7 @@ export class ModuleRegistry {
     this.claim(parsed.manifest.module.name, moduleDir);
     if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(moduleDir, parsed.manifest);
     try {
-      const loaded = await this.loadClaimed(moduleDir, parsed);
-      this.pendingByName.delete(loaded.name);
-      return loaded;
+      return await this.loadClaimed(moduleDir, parsed);
     } catch (err) {
       this.claimed.delete(parsed.manifest.module.name);
       throw err;
@@ -170,12 +183,39 @@ export class ModuleRegistry {
 
   /** Announces module `name` as being built: listed as building until `loadModule` serves it or `buildFailed` says why not. */
   building(name: string): void {
-    this.pendingByName.set(name, { name, state: 'building' });
+    this.setPending({ name, state: 'building' });
   }
 
   /** Module `name` will not be served: its build (or its load after the build) failed for `reason`. */
   buildFailed(name: string, reason: string): void {
-    this.pendingByName.set(name, { name, state: 'failed', reason });
+    this.setPending({ name, state: 'failed', reason });
+  }
+
+  /**
+   * Loads module `name`'s directory again into a new instance and swaps it in once it has loaded:
+   * calls already given to the old instance finish there (then it closes), later calls go to the
+   * new one. A reload that fails throws `PluginLoadError`, logs one line saying why, and leaves
+   * the old instance serving. Reloads of one module run in turn.
+   */
+  reload(name: string): Promise<LoadedModule | RemoteModule> {
+    const previous = this.reloads.get(name);
+    const run = (previous ?? Promise.resolve()).catch(() => undefined).then(() => this.reloadNow(name));
+    this.reloads.set(name, run);
+    const forget = (): void => {
+      if (this.reloads.get(name) === run) this.reloads.delete(name);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  /**
+   * Hears every change as it happens. Listeners run synchronously right after the change, so
+   * `list()`, `get()` and `pending()` already show it; one that throws is logged and skipped.
+   * Returns the unsubscribe function.
+   */
+  onChange(listener: ModuleChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Modules announced but not served, by name. */
@@ -210,6 +250,7 @@ export class ModuleRegistry {
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);
+    this.changed(name, 'unloaded');
     if (handle) await handle.close();
     return true;
   }
@@ -222,7 +263,9 @@ export class ModuleRegistry {
     this.remotes.clear();
     this.claimed.clear();
     this.pendingByName.clear();
+    this.listeners.clear();
     await Promise.all(handles.map((h) => h.close()));
+    await Promise.all(this.retiring);
     await this.cache.close();
   }
 
@@ -231,6 +274,66 @@ export class ModuleRegistry {
     const other = this.claimed.get(name);
     if (other !== undefined) throw new PluginLoadError(`duplicate module name '${name}' (already loaded from ${other})`);
     this.claimed.set(name, dir);
+  }
+
+  private async reloadNow(name: string): Promise<LoadedModule | RemoteModule> {
+    const dir = this.claimed.get(name);
+    if (dir === undefined || (!this.handles.has(name) && !this.remotes.has(name))) {
+      throw new PluginLoadError(`cannot reload '${name}': no such module is loaded`);
+    }
+    try {
+      const text = await readManifest(dir);
+      if (text === undefined) throw new PluginLoadError(`cannot read module.toml: ${join(dir, 'module.toml')} does not exist`);
+      const parsed = parseManifest(text, this.ceilings);
+      const now = parsed.manifest.module.name;
+      if (now !== name) throw new PluginLoadError(`its module.toml now names '${now}': unload '${name}' and load the directory to rename it`);
+      if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(dir, parsed.manifest);
+      return await this.loadClaimed(dir, parsed);
+    } catch (err) {
+      const reason = messageOf(err);
+      this.logger.log('warn', `reload failed, the previous instance keeps serving: ${reason}`, { module: name });
+      throw err instanceof PluginLoadError ? err : new PluginLoadError(reason);
+    }
+  }
+
+  /**
+   * Serves `handle` as module `name`: swapped in for the instance it replaces (retired: it
+   * finishes its calls, then closes), its pending entry gone. Refused, and closed, if the module
+   * was unloaded (or the registry closed) while it loaded.
+   */
+  private async install(name: string, dir: string, handle: RetiringHandle): Promise<void> {
+    if (this.closed || this.claimed.get(name) !== dir) {
+      await handle.close();
+      throw new PluginLoadError(this.closed ? 'the registry was closed while the module loaded' : `module '${name}' was unloaded while it loaded`);
+    }
+    const old = this.handles.get(name);
+    const wasRemote = this.remotes.delete(name);
+    this.handles.set(name, handle);
+    this.pendingByName.delete(name);
+    if (old) this.retire(old);
+    this.changed(name, old || wasRemote ? 'reloaded' : 'served');
+  }
+
+  /** An instance swapped out: it closes once its calls have finished. */
+  private retire(handle: ModuleHandle): void {
+    const done = handle instanceof RetiringHandle ? handle.retire() : handle.close();
+    this.retiring.add(done);
+    void done.then(() => this.retiring.delete(done));
+  }
+
+  private setPending(entry: PendingModule): void {
+    this.pendingByName.set(entry.name, entry);
+    this.changed(entry.name, 'pending');
+  }
+
+  private changed(name: string, change: ModuleChange['change']): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener({ name, change });
+      } catch (err) {
+        this.logger.log('warn', `a module-change listener failed: ${messageOf(err)}`, { module: name });
+      }
+    }
   }
 
   private registerRemote(dir: string, manifest: Manifest): RemoteModule {
@@ -244,7 +347,14 @@ export class ModuleRegistry {
       manifest,
       dir,
     });
+    const old = this.handles.get(m.name);
+    const had = old !== undefined || this.remotes.has(m.name);
     this.remotes.set(m.name, remote);
+    if (old) {
+      this.handles.delete(m.name);
+      this.retire(old);
+    }
+    this.changed(m.name, had ? 'reloaded' : 'served');
     return remote;
   }
 
@@ -264,7 +374,7 @@ export class ModuleRegistry {
     const state = (cap: 'llm' | 'billing'): GrantState =>
       !granted.has(cap) ? 'not-granted' : providers[cap] ? 'granted' : 'not-configured';
     const { modules: coreModules, sandbox } = await this.cache.compile(prepared, limits.maxMemoryMb);
-    const handle = new ModuleHandle({
+    const handle = new RetiringHandle({
       manifest,
       limits,
       dir,
@@ -274,6 +384,7 @@ export class ModuleRegistry {
       config: granted.has('config') ? { ...manifest.config } : null,
       filesRoot,
       grants: { llm: state('llm'), billing: state('billing') },
+      network: granted.has('network') && manifest.network ? { allow: [...manifest.network.allow] } : null,
       sandbox,
       providers,
       meter: this.options.meter,
@@ -286,11 +397,7 @@ export class ModuleRegistry {
       await handle.close();
       throw err;
     }
-    if (this.closed) {
-      await handle.close();
-      throw new PluginLoadError('the registry was closed while the module loaded');
-    }
-    this.handles.set(name, handle);
+    await this.install(name, dir, handle);
     return { name, dir, warnings, cached: prepared.cached };
   }
 
@@ -307,6 +414,7 @@ export class ModuleRegistry {
     const caps: Capability[] = ['logging', 'llm', 'billing'];
     if (Object.keys(manifest.config).length > 0) caps.push('config');
     if (manifest.files) caps.push('file');
+    if (manifest.network) caps.push('network');
     return caps;
   }
 }
