@@ -2,6 +2,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { PluginLoadError, messageOf } from './errors.js';
 import { MAX_EXECUTION_MS, MAX_MEMORY_MB, MAX_OUTPUT_BYTES, METADATA_TIMEOUT_MS } from './limits.js';
+import { AllowEntryError, parseAllowEntry } from './network/allow-entry.js';
 
 /** A plain relative path: not absolute, no `..` segment, no `\` or `:` (so no drive letters). */
 export function isPlainRelativePath(path: string): boolean {
@@ -20,6 +21,16 @@ const moduleName = z
   .string()
   .min(1, { message: 'must not be empty' })
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'must be letters, digits, ".", "_" or "-", not starting with "." "_" or "-"' });
+
+/** `[network] allow`: each entry a host, `*.suffix` or IP literal with an optional `:port` (`network/allow-entry.ts`). */
+const allowEntry = z.string().superRefine((entry, ctx) => {
+  try {
+    parseAllowEntry(entry);
+  } catch (err) {
+    if (!(err instanceof AllowEntryError)) throw err;
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} ${err.message}` });
+  }
+});
 
 const limit = z.number().int().nonnegative().default(0);
 
@@ -43,6 +54,7 @@ export const ManifestSchema = z
       .default({ max_memory_mb: 0, max_execution_ms: 0 }),
     config: z.record(z.string(), z.string()).default({}),
     files: z.strictObject({ root: relativePath }).optional(),
+    network: z.strictObject({ allow: z.array(allowEntry) }).optional(),
   })
   .superRefine((m, ctx) => {
     if (m.module.execution_mode === 'local' && m.module.wasm === undefined) {

@@ -13,6 +13,7 @@ import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type Mod
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
+import { PluginGrants } from './grants/index.js';
 
 /** The largest component file a scan reads. */
 const MAX_COMPONENT_BYTES = 512 * MIB;
@@ -101,6 +102,8 @@ export class ModuleRegistry {
   /** The reload running for a module: reloads of one module run one after the other. */
   private readonly reloads = new Map<string, Promise<LoadedModule | RemoteModule>>();
   private closed = false;
+  /** The grant desk: a plugin's asks not yet granted for its component wait here for a person (main/plugins/grants). */
+  readonly grants = new PluginGrants();
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());

@@ -47,6 +47,7 @@ describe('the module worker\'s environment', () => {
       config: null,
       filesRoot: null,
       grants: { llm: 'not-granted', billing: 'not-granted' },
+      network: null,
       maxOutputBytes: 1024,
       maxMemoryBytes: 1024 * 1024,
       maxLogBytes: 1024,

@@ -41,7 +41,7 @@ export interface InvokeOptions {
 
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
-  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'sandbox'> {
+  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network' | 'sandbox'> {
   manifest: Manifest;
   limits: ModuleLimits;
   dir: string;
@@ -359,6 +359,7 @@ export class ModuleHandle implements ModuleInfo {
         config: this.init.config,
         filesRoot: this.init.filesRoot,
         grants: this.init.grants,
+        network: this.init.network,
         maxOutputBytes: this.limits.maxOutputBytes,
         maxMemoryBytes: this.limits.maxMemoryMb * MIB,
         maxLogBytes: MAX_LOG_BYTES,

@@ -27,7 +27,8 @@ export interface ToolDefinition {
   parametersSchema: string;
 }
 
-export type Capability = 'llm' | 'config' | 'logging' | 'file' | 'billing';
+/** What a plugin may be granted. `network` is asked by the manifest's `[network]` table, never by the component's metadata. */
+export type Capability = 'llm' | 'config' | 'logging' | 'file' | 'billing' | 'network';
 
 export interface PluginMetadata {
   name: string;
@@ -59,6 +60,8 @@ export interface GuestWorkerData {
   /** Absolute `[files] root`, or null when `file` is not granted. */
   filesRoot: string | null;
   grants: { llm: GrantState; billing: GrantState };
+  /** The manifest's `[network] allow` entries, or null when `network` is not granted (no network at all). */
+  network: { allow: readonly string[] } | null;
   maxOutputBytes: number;
   maxMemoryBytes: number;
   maxLogBytes: number;
