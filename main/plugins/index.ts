@@ -11,6 +11,16 @@ export {
   type ModuleChangeListener,
 } from './registry.js';
 export { RetiringHandle } from './live/retiring-handle.js';
+export {
+  PluginGrants,
+  GRANTED_CAPABILITIES,
+  componentDigest,
+  type GrantedCapability,
+  type CapabilityAsk,
+  type PluginGrantRequest,
+  type PluginGrantDecision,
+  type PluginGrantHandler,
+} from './grants/index.js';
 export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats } from './handle/index.js';
 export { PluginCallError, PluginLoadError, type PluginCallErrorKind } from './errors.js';
 export {

@@ -245,8 +245,12 @@ export class ModuleRegistry {
     return [...this.remotes.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** Unloads a module (local or remote): its worker stops, its pending calls reject with `unloaded`. */
-  async unload(name: string): Promise<boolean> {
+  /**
+   * Unloads a module (local or remote): new calls find it gone at once. Its worker stops now and
+   * its pending calls reject with `unloaded`; with `finishCalls` the calls it was already given
+   * finish first (as on a reload; `serve --watch` unloads a removed module so).
+   */
+  async unload(name: string, options: { finishCalls?: boolean } = {}): Promise<boolean> {
     const handle = this.handles.get(name);
     const remote = this.remotes.get(name);
     if (!handle && !remote) return false;
@@ -254,7 +258,7 @@ export class ModuleRegistry {
     this.remotes.delete(name);
     this.claimed.delete(name);
     this.changed(name, 'unloaded');
-    if (handle) await handle.close();
+    if (handle) await (options.finishCalls ? this.retire(handle) : handle.close());
     return true;
   }
 
@@ -313,15 +317,16 @@ export class ModuleRegistry {
     const wasRemote = this.remotes.delete(name);
     this.handles.set(name, handle);
     this.pendingByName.delete(name);
-    if (old) this.retire(old);
+    if (old) void this.retire(old);
     this.changed(name, old || wasRemote ? 'reloaded' : 'served');
   }
 
   /** An instance swapped out: it closes once its calls have finished. */
-  private retire(handle: ModuleHandle): void {
+  private retire(handle: ModuleHandle): Promise<void> {
     const done = handle instanceof RetiringHandle ? handle.retire() : handle.close();
     this.retiring.add(done);
     void done.then(() => this.retiring.delete(done));
+    return done;
   }
 
   private setPending(entry: PendingModule): void {
@@ -355,7 +360,7 @@ export class ModuleRegistry {
     this.remotes.set(m.name, remote);
     if (old) {
       this.handles.delete(m.name);
-      this.retire(old);
+      void this.retire(old);
     }
     this.changed(m.name, had ? 'reloaded' : 'served');
     return remote;

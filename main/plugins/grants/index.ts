@@ -1,0 +1,8 @@
+/**
+ * Capability grants: what a plugin asks for beyond `logging` and `config`, pinned to its
+ * component's digest, remembered in a grants file, pre-granted by a `plugins.lock`, and put to a
+ * person through the registry's desk (`PluginGrants`).
+ */
+export { GRANTED_CAPABILITIES, type GrantedCapability, type CapabilityAsk, type PluginGrantRequest, type PluginGrantDecision, type PluginGrantHandler } from './types.js';
+export { PluginGrants, type GrantOutcome } from './desk.js';
+export { componentDigest, shortDigest, DIGEST_PATTERN } from './digest.js';
