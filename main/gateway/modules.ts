@@ -52,6 +52,8 @@ export interface ModuleDirectory {
   get?(name: string): CallableModule | undefined;
   /** Modules still being built or whose build failed: listed by `GET /`, answered 503 on their routes. */
   pending?(): readonly PendingModule[];
+  /** Hears modules come, go and be reloaded (`ModuleRegistry.onChange`); returns the unsubscribe. */
+  onChange?(listener: (change: { name: string; change: 'served' | 'reloaded' | 'unloaded' | 'pending' }) => void): () => void;
 }
 
 /** Seconds a client is told to wait (`Retry-After`) before asking a module that is still being built again. */

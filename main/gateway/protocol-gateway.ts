@@ -8,7 +8,7 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
-import { SSE_KEEP_ALIVE_MS, SseSessions, mcpSurface, type SseSessionListener } from './mcp/index.js';
+import { SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
 import { APPROVALS_LOG_FILE, Broker, RootTransport, gatewayApprovals, type AgentCard, type BrokerOptions, type GatewayApprovals } from '../broker/index.js';
@@ -64,6 +64,8 @@ export class ProtocolGateway {
   private started: StartedGateway | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
+  /** Stops telling SSE sessions of module changes (at `stop`). */
+  private readonly unwatchModules: () => void;
   /** Routes work between the root, long-lived participants and virtual agents. */
   readonly broker: Broker;
   private root: RootTransport | undefined;
@@ -78,6 +80,10 @@ export class ProtocolGateway {
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
     this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
+    // A module reloaded or back online may have other tools: its SSE sessions are told at once.
+    this.unwatchModules = registry.onChange?.(({ name, change }) => {
+      if (change === 'served' || change === 'reloaded') this.sseSessions.broadcast(name, TOOLS_LIST_CHANGED);
+    }) ?? (() => {});
     this.broker = new Broker(options.broker);
     if (options.approvals?.file !== undefined) this.broker.human.rules.persistTo(options.approvals.file);
     this.approvals = gatewayApprovals(this.broker.human.rules, this.broker.human.audit);
@@ -197,6 +203,7 @@ export class ProtocolGateway {
 
   /** The socket and the token go whatever fails before them; the first failure is then thrown. */
   private async shutdown(): Promise<void> {
+    this.unwatchModules();
     const server = this.server;
     const started = this.started;
     if (!server || !started) {

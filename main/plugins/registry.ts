@@ -42,6 +42,11 @@ export interface ModuleRegistryOptions {
    * lifted argument list, say) by ending that worker instead of the process.
    */
   workerHeapMb?: number;
+  /**
+   * How long a module's engine (its worker thread) stays up after its last call, in ms (default
+   * 5 min); 0 starts it at the load and keeps it resident. See docs/plugins.md, "Idle plugins".
+   */
+  engineIdleMs?: number;
 }
 
 /** A module that says `execution_mode = "remote"`/`"remote_only"`: reported, never loaded here. */
@@ -98,7 +103,7 @@ export class ModuleRegistry {
   private readonly ceilings: Ceilings;
   private readonly listeners = new Set<ModuleChangeListener>();
   /** Old instances a reload swapped out, finishing their calls before they close. */
-  private readonly retiring = new Set<Promise<void>>();
+  private readonly retiring = new Map<ModuleHandle, Promise<void>>();
   /** The reload running for a module: reloads of one module run one after the other. */
   private readonly reloads = new Map<string, Promise<LoadedModule | RemoteModule>>();
   private closed = false;
@@ -271,8 +276,9 @@ export class ModuleRegistry {
     this.claimed.clear();
     this.pendingByName.clear();
     this.listeners.clear();
-    await Promise.all(handles.map((h) => h.close()));
-    await Promise.all(this.retiring);
+    // Instances a reload retired stop now too, their last calls rejected `unloaded`.
+    await Promise.all([...handles, ...this.retiring.keys()].map((h) => h.close()));
+    await Promise.all(this.retiring.values());
     await this.cache.close();
   }
 
@@ -324,8 +330,8 @@ export class ModuleRegistry {
   /** An instance swapped out: it closes once its calls have finished. */
   private retire(handle: ModuleHandle): Promise<void> {
     const done = handle instanceof RetiringHandle ? handle.retire() : handle.close();
-    this.retiring.add(done);
-    void done.then(() => this.retiring.delete(done));
+    this.retiring.set(handle, done);
+    void done.then(() => this.retiring.delete(handle));
     return done;
   }
 
@@ -381,13 +387,16 @@ export class ModuleRegistry {
     const providers = this.options.providers ?? {};
     const state = (cap: 'llm' | 'billing'): GrantState =>
       !granted.has(cap) ? 'not-granted' : providers[cap] ? 'granted' : 'not-configured';
-    const { modules: coreModules, sandbox } = await this.cache.compile(prepared, limits.maxMemoryMb);
+    const compile = () => this.cache.compile(prepared, limits.maxMemoryMb);
+    const { sandbox } = await compile(); // the core modules compile within the memory budget
     const handle = new RetiringHandle({
       manifest,
       limits,
       dir,
       componentUrl: prepared.componentUrl,
-      coreModules,
+      compile,
+      engineIdleMs: this.options.engineIdleMs,
+      toolRecord: this.cache.toolRecord(prepared),
       wasiImports: prepared.world.imports.map(unversioned).filter((i) => i.startsWith('wasi:')),
       config: granted.has('config') ? { ...manifest.config } : null,
       filesRoot,

@@ -122,7 +122,7 @@ describe('chatty-gateway mcp-stdio with the SDK client', () => {
     let stderr: Promise<string> | undefined;
     try {
       assert.deepEqual(client.getServerVersion(), { name: 'echo', version: '1.0.0' });
-      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true } });
       const { tools } = await client.listTools();
       assert.deepEqual(tools.find((t) => t.name === 'echo'), {
         name: 'echo',

@@ -77,7 +77,7 @@ describe('a session', { timeout: 10_000 }, () => {
       assert.deepEqual(json(answer.data), {
         jsonrpc: '2.0',
         id: 1,
-        result: { protocolVersion: '2024-11-05', capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'echo', version: '1.0.0' } },
+        result: { protocolVersion: '2024-11-05', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'echo', version: '1.0.0' } },
       });
 
       const called = await postTo(endpoint, call(2, 'tools/call', { name: 'echo', arguments: { a: [1] } }));

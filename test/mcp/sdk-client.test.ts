@@ -17,7 +17,7 @@ for (const kind of ['streamable', 'sse'] as const satisfies readonly TransportKi
       const { client, close } = await connectClient(gw, 'echo', kind);
       try {
         assert.deepEqual(client.getServerVersion(), { name: 'echo', version: '1.0.0' });
-        assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+        assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true } });
         assert.deepEqual(await client.ping(), {});
         // The SSE client really holds a legacy session; the Streamable HTTP one holds none.
         assert.equal(gw.gateway.openSseSessions, kind === 'sse' ? 1 : 0);

@@ -1,6 +1,6 @@
 /** The MCP surface: Streamable HTTP and legacy HTTP+SSE over one Dispatcher per module. */
 export { mcpSurface, mcpRoute, type McpSurfaceOptions } from './routes.js';
-export { mcpDispatcher } from './server.js';
+export { mcpDispatcher, TOOLS_LIST_CHANGED } from './server.js';
 export {
   SseSessions,
   SseSession,

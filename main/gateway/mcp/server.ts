@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Dispatcher, RequestIdSchema, RpcError } from '../../jsonrpc/index.js';
+import { Dispatcher, JSONRPC_VERSION, RequestIdSchema, RpcError, messageFrame, type MessageFrame } from '../../jsonrpc/index.js';
 import type { CallableModule, ModuleTool } from '../modules.js';
 import { cancelledError, pluginFailure } from './errors.js';
 import { InflightCalls } from './inflight-calls.js';
@@ -7,6 +7,12 @@ import { negotiateVersion } from './versions.js';
 
 /** What `tools/list` answers for a `parameters-schema` that is not a JSON object. */
 const FALLBACK_INPUT_SCHEMA = { type: 'object', properties: {} } as const;
+
+/**
+ * Sent on a module's open SSE sessions when its tools may have changed: the module was reloaded
+ * (a new instance swapped in) or came online again. The client asks `tools/list` again.
+ */
+export const TOOLS_LIST_CHANGED: MessageFrame = messageFrame({ jsonrpc: JSONRPC_VERSION, method: 'notifications/tools/list_changed' });
 
 const InitializeParams = z.looseObject({ protocolVersion: z.string() });
 
@@ -35,7 +41,8 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
 
   dispatcher.onRequest('initialize', InitializeParams, (params) => ({
     protocolVersion: negotiateVersion(params.protocolVersion),
-    capabilities: { tools: { listChanged: false } },
+    // listChanged: a reload or a module coming online is announced on its SSE sessions (TOOLS_LIST_CHANGED).
+    capabilities: { tools: { listChanged: true } },
     serverInfo: { name: module.name, version: module.version },
   }));
 

@@ -40,7 +40,7 @@ export class SseSession {
     this.write(formatSseEvent({ event: 'endpoint', data: path }));
   }
 
-  /** An answer to one of the session's POSTs, as a `message` event. */
+  /** An answer to one of the session's POSTs, or a notification, as a `message` event. */
   send(frame: TransportFrame): void {
     this.write(formatSseMessage(frame));
   }
@@ -106,6 +106,17 @@ export class SseSessions {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** Sends `frame` (a notification) on every open session of `module`; returns how many it went to. */
+  broadcast(module: string, frame: TransportFrame): number {
+    let sent = 0;
+    for (const session of this.sessions.values()) {
+      if (session.module !== module || !session.isOpen) continue;
+      session.send(frame);
+      sent++;
+    }
+    return sent;
   }
 
   /** Ends every open stream (the gateway is stopping). */
