@@ -132,7 +132,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
   const screen = new Screen(process.stderr, tty && process.stderr.isTTY && lines !== undefined ? process.stdin : undefined);
   sayTo = screen.lines;
-  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file });
+  // The plugins' capability requests too (issue 20 item 3): asked here, or answered by the mode.
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file, grants: modules.grants });
   const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
   if (options.json) {

@@ -4,10 +4,11 @@
  * `serve`'s prompt).
  */
 export { APPROVALS_MODES, defaultApprovalsMode, isApprovalsMode, type ApprovalsMode } from './approvals-mode.js';
-export { attachTerminalRoot, type TerminalRoot, type TerminalRootOptions } from './terminal-root.js';
+export { attachTerminalRoot, type GrantDesk, type TerminalRoot, type TerminalRootOptions } from './terminal-root.js';
 export { NoAnswer, TerminalPrompter, type PrompterOptions } from './prompter.js';
 export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
 export { LineQueue } from './line-queue.js';
+export { describeGrant, grantDetails, grantHidden } from './describe-grant.js';
 export { approvalDetails, describeApproval, describeAsker, describeOffer, describeQuestions, shown, shownOneLine } from './describe.js';
 export { Screen, writer } from './screen.js';
 export { fitColumns, printable } from './safe-text.js';

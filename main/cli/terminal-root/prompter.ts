@@ -1,6 +1,8 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
 import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
-import { approvalDetails, describeApproval, describeAsker, describeOffer, shown } from './describe.js';
+import type { PluginGrantDecision, PluginGrantRequest } from '../../plugins/grants/index.js';
+import { approvalDetails, describeApproval, describeAsker, describeOffer, shown, shownOneLine } from './describe.js';
+import { describeGrant, grantDetails } from './describe-grant.js';
 import { LineQueue } from './line-queue.js';
 import { printable } from './safe-text.js';
 
@@ -50,6 +52,8 @@ type Remember = 'task' | 'always';
  * - A question: each of its questions in turn; with options, a number picks one (`custom: false`);
  *   any other non-empty line is the answer in the human's words (`custom: true`). Input that has
  *   ended fails the question (`NoAnswer`).
+ * - A plugin's capability request (`grant`): what it asks for, one ask a line; `y` grants, `n`,
+ *   an empty line or the input's end denies (nothing is granted by default).
  * - On a terminal a prompt takes only what was typed after it appeared: a line begun before (typed
  *   for a prompt since withdrawn, or for the command line) is not its answer, and is said to be
  *   ignored. A request withdrawn while it waits is dropped, saying so if it was on the screen.
@@ -113,6 +117,38 @@ export class TerminalPrompter {
           return { verdict: 'approved', remember, match };
         }
         this.write(`  please answer ${keys.slice(0, -1).join(', ')} or ${keys.at(-1)!}\n`);
+      }
+    });
+  }
+
+  /**
+   * A plugin's capability request (`registry.grants`): the plugin, its version, a short digest and
+   * each ask on its own line, then `y` grants and `n`, an empty line or the input's end denies.
+   * It takes its turn with the approvals and questions, and is read the same way.
+   */
+  grant(request: PluginGrantRequest, signal: AbortSignal): Promise<PluginGrantDecision> {
+    return this.inTurn<PluginGrantDecision>(signal, 'denied', async () => {
+      this.write(`${this.prefix}${describeGrant(request)}\n`);
+      for (const line of grantDetails(request)) this.write(`${line}\n`);
+      for (;;) {
+        const word = await this.readWord('  grant? [y/N] ', signal);
+        if (signal.aborted) {
+          this.write('\n  (withdrawn: the plugin no longer waits for this grant)\n');
+          return 'denied';
+        }
+        if (word === undefined) {
+          this.write('\n  (no answer: the input ended) denied\n');
+          return 'denied';
+        }
+        if (word === 'y' || word === 'yes') {
+          this.write('  granted\n');
+          return 'granted';
+        }
+        if (word === '' || word === 'n' || word === 'no') {
+          this.write(`  denied (grant it later with: chatty-gateway plugin grant ${shownOneLine(request.plugin)})\n`);
+          return 'denied';
+        }
+        this.write('  please answer y or n\n');
       }
     });
   }

@@ -5,5 +5,5 @@
  * of this folder (the prompter, the screen, the printable-text rule) is the CLI's own (index.ts).
  */
 export { APPROVALS_MODES, defaultApprovalsMode, type ApprovalsMode } from './approvals-mode.js';
-export { attachTerminalRoot, type TerminalRoot, type TerminalRootOptions } from './terminal-root.js';
+export { attachTerminalRoot, type GrantDesk, type TerminalRoot, type TerminalRootOptions } from './terminal-root.js';
 export { LineQueue, type NextOptions } from './line-queue.js';
