@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { z } from 'zod';
+
+/** How an owner-only JSON file names itself and its contents in a refusal. */
+export interface OwnerOnlyJsonFileOptions<T> {
+  /** `approvals file`, `grants file`: the file's name in every message. */
+  label: string;
+  /** What it holds, in "someone else could have written its rules". */
+  contents: string;
+  /** What it should be, in "… is not a rules file at rules.0.effect". */
+  kind: string;
+  schema: z.ZodType<T>;
+  /** A check the schema cannot make (ids given twice): the problem ("has the rule id "x" twice"), or undefined. */
+  check?: (data: T) => string | undefined;
+  /** The error thrown for a file that cannot be read as one (its class names the file's kind). */
+  refuse: (message: string) => Error;
+}
+
+/**
+ * A JSON file only its owner may write (0600), validated on every read and written atomically (a
+ * temporary file in the same directory, synced, then renamed over it). A file that cannot be read
+ * as one is refused, naming it, and left as it is: nothing is ever written over it. Read again
+ * only when another process has changed it. The approval rules and the plugin grants both live in
+ * one of these.
+ */
+export class OwnerOnlyJsonFile<T> {
+  private cached: T | undefined;
+  private cachedStamp: string | undefined = 'unread';
+
+  constructor(
+    readonly path: string,
+    private readonly options: OwnerOnlyJsonFileOptions<T>,
+  ) {}
+
+  /** The file's contents (undefined when it does not exist); throws `refuse(…)` naming the file when it is malformed. */
+  read(): T | undefined {
+    const { label, kind, schema, check, refuse } = this.options;
+    const now = this.stamp();
+    if (now === this.cachedStamp) return this.cached;
+    if (now === undefined) {
+      this.cached = undefined;
+      this.cachedStamp = undefined;
+      return undefined;
+    }
+    this.checkOwnerOnly();
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      throw refuse(`${label} ${this.path}: ${(err as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw refuse(`${label} ${this.path} is not valid JSON (${(err as Error).message}); it was left as it is`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
+      throw refuse(`${label} ${this.path} is not ${kind}${where}: ${first?.message ?? 'invalid'}; it was left as it is`);
+    }
+    const problem = check?.(parsed.data);
+    if (problem !== undefined) throw refuse(`${label} ${this.path} ${problem}; it was left as it is`);
+    this.cached = parsed.data;
+    this.cachedStamp = this.stamp(); // after a chmod 600 of a readable file
+    return this.cached;
+  }
+
+  /**
+   * Reads the file, applies `change` (pure: it may be called again) and writes the result (refused,
+   * the file untouched, when it cannot be read). Another process may write the file between this
+   * read and this write: when it has, start again from what it wrote, so that what it removed is
+   * not written back.
+   */
+  update(change: (current: T | undefined) => T): T {
+    for (let attempt = 1; ; attempt++) {
+      const read = this.read();
+      const readStamp = this.cachedStamp;
+      const next = change(read);
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+      const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+      const fd = openSync(temp, 'wx', 0o600);
+      try {
+        writeSync(fd, `${JSON.stringify(next, null, 2)}\n`);
+        fsyncSync(fd);
+      } catch (err) {
+        closeSync(fd);
+        rmSync(temp, { force: true });
+        throw err;
+      }
+      closeSync(fd);
+      if (this.stamp() !== readStamp && attempt < 5) {
+        rmSync(temp, { force: true });
+        continue;
+      }
+      chmodSync(temp, 0o600);
+      renameSync(temp, this.path);
+      this.cached = next;
+      this.cachedStamp = this.stamp();
+      return next;
+    }
+  }
+
+  /** What identifies one version of the file: it is read again only when this changes. */
+  private stamp(): string | undefined {
+    try {
+      const s = statSync(this.path);
+      return `${s.ino}:${s.size}:${s.mtimeMs}:${s.mode}:${s.uid}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw this.options.refuse(`${this.options.label} ${this.path}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Refuses a file someone else could have written into: one owned by another user, or that its
+   * group or others may write (or in a directory they may write, without the sticky bit, where
+   * they could rename another file over it). One others may only read is made owner-only.
+   */
+  private checkOwnerOnly(): void {
+    const uid = process.getuid?.();
+    if (uid === undefined) return; // Windows: no owner bits to check
+    const file = statSync(this.path);
+    const folder = statSync(dirname(this.path));
+    const refuse = (why: string): never => {
+      throw this.options.refuse(
+        `${this.options.label} ${this.path} ${why}: someone else could have written its ${this.options.contents}; it was left as it is (chmod 600 it, or move it to a folder of your own)`,
+      );
+    };
+    if (file.uid !== uid) refuse(`is owned by another user (uid ${file.uid})`);
+    if ((file.mode & 0o022) !== 0) refuse(`is writable by ${file.mode & 0o002 ? 'others' : 'its group'} (mode ${(file.mode & 0o777).toString(8)})`);
+    if ((folder.mode & 0o022) !== 0 && (folder.mode & 0o1000) === 0) refuse(`is in a folder others may write (${dirname(this.path)})`);
+    if ((file.mode & 0o077) !== 0) chmodSync(this.path, 0o600);
+  }
+}
