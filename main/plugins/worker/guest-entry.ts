@@ -12,7 +12,8 @@ import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
 import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
 import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL } from '../limits.js';
+import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
+import { GuestNetwork } from '../network/guest-network.js';
 
 interface PluginExports {
   metadata(): unknown;
@@ -64,6 +65,16 @@ const sink: HostSink = {
   },
   post: (message) => send(message),
 };
+
+/**
+ * The guest's fetch: refused outright without a granted `[network]` list; otherwise checked and
+ * performed by the fetch thread, with the same 1 MiB budget per call as the output cap.
+ */
+const network = new GuestNetwork(
+  data.network?.allow ?? null,
+  { maxBodyBytesPerCall: MAX_OUTPUT_BYTES, maxRequestBodyBytes: MAX_OUTPUT_BYTES, timeoutMs: MAX_EXECUTION_MS },
+  (level, line) => sink.log(level, line, 'host'),
+);
 
 function settleLogBudget(): void {
   if (budget.dropped > 0) {
@@ -212,6 +223,7 @@ async function serve(): Promise<void> {
     channel.f64[STARTED_F64] = monotonicMs();
     Atomics.store(ints, RUNNING, seq);
     settleLogBudget(); // whatever was logged between calls (instantiation, a start function)
+    network.startCall();
     const slot = channel.readRequest(seq);
     const request = slot.onPort ? (receiveMessageOnPort(data.callPort)?.message as PortRequest | undefined)?.request : slot.request;
     // After RUNNING is stamped: a cancel the main thread marked before it saw this call running.
@@ -245,7 +257,7 @@ function sealFunctionConstructors(): void {
 async function main(): Promise<void> {
   try {
     // preview2-shim first (it is ours), then the seal, then jco's checked bindings.
-    const wasi = await wasiImports(data.wasiImports, sink);
+    const wasi = await wasiImports(data.wasiImports, sink, network);
     sealFunctionConstructors();
     const mod = (await import(data.componentUrl)) as { instantiate: Instantiate };
     instantiateComponent = mod.instantiate;

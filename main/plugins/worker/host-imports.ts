@@ -1,5 +1,6 @@
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { readBelowRoot } from './file-access.js';
+import { wasiHttp, type WasiHttpHost } from '../network/wasi-http.js';
 import type { GrantState, GuestWorkerData, HostReply, LogLevel } from './protocol.js';
 
 type Tagged = { tag: 'ok'; val: unknown } | { tag: 'err'; val: string };
@@ -115,7 +116,7 @@ function guestLevel(level: string): LogLevel {
  * environment, no arguments, no preopens, stdin at end of file, stdout/stderr to the log, and
  * `exit` failing the call instead of ending the thread.
  */
-export async function wasiImports(names: readonly string[], sink: HostSink): Promise<Record<string, unknown>> {
+export async function wasiImports(names: readonly string[], sink: HostSink, network: WasiHttpHost): Promise<Record<string, unknown>> {
   if (names.length === 0) return {};
   const [cli, io, clocks, random, filesystem] = await Promise.all([
     import('@bytecodealliance/preview2-shim/cli'),
@@ -217,6 +218,8 @@ export async function wasiImports(names: readonly string[], sink: HostSink): Pro
     'wasi:filesystem/types': (filesystem as unknown as Record<string, unknown>)['types'],
     'wasi:filesystem/preopens': (filesystem as unknown as Record<string, unknown>)['preopens'],
   };
+  // The guest's fetch, checked against the plugin's allow-list (plugins/network/): never preview2-shim's.
+  Object.assign(all, wasiHttp({ InputStream, OutputStream, readyPollable: () => monotonic.subscribeDuration(0n) }, network));
   const out: Record<string, unknown> = {};
   for (const name of names) if (all[name] !== undefined) out[name] = all[name];
   return out;

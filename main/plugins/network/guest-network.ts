@@ -1,0 +1,64 @@
+import { AllowList } from './allow-list.js';
+import type { ErrorCode, NetworkAnswer, NetworkRequest } from './exchange.js';
+import { FetchThread } from './fetch-thread.js';
+import { requestLine } from './request-log.js';
+import { checkTarget, targetLabel } from './run-request.js';
+import type { WasiHttpHost } from './wasi-http.js';
+
+export interface NetworkLimits {
+  /** Response body bytes one guest call may bring in, over all its requests. */
+  maxBodyBytesPerCall: number;
+  /** The most the guest may send as one request body. */
+  maxRequestBodyBytes: number;
+  /** One request's clock (the call's own deadline ends the worker, and this thread, sooner). */
+  timeoutMs: number;
+}
+
+/**
+ * The guest worker's side of a plugin's network: the allow-list checked before anything is sent,
+ * the call's body budget, the module log's line for each request, and the fetch thread that
+ * performs what passes. `allow` null: the plugin has no network, every request is refused.
+ */
+export class GuestNetwork implements WasiHttpHost {
+  private readonly allow: AllowList | null;
+  private readonly thread: FetchThread | null;
+  private left: number;
+
+  constructor(
+    allow: readonly string[] | null,
+    private readonly limits: NetworkLimits,
+    private readonly log: (level: 'info' | 'warn', line: string) => void,
+  ) {
+    this.allow = allow === null ? null : new AllowList(allow);
+    this.thread = allow === null ? null : new FetchThread(allow);
+    this.left = limits.maxBodyBytesPerCall;
+  }
+
+  get maxRequestBodyBytes(): number {
+    return this.limits.maxRequestBodyBytes;
+  }
+
+  /** A new guest call: its budget starts full. */
+  startCall(): void {
+    this.left = this.limits.maxBodyBytesPerCall;
+  }
+
+  refuse(method: string, url: string): { error: ErrorCode; message: string } | null {
+    const target = checkTarget(this.allow, url);
+    if (!('ok' in target)) return null;
+    this.log('warn', requestLine(method, targetLabel(url), { refused: target.message.replace(/^network: /, '') }));
+    return { error: target.error, message: target.message };
+  }
+
+  send(request: NetworkRequest): NetworkAnswer {
+    if (!this.thread) return { ok: false, error: { tag: 'HTTP-request-denied' }, message: 'network: this plugin has no network access' };
+    const answer = this.thread.request(request, this.left, this.limits.timeoutMs);
+    if (answer.ok) {
+      this.left -= answer.body.length;
+      this.log('info', requestLine(request.method, answer.target, { status: answer.status, bytes: answer.body.length }));
+    } else {
+      this.log('warn', requestLine(request.method, answer.target, { refused: answer.message.replace(/^network: /, '') }));
+    }
+    return answer;
+  }
+}

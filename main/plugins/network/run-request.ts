@@ -1,0 +1,188 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import type { AllowList } from './allow-list.js';
+import type { ErrorCode, NetworkAnswer, NetworkRequest } from './exchange.js';
+import { specialRange } from './special-address.js';
+
+/** Resolves a name to its addresses (tests give their own; no internet here). */
+export type Resolve = (name: string) => Promise<{ address: string; family: number }[]>;
+
+export interface RunOptions {
+  /** null: the plugin has no network at all. */
+  allow: AllowList | null;
+  /** The most response body bytes this request may bring in (what is left of the call's budget). */
+  maxBodyBytes: number;
+  timeoutMs: number;
+  resolve?: Resolve;
+}
+
+export type Refusal = { ok: false; error: ErrorCode; message: string };
+
+/** Where a request goes, as the log names it (`host:port`), once its URL has passed the list. */
+export interface Target {
+  url: URL;
+  host: string;
+  port: number;
+  /** `host:port`, IPv6 in brackets. */
+  label: string;
+  /** The entry named the host exactly (a name or an IP literal), not by a wildcard. */
+  exact: boolean;
+}
+
+const denied = (message: string): Refusal => ({ ok: false, error: { tag: 'HTTP-request-denied' }, message: `network: ${message}` });
+
+/** The host and port a URL names, checked against the allow-list; no DNS yet. */
+export function checkTarget(allow: AllowList | null, url: string): Target | Refusal {
+  if (allow === null) return denied("this plugin has no network access (its module.toml has no [network] allow list, or it was not granted)");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, error: { tag: 'HTTP-request-URI-invalid' }, message: `network: ${JSON.stringify(url)} is not a URL` };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return denied(`only http and https may be fetched, not ${parsed.protocol}`);
+  if (parsed.username || parsed.password) return denied('a URL with a user name or password is not sent');
+  const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
+  const host = parsed.hostname;
+  const label = `${host}:${port}`;
+  const entry = allow.match(host, port);
+  if (!entry) return denied(`${label} is not on the plugin's [network] allow list`);
+  return { url: parsed, host, port, label, exact: entry.kind !== 'suffix' };
+}
+
+/**
+ * Performs one request the allow-list admits. A name is resolved here, each address checked, and
+ * the connection made to the checked address (the name still goes in `Host` and TLS's SNI), so
+ * a second DNS answer cannot differ from the one checked. The body is read up to
+ * `maxBodyBytes`; past it the request is cut and refused. Redirects are not followed here: the
+ * guest's fetch follows them, each hop a new request checked like the first.
+ */
+export async function runRequest(request: NetworkRequest, options: RunOptions): Promise<NetworkAnswer & { target: string }> {
+  const target = checkTarget(options.allow, request.url);
+  if ('ok' in target) return { ...target, target: targetLabel(request.url) };
+  const answer = await resolveAndSend(request, target, options);
+  return { ...answer, target: target.label };
+}
+
+async function resolveAndSend(request: NetworkRequest, target: Target, options: RunOptions): Promise<NetworkAnswer> {
+  const bare = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
+  let address: string;
+  if (isIP(bare)) {
+    address = bare; // an IP literal is reached only when the list names it: checkTarget has seen to that
+  } else {
+    let addresses: { address: string; family: number }[];
+    try {
+      addresses = await (options.resolve ?? defaultResolve)(bare);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'ENOTFOUND';
+      return { ok: false, error: { tag: 'DNS-error', val: { rcode: code, infoCode: undefined } }, message: `network: ${bare} could not be resolved (${code})` };
+    }
+    if (addresses.length === 0) return { ok: false, error: { tag: 'destination-not-found' }, message: `network: ${bare} has no address` };
+    // Every answer must pass: a name that also points at this machine is refused, not half-used.
+    for (const a of addresses) {
+      const range = specialRange(a.address);
+      if (range && !target.exact) {
+        return {
+          ok: false,
+          error: { tag: 'destination-IP-prohibited' },
+          message: `network: ${bare} resolves to ${a.address} (${range}); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address`,
+        };
+      }
+    }
+    address = addresses[0]!.address;
+  }
+  return send(request, target, address, options);
+}
+
+/** Headers about one connection: the host's own, whatever the guest set. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'host', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'content-length']);
+
+const defaultResolve: Resolve = (name) => dnsLookup(name, { all: true, verbatim: true });
+
+function send(request: NetworkRequest, target: Target, address: string, options: RunOptions): Promise<NetworkAnswer> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (answer: NetworkAnswer): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    const headers: [string, string][] = [['Host', target.url.host], ...request.headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()))];
+    if (request.body) headers.push(['Content-Length', String(request.body.length)]);
+    const https = target.url.protocol === 'https:';
+    const req = (https ? httpsRequest : httpRequest)({
+      host: address,
+      port: target.port,
+      method: request.method,
+      path: `${target.url.pathname}${target.url.search}`,
+      headers: headers.flat(),
+      setHost: false,
+      agent: false,
+      // TLS checks the certificate against the name asked for, not the address connected to.
+      ...(https && !isIP(target.host.replace(/^\[|\]$/g, '')) ? { servername: target.host } : {}),
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      finish({ ok: false, error: { tag: 'HTTP-response-timeout' }, message: `network: ${target.label} did not answer within ${options.timeoutMs} ms` });
+    }, options.timeoutMs);
+    req.on('error', (err: NodeJS.ErrnoException) => finish(connectionError(err, target.label)));
+    req.on('response', (res: IncomingMessage) => {
+      const declared = Number(res.headers['content-length']);
+      if (declared > options.maxBodyBytes) {
+        res.destroy();
+        finish(tooLarge(target.label, options.maxBodyBytes, declared));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > options.maxBodyBytes) {
+          res.destroy();
+          finish(tooLarge(target.label, options.maxBodyBytes, undefined));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('end', () => {
+        const headers: [string, string][] = [];
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
+        finish({ ok: true, status: res.statusCode ?? 0, headers, body: new Uint8Array(Buffer.concat(chunks)) });
+      });
+      res.on('error', (err: NodeJS.ErrnoException) => finish(connectionError(err, target.label)));
+    });
+    req.end(request.body ?? undefined);
+  });
+}
+
+function tooLarge(label: string, max: number, declared: number | undefined): NetworkAnswer {
+  return {
+    ok: false,
+    error: { tag: 'HTTP-response-body-size', val: declared === undefined ? undefined : BigInt(declared) },
+    message: `network: the response body from ${label} is over the ${max}-byte budget of this call`,
+  };
+}
+
+function connectionError(err: NodeJS.ErrnoException, label: string): NetworkAnswer {
+  const tag =
+    err.code === 'ECONNREFUSED' ? 'connection-refused'
+    : err.code === 'ECONNRESET' ? 'connection-terminated'
+    : err.code === 'ETIMEDOUT' ? 'connection-timeout'
+    : err.code?.startsWith('ERR_TLS') || err.code?.includes('CERT') ? 'TLS-certificate-error'
+    : 'internal-error';
+  const message = `network: ${label}: ${err.code ?? err.message}`;
+  return { ok: false, error: tag === 'internal-error' ? { tag, val: message } : { tag }, message };
+}
+
+/** `host:port` of a URL, for the log (the URL as given, cut, when it does not parse). */
+export function targetLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.port ? u.host : `${u.hostname}:${u.protocol === 'https:' ? 443 : u.protocol === 'http:' ? 80 : '?'}`;
+  } catch {
+    return JSON.stringify(url.slice(0, 100));
+  }
+}
