@@ -13,7 +13,7 @@ export const CHATTY_IMPORTS = ['types', 'llm', 'config', 'logging', 'file', 'bil
 
 /**
  * WASI's basics, served by preview2-shim with no preopens, no network and an empty environment.
- * Anything else (`wasi:sockets/*`, `wasi:http/*`, an unknown package) is refused at load.
+ * Anything else (`wasi:sockets/*`, `wasi:http/incoming-handler`, an unknown package) is refused at load.
  */
 export const ALLOWED_WASI = new Set([
   'wasi:cli/environment', 'wasi:cli/exit', 'wasi:cli/stdin', 'wasi:cli/stdout', 'wasi:cli/stderr',
@@ -23,6 +23,9 @@ export const ALLOWED_WASI = new Set([
   'wasi:clocks/wall-clock', 'wasi:clocks/monotonic-clock',
   'wasi:random/random', 'wasi:random/insecure', 'wasi:random/insecure-seed',
   'wasi:filesystem/types', 'wasi:filesystem/preopens',
+  // The guest's fetch: served by the host's own wasi:http (plugins/network/), which reaches only
+  // what a granted [network] allow-list names; without the grant every request is refused.
+  'wasi:http/types', 'wasi:http/outgoing-handler',
 ]);
 
 /** What a component's root world imports and exports, as `componentWit` prints it. */
@@ -71,7 +74,7 @@ export function checkWorld(world: ComponentWorld): void {
       throw new PluginLoadError(`component imports ${name}, which this host does not provide (it serves chatty:plugin/*@${PLUGIN_PACKAGE_VERSION})`);
     }
     if (ALLOWED_WASI.has(bare) && /@0\.2\.\d+$/.test(name)) continue;
-    throw new PluginLoadError(`component imports ${name}, which plugins may not use (allowed: WASI cli, io, clocks, random, filesystem without preopens, and chatty:plugin/*)`);
+    throw new PluginLoadError(`component imports ${name}, which plugins may not use (allowed: WASI cli, io, clocks, random, filesystem without preopens, http's outgoing handler, and chatty:plugin/*)`);
   }
 }
 

@@ -285,10 +285,10 @@ describe('the transpile cache key', () => {
 describe('the world check (unit)', () => {
   const plugin = 'chatty:plugin/plugin@0.3.0';
   it('accepts the plugin world with WASI basics', () => {
-    checkWorld({ imports: ['chatty:plugin/types@0.3.0', 'chatty:plugin/llm@0.3.0', 'wasi:cli/stdout@0.2.3', 'wasi:io/streams@0.2.0', 'wasi:filesystem/preopens@0.2.0'], exports: [plugin] });
+    checkWorld({ imports: ['chatty:plugin/types@0.3.0', 'chatty:plugin/llm@0.3.0', 'wasi:cli/stdout@0.2.3', 'wasi:io/streams@0.2.0', 'wasi:filesystem/preopens@0.2.0', 'wasi:http/types@0.2.10', 'wasi:http/outgoing-handler@0.2.10'], exports: [plugin] });
   });
   it('refuses, naming it, any import beyond WASI basics and chatty:plugin/*@0.3.0', () => {
-    for (const name of ['wasi:sockets/tcp@0.2.0', 'wasi:http/outgoing-handler@0.2.0', 'acme:net/raw@1.0.0', 'chatty:plugin/llm@0.2.0', 'chatty:plugin/shell@0.3.0', 'wasi:cli/stdout@0.3.0']) {
+    for (const name of ['wasi:sockets/tcp@0.2.0', 'wasi:http/incoming-handler@0.2.0', 'acme:net/raw@1.0.0', 'chatty:plugin/llm@0.2.0', 'chatty:plugin/shell@0.3.0', 'wasi:cli/stdout@0.3.0']) {
       assert.throws(() => checkWorld({ imports: [name], exports: [plugin] }), (err: unknown) => err instanceof PluginLoadError && err.message.includes(`imports ${name}`), name);
     }
   });

@@ -23,11 +23,13 @@ export { buildCommand, sourcesNewerThan } from './build-hints.js';
 /**
  * componentize-js features the JS engine is built without. 'stdio' would import
  * `wasi:filesystem` as well as stdout/stderr, so `console` is routed to `chatty:plugin/logging` by
- * the build's wrapper instead (`entry.ts`); 'http' and 'fetch-event' are the network. 'clocks'
+ * the build's wrapper instead (`entry.ts`); 'fetch-event' would export an HTTP server. 'http'
+ * stays on: it is the guest's `fetch` (imports `wasi:http/outgoing-handler`), which the host
+ * serves only as far as a granted `[network]` allow-list reaches (plugins/network/). 'clocks'
  * and 'random' stay on: without them `Date.now()` is frozen at build time and `Math.random()`
  * repeats the same sequence in every instance.
  */
-export const DISABLED_FEATURES = ['stdio', 'http', 'fetch-event'] as const;
+export const DISABLED_FEATURES = ['stdio', 'fetch-event'] as const;
 
 export interface BuildResult {
   /** The component written (the manifest's `wasm`). */
