@@ -15,9 +15,11 @@ import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource } from './source-check.js';
+import { sourcesDigest } from './source-digest.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
+export { sourcesDigest, BUILD_STAMP } from './source-digest.js';
 
 
 /**
@@ -254,16 +256,7 @@ function readStamp(dir: string): string | undefined {
   }
 }
 
-/** SHA-256 over the relative paths and contents of a directory's files (built .wasm and build wrappers left out). */
+/** The short form of `sourcesDigest` the build stamp keeps (32 hex digits). */
 function hashTree(dir: string): string {
-  const hash = createHash('sha256');
-  const walk = (path: string): void => {
-    for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const full = join(path, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && !entry.name.endsWith('.wasm') && !entry.name.startsWith(ENTRY_PREFIX)) hash.update(relative(dir, full)).update('\0').update(readFileSync(full));
-    }
-  };
-  walk(dir);
-  return hash.digest('hex').slice(0, 32);
+  return sourcesDigest(dir).slice('sha256:'.length, 'sha256:'.length + 32);
 }

@@ -1,0 +1,30 @@
+import { PluginLoadError } from '../errors.js';
+import { describeAsks } from './asks.js';
+import { shortDigest } from './digest.js';
+import type { CapabilityAsk } from './types.js';
+
+/** A module not served because what it asks for is not granted (yet): listed by `registry.pending()` as `'ungranted'`. */
+export class PluginGrantError extends PluginLoadError {
+  constructor(
+    message: string,
+    /** The asks not granted. */
+    readonly missing: readonly CapabilityAsk[],
+  ) {
+    super(message);
+  }
+}
+
+/** Why the grant is missing: a request waits at the desk, no one is asked (`mode: 'deny'`), or a person denied it. */
+export type UngrantedWhy = 'asking' | 'not-asked' | 'denied';
+
+/**
+ * The one-line reason `GET /`, the log and the load error give: the missing grants, the component
+ * they would be pinned to, and how to give them.
+ */
+export function ungrantedReason(name: string, digest: string, missing: readonly CapabilityAsk[], why: UngrantedWhy): string {
+  const what = `${describeAsks(missing)} for component ${shortDigest(digest)}`;
+  const how = `\`chatty-gateway plugin grant ${name}\``;
+  if (why === 'asking') return `waiting for a grant: it asks for ${what}; answer the request, or grant it with ${how}`;
+  if (why === 'denied') return `not granted: its request for ${what} was denied; to grant it: ${how}, then load it again (or restart)`;
+  return `not granted: it asks for ${what}, and no one is asked (approvals: deny, or no one to ask); to grant it: ${how}, then load it again (or restart)`;
+}

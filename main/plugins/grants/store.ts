@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
+import { sameAsk } from './asks.js';
+import { GrantsFile } from './grants-file.js';
+import { readPluginsLock } from './lock-file.js';
+import type { LockedGrant } from './record.js';
+import type { CapabilityAsk } from './types.js';
+
+/** How a registry gives `file`, `llm`, `billing` and `network` (`ModuleRegistryOptions.grants`). */
+export interface GrantsOptions {
+  /**
+   * The grants file (an owner-only JSON file, e.g. `grantsFileBeside(approvalsFile)`): grants are
+   * remembered there across restarts. Without it a grant lasts as long as the registry.
+   */
+  file?: string | undefined;
+  /** `plugins.lock` files the embedder ships: their entries pre-grant (read once, never written). */
+  locks?: readonly string[] | undefined;
+  /**
+   * What happens to an ask not granted yet: `'ask'` (default) puts it to `registry.grants` and the
+   * module waits, not served; `'allow'` grants it for this registry only (never remembered);
+   * `'deny'` refuses it: the module is not served, and the reason says how to grant it.
+   */
+  mode?: 'ask' | 'allow' | 'deny' | undefined;
+}
+
+/**
+ * Where a registry's grants come from: the embedder's `plugins.lock` entries, the grants file, and
+ * what was granted while it runs. Each is pinned to a plugin's name and its component's digest (a
+ * lock entry may pin the sources instead), and grants asks, not bare capabilities: a grant of
+ * `network: api.github.com:443` does not cover `network: evil.example` added to the manifest later.
+ */
+export class GrantStore {
+  readonly file: GrantsFile | undefined;
+  private readonly locked: readonly LockedGrant[];
+  /** Granted while this registry runs, by plugin name (the file's entry when there is a file). */
+  private readonly memory = new Map<string, { digest: string; granted: CapabilityAsk[] }>();
+
+  /** Reads the locks and the grants file at once: a malformed one throws, naming it, before anything loads. */
+  constructor(options: GrantsOptions) {
+    this.locked = (options.locks ?? []).flatMap((path) => readPluginsLock(path));
+    this.file = options.file !== undefined ? new GrantsFile(options.file) : undefined;
+    this.file?.read();
+  }
+
+  /** The asks among `asks` not granted to plugin `name` (in `dir`) at component `digest`. Throws `GrantsFileError` when the file has become malformed. */
+  missing(name: string, digest: string, dir: string, asks: readonly CapabilityAsk[]): CapabilityAsk[] {
+    if (asks.length === 0) return [];
+    const granted = [...this.lockedFor(name, digest, dir), ...(this.file?.grantedTo(name, digest) ?? []), ...this.rememberedFor(name, digest)];
+    return asks.filter((ask) => !granted.some((had) => sameAsk(had, ask)));
+  }
+
+  /** Remembers a grant: in the file when there is one (throws `GrantsFileError`, the file untouched, when it is malformed), else for this registry. */
+  remember(name: string, digest: string, asks: readonly CapabilityAsk[]): void {
+    if (this.file) {
+      this.file.remember(name, digest, asks);
+      return;
+    }
+    const before = this.rememberedFor(name, digest);
+    this.memory.set(name, { digest, granted: [...before, ...asks] });
+  }
+
+  /** Granted for this run only (`mode: 'allow'`): never written. */
+  allowForNow(name: string, digest: string, asks: readonly CapabilityAsk[]): void {
+    this.memory.set(name, { digest, granted: [...this.rememberedFor(name, digest), ...asks] });
+  }
+
+  private rememberedFor(name: string, digest: string): CapabilityAsk[] {
+    const entry = this.memory.get(name);
+    return entry && entry.digest === digest ? entry.granted : [];
+  }
+
+  /**
+   * What the locks grant `name`: entries pinned to this digest, and entries pinned to sources when
+   * the module directory holds those very sources and was built from them (its build stamp ends
+   * with their digest, as `ensureExamplesBuilt` writes it).
+   */
+  private lockedFor(name: string, digest: string, dir: string): CapabilityAsk[] {
+    const entries = this.locked.filter((entry) => entry.name === name);
+    if (entries.length === 0) return [];
+    let sources: string | undefined;
+    const granted: CapabilityAsk[] = [];
+    for (const entry of entries) {
+      if (entry.digest === digest) granted.push(...entry.granted);
+      else if (entry.sources !== undefined) {
+        sources ??= builtFromSources(dir);
+        if (sources === entry.sources) granted.push(...entry.granted);
+      }
+    }
+    return granted;
+  }
+}
+
+/** The sources digest of `dir` if its component was built from them (build stamp), else `''`. */
+function builtFromSources(dir: string): string {
+  let stamp: string;
+  try {
+    stamp = readFileSync(join(dir, BUILD_STAMP), 'utf8');
+  } catch {
+    return '';
+  }
+  const digest = sourcesDigest(dir);
+  return stamp.endsWith(`:${digest.slice('sha256:'.length, 'sha256:'.length + 32)}`) ? digest : '';
+}
