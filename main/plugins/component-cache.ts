@@ -11,6 +11,7 @@ import { capCoreModule, shapeOfCoreModule, type CoreModuleShape } from './inspec
 import { inspectTranspiledJs } from './inspect/transpiled-js.js';
 import { MAX_TABLE_ENTRIES, PAGES_PER_MIB } from './limits.js';
 import { spawnWorker } from './spawn.js';
+import { ToolRecord } from './tool-record.js';
 import type { GuestSandbox } from './worker/protocol.js';
 import type { ToolchainReply, ToolchainRequest } from './worker/toolchain-entry.js';
 import { parseComponentWorld, type ComponentWorld } from './world.js';
@@ -67,10 +68,13 @@ export function transpilerVersion(): string {
 /**
  * jco-transpile's output on disk, keyed by the component's SHA-256 and the transpiler's version,
  * plus the compiled (memory-capped) core modules in memory: transpile once per machine, compile
- * once per process and memory cap.
+ * once per memory cap while some engine holds them (an idle plugin holds none, so they are
+ * compiled again when its engine next starts), and what each load recorded of the component's
+ * tools (`toolRecord`).
  */
 export class ComponentCache {
-  private readonly compiled = new Map<string, Promise<CompiledComponent>>();
+  /** A compile under way, then a weak reference to its result: dropped once no engine uses it. */
+  private readonly compiled = new Map<string, Promise<CompiledComponent> | WeakRef<CompiledComponent>>();
   /** The checked JavaScript's core instantiations, by cache key. */
   private readonly checkedJs = new Map<string, string[]>();
   private readonly toolchain = new Toolchain();
@@ -137,27 +141,37 @@ export class ComponentCache {
    */
   compile(prepared: PreparedComponent, maxMemoryMb: number): Promise<CompiledComponent> {
     const id = `${prepared.key}:${maxMemoryMb}`;
-    let compiled = this.compiled.get(id);
-    if (!compiled) {
-      compiled = (async () => {
-        const files: Record<string, Uint8Array> = {};
-        const perModule: Record<string, CoreModuleShape> = {};
-        for (const name of prepared.coreFiles) {
-          files[name] = await readFile(join(prepared.dir, name));
-          perModule[name] = shapeOfCoreModule(files[name], name);
-        }
-        const sandbox = planSandbox(prepared.coreInstantiations, perModule, maxMemoryMb);
-        const modules: Record<string, WasmModule> = {};
-        for (const [name, bytes] of Object.entries(files)) {
-          const capped = capCoreModule(bytes, { memoryPages: sandbox.memoryPagesEach, tableEntries: sandbox.tableEntriesEach }, name);
-          modules[name] = await Wasm.compile(capped);
-        }
-        return { modules, sandbox };
-      })();
-      compiled.catch(() => this.compiled.delete(id));
-      this.compiled.set(id, compiled);
-    }
+    const known = this.compiled.get(id);
+    const alive = known instanceof WeakRef ? known.deref() : known;
+    if (alive) return Promise.resolve(alive);
+    const compiled = (async () => {
+      const files: Record<string, Uint8Array> = {};
+      const perModule: Record<string, CoreModuleShape> = {};
+      for (const name of prepared.coreFiles) {
+        files[name] = await readFile(join(prepared.dir, name));
+        perModule[name] = shapeOfCoreModule(files[name], name);
+      }
+      const sandbox = planSandbox(prepared.coreInstantiations, perModule, maxMemoryMb);
+      const modules: Record<string, WasmModule> = {};
+      for (const [name, bytes] of Object.entries(files)) {
+        const capped = capCoreModule(bytes, { memoryPages: sandbox.memoryPagesEach, tableEntries: sandbox.tableEntriesEach }, name);
+        modules[name] = await Wasm.compile(capped);
+      }
+      return { modules, sandbox };
+    })();
+    compiled.then(
+      (done) => {
+        if (this.compiled.get(id) === compiled) this.compiled.set(id, new WeakRef(done));
+      },
+      () => this.compiled.delete(id),
+    );
+    this.compiled.set(id, compiled);
     return compiled;
+  }
+
+  /** Where a load records the component's tools, and finds what an earlier load recorded. */
+  toolRecord(prepared: PreparedComponent): ToolRecord {
+    return new ToolRecord(prepared.dir);
   }
 
   async close(): Promise<void> {

@@ -7,7 +7,7 @@ import { pluginSourceIn } from './build/plugin-source.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
-import type { ModuleHandle } from './handle/index.js';
+import { checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
 import { MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
@@ -113,6 +113,7 @@ export class ModuleRegistry {
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
     this.logger = options.logger ?? stderrLogger;
+    checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
     this.ceilings = {
       maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
       maxExecutionMs: Math.min(options.ceilings?.maxExecutionMs ?? DEFAULT_CEILINGS.maxExecutionMs, DEFAULT_CEILINGS.maxExecutionMs),

@@ -38,9 +38,9 @@ export class CallQueue {
   /** Calls posted to the current worker, in order: the first is running (or about to). */
   readonly inflight: Job[] = [];
 
-  /** Calls waiting for the lock (the running one excluded). */
+  /** Calls waiting for the lock: all but the first in line (running, or waiting for the engine to start). */
   get queued(): number {
-    return this.waiting.length + Math.max(0, this.inflight.length - 1);
+    return Math.max(0, this.waiting.length + this.inflight.length - 1);
   }
 
   /** Whether the channel has room for another posted call. */

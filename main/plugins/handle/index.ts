@@ -1,5 +1,7 @@
 /**
- * A loaded module's handle (`module-handle.ts`) and its three parts: its lock (`call-queue.ts`),
- * its clock (`deadline.ts`) and its worker thread (`guest-worker.ts`).
+ * A loaded module's handle (`module-handle.ts`) and its parts: its lock (`call-queue.ts`), its
+ * clock (`deadline.ts`), its idle clock (`idle-timer.ts`) and its worker thread, the engine
+ * (`guest-worker.ts`), started on the first call and stopped when idle.
  */
-export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats, type ModuleHandleInit } from './module-handle.js';
+export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats, type ModuleHandleInit, type ToolRecordStore } from './module-handle.js';
+export { DEFAULT_ENGINE_IDLE_MS, checkedEngineIdleMs } from './idle-timer.js';

@@ -1,4 +1,5 @@
 import type { AbortLike } from '../../jsonrpc/index.js';
+import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
 import { MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
@@ -17,7 +18,8 @@ import type {
 } from '../worker/protocol.js';
 import { CallQueue, type Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
-import { GuestWorker, type GuestWorkerEvents } from './guest-worker.js';
+import { GuestWorker, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
+import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
 
 /** What `invokeTool` takes; `caller` names who is calling (an MCP client, an agent), if known. */
@@ -39,9 +41,24 @@ export interface InvokeOptions {
   signal?: AbortLike | undefined;
 }
 
+/** Where a load finds and keeps what it learnt of the component's tools (`ToolRecord`). */
+export interface ToolRecordStore {
+  read(context: string): Promise<ToolDefinition[] | undefined>;
+  write(context: string, tools: readonly ToolDefinition[]): Promise<void>;
+}
+
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
-  extends Pick<GuestWorkerData, 'componentUrl' | 'coreModules' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network' | 'sandbox'> {
+  extends Pick<GuestWorkerData, 'componentUrl' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network' | 'sandbox'> {
+  /** The component's core modules, compiled (memory-capped): asked for at each engine start, held only while it runs. */
+  compile(): Promise<CompiledComponent>;
+  /**
+   * How long the engine (the worker thread) stays up after its last call ends, in ms (default
+   * `DEFAULT_ENGINE_IDLE_MS`, 5 min); 0 keeps it resident from the load on.
+   */
+  engineIdleMs?: number | undefined;
+  /** Where the load records the tools (absent: nothing recorded across loads; `tools/list` still answers from the load). */
+  toolRecord?: ToolRecordStore | undefined;
   manifest: Manifest;
   limits: ModuleLimits;
   dir: string;
@@ -57,7 +74,11 @@ export interface HandleStats {
   calls: number;
   timeouts: number;
   traps: number;
+  /** Engines started to replace one that failed (a timeout, a crash, a cancelled running call). */
   restarts: number;
+  /** Engines (worker threads) started, for any reason; and those stopped for being idle. */
+  engineStarts: number;
+  idleStops: number;
   /** Calls cancelled by their caller, and how many of those stopped a running guest. */
   cancelled: number;
   stopped: number;
@@ -79,7 +100,7 @@ export class ModuleHandle implements ModuleInfo {
   readonly manifest: Manifest;
   readonly dir: string;
   readonly limits: ModuleLimits;
-  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, cancelled: 0, stopped: 0 };
+  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, engineStarts: 0, idleStops: 0, cancelled: 0, stopped: 0 };
 
   private live: GuestWorker | undefined;
   private starting: Promise<GuestWorker> | undefined;
@@ -87,7 +108,13 @@ export class ModuleHandle implements ModuleInfo {
   private readonly deadline = new Deadline(() => this.onDeadline());
   private awaitingWorker = false;
   private closed = false;
-  private spawned = 0;
+  /** How the last engine ended: the next start after a failure counts as a restart. */
+  private lastEnd: 'none' | 'idle' | 'failed' = 'none';
+  /** An idle stop under way: the next start waits for it, so a module never has two engines. */
+  private stopping: Promise<void> | undefined;
+  private readonly idle: IdleTimer;
+  /** The tools as the load listed (or found recorded) them, schemas checked; `tools/list` answers from them. */
+  private recordedTools: ToolDefinition[] | undefined;
 
   constructor(private readonly init: ModuleHandleInit) {
     const m = init.manifest.module;
@@ -99,20 +126,65 @@ export class ModuleHandle implements ModuleInfo {
     this.manifest = init.manifest;
     this.limits = init.limits;
     this.dir = init.dir;
+    this.idle = new IdleTimer(checkedEngineIdleMs(init.engineIdleMs), () => this.onIdle());
   }
 
   /**
-   * Starts the worker and instantiates the component, then asks for its tools: rejects with
-   * `PluginLoadError` if it cannot start, or if a tool's schema is not a JSON Schema object
-   * (naming the tool). A `list-tools` that fails otherwise (a trap, its 1 s limit) does not stop
-   * the load: the `tools/list` that meets it again says so.
+   * Where the engine is: `stopped` (no worker thread: the state of an idle plugin), `starting`,
+   * `running`, or `stopping` (an idle stop under way; a call arriving now waits for it, then
+   * starts a fresh engine).
+   */
+  get engineState(): 'stopped' | 'starting' | 'running' | 'stopping' {
+    if (this.live) return 'running';
+    if (this.starting) return 'starting';
+    if (this.stopping) return 'stopping';
+    return 'stopped';
+  }
+
+  /**
+   * The load. When an earlier load of the same component in the same context recorded its tools
+   * (`ToolRecordStore`), that is the proof and nothing starts. Otherwise the engine starts and the
+   * component is instantiated, its tools are listed, checked and recorded, and the engine stops
+   * again. Rejects with `PluginLoadError` if it cannot start, or if a tool's schema is not a JSON
+   * Schema object (naming the tool). A `list-tools` that fails otherwise (a trap, its 1 s limit)
+   * does not stop the load and records nothing: each `tools/list` then asks the engine. With
+   * `engineIdleMs` 0 the engine starts here and stays.
    */
   async start(): Promise<void> {
+    const context = this.recordContext();
+    const recorded = await this.readRecord(context);
+    if (recorded && this.idle.idleMs > 0) {
+      this.recordedTools = recorded;
+      return;
+    }
     await this.ensureWorker();
+    if (recorded) {
+      this.recordedTools = recorded;
+      return;
+    }
+    let tools: ToolDefinition[] | undefined;
     try {
-      await this.listTools();
+      tools = await this.listTools();
     } catch (err) {
       if (err instanceof PluginCallError && err.cause instanceof ToolSchemaError) throw new PluginLoadError(err.cause.message);
+    }
+    if (tools) {
+      this.recordedTools = tools;
+      await this.init.toolRecord?.write(context, tools).catch((err: unknown) => {
+        this.init.logger.log('warn', `cannot record the module's tools (the next load starts its engine to list them): ${messageOf(err)}`, { module: this.name });
+      });
+    }
+    if (this.idle.idleMs > 0 && this.live && this.calls.waiting.length === 0 && this.calls.inflight.length === 0) this.stopEngine(this.live);
+  }
+
+  /** A record read back is checked again as the guest's own answer was (it is a file on disk). */
+  private async readRecord(context: string): Promise<ToolDefinition[] | undefined> {
+    const tools = await this.init.toolRecord?.read(context);
+    if (!tools) return undefined;
+    try {
+      return checkedTools(tools);
+    } catch {
+      return undefined;
     }
   }
 
@@ -122,11 +194,17 @@ export class ModuleHandle implements ModuleInfo {
   }
 
   /**
-   * The guest's `list-tools` export (1 s limit), each schema checked and made explicit
-   * (`checkedTools`: `{}` becomes `{"type":"object"}`); a schema that is not a JSON Schema
-   * object fails the call `invalid_output`, naming the tool.
+   * The module's tools: what the load recorded (without starting the engine), or, when the load
+   * could not list them, the guest's `list-tools` export (1 s limit). Each schema is checked and
+   * made explicit (`checkedTools`: `{}` becomes `{"type":"object"}`); a schema that is not a JSON
+   * Schema object fails the call `invalid_output`, naming the tool.
    */
   async listTools(): Promise<ToolDefinition[]> {
+    const recorded = this.recordedTools;
+    if (recorded) {
+      if (this.closed) throw this.unloadedError();
+      return recorded.map((tool) => ({ ...tool }));
+    }
     const tools = (await this.enqueue('list-tools', undefined, this.limits.metadataTimeoutMs)) as ToolDefinition[];
     try {
       return checkedTools(tools);
@@ -168,7 +246,7 @@ export class ModuleHandle implements ModuleInfo {
     return job.request?.callId;
   }
 
-  /** Calls waiting for the lock (the running one excluded). */
+  /** Calls waiting for the lock (the running one, or the one first in line while the engine starts, excluded). */
   get queued(): number {
     return this.calls.queued;
   }
@@ -178,12 +256,14 @@ export class ModuleHandle implements ModuleInfo {
     if (this.closed) return;
     this.closed = true;
     this.deadline.clear();
+    this.idle.clear();
     for (const job of this.calls.takeAll()) job.reject(this.unloadedError());
     const live = this.live;
     this.live = undefined;
     const starting = this.starting;
     if (live) await live.kill();
     else if (starting) await starting.then((l) => l.kill(), () => undefined);
+    await this.stopping;
   }
 
   private get heapMb(): number {
@@ -233,6 +313,7 @@ export class ModuleHandle implements ModuleInfo {
     // Running: what the worker finished before it is answered first, then the worker is stopped.
     this.calls.settleDone(live, this.settler);
     this.live = undefined;
+    this.lastEnd = 'failed';
     this.calls.inflight.splice(this.calls.inflight.indexOf(job), 1);
     this.calls.requeueInflight();
     this.stats.stopped++;
@@ -256,8 +337,46 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('cancelled', `module '${this.name}': tool '${tool}' was cancelled ${when}${why}`, this.name);
   }
 
-  /** Posts queued calls to the worker, up to the channel's depth, starting one if there is none. */
+  /** Posts queued calls to the worker (starting one if there is none), then minds the idle clock. */
   private pump(): void {
+    this.post();
+    this.mindIdle();
+  }
+
+  /**
+   * With nothing queued or in flight the idle clock runs (from the end of the last call); any call
+   * stops it. Only a running engine is ever idle: one starting has a call waiting for it.
+   */
+  private mindIdle(): void {
+    if (this.live && !this.closed && this.calls.waiting.length === 0 && this.calls.inflight.length === 0) this.idle.start();
+    else this.idle.clear();
+  }
+
+  /**
+   * The idle clock ran out. Checked again, since everything that happened since it started is
+   * known here: a call queued or running keeps the engine (a stop racing a call loses).
+   */
+  private onIdle(): void {
+    const live = this.live;
+    if (this.closed || !live || this.calls.waiting.length > 0 || this.calls.inflight.length > 0) return;
+    this.stopEngine(live);
+    this.init.logger.log('debug', `engine stopped after ${this.idle.idleMs} ms idle; the next call starts it again`, { module: this.name });
+  }
+
+  /** Stops an engine that has no call: the worker thread ends and its memory goes with it. */
+  private stopEngine(live: GuestWorker): void {
+    this.live = undefined;
+    this.lastEnd = 'idle';
+    this.stats.idleStops++;
+    this.idle.clear();
+    this.deadline.clear();
+    const stopping: Promise<void> = live.kill().finally(() => {
+      if (this.stopping === stopping) this.stopping = undefined;
+    });
+    this.stopping = stopping;
+  }
+
+  private post(): void {
     if (this.closed || this.calls.waiting.length === 0) return;
     const live = this.live;
     if (!live) {
@@ -330,6 +449,7 @@ export class ModuleHandle implements ModuleInfo {
   private onTimeout(live: GuestWorker, job: Job): void {
     this.stats.timeouts++;
     this.live = undefined;
+    this.lastEnd = 'failed';
     this.calls.inflight.shift();
     this.calls.requeueInflight();
     void live.kill();
@@ -348,27 +468,45 @@ export class ModuleHandle implements ModuleInfo {
     return this.starting;
   }
 
-  private spawn(): Promise<GuestWorker> {
-    if (this.spawned++ > 0) this.stats.restarts++;
-    return GuestWorker.start(
-      {
-        module: this.name,
-        componentUrl: this.init.componentUrl,
-        coreModules: this.init.coreModules,
-        wasiImports: this.init.wasiImports,
-        config: this.init.config,
-        filesRoot: this.init.filesRoot,
-        grants: this.init.grants,
-        network: this.init.network,
-        maxOutputBytes: this.limits.maxOutputBytes,
-        maxMemoryBytes: this.limits.maxMemoryMb * MIB,
-        maxLogBytes: MAX_LOG_BYTES,
-        maxFileBytes: MAX_FILE_BYTES,
-        sandbox: this.init.sandbox,
-      },
-      this.heapMb,
-      this.workerEvents,
-    );
+  /**
+   * Starts an engine: after an idle stop still under way has ended, with the core modules compiled
+   * again if no other engine holds them.
+   */
+  private async spawn(): Promise<GuestWorker> {
+    await this.stopping;
+    if (this.closed) throw this.unloadedError();
+    this.stats.engineStarts++;
+    if (this.lastEnd === 'failed') this.stats.restarts++;
+    const { modules } = await this.init.compile();
+    if (this.closed) throw this.unloadedError();
+    return GuestWorker.start({ ...this.workerConfig(), coreModules: modules }, this.heapMb, this.workerEvents);
+  }
+
+  /** What the worker is started with, less its compiled core modules. */
+  private workerConfig(): Omit<GuestWorkerConfig, 'coreModules'> {
+    return {
+      module: this.name,
+      componentUrl: this.init.componentUrl,
+      wasiImports: this.init.wasiImports,
+      config: this.init.config,
+      filesRoot: this.init.filesRoot,
+      grants: this.init.grants,
+      network: this.init.network,
+      maxOutputBytes: this.limits.maxOutputBytes,
+      maxMemoryBytes: this.limits.maxMemoryMb * MIB,
+      maxLogBytes: MAX_LOG_BYTES,
+      maxFileBytes: MAX_FILE_BYTES,
+      sandbox: this.init.sandbox,
+    };
+  }
+
+  /**
+   * Everything the guest is given besides its bytes, as one string: a tool record made in
+   * another context (other config, grants, files root, network or limits) is not used.
+   */
+  private recordContext(): string {
+    const { module: _name, componentUrl: _url, ...context } = this.workerConfig();
+    return JSON.stringify(context);
   }
 
   private readonly workerEvents: GuestWorkerEvents = {
@@ -417,6 +555,7 @@ export class ModuleHandle implements ModuleInfo {
     if (live !== this.live) return;
     this.calls.settleDone(live, this.settler); // what it answered before it went stays answered
     this.live = undefined;
+    this.lastEnd = 'failed';
     live.closePorts();
     this.init.logger.log('error', why, { module: this.name });
     const job = this.calls.inflight.shift();
