@@ -18,6 +18,7 @@ const INVOKE = {
   cancelTask: 'chatty:cancel-task',
   answerApproval: 'chatty:answer-approval',
   answerQuestion: 'chatty:answer-question',
+  answerGrant: 'chatty:answer-grant',
   postMessage: 'chatty:post-message',
   listApprovalRules: 'chatty:list-approval-rules',
   revokeApprovalRule: 'chatty:revoke-approval-rule',
@@ -28,14 +29,15 @@ const EVENTS = {
   task: 'chatty:task',
   approval: 'chatty:approval',
   question: 'chatty:question',
+  grant: 'chatty:grant',
   withdrawn: 'chatty:withdrawn',
   message: 'chatty:message',
   approvalDecision: 'chatty:approval-decision',
 } as const satisfies EventChannels;
 
 // The reverse check: every name main has is here (`satisfies` above only checks the ones written).
-const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, postMessage: true, listApprovalRules: true, revokeApprovalRule: true };
-const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, withdrawn: true, message: true, approvalDecision: true };
+const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, answerGrant: true, postMessage: true, listApprovalRules: true, revokeApprovalRule: true };
+const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, grant: true, withdrawn: true, message: true, approvalDecision: true };
 void everyInvoke;
 void everyEvent;
 
@@ -57,6 +59,7 @@ const api: ChattyBridge = {
   cancelTask: (request) => ipcRenderer.invoke(INVOKE.cancelTask, request),
   answerApproval: (request) => ipcRenderer.invoke(INVOKE.answerApproval, request),
   answerQuestion: (request) => ipcRenderer.invoke(INVOKE.answerQuestion, request),
+  answerGrant: (request) => ipcRenderer.invoke(INVOKE.answerGrant, request),
   postMessage: (request) => ipcRenderer.invoke(INVOKE.postMessage, request),
   listApprovalRules: () => ipcRenderer.invoke(INVOKE.listApprovalRules),
   revokeApprovalRule: (request) => ipcRenderer.invoke(INVOKE.revokeApprovalRule, request),
@@ -64,6 +67,7 @@ const api: ChattyBridge = {
   onTask: (listener) => subscribe(EVENTS.task, listener),
   onApproval: (listener) => subscribe(EVENTS.approval, listener),
   onQuestion: (listener) => subscribe(EVENTS.question, listener),
+  onGrant: (listener) => subscribe(EVENTS.grant, listener),
   onWithdrawn: (listener) => subscribe(EVENTS.withdrawn, listener),
   onMessage: (listener) => subscribe(EVENTS.message, listener),
   onApprovalDecision: (listener) => subscribe(EVENTS.approvalDecision, listener),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { bundledAgents, detectWorkspace, pruneWorktreesAtStart, type BundledWorkspace } from '../agents/bundled.js';
 import type { WorkerCommand } from '../agents/worker-command.js';
 import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
+import type { PluginGrants } from '../plugins/grants/index.js';
 import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules.js';
 import type { Teardown } from './lifecycle.js';
 
@@ -27,6 +28,11 @@ export interface AppGateway {
   gateway: ProtocolGateway;
   started: StartedGateway;
   workspace: BundledWorkspace;
+  /**
+   * The plugins' grant desk (`registry.grants`): what a plugin asks for that is not granted for its
+   * digest waits here for the window (`attachDesktopBridge`'s `grants`), and is not served until then.
+   */
+  grants: PluginGrants;
 }
 
 /**
@@ -58,5 +64,5 @@ export async function startAppGateway(options: AppGatewayOptions, teardown: Tear
   teardown.add('stop the gateway', () => gateway.stop());
   const started = await gateway.start();
   log.info(`gateway on ${started.socketPath}; agents ${workspace.kind === 'git' ? `in worktrees of ${workspace.workspaceRoot} (${workspace.baseBranch})` : `in ${workspace.workspaceRoot}`}`);
-  return { gateway, started, workspace };
+  return { gateway, started, workspace, grants: modules.grants };
 }

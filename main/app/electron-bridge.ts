@@ -3,7 +3,7 @@
 // only that webContents, Electron ≥ 17), so `chatty-protocol-gateway/electron` imports on plain
 // Node and a test drives it with a stand-in webContents.
 import type { ProtocolGateway } from '../gateway/index.js';
-import { BridgeHost } from './bridge/bridge-host.js';
+import { BridgeHost, type GrantDesk } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
@@ -35,6 +35,8 @@ export interface DesktopBridgeOptions {
   pageUrl?: string;
   /** Where refusals and other notes go (default: nowhere). */
   log?: (line: string) => void;
+  /** The plugins' grant desk (`registry.grants`, `startAppGateway`'s `grants`): its capability requests are put to the page too. */
+  grants?: GrantDesk | undefined;
 }
 
 /** The default page: `index.html` of the app's own pages, on the app's origin. */
@@ -58,7 +60,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
   if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
-  const host = new BridgeHost(gateway, started, (url) => url === pageUrl, options.log ? { log: options.log } : {});
+  const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const unbind = bindBridge(host, contents);
   let detached = false;

@@ -71,13 +71,13 @@ async function launch(teardown: Teardown): Promise<BrowserWindow> {
   police(session.defaultSession);
   // No Reload in the menu: a reload would deny, unseen, every approval waiting in the page.
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate({ platform: process.platform, devTools: !app.isPackaged })));
-  const { gateway } = await startAppGateway(
+  const { gateway, grants } = await startAppGateway(
     { userData: app.getPath('userData'), isPackaged: app.isPackaged, env: process.env, cwd: process.cwd(), log: quitLog },
     teardown,
   );
   const window = openAppWindow(BrowserWindow, preloadPath);
   window.once('ready-to-show', () => window.show());
-  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line) }));
+  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants }));
   await window.loadURL(APP_PAGE_URL);
   return window;
 }

@@ -5,6 +5,7 @@ import type { ApprovalDecision, ApprovalRequest, QuestionToRoot, RootInvokeResul
 import { hasHidden } from '../../display/index.js';
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
+import { shortDigest, type PluginGrantDecision, type PluginGrantRequest, type PluginGrants } from '../../plugins/grants/index.js';
 import { surfacesOf, type CallableModule, type ServedModule } from '../../gateway/modules.js';
 import {
   ANSWER_LIMITS,
@@ -13,6 +14,7 @@ import {
   InvokeRequestSchemas,
   type AgentSummary,
   type AnswerApproval,
+  type AnswerGrant,
   type AnswerQuestion,
   type ApprovalMatch,
   type ApprovalRule,
@@ -28,6 +30,7 @@ import {
   type MailOutcome,
   type ModuleSummary,
   type PendingApproval,
+  type PendingGrant,
   type PendingQuestion,
   type RevokeApprovalRule,
   type Snapshot,
@@ -56,7 +59,12 @@ export type WindowSend = <C extends EventChannel>(channel: C, payload: EventPayl
 export interface BridgeHostOptions {
   /** Where refusals and other notes go (the main-process log). */
   log?: (line: string) => void;
+  /** The plugins' grant desk (`registry.grants`): its capability requests are put to the window too. */
+  grants?: GrantDesk | undefined;
 }
+
+/** What the bridge needs of a `PluginGrants` desk: to be its one handler. */
+export type GrantDesk = Pick<PluginGrants, 'onRequest'>;
 
 /** Kept for a (re)loaded window's snapshot. */
 const MAX_EDGE_ROWS = 200;
@@ -83,7 +91,8 @@ type Pending =
       task: TaskRecord | undefined;
       settle: (answers: AnswerQuestion['answers']) => void;
       fail: (err: Error) => void;
-    };
+    }
+  | { kind: 'grant'; view: PendingGrant; settle: (decision: PluginGrantDecision) => void };
 
 /**
  * The main-process side of the bridge, free of Electron so it runs under test. It is the root's
@@ -131,6 +140,7 @@ export class BridgeHost {
       gateway.onEdge((row) => this.addEdgeRow({ ...row })),
     );
     this.unsubscribe.push(this.approvals.onDecision((row) => this.addAuditRow(structuredClone(row))));
+    if (options.grants) this.unsubscribe.push(options.grants.onRequest((request, signal) => this.askGrant(request, signal)));
   }
 
   readonly invokeChannels = Object.keys(InvokeRequestSchemas) as InvokeChannel[];
@@ -150,9 +160,14 @@ export class BridgeHost {
     this.send = send;
   }
 
-  /** The window's page reloads or navigates: its waiting approvals are denied and its questions withdrawn. */
+  /**
+   * The window's page reloads or navigates: its waiting approvals are denied and its questions
+   * withdrawn. A plugin's capability request keeps waiting (no agent is held up by it): the next
+   * page finds it in its snapshot.
+   */
   windowReset(reason = 'the window was reloaded'): void {
     for (const [requestId, pending] of [...this.pending]) {
+      if (pending.kind === 'grant') continue;
       this.pending.delete(requestId);
       if (pending.kind === 'approval') {
         this.addEntry(pending.task, { kind: 'verdict', text: `denied ${pending.view.commandOrPath}: ${reason}`, node: pending.view.asker.agent });
@@ -207,6 +222,8 @@ export class BridgeHost {
         return this.answerApproval(parse(channel, payload));
       case INVOKE_CHANNELS.answerQuestion:
         return this.answerQuestion(parse(channel, payload));
+      case INVOKE_CHANNELS.answerGrant:
+        return this.answerGrant(parse(channel, payload));
       case INVOKE_CHANNELS.postMessage: {
         const { to, text } = parse(channel, payload);
         return this.postMessage(to, text);
@@ -265,6 +282,7 @@ export class BridgeHost {
       tasks: [...this.tasks.values()].map((t) => t.view),
       approvals: [...this.pending.values()].flatMap((p) => (p.kind === 'approval' ? [p.view] : [])),
       questions: [...this.pending.values()].flatMap((p) => (p.kind === 'question' ? [p.view] : [])),
+      grants: [...this.pending.values()].flatMap((p) => (p.kind === 'grant' ? [p.view] : [])),
       mailbox: this.mailbox,
       edgeRows: this.edgeRows,
       auditRows: this.auditRows,
@@ -502,6 +520,47 @@ export class BridgeHost {
     this.pending.delete(requestId);
     this.addEntry(pending.task, { kind: 'answer', text: `answered ${answers.map((a) => a.answer).join(' / ')}`, node: pending.view.asker.agent });
     pending.settle(answers.map((a) => ({ ...a })));
+    return { accepted: true };
+  }
+
+  /**
+   * A plugin's capability request, put to the window as a popover of its own kind. It waits for
+   * an answer however long it takes, with no window too (the next one finds it in its snapshot):
+   * nothing is granted or denied by anyone's absence. Withdrawn (the module unloaded, the registry
+   * closing, this bridge closed: the desk hands it to its next handler), the popover closes.
+   */
+  private askGrant(request: PluginGrantRequest, signal: AbortSignal): PluginGrantDecision | Promise<PluginGrantDecision> {
+    if (signal.aborted) return 'denied';
+    const requestId = `grant-${++this.nextRequest}`;
+    const view: PendingGrant = {
+      requestId,
+      plugin: request.plugin,
+      version: request.version,
+      digest: request.digest,
+      digestShort: shortDigest(request.digest),
+      asks: request.asks.map((ask) => ({ capability: ask.capability, detail: ask.detail })),
+      at: Date.now(),
+    };
+    return new Promise<PluginGrantDecision>((resolve) => {
+      this.pending.set(requestId, { kind: 'grant', view, settle: resolve });
+      signal.addEventListener(
+        'abort',
+        () => {
+          if (!this.pending.delete(requestId)) return;
+          this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason: 'the plugin no longer waits for it' });
+          resolve('denied');
+        },
+        { once: true },
+      );
+      this.emit(EVENT_CHANNELS.grant, structuredClone(view));
+    });
+  }
+
+  private answerGrant({ requestId, decision }: AnswerGrant): { accepted: true } {
+    const pending = this.pending.get(requestId);
+    if (!pending || pending.kind !== 'grant') throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerGrant}: no capability request ${requestId} is waiting`);
+    this.pending.delete(requestId);
+    pending.settle(decision);
     return { accepted: true };
   }
 

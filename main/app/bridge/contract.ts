@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalMatch as BrokerApprovalMatch, ApprovalRule, AuditRow, DangerTag } from '../../broker/approvals/index.js';
 import type { ApprovalRequest } from '../../broker/index.js';
+import type { CapabilityAsk } from '../../plugins/grants/index.js';
 import type { EdgeRow } from '../../gateway/edge/edge-log.js';
 
 /**
@@ -28,6 +29,8 @@ export const INVOKE_CHANNELS = {
   answerApproval: 'chatty:answer-approval',
   /** `{requestId, answers}` for a waiting question. */
   answerQuestion: 'chatty:answer-question',
+  /** `{requestId, decision}` for a plugin's waiting capability request: `granted` or `denied`. */
+  answerGrant: 'chatty:answer-grant',
   /** The root leaves a note for a node: `{to, text}`. */
   postMessage: 'chatty:post-message',
   /** The remembered approval rules (`gateway.approvals.list()`). */
@@ -46,6 +49,8 @@ export const EVENT_CHANNELS = {
   approval: 'chatty:approval',
   /** A question waits for the human (`PendingQuestion`). */
   question: 'chatty:question',
+  /** A plugin's capability request waits for the human (`PendingGrant`). */
+  grant: 'chatty:grant',
   /** A waiting request was withdrawn by its asker: the popover closes (`Withdrawn`). */
   withdrawn: 'chatty:withdrawn',
   /** A mailbox entry: a note a node left for the root, or one the root posted (`MailEntry`). */
@@ -103,6 +108,8 @@ export const AnswerQuestionSchema = z.strictObject({
     .max(64),
 });
 export const PostMessageSchema = z.strictObject({ to: name, text: z.string().min(1).max(MAX_POST_CHARS) });
+/** A plugin's capability request answered: granted (remembered for its digest) or denied (it is not served). */
+export const AnswerGrantSchema = z.strictObject({ requestId: z.string().regex(/^grant-[1-9][0-9]{0,9}$/), decision: z.enum(['granted', 'denied']) });
 
 /** What each invoke channel takes from the renderer. */
 export const InvokeRequestSchemas = {
@@ -114,6 +121,7 @@ export const InvokeRequestSchemas = {
   [INVOKE_CHANNELS.cancelTask]: CancelTaskSchema,
   [INVOKE_CHANNELS.answerApproval]: AnswerApprovalSchema,
   [INVOKE_CHANNELS.answerQuestion]: AnswerQuestionSchema,
+  [INVOKE_CHANNELS.answerGrant]: AnswerGrantSchema,
   [INVOKE_CHANNELS.postMessage]: PostMessageSchema,
   [INVOKE_CHANNELS.listApprovalRules]: z.undefined(),
   [INVOKE_CHANNELS.revokeApprovalRule]: RevokeApprovalRuleSchema,
@@ -123,6 +131,7 @@ export type StartTask = z.infer<typeof StartTaskSchema>;
 export type CancelTask = z.infer<typeof CancelTaskSchema>;
 export type AnswerApproval = z.infer<typeof AnswerApprovalSchema>;
 export type AnswerQuestion = z.infer<typeof AnswerQuestionSchema>;
+export type AnswerGrant = z.infer<typeof AnswerGrantSchema>;
 export type PostMessage = z.infer<typeof PostMessageSchema>;
 export type RevokeApprovalRule = z.infer<typeof RevokeApprovalRuleSchema>;
 export type ApprovalMatch = z.infer<typeof ApprovalMatchSchema>;
@@ -234,6 +243,25 @@ export interface PendingQuestion {
   at: number;
 }
 
+/**
+ * A plugin's waiting capability request (the grant desk's `PluginGrantRequest`) as the page sees
+ * it: the plugin, its version, the component's digest and what it asks for, one ask each; the
+ * plugin author's words, shown through the display rule. `requestId` is the bridge's own.
+ */
+export interface PendingGrant {
+  requestId: string;
+  plugin: string;
+  version: string;
+  /** `sha256:<64 hex>` of the plugin's `plugin.wasm`: the grant is for this build only. */
+  digest: string;
+  /** The digest as a line shows it: `sha256:ab12cd34ef56…` (the grants' own `shortDigest`). */
+  digestShort: string;
+  asks: CapabilityAsk[];
+  at: number;
+}
+
+export type { CapabilityAsk };
+
 export interface Withdrawn {
   requestId: string;
   reason: string;
@@ -249,6 +277,8 @@ export interface Snapshot {
   tasks: TaskView[];
   approvals: PendingApproval[];
   questions: PendingQuestion[];
+  /** The plugins' capability requests waiting, oldest first. */
+  grants: PendingGrant[];
   mailbox: MailEntry[];
   edgeRows: EdgeRow[];
   /** The newest approval decisions (at most 200), oldest first. */
@@ -265,6 +295,7 @@ export interface InvokeResponses {
   [INVOKE_CHANNELS.cancelTask]: { cancelled: true };
   [INVOKE_CHANNELS.answerApproval]: { accepted: true };
   [INVOKE_CHANNELS.answerQuestion]: { accepted: true };
+  [INVOKE_CHANNELS.answerGrant]: { accepted: true };
   [INVOKE_CHANNELS.postMessage]: MailOutcome;
   [INVOKE_CHANNELS.listApprovalRules]: ApprovalRule[];
   [INVOKE_CHANNELS.revokeApprovalRule]: { revoked: boolean };
@@ -276,6 +307,7 @@ export interface EventPayloads {
   [EVENT_CHANNELS.task]: TaskUpdate;
   [EVENT_CHANNELS.approval]: PendingApproval;
   [EVENT_CHANNELS.question]: PendingQuestion;
+  [EVENT_CHANNELS.grant]: PendingGrant;
   [EVENT_CHANNELS.withdrawn]: Withdrawn;
   [EVENT_CHANNELS.message]: MailEntry;
   [EVENT_CHANNELS.approvalDecision]: AuditRow;
@@ -293,6 +325,7 @@ export interface ChattyBridge {
   cancelTask(request: CancelTask): Promise<{ cancelled: true }>;
   answerApproval(request: AnswerApproval): Promise<{ accepted: true }>;
   answerQuestion(request: AnswerQuestion): Promise<{ accepted: true }>;
+  answerGrant(request: AnswerGrant): Promise<{ accepted: true }>;
   postMessage(request: PostMessage): Promise<MailOutcome>;
   listApprovalRules(): Promise<ApprovalRule[]>;
   revokeApprovalRule(request: RevokeApprovalRule): Promise<{ revoked: boolean }>;
@@ -300,6 +333,7 @@ export interface ChattyBridge {
   onTask(listener: (update: TaskUpdate) => void): Unsubscribe;
   onApproval(listener: (request: PendingApproval) => void): Unsubscribe;
   onQuestion(listener: (request: PendingQuestion) => void): Unsubscribe;
+  onGrant(listener: (request: PendingGrant) => void): Unsubscribe;
   onWithdrawn(listener: (withdrawn: Withdrawn) => void): Unsubscribe;
   onMessage(listener: (entry: MailEntry) => void): Unsubscribe;
   onApprovalDecision(listener: (row: AuditRow) => void): Unsubscribe;
@@ -308,6 +342,7 @@ export interface ChattyBridge {
 /** The keys of `window.chatty`, for the run-time check that the preload exposes exactly these. */
 export const CHATTY_API_KEYS = [
   'answerApproval',
+  'answerGrant',
   'answerQuestion',
   'cancelTask',
   'gatewayInfo',
@@ -317,6 +352,7 @@ export const CHATTY_API_KEYS = [
   'onApproval',
   'onApprovalDecision',
   'onEdgeRow',
+  'onGrant',
   'onMessage',
   'onQuestion',
   'onTask',
