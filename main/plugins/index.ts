@@ -11,6 +11,7 @@ export {
   type ModuleChangeListener,
 } from './registry.js';
 export { RetiringHandle } from './live/retiring-handle.js';
+export { ModulesWatcher, watchModules, WATCH_DEBOUNCE_MS, type ModulesWatcherOptions } from './watch/index.js';
 export {
   PluginGrants,
   GRANTED_CAPABILITIES,

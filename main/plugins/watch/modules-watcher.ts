@@ -1,0 +1,190 @@
+import { readdirSync, watch, type FSWatcher } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import { buildPlugin } from '../build/index.js';
+import { messageOf } from '../errors.js';
+import type { ModuleRegistry } from '../registry.js';
+import { buildDue, changed, lookAt, type FolderLook } from './plugin-folder.js';
+
+/** Quiet time after the last event of a burst before the folder is looked at again. */
+export const WATCH_DEBOUNCE_MS = 150;
+
+export interface ModulesWatcherOptions {
+  /** One line per change (`module echo: reloaded (plugin.wasm changed)`). */
+  say: (line: string) => void;
+  /** Builds a plugin folder's JavaScript into its component (default: `buildPlugin`, as `plugin build` does). */
+  build?: (dir: string) => Promise<unknown>;
+  debounceMs?: number;
+  /** Hears each folder's change once it has taken effect (tests). */
+  onSettled?: (folder: string) => void;
+}
+
+/** What the watcher knows of one plugin folder: how it looked last, and the module served from it. */
+interface Known {
+  look: FolderLook;
+  module: string | undefined;
+  /** The newest source a build failed on: not built again until a source is newer. */
+  failedBuildMs?: number;
+}
+
+/**
+ * Watches a modules directory (`serve --watch`) and keeps the registry in step with it, without a
+ * restart: a plugin folder added is loaded, one removed is unloaded (its calls in flight finish),
+ * a changed `module.toml` or component reloads it (`ModuleRegistry.reload`: the old instance
+ * keeps serving if the new one fails), and a plugin written in JavaScript whose sources changed
+ * is rebuilt first (`plugin build`), then reloaded.
+ *
+ * Events are only a hint of where to look: after a burst settles (`debounceMs`), each folder
+ * named is looked at again and compared with how it looked, so a missed, doubled or odd event
+ * (an editor's save-by-rename, a file that vanished) never does the wrong thing. Folders are
+ * handled one at a time, in the order their events came.
+ */
+export class ModulesWatcher {
+  private readonly root: string;
+  private readonly known = new Map<string, Known>();
+  private readonly due = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private watcher: FSWatcher | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly registry: ModuleRegistry,
+    dir: string,
+    private readonly options: ModulesWatcherOptions,
+  ) {
+    this.root = resolve(dir);
+  }
+
+  /** Notes how each folder looks now (what the first scan served) and starts watching. */
+  start(): this {
+    const served = new Map<string, string>();
+    for (const m of [...this.registry.list(), ...this.registry.remoteModules()]) served.set(resolve(m.dir), m.name);
+    for (const folder of this.folders()) {
+      const look = lookAt(join(this.root, folder));
+      if (look) this.known.set(folder, { look, module: served.get(join(this.root, folder)) });
+    }
+    this.watcher = watch(this.root, { recursive: true }, (_event, filename) => this.heard(filename));
+    this.watcher.on('error', (err) => {
+      // The modules directory itself went away (or the platform gave up on it): said, not thrown.
+      this.options.say(`warning: no longer watching ${this.root}: ${messageOf(err)}`);
+      this.watcher?.close();
+    });
+    return this;
+  }
+
+  /** Stops watching; resolves once the change being made (a build, a reload) has ended. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.due.clear();
+    this.watcher?.close();
+    await this.running;
+  }
+
+  private heard(filename: string | Buffer | null): void {
+    if (this.closed) return;
+    const name = filename === null ? undefined : filename.toString();
+    const folder = name?.split(sep)[0];
+    if (folder === undefined || folder === '') {
+      // No name given: every folder, those known and those there now.
+      for (const f of [...this.known.keys(), ...this.folders()]) this.due.add(f);
+    } else {
+      this.due.add(folder);
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.drain(), this.options.debounceMs ?? WATCH_DEBOUNCE_MS);
+  }
+
+  private drain(): void {
+    if (this.running || this.closed) return;
+    this.running = (async () => {
+      while (this.due.size > 0 && !this.closed) {
+        const [folder] = this.due;
+        this.due.delete(folder!);
+        try {
+          await this.settle(folder!);
+        } catch (err) {
+          // Whatever a folder does (vanish mid-look, an unreadable file), the watcher goes on.
+          this.options.say(`warning: module folder ${folder}: ${messageOf(err)}`);
+        }
+        this.options.onSettled?.(folder!);
+      }
+    })().finally(() => {
+      this.running = undefined;
+      if (this.due.size > 0 && !this.closed) this.drain();
+    });
+  }
+
+  /** Brings one folder's module in step with how the folder looks now. */
+  private async settle(folder: string): Promise<void> {
+    const dir = join(this.root, folder);
+    const was = this.known.get(folder);
+    let look = lookAt(dir);
+    if (look === undefined) {
+      if (!was) return;
+      this.known.delete(folder);
+      if (was.module !== undefined && (await this.registry.unload(was.module, { finishCalls: true }))) {
+        this.options.say(`module ${was.module}: its folder ${folder} is gone: unloaded`);
+      }
+      return;
+    }
+    const due = buildDue(dir, look, was?.failedBuildMs);
+    let rebuilt = '';
+    if (due !== undefined) {
+      const started = performance.now();
+      try {
+        await (this.options.build ?? buildPlugin)(dir);
+      } catch (err) {
+        this.known.set(folder, { look: was?.look ?? look, module: was?.module, failedBuildMs: due.newestMs });
+        const keeps = was?.module !== undefined && this.registry.get(was.module) ? '; the previous build keeps serving' : '';
+        this.options.say(`warning: module ${look.name ?? folder}: rebuild failed (${due.why}): ${oneLine(messageOf(err))}${keeps}`);
+        return;
+      }
+      rebuilt = `rebuilt in ${((performance.now() - started) / 1000).toFixed(1)} s (${due.why}) and `;
+      look = lookAt(dir) ?? look;
+    }
+    if (was && !changed(was.look, look) && rebuilt === '') return;
+    const module = was?.module;
+    this.known.set(folder, { look, module });
+    // A module.toml that does not parse (no name) is a reload that fails: the old instance serves on.
+    if (module !== undefined && (look.name === module || look.name === undefined)) {
+      const what = rebuilt !== '' ? '' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
+      try {
+        await this.registry.reload(module);
+      } catch {
+        return; // the registry said why, in one line; the old instance serves on
+      }
+      this.options.say(`module ${module}: ${rebuilt}reloaded${what}`);
+      return;
+    }
+    // New here, renamed in its module.toml, or not served before (its load had failed): loaded afresh.
+    if (module !== undefined) await this.registry.unload(module, { finishCalls: true });
+    try {
+      const loaded = await this.registry.loadModule(dir);
+      this.known.set(folder, { look, module: loaded.name });
+      const renamed = module !== undefined ? ` (was ${module})` : '';
+      this.options.say(`module ${loaded.name}: ${rebuilt}${was ? 'loaded' : 'added'}${renamed}: served from ${folder}`);
+    } catch (err) {
+      this.known.set(folder, { look, module: undefined });
+      this.options.say(`warning: module folder ${folder} not served: ${oneLine(messageOf(err))}`);
+    }
+  }
+
+  /** The folder names in the modules directory now (none if it cannot be read). */
+  private folders(): string[] {
+    try {
+      return readdirSync(this.root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+/** Starts a `ModulesWatcher` on `dir` for `registry`. */
+export function watchModules(registry: ModuleRegistry, dir: string, options: ModulesWatcherOptions): ModulesWatcher {
+  return new ModulesWatcher(registry, dir, options).start();
+}

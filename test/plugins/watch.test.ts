@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ModuleRegistry, ensureExamplesBuilt, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
+import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+
+/**
+ * `serve --watch`'s watcher over a real modules directory, real file-system events and a real
+ * registry: folders added, removed and changed take effect without a restart; a plugin written in
+ * JavaScript whose source changed is rebuilt by `plugin build` (componentize-js) and reloaded.
+ */
+
+/** Lines the watcher and the registry say, and a way to wait for the one that matches. */
+function lines(): { all: string[]; say: (line: string) => void; next: (pattern: RegExp) => Promise<string> } {
+  const all: string[] = [];
+  let waiting: { pattern: RegExp; resolve: (line: string) => void } | undefined;
+  /** Lines before this index have been waited for: each wait is for the next matching line. */
+  let read = 0;
+  return {
+    all,
+    say(line) {
+      all.push(line);
+      if (waiting?.pattern.test(line)) {
+        const { resolve } = waiting;
+        waiting = undefined;
+        read = all.length;
+        resolve(line);
+      }
+    },
+    next(pattern) {
+      const at = all.findIndex((l, i) => i >= read && pattern.test(l));
+      if (at >= 0) {
+        read = at + 1;
+        return Promise.resolve(all[at]!);
+      }
+      read = all.length;
+      return new Promise((resolve) => (waiting = { pattern, resolve }));
+    },
+  };
+}
+
+const toolNames = async (registry: ModuleRegistry, name: string): Promise<string[]> => (await registry.get(name)!.listTools()).map((t) => t.name);
+
+describe('the modules watcher (serve --watch) with WAT components', { timeout: 60_000 }, () => {
+  let root: string;
+  let registry: ModuleRegistry;
+  let watcher: ModulesWatcher;
+  const said = lines();
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-watch-'));
+    writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => said.say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    await registry.scanDirectory(root);
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
+  });
+  after(async () => {
+    await watcher?.close();
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a new component (plugin.wasm rewritten) is reloaded: one line, the new tools at once', async () => {
+    const old = registry.get('echo');
+    writeFileSync(join(root, 'echo', 'plugin.wasm'), await buildFixture('slow'));
+    assert.equal(await said.next(/module echo: /), 'module echo: reloaded (its component changed)');
+    assert.notEqual(registry.get('echo'), old);
+    assert.ok((await toolNames(registry, 'echo')).includes('slow'));
+  });
+
+  it('a burst of writes to module.toml is one reload, one line', async () => {
+    const before = said.all.length;
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, 'echo', 'module.toml'), fixtureManifest('echo', `\n[config]\nn = "${i}"\n`));
+    assert.equal(await said.next(/module echo: /), 'module echo: reloaded (module.toml changed)');
+    // Another change after it: its line comes next, so nothing else was said for the burst.
+    writeFileSync(join(root, 'echo', 'module.toml'), fixtureManifest('echo'));
+    await said.next(/module echo: reloaded/);
+    assert.equal(said.all.slice(before).length, 2, said.all.slice(before).join('\n'));
+  });
+
+  it('a broken module.toml keeps the old instance serving, said in one line; fixed, it reloads', async () => {
+    const old = registry.get('echo');
+    writeFileSync(join(root, 'echo', 'module.toml'), '[module\n');
+    assert.match(await said.next(/module echo: /), /^warn: module echo: reload failed, the previous instance keeps serving: /);
+    assert.equal(registry.get('echo'), old);
+    assert.ok((await toolNames(registry, 'echo')).includes('echo'));
+    writeFileSync(join(root, 'echo', 'module.toml'), fixtureManifest('echo'));
+    assert.equal(await said.next(/module echo: /), 'module echo: reloaded (module.toml changed)');
+  });
+
+  it('a plugin folder added is served; removed, it is unloaded; a folder that vanishes at once is nothing', async () => {
+    // Written aside, then moved in whole (as a copy or an unpack does).
+    const aside = mkdtempSync(join(tmpdir(), 'chatty-watch-aside-'));
+    writeModuleDir(aside, 'second', { manifest: fixtureManifest('second'), component: await buildFixture('echo') });
+    cpSync(join(aside, 'second'), join(root, 'second'), { recursive: true });
+    rmSync(aside, { recursive: true, force: true });
+    assert.equal(await said.next(/module second: /), 'module second: added: served from second');
+    assert.ok(registry.get('second'));
+    for (let i = 0; i < 5; i++) {
+      mkdirSync(join(root, `gone-${i}`));
+      writeFileSync(join(root, `gone-${i}`, 'module.toml'), fixtureManifest(`gone-${i}`));
+      rmSync(join(root, `gone-${i}`), { recursive: true });
+    }
+    rmSync(join(root, 'second'), { recursive: true });
+    assert.equal(await said.next(/module second: /), 'module second: its folder second is gone: unloaded');
+    assert.equal(registry.get('second'), undefined);
+    assert.deepEqual(said.all.filter((l) => l.includes('gone-')), []);
+    assert.ok(registry.get('echo'), 'the watcher is still at work and echo still served');
+  });
+
+  it('a folder added broken is said once; fixed, it is served', async () => {
+    mkdirSync(join(root, 'late'));
+    writeFileSync(join(root, 'late', 'module.toml'), fixtureManifest('late'));
+    assert.match(await said.next(/module folder late/), /^warning: module folder late not served: the component .* does not exist/);
+    writeFileSync(join(root, 'late', 'plugin.wasm'), await buildFixture('echo'));
+    assert.equal(await said.next(/module late: /), 'module late: loaded: served from late');
+  });
+});
+
+const WATCHED_SOURCE = (answer: string): string => `
+export const plugin = {
+  metadata() {
+    return { name: 'watched', version: '0.1.0', description: 'a plugin being edited', requestedCapabilities: [], configKeys: [] };
+  },
+  listTools() {
+    return [{ name: 'which', description: 'Says which build answers.', parametersSchema: '{}' }];
+  },
+  invokeTool() {
+    return { content: '${answer}' };
+  },
+};
+`;
+
+describe('the modules watcher rebuilds a plugin written in JavaScript when its source changes', { timeout: 240_000 }, () => {
+  let root: string;
+  let registry: ModuleRegistry;
+  let watcher: ModulesWatcher;
+  const said = lines();
+  const which = async (): Promise<unknown> => registry.get('watched')!.invokeTool({ name: 'which', argumentsJson: '{}', callId: 'which' });
+
+  before(async () => {
+    // The first build is cached between runs (ensureExamplesBuilt keys it on the sources).
+    const sources = mkdtempSync(join(tmpdir(), 'chatty-watch-src-'));
+    mkdirSync(join(sources, 'watched', 'src'), { recursive: true });
+    writeFileSync(join(sources, 'watched', 'module.toml'), '[module]\nname = "watched"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n');
+    writeFileSync(join(sources, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 1'));
+    const built = await ensureExamplesBuilt(sources, { cacheDir: join(tmpdir(), 'chatty-gateway-test-watch') });
+    rmSync(sources, { recursive: true, force: true });
+    root = mkdtempSync(join(tmpdir(), 'chatty-watch-js-'));
+    cpSync(join(built, 'watched'), join(root, 'watched'), { recursive: true, preserveTimestamps: true });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => said.say(`${level}: ${message}`) } });
+    await registry.scanDirectory(root);
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
+  });
+  after(async () => {
+    await watcher?.close();
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('an edited source is rebuilt by plugin build and reloaded; a source that does not build keeps the old build serving', async () => {
+    assert.deepEqual(await which(), { ok: true, value: { content: 'build 1', usage: undefined } });
+    writeFileSync(join(root, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 2'));
+    assert.match(await said.next(/module watched: /), /^module watched: rebuilt in \d+\.\d s \(src\/plugin\.js changed\) and reloaded$/);
+    assert.deepEqual(await which(), { ok: true, value: { content: 'build 2', usage: undefined } });
+
+    writeFileSync(join(root, 'watched', 'src', 'plugin.js'), 'export const plugin = {');
+    assert.match(await said.next(/module watched: /), /^warning: module watched: rebuild failed \(src\/plugin\.js changed\): .+; the previous build keeps serving$/);
+    assert.deepEqual(await which(), { ok: true, value: { content: 'build 2', usage: undefined } });
+  });
+});
