@@ -35,8 +35,9 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--no-bundled-agents', 'do not publish the bundled agents (local-coder, local-reviewer)')
     .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
     .option('--approvals-file <path>', 'where "always" approval rules are kept (default: $XDG_CONFIG_HOME/chatty/approvals.json or the user config dir)')
+    .option('--watch', 'serve changes to --modules-dir as they happen: plugin folders added, removed or changed, and JavaScript sources rebuilt')
     .action(
-      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow'; approvalsFile?: string }) => {
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow'; approvalsFile?: string; watch?: boolean }) => {
         const { runServe } = await import('./commands/serve.js');
         outcome.code = await runServe({
           modulesDir: flags.modulesDir,
@@ -47,6 +48,7 @@ export function buildProgram(outcome: Outcome): Command {
           bundledAgents: flags.bundledAgents,
           approvals: flags.approvals,
           approvalsFile: flags.approvalsFile,
+          watch: flags.watch === true,
         });
       },
     );

@@ -6,7 +6,7 @@ import { LocalRunner } from '../../broker/runners/local-runner.js';
 import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules, type ModuleEvent } from '../../compose/modules.js';
-import type { ModuleRegistry } from '../../plugins/index.js';
+import { watchModules, type ModuleRegistry, type ModulesWatcher } from '../../plugins/index.js';
 import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
 import { outermostMissing } from '../missing-directory.js';
@@ -32,6 +32,8 @@ export interface ServeOptions {
   approvals?: ApprovalsMode | undefined;
   /** `--approvals-file PATH`: where "always" approval rules are kept (default: `defaultApprovalsFile()`). */
   approvalsFile?: string | undefined;
+  /** `--watch`: keep serving what `--modules-dir` holds as it changes (docs/plugins.md, "Live plugins"). */
+  watch?: boolean | undefined;
 }
 
 /** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3, its relative paths resolved against serve's directory (`resolveCommandPaths`). */
@@ -53,6 +55,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   let stopRequested: Promise<NodeJS.Signals>;
   let gateway: ProtocolGateway;
   let modules: ModuleRegistry | undefined;
+  let watcher: ModulesWatcher | undefined;
   let started: StartedGateway;
   let workspace: BundledWorkspace;
   /** The directory this start created for the runtime directory, if it did: a failed start removes it. */
@@ -70,6 +73,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
     access.refuseWindows();
+    if (options.watch && options.modulesDir === undefined) {
+      throw new Error('--watch needs --modules-dir: it watches the folder that holds your plugin directories (the bundled examples are not watched)');
+    }
     const runtimeDir = options.runtimeDir ?? access.defaultRuntimeDir();
     createdRuntimeDir = outermostMissing(runtimeDir);
     access.ensureRuntimeDir(runtimeDir);
@@ -82,6 +88,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // spend half a minute or more): they are built behind the ready line.
     const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule } });
     modules = opened.registry;
+    // Watched from the scan on, so a change made while the gateway starts is not missed.
+    if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say });
     buildsEnded = false;
     void opened.built.then(() => (buildsEnded = true));
     workspace = await detectWorkspace(process.cwd());
@@ -105,6 +113,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     });
     started = await gateway.start();
   } catch (err) {
+    await watcher?.close();
     await modules?.close();
     leaveNoRuntimeDir(createdRuntimeDir);
     return leaveBuilds(failure(err), buildsEnded);
@@ -119,6 +128,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   } catch (err) {
     const code = failure(err);
     await gateway.stop().catch(failure);
+    await watcher?.close();
     await modules.close().catch(failure);
     leaveNoRuntimeDir(createdRuntimeDir);
     return leaveBuilds(code, buildsEnded);
@@ -190,6 +200,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   screen.close();
   sayTo = process.stderr;
   try {
+    await watcher?.close(); // a rebuild under way is waited for: its component is written whole
     await modules.close();
   } catch (err) {
     code = failure(err);
