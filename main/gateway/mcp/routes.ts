@@ -35,12 +35,16 @@ export interface McpSurfaceOptions {
  */
 export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
   const surfaces = new WeakMap<CallableModule, ServedSurface>();
+  // One in-flight table per module name, not per instance: a cancel (or a closing stream) still
+  // reaches a call running on an instance a reload swapped out, and one posted after the swap.
+  const inflightByName = new Map<string, InflightCalls>();
   const served = (name: string): ServedSurface | undefined => {
     const module = options.modules.get?.(name);
     if (!module || !module.protocols.mcp) return undefined;
     let surface = surfaces.get(module);
     if (!surface) {
-      const inflight = new InflightCalls();
+      const inflight = inflightByName.get(name) ?? new InflightCalls();
+      inflightByName.set(name, inflight);
       surface = { dispatcher: mcpDispatcher(module, options.onError, inflight), inflight };
       surfaces.set(module, surface);
     }

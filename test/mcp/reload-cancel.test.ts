@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { ModuleHandle } from '../../main/plugins/index.js';
+import { unixRequest } from '../helpers/http.js';
+import { startMcpGateway, type McpGateway } from './helpers.js';
+import { SseStream } from './sse-reader.js';
+
+/**
+ * A reload swaps a module's instance under an open legacy SSE session: cancelling still reaches
+ * every call of the session, the one still running on the old instance (`notifications/cancelled`
+ * sent after the swap) and one posted after it (the stream closing). The guest spins forever (the
+ * loop fixture, 60 s limit), so only a cancel that arrives ends it in the test's time.
+ */
+let gw: McpGateway;
+before(async () => {
+  gw = await startMcpGateway(['spin']);
+});
+after(async () => {
+  await gw.close();
+});
+
+const loopCall = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'loop', arguments: {} } });
+
+async function running(handle: ModuleHandle, callId: string): Promise<void> {
+  while (handle.runningCallId !== callId) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Resolves once the registry has said `count` running calls were stopped. */
+async function stopped(count: number): Promise<void> {
+  while (gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length < count) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function openSession(): Promise<{ stream: SseStream; post: (body: object) => Promise<number> }> {
+  const stream = await SseStream.open(gw.socketPath, '/mcp/spin/sse', gw.auth);
+  const first = await stream.next();
+  const endpoint = first.kind === 'event' ? first.data : '';
+  const post = async (body: object): Promise<number> =>
+    (await unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
+  return { stream, post };
+}
+
+describe('cancelling across a reload (legacy SSE)', { timeout: 30_000 }, () => {
+  test('notifications/cancelled sent after the swap stops the call still running on the old instance', async () => {
+    const { stream, post } = await openSession();
+    try {
+      const old = gw.registry.get('spin')!;
+      assert.equal(await post(loopCall(1)), 202);
+      await running(old, '1');
+      await gw.registry.reload('spin');
+      assert.notEqual(gw.registry.get('spin'), old);
+      const stops = gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length;
+      assert.equal(await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }), 202);
+      await stopped(stops + 1);
+    } finally {
+      stream.response.destroy();
+    }
+  });
+
+  test('the stream closing stops a call posted on it after a reload', async () => {
+    const { stream, post } = await openSession();
+    await gw.registry.reload('spin');
+    const fresh = gw.registry.get('spin')!;
+    const stops = gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length;
+    assert.equal(await post(loopCall(2)), 202);
+    await running(fresh, '2');
+    stream.response.destroy();
+    await stopped(stops + 1);
+  });
+});
