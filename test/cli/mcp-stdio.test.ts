@@ -190,9 +190,13 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
   test('a line that is not UTF-8 gets -32700 too, without taking the lines around it', async () => {
     const b = bridge('echo');
     b.child.stdin.write(Buffer.concat([Buffer.from(`${JSON.stringify(ping(1))}\n`), Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from(`${JSON.stringify(ping(2))}\n`)]));
-    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 1, result: {} });
-    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
-    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
+    // Lines are relayed concurrently: the answers come in any order.
+    const answers = [await b.next(), await b.next(), await b.next()].map((a) => JSON.stringify(a)).sort();
+    assert.deepEqual(answers, [
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 2, result: {} },
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+    ].map((a) => JSON.stringify(a)).sort());
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
@@ -203,10 +207,16 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
-  test('answers come back in request order', async () => {
+  test('lines are relayed concurrently: each answer comes back once, under its own id', async () => {
     const b = bridge('echo');
     for (let id = 1; id <= 20; id++) b.send(id % 2 ? call(id, 'echo', { id }) : ping(id));
-    for (let id = 1; id <= 20; id++) assert.equal((await b.next() as { id: number }).id, id);
+    const answers = new Map<number, unknown>();
+    for (let n = 1; n <= 20; n++) {
+      const answer = (await b.next()) as { id: number; result: unknown };
+      assert.ok(!answers.has(answer.id), `answered ${answer.id} twice`);
+      answers.set(answer.id, answer.result);
+    }
+    for (let id = 1; id <= 20; id++) assert.deepEqual(answers.get(id), id % 2 ? { content: [{ type: 'text', text: JSON.stringify({ id }) }] } : {});
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
@@ -215,8 +225,11 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     b.send(call(1, 'echo', { last: true }));
     b.send(ping(2));
     b.child.stdin.end(); // before either answer has come back
-    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"last":true}' }] } });
-    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
+    const answers = [await b.next(), await b.next()].sort((x, y) => (x as { id: number }).id - (y as { id: number }).id);
+    assert.deepEqual(answers, [
+      { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"last":true}' }] } },
+      { jsonrpc: '2.0', id: 2, result: {} },
+    ]);
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 

@@ -1,5 +1,6 @@
 import { GatewayHttp } from '../mcp-stdio/gateway-http.js';
 import { locateGateway, readToken, type GatewayLocation } from '../mcp-stdio/locate.js';
+import { MAX_CONNECTIONS } from '../mcp-stdio/in-flight.js';
 import { checkModule } from '../mcp-stdio/module-check.js';
 import { McpRelay } from '../mcp-stdio/relay.js';
 import { runStdioLoop } from '../mcp-stdio/stdio-loop.js';
@@ -13,7 +14,7 @@ export interface McpStdioIo {
 /**
  * `chatty-gateway mcp-stdio <module> [--runtime-dir DIR]`: an MCP server on stdio for clients that
  * launch servers as commands, relaying each JSON-RPC line to the running gateway's
- * `POST /mcp/<module>`. Resolves to the exit code: 1 (with one stderr line) when no gateway is
+ * `POST /mcp/<module>`, concurrently (a cancellation reaches the call it names while it runs). Resolves to the exit code: 1 (with one stderr line) when no gateway is
  * running or the module is unknown, else 0 once stdin has ended and every answer is written.
  * stdout carries JSON-RPC lines only.
  */
@@ -26,7 +27,7 @@ export async function runMcpStdio(
   let http: GatewayHttp | undefined;
   try {
     location = locateGateway(options.runtimeDir);
-    http = new GatewayHttp(location.socketPath, location.token);
+    http = new GatewayHttp(location.socketPath, location.token, MAX_CONNECTIONS);
     await checkModule(http, location, options.module);
   } catch (err) {
     http?.close();
@@ -35,13 +36,11 @@ export async function runMcpStdio(
   }
 
   const gateway = http;
-  let token = location.token;
   // A restarted gateway writes a new token: the relay asks for it after a 401.
-  const rereadToken = (): string | undefined => {
+  const rereadToken = (refused: string): string | undefined => {
     try {
       const now = readToken(location.tokenPath);
-      if (now === token) return undefined;
-      return (token = now);
+      return now === refused ? undefined : now;
     } catch {
       return undefined;
     }

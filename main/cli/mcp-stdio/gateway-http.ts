@@ -1,20 +1,28 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 
 /**
- * HTTP to the gateway over its Unix socket with the bearer token. One kept-alive connection is
- * enough: the bridge sends one request at a time.
+ * HTTP to the gateway over its Unix socket with the bearer token, on up to `maxConnections`
+ * kept-alive connections (one per line the bridge has in flight).
  */
 export class GatewayHttp {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  private readonly agent: Agent;
 
   constructor(
     private readonly socketPath: string,
-    private token: string,
-  ) {}
+    private currentToken: string,
+    maxConnections = 1,
+  ) {
+    this.agent = new Agent({ keepAlive: true, maxSockets: maxConnections });
+  }
+
+  /** The token requests are sent with now. */
+  get token(): string {
+    return this.currentToken;
+  }
 
   /** A restarted gateway has a new token; the caller re-reads the file and hands it over. */
   setToken(token: string): void {
-    this.token = token;
+    this.currentToken = token;
   }
 
   /** Resolves with the response once its head has arrived; the body is the caller's to read. */
@@ -27,7 +35,7 @@ export class GatewayHttp {
           method,
           path,
           // `localhost` passes the gateway's loopback Host check.
-          headers: { host: 'localhost', authorization: `Bearer ${this.token}`, ...headers },
+          headers: { host: 'localhost', authorization: `Bearer ${this.currentToken}`, ...headers },
         },
         resolve,
       );

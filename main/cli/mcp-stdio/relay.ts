@@ -22,8 +22,8 @@ export interface RelayOptions {
   readonly write: (frame: TransportFrame) => Promise<void>;
   /** One line for stderr: what the client cannot be told on stdout. */
   readonly report: (line: string) => void;
-  /** The token as the runtime directory now has it (a restarted gateway writes a new one). */
-  readonly rereadToken: () => string | undefined;
+  /** The token as the runtime directory now has it, when it is not `refused` (a restarted gateway writes a new one). */
+  readonly rereadToken: (refused: string) => string | undefined;
 }
 
 /** What the bridge reads of an `initialize` result: the version every later request announces. */
@@ -87,11 +87,15 @@ export class McpRelay {
     }
   }
 
-  /** A 401 means the gateway restarted with a new token (nothing ran): read it again, retry once. */
+  /**
+   * A 401 means the gateway restarted with a new token (nothing ran): read it again, retry once.
+   * Lines are relayed concurrently, so the token may have been re-read already for another line.
+   */
   private async post(body: string): Promise<IncomingMessage> {
+    const sentWith = this.options.http.token;
     const res = await this.options.http.send('POST', this.path, this.headers(), body);
     if (res.statusCode !== 401) return res;
-    const token = this.options.rereadToken();
+    const token = this.options.rereadToken(sentWith);
     if (token === undefined) return res;
     res.resume();
     this.options.http.setToken(token);
@@ -151,6 +155,11 @@ export class McpRelay {
       return;
     }
     await this.deliver(frame, exchange);
+  }
+
+  /** Writes an answer the bridge made itself (a refusal), as one line. */
+  answer(frame: TransportFrame): Promise<void> {
+    return this.write(frame);
   }
 
   /** Writes an answer from the gateway, noting which ids it answers. */
@@ -213,7 +222,8 @@ function messagesOf(frame: TransportFrame): Message[] {
   return [];
 }
 
-function initializeIds(frame: TransportFrame): RequestId[] {
+/** The ids of a frame's `initialize` requests. */
+export function initializeIds(frame: TransportFrame): RequestId[] {
   return messagesOf(frame).flatMap((m) => (isRequest(m) && m.method === 'initialize' ? [m.id] : []));
 }
 

@@ -1,10 +1,8 @@
 import { Readable, Writable } from 'node:stream';
 import { serializeFrame, type TransportFrame } from '../../jsonrpc/index.js';
+import { InFlight } from './in-flight.js';
 import { readFrames } from './line-reader.js';
-import { ClientGone, type McpRelay } from './relay.js';
-
-/** Frames read ahead of the one being relayed before stdin is paused: a flood waits in the pipe. */
-const READ_AHEAD = 64;
+import type { McpRelay } from './relay.js';
 
 export interface StdioLoopOptions {
   readonly stdin: NodeJS.ReadableStream;
@@ -15,9 +13,9 @@ export interface StdioLoopOptions {
 }
 
 /**
- * Newline-delimited JSON-RPC on stdin/stdout, relayed one frame at a time in arrival order: each
- * answer is written before the next line is sent on, so answers come back in request order. When
- * stdin ends, what was read is still relayed, then stdout ends and the loop resolves to 0. It
+ * Newline-delimited JSON-RPC on stdin/stdout, each line relayed as it is read, concurrently and
+ * bounded (`InFlight`); each answer is written as one line when it comes. When stdin ends, what
+ * was read is still relayed and answered, then stdout ends and the loop resolves to 0. It
  * resolves to 1 when stdin fails or stdout is gone (the client left: nobody to answer).
  */
 export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
@@ -26,35 +24,27 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
   // A write to a client that has left fails with EPIPE; the write's callback reports it, and an
   // unheard 'error' event would crash the process.
   stdout.on('error', () => {});
-  const relay = options.relay((frame) => writeLine(stdout, `${serializeFrame(frame)}\n`));
-
-  let queued = 0;
-  let tail = Promise.resolve();
-  let clientGone = false;
-  const onFrame = (frame: TransportFrame): void => {
-    if (++queued >= READ_AHEAD) stdin.pause();
-    tail = tail
-      .then(() => (clientGone ? undefined : relay.relay(frame)))
-      .catch((err: unknown) => {
-        // Only a failed write to the client gets here: stop reading, nothing more can be answered.
-        clientGone = true;
-        options.report(err instanceof ClientGone ? err.message : `mcp-stdio: ${String(err)}`);
-        stdin.destroy();
-      })
-      .finally(() => {
-        if (--queued < READ_AHEAD && stdin.isPaused() && !stdin.destroyed) stdin.resume();
-      });
-  };
+  const inFlight = new InFlight({
+    relay: options.relay((frame) => writeLine(stdout, `${serializeFrame(frame)}\n`)),
+    pause: () => stdin.pause(),
+    resume: () => {
+      if (stdin.isPaused() && !stdin.destroyed) stdin.resume();
+    },
+    clientGone: (err) => {
+      options.report(err instanceof Error ? err.message : `mcp-stdio: ${String(err)}`);
+      stdin.destroy();
+    },
+  });
 
   let code = 0;
   try {
-    await readFrames(stdin, onFrame);
+    await readFrames(stdin, (frame) => inFlight.take(frame));
   } catch (err) {
     options.report(`mcp-stdio: stdin: ${err instanceof Error ? err.message : String(err)}`);
     code = 1;
   }
-  await tail;
-  if (clientGone) return 1;
+  await inFlight.drained();
+  if (inFlight.clientHasGone) return 1;
   await endOutput(stdout);
   return code;
 }
