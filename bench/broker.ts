@@ -2,7 +2,7 @@
  * bench/broker: what the broker adds to a worker's life and to a call between two workers, each
  * next to the bare thing it is made of, measured in the same run.
  *
- *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--only spawn|calls|invoke] [--variants] [--tsx]
+ *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--only spawn|calls|invoke|hand] [--variants] [--tsx]
  *
  * Spawning (rounds of one of each, the order turning every round):
  * 1. The floor: a bare Node child (`children/floor.mjs`) spawned on an fd-3 socketpair, which
@@ -416,7 +416,7 @@ async function main(): Promise<void> {
   const ms = (x: number): string => `${x.toFixed(1).padStart(6)} ms`;
   const us = (x: number): string => `${String(Math.round(x)).padStart(5)} µs`;
 
-  if (ONLY !== 'calls' && ONLY !== 'invoke') {
+  if (ONLY !== 'calls' && ONLY !== 'invoke' && ONLY !== 'hand') {
     const kinds: { name: string; once: () => Promise<Timed>; runs: Timed[]; task: boolean }[] = [
       { name: 'floor: a bare child on fd 3, spawn → exit', once: floorOnce, runs: [], task: false },
       { name: 'floor + one round trip, spawn → exit', once: roundTripOnce, runs: [], task: false },
@@ -479,8 +479,9 @@ async function main(): Promise<void> {
     ];
     const handPids = { router: here, A: handA.c.pid!, B: handB.c.pid! };
     const hands = styles.map((style) => row(`  ${style.name}`, () => ((router.style = style), childBatch(handA.c, handA.lines, CALLS)), handPids));
-    // --only invoke: the broker's row and its peer alone, for a CPU profile of the broker's call path.
-    const rows = ONLY === 'invoke' ? [invoke, pingChild] : [invoke, pingChild, pingHere, ...hands];
+    // --only invoke (or hand): the broker's row (or the hand router's as the broker does) and the
+    // ping-pong alone, for a CPU profile of the one call path.
+    const rows = ONLY === 'invoke' ? [invoke, pingChild] : ONLY === 'hand' ? [hands[0]!, pingChild] : [invoke, pingChild, pingHere, ...hands];
     for (const r of rows) await r.run(); // warm-up (JIT on every side), not recorded
     for (let round = 0; round < CALL_ROUNDS; round++) {
       for (let n = 0; n < rows.length; n++) {
@@ -504,19 +505,33 @@ async function main(): Promise<void> {
       const st = stats(r.samples);
       return `  ${r.name.padEnd(62)} ${us(st.median)}  ${us(st.p90)}  ${(st.median / ping.median).toFixed(2).padStart(5)}x   ${cpu(r)}`;
     };
-    const iv = stats(invoke.samples);
-    const hand = stats(hands[0]!.samples);
-    const perRound = invoke.roundMedians.map((m, n) => m / pingChild.roundMedians[n]!).sort((x, y) => x - y);
+    const perCall = (r: Row, label: string): number => (r.cpu[label] ?? NaN) / calls;
+    const summary: string[] = [];
+    if (invoke.samples.length > 0) {
+      const iv = stats(invoke.samples);
+      const perRound = invoke.roundMedians.map((m, n) => m / pingChild.roundMedians[n]!).sort((x, y) => x - y);
+      summary.push(
+        `  agent.invoke / ping-pong: ${(iv.median / ping.median).toFixed(2)}x (target <= 2.5x; per-round ratios ${perRound[0]!.toFixed(2)}–${perRound.at(-1)!.toFixed(2)}, median ${stats(perRound).median.toFixed(2)}x)`,
+      );
+      const asBroker = hands[0]!;
+      if (asBroker.samples.length > 0) {
+        // Issue 21 item 3: the broker against the hand router, end to end and CPU, each <= 1.25x.
+        const byRound = invoke.roundMedians.map((m, n) => m / asBroker.roundMedians[n]!).sort((x, y) => x - y);
+        summary.push(
+          `  agent.invoke / routed by hand as the broker does: ${(iv.median / stats(asBroker.samples).median).toFixed(2)}x end to end (per-round ratios ${byRound[0]!.toFixed(2)}–${byRound.at(-1)!.toFixed(2)}),` +
+            ` ${(perCall(invoke, 'broker') / perCall(asBroker, 'router')).toFixed(2)}x the CPU a call (broker / router; target <= 1.25x each)` +
+            (hands[1] ? `; / {Admitted} before the task.run: ${(iv.median / stats(hands[1].samples).median).toFixed(2)}x` : ''),
+        );
+      }
+    }
     out.push(
       `calls: ${CALL_ROUNDS} rounds of a batch of ${CALLS} sequential calls per row, the order turning (after a warm-up batch each);`,
       `  the broker's rate limit (10 calls a second, burst 32, per connection) lifted for the measurement`,
       `  ${''.padEnd(62)}  median     p90  / ping   CPU µs a call (main threads)`,
-      line(invoke),
-      line(pingChild),
-      ...(ONLY === 'invoke' ? [] : [line(pingHere), `  the same calls routed by hand here (bare JSON, no checks; another A and B; timed in A):`, ...hands.map(line)]),
-      `  agent.invoke / ping-pong: ${(iv.median / ping.median).toFixed(2)}x (target <= 2.5x; per-round ratios ${perRound[0]!.toFixed(2)}–${perRound.at(-1)!.toFixed(2)}, median ${stats(perRound).median.toFixed(2)}x);` +
-        ` / routed by hand as the broker does: ${(iv.median / hand.median).toFixed(2)}x` +
-        (hands[1] ? ` (/ {Admitted} before the task.run: ${(iv.median / stats(hands[1].samples).median).toFixed(2)}x)` : ''),
+      ...rows.filter((r) => r.samples.length > 0 && !hands.includes(r) && r !== pingHere).map(line),
+      ...(rows.includes(pingHere) ? [line(pingHere), `  the same calls routed by hand here (bare JSON, no checks; another A and B; timed in A):`] : []),
+      ...hands.filter((r) => r.samples.length > 0).map(line),
+      ...summary,
     );
   }
   await broker.stop();

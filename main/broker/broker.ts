@@ -28,7 +28,7 @@ import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
 import { NodeTable, ROOT, type NodeState } from './nodes.js';
 import { runTask } from './run-task.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
-import { calleeSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
+import { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 import { MAX_TASK_TEXT_BYTES, TaskText } from './task-text.js';
 import { TaskTree, type RootCall, type TaskScope } from './task-tree.js';
 import { MAX_WORKERS, MAX_WORKERS_PER_TASK, WorkerSlots } from './worker-slots.js';
@@ -365,8 +365,9 @@ export class Broker {
       checkDelegation({ name: within.name, chain: within.chain, otherChains: within.otherChains, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: params.agent, role });
     }
     const settings = this.settings(role);
-    const spawnContext = await calleeSpawnContext(params.spawn_context, scope.spawnContext, settings);
-    for (const within of several ?? []) await calleeSpawnContext(spawnContext, within.spawnContext, settings);
+    // A call that brings no context gets the caller's, derived at once (no file system, no await).
+    const spawnContext = params.spawn_context === undefined ? deriveSpawnContext(scope.spawnContext, settings) : await checkSpawnContext(params.spawn_context, scope.spawnContext, settings);
+    if (several) for (const within of several) await calleeSpawnContext(spawnContext, within.spawnContext, settings);
 
     const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
     const placed = this.tree.place(scope, role, task.taskId, spawnContext);
@@ -406,7 +407,9 @@ export class Broker {
     };
     if (outcome.state !== 'completed') result.error = outcome.message ?? `the task ended ${outcome.state}`;
     // What the callee says of the cut is ignored: only the broker knows what it kept.
-    const metadata: TaskMetadata = { ...(decided() ? {} : outcome.metadata) };
+    const told = decided() ? undefined : outcome.metadata;
+    if (told === undefined && text.cut === 0) return result;
+    const metadata: TaskMetadata = { ...told };
     delete metadata.responseCutBytes;
     if (text.cut > 0) metadata.responseCutBytes = text.cut;
     if (Object.keys(metadata).length > 0) result.metadata = metadata;
@@ -414,13 +417,12 @@ export class Broker {
   }
 
   /** Runs one task on a local participant's connection (see `runTask`): the task is the participant's meanwhile (`ownsTask`). */
-  private async runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, sent?: () => void): Promise<TaskOutcome> {
+  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, sent?: () => void): Promise<TaskOutcome> {
     const owned = this.tree.taskRunning(params.taskId);
-    try {
-      return await runTask(connection, params, onEvent, signal, this.graceMs, sent);
-    } finally {
-      owned();
-    }
+    const outcome = runTask(connection, params, onEvent, signal, this.graceMs, sent);
+    // Reacted to before any caller's await on it: the task is no longer owned when the caller resumes.
+    void outcome.then(owned, owned);
+    return outcome;
   }
 
   /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */

@@ -26,13 +26,14 @@ export function checkDelegation(caller: DelegationCaller, callee: { name: string
   if (caller.roster !== undefined && !caller.roster.includes(callee.role) && !caller.roster.includes(callee.name)) {
     throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'not_listed', caller: caller.name, callee: callee.name } }));
   }
-  for (const chain of [caller.chain, ...(caller.otherChains ?? [])]) {
-    if (chain.includes(callee.role)) {
-      throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'cycle', chain: [...chain], callee: callee.role } }));
-    }
-  }
+  refuseCycle(caller.chain, callee.role);
+  for (const chain of caller.otherChains ?? []) refuseCycle(chain, callee.role);
   const depth = caller.chain.length;
   if (depth > MAX_DELEGATION_DEPTH) {
     throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'too_deep', depth, max: MAX_DELEGATION_DEPTH } }));
   }
+}
+
+function refuseCycle(chain: readonly string[], role: string): void {
+  if (chain.includes(role)) throw new CallError(wireError({ kind: 'delegation', refusal: { reason: 'cycle', chain: [...chain], callee: role } }));
 }

@@ -40,13 +40,17 @@ export function runTask(
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    void connection.runTask(params, onEvent).then((task) => {
+    const queued = (task: RunningTask): void => {
       running = task;
       // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
       if (signal.aborted) void connection.cancelTask(task.id);
       if (settled) return;
       sent?.();
       void task.outcome.then(settle);
-    });
+    };
+    // Most often the task.run is queued at once; else once the outbound queue has room.
+    const task = connection.startTask(params, onEvent);
+    if (task.queued) void task.queued.then(() => queued(task));
+    else queued(task);
   });
 }

@@ -52,8 +52,9 @@ export class TaskTree {
    * its other chains (so that its callees' cycle checks see every task).
    */
   acting(node: NodeState): Acting {
-    const tasks = node.kind === 'participant' ? [...(this.serving.get(node.name)?.values() ?? [])] : [];
-    if (tasks.length === 0) return { scope: node };
+    const serving = node.kind === 'participant' ? this.serving.get(node.name) : undefined;
+    if (serving === undefined) return { scope: node }; // (an entry is removed once it is empty)
+    const tasks = [...serving.values()];
     const within = tasks.map((task): NodeState => ({ ...node, ...task, roster: task.spawnContext.roster }));
     if (within.length === 1) return { scope: within[0]! };
     const deepest = within.reduce((a, b) => (b.chain.length > a.chain.length ? b : a));

@@ -185,13 +185,21 @@ export class ParticipantConnection {
   }
 
   /** Sends a task.run; `onEvent` sees its task.event notifications. Waits while the outbound queue is full. */
-  async runTask(params: TaskRunParams, onEvent?: TaskEventListener): Promise<RunningTask> {
-    if (this.closeReason !== undefined) return { id: 0, outcome: Promise.resolve(this.disconnected()) };
+  runTask(params: TaskRunParams, onEvent?: TaskEventListener): Promise<RunningTask> {
+    const task = this.startTask(params, onEvent);
+    return task.queued ? task.queued.then(() => task) : Promise.resolve(task);
+  }
+
+  /**
+   * `runTask` without a promise when none is needed: the task.run is queued at once when there is
+   * room (`queued` undefined), else `queued` resolves once it is (or dropped: the connection
+   * closed, and `close()` has failed the task already).
+   */
+  startTask(params: TaskRunParams, onEvent?: TaskEventListener): RunningTask & { queued: Promise<void> | undefined } {
+    if (this.closeReason !== undefined) return { id: 0, outcome: Promise.resolve(this.disconnected()), queued: undefined };
     const { id, line } = this.codec.request({ method: 'task.run', params });
     const outcome = new Promise<TaskOutcome>((resolve) => this.tasks.set(id, { resolve, onEvent }));
-    // If the connection closes while this waits, close() has already failed the task.
-    await this.outbound.send(line).catch(() => {});
-    return { id, outcome };
+    return { id, outcome, queued: this.outbound.offer(line)?.catch(() => {}) };
   }
 
   /** Asks the worker to stop a task (its outcome still comes as the task.run's answer). */
@@ -358,7 +366,7 @@ export class ParticipantConnection {
   private async onCall(call: WorkerCall): Promise<void> {
     const refusal = this.gate.admit();
     if (refusal) {
-      await this.outbound.send(this.codec.fail(call.id, refusal)).catch(() => {});
+      this.reply(this.codec.fail(call.id, refusal));
       return;
     }
     const cancel = new CallSignal();
@@ -392,7 +400,12 @@ export class ParticipantConnection {
       this.gate.release();
       this.calls.delete(call.id);
     }
-    await this.outbound.send(line).catch(() => {});
+    this.reply(line);
+  }
+
+  /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first). */
+  private reply(line: string): void {
+    void this.outbound.offer(line)?.catch(() => {});
   }
 }
 
