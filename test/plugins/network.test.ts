@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, ensureExamplesBuilt, type ModuleHandle, type ScanReport } from '../../main/plugins/index.js';
+import { ModuleRegistry, PluginCallError, ensureExamplesBuilt, type ModuleHandle, type ScanReport } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -50,15 +50,34 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
   let online: ModuleHandle;
   let offline: ModuleHandle;
   const seen: string[] = [];
+  let onSlowClose: () => void = () => {};
+  let slowSeen: () => void = () => {};
+  const slowArrived = new Promise<void>((resolve) => (slowSeen = resolve));
   const logs: { level: string; message: string; module?: unknown }[] = [];
 
   before(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
+      req.url = new URL(req.url ?? '/', 'http://x').pathname;
       if (req.url === '/hello') return void res.end('hello from the server');
       if (req.url === '/redirect-off') return void res.writeHead(302, { location: 'http://elsewhere.invalid/' }).end();
       if (req.url === '/redirect-on') return void res.writeHead(302, { location: '/hello' }).end();
       if (req.url === '/big') return void res.end(Buffer.alloc(1024 * 1024 + 1, 'x'));
+      if (req.url === '/half') return void res.end(Buffer.alloc(512 * 1024, 'x'));
+      if (req.url === '/big-chunked') {
+        res.writeHead(200, { 'content-type': 'text/plain' }); // no length: the cap is found while reading
+        for (let i = 0; i < 17; i++) res.write(Buffer.alloc(64 * 1024, 'x'));
+        return void res.end();
+      }
+      if (req.url === '/echo') {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        return void req.on('end', () => res.end(`${req.method} ${req.headers['content-type']} ${body}`));
+      }
+      if (req.url === '/slow') {
+        res.socket?.on('close', () => onSlowClose());
+        return void slowSeen();
+      }
       res.writeHead(404).end('no');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -85,15 +104,90 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     return JSON.parse(outcome.value.content) as Record<string, unknown>;
   };
 
-  it('experiment', async () => {
+  const denied = (target: string) => `network: ${target} is not on the plugin's [network] allow list`;
+  const networkLines = (module: string) => logs.filter((l) => l.module === module && l.message.startsWith('network: ')).map((l) => `${l.level} ${l.message}`);
+
+  it('a request to a host and port on the list works, and is logged (host, method, status, bytes; no path)', async () => {
     assert.deepEqual(report.failed, []);
-    console.log(await fetchIn(online, `http://127.0.0.1:${port}/hello`));
-    console.log(await fetchIn(online, `http://localhost:${port}/hello`));
-    console.log(await fetchIn(online, `http://127.0.0.1:${port}/redirect-off`));
-    console.log(await fetchIn(online, `http://127.0.0.1:${port}/redirect-on`));
-    console.log(await fetchIn(online, `http://127.0.0.1:${port}/big`));
-    console.log(await fetchIn(offline, `http://127.0.0.1:${port}/hello`));
-    console.log(await fetchIn(online, `http://127.0.0.1:${port}/hello`, { method: 'POST', body: 'abc' }));
-    console.log(seen, logs.filter((l) => /network/.test(l.message)));
+    logs.length = 0;
+    seen.length = 0;
+    assert.deepEqual(await fetchIn(online, `http://127.0.0.1:${port}/hello?token=secret`), {
+      status: 200, url: `http://127.0.0.1:${port}/hello?token=secret`, redirected: false, body: 'hello from the server',
+    });
+    assert.deepEqual(seen, [`GET /hello?token=secret host=127.0.0.1:${port}`]);
+    assert.deepEqual(networkLines('fetcher'), [`info network: GET 127.0.0.1:${port} → 200, 21 bytes`]);
+    // A body goes out with its method.
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/echo`, { method: 'POST', body: 'abc', headers: { 'content-type': 'text/plain' } })).body, 'POST text/plain abc');
+  });
+
+  it('a host not on the list is refused before anything is sent, the reason in the rejection and the log', async () => {
+    logs.length = 0;
+    seen.length = 0;
+    assert.deepEqual(await fetchIn(online, `http://localhost:${port}/hello`), {
+      error: `TypeError: ${denied(`localhost:${port}`)}`, name: 'TypeError', message: denied(`localhost:${port}`), cause: 'TypeError: NetworkError when attempting to fetch resource',
+    });
+    assert.equal((await fetchIn(online, 'https://api.example.com/')).message, denied('api.example.com:443'));
+    assert.deepEqual(seen, []);
+    assert.deepEqual(networkLines('fetcher'), [
+      `warn network: GET localhost:${port} refused: ${denied(`localhost:${port}`).slice('network: '.length)}`,
+      `warn network: GET api.example.com:443 refused: ${denied('api.example.com:443').slice('network: '.length)}`,
+    ]);
+  });
+
+  it('an IP literal or a port the list does not name is refused', async () => {
+    seen.length = 0;
+    assert.equal((await fetchIn(online, `http://127.0.0.2:${port}/hello`)).message, denied(`127.0.0.2:${port}`));
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port + 1}/hello`)).message, denied(`127.0.0.1:${port + 1}`));
+    assert.equal((await fetchIn(online, `http://[::1]:${port}/hello`)).message, denied(`[::1]:${port}`));
+    assert.equal((await fetchIn(online, `http://[::ffff:127.0.0.1]:${port}/hello`)).message, denied(`[::ffff:7f00:1]:${port}`));
+    assert.deepEqual(seen, []);
+  });
+
+  it('a redirect is followed only while it stays on the list', async () => {
+    seen.length = 0;
+    logs.length = 0;
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/redirect-on`)).body, 'hello from the server');
+    assert.deepEqual(await fetchIn(online, `http://127.0.0.1:${port}/redirect-off`), {
+      error: `TypeError: network: 127.0.0.1:${port} redirected to elsewhere.invalid:80: elsewhere.invalid:80 is not on the plugin's [network] allow list`,
+      name: 'TypeError',
+      message: `network: 127.0.0.1:${port} redirected to elsewhere.invalid:80: elsewhere.invalid:80 is not on the plugin's [network] allow list`,
+      cause: 'TypeError: NetworkError when attempting to fetch resource',
+    });
+    assert.deepEqual(seen, [`GET /redirect-on host=127.0.0.1:${port}`, `GET /hello host=127.0.0.1:${port}`, `GET /redirect-off host=127.0.0.1:${port}`]);
+    assert.deepEqual(networkLines('fetcher'), [
+      `info network: GET 127.0.0.1:${port} → 302, 0 bytes`,
+      `info network: GET 127.0.0.1:${port} → 200, 21 bytes`,
+      `info network: GET 127.0.0.1:${port} → 302, 0 bytes`,
+      `warn network: GET elsewhere.invalid:80 refused: 127.0.0.1:${port} redirected to elsewhere.invalid:80: elsewhere.invalid:80 is not on the plugin's [network] allow list`,
+    ]);
+  });
+
+  it('a response body over the 1 MiB budget of the call is refused', async () => {
+    const budget = 'the response body from 127.0.0.1:' + port + ' is over the 1048576-byte budget of this call';
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/big`)).message, `network: ${budget}`);
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/big-chunked`)).message, `network: ${budget}`);
+    // The budget is per call: the next call starts with a full one.
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/half`)).body, `${512 * 1024} chars`);
+  });
+
+  it('a plugin without [network] reaches nothing', async () => {
+    seen.length = 0;
+    logs.length = 0;
+    const none = "network: this plugin has no network access (its module.toml has no [network] allow list, or it was not granted)";
+    assert.equal((await fetchIn(offline, `http://127.0.0.1:${port}/hello`)).message, none);
+    assert.equal((await fetchIn(offline, 'https://api.example.com/')).message, none);
+    assert.deepEqual(seen, []);
+    assert.equal(networkLines('offline').length, 2);
+  });
+
+  it('a cancelled call ends its request: the connection closes with the guest', async () => {
+    const controller = new AbortController();
+    const closed = new Promise<void>((resolve) => (onSlowClose = resolve));
+    const pending = online.invokeTool({ name: 'fetch', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/slow` }), callId: 'slow' }, { signal: controller.signal });
+    await slowArrived;
+    controller.abort();
+    await assert.rejects(pending, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
+    await closed;
+    assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/hello`)).body, 'hello from the server');
   });
 });

@@ -17,6 +17,8 @@
  *   the 'stdio' feature, whose WASI imports include `wasi:filesystem`.
  */
 
+import { NETWORK_REFUSAL_KEY } from '../network/refusal-key.js';
+
 /** The file name the wrapper is written under, beside the module (removed after the build). */
 export const ENTRY_PREFIX = '.chatty-build-entry-';
 
@@ -24,6 +26,7 @@ export const ENTRY_PREFIX = '.chatty-build-entry-';
 export function entrySource(authoredSpecifier: string): string {
   return `// Written by \`chatty-gateway plugin build\` for one build and removed after it.
 import { log as hostLog } from 'chatty:plugin/logging@0.3.0';
+import { get as hostConfig } from 'chatty:plugin/config@0.3.0';
 import * as authoredModule from ${JSON.stringify(authoredSpecifier)};
 
 const authored = authoredModule.plugin;
@@ -166,6 +169,18 @@ try {
   Object.defineProperty(globalThis, 'console', { value: hostConsole, writable: true, configurable: true });
 } catch {
   for (const name of Object.keys(hostConsole)) globalThis.console[name] = hostConsole[name];
+}
+
+// fetch rejects with a bare NetworkError whatever the host said; the host keeps why it refused
+// (not on the allow list, a private address, the body budget) for this wrapper to read once.
+const engineFetch = globalThis.fetch;
+if (typeof engineFetch === 'function') {
+  globalThis.fetch = function fetch(input, init) {
+    return engineFetch(input, init).catch((err) => {
+      const why = hostConfig(${JSON.stringify(NETWORK_REFUSAL_KEY)});
+      throw why ? new TypeError(why, { cause: err }) : err;
+    });
+  };
 }
 
 export const plugin = {

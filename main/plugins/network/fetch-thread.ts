@@ -9,8 +9,8 @@
  */
 import { MessageChannel, Worker, isMainThread, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { AllowList } from './allow-list.js';
-import type { NetworkAnswer, NetworkRequest } from './exchange.js';
-import { runRequest } from './run-request.js';
+import type { NetworkRequest } from './exchange.js';
+import { runRequest, type RunAnswer } from './run-request.js';
 
 const ROLE = 'chatty-plugin-fetch-thread';
 
@@ -29,7 +29,7 @@ interface Ask {
   timeoutMs: number;
 }
 
-type Reply = { seq: number; answer: NetworkAnswer & { target: string } };
+type Reply = { seq: number; answer: RunAnswer };
 
 /** The guest worker's end: one request at a time, synchronously. */
 export class FetchThread {
@@ -41,7 +41,7 @@ export class FetchThread {
   constructor(private readonly allow: readonly string[]) {}
 
   /** Blocks until the request is answered (or refused); never throws. */
-  request(request: NetworkRequest, maxBodyBytes: number, timeoutMs: number): NetworkAnswer & { target: string } {
+  request(request: NetworkRequest, maxBodyBytes: number, timeoutMs: number): RunAnswer {
     try {
       const port = this.start();
       const seq = ++this.seq;
@@ -54,7 +54,7 @@ export class FetchThread {
       return reply.answer;
     } catch (err) {
       const message = `network: ${err instanceof Error ? err.message : String(err)}`;
-      return { ok: false, error: { tag: 'internal-error', val: message }, message, target: '?' };
+      return { ok: false, error: { tag: 'internal-error', val: message }, message, target: '?', hops: [] };
     }
   }
 

@@ -23,6 +23,8 @@ export class GuestNetwork implements WasiHttpHost {
   private readonly allow: AllowList | null;
   private readonly thread: FetchThread | null;
   private left: number;
+  /** Why the latest request was refused, until the guest's fetch wrapper reads it (`refusal-key.ts`). */
+  private refusal: string | undefined;
 
   constructor(
     allow: readonly string[] | null,
@@ -41,23 +43,34 @@ export class GuestNetwork implements WasiHttpHost {
   /** A new guest call: its budget starts full. */
   startCall(): void {
     this.left = this.limits.maxBodyBytesPerCall;
+    this.refusal = undefined;
+  }
+
+  /** Why the latest request failed, once. */
+  takeRefusal(): string | undefined {
+    const why = this.refusal;
+    this.refusal = undefined;
+    return why;
   }
 
   refuse(method: string, url: string): { error: ErrorCode; message: string } | null {
     const target = checkTarget(this.allow, url);
     if (!('ok' in target)) return null;
     this.log('warn', requestLine(method, targetLabel(url), { refused: target.message.replace(/^network: /, '') }));
+    this.refusal = target.message;
     return { error: target.error, message: target.message };
   }
 
   send(request: NetworkRequest): NetworkAnswer {
     if (!this.thread) return { ok: false, error: { tag: 'HTTP-request-denied' }, message: 'network: this plugin has no network access' };
     const answer = this.thread.request(request, this.left, this.limits.timeoutMs);
+    for (const hop of answer.hops) this.log('info', requestLine(hop.method, hop.target, { status: hop.status, bytes: 0 }));
     if (answer.ok) {
       this.left -= answer.body.length;
       this.log('info', requestLine(request.method, answer.target, { status: answer.status, bytes: answer.body.length }));
     } else {
       this.log('warn', requestLine(request.method, answer.target, { refused: answer.message.replace(/^network: /, '') }));
+      this.refusal = answer.message;
     }
     return answer;
   }

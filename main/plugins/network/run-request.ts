@@ -52,18 +52,67 @@ export function checkTarget(allow: AllowList | null, url: string): Target | Refu
   return { url: parsed, host, port, label, exact: entry.kind !== 'suffix' };
 }
 
+/** One redirect followed on the way, for the module log. */
+export interface Hop {
+  method: string;
+  target: string;
+  status: number;
+}
+
+export type RunAnswer = NetworkAnswer & { target: string; hops: Hop[] };
+
+/** Redirects followed before the request is refused (the fetch standard's limit). */
+export const MAX_REDIRECTS = 20;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers that do not follow a redirect to another origin (fetch drops these too). */
+const CREDENTIALS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
 /**
  * Performs one request the allow-list admits. A name is resolved here, each address checked, and
  * the connection made to the checked address (the name still goes in `Host` and TLS's SNI), so
  * a second DNS answer cannot differ from the one checked. The body is read up to
- * `maxBodyBytes`; past it the request is cut and refused. Redirects are not followed here: the
- * guest's fetch follows them, each hop a new request checked like the first.
+ * `maxBodyBytes`; past it the request is cut and refused.
+ *
+ * Redirects are followed here (the guest's fetch does not follow them), each hop checked like
+ * the first: a redirect to a host or port the list does not name is refused, not reached.
  */
-export async function runRequest(request: NetworkRequest, options: RunOptions): Promise<NetworkAnswer & { target: string }> {
-  const target = checkTarget(options.allow, request.url);
-  if ('ok' in target) return { ...target, target: targetLabel(request.url) };
-  const answer = await resolveAndSend(request, target, options);
-  return { ...answer, target: target.label };
+export async function runRequest(request: NetworkRequest, options: RunOptions): Promise<RunAnswer> {
+  const hops: Hop[] = [];
+  let current = request;
+  for (;;) {
+    const target = checkTarget(options.allow, current.url);
+    if ('ok' in target) {
+      const from = hops.at(-1);
+      const message = from ? `network: ${from.target} redirected to ${targetLabel(current.url)}: ${target.message.replace(/^network: /, '')}` : target.message;
+      return { ...target, message, target: targetLabel(current.url), hops };
+    }
+    const answer = await resolveAndSend(current, target, options);
+    const location = answer.ok && REDIRECTS.has(answer.status) ? answer.headers.find(([name]) => name.toLowerCase() === 'location')?.[1] : undefined;
+    if (!answer.ok || location === undefined) return { ...answer, target: target.label, hops };
+    hops.push({ method: current.method, target: target.label, status: answer.status });
+    if (hops.length > MAX_REDIRECTS) {
+      return { ok: false, error: { tag: 'loop-detected' }, message: `network: more than ${MAX_REDIRECTS} redirects from ${targetLabel(request.url)}`, target: target.label, hops };
+    }
+    current = nextHop(current, target.url, answer.status, location);
+  }
+}
+
+/** The request a redirect asks for: 303 (and 301/302 after a POST) become a GET without a body. */
+function nextHop(request: NetworkRequest, from: URL, status: number, location: string): NetworkRequest {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    return { ...request, url: location }; // checkTarget refuses it, naming it
+  }
+  const toGet = (status === 303 && request.method !== 'HEAD') || ((status === 301 || status === 302) && request.method === 'POST');
+  const sameOrigin = next.origin === from.origin;
+  const headers = request.headers.filter(([name]) => {
+    const key = name.toLowerCase();
+    if (toGet && key.startsWith('content-')) return false;
+    return sameOrigin || !CREDENTIALS.has(key);
+  });
+  return { method: toGet ? 'GET' : request.method, url: next.href, headers, body: toGet ? null : request.body };
 }
 
 async function resolveAndSend(request: NetworkRequest, target: Target, options: RunOptions): Promise<NetworkAnswer> {

@@ -322,8 +322,9 @@ export function wasiHttp(io: ShimIo, host: WasiHttpHost): Record<string, Record<
     #request: OutgoingRequest;
     #answer: { tag: 'ok'; val: IncomingResponse } | { tag: 'err'; val: ErrorCode } | undefined;
     #taken = false;
-    constructor(request: OutgoingRequest) {
+    constructor(request: OutgoingRequest, refused: ErrorCode | undefined) {
       this.#request = request;
+      if (refused) this.#answer = { tag: 'err', val: refused };
     }
     subscribe(): object {
       this.#settle();
@@ -372,9 +373,9 @@ export function wasiHttp(io: ShimIo, host: WasiHttpHost): Record<string, Record<
   const outgoingHandler = {
     handle(request: OutgoingRequest, _options: RequestOptions | undefined): FutureIncomingResponse {
       const { method, url } = OutgoingRequest._parts(request);
-      const refused = host.refuse(method, url);
-      if (refused) throw refused.error;
-      return new FutureIncomingResponse(request);
+      // A refusal is the response's error, not handle's: the guest's fetch then rejects the same
+      // way for every refusal (handle's own error comes out as an opaque "host API" error).
+      return new FutureIncomingResponse(request, host.refuse(method, url)?.error);
     },
   };
   return { 'wasi:http/types': types, 'wasi:http/outgoing-handler': outgoingHandler };

@@ -261,7 +261,7 @@ async function main(): Promise<void> {
     sealFunctionConstructors();
     const mod = (await import(data.componentUrl)) as { instantiate: Instantiate };
     instantiateComponent = mod.instantiate;
-    imports = { ...chattyImports(data, sink), ...wasi };
+    imports = { ...chattyImports(data, sink, network), ...wasi };
     await freshInstance();
   } catch (err) {
     port.postMessage({ type: 'init-failed', message: err instanceof Error ? err.message : String(err) } satisfies FromWorker);

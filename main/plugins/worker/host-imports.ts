@@ -1,5 +1,6 @@
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { readBelowRoot } from './file-access.js';
+import { NETWORK_REFUSAL_KEY } from '../network/refusal-key.js';
 import { wasiHttp, type WasiHttpHost } from '../network/wasi-http.js';
 import type { GrantState, GuestWorkerData, HostReply, LogLevel } from './protocol.js';
 
@@ -11,13 +12,16 @@ export interface HostSink {
   post(message: { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] }): void;
 }
 
+/** A worker without the fetch side (benches): no refusal to tell. */
+const NO_NETWORK = { takeRefusal: (): undefined => undefined };
+
 /**
  * The `chatty:plugin/*` imports, as jco expects them (keyed by unversioned interface name). None
  * of them throws into the guest: every failure becomes the WIT `err` value (or `none`).
  * `llm` and `billing` block this worker on `Atomics.wait` while the main thread runs the
  * embedder's provider; the main thread itself never waits.
  */
-export function chattyImports(data: GuestWorkerData, sink: HostSink): Record<string, Record<string, unknown>> {
+export function chattyImports(data: GuestWorkerData, sink: HostSink, network: { takeRefusal(): string | undefined } = NO_NETWORK): Record<string, Record<string, unknown>> {
   const control = new Int32Array(data.control);
   let seq = 0;
   const warned = new Set<string>();
@@ -60,6 +64,7 @@ export function chattyImports(data: GuestWorkerData, sink: HostSink): Record<str
     },
     'chatty:plugin/config': {
       get(key: string): string | undefined {
+        if (key === NETWORK_REFUSAL_KEY) return network.takeRefusal();
         if (data.config === null) {
           warnOnce(`config.get: capability 'config' is not granted to module '${data.module}'`);
           return undefined;
