@@ -39,10 +39,14 @@ export interface CallableModule extends ServedModule {
   ): Promise<ModuleToolOutcome>;
 }
 
-/** A module not served yet: being built (its routes answer 503 with `Retry-After`), or whose build failed (`reason`). */
+/**
+ * A module not served yet: being built (its routes answer 503 with `Retry-After`), whose build
+ * failed (`reason`), or whose capabilities are not granted (`ungranted`: 403, `reason` names the
+ * missing grant and how to give it).
+ */
 export interface PendingModule {
   readonly name: string;
-  readonly state: 'building' | 'failed';
+  readonly state: 'building' | 'failed' | 'ungranted';
   readonly reason?: string | undefined;
 }
 

@@ -13,7 +13,7 @@ import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type Mod
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
-import { PluginGrants } from './grants/index.js';
+import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GrantsOptions } from './grants/index.js';
 
 /** The largest component file a scan reads. */
 const MAX_COMPONENT_BYTES = 512 * MIB;
@@ -34,6 +34,14 @@ export interface ModuleRegistryOptions {
    * answer "not configured" without a provider).
    */
   grant?: GrantPolicy;
+  /**
+   * Capabilities granted, not taken (docs/plugins.md, "Grants"): `file`, `llm`, `billing` and
+   * `network` are given per plugin and per component digest, from the `locks`, the grants `file`,
+   * or a person at `registry.grants`; a module whose asks are not all granted is not served
+   * (`pending()`: `'ungranted'`). Without it (and without `grant`) every ask is given, as before.
+   * Not with `grant`: that policy decides alone.
+   */
+  grants?: GrantsOptions;
   /** Lower host ceilings (never above 256 MiB of memory and 60 s per call), e.g. for tests. */
   ceilings?: Partial<Ceilings>;
   /**
@@ -70,7 +78,7 @@ export interface ScanReport {
 /** A module announced before it can load: being built, or whose build failed (`reason`). */
 export interface PendingModule {
   readonly name: string;
-  readonly state: 'building' | 'failed';
+  readonly state: 'building' | 'failed' | 'ungranted';
   readonly reason?: string;
 }
 
@@ -109,10 +117,14 @@ export class ModuleRegistry {
   private closed = false;
   /** The grant desk: a plugin's asks not yet granted for its component wait here for a person (main/plugins/grants). */
   readonly grants = new PluginGrants();
+  /** Decides what each module gets when `options.grants` is set. */
+  private readonly gate: GrantGate | undefined;
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
     this.logger = options.logger ?? stderrLogger;
+    if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
+    this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
     checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
     this.ceilings = {
       maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
@@ -162,7 +174,7 @@ export class ModuleRegistry {
       try {
         return { ok: true as const, loaded: await this.loadClaimed(moduleDir, parsed) };
       } catch (err) {
-        this.claimed.delete(parsed.manifest.module.name);
+        if (!(err instanceof PluginGrantError)) this.claimed.delete(parsed.manifest.module.name); // an ungranted module keeps its name
         return { ok: false as const, dir: moduleDir, reason: messageOf(err) };
       }
     });
@@ -185,7 +197,7 @@ export class ModuleRegistry {
     try {
       return await this.loadClaimed(moduleDir, parsed);
     } catch (err) {
-      this.claimed.delete(parsed.manifest.module.name);
+      if (!(err instanceof PluginGrantError)) this.claimed.delete(parsed.manifest.module.name); // an ungranted module keeps its name
       throw err;
     }
   }
@@ -259,7 +271,7 @@ export class ModuleRegistry {
   async unload(name: string, options: { finishCalls?: boolean } = {}): Promise<boolean> {
     const handle = this.handles.get(name);
     const remote = this.remotes.get(name);
-    if (!handle && !remote) return false;
+    if (!handle && !remote) return this.dropUngranted(name);
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);
@@ -271,6 +283,8 @@ export class ModuleRegistry {
   /** Terminates every worker (and the transpiler). The registry is empty afterwards. */
   async close(): Promise<void> {
     this.closed = true;
+    this.gate?.close();
+    this.grants.withdrawAll();
     const handles = [...this.handles.values()];
     this.handles.clear();
     this.remotes.clear();
@@ -286,6 +300,8 @@ export class ModuleRegistry {
   private claim(name: string, dir: string): void {
     if (this.closed) throw new PluginLoadError('the registry is closed');
     const other = this.claimed.get(name);
+    // A module not served for want of a grant may be loaded again from its directory (granted since).
+    if (other === dir && !this.handles.has(name) && this.pendingByName.get(name)?.state === 'ungranted') return;
     if (other !== undefined) throw new PluginLoadError(`duplicate module name '${name}' (already loaded from ${other})`);
     this.claimed.set(name, dir);
   }
@@ -383,7 +399,15 @@ export class ModuleRegistry {
     const prepared = await this.cache.prepare(bytes);
     checkWorld(prepared.world);
     if (!prepared.componentUrl) throw new PluginLoadError('the component could not be transpiled');
-    const granted = new Set<Capability>(this.grantsFor(name, manifest));
+    if (this.gate && manifest.files) await resolveFilesRoot(dir, manifest.files.root); // a bad root is refused before anyone is asked
+    const granted = new Set<Capability>(
+      this.gate
+        ? this.gate.capabilities(
+            { name, version: manifest.module.version, dir, digest: componentDigest(bytes), manifest, imports: prepared.world.imports, providers: this.options.providers ?? {} },
+            () => this.loadClaimed(dir, parsed),
+          )
+        : this.grantsFor(name, manifest),
+    );
     const filesRoot = granted.has('file') && manifest.files ? await resolveFilesRoot(dir, manifest.files.root) : null;
     const providers = this.options.providers ?? {};
     const state = (cap: 'llm' | 'billing'): GrantState =>
@@ -425,6 +449,32 @@ export class ModuleRegistry {
     if (newer.length === 0) return;
     const shown = newer.length > 3 ? `${newer.slice(0, 3).join(', ')} and ${newer.length - 3} more` : newer.join(', ');
     this.logger.log('warn', `${relative(dir, wasmPath)} is older than ${shown}: serving the build from before that change; rebuild it with \`${buildCommand(dir)}\``, { module: name });
+  }
+
+  /** What the grant gate may do to this registry: list a module as ungranted or failed, ask whether it is still wanted. */
+  private gateHost(): GateHost {
+    return {
+      logger: this.logger,
+      ungranted: (name, reason) => {
+        if (!this.handles.has(name)) this.setPending({ name, state: 'ungranted', reason }); // a reload's older instance keeps serving
+      },
+      failed: (name, reason) => {
+        this.claimed.delete(name);
+        this.setPending({ name, state: 'failed', reason });
+        this.logger.log('warn', `granted, but not loaded: ${reason}`, { module: name });
+      },
+      stillWanted: (name, dir) => !this.closed && this.claimed.get(name) === dir,
+    };
+  }
+
+  /** Unloads a module listed as ungranted: its request is withdrawn, its name free again. */
+  private dropUngranted(name: string): boolean {
+    if (this.pendingByName.get(name)?.state !== 'ungranted') return false;
+    this.gate?.withdraw(name);
+    this.pendingByName.delete(name);
+    this.claimed.delete(name);
+    this.changed(name, 'unloaded');
+    return true;
   }
 
   private grantsFor(name: string, manifest: Manifest): Iterable<Capability> {

@@ -220,7 +220,8 @@ function accepted(ctx: GatewayContext): void {
 
 /**
  * A module with no surface: 503 with `Retry-After` while it is being built (the client may come
- * back), 503 with the reason when its build failed (nothing to wait for), else 404.
+ * back), 503 with the reason when its build failed (nothing to wait for), 403 with the reason when
+ * its capabilities are not granted (the reason says how to grant them), else 404.
  */
 function moduleNotServed(ctx: GatewayContext, modules: ModuleDirectory, name: string, notFound = (): void => moduleNotFound(ctx, name)): void {
   const pending = modules.pending?.().find((m) => m.name === name);
@@ -229,6 +230,7 @@ function moduleNotServed(ctx: GatewayContext, modules: ModuleDirectory, name: st
     return rpcRefusal(ctx, 503, TRANSPORT_ERROR, `Module '${name}' is being built; retry in ${BUILDING_RETRY_AFTER_SECONDS} s.`, requestIdOf(ctx));
   }
   if (pending?.state === 'failed') return rpcRefusal(ctx, 503, TRANSPORT_ERROR, `Module '${name}' failed to build: ${pending.reason ?? 'no reason given'}`, requestIdOf(ctx));
+  if (pending?.state === 'ungranted') return rpcRefusal(ctx, 403, TRANSPORT_ERROR, `Module '${name}' is not served: ${pending.reason ?? 'its capabilities are not granted'}`, requestIdOf(ctx));
   notFound();
 }
 

@@ -12,3 +12,4 @@ export { readPluginsLock, PluginsLockError } from './lock-file.js';
 export { RememberedGrant, LockedGrant } from './record.js';
 export { GrantStore, type GrantsOptions } from './store.js';
 export { PluginGrantError, ungrantedReason, type UngrantedWhy } from './refusal.js';
+export { GrantGate, type GateHost, type GateInput } from './gate.js';

@@ -45,9 +45,12 @@ export class GrantStore {
 
   /** The asks among `asks` not granted to plugin `name` (in `dir`) at component `digest`. Throws `GrantsFileError` when the file has become malformed. */
   missing(name: string, digest: string, dir: string, asks: readonly CapabilityAsk[]): CapabilityAsk[] {
-    if (asks.length === 0) return [];
-    const granted = [...this.lockedFor(name, digest, dir), ...(this.file?.grantedTo(name, digest) ?? []), ...this.rememberedFor(name, digest)];
-    return asks.filter((ask) => !granted.some((had) => sameAsk(had, ask)));
+    const granted = [...this.lockedFor(name, digest, dir), ...this.rememberedFor(name, digest)];
+    const missing = asks.filter((ask) => !granted.some((had) => sameAsk(had, ask)));
+    // The file only when the rest does not cover it: a grant given for this run holds even if the file has become unreadable.
+    if (missing.length === 0 || !this.file) return missing;
+    const remembered = this.file.grantedTo(name, digest);
+    return missing.filter((ask) => !remembered.some((had) => sameAsk(had, ask)));
   }
 
   /** Remembers a grant: in the file when there is one (throws `GrantsFileError`, the file untouched, when it is malformed), else for this registry. */

@@ -1,0 +1,134 @@
+import { messageOf } from '../errors.js';
+import type { Manifest } from '../manifest.js';
+import type { PluginLogger, Providers } from '../providers.js';
+import type { Capability } from '../worker/protocol.js';
+import { capabilitiesOf, describeAsks, pluginAsks } from './asks.js';
+import type { PluginGrants } from './desk.js';
+import { shortDigest } from './digest.js';
+import { PluginGrantError, ungrantedReason } from './refusal.js';
+import type { GrantStore, GrantsOptions } from './store.js';
+import type { CapabilityAsk } from './types.js';
+
+/** What the gate needs of its registry. */
+export interface GateHost {
+  readonly logger: PluginLogger;
+  /** Lists module `name` as not served for `reason` (`'ungranted'`), unless an older instance still serves it. */
+  ungranted(name: string, reason: string): void;
+  /** Module `name` could not be loaded once granted: listed as failed. */
+  failed(name: string, reason: string): void;
+  /** Whether `dir` still holds module `name`'s claim (not unloaded, the registry not closed). */
+  stillWanted(name: string, dir: string): boolean;
+}
+
+/** One module's load, as far as the gate is concerned. */
+export interface GateInput {
+  name: string;
+  version: string;
+  dir: string;
+  /** `sha256:<hex>` of its component. */
+  digest: string;
+  manifest: Manifest;
+  /** The component's world imports (`ns:pkg/iface@version`). */
+  imports: readonly string[];
+  providers: Providers;
+}
+
+/**
+ * Between a module's component and its instance: what it asks for must be granted for this
+ * digest (`GrantStore`) before it is served. What is not is refused (`mode: 'deny'`), granted for
+ * this run (`'allow'`), or put to the desk (`'ask'`): the load throws `PluginGrantError` at once,
+ * the module is listed as ungranted, and once a person grants it the grant is remembered and the
+ * module loaded (`load` again). One request per module at a time: a newer load withdraws it.
+ */
+export class GrantGate {
+  private readonly asking = new Map<string, AbortController>();
+  private readonly mode: NonNullable<GrantsOptions['mode']>;
+
+  constructor(
+    private readonly store: GrantStore,
+    private readonly desk: PluginGrants,
+    private readonly host: GateHost,
+    mode: GrantsOptions['mode'],
+  ) {
+    this.mode = mode ?? 'ask';
+  }
+
+  /**
+   * The capabilities module `input.name` gets, all it asks for being granted; otherwise throws
+   * `PluginGrantError` saying which grant is missing and how to give it. `load` loads the module
+   * again once a person has granted it.
+   */
+  capabilities(input: GateInput, load: () => Promise<unknown>): Capability[] {
+    const { name, manifest, providers } = input;
+    const asks = pluginAsks(input);
+    this.withdraw(name); // a newer load of the module: its older request is moot
+    const missing = this.store.missing(name, input.digest, input.dir, asks);
+    if (missing.length > 0) {
+      if (this.mode !== 'allow') this.refuse(input, missing, load);
+      this.store.allowForNow(name, input.digest, missing);
+      this.host.logger.log('info', `granted for this run (approvals: allow), not remembered: ${describeAsks(missing)} for component ${shortDigest(input.digest)}`, { module: name });
+    }
+    const caps: Capability[] = ['logging', ...capabilitiesOf(asks)];
+    if (Object.keys(manifest.config).length > 0) caps.push('config');
+    // Without a provider nothing is asked, and its calls answer "not configured" rather than "not granted".
+    for (const cap of ['llm', 'billing'] as const) if (!providers[cap]) caps.push(cap);
+    return caps;
+  }
+
+  /** Withdraws module `name`'s open request (unloaded, loaded again); whether there was one. */
+  withdraw(name: string): boolean {
+    const open = this.asking.get(name);
+    if (!open) return false;
+    this.asking.delete(name);
+    open.abort();
+    return true;
+  }
+
+  close(): void {
+    for (const name of [...this.asking.keys()]) this.withdraw(name);
+  }
+
+  private refuse(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): never {
+    const { name, digest } = input;
+    if (this.mode === 'deny') {
+      const reason = ungrantedReason(name, digest, missing, 'not-asked');
+      this.host.ungranted(name, reason);
+      throw new PluginGrantError(reason, missing);
+    }
+    const reason = ungrantedReason(name, digest, missing, 'asking');
+    const open = new AbortController();
+    this.asking.set(name, open);
+    this.host.ungranted(name, reason);
+    void this.desk
+      .ask({ plugin: name, version: input.manifest.module.version, digest, asks: missing }, open.signal)
+      .then((outcome) => {
+        if (this.asking.get(name) !== open) return; // withdrawn, or a newer load asks now
+        this.asking.delete(name);
+        if (outcome === 'withdrawn' || !this.host.stillWanted(name, input.dir)) return;
+        if (outcome === 'denied') {
+          const denied = ungrantedReason(name, digest, missing, 'denied');
+          this.host.ungranted(name, denied);
+          this.host.logger.log('warn', `not served: ${denied}`, { module: name });
+          return;
+        }
+        this.granted(input, missing, load);
+      });
+    throw new PluginGrantError(reason, missing);
+  }
+
+  /** A person granted `missing`: remembered (or, when the grants file refuses it, granted for this run and said), then the module loads. */
+  private granted(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): void {
+    const { name, digest } = input;
+    try {
+      this.store.remember(name, digest, missing);
+    } catch (err) {
+      this.store.allowForNow(name, digest, missing);
+      this.host.logger.log('warn', `granted for this run only, not remembered: ${messageOf(err)}`, { module: name });
+    }
+    this.host.logger.log('info', `granted ${describeAsks(missing)} for component ${shortDigest(digest)}`, { module: name });
+    load().catch((err: unknown) => {
+      if (err instanceof PluginGrantError) return; // it changed meanwhile and asks again: listed already
+      if (this.host.stillWanted(name, input.dir)) this.host.failed(name, messageOf(err));
+    });
+  }
+}
