@@ -11,11 +11,13 @@
 export type {
   AgentSummary,
   AnswerApproval,
+  AnswerGrant,
   AnswerQuestion,
   ApprovalMatch,
   ApprovalRule,
   Asker,
   AuditRow,
+  CapabilityAsk,
   CancelTask,
   ChattyBridge,
   DangerTag,
@@ -25,6 +27,7 @@ export type {
   MailOutcome,
   ModuleSummary,
   PendingApproval,
+  PendingGrant,
   PendingQuestion,
   PostMessage,
   RevokeApprovalRule,
@@ -38,5 +41,5 @@ export type {
   Withdrawn,
 } from '../main/app/bridge/contract.js';
 export { hasHidden, showExactly, shownParts, type ShownPart, type ShownText } from '../main/display/index.js';
-export { ChattyApprovals, DANGER_LABEL, defineChattyApprovals, GUARD_MS, type Waiting } from './approvals/index.js';
+export { CAPABILITY_LABEL, ChattyApprovals, DANGER_LABEL, defineChattyApprovals, GUARD_MS, type Waiting } from './approvals/index.js';
 export { localClock } from './approvals/parts.js';

@@ -1,6 +1,7 @@
 // <chatty-approvals>: the approval and question popover as a framework-free custom element. It
 // takes the `window.chatty` API (its `bridge` property, else `window.chatty` once connected),
-// shows the waiting requests one at a time in a modal dialog, and answers them. What it promises
+// shows the waiting requests one at a time in a modal dialog (an agent's approval or question, a
+// plugin's capability request: grant-view.ts), and answers them. What it promises
 // the person (docs/desktop.md, "The approvals element"):
 // - every text a worker controls is shown exactly (the display rule), with a warning when it
 //   holds hidden characters;
@@ -10,8 +11,9 @@
 //   choice answers at most the one request it was shown with;
 // - a request stays until it is answered or withdrawn; a refused answer keeps it open with the
 //   error; a withdrawn one leaves a trace line; Escape and Later put a request off, never decide it.
-import type { ChattyBridge, PendingApproval, PendingQuestion, Snapshot } from '../../main/app/bridge/contract.js';
+import type { ChattyBridge, PendingApproval, PendingGrant, PendingQuestion, Snapshot } from '../../main/app/bridge/contract.js';
 import { approvalContent, type ApprovalAnswer } from './approval-view.js';
+import { grantContent, type GrantAnswer } from './grant-view.js';
 import { el, localClock, shown } from './parts.js';
 import { questionContent, type QuestionAnswer } from './question-view.js';
 import { approvalsSheet } from './styles.js';
@@ -20,7 +22,7 @@ import type { PopoverContent, ViewContext } from './view.js';
 /** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes. */
 export const GUARD_MS = 600;
 
-export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion };
+export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion } | { kind: 'grant'; view: PendingGrant };
 
 /** The element whose shadow root holds focus, followed down: the focused element itself. */
 function deepActive(): HTMLElement | null {
@@ -126,7 +128,7 @@ export class ChattyApprovals extends HTMLElement {
   add(waiting: Waiting): void {
     if (this.#gone.has(waiting.view.requestId) || this.#queue.some((w) => w.view.requestId === waiting.view.requestId)) return;
     this.#queue.push(waiting);
-    this.#announce(waiting.kind === 'approval' ? `${waiting.view.asker.agent} asks for approval` : `${waiting.view.asker.agent} asks a question`);
+    this.#announce(announcement(waiting));
     this.#render();
   }
 
@@ -157,6 +159,7 @@ export class ChattyApprovals extends HTMLElement {
     this.#unsubscribe.push(
       bridge.onApproval((view) => live(() => this.add({ kind: 'approval', view }))),
       bridge.onQuestion((view) => live(() => this.add({ kind: 'question', view }))),
+      bridge.onGrant((view) => live(() => this.add({ kind: 'grant', view }))),
       bridge.onWithdrawn((w) => {
         this.#gone.add(w.requestId);
         live(() => this.withdraw(w.requestId, w.reason));
@@ -170,7 +173,11 @@ export class ChattyApprovals extends HTMLElement {
       return;
     }
     if (this.#bridge !== bridge) return;
-    const waiting: Waiting[] = [...snapshot.approvals.map((view) => ({ kind: 'approval' as const, view })), ...snapshot.questions.map((view) => ({ kind: 'question' as const, view }))];
+    const waiting: Waiting[] = [
+      ...snapshot.approvals.map((view) => ({ kind: 'approval' as const, view })),
+      ...snapshot.questions.map((view) => ({ kind: 'question' as const, view })),
+      ...snapshot.grants.map((view) => ({ kind: 'grant' as const, view })),
+    ];
     for (const w of waiting.sort((a, b) => a.view.at - b.view.at)) this.add(w);
     ready = true;
     for (const apply of early.splice(0)) apply();
@@ -198,7 +205,11 @@ export class ChattyApprovals extends HTMLElement {
     this.#shown = requestId;
     this.#busy = false;
     const content: PopoverContent =
-      waiting.kind === 'approval' ? approvalContent(waiting.view, this.#context<ApprovalAnswer>(waiting)) : questionContent(waiting.view, this.#context<QuestionAnswer>(waiting));
+      waiting.kind === 'approval'
+        ? approvalContent(waiting.view, this.#context<ApprovalAnswer>(waiting))
+        : waiting.kind === 'question'
+          ? questionContent(waiting.view, this.#context<QuestionAnswer>(waiting))
+          : grantContent(waiting.view, this.#context<GrantAnswer>(waiting));
     this.#title.textContent = content.title;
     this.#desc.replaceChildren(...content.desc);
     this.#warnings.replaceChildren(...content.warnings);
@@ -263,7 +274,7 @@ export class ChattyApprovals extends HTMLElement {
     this.#armTimer = undefined;
   }
 
-  #context<Answer extends ApprovalAnswer | QuestionAnswer>(waiting: Waiting): ViewContext<Answer> {
+  #context<Answer extends Decision>(waiting: Waiting): ViewContext<Answer> {
     const requestId = waiting.view.requestId;
     // A choice counts only for the request it was shown with, once the guard has passed, once.
     const current = (): boolean => this.#shown === requestId && this.#armed && !this.#busy;
@@ -299,7 +310,7 @@ export class ChattyApprovals extends HTMLElement {
     if (this.#shown === id) this.#close(); // the only one waiting
   }
 
-  async #answer(waiting: Waiting, answer: ApprovalAnswer | QuestionAnswer): Promise<void> {
+  async #answer(waiting: Waiting, answer: Decision): Promise<void> {
     const bridge = this.#bridge;
     if (!bridge) return this.#showError('Not connected: no answer can be sent from this page.');
     const requestId = waiting.view.requestId;
@@ -308,7 +319,8 @@ export class ChattyApprovals extends HTMLElement {
     this.#error.hidden = true;
     try {
       if (waiting.kind === 'approval') await bridge.answerApproval({ requestId, ...(answer as ApprovalAnswer) });
-      else await bridge.answerQuestion({ requestId, answers: answer as QuestionAnswer });
+      else if (waiting.kind === 'question') await bridge.answerQuestion({ requestId, answers: answer as QuestionAnswer });
+      else await bridge.answerGrant({ requestId, decision: answer as GrantAnswer });
     } catch (err) {
       // Refused: the request still waits in main, so it stays here, with why.
       this.#busy = false;
@@ -368,13 +380,24 @@ function focusables(root: HTMLElement): HTMLElement[] {
   return [...root.querySelectorAll<HTMLElement>(selector)].filter((e) => !e.hasAttribute('disabled') && !e.closest('[hidden], [inert]') && e.tabIndex >= 0);
 }
 
+/** What a choice in any popover sends: an approval's verdict, a question's answers, a grant's decision. */
+type Decision = ApprovalAnswer | QuestionAnswer | GrantAnswer;
+
+function announcement(waiting: Waiting): string {
+  if (waiting.kind === 'approval') return `${waiting.view.asker.agent} asks for approval`;
+  if (waiting.kind === 'question') return `${waiting.view.asker.agent} asks a question`;
+  return `plugin ${waiting.view.plugin} asks for capabilities`;
+}
+
 function describe(waiting: Waiting): string {
   if (waiting.kind === 'approval') return `${waiting.view.kind} ${waiting.view.commandOrPath} (${waiting.view.asker.agent})`;
+  if (waiting.kind === 'grant') return `plugin ${waiting.view.plugin} ${waiting.view.version} (${waiting.view.digestShort}): ${waiting.view.asks.map((a) => `${a.capability}: ${a.detail}`).join('; ')}`;
   return `question from ${waiting.view.asker.agent}: ${waiting.view.questions.map((q) => q.question).join(' / ')}`;
 }
 
-function outcome(waiting: Waiting, answer: ApprovalAnswer | QuestionAnswer): string {
+function outcome(waiting: Waiting, answer: Decision): string {
   if (waiting.kind === 'question') return 'answered';
+  if (waiting.kind === 'grant') return answer === 'granted' ? 'granted' : 'denied';
   const a = answer as ApprovalAnswer;
   if (a.verdict === 'denied') return 'denied';
   if (a.remember === 'task') return 'approved for this task';

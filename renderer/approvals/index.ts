@@ -1,3 +1,4 @@
-/** The approval and question popover: the <chatty-approvals> element. */
+/** The approval, question and plugin-grant popover: the <chatty-approvals> element. */
 export { ChattyApprovals, defineChattyApprovals, GUARD_MS, type Waiting } from './element.js';
 export { DANGER_LABEL } from './approval-view.js';
+export { CAPABILITY_LABEL } from './grant-view.js';

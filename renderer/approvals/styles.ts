@@ -51,6 +51,14 @@ dialog {
 dialog[open] { display: flex; flex-direction: column; }
 dialog::backdrop { background: #1d212680; }
 dialog[data-kind="approval"] { border-top-color: var(--warn); }
+dialog[data-kind="grant"] { border-top-color: var(--bad); }
+.asks { margin: 0.3rem 0 0.5rem; padding-left: 1.2rem; display: flex; flex-direction: column; gap: 0.25rem; }
+.asks li { overflow-wrap: anywhere; }
+.asks .detail, .digest, .digest-short { font-family: var(--mono); font-size: 0.85rem; }
+.asks .detail { white-space: pre-wrap; }
+.digest { overflow-wrap: anywhere; }
+.grant-note { font-size: 0.8rem; }
+button.grant { border-color: var(--accent); color: var(--accent); }
 dialog[data-danger="true"] { border: 2px solid var(--bad); border-top: 8px solid var(--bad); }
 .head { flex: none; padding: 0.8rem 1.1rem 0.3rem; }
 h2 { font-size: 1.05rem; margin: 0 0 0.2rem; }

@@ -2,7 +2,7 @@
 
 /** The parts of one popover, laid out by the element: head (title, asker, warnings), body (scrolls), actions (always in view). */
 export interface PopoverContent {
-  kind: 'approval' | 'question';
+  kind: 'approval' | 'question' | 'grant';
   title: string;
   /** Who asks, one line under the title. */
   desc: (Node | string)[];

@@ -13,6 +13,7 @@ import { bundledAgents } from '../../main/agents/bundled.js';
 import { BridgeHost } from '../../main/app/bridge/bridge-host.js';
 import type { Runner } from '../../main/broker/index.js';
 import { LocalRunner } from '../../main/broker/runners/index.js';
+import type { PluginGrants } from '../../main/plugins/grants/index.js';
 import { AGENT, isAlive } from '../broker/helpers.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -29,6 +30,8 @@ export interface AppFixture {
   browser: Browser;
   gw: RunningGateway;
   host: BridgeHost;
+  /** The plugins' grant desk (the fixture registry's `grants`), answered by the host: a test puts a capability request to it. */
+  grants: PluginGrants;
   pageUrl: string;
   base: string;
   /** A private scratch directory (the repository the agents work in is under it). */
@@ -99,7 +102,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
     '/renderer-demo/axe.js': readFileSync(join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8'),
   });
   const pageUrl = `${demo.base}/renderer-demo/index.html`;
-  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl);
+  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl, { grants: plugins.registry.grants });
   const browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
   const problems = new WeakMap<Page, string[]>();
@@ -108,6 +111,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
     browser,
     gw,
     host,
+    grants: plugins.registry.grants,
     pageUrl,
     base: demo.base,
     scratch,

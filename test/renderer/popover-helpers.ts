@@ -21,7 +21,7 @@ export function focusMatches(page: Page, selector: string): Promise<boolean> {
 }
 
 /** Waits for the popover to be open (of `kind`, when given) and past its guard time. */
-export async function armedPopover(page: Page, kind?: 'approval' | 'question'): Promise<void> {
+export async function armedPopover(page: Page, kind?: 'approval' | 'question' | 'grant'): Promise<void> {
   await page.waitForSelector(`#popover[open]${kind ? `[data-kind="${kind}"]` : ''}[data-armed="true"]`);
 }
 

@@ -1,0 +1,53 @@
+// What a plugin's capability request shows: the plugin, its version and the digest of the build
+// it is for, what it asks for (one ask a line), and two choices: Deny · Grant. A grant is
+// remembered for that digest only (a rebuilt plugin that asks for more asks again); Deny leaves the
+// plugin unserved until it is granted (`chatty-gateway plugin grant NAME`).
+import { hasHidden } from '../../main/display/index.js';
+import type { AnswerGrant, CapabilityAsk, PendingGrant } from '../../main/app/bridge/contract.js';
+import { el, facts, hiddenWarning, shown } from './parts.js';
+import type { PopoverContent, ViewContext } from './view.js';
+
+export type GrantAnswer = AnswerGrant['decision'];
+
+/** How each capability reads in the list, before the plugin's own words for it. */
+export const CAPABILITY_LABEL: Readonly<Record<CapabilityAsk['capability'], string>> = {
+  file: 'Files',
+  network: 'Network',
+  llm: 'Language model',
+  billing: 'Billing',
+};
+
+export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswer>): PopoverContent {
+  const hidden = [view.plugin, view.version, view.digest, ...view.asks.map((a) => a.detail)].some(hasHidden);
+  const asks = el('ul', { className: 'asks', attrs: { 'aria-label': 'what it asks for' } });
+  for (const ask of view.asks) {
+    asks.append(el('li', { attrs: { 'data-capability': ask.capability } }, el('strong', { className: 'capability' }, `${CAPABILITY_LABEL[ask.capability] ?? ask.capability}: `), el('span', { className: 'detail' }, shown(ask.detail))));
+  }
+  const button = (className: string, label: string, onClick: () => void): HTMLButtonElement => el('button', { className, attrs: { type: 'button' }, onClick }, label);
+  return {
+    kind: 'grant',
+    title: 'Grant this plugin what it asks for?',
+    desc: [
+      el('span', { className: 'plugin-name' }, shown(view.plugin)),
+      ' ',
+      el('span', { className: 'plugin-version' }, shown(view.version)),
+      ' (',
+      el('code', { className: 'digest-short' }, shown(view.digestShort)),
+      ') asks for:',
+    ],
+    warnings: hidden ? [hiddenWarning("the plugin's request", '.')] : [],
+    body: [
+      asks,
+      facts('context', [
+        ['Plugin', el('span', { className: 'plugin' }, shown(view.plugin))],
+        ['Version', el('span', { className: 'version' }, shown(view.version))],
+        ['Digest', el('code', { className: 'digest' }, shown(view.digest))],
+      ]),
+      el('p', { className: 'grant-note muted' }, 'A grant is kept for this build (its digest) only: a changed plugin asks again. Denied, the plugin is not served; grant it later with ', el('code', {}, 'chatty-gateway plugin grant '), el('code', {}, shown(view.plugin)), '.'),
+    ],
+    // Neither is the default: the person reads the list and chooses.
+    actions: () => [button('later', 'Later', () => context.later()), button('deny', 'Deny', () => context.decide('denied')), button('grant', 'Grant', () => context.decide('granted'))],
+    danger: false,
+    hidden,
+  };
+}
