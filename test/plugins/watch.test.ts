@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -116,6 +116,15 @@ describe('the modules watcher (serve --watch) with WAT components', { timeout: 6
     assert.match(await said.next(/module folder late/), /^warning: module folder late not served: the component .* does not exist/);
     writeFileSync(join(root, 'late', 'plugin.wasm'), await buildFixture('echo'));
     assert.equal(await said.next(/module late: /), 'module late: loaded: served from late');
+  });
+
+  it('the modules directory itself removed: one line, the watch ends, what it served keeps serving', async () => {
+    const moved = `${root}-moved`;
+    renameSync(root, moved);
+    root = moved; // removed by after()
+    assert.equal(await said.next(/no longer watching/), `warning: no longer watching ${root.replace(/-moved$/, '')}: it is gone; the modules it served keep serving`);
+    assert.ok(registry.get('echo'));
+    assert.ok(registry.get('late'));
   });
 });
 

@@ -1,4 +1,4 @@
-import { readdirSync, watch, type FSWatcher } from 'node:fs';
+import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { buildPlugin } from '../build/index.js';
 import { messageOf } from '../errors.js';
@@ -64,12 +64,22 @@ export class ModulesWatcher {
       if (look) this.known.set(folder, { look, module: served.get(join(this.root, folder)) });
     }
     this.watcher = watch(this.root, { recursive: true }, (_event, filename) => this.heard(filename));
-    this.watcher.on('error', (err) => {
-      // The modules directory itself went away (or the platform gave up on it): said, not thrown.
-      this.options.say(`warning: no longer watching ${this.root}: ${messageOf(err)}`);
-      this.watcher?.close();
-    });
+    this.watcher.on('error', (err) => this.stopWatching(messageOf(err)));
     return this;
+  }
+
+  /**
+   * The watch cannot go on (the modules directory itself was removed or moved, or the platform
+   * gave up on it): said in one line, never thrown. What it served keeps serving: a directory
+   * moved away is not a request to unload everything.
+   */
+  private stopWatching(why: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.due.clear();
+    this.watcher?.close();
+    this.options.say(`warning: no longer watching ${this.root}: ${why}; the modules it served keep serving`);
   }
 
   /** Stops watching; resolves once the change being made (a build, a reload) has ended. */
@@ -97,6 +107,7 @@ export class ModulesWatcher {
 
   private drain(): void {
     if (this.running || this.closed) return;
+    if (!isDirectory(this.root)) return this.stopWatching('it is gone');
     this.running = (async () => {
       while (this.due.size > 0 && !this.closed) {
         const [folder] = this.due;
@@ -177,6 +188,14 @@ export class ModulesWatcher {
     } catch {
       return [];
     }
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
