@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, PluginCallError, ensureExamplesBuilt, type ModuleHandle, type ScanReport } from '../../main/plugins/index.js';
+import { AllowList } from '../../main/plugins/network/allow-list.js';
+import { runRequest, type Resolve } from '../../main/plugins/network/run-request.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -189,5 +191,73 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     await assert.rejects(pending, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
     await closed;
     assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/hello`)).body, 'hello from the server');
+  });
+});
+
+describe('runRequest: names are resolved, each address checked, and the checked address connected to', () => {
+  let server: Server;
+  let port: number;
+  const seen: string[] = [];
+
+  before(async () => {
+    server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
+      if (req.url === '/to-wildcard') return void res.writeHead(307, { location: `http://api.example.test:${port}/` }).end();
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server?.close());
+
+  /** A resolver for names that exist nowhere else (no internet here), counting its lookups. */
+  const lookups: string[] = [];
+  const resolveTo = (...addresses: string[]): Resolve => async (name) => {
+    lookups.push(name);
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  const run = (url: string, allow: string[], resolve: Resolve) =>
+    runRequest({ method: 'GET', url, headers: [], body: null }, { allow: new AllowList(allow), maxBodyBytes: 1024, timeoutMs: 5_000, resolve });
+
+  it('a name the list admits by a wildcard may not resolve to loopback or a private address', async () => {
+    seen.length = 0;
+    const refused = await run(`http://api.example.test:${port}/`, [`*.example.test:${port}`], resolveTo('127.0.0.1'));
+    assert.equal(refused.ok, false);
+    assert.deepEqual(!refused.ok && [refused.error, refused.message], [
+      { tag: 'destination-IP-prohibited' },
+      'network: api.example.test resolves to 127.0.0.1 (loopback); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address',
+    ]);
+    // One private answer among public ones is enough to refuse: the name is not half-used.
+    const mixed = await run(`http://api.example.test:${port}/`, [`*.example.test:${port}`], resolveTo('203.0.113.5', '10.1.2.3'));
+    assert.equal(!mixed.ok && mixed.message, 'network: api.example.test resolves to 10.1.2.3 (private); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address');
+    assert.deepEqual(seen, []);
+  });
+
+  it('a name the list names exactly may; the connection goes to the address checked, the name in Host', async () => {
+    seen.length = 0;
+    lookups.length = 0;
+    const answer = await run(`http://svc.example.test:${port}/x`, [`svc.example.test:${port}`], resolveTo('127.0.0.1'));
+    assert.deepEqual(answer.ok && [answer.status, Buffer.from(answer.body).toString()], [200, 'ok']);
+    // svc.example.test exists in no DNS: the request reached the server only through the checked address.
+    assert.deepEqual(lookups, ['svc.example.test']);
+    assert.deepEqual(seen, [`GET /x host=svc.example.test:${port}`]);
+  });
+
+  it('each redirect hop is checked like the first request', async () => {
+    seen.length = 0;
+    const answer = await run(`http://svc.example.test:${port}/to-wildcard`, [`svc.example.test:${port}`, `*.example.test:${port}`], resolveTo('127.0.0.1'));
+    assert.deepEqual(!answer.ok && [answer.error, answer.message, answer.hops], [
+      { tag: 'destination-IP-prohibited' },
+      'network: api.example.test resolves to 127.0.0.1 (loopback); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address',
+      [{ method: 'GET', target: `svc.example.test:${port}`, status: 307 }],
+    ]);
+    assert.deepEqual(seen, [`GET /to-wildcard host=svc.example.test:${port}`]);
+  });
+
+  it('without an allow list nothing is resolved or sent', async () => {
+    lookups.length = 0;
+    const answer = await runRequest({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: [], body: null }, { allow: null, maxBodyBytes: 1024, timeoutMs: 5_000, resolve: resolveTo('127.0.0.1') });
+    assert.deepEqual(!answer.ok && answer.error, { tag: 'HTTP-request-denied' });
+    assert.deepEqual(lookups, []);
   });
 });
