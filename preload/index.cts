@@ -33,11 +33,12 @@ const EVENTS = {
   withdrawn: 'chatty:withdrawn',
   message: 'chatty:message',
   approvalDecision: 'chatty:approval-decision',
+  modules: 'chatty:modules',
 } as const satisfies EventChannels;
 
 // The reverse check: every name main has is here (`satisfies` above only checks the ones written).
 const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, answerGrant: true, postMessage: true, listApprovalRules: true, revokeApprovalRule: true };
-const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, grant: true, withdrawn: true, message: true, approvalDecision: true };
+const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, grant: true, withdrawn: true, message: true, approvalDecision: true, modules: true };
 void everyInvoke;
 void everyEvent;
 
@@ -71,6 +72,7 @@ const api: ChattyBridge = {
   onWithdrawn: (listener) => subscribe(EVENTS.withdrawn, listener),
   onMessage: (listener) => subscribe(EVENTS.message, listener),
   onApprovalDecision: (listener) => subscribe(EVENTS.approvalDecision, listener),
+  onModules: (listener) => subscribe(EVENTS.modules, listener),
 };
 
 contextBridge.exposeInMainWorld('chatty', api);

@@ -6,7 +6,6 @@ import { hasHidden } from '../../display/index.js';
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
 import { shortDigest, type PluginGrantDecision, type PluginGrantRequest, type PluginGrants } from '../../plugins/grants/index.js';
-import { surfacesOf, type CallableModule, type ServedModule } from '../../gateway/modules.js';
 import {
   ANSWER_LIMITS,
   EVENT_CHANNELS,
@@ -40,6 +39,7 @@ import {
   type TaskView,
   type TimelineEntry,
 } from './contract.js';
+import { ModuleListFeed, moduleSummaries, pendingModules } from './module-list.js';
 
 /** Who sent an IPC message, as the Electron layer reports it. */
 export interface IpcSender {
@@ -97,7 +97,8 @@ type Pending =
 /**
  * The main-process side of the bridge, free of Electron so it runs under test. It is the root's
  * human: it answers the root transport's approvals and questions by asking the window, runs the
- * tasks the window starts, relays the root's mailbox and the edge log. Every call is checked
+ * tasks the window starts, relays the root's mailbox, the edge log and the plugin list as it
+ * changes (`ModuleListFeed`). Every call is checked
  * (the sender is the window's top frame at the app's page, the channel is known, the payload
  * parses) before anything happens. `main/app/electron-bridge.ts` binds it to `ipcMain` and the
  * window's `webContents`.
@@ -141,6 +142,7 @@ export class BridgeHost {
     );
     this.unsubscribe.push(this.approvals.onDecision((row) => this.addAuditRow(structuredClone(row))));
     if (options.grants) this.unsubscribe.push(options.grants.onRequest((request, signal) => this.askGrant(request, signal)));
+    this.unsubscribe.push(new ModuleListFeed(gateway.registry, (list) => this.emit(EVENT_CHANNELS.modules, list), this.log).start());
   }
 
   readonly invokeChannels = Object.keys(InvokeRequestSchemas) as InvokeChannel[];
@@ -260,21 +262,8 @@ export class BridgeHost {
   }
 
   /** The loaded modules (`registry.list()`) with their tools (each handle's `listTools()`). */
-  private async listModules(): Promise<ModuleSummary[]> {
-    const registry = this.gateway.registry;
-    return Promise.all(
-      registry.list().map(async (m): Promise<ModuleSummary> => {
-        const summary: ModuleSummary = { name: m.name, version: m.version, description: m.description, surfaces: surfacesOf(m), tools: [] };
-        const callable = registry.get?.(m.name) ?? (isCallable(m) ? m : undefined);
-        if (!callable) return summary;
-        try {
-          summary.tools = (await callable.listTools()).map((t) => ({ name: t.name, description: t.description }));
-        } catch (err) {
-          summary.toolsError = (err as Error)?.message ?? String(err);
-        }
-        return summary;
-      }),
-    );
+  private listModules(): Promise<ModuleSummary[]> {
+    return moduleSummaries(this.gateway.registry);
   }
 
   private snapshot(): Snapshot {
@@ -283,6 +272,7 @@ export class BridgeHost {
       approvals: [...this.pending.values()].flatMap((p) => (p.kind === 'approval' ? [p.view] : [])),
       questions: [...this.pending.values()].flatMap((p) => (p.kind === 'question' ? [p.view] : [])),
       grants: [...this.pending.values()].flatMap((p) => (p.kind === 'grant' ? [p.view] : [])),
+      pendingModules: pendingModules(this.gateway.registry),
       mailbox: this.mailbox,
       edgeRows: this.edgeRows,
       auditRows: this.auditRows,
@@ -636,9 +626,6 @@ function unanswerableBecause(request: QuestionToRoot): string | undefined {
   return undefined;
 }
 
-function isCallable(m: ServedModule): m is CallableModule {
-  return typeof (m as Partial<CallableModule>).listTools === 'function';
-}
 
 /** `lead-0` → `lead`: an admitted node's name is its spec and a number. */
 function roleOf(node: string): string {

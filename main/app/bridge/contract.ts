@@ -3,6 +3,7 @@ import type { ApprovalMatch as BrokerApprovalMatch, ApprovalRule, AuditRow, Dang
 import type { ApprovalRequest } from '../../broker/index.js';
 import type { CapabilityAsk } from '../../plugins/grants/index.js';
 import type { EdgeRow } from '../../gateway/edge/edge-log.js';
+import type { PendingModule as GatewayPendingModule } from '../../gateway/modules.js';
 
 /**
  * The renderer bridge: every channel between the main process and the (untrusted) renderer, with
@@ -57,6 +58,8 @@ export const EVENT_CHANNELS = {
   message: 'chatty:message',
   /** One approval decision, as the audit log records it (`AuditRow`). */
   approvalDecision: 'chatty:approval-decision',
+  /** The plugin list changed: a module came online, was reloaded or unloaded, or one not served is building, failed or waits for a grant (`ModuleList`). */
+  modules: 'chatty:modules',
 } as const;
 
 export const BRIDGE_CHANNELS = { ...INVOKE_CHANNELS, ...EVENT_CHANNELS } as const;
@@ -156,15 +159,48 @@ export interface AgentSummary {
   skills: { name: string; description: string; examples: string[] }[];
 }
 
-export interface ModuleSummary {
-  name: string;
-  version: string;
-  description: string;
-  surfaces: string[];
-  tools: { name: string; description: string }[];
+/** A served plugin module with its tools (`registry.list()` and each one's `listTools()`). */
+export const ModuleSummarySchema = z.strictObject({
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  surfaces: z.array(z.string()),
+  tools: z.array(z.strictObject({ name: z.string(), description: z.string() })),
   /** Why its tools could not be listed, when they could not. */
-  toolsError?: string;
-}
+  toolsError: z.string().optional(),
+});
+export type ModuleSummary = z.infer<typeof ModuleSummarySchema>;
+
+/** A module announced but not served (`registry.pending()`): being built, whose build failed, or whose capabilities are not granted; `reason` says why, in the gateway's words. */
+export const PendingModuleViewSchema = z.strictObject({
+  name: z.string(),
+  state: z.enum(['building', 'failed', 'ungranted']),
+  reason: z.string().optional(),
+});
+export type PendingModuleView = z.infer<typeof PendingModuleViewSchema>;
+// The states are the gateway's, all of them: a new one fails the build here until it is added above.
+const pendingStatesAreTheGateways: [PendingModuleView['state']] extends [GatewayPendingModule['state']]
+  ? [GatewayPendingModule['state']] extends [PendingModuleView['state']]
+    ? true
+    : false
+  : false = true;
+void pendingStatesAreTheGateways;
+
+/** What happened to a module (the registry's `ModuleChange`). */
+export const ModuleChangeViewSchema = z.strictObject({ name: z.string(), change: z.enum(['served', 'reloaded', 'unloaded', 'pending']) });
+export type ModuleChangeView = z.infer<typeof ModuleChangeViewSchema>;
+
+/**
+ * The plugin list after one or more changes (`chatty:modules`): the whole list, served and not,
+ * as it is once `changes` (oldest first) have happened, so the page replaces what it shows. Checked
+ * against this schema in main before it is sent.
+ */
+export const ModuleListSchema = z.strictObject({
+  changes: z.array(ModuleChangeViewSchema).min(1),
+  modules: z.array(ModuleSummarySchema),
+  pending: z.array(PendingModuleViewSchema),
+});
+export type ModuleList = z.infer<typeof ModuleListSchema>;
 
 /** One edge-log row, as the gateway records it (a type only: nothing of the gateway reaches the renderer). */
 export type { EdgeRow };
@@ -279,6 +315,8 @@ export interface Snapshot {
   questions: PendingQuestion[];
   /** The plugins' capability requests waiting, oldest first. */
   grants: PendingGrant[];
+  /** Plugin modules announced but not served (the served ones are `listModules()`), by name. */
+  pendingModules: PendingModuleView[];
   mailbox: MailEntry[];
   edgeRows: EdgeRow[];
   /** The newest approval decisions (at most 200), oldest first. */
@@ -311,6 +349,7 @@ export interface EventPayloads {
   [EVENT_CHANNELS.withdrawn]: Withdrawn;
   [EVENT_CHANNELS.message]: MailEntry;
   [EVENT_CHANNELS.approvalDecision]: AuditRow;
+  [EVENT_CHANNELS.modules]: ModuleList;
 }
 
 type Unsubscribe = () => void;
@@ -337,6 +376,7 @@ export interface ChattyBridge {
   onWithdrawn(listener: (withdrawn: Withdrawn) => void): Unsubscribe;
   onMessage(listener: (entry: MailEntry) => void): Unsubscribe;
   onApprovalDecision(listener: (row: AuditRow) => void): Unsubscribe;
+  onModules(listener: (list: ModuleList) => void): Unsubscribe;
 }
 
 /** The keys of `window.chatty`, for the run-time check that the preload exposes exactly these. */
@@ -354,6 +394,7 @@ export const CHATTY_API_KEYS = [
   'onEdgeRow',
   'onGrant',
   'onMessage',
+  'onModules',
   'onQuestion',
   'onTask',
   'onWithdrawn',
