@@ -36,10 +36,12 @@ export const plugin = {
 };
 `;
 
-function writePlugin(parent: string, name: string, network: string): void {
+const manifest = (name: string, extra = ''): string => `[module]\nname = "${name}"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n${extra}`;
+
+function writePlugin(parent: string, name: string): void {
   const dir = join(parent, name);
   mkdirSync(join(dir, 'src'), { recursive: true });
-  writeFileSync(join(dir, 'module.toml'), `[module]\nname = "${name}"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n${network}`);
+  writeFileSync(join(dir, 'module.toml'), manifest(name));
   writeFileSync(join(dir, 'src', 'plugin.js'), FETCHER);
 }
 
@@ -85,10 +87,12 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     root = mkdtempSync(join(tmpdir(), 'chatty-network-'));
-    // Two plugins of the same source (one build): one with a list naming the server, one without [network].
-    writePlugin(root, 'fetcher', `\n[network]\nallow = ["127.0.0.1:${port}", "*.example.org"]\n`);
-    writePlugin(root, 'offline', '');
+    // Two plugins of the same source: one with a list naming the server, one without [network].
+    // The list goes in after the build, so the server's port does not make every run rebuild.
+    writePlugin(root, 'fetcher');
+    writePlugin(root, 'offline');
     const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-network') });
+    writeFileSync(join(modulesDir, 'fetcher', 'module.toml'), manifest('fetcher', `\n[network]\nallow = ["127.0.0.1:${port}", "*.example.org"]\n`));
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => logs.push({ level, message, module: fields?.module }) } });
     report = await registry.scanDirectory(modulesDir);
     online = registry.get('fetcher')!;
