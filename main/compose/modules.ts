@@ -1,6 +1,8 @@
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { PluginGrantError } from '../plugins/grants/index.js';
 import {
+  examplesDir,
   ensureExamplesBuilt,
   ModuleRegistry,
   type EnsureExamplesOptions,
@@ -62,7 +64,9 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
   // The registry already logs every load failure and clamp warning; they reach the user through
   // its logger and only through it, so each is said once.
   const logger = options.registry?.logger ?? (options.report ? reportingLogger(options.report) : undefined);
-  const registry = new ModuleRegistry({ ...options.registry, ...(logger ? { logger } : {}) });
+  // The bundled examples come with their plugins.lock (pinned to their sources: docs/plugins.md, "Grants").
+  const grants = options.registry?.grants && modulesDir === undefined ? { ...options.registry.grants, locks: [...(options.registry.grants.locks ?? []), bundledExamplesLock(examples.source)] } : options.registry?.grants;
+  const registry = new ModuleRegistry({ ...options.registry, ...(grants ? { grants } : {}), ...(logger ? { logger } : {}) });
   try {
     const scan = await registry.scanDirectory(dir);
     // The one thing the registry does not log: a module it leaves to another runner.
@@ -88,6 +92,11 @@ async function buildInTurn(registry: ModuleRegistry, deferred: readonly { name: 
       onModule({ name, state: 'served' });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof PluginGrantError) {
+        // Built, but waiting for (or refused) a grant: the registry lists it as ungranted, with how to give it.
+        report(`module ${name} is built but not served: ${reason}`);
+        continue;
+      }
       registry.buildFailed(name, reason);
       report(`warning: module ${name} is not served: its build failed: ${reason}`);
       onModule({ name, state: 'failed', reason });
@@ -123,4 +132,9 @@ function assertDirectory(dir: string): void {
     throw new Error(`modules directory ${path} does not exist`);
   }
   if (!isDirectory) throw new Error(`modules directory ${path} is not a directory`);
+}
+
+/** The `plugins.lock` shipped beside the bundled examples (or beside `source`, their stand-in in tests). */
+export function bundledExamplesLock(source: string = examplesDir()): string {
+  return join(source, 'plugins.lock');
 }

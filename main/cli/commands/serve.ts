@@ -6,6 +6,7 @@ import { LocalRunner } from '../../broker/runners/local-runner.js';
 import { workerEnv } from '../../broker/runners/worker-env.js';
 import { access, ProtocolGateway, type StartedGateway } from '../../gateway/index.js';
 import { openModules, type ModuleEvent } from '../../compose/modules.js';
+import { grantsFileBeside } from '../../plugins/grants/index.js';
 import { watchModules, type ModuleRegistry, type ModulesWatcher } from '../../plugins/index.js';
 import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
@@ -69,6 +70,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
     if (!readySaid) heldEvents.push(event);
     else if (options.json) process.stdout.write(`${JSON.stringify({ event: 'module', ...event })}\n`);
   };
+  const mode = options.approvals ?? defaultApprovalsMode(process.stdin);
+  const approvalsFile = options.approvalsFile ?? defaultApprovalsFile();
+  const grantsFile = grantsFileBeside(approvalsFile);
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
@@ -86,7 +90,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // Until the gateway starts, Ctrl-C ends the process at once, as usual: nothing of it is
     // there to remove yet. The examples not built yet are not waited for (a first run would
     // spend half a minute or more): they are built behind the ready line.
-    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule } });
+    // A plugin's capabilities are granted, not taken: remembered beside the approval rules; asked
+    // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
+    const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode };
+    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule }, registry: { grants } });
     modules = opened.registry;
     // Watched from the scan on, so a change made while the gateway starts is not missed.
     if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say });
@@ -105,7 +112,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     gateway = new ProtocolGateway(modules, {
       runtimeDir,
       ...(remoteRunner ? { remoteRunner } : {}),
-      approvals: { file: options.approvalsFile ?? defaultApprovalsFile() },
+      approvals: { file: approvalsFile },
       broker: {
         root: { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) },
         log: (line) => say(`broker: ${line}`),
@@ -136,7 +143,6 @@ export async function runServe(options: ServeOptions): Promise<number> {
 
   // The terminal as the root's human; its task prompt reads stdin when stdin is a terminal or
   // `--approvals` was given (a harness driving it through a pipe). Otherwise stdin is never read.
-  const mode = options.approvals ?? defaultApprovalsMode(process.stdin);
   const root = gateway.transport();
   const tty = process.stdin.isTTY === true;
   const lines = tty || options.approvals !== undefined ? new LineQueue(process.stdin) : undefined;
@@ -162,6 +168,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
           : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
         `  rules:  ${gateway.approvals.file ?? 'none kept'} ("always" approvals; see: chatty-gateway approvals list)`,
+        `  grants: ${grantsFile} (plugin capabilities; see: chatty-gateway plugin grant NAME)`,
         ...(tasks ? [`  tasks:  type <agent> <task text>, e.g. ${agentNames[0] ?? 'local-coder'} exec echo hi`] : []),
         '  stop:   Ctrl-C',
         '',

@@ -126,7 +126,7 @@ export class GrantGate {
       this.host.logger.log('warn', `granted for this run only, not remembered: ${messageOf(err)}`, { module: name });
     }
     this.host.logger.log('info', `granted ${describeAsks(missing)} for component ${shortDigest(digest)}`, { module: name });
-    load().catch((err: unknown) => {
+    load().then(() => this.host.logger.log('info', 'served, now that it is granted', { module: name }), (err: unknown) => {
       if (err instanceof PluginGrantError) return; // it changed meanwhile and asks again: listed already
       if (this.host.stillWanted(name, input.dir)) this.host.failed(name, messageOf(err));
     });
