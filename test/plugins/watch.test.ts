@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ModuleRegistry, ensureExamplesBuilt, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
+import { ModuleRegistry, ensureExamplesBuilt, watchModules, type ModuleChange, type ModulesWatcher } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -125,6 +125,60 @@ describe('the modules watcher (serve --watch) with WAT components', { timeout: 6
     assert.equal(await said.next(/no longer watching/), `warning: no longer watching ${root.replace(/-moved$/, '')}: it is gone; the modules it served keep serving`);
     assert.ok(registry.get('echo'));
     assert.ok(registry.get('late'));
+  });
+});
+
+describe('the modules watcher with grants asked of a person', { timeout: 60_000 }, () => {
+  let root: string;
+  let registry: ModuleRegistry;
+  let watcher: ModulesWatcher;
+  const said = lines();
+  const changes: ModuleChange[] = [];
+  const change = (name: string, kind: ModuleChange['change']): Promise<void> =>
+    new Promise((resolve) => {
+      if (changes.some((c) => c.name === name && c.change === kind)) return resolve();
+      const stop = registry.onChange((c) => {
+        if (c.name === name && c.change === kind) {
+          stop();
+          resolve();
+        }
+      });
+    });
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-watch-grants-'));
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, grants: { mode: 'ask' }, logger: { log: (level, message, fields) => said.say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    registry.onChange((c) => changes.push(c));
+    // The person at the desk grants what is asked.
+    registry.grants.onRequest(() => 'granted');
+    await registry.scanDirectory(root);
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
+  });
+  after(async () => {
+    await watcher?.close();
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a folder added that waits for its grant is served once granted; a new component is asked again and reloaded; removed, it is unloaded', async () => {
+    const served = change('asker', 'served');
+    // Its [files] root is a capability to grant, per component digest.
+    const aside = mkdtempSync(join(tmpdir(), 'chatty-watch-aside-'));
+    writeModuleDir(aside, 'asker', { manifest: fixtureManifest('asker', '\n[files]\nroot = "data"\n'), component: await buildFixture('echo'), extra: { 'data/a.txt': 'a' } });
+    cpSync(join(aside, 'asker'), join(root, 'asker'), { recursive: true });
+    rmSync(aside, { recursive: true, force: true });
+    await served;
+    assert.ok(registry.get('asker'));
+    const old = registry.get('asker');
+    const reloaded = change('asker', 'reloaded');
+    writeFileSync(join(root, 'asker', 'plugin.wasm'), await buildFixture('slow'));
+    await reloaded;
+    assert.notEqual(registry.get('asker'), old);
+    assert.ok((await toolNames(registry, 'asker')).includes('slow'));
+    assert.deepEqual(said.all.filter((l) => /duplicate module name/.test(l)), []);
+    rmSync(join(root, 'asker'), { recursive: true });
+    assert.equal(await said.next(/its folder asker is gone/), 'module asker: its folder asker is gone: unloaded');
+    assert.equal(registry.get('asker'), undefined);
   });
 });
 

@@ -2,6 +2,7 @@ import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { buildPlugin } from '../build/index.js';
 import { messageOf } from '../errors.js';
+import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
 import { buildDue, changed, lookAt, type FolderLook } from './plugin-folder.js';
 
@@ -18,7 +19,7 @@ export interface ModulesWatcherOptions {
   onSettled?: (folder: string) => void;
 }
 
-/** What the watcher knows of one plugin folder: how it looked last, and the module served from it. */
+/** What the watcher knows of one plugin folder: how it looked last, and the module name it holds (served, or waiting for a grant). */
 interface Known {
   look: FolderLook;
   module: string | undefined;
@@ -130,12 +131,15 @@ export class ModulesWatcher {
   private async settle(folder: string): Promise<void> {
     const dir = join(this.root, folder);
     const was = this.known.get(folder);
+    // The registry is the truth of what this folder serves (a grant given since may have served it).
+    const served = this.servedFrom(dir);
+    const held = served ?? was?.module;
     let look = lookAt(dir);
     if (look === undefined) {
       if (!was) return;
       this.known.delete(folder);
-      if (was.module !== undefined && (await this.registry.unload(was.module, { finishCalls: true }))) {
-        this.options.say(`module ${was.module}: its folder ${folder} is gone: unloaded`);
+      if (held !== undefined && (await this.registry.unload(held, { finishCalls: true }))) {
+        this.options.say(`module ${held}: its folder ${folder} is gone: unloaded`);
       }
       return;
     }
@@ -146,8 +150,8 @@ export class ModulesWatcher {
       try {
         await (this.options.build ?? buildPlugin)(dir);
       } catch (err) {
-        this.known.set(folder, { look: was?.look ?? look, module: was?.module, failedBuildMs: due.newestMs });
-        const keeps = was?.module !== undefined && this.registry.get(was.module) ? '; the previous build keeps serving' : '';
+        this.known.set(folder, { look: was?.look ?? look, module: held, failedBuildMs: due.newestMs });
+        const keeps = served !== undefined ? '; the previous build keeps serving' : '';
         this.options.say(`warning: module ${look.name ?? folder}: rebuild failed (${due.why}): ${oneLine(messageOf(err))}${keeps}`);
         return;
       }
@@ -155,30 +159,36 @@ export class ModulesWatcher {
       look = lookAt(dir) ?? look;
     }
     if (was && !changed(was.look, look) && rebuilt === '') return;
-    const module = was?.module;
-    this.known.set(folder, { look, module });
+    this.known.set(folder, { look, module: held });
     // A module.toml that does not parse (no name) is a reload that fails: the old instance serves on.
-    if (module !== undefined && (look.name === module || look.name === undefined)) {
+    if (served !== undefined && (look.name === served || look.name === undefined)) {
       const what = rebuilt !== '' ? '' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
       try {
-        await this.registry.reload(module);
+        await this.registry.reload(served);
       } catch {
         return; // the registry said why, in one line; the old instance serves on
       }
-      this.options.say(`module ${module}: ${rebuilt}reloaded${what}`);
+      this.options.say(`module ${served}: ${rebuilt}reloaded${what}`);
       return;
     }
-    // New here, renamed in its module.toml, or not served before (its load had failed): loaded afresh.
-    if (module !== undefined) await this.registry.unload(module, { finishCalls: true });
+    // New here, renamed in its module.toml, or not served yet (its load failed, or waits for a grant): loaded afresh.
+    const renamed = held !== undefined && look.name !== held;
+    if (renamed) await this.registry.unload(held, { finishCalls: true });
     try {
       const loaded = await this.registry.loadModule(dir);
       this.known.set(folder, { look, module: loaded.name });
-      const renamed = module !== undefined ? ` (was ${module})` : '';
-      this.options.say(`module ${loaded.name}: ${rebuilt}${was ? 'loaded' : 'added'}${renamed}: served from ${folder}`);
+      this.options.say(`module ${loaded.name}: ${rebuilt}${was ? 'loaded' : 'added'}${renamed ? ` (was ${held})` : ''}: served from ${folder}`);
     } catch (err) {
-      this.known.set(folder, { look, module: undefined });
+      // A module waiting for a grant keeps its name (it is served once granted); any other failure frees it.
+      this.known.set(folder, { look, module: err instanceof PluginGrantError ? look.name : undefined });
       this.options.say(`warning: module folder ${folder} not served: ${oneLine(messageOf(err))}`);
     }
+  }
+
+  /** The module (local or remote) the registry serves from `dir`, if any. */
+  private servedFrom(dir: string): string | undefined {
+    for (const m of [...this.registry.list(), ...this.registry.remoteModules()]) if (resolve(m.dir) === dir) return m.name;
+    return undefined;
   }
 
   /** The folder names in the modules directory now (none if it cannot be read). */
