@@ -1,8 +1,7 @@
 import type { ApprovalRequest, ModeDecision, RootTransport } from '../../broker/index.js';
 import type { ApprovalsMode } from './approvals-mode.js';
-import type { PluginGrantDecision, PluginGrantRequest, PluginGrants } from '../../plugins/grants/index.js';
-import { approvalDetails, describeApproval, describeAsker, shownOneLine } from './describe.js';
-import { describeGrant, grantDetails } from './describe-grant.js';
+import type { PluginGrants } from '../../plugins/grants/index.js';
+import { approvalDetails, describeApproval, describeAsker } from './describe.js';
 import type { LineQueue } from './line-queue.js';
 import { TerminalPrompter } from './prompter.js';
 import { printable } from './safe-text.js';
@@ -21,9 +20,10 @@ export interface TerminalRootOptions {
   /** Where "always" approval rules are kept (`serve --approvals-file`): the prompt offers `a` only then. */
   alwaysFile?: string | undefined;
   /**
-   * The plugins' grant desk (`registry.grants`) to answer too: in `prompt` mode each capability
-   * request is shown and answered here (in turn with the approvals); in `allow`/`deny` mode it is
-   * granted or denied at once, and a line says so.
+   * The plugins' grant desk (`registry.grants`) to answer too, in `prompt` mode: each capability
+   * request is shown and answered here, in turn with the approvals. In `allow`/`deny` mode the desk
+   * is left alone: the registry's own grants mode answers without asking (`serve` sets it from
+   * `--approvals`: `allow` grants for this run, `deny` refuses), so it is not decided twice.
    */
   grants?: GrantDesk | undefined;
 }
@@ -41,7 +41,7 @@ export interface TerminalRoot {
  * question handler) and shows mail posted to the root. In `prompt` mode each approval and question
  * is shown with who asks and the answer read from `input`; in `allow`/`deny` mode each approval is
  * answered at once and a line says so; questions then have no handler (the call that asked fails,
- * quoting the question). With `grants`, the plugins' capability requests are answered the same way.
+ * quoting the question). With `grants`, in `prompt` mode, the plugins' capability requests are asked too.
  */
 export function attachTerminalRoot(root: RootTransport, options: TerminalRootOptions): TerminalRoot {
   const out = options.output ?? process.stderr;
@@ -65,7 +65,6 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
         return decision;
       }),
     );
-    if (options.grants) off.push(options.grants.onRequest((request) => answerGrantByMode(request, options.approvals as 'allow' | 'deny', prefix, output)));
   }
   off.push(root.onMessage((message) => output.write(`${prefix}message from ${message.from}: ${message.text.replaceAll('\n', '\n    ')}\n`)));
   return {
@@ -76,11 +75,3 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
   };
 }
 
-/** `--approvals allow|deny` answers a plugin's capability request at once, with the request on the terminal and how to give a denied grant. */
-function answerGrantByMode(request: PluginGrantRequest, mode: 'allow' | 'deny', prefix: string, output: { write(line: string): boolean }): PluginGrantDecision {
-  const decision: PluginGrantDecision = mode === 'allow' ? 'granted' : 'denied';
-  output.write(`${prefix}${decision} (--approvals ${mode}): ${describeGrant(request)}\n`);
-  for (const line of grantDetails(request)) output.write(`${line}\n`);
-  if (decision === 'denied') output.write(`  not served; grant it with: chatty-gateway plugin grant ${shownOneLine(request.plugin)}\n`);
-  return decision;
-}

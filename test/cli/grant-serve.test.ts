@@ -1,0 +1,84 @@
+/**
+ * `serve`'s grant prompt on a real pseudo-terminal (issue 20 item 3): two plugins built from the
+ * WAT fixtures ask for files; each request is its own prompt after the ready lines, in turn; `y`
+ * serves the first (and the grants file keeps it), `n` leaves the second unserved, and `GET /` says
+ * which grant it misses and how to give it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { exited, spawnCliOnPty, watchOutput } from '../helpers/cli.js';
+import { unixRequest } from '../helpers/http.js';
+import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+
+const temporary: string[] = [];
+after(() => {
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+let echo: Uint8Array;
+before(async () => {
+  echo = await buildFixture('echo');
+});
+
+const FILES = '[files]\nroot = "data"\n';
+
+test('serve asks for each plugin\'s grant at its prompt: y serves it and remembers it, n leaves it unserved with the reason', { timeout: 90_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-grant-pty-'));
+  temporary.push(dir);
+  const modules = join(dir, 'modules');
+  for (const name of ['notes-a', 'notes-b']) writeModuleDir(modules, name, { manifest: fixtureManifest(name, FILES), component: echo, extra: { 'data/note.txt': 'a note' } });
+  const approvalsFile = join(dir, 'config', 'approvals.json');
+  const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', approvalsFile], dir);
+  const ended = exited(child as never);
+  child.stdout.setEncoding('utf8');
+  const out = watchOutput(child, child.stdout, ended);
+  const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
+  /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after 30 s. */
+  const until = async (text: string, from = 0): Promise<number> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after 30 s:\n${screen()}`)), 30_000);
+    });
+    try {
+      await out.until(() => screen().includes(text, from), JSON.stringify(text), screen, late);
+      return screen().indexOf(text, from) + text.length;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  try {
+    let at = await until('  stop:   Ctrl-C\n');
+    at = await until('chatty-gateway: plugin notes-a 1.0.0 (sha256:', at);
+    const first = await until('  grant? [y/N] ', at);
+    const shown = screen().slice(at - 'chatty-gateway: plugin notes-a 1.0.0 (sha256:'.length, first);
+    assert.match(shown, /^chatty-gateway: plugin notes-a 1\.0\.0 \(sha256:[0-9a-f]{12}…\) asks for:\n {4}file: read files under \.\/data\n {2}digest: sha256:[0-9a-f]{64}\n {2}grant\? \[y\/N\] $/, shown);
+    assert.ok(!screen().includes('notes-b 1.0.0'), 'the second waits its turn');
+    child.stdin.write('y\r');
+    at = await until('  granted\n', first);
+    at = await until('chatty-gateway: plugin notes-b 1.0.0 (sha256:', at);
+    at = await until('  grant? [y/N] ', at);
+    child.stdin.write('n\r');
+    await until('  denied (grant it later with: chatty-gateway plugin grant notes-b)\n', at);
+
+    const socket = /socket: (\S+)/.exec(screen())![1]!;
+    const token = /token: +(\S+)/.exec(screen())![1]!;
+    const auth = { authorization: `Bearer ${readFileSync(token, 'utf8')}` };
+    type Index = { modules: { name: string; state?: string; reason?: string }[] };
+    // Granted, the module loads in the background, and says so once it is served; GET / follows.
+    await until('module notes-a: served, now that it is granted\n');
+    const index = JSON.parse((await unixRequest(socket, { path: '/', headers: auth })).body) as Index;
+    assert.deepEqual(index.modules.filter((m) => m.state === undefined).map((m) => m.name), ['notes-a'], JSON.stringify(index));
+    const b = index.modules.find((m) => m.name === 'notes-b');
+    assert.equal(b?.state, 'ungranted', JSON.stringify(index));
+    assert.match(b?.reason ?? '', /was denied; to grant it: `chatty-gateway plugin grant notes-b`/);
+    const kept = readFileSync(join(dir, 'config', 'plugin-grants.json'), 'utf8');
+    assert.ok(kept.includes('notes-a') && !kept.includes('notes-b'), kept);
+  } finally {
+    child.stdin.write('\x03');
+    await ended;
+    child.stdin.end();
+  }
+});
