@@ -12,7 +12,7 @@ export const PLUGIN_WORLD = 'plugin-world';
 export const CHATTY_IMPORTS = ['types', 'llm', 'config', 'logging', 'file', 'billing'] as const;
 
 /**
- * WASI's basics, served by preview2-shim with no preopens, no network and an empty environment.
+ * WASI's basics, served by preview2-shim with no preopens, no sockets and an empty environment.
  * Anything else (`wasi:sockets/*`, `wasi:http/incoming-handler`, an unknown package) is refused at load.
  */
 export const ALLOWED_WASI = new Set([

@@ -1,8 +1,9 @@
 // A chatty:plugin@0.3.0 plugin. `npx chatty-gateway plugin build .` turns this file into plugin.wasm.
 //
 // Host capabilities are imported from `chatty:plugin/<capability>@0.3.0` (see wit/plugin.wit).
-// `console.log` and `log` both write the host's log; `Date.now()` and `Math.random()` work; there
-// is no network, and files only through `chatty:plugin/file` below the manifest's [files] root.
+// `console.log` and `log` both write the host's log; `Date.now()` and `Math.random()` work; `fetch`
+// reaches only what module.toml's [network] allow list names (nothing without one), and files
+// only through `chatty:plugin/file` below the manifest's [files] root.
 import { log } from 'chatty:plugin/logging@0.3.0';
 import { get } from 'chatty:plugin/config@0.3.0';
 
