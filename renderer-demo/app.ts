@@ -16,11 +16,13 @@ import {
   type EdgeRow,
   type GatewayInfo,
   type MailEntry,
+  type ModuleList,
   type ModuleSummary,
   type Snapshot,
   type TaskUpdate,
 } from '../renderer/index.js';
 import { announce, byId, h } from './dom.js';
+import { PluginList } from './plugins.js';
 import { TaskBoard } from './tasks.js';
 
 declare global {
@@ -101,26 +103,6 @@ function showAgents(agents: AgentSummary[], pick: (name: string) => void): void 
   const previous = select.value;
   select.replaceChildren(...agents.map((a) => h('option', { attrs: { value: a.name } }, a.displayName && a.displayName !== a.name ? `${a.name} (${a.displayName})` : a.name)));
   if (agents.some((a) => a.name === previous)) select.value = previous;
-}
-
-function showModules(modules: ModuleSummary[]): void {
-  const box = byId('modules');
-  if (modules.length === 0) {
-    box.replaceChildren(h('p', { className: 'muted' }, 'no plugin loaded'));
-    return;
-  }
-  box.replaceChildren(
-    ...modules.map((m) =>
-      h(
-        'details',
-        { className: 'module', attrs: { 'data-module': m.name } },
-        h('summary', {}, h('span', { className: 'module-name' }, m.name), ' ', h('span', { className: 'muted small' }, `${m.version} · ${m.tools.length} tool${m.tools.length === 1 ? '' : 's'}`)),
-        m.description ? h('p', { className: 'muted small' }, m.description) : null,
-        m.toolsError !== undefined ? h('p', { className: 'error small' }, `tools unavailable: ${m.toolsError}`) : null,
-        h('ul', { className: 'tools plain' }, ...m.tools.map((t) => h('li', {}, h('code', {}, t.name), t.description ? h('span', { className: 'muted small' }, ` ${t.description}`) : null))),
-      ),
-    ),
-  );
 }
 
 // --- composer --------------------------------------------------------------------------------
@@ -396,6 +378,15 @@ async function main(): Promise<void> {
   const refreshRules = setupRules();
   const board = new TaskBoard(bridge, byId('tasks'), byId('no-tasks'), (names) => mailbox.nodes(names));
   const composer = setupComposer();
+  const plugins = new PluginList(byId('modules'));
+  let info: GatewayInfo | undefined;
+  // Each push is the whole plugin list as it is now: once one has come, it is newer than the first load.
+  let served: ModuleSummary[] | undefined;
+  bridge.onModules((list: ModuleList) => {
+    served = list.modules;
+    plugins.show(list.modules, list.pending, list.changes);
+    if (info) showConnect(info, list.modules);
+  });
 
   // Events that arrive before the snapshot's answer are in the snapshot already.
   let ready = false;
@@ -422,13 +413,17 @@ async function main(): Promise<void> {
   for (const row of snapshot.auditRows) addAuditRow(row);
   await refreshRules();
 
-  const [info, agents, modules] = await Promise.all([bridge.gatewayInfo(), bridge.listAgents(), bridge.listModules()]);
+  const [gateway, agents, modules] = await Promise.all([bridge.gatewayInfo(), bridge.listAgents(), bridge.listModules()]);
+  info = gateway;
   showAgents(agents, (name) => {
     showTab('tab-tasks');
     composer.pick(name);
   });
-  showModules(modules);
-  showConnect(info, modules);
+  if (served === undefined) {
+    served = modules;
+    plugins.show(modules, snapshot.pendingModules);
+  }
+  showConnect(gateway, served);
   document.body.dataset['ready'] = 'true';
 }
 
