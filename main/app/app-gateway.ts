@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { bundledAgents, detectWorkspace, pruneWorktreesAtStart, type BundledWorkspace } from '../agents/bundled.js';
 import type { WorkerCommand } from '../agents/worker-command.js';
 import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
-import type { PluginGrants } from '../plugins/grants/index.js';
+import { grantsFileBeside, type PluginGrants } from '../plugins/grants/index.js';
 import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules.js';
 import type { Teardown } from './lifecycle.js';
 
@@ -38,7 +38,8 @@ export interface AppGateway {
 /**
  * Opens the plugins (the examples or CHATTY_MODULES_DIR, then `<userData>/plugins`), publishes
  * the bundled agents (`local-coder`, `local-reviewer`), keeps the "always" approval rules in
- * `<userData>/approvals.json` (the app's own, apart from `serve`'s), and starts the gateway in
+ * `<userData>/approvals.json` (the app's own, apart from `serve`'s) and the plugins' capability
+ * grants in `<userData>/plugin-grants.json` (asked for at `grants`), and starts the gateway in
  * CHATTY_RUNTIME_DIR or the default runtime directory (one short enough for the socket on every
  * platform; a named one too deep is refused, with nothing created). Each part is added to
  * `teardown` as soon as it exists: the plugins closed, then (run first) the gateway stopped,
@@ -47,7 +48,11 @@ export interface AppGateway {
 export async function startAppGateway(options: AppGatewayOptions, teardown: Teardown): Promise<AppGateway> {
   const { env, log } = options;
   const report = (line: string): void => log.info(`plugins: ${line}`);
-  const { registry: modules } = await openAppModules(userPluginsDir(options.userData), env['CHATTY_MODULES_DIR'] || undefined, { report });
+  const approvalsFile = join(options.userData, 'approvals.json');
+  // What a plugin asks for is granted per component digest, remembered beside the approval rules;
+  // what is not granted yet waits at `modules.grants` for the window.
+  const grantsFile = grantsFileBeside(approvalsFile);
+  const { registry: modules } = await openAppModules(userPluginsDir(options.userData), env['CHATTY_MODULES_DIR'] || undefined, { report, registry: { grants: { file: grantsFile } } });
   teardown.add('close the plugins', () => modules.close());
 
   const workspace = await detectWorkspace(agentWorkspaceDir({ env, isPackaged: options.isPackaged, cwd: options.cwd, userData: options.userData }));
@@ -58,7 +63,7 @@ export async function startAppGateway(options: AppGatewayOptions, teardown: Tear
       log: (line) => log.info(`broker: ${line}`),
     },
     onError: (err) => log.error('gateway: handler failed', err),
-    approvals: { file: join(options.userData, 'approvals.json') },
+    approvals: { file: approvalsFile },
   }).withRuntimeDir(env['CHATTY_RUNTIME_DIR'] || access.defaultRuntimeDir());
   for (const agent of bundledAgents({ workspace, ...(options.worker ? { worker: options.worker } : {}) })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
   teardown.add('stop the gateway', () => gateway.stop());
