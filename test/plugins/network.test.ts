@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -51,12 +51,14 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
   let port: number;
   let registry: ModuleRegistry;
   let report: ScanReport;
+  let modulesDir: string;
   let online: ModuleHandle;
   let offline: ModuleHandle;
   const seen: string[] = [];
   let onSlowClose: () => void = () => {};
   let slowSeen: () => void = () => {};
-  const slowArrived = new Promise<void>((resolve) => (slowSeen = resolve));
+  let slowArrived: Promise<void> = Promise.resolve();
+  let slowClosed: Promise<void> = Promise.resolve();
   const logs: { level: string; message: string; module?: unknown }[] = [];
 
   before(async () => {
@@ -91,7 +93,7 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     // The list goes in after the build, so the server's port does not make every run rebuild.
     writePlugin(root, 'fetcher');
     writePlugin(root, 'offline');
-    const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-network') });
+    modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-network') });
     writeFileSync(join(modulesDir, 'fetcher', 'module.toml'), manifest('fetcher', `\n[network]\nallow = ["127.0.0.1:${port}", "*.example.org"]\n`));
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => logs.push({ level, message, module: fields?.module }) } });
     report = await registry.scanDirectory(modulesDir);
@@ -186,8 +188,28 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     assert.equal(networkLines('offline').length, 2);
   });
 
+  it("a call past its max_execution_ms ends its request: the deadline times the fetch too", async () => {
+    // The same component under another manifest: a 1.5 s clock.
+    const dir = join(root, 'deadline');
+    cpSync(join(modulesDir, 'fetcher'), dir, { recursive: true });
+    writeFileSync(join(dir, 'module.toml'), manifest('deadline', `\n[resources]\nmax_execution_ms = 1500\n\n[network]\nallow = ["127.0.0.1:${port}"]\n`));
+    await registry.loadModule(dir);
+    const handle = registry.get('deadline')!;
+    slowClosed = new Promise<void>((resolve) => (onSlowClose = resolve));
+    const started = performance.now();
+    await assert.rejects(
+      handle.invokeTool({ name: 'fetch', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/slow` }), callId: 'deadline' }),
+      (err: unknown) => err instanceof PluginCallError && err.kind === 'timeout',
+    );
+    await slowClosed;
+    const ms = performance.now() - started;
+    assert.ok(ms >= 1500 && ms < 10_000, `${ms} ms`);
+    console.log(`# a request to a server that never answers ended with its call, ${Math.round(ms)} ms after the call started (max_execution_ms 1500)`);
+  });
+
   it('a cancelled call ends its request: the connection closes with the guest', async () => {
     const controller = new AbortController();
+    slowArrived = new Promise<void>((resolve) => (slowSeen = resolve));
     const closed = new Promise<void>((resolve) => (onSlowClose = resolve));
     const pending = online.invokeTool({ name: 'fetch', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/slow` }), callId: 'slow' }, { signal: controller.signal });
     await slowArrived;
