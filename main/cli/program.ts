@@ -105,7 +105,7 @@ export function buildProgram(outcome: Outcome): Command {
       outcome.code = await runWorker({ participantFd: flags.participantFd, agent: flags.agent });
     });
 
-  const plugin = program.command('plugin').description('write plugins: start one from the template, build one');
+  const plugin = program.command('plugin').description('write plugins: start one from the template, build one, grant one what it asks for');
   plugin
     .command('new')
     .description('copy the plugin template to <path> (a name, or a path whose last part is the name)')
@@ -122,6 +122,18 @@ export function buildProgram(outcome: Outcome): Command {
     .action(async (dir: string) => {
       const { runPluginBuild } = await import('./commands/plugin.js');
       outcome.code = await runPluginBuild(dir);
+    });
+
+  plugin
+    .command('grant')
+    .description('grant module <name> what it asks for (file, network), pinned to its component as built now; remembered beside the approval rules')
+    .argument('<name>', 'the module name its module.toml declares')
+    .option('--modules-dir <dir>', 'the folder serve serves (default: the bundled examples as built)')
+    .option('--approvals-file <path>', "as given to serve: the grants file is plugin-grants.json beside it (default: serve's default)")
+    .option('--json', 'print what was found and granted as one JSON line')
+    .action(async (name: string, flags: { modulesDir?: string; approvalsFile?: string; json?: boolean }) => {
+      const { runPluginGrant } = await import('./commands/plugin.js');
+      outcome.code = runPluginGrant(name, { modulesDir: flags.modulesDir, approvalsFile: flags.approvalsFile, json: flags.json === true });
     });
 
   showUsageAfterErrors(program);

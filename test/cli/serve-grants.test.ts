@@ -10,7 +10,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { componentDigest } from '../../main/plugins/index.js';
-import { exited, firstLine, spawnCli, watchOutput } from '../helpers/cli.js';
+import { exited, firstLine, runCli, spawnCli, watchOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/gateway.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
@@ -99,6 +99,21 @@ test('no one to ask (no terminal, no --approvals): not served; GET /, the log an
     await s.stop();
   }
   assert.equal(existsSync(at.grants), false);
+});
+
+test('chatty-gateway plugin grant NAME, from another terminal, has a waiting serve serve the module', { timeout: 60_000 }, async () => {
+  const at = place('later');
+  const s = await serve(at, []);
+  try {
+    assert.equal((await s.index())[0]?.state, 'ungranted');
+    const granted = await runCli(['plugin', 'grant', 'notes', '--modules-dir', at.modules, '--approvals-file', at.approvals]);
+    assert.equal(granted.code, 0, granted.stderr);
+    await s.waitErr('module notes: served, now that it is granted');
+    assert.match(s.err.text(), /module notes: granted in the grants file: file \(read files under \.\/data\)/);
+    assert.deepEqual((await s.index()).map((m) => [m.name, m.state]), [['notes', undefined]]);
+  } finally {
+    await s.stop();
+  }
 });
 
 test('--approvals allow: served for this run, nothing remembered', { timeout: 60_000 }, async () => {

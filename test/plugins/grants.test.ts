@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, before, describe, it } from 'node:test';
 import { componentDigest, ModuleRegistry, type ModuleRegistryOptions, type PluginGrantRequest, type ScanReport } from '../../main/plugins/index.js';
-import { GrantsFileError, PluginGrantError, PluginsLockError } from '../../main/plugins/grants/index.js';
+import { GrantsFile, GrantsFileError, PluginGrantError, PluginsLockError } from '../../main/plugins/grants/index.js';
 import { sourcesDigest } from '../../main/plugins/build/source-digest.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
@@ -243,7 +243,7 @@ describe('plugin grants', () => {
     const root = modulesWith(echo);
     const file = join(scratch, 'plugin-grants.json');
     const denying = registryWith({ file, mode: 'deny' });
-    assert.match(failedReason(await denying.scanDirectory(root)), /and no one is asked \(approvals: deny, or no one to ask\); to grant it: `chatty-gateway plugin grant notes`, then load it again \(or restart\)$/);
+    assert.match(failedReason(await denying.scanDirectory(root)), /and no one is asked \(approvals: deny, or no one to ask\); to grant it: `chatty-gateway plugin grant notes` \(served once the grants file has it\)$/);
     assert.deepEqual(denying.grants.waiting(), []);
     assert.equal(denying.get('notes'), undefined);
 
@@ -252,6 +252,18 @@ describe('plugin grants', () => {
     assert.deepEqual((await allowing.scanDirectory(root)).loaded.map((l) => l.name), ['notes']);
     assert.ok(logs.some((l) => /granted for this run \(approvals: allow\), not remembered: file \(read files under \.\/data\)/.test(l.message)));
     assert.throws(() => statSync(file), /ENOENT/);
+  });
+
+  it('a module waiting for a grant is served once the grants file has it (chatty-gateway plugin grant, from another process)', async () => {
+    const root = modulesWith(echo);
+    const file = join(scratch, 'plugin-grants.json');
+    const registry = registryWith({ file, mode: 'deny' });
+    assert.match(failedReason(await registry.scanDirectory(root)), /not granted/);
+    const online = served(registry);
+    new GrantsFile(file).remember('notes', componentDigest(echo), [FILE_ASK]);
+    await online;
+    assert.deepEqual(registry.pending(), []);
+    assert.deepEqual(await readNote(registry), { ok: true, value: { content: 'a note', usage: undefined } });
   });
 
   it('unloading an ungranted module withdraws its request (the handler\'s signal aborts) and frees its name', async () => {

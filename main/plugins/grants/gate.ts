@@ -1,3 +1,4 @@
+import { unwatchFile, watchFile } from 'node:fs';
 import { messageOf } from '../errors.js';
 import type { Manifest } from '../manifest.js';
 import type { PluginLogger, Providers } from '../providers.js';
@@ -42,6 +43,10 @@ export interface GateInput {
  */
 export class GrantGate {
   private readonly asking = new Map<string, AbortController>();
+  /** Modules not served for want of a grant, with what they miss: loaded once the grants file grants it. */
+  private readonly waiting = new Map<string, { input: GateInput; missing: CapabilityAsk[]; load: () => Promise<unknown> }>();
+  /** Whether the grants file is watched (only while a module waits). */
+  private watching = false;
   private readonly mode: NonNullable<GrantsOptions['mode']>;
 
   constructor(
@@ -77,6 +82,8 @@ export class GrantGate {
 
   /** Withdraws module `name`'s open request (unloaded, loaded again); whether there was one. */
   withdraw(name: string): boolean {
+    this.waiting.delete(name);
+    if (this.waiting.size === 0) this.unwatch();
     const open = this.asking.get(name);
     if (!open) return false;
     this.asking.delete(name);
@@ -85,11 +92,50 @@ export class GrantGate {
   }
 
   close(): void {
-    for (const name of [...this.asking.keys()]) this.withdraw(name);
+    for (const name of [...this.asking.keys(), ...this.waiting.keys()]) this.withdraw(name);
+    this.unwatch();
   }
+
+  /**
+   * Waits for the grants file to grant module `name` what it misses (`chatty-gateway plugin grant`
+   * from another terminal): the file is polled once a second while any module waits, and a module
+   * it now covers is loaded, its request at the desk withdrawn.
+   */
+  private await(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): void {
+    const path = this.store.file?.path;
+    if (path === undefined) return;
+    this.waiting.set(input.name, { input, missing, load });
+    if (this.watching) return;
+    this.watching = true;
+    watchFile(path, { interval: 1000, persistent: false }, this.fileChanged);
+  }
+
+  private unwatch(): void {
+    if (!this.watching || !this.store.file) return;
+    this.watching = false;
+    unwatchFile(this.store.file.path, this.fileChanged);
+  }
+
+  private readonly fileChanged = (): void => {
+    for (const [name, { input, missing, load }] of [...this.waiting]) {
+      let still: CapabilityAsk[];
+      try {
+        still = this.store.missing(name, input.digest, input.dir, missing);
+      } catch (err) {
+        this.host.logger.log('warn', messageOf(err), { module: name });
+        return;
+      }
+      if (still.length > 0) continue;
+      this.withdraw(name);
+      if (!this.host.stillWanted(name, input.dir)) continue;
+      this.host.logger.log('info', `granted in the grants file: ${describeAsks(missing)} for component ${shortDigest(input.digest)}`, { module: name });
+      this.load(input, load);
+    }
+  };
 
   private refuse(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): never {
     const { name, digest } = input;
+    this.await(input, missing, load);
     if (this.mode === 'deny') {
       const reason = ungrantedReason(name, digest, missing, 'not-asked');
       this.host.ungranted(name, reason);
@@ -119,6 +165,8 @@ export class GrantGate {
   /** A person granted `missing`: remembered (or, when the grants file refuses it, granted for this run and said), then the module loads. */
   private granted(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): void {
     const { name, digest } = input;
+    this.waiting.delete(name);
+    if (this.waiting.size === 0) this.unwatch();
     try {
       this.store.remember(name, digest, missing);
     } catch (err) {
@@ -126,6 +174,12 @@ export class GrantGate {
       this.host.logger.log('warn', `granted for this run only, not remembered: ${messageOf(err)}`, { module: name });
     }
     this.host.logger.log('info', `granted ${describeAsks(missing)} for component ${shortDigest(digest)}`, { module: name });
+    this.load(input, load);
+  }
+
+  /** Loads a module now granted; a failure lists it as failed. */
+  private load(input: GateInput, load: () => Promise<unknown>): void {
+    const { name } = input;
     load().then(() => this.host.logger.log('info', 'served, now that it is granted', { module: name }), (err: unknown) => {
       if (err instanceof PluginGrantError) return; // it changed meanwhile and asks again: listed already
       if (this.host.stillWanted(name, input.dir)) this.host.failed(name, messageOf(err));

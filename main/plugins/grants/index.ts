@@ -13,3 +13,4 @@ export { RememberedGrant, LockedGrant } from './record.js';
 export { GrantStore, type GrantsOptions } from './store.js';
 export { PluginGrantError, ungrantedReason, type UngrantedWhy } from './refusal.js';
 export { GrantGate, type GateHost, type GateInput } from './gate.js';
+export { moduleAsks, type ModuleAsks } from './module-asks.js';

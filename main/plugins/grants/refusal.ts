@@ -25,6 +25,6 @@ export function ungrantedReason(name: string, digest: string, missing: readonly 
   const what = `${describeAsks(missing)} for component ${shortDigest(digest)}`;
   const how = `\`chatty-gateway plugin grant ${name}\``;
   if (why === 'asking') return `waiting for a grant: it asks for ${what}; answer the request, or grant it with ${how}`;
-  if (why === 'denied') return `not granted: its request for ${what} was denied; to grant it: ${how}, then load it again (or restart)`;
-  return `not granted: it asks for ${what}, and no one is asked (approvals: deny, or no one to ask); to grant it: ${how}, then load it again (or restart)`;
+  if (why === 'denied') return `not granted: its request for ${what} was denied; to grant it: ${how} (served once the grants file has it)`;
+  return `not granted: it asks for ${what}, and no one is asked (approvals: deny, or no one to ask); to grant it: ${how} (served once the grants file has it)`;
 }
