@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -278,6 +280,25 @@ describe('runRequest: names are resolved, each address checked, and the checked 
       [{ method: 'GET', target: `svc.example.test:${port}`, status: 307 }],
     ]);
     assert.deepEqual(seen, [`GET /to-wildcard host=svc.example.test:${port}`]);
+  });
+
+  it("https: the name goes in TLS's server name, and a certificate no authority signed is refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-network-tls-'));
+    const names: (string | undefined)[] = [];
+    let tls: HttpsServer | undefined;
+    try {
+      // A certificate for svc.example.test that no authority signed: the connection must fail on it.
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=svc.example.test', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')), SNICallback: (name, cb) => (names.push(name), cb(null)) }, (_req, res) => res.end('secret'));
+      await new Promise<void>((resolve) => tls!.listen(0, '127.0.0.1', resolve));
+      const tlsPort = (tls.address() as AddressInfo).port;
+      const answer = await run(`https://svc.example.test:${tlsPort}/`, [`svc.example.test:${tlsPort}`], resolveTo('127.0.0.1'));
+      assert.deepEqual(!answer.ok && [answer.error, answer.message], [{ tag: 'TLS-certificate-error' }, `network: svc.example.test:${tlsPort}: DEPTH_ZERO_SELF_SIGNED_CERT`]);
+      assert.deepEqual(names, ['svc.example.test']);
+    } finally {
+      tls?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('without an allow list nothing is resolved or sent', async () => {
