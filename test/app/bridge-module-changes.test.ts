@@ -102,3 +102,29 @@ test('changes that come while a list is being made go out together in the next l
   await pushed(before, 'after-detach', 'pending'); // the attached window hears it…
   assert.equal(other.sent.filter((s) => s.channel === EVENT_CHANNELS.modules).length, 0); // …the detached one never does
 });
+
+test('a module whose capability is not granted is pushed as ungranted, its reason naming the grant and how to give it', async () => {
+  const denied = await loadFixtures([], { grants: { mode: 'deny' } });
+  const own = await startGateway(denied.registry);
+  const window = new StandInWebContents();
+  window.mainFrame.url = DEFAULT_PAGE_URL;
+  const detachOwn = attachDesktopBridge(own.gateway, window);
+  try {
+    const dir = writeModuleDir(denied.root, 'gh-notes', {
+      manifest: fixtureManifest('gh-notes', '[files]\nroot = "data"\n'),
+      component: await buildFixture('echo'),
+      extra: { 'data/readme.txt': 'notes' },
+    });
+    await assert.rejects(denied.registry.loadModule(dir), /not granted/);
+    const list = ModuleListSchema.parse(await window.sentOn<ModuleList>(EVENT_CHANNELS.modules, (l) => l.pending.some((p) => p.name === 'gh-notes')));
+    assert.deepEqual(list.changes, [{ name: 'gh-notes', change: 'pending' }]);
+    assert.deepEqual(list.modules, []);
+    const [entry] = list.pending;
+    assert.equal(entry?.state, 'ungranted');
+    assert.match(entry?.reason ?? '', /file \(read files under \.\/data\).*chatty-gateway plugin grant gh-notes/);
+  } finally {
+    detachOwn();
+    await own.close();
+    await denied.close();
+  }
+});

@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { bundledAgents } from '../../main/agents/bundled.js';
 import { BridgeHost } from '../../main/app/bridge/bridge-host.js';
 import type { Runner } from '../../main/broker/index.js';
+import type { ModuleRegistryOptions } from '../../main/plugins/index.js';
 import { LocalRunner } from '../../main/broker/runners/index.js';
 import type { PluginGrants } from '../../main/plugins/grants/index.js';
 import { AGENT, isAlive } from '../broker/helpers.js';
@@ -71,6 +72,8 @@ export interface OpenOptions {
 }
 
 export interface AppOptions {
+  /** The plugin registry's options (its `grants`, say). */
+  registry?: ModuleRegistryOptions;
   /**
    * Also publish `planner`: the broker tests' scriptable agent, whose task text is a JSON plan
    * (`plan()` of test/broker/helpers.ts); it can ask several questions at once.
@@ -89,7 +92,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
   const plugins: LoadedFixtures = await loadFixtures([
     { name: 'text-tools', kind: 'echo' },
     { name: 'slow-tools', kind: 'slow' },
-  ]);
+  ], options.registry);
   const gw = await startGateway(plugins.registry, { broker: { root: { workspaceRoot, baseBranch: 'main' }, cancelGraceMs: 1_000, log: () => {} } });
   const pids: number[] = [];
   for (const agent of bundledAgents({ workspace: { kind: 'git', workspaceRoot, baseBranch: 'main' }, reapGraceMs: 1_000 })) {

@@ -3,7 +3,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { EVENT_CHANNELS, type ModuleList } from '../../main/app/bridge/contract.js';
 import { ModuleRegistry } from '../../main/plugins/index.js';
 import { tempDir } from '../helpers/gateway.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
@@ -19,7 +18,8 @@ let registry: ModuleRegistry;
 const scratch = tempDir('chatty-plugin-list-');
 
 before(async () => {
-  app = await startApp();
+  // Grants refused when not given ('deny'): a plugin asking for files is not served, and says why.
+  app = await startApp({ registry: { grants: { mode: 'deny' } } });
   const served = app.gw.gateway.registry;
   assert.ok(served instanceof ModuleRegistry, 'the app fixture serves a real ModuleRegistry');
   registry = served;
@@ -98,24 +98,25 @@ test('the plugin list changes when the registry does: online, reloaded with a ne
   }
 });
 
-test('a module waiting for a grant shows its state and reason; a reader opening the list sees it; no serious accessibility violation', async () => {
+test('a module whose capability is not granted is listed waiting for a grant, with the reason; what the reader opened stays open; no serious accessibility violation', async () => {
   const page = await app.open({ viewport: { width: 1000, height: 700 } });
   try {
     await page.click('#modules details[data-module="text-tools"] summary');
-    // The grant state as main pushes it, through the preload's loopback (this registry asks for no grant).
-    const list: ModuleList = {
-      changes: [{ name: 'gh-tools', change: 'pending' }],
-      modules: (await app.host.handle('chatty:list-modules', { url: app.pageUrl, isMainFrame: true }, undefined)) as ModuleList['modules'],
-      pending: [{ name: 'gh-tools', state: 'ungranted', reason: 'not granted: network api.github.com:443 (give it with `chatty-gateway plugin grant gh-tools`, or in the desktop app)' }],
-    };
-    await page.evaluate(([channel, payload]) => (window as unknown as { __chattyIpcEmit(c: string, p: unknown): void }).__chattyIpcEmit(channel, payload), [EVENT_CHANNELS.modules, list] as const);
-    const waiting = await until(page, 'gh-tools', (e) => e?.state === 'ungranted');
-    assert.equal(waiting!.summary, 'gh-tools waiting for a grant');
-    assert.match(waiting!.reason ?? '', /chatty-gateway plugin grant gh-tools/);
+    const dir = writeModuleDir(scratch.path, 'gh-notes', {
+      manifest: fixtureManifest('gh-notes', '[files]\nroot = "data"\n'),
+      component: await buildFixture('echo'),
+      extra: { 'data/readme.txt': 'notes' },
+    });
+    await assert.rejects(registry.loadModule(dir), /not granted/);
+    const waiting = await until(page, 'gh-notes', (e) => e?.state === 'ungranted');
+    assert.equal(waiting!.summary, 'gh-notes waiting for a grant');
+    assert.equal(waiting!.reason, registry.pending().find((p) => p.name === 'gh-notes')?.reason);
+    assert.match(waiting!.reason ?? '', /file \(read files under \.\/data\).*chatty-gateway plugin grant gh-notes/);
     assert.equal(await page.getAttribute('#modules details[data-module="text-tools"]', 'open'), '', 'what the reader opened stays open');
     assert.deepEqual(await seriousViolations(page), []);
-    await page.click('#modules details[data-module="gh-tools"] summary');
+    await page.click('#modules details[data-module="gh-notes"] summary');
     await page.locator('.sidebar').screenshot({ path: join(SCREENSHOTS, 'plugin-list.png') });
+    assert.deepEqual(app.problems(page), []);
   } finally {
     await page.close();
   }
