@@ -196,12 +196,13 @@ export const plugin = {
 };
 `;
 
-describe('the modules watcher rebuilds a plugin written in JavaScript when its source changes', { timeout: 240_000 }, () => {
+describe('the modules watcher rebuilds a plugin written in JavaScript: at start when it is stale, and when its source changes', { timeout: 300_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;
   const said = lines();
   const which = async (): Promise<unknown> => registry.get('watched')!.invokeTool({ name: 'which', argumentsJson: '{}', callId: 'which' });
+  const answer = (content: string) => ({ ok: true, value: { content, usage: undefined } });
 
   before(async () => {
     // The first build is cached between runs (ensureExamplesBuilt keys it on the sources).
@@ -215,7 +216,6 @@ describe('the modules watcher rebuilds a plugin written in JavaScript when its s
     cpSync(join(built, 'watched'), join(root, 'watched'), { recursive: true, preserveTimestamps: true });
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => said.say(`${level}: ${message}`) } });
     await registry.scanDirectory(root);
-    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
   });
   after(async () => {
     await watcher?.close();
@@ -223,14 +223,29 @@ describe('the modules watcher rebuilds a plugin written in JavaScript when its s
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('an edited source is rebuilt by plugin build and reloaded; a source that does not build keeps the old build serving', async () => {
-    assert.deepEqual(await which(), { ok: true, value: { content: 'build 1', usage: undefined } });
+  it('a source edited before the watch began is built at once (the scan served the older build meanwhile)', async () => {
+    assert.deepEqual(await which(), answer('build 1'));
     writeFileSync(join(root, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 2'));
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
     assert.match(await said.next(/module watched: /), /^module watched: rebuilt in \d+\.\d s \(src\/plugin\.js changed\) and reloaded$/);
-    assert.deepEqual(await which(), { ok: true, value: { content: 'build 2', usage: undefined } });
+    assert.deepEqual(await which(), answer('build 2'));
+  });
 
+  it('a source that does not build keeps the old build serving, said once', async () => {
     writeFileSync(join(root, 'watched', 'src', 'plugin.js'), 'export const plugin = {');
     assert.match(await said.next(/module watched: /), /^warning: module watched: rebuild failed \(src\/plugin\.js changed\): .+; the previous build keeps serving$/);
-    assert.deepEqual(await which(), { ok: true, value: { content: 'build 2', usage: undefined } });
+    assert.deepEqual(await which(), answer('build 2'));
+  });
+
+  it('an edited source is rebuilt by plugin build and reloaded: the next call runs the new code', async () => {
+    writeFileSync(join(root, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 3'));
+    assert.match(await said.next(/module watched: /), /^module watched: rebuilt in \d+\.\d s \(src\/plugin\.js changed\) and reloaded$/);
+    assert.deepEqual(await which(), answer('build 3'));
+    // The failed build was tried once: its own writes (and the rebuilds') started no other build.
+    assert.deepEqual(said.all.filter((l) => l.includes('module watched')).map((l) => l.replace(/: .*/, '').replace(/rebuilt in .*/, 'rebuilt')), [
+      'module watched',
+      'warning',
+      'module watched',
+    ]);
   });
 });

@@ -62,10 +62,14 @@ export class ModulesWatcher {
     for (const m of [...this.registry.list(), ...this.registry.remoteModules()]) served.set(resolve(m.dir), m.name);
     for (const folder of this.folders()) {
       const look = lookAt(join(this.root, folder));
-      if (look) this.known.set(folder, { look, module: served.get(join(this.root, folder)) });
+      if (!look) continue;
+      this.known.set(folder, { look, module: served.get(join(this.root, folder)) });
+      // A plugin whose component is missing or older than its sources is built now, as a first edit would.
+      if (buildDue(join(this.root, folder), look) !== undefined) this.due.add(folder);
     }
     this.watcher = watch(this.root, { recursive: true }, (_event, filename) => this.heard(filename));
     this.watcher.on('error', (err) => this.stopWatching(messageOf(err)));
+    if (this.due.size > 0) this.drain();
     return this;
   }
 
