@@ -231,6 +231,9 @@ describe('runRequest: names are resolved, each address checked, and the checked 
     server = createServer((req, res) => {
       seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
       if (req.url === '/to-wildcard') return void res.writeHead(307, { location: `http://api.example.test:${port}/` }).end();
+      if (req.url === '/see-other') return void res.writeHead(303, { location: '/landed' }).end('moved');
+      if (req.url === '/to-other-origin') return void res.writeHead(307, { location: `http://other.example.test:${port}/landed` }).end();
+      seen.push(`  authorization=${req.headers.authorization ?? '-'} content-type=${req.headers['content-type'] ?? '-'} length=${req.headers['content-length'] ?? '-'}`);
       res.end('ok');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -268,7 +271,7 @@ describe('runRequest: names are resolved, each address checked, and the checked 
     assert.deepEqual(answer.ok && [answer.status, Buffer.from(answer.body).toString()], [200, 'ok']);
     // svc.example.test exists in no DNS: the request reached the server only through the checked address.
     assert.deepEqual(lookups, ['svc.example.test']);
-    assert.deepEqual(seen, [`GET /x host=svc.example.test:${port}`]);
+    assert.deepEqual(seen, [`GET /x host=svc.example.test:${port}`, '  authorization=- content-type=- length=-']);
   });
 
   it('each redirect hop is checked like the first request', async () => {
@@ -277,7 +280,7 @@ describe('runRequest: names are resolved, each address checked, and the checked 
     assert.deepEqual(!answer.ok && [answer.error, answer.message, answer.hops], [
       { tag: 'destination-IP-prohibited' },
       'network: api.example.test resolves to 127.0.0.1 (loopback); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address',
-      [{ method: 'GET', target: `svc.example.test:${port}`, status: 307 }],
+      [{ method: 'GET', target: `svc.example.test:${port}`, status: 307, bytes: 0 }],
     ]);
     assert.deepEqual(seen, [`GET /to-wildcard host=svc.example.test:${port}`]);
   });
@@ -299,6 +302,24 @@ describe('runRequest: names are resolved, each address checked, and the checked 
       tls?.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a 303 after a POST becomes a GET without a body; credentials do not follow to another origin', async () => {
+    seen.length = 0;
+    const allow = [`svc.example.test:${port}`, `other.example.test:${port}`];
+    const post = { method: 'POST', headers: [['Content-Type', 'text/plain'], ['Authorization', 'Bearer t0k']] as [string, string][], body: new TextEncoder().encode('abc') };
+    const seeOther = await runRequest({ ...post, url: `http://svc.example.test:${port}/see-other` }, { allow: new AllowList(allow), maxBodyBytes: 1024, timeoutMs: 5_000, resolve: resolveTo('127.0.0.1') });
+    assert.deepEqual(seeOther.ok && [seeOther.method, seeOther.status, seeOther.hops], ['GET', 200, [{ method: 'POST', target: `svc.example.test:${port}`, status: 303, bytes: 5 }]]);
+    const moved = await runRequest({ ...post, url: `http://svc.example.test:${port}/to-other-origin` }, { allow: new AllowList(allow), maxBodyBytes: 1024, timeoutMs: 5_000, resolve: resolveTo('127.0.0.1') });
+    assert.deepEqual(moved.ok && [moved.method, moved.status], ['POST', 200]);
+    assert.deepEqual(seen, [
+      `POST /see-other host=svc.example.test:${port}`,
+      `GET /landed host=svc.example.test:${port}`,
+      '  authorization=Bearer t0k content-type=- length=-',
+      `POST /to-other-origin host=svc.example.test:${port}`,
+      `POST /landed host=other.example.test:${port}`,
+      '  authorization=- content-type=text/plain length=3',
+    ]);
   });
 
   it('without an allow list nothing is resolved or sent', async () => {

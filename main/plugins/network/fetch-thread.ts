@@ -54,7 +54,7 @@ export class FetchThread {
       return reply.answer;
     } catch (err) {
       const message = `network: ${err instanceof Error ? err.message : String(err)}`;
-      return { ok: false, error: { tag: 'internal-error', val: message }, message, target: '?', hops: [] };
+      return { ok: false, error: { tag: 'internal-error', val: message }, message, target: '?', method: request.method, hops: [] };
     }
   }
 

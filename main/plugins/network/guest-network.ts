@@ -64,12 +64,15 @@ export class GuestNetwork implements WasiHttpHost {
   send(request: NetworkRequest): NetworkAnswer {
     if (!this.thread) return { ok: false, error: { tag: 'HTTP-request-denied' }, message: 'network: this plugin has no network access' };
     const answer = this.thread.request(request, this.left, this.limits.timeoutMs);
-    for (const hop of answer.hops) this.log('info', requestLine(hop.method, hop.target, { status: hop.status, bytes: 0 }));
+    for (const hop of answer.hops) {
+      this.left -= hop.bytes;
+      this.log('info', requestLine(hop.method, hop.target, { status: hop.status, bytes: hop.bytes }));
+    }
     if (answer.ok) {
       this.left -= answer.body.length;
-      this.log('info', requestLine(request.method, answer.target, { status: answer.status, bytes: answer.body.length }));
+      this.log('info', requestLine(answer.method, answer.target, { status: answer.status, bytes: answer.body.length }));
     } else {
-      this.log('warn', requestLine(request.method, answer.target, { refused: answer.message.replace(/^network: /, '') }));
+      this.log('warn', requestLine(answer.method, answer.target, { refused: answer.message.replace(/^network: /, '') }));
       this.refusal = answer.message;
     }
     return answer;

@@ -57,9 +57,12 @@ export interface Hop {
   method: string;
   target: string;
   status: number;
+  /** The redirect's own body, read and dropped; it counts against the budget. */
+  bytes: number;
 }
 
-export type RunAnswer = NetworkAnswer & { target: string; hops: Hop[] };
+/** The answer, where the last request went (`host:port`) and with which method, and the redirects before it. */
+export type RunAnswer = NetworkAnswer & { target: string; method: string; hops: Hop[] };
 
 /** Redirects followed before the request is refused (the fetch standard's limit). */
 export const MAX_REDIRECTS = 20;
@@ -79,19 +82,21 @@ const CREDENTIALS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 export async function runRequest(request: NetworkRequest, options: RunOptions): Promise<RunAnswer> {
   const hops: Hop[] = [];
   let current = request;
+  let left = options.maxBodyBytes;
   for (;;) {
     const target = checkTarget(options.allow, current.url);
     if ('ok' in target) {
       const from = hops.at(-1);
       const message = from ? `network: ${from.target} redirected to ${targetLabel(current.url)}: ${target.message.replace(/^network: /, '')}` : target.message;
-      return { ...target, message, target: targetLabel(current.url), hops };
+      return { ...target, message, target: targetLabel(current.url), method: current.method, hops };
     }
-    const answer = await resolveAndSend(current, target, options);
+    const answer = await resolveAndSend(current, target, { ...options, maxBodyBytes: left });
     const location = answer.ok && REDIRECTS.has(answer.status) ? answer.headers.find(([name]) => name.toLowerCase() === 'location')?.[1] : undefined;
-    if (!answer.ok || location === undefined) return { ...answer, target: target.label, hops };
-    hops.push({ method: current.method, target: target.label, status: answer.status });
+    if (!answer.ok || location === undefined) return { ...answer, target: target.label, method: current.method, hops };
+    hops.push({ method: current.method, target: target.label, status: answer.status, bytes: answer.body.length });
+    left -= answer.body.length;
     if (hops.length > MAX_REDIRECTS) {
-      return { ok: false, error: { tag: 'loop-detected' }, message: `network: more than ${MAX_REDIRECTS} redirects from ${targetLabel(request.url)}`, target: target.label, hops };
+      return { ok: false, error: { tag: 'loop-detected' }, message: `network: more than ${MAX_REDIRECTS} redirects from ${targetLabel(request.url)}`, target: target.label, method: current.method, hops };
     }
     current = nextHop(current, target.url, answer.status, location);
   }
