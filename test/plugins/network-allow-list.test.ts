@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PluginLoadError, parseManifest } from '../../main/plugins/index.js';
 import { parseAllowEntry } from '../../main/plugins/network/allow-entry.js';
+import { AllowList } from '../../main/plugins/network/allow-list.js';
+import { specialRange } from '../../main/plugins/network/special-address.js';
 
 const base = '[module]\nname = "m"\nversion = "1.0.0"\nwasm = "plugin.wasm"\n';
 
@@ -43,5 +45,47 @@ describe('[network] allow in module.toml', () => {
     assert.deepEqual(parseAllowEntry('*.bücher.de:8443'), { text: '*.bücher.de:8443', kind: 'suffix', host: 'xn--bcher-kva.de', port: 8443 });
     assert.deepEqual(parseAllowEntry('[0:0::1]:8080'), { text: '[0:0::1]:8080', kind: 'ip', host: '[::1]', port: 8080 });
     assert.deepEqual(parseAllowEntry('10.0.0.1'), { text: '10.0.0.1', kind: 'ip', host: '10.0.0.1', port: null });
+  });
+});
+
+describe('AllowList.match: which host and port a request may name', () => {
+  const list = new AllowList(['api.example.com', '*.example.org:8443', '127.0.0.1:8080', '[::1]']);
+  const host = (h: string, port: number) => list.match(h, port)?.text;
+
+  it('a name exactly, on 80 and 443 when the entry gives no port', () => {
+    assert.equal(host('api.example.com', 443), 'api.example.com');
+    assert.equal(host('api.example.com', 80), 'api.example.com');
+    assert.equal(host('api.example.com', 8080), undefined);
+    assert.equal(host('www.api.example.com', 443), undefined);
+    assert.equal(host('api.example.com.evil.net', 443), undefined);
+  });
+
+  it('a wildcard: names below it, on its port, not the name itself', () => {
+    assert.equal(host('a.example.org', 8443), '*.example.org:8443');
+    assert.equal(host('a.b.example.org', 8443), '*.example.org:8443');
+    assert.equal(host('example.org', 8443), undefined);
+    assert.equal(host('a.example.org', 443), undefined);
+    assert.equal(host('badexample.org', 8443), undefined);
+  });
+
+  it('IP literals as URL.hostname writes them', () => {
+    assert.equal(host('127.0.0.1', 8080), '127.0.0.1:8080');
+    assert.equal(host('127.0.0.1', 80), undefined);
+    assert.equal(host('[::1]', 443), '[::1]');
+    assert.equal(host('[::ffff:7f00:1]', 8080), undefined);
+  });
+});
+
+describe('specialRange: addresses only an exact entry may reach', () => {
+  it('names loopback, private, link-local, unspecified and multicast ranges, IPv4-mapped included; public is null', () => {
+    const ranges = Object.fromEntries(
+      ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:a01:203', '8.8.8.8', '2001:4860:4860::8888', '172.32.0.1'].map((a) => [a, specialRange(a)]),
+    );
+    assert.deepEqual(ranges, {
+      '127.0.0.1': 'loopback', '10.1.2.3': 'private', '172.16.0.1': 'private', '192.168.1.1': 'private', '100.64.0.1': 'private (shared address space)',
+      '169.254.169.254': 'link-local', '0.0.0.0': 'unspecified', '224.0.0.1': 'multicast', '::1': 'loopback', '::': 'unspecified',
+      'fd00::1': 'private (unique local)', 'fe80::1': 'link-local', '::ffff:127.0.0.1': 'loopback', '::ffff:a01:203': 'private',
+      '8.8.8.8': null, '2001:4860:4860::8888': null, '172.32.0.1': null,
+    });
   });
 });
