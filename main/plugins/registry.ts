@@ -412,8 +412,8 @@ export class ModuleRegistry {
     const providers = this.options.providers ?? {};
     const state = (cap: 'llm' | 'billing'): GrantState =>
       !granted.has(cap) ? 'not-granted' : providers[cap] ? 'granted' : 'not-configured';
+    // Compiled (within the memory budget) when the engine starts: by `handle.start()` unless the tools were recorded.
     const compile = () => this.cache.compile(prepared, limits.maxMemoryMb);
-    const { sandbox } = await compile(); // the core modules compile within the memory budget
     const handle = new RetiringHandle({
       manifest,
       limits,
@@ -427,7 +427,6 @@ export class ModuleRegistry {
       filesRoot,
       grants: { llm: state('llm'), billing: state('billing') },
       network: granted.has('network') && manifest.network ? { allow: [...manifest.network.allow] } : null,
-      sandbox,
       providers,
       meter: this.options.meter,
       logger: this.logger,

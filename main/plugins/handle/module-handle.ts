@@ -49,8 +49,11 @@ export interface ToolRecordStore {
 
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
-  extends Pick<GuestWorkerData, 'componentUrl' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network' | 'sandbox'> {
-  /** The component's core modules, compiled (memory-capped): asked for at each engine start, held only while it runs. */
+  extends Pick<GuestWorkerData, 'componentUrl' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network'> {
+  /**
+   * The component's core modules, compiled and memory-capped, and the sandbox plan they were
+   * capped by: asked for at each engine start, held only while the engine runs.
+   */
   compile(): Promise<CompiledComponent>;
   /**
    * How long the engine (the worker thread) stays up after its last call ends, in ms (default
@@ -477,13 +480,13 @@ export class ModuleHandle implements ModuleInfo {
     if (this.closed) throw this.unloadedError();
     this.stats.engineStarts++;
     if (this.lastEnd === 'failed') this.stats.restarts++;
-    const { modules } = await this.init.compile();
+    const { modules, sandbox } = await this.init.compile();
     if (this.closed) throw this.unloadedError();
-    return GuestWorker.start({ ...this.workerConfig(), coreModules: modules }, this.heapMb, this.workerEvents);
+    return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents);
   }
 
-  /** What the worker is started with, less its compiled core modules. */
-  private workerConfig(): Omit<GuestWorkerConfig, 'coreModules'> {
+  /** What the worker is started with, less its compiled core modules and their sandbox plan. */
+  private workerConfig(): Omit<GuestWorkerConfig, 'coreModules' | 'sandbox'> {
     return {
       module: this.name,
       componentUrl: this.init.componentUrl,
@@ -496,13 +499,13 @@ export class ModuleHandle implements ModuleInfo {
       maxMemoryBytes: this.limits.maxMemoryMb * MIB,
       maxLogBytes: MAX_LOG_BYTES,
       maxFileBytes: MAX_FILE_BYTES,
-      sandbox: this.init.sandbox,
     };
   }
 
   /**
-   * Everything the guest is given besides its bytes, as one string: a tool record made in
-   * another context (other config, grants, files root, network or limits) is not used.
+   * Everything the guest is given besides its bytes (its sandbox plan follows from the bytes and
+   * the limits), as one string: a tool record made in another context (other config, grants,
+   * files root, network or limits) is not used.
    */
   private recordContext(): string {
     const { module: _name, componentUrl: _url, ...context } = this.workerConfig();
