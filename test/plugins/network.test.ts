@@ -172,10 +172,16 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     ]);
   });
 
-  it('a response body over the 1 MiB budget of the call is refused', async () => {
+  it('a response body over the 1 MiB budget of the call is refused, and a request body over 1 MiB', async () => {
     const budget = 'the response body from 127.0.0.1:' + port + ' is over the 1048576-byte budget of this call';
     assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/big`)).message, `network: ${budget}`);
     assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/big-chunked`)).message, `network: ${budget}`);
+    seen.length = 0;
+    assert.equal(
+      (await fetchIn(online, `http://127.0.0.1:${port}/echo`, { method: 'POST', body: 'x'.repeat(1024 * 1024 + 1) })).message,
+      'network: the request body (1048577 bytes) is over the 1048576-byte limit',
+    );
+    assert.deepEqual(seen, [], 'nothing was sent');
     // The budget is per call: the next call starts with a full one.
     assert.equal((await fetchIn(online, `http://127.0.0.1:${port}/half`)).body, `${512 * 1024} chars`);
   });

@@ -61,6 +61,13 @@ export class GuestNetwork implements WasiHttpHost {
     return { error: target.error, message: target.message };
   }
 
+  refuseBody(method: string, url: string, bytes: number): ErrorCode {
+    const why = `the request body (${bytes} bytes) is over the ${this.limits.maxRequestBodyBytes}-byte limit`;
+    this.log('warn', requestLine(method, targetLabel(url), { refused: why }));
+    this.refusal = `network: ${why}`;
+    return { tag: 'HTTP-request-body-size', val: BigInt(bytes) };
+  }
+
   send(request: NetworkRequest): NetworkAnswer {
     if (!this.thread) return { ok: false, error: { tag: 'HTTP-request-denied' }, message: 'network: this plugin has no network access' };
     const answer = this.thread.request(request, this.left, this.limits.timeoutMs);

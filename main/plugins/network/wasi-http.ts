@@ -25,6 +25,8 @@ export interface WasiHttpHost {
   refuse(method: string, url: string): { error: ErrorCode; message: string } | null;
   /** The most the guest may send as a request body. */
   maxRequestBodyBytes: number;
+  /** Refuses a request whose body went past `maxRequestBodyBytes` (nothing is sent). */
+  refuseBody(method: string, url: string, bytes: number): ErrorCode;
 }
 
 /** Headers a guest may not set (as preview2-shim): the host sets the connection's own. */
@@ -146,8 +148,7 @@ export function wasiHttp(io: ShimIo, host: WasiHttpHost): Record<string, Record<
     }
     static finish(body: OutgoingBody, trailers: Fields | undefined): void {
       if (trailers) throw { tag: 'internal-error', val: 'trailers are not supported' } satisfies ErrorCode;
-      if (body.sink.tooLarge) throw { tag: 'HTTP-request-body-size', val: BigInt(body.sink.bytes) } satisfies ErrorCode;
-      body.finished = true;
+      body.finished = true; // a body over its cap is refused when the request would be sent
     }
   }
 
@@ -342,6 +343,10 @@ export function wasiHttp(io: ShimIo, host: WasiHttpHost): Record<string, Record<
       const parts = OutgoingRequest._parts(this.#request);
       if (parts.bodyTaken && !parts.body.finished) return; // the guest is still writing it
       const sink = parts.body.sink;
+      if (sink.tooLarge) {
+        this.#answer = { tag: 'err', val: host.refuseBody(parts.method, parts.url, sink.bytes) };
+        return;
+      }
       const body = sink.chunks.length === 0 ? null : Buffer.concat(sink.chunks);
       const headers = parts.headers.entries().map(([n, v]): [string, string] => [n, decoder.decode(v)]);
       const answer = host.send({ method: parts.method, url: parts.url, headers, body });
