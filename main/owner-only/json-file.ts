@@ -18,6 +18,16 @@ export interface OwnerOnlyJsonFileOptions<T> {
   refuse: (message: string) => Error;
 }
 
+/** A `check` for a list whose values must differ: `has the rule id "x" twice` for the first repeated one. */
+export function repeatedValue(values: readonly string[], what: string): string | undefined {
+  const seen = new Set<string>();
+  for (const value of values) {
+    if (seen.has(value)) return `has the ${what} ${JSON.stringify(value)} twice`;
+    seen.add(value);
+  }
+  return undefined;
+}
+
 /**
  * A JSON file only its owner may write (0600), validated on every read and written atomically (a
  * temporary file in the same directory, synced, then renamed over it). A file that cannot be read

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OwnerOnlyJsonFile } from '../../owner-only/index.js';
+import { OwnerOnlyJsonFile, repeatedValue } from '../../owner-only/index.js';
 import { ApprovalRule } from './types.js';
 
 /** The file "always" rules live in: `{ "version": 1, "rules": [...] }`. A task's rules are never written. */
@@ -9,16 +9,6 @@ type RulesFileShape = z.infer<typeof RulesFileShape>;
 /** A rules file that cannot be read as one: it is left as it is, and nothing is written over it. */
 export class RulesFileError extends Error {
   override readonly name = 'RulesFileError';
-}
-
-/** A rule id given twice, which `revoke` could not tell apart. */
-function repeatedId(shape: RulesFileShape): string | undefined {
-  const ids = new Set<string>();
-  for (const rule of shape.rules) {
-    if (ids.has(rule.id)) return `has the rule id ${JSON.stringify(rule.id)} twice`;
-    ids.add(rule.id);
-  }
-  return undefined;
 }
 
 /**
@@ -36,7 +26,7 @@ export class RulesFile {
       contents: 'rules',
       kind: 'a rules file',
       schema: RulesFileShape,
-      check: repeatedId,
+      check: (shape) => repeatedValue(shape.rules.map((rule) => rule.id), 'rule id'), // revoke could not tell them apart
       refuse: (message) => new RulesFileError(message),
     });
   }

@@ -107,7 +107,8 @@ export class GrantGate {
     this.waiting.set(input.name, { input, missing, load });
     if (this.watching) return;
     this.watching = true;
-    watchFile(path, { interval: 1000, persistent: false }, this.fileChanged);
+    // Persistent: a registry with a module waiting is a registry still in use (close() stops it).
+    watchFile(path, { interval: 1000, persistent: true }, this.fileChanged);
   }
 
   private unwatch(): void {

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { OwnerOnlyJsonFile } from '../../owner-only/index.js';
+import { OwnerOnlyJsonFile, repeatedValue } from '../../owner-only/index.js';
 import { sameAsk } from './asks.js';
 import { RememberedGrant } from './record.js';
 import type { CapabilityAsk } from './types.js';
@@ -19,15 +19,6 @@ export function grantsFileBeside(rulesFile: string): string {
   return join(dirname(rulesFile), 'plugin-grants.json');
 }
 
-function repeatedName(shape: GrantsFileShape): string | undefined {
-  const names = new Set<string>();
-  for (const grant of shape.grants) {
-    if (names.has(grant.name)) return `has the plugin ${JSON.stringify(grant.name)} twice`;
-    names.add(grant.name);
-  }
-  return undefined;
-}
-
 /**
  * The grants a person gave, on disk (an owner-only JSON file: 0600, zod-validated on every read,
  * written atomically, refused and never overwritten when malformed). One entry per plugin: a grant
@@ -42,7 +33,7 @@ export class GrantsFile {
       contents: 'grants',
       kind: 'a plugin grants file',
       schema: GrantsFileShape,
-      check: repeatedName,
+      check: (shape) => repeatedValue(shape.grants.map((grant) => grant.name), 'plugin'),
       refuse: (message) => new GrantsFileError(message),
     });
   }
