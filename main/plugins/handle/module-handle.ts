@@ -19,6 +19,7 @@ import type {
 import { CallQueue, type Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
 import { GuestWorker, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
+import { inStartTurn } from './engine-starts.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
 
@@ -472,17 +473,20 @@ export class ModuleHandle implements ModuleInfo {
   }
 
   /**
-   * Starts an engine: after an idle stop still under way has ended, with the core modules compiled
-   * again if no other engine holds them.
+   * Starts an engine: after an idle stop still under way has ended, in its turn among the engines
+   * starting (`inStartTurn`), with the core modules compiled again if no other engine holds them.
    */
   private async spawn(): Promise<GuestWorker> {
     await this.stopping;
     if (this.closed) throw this.unloadedError();
     this.stats.engineStarts++;
     if (this.lastEnd === 'failed') this.stats.restarts++;
-    const { modules, sandbox } = await this.init.compile();
-    if (this.closed) throw this.unloadedError();
-    return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents);
+    return inStartTurn(async () => {
+      if (this.closed) throw this.unloadedError();
+      const { modules, sandbox } = await this.init.compile();
+      if (this.closed) throw this.unloadedError();
+      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents);
+    });
   }
 
   /** What the worker is started with, less its compiled core modules and their sandbox plan. */

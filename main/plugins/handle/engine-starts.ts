@@ -1,0 +1,26 @@
+import { availableParallelism } from 'node:os';
+
+/**
+ * Engines starting at once, process-wide. A start is CPU work (compiling the core modules,
+ * instantiating the component): ten plugins woken together on a 2-core machine would each take
+ * ten times as long, long enough to run into the instantiation limit, and their compilers' scratch
+ * memory would all be live at once (the C allocator keeps that high-water mark after they end).
+ * So starts beyond the limit wait their turn; a waiting start has not begun its clock.
+ */
+const LIMIT = Math.max(2, Math.min(4, availableParallelism()));
+
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Runs `start` when fewer than the limit of engine starts are under way. */
+export async function inStartTurn<T>(start: () => Promise<T>): Promise<T> {
+  if (running >= LIMIT) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  try {
+    return await start();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the turn passes on without `running` changing
+    else running--;
+  }
+}
