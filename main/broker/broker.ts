@@ -323,6 +323,7 @@ export class Broker {
     const node = this.nodes.get(name);
     if (node) node.ended = true;
     this.mail.forget(name);
+    this.tree.forget(name);
   }
 
   private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
@@ -385,7 +386,7 @@ export class Broker {
     let outcome: TaskOutcome;
     if (participant) {
       const name = participant.node.name;
-      const served = this.tree.serve(name, task.taskId, placed);
+      const served = this.tree.serve(name, placed);
       try {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
         outcome = await this.runTask(participant.connection, task, onEvent, signal, () => void progress({ Admitted: name }));

@@ -1,7 +1,9 @@
 /**
  * The invocations in flight, by the node that made them: a node's worker is reaped only after all
  * of its own have settled, and `stop()` waits for every one. Counted, not kept: a call costs a
- * count and one reaction on its promise, and only a waiter makes a promise.
+ * count and one reaction on its promise, and only a waiter makes a promise. A node's count stays
+ * once it is back to 0 (as the broker's node table keeps every node it has known): a `Map` entry
+ * added and removed on every call would make V8 rehash the long-lived `Map` each time.
  */
 export class InFlight {
   private readonly byCaller = new Map<string, Caller>();
@@ -13,9 +15,8 @@ export class InFlight {
     const counted = entry;
     counted.count++;
     const done = (): void => {
-      if (--counted.count > 0) return;
-      if (this.byCaller.get(caller) === counted) this.byCaller.delete(caller);
-      for (const resolve of counted.idle) resolve();
+      if (--counted.count > 0 || counted.idle.length === 0) return;
+      for (const resolve of counted.idle.splice(0)) resolve();
     };
     work.then(done, done);
     return work;
@@ -24,13 +25,17 @@ export class InFlight {
   /** Resolves once `caller` has nothing in flight (what settles may have started more: waited for too). */
   settled(caller: string): Promise<void> {
     const entry = this.byCaller.get(caller);
-    if (!entry) return Promise.resolve();
+    if (!entry || entry.count === 0) return Promise.resolve();
     return new Promise<void>((resolve) => entry.idle.push(resolve)).then(() => this.settled(caller));
   }
 
   /** Resolves once nothing is in flight, for any caller. */
   async allSettled(): Promise<void> {
-    while (this.byCaller.size > 0) await Promise.all([...this.byCaller.keys()].map((caller) => this.settled(caller)));
+    for (;;) {
+      const busy = [...this.byCaller].filter(([, entry]) => entry.count > 0);
+      if (busy.length === 0) return;
+      await Promise.all(busy.map(([caller]) => this.settled(caller)));
+    }
   }
 }
 

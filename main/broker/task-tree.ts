@@ -34,14 +34,22 @@ export interface Acting {
  * itself and what it starts, after the participant).
  */
 export class TaskTree {
-  /** The tasks each long-lived participant runs (`task.run` sent, no outcome yet): where it works in each. */
-  private readonly serving = new Map<string, Map<string, TaskScope>>();
+  /**
+   * The tasks each long-lived participant runs (`task.run` sent, no outcome yet): where it works in
+   * each, in the order they were sent. A participant's list stays once empty: a `Map` entry added
+   * and removed on every task would make V8 rehash this long-lived `Map` each time.
+   */
+  private readonly serving = new Map<string, TaskScope[]>();
   /** The root's calls in flight. */
   private readonly rootCalls = new Set<RootCall>();
   /** The root call each tree was started by. */
   private readonly rootTrees = new Map<string, RootCall>();
-  /** The ids of the tasks local participants are running (`task.run` sent, no outcome yet). */
-  private readonly liveTasks = new Set<string>();
+  /**
+   * The ids of the tasks local participants are running (`task.run` sent, no outcome yet). A list,
+   * not a `Set`: there are few at a time, and a long-lived `Set` that gains and loses a key per task
+   * rehashes into fresh tables in V8's old generation.
+   */
+  private readonly liveTasks: string[] = [];
 
   /**
    * What a node's calls act as. The root and a virtual agent's worker: themselves. A long-lived
@@ -53,9 +61,8 @@ export class TaskTree {
    */
   acting(node: NodeState): Acting {
     const serving = node.kind === 'participant' ? this.serving.get(node.name) : undefined;
-    if (serving === undefined) return { scope: node }; // (an entry is removed once it is empty)
-    const tasks = [...serving.values()];
-    const within = tasks.map((task): NodeState => ({ ...node, ...task, roster: task.spawnContext.roster }));
+    if (serving === undefined || serving.length === 0) return { scope: node };
+    const within = serving.map((task): NodeState => ({ ...node, ...task, roster: task.spawnContext.roster }));
     if (within.length === 1) return { scope: within[0]! };
     const deepest = within.reduce((a, b) => (b.chain.length > a.chain.length ? b : a));
     const otherChains = within.flatMap((task) => [task.chain, ...task.otherChains]);
@@ -77,31 +84,41 @@ export class TaskTree {
     };
   }
 
-  /** Participant `name` runs task `taskId`, placed as `scope`: its calls act within it until the returned end is called. */
-  serve(name: string, taskId: string, scope: TaskScope): () => void {
+  /** Participant `name` runs a task, placed as `scope` (one object per task): its calls act within it until the returned end is called. */
+  serve(name: string, scope: TaskScope): () => void {
     let tasks = this.serving.get(name);
-    if (!tasks) this.serving.set(name, (tasks = new Map()));
-    tasks.set(taskId, scope);
+    if (!tasks) this.serving.set(name, (tasks = []));
+    tasks.push(scope);
     return () => {
-      tasks.delete(taskId);
-      if (tasks.size === 0 && this.serving.get(name) === tasks) this.serving.delete(name);
+      const at = tasks.indexOf(scope);
+      if (at >= 0) tasks.splice(at, 1);
     };
   }
 
   /** The participants running a task now (for tests and diagnostics). */
   servingNames(): string[] {
-    return [...this.serving.keys()];
+    return [...this.serving].filter(([, tasks]) => tasks.length > 0).map(([name]) => name);
+  }
+
+  /** A participant that has ended: its (empty) list of tasks goes. */
+  forget(name: string): void {
+    if (this.serving.get(name)?.length === 0) this.serving.delete(name);
   }
 
   /** A local participant has been sent task `taskId`: it owns that task until the returned end is called. */
   taskRunning(taskId: string): () => void {
-    this.liveTasks.add(taskId);
-    return () => this.liveTasks.delete(taskId);
+    this.liveTasks.push(taskId);
+    return () => {
+      const at = this.liveTasks.indexOf(taskId);
+      if (at < 0) return;
+      this.liveTasks[at] = this.liveTasks[this.liveTasks.length - 1]!;
+      this.liveTasks.pop();
+    };
   }
 
   /** Whether a local participant (long-lived or a virtual agent's worker) is running the task with this id right now. */
   ownsTask(taskId: string): boolean {
-    return this.liveTasks.has(taskId);
+    return this.liveTasks.includes(taskId);
   }
 
   /** A call of the root begins: aborting `controller` cancels everything under it. */

@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { AbortLike } from '../../jsonrpc/index.js';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
+import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
@@ -102,9 +103,9 @@ export class ParticipantConnection {
   private readonly codec: FrameCodec<WorkerMessage, BrokerMessage>;
   private readonly gate: CallGate;
   private readonly handler: CallHandler;
-  private readonly tasks = new Map<number, OwedTask>();
-  private readonly calls = new Map<number, CallSignal>();
-  private readonly requests = new Map<number, OwedRequest>();
+  private readonly tasks = new IdTable<OwedTask>();
+  private readonly calls = new IdTable<CallSignal>();
+  private readonly requests = new IdTable<OwedRequest>();
   /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
   private readonly holds = new Set<Promise<void>>();
   private pausedForRoom = false;
@@ -256,12 +257,15 @@ export class ParticipantConnection {
       streamGone = this.outbound.finish(gone, lastLine, this.closeGraceMs);
     }
     const failed = this.disconnected();
-    for (const task of this.tasks.values()) task.resolve(failed);
+    const tasks = this.tasks.sortedValues();
     this.tasks.clear();
-    for (const call of this.calls.values()) call.cancel(new Error(`disconnected: ${reason}`));
+    for (const task of tasks) task.resolve(failed);
+    const calls = this.calls.sortedValues();
     this.calls.clear();
-    for (const request of this.requests.values()) request.reject(new Error(`disconnected: ${reason}`));
+    for (const call of calls) call.cancel(new Error(`disconnected: ${reason}`));
+    const requests = this.requests.sortedValues();
     this.requests.clear();
+    for (const request of requests) request.reject(new Error(`disconnected: ${reason}`));
     this.registry.deregister(this.node.name, this, reason);
     if (!this.helloSettled) this.rejectHello(new Error(reason));
     this.helloSettled = true;
@@ -380,16 +384,7 @@ export class ParticipantConnection {
         if (this.closeReason !== undefined || abort.aborted) return undefined;
         return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort)?.catch(() => {});
       };
-      const context: CallContext = {
-        node: this.node,
-        id: call.id,
-        get signal() {
-          return cancel.signal;
-        },
-        abort,
-        progress,
-      };
-      const result = await this.handler(call, context);
+      const result = await this.handler(call, new WorkerCallContext(this.node, call.id, cancel, progress));
       if (this.closeReason !== undefined) return;
       line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
     } catch (err) {
@@ -406,6 +401,28 @@ export class ParticipantConnection {
   /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first). */
   private reply(line: string): void {
     void this.outbound.offer(line)?.catch(() => {});
+  }
+}
+
+/**
+ * A call's context. A class, not an object literal: a literal with a getter (`signal`) gets a
+ * hidden class of its own every time it is made, and V8 makes those in its old generation, so
+ * every call left garbage there for a full collection to find.
+ */
+class WorkerCallContext implements CallContext {
+  readonly abort: AbortLike;
+
+  constructor(
+    readonly node: AdmittedNode,
+    readonly id: number,
+    private readonly cancel: CallSignal,
+    readonly progress: (event: ProgressEvent) => Promise<void> | undefined,
+  ) {
+    this.abort = cancel.abort;
+  }
+
+  get signal(): AbortSignal {
+    return this.cancel.signal;
   }
 }
 

@@ -6,6 +6,7 @@ import { MAX_FRAME_BYTES } from '../wire/sizes.js';
 import type { WireError } from '../wire/wire-error.js';
 import type { WorkerMessage } from '../wire/worker-to-broker.js';
 import { DropLog } from './drop-log.js';
+import { IdTable, type ReadonlyIdTable } from './id-table.js';
 import { decodeFrameText, encodeFrame } from './frame-text.js';
 import { LineSplitter } from './line-splitter.js';
 
@@ -49,9 +50,9 @@ export class FrameCodec<In extends Named, Out extends Named> {
   private readonly splitter: LineSplitter;
   private readonly drops: DropLog;
   /** Our requests the peer has not answered: id → method. */
-  private readonly own = new Map<number, string>();
+  private readonly own = new IdTable<string>();
   /** The peer's requests we have not answered: id → method. */
-  private readonly peer = new Map<number, string>();
+  private readonly peer = new IdTable<string>();
   private lastId = 0;
   private awaitingHello: boolean;
   private closedFor: string | undefined;
@@ -78,12 +79,12 @@ export class FrameCodec<In extends Named, Out extends Named> {
   }
 
   /** Our requests still in flight (id → method). */
-  get ownInFlight(): ReadonlyMap<number, string> {
+  get ownInFlight(): ReadonlyIdTable<string> {
     return this.own;
   }
 
   /** The peer's requests still in flight (id → method). */
-  get peerInFlight(): ReadonlyMap<number, string> {
+  get peerInFlight(): ReadonlyIdTable<string> {
     return this.peer;
   }
 
