@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type PendingGrant, type Snapshot, type Withdrawn } from '../../main/app/bridge/contract.js';
 import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
-import { PluginGrants, type PluginGrantRequest } from '../../main/plugins/grants/index.js';
+import { PluginGrants } from '../../main/plugins/grants/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { grantRequest } from '../helpers/grant-request.js';
 import { StandInFrame, StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
@@ -15,16 +16,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-const DIGEST = `sha256:ab12cd34ef56${'7'.repeat(52)}`;
-const ASK: Omit<PluginGrantRequest, 'id'> = {
-  plugin: 'text-tools',
-  version: '0.3.1',
-  digest: DIGEST,
-  asks: [
-    { capability: 'file', detail: 'read files under ~/notes' },
-    { capability: 'network', detail: 'api.github.com:443' },
-  ],
-};
+const ASK = grantRequest();
 
 const ipc = new StandInIpcMain();
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { exited, spawnCliOnPty, watchOutput } from '../helpers/cli.js';
+import { exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
 
 /** One shell word, quoted. */
 const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
@@ -31,28 +31,13 @@ function servePty() {
   const file = join(dir, 'approvals.json');
   const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', file, '--agent', `asker=${WORKER}`], dir);
   const ended = exited(child as never);
-  child.stdout.setEncoding('utf8');
-  const out = watchOutput(child, child.stdout, ended);
-  /** The screen as it reads: a row erased (`\r`, erase-line) to be written over is gone. */
-  const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
+  const { screen, until } = ptyScreen(child, ended);
   return {
     dir,
     file,
     screen,
     type: (keys: string) => void child.stdin.write(keys),
-    /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after 20 s. */
-    async until(text: string, from = 0): Promise<number> {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after 20 s:\n${screen()}`)), 20_000);
-      });
-      try {
-        await out.until(() => screen().includes(text, from), JSON.stringify(text), screen, late);
-        return screen().indexOf(text, from) + text.length;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    until,
     async stop(): Promise<number | null> {
       child.stdin.write('\x03');
       const status = await ended;

@@ -10,18 +10,11 @@ import type { ApprovalRequest } from '../../main/broker/index.js';
 import { vouchedContext } from '../../main/broker/approvals/index.js';
 import { attachTerminalRoot, LineQueue, TerminalPrompter } from '../../main/cli/terminal-root/index.js';
 import { ProtocolGateway } from '../../main/gateway/index.js';
-import { PluginGrants, type PluginGrantRequest } from '../../main/plugins/grants/index.js';
+import { PluginGrants } from '../../main/plugins/grants/index.js';
+import { GRANT_DIGEST, grantRequest } from '../helpers/grant-request.js';
 
-const DIGEST = `sha256:${'ab12cd34ef56'}${'0'.repeat(52)}`;
-const ASK: Omit<PluginGrantRequest, 'id'> = {
-  plugin: 'text-tools',
-  version: '0.3.1',
-  digest: DIGEST,
-  asks: [
-    { capability: 'file', detail: 'read files under ~/notes' },
-    { capability: 'network', detail: 'api.github.com:443' },
-  ],
-};
+const ASK = grantRequest();
+const DIGEST = GRANT_DIGEST;
 /** Every character that would make a terminal do something rather than show it. */
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
@@ -39,12 +32,18 @@ function screen() {
 /** The root of a gateway that is not started: its approval handler is what the terminal root sets. */
 const rootOf = () => new ProtocolGateway({ list: () => [] }).transport();
 
+/** A terminal root in `prompt` mode answering a fresh desk, over in-memory input and screen. */
+function prompting() {
+  const s = screen();
+  const input = new PassThrough();
+  const desk = new PluginGrants();
+  const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+  return { s, input, desk, terminal };
+}
+
 describe('the grant prompt', () => {
   test('shows the plugin, its version, a short digest and each ask on its own line, then the whole digest; y grants, and the desk hears it', async () => {
-    const s = screen();
-    const input = new PassThrough();
-    const desk = new PluginGrants();
-    const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+    const { s, input, desk, terminal } = prompting();
     const outcome = desk.ask(ASK);
     await s.shows('  grant? [y/N] ');
     input.write('y\n');
@@ -65,10 +64,7 @@ describe('the grant prompt', () => {
   });
 
   test('n, an empty line or the end of input deny (saying how to grant it later); anything else asks again', async () => {
-    const s = screen();
-    const input = new PassThrough();
-    const desk = new PluginGrants();
-    const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+    const { s, input, desk, terminal } = prompting();
     const first = desk.ask(ASK);
     const second = desk.ask({ ...ASK, plugin: 'other' });
     const third = desk.ask({ ...ASK, plugin: 'third' });
@@ -88,10 +84,7 @@ describe('the grant prompt', () => {
   });
 
   test('every field through the display rule: hidden characters as code points with a warning, a new line cannot forge a line, nothing the terminal obeys', async () => {
-    const s = screen();
-    const input = new PassThrough();
-    const desk = new PluginGrants();
-    const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+    const { s, input, desk, terminal } = prompting();
     const outcome = desk.ask({
       plugin: 'text\u202Eslooт',
       version: '0.3.1\x1b[2K',
@@ -132,10 +125,7 @@ describe('the grant prompt', () => {
   });
 
   test('withdrawn while shown (the module unloaded): said so, and the next request gets the next line', async () => {
-    const s = screen();
-    const input = new PassThrough();
-    const desk = new PluginGrants();
-    const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+    const { s, input, desk, terminal } = prompting();
     const unloaded = new AbortController();
     const first = desk.ask(ASK, unloaded.signal);
     const second = desk.ask({ ...ASK, plugin: 'second' });
@@ -150,10 +140,7 @@ describe('the grant prompt', () => {
   });
 
   test('closing the terminal root hands a request it had not answered back to the desk, for the next handler', async () => {
-    const s = screen();
-    const input = new PassThrough();
-    const desk = new PluginGrants();
-    const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+    const { s, input, desk, terminal } = prompting();
     const outcome = desk.ask(ASK);
     await s.shows('  grant? [y/N] ');
     terminal.close();

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { exited, spawnCliOnPty, watchOutput } from '../helpers/cli.js';
+import { exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
@@ -25,7 +25,7 @@ before(async () => {
 
 const FILES = '[files]\nroot = "data"\n';
 
-test('serve asks for each plugin\'s grant at its prompt: y serves it and remembers it, n leaves it unserved with the reason', { timeout: 90_000 }, async () => {
+test('serve asks for each plugin\'s grant at its prompt: y serves it and remembers it, n leaves it unserved with the reason', { timeout: 180_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'chatty-grant-pty-'));
   temporary.push(dir);
   const modules = join(dir, 'modules');
@@ -33,22 +33,7 @@ test('serve asks for each plugin\'s grant at its prompt: y serves it and remembe
   const approvalsFile = join(dir, 'config', 'approvals.json');
   const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', approvalsFile], dir);
   const ended = exited(child as never);
-  child.stdout.setEncoding('utf8');
-  const out = watchOutput(child, child.stdout, ended);
-  const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
-  /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after 30 s. */
-  const until = async (text: string, from = 0): Promise<number> => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after 30 s:\n${screen()}`)), 30_000);
-    });
-    try {
-      await out.until(() => screen().includes(text, from), JSON.stringify(text), screen, late);
-      return screen().indexOf(text, from) + text.length;
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const { screen, until } = ptyScreen(child, ended, 60);
   try {
     let at = await until('  stop:   Ctrl-C\n');
     at = await until('chatty-gateway: plugin notes-a 1.0.0 (sha256:', at);

@@ -131,3 +131,33 @@ export function watchOutput(child: ChildProcessWithoutNullStreams, stream: NodeJ
     },
   };
 }
+
+/** A child on a pseudo-terminal (`spawnCliOnPty`), read as a person reads its screen. */
+export interface PtyScreen {
+  /** The screen as it reads: `\r\n` as new lines, a row erased (`\r`, erase-line) to be written over gone. */
+  screen(): string;
+  /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after `seconds` (or when the child exits first). */
+  until(text: string, from?: number): Promise<number>;
+}
+
+/** Watches `child`'s stdout (a pty's output: its stdout and stderr in one); `ended` is `exited(child)`. */
+export function ptyScreen(child: ChildProcessWithoutNullStreams, ended: Promise<unknown>, seconds = 20): PtyScreen {
+  child.stdout.setEncoding('utf8');
+  const out = watchOutput(child, child.stdout, ended);
+  const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
+  return {
+    screen,
+    async until(text, from = 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} on the screen after ${seconds} s:\n${screen()}`)), seconds * 1000);
+      });
+      try {
+        await out.until(() => screen().includes(text, from), JSON.stringify(text), screen, late);
+        return screen().indexOf(text, from) + text.length;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

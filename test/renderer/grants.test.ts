@@ -8,8 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { INVOKE_CHANNELS } from '../../main/app/bridge/contract.js';
 import type { GrantOutcome, PluginGrantRequest } from '../../main/plugins/grants/index.js';
+import { GRANT_DIGEST, grantRequest } from '../helpers/grant-request.js';
 import { SCREENSHOTS, seriousViolations, startApp, type AppFixture } from './app-fixture.js';
-import { armedPopover, deepFocused, popoverClosed, waitingIs } from './popover-helpers.js';
+import { armedPopover, deepFocused, popoverClosed, setGuard, waitingIs } from './popover-helpers.js';
 import { trustedFrame } from './task-cards.js';
 
 let app: AppFixture;
@@ -22,31 +23,18 @@ after(async () => {
   await app?.close();
 });
 
-const DIGEST = `sha256:ab12cd34ef56${'9f'.repeat(26)}`;
-const ASK: Omit<PluginGrantRequest, 'id'> = {
-  plugin: 'text-tools',
-  version: '0.3.1',
-  digest: DIGEST,
-  asks: [
-    { capability: 'file', detail: 'read files under ~/notes' },
-    { capability: 'network', detail: 'api.github.com:443' },
-  ],
-};
-
 /** Puts a request to the desk as the registry does on load; `unload` withdraws it. */
 function ask(request: Partial<Omit<PluginGrantRequest, 'id'>> = {}): { outcome: Promise<GrantOutcome>; unload: () => void } {
   const loaded = new AbortController();
-  return { outcome: app.grants.ask({ ...ASK, ...request }, loaded.signal), unload: () => loaded.abort() };
+  return { outcome: app.grants.ask(grantRequest(request), loaded.signal), unload: () => loaded.abort() };
 }
 
 /** The plugins whose requests still wait at the desk. */
 const waitingPlugins = (): string[] => app.grants.waiting().map((r) => r.plugin);
 
-/** Sets the element's guard time (ms) for the requests shown from now on. */
-async function setGuard(page: Page, ms: number): Promise<void> {
-  await page.evaluate((value) => {
-    (document.querySelector('chatty-approvals') as unknown as { guardMs: number }).guardMs = value;
-  }, ms);
+/** Waits until the popover shows plugin `name`'s request. */
+async function showsPlugin(page: Page, name: string): Promise<void> {
+  await page.waitForFunction((n) => (document.querySelector('chatty-approvals')?.shadowRoot?.getElementById('popover-desc')?.textContent ?? '').startsWith(`${n} `), name);
 }
 
 /** What the grant popover shows: its title, the line under it, each ask, the facts. */
@@ -79,7 +67,7 @@ describe('the grant popover (Chromium, real bridge host and grant desk)', () => 
         facts: [
           ['Plugin', 'text-tools'],
           ['Version', '0.3.1'],
-          ['Digest', DIGEST],
+          ['Digest', GRANT_DIGEST],
         ],
         buttons: ['Later', 'Deny', 'Grant'],
       });
@@ -133,7 +121,7 @@ describe('the grant popover (Chromium, real bridge host and grant desk)', () => 
       const at = (await (await page.$('#popover .grant'))!.boundingBox())!;
       await page.mouse.dblclick(at.x + at.width / 2, at.y + at.height / 2);
       assert.equal(await first.outcome, 'granted');
-      await page.waitForFunction(() => /^second-plugin /.test(document.querySelector('chatty-approvals')?.shadowRoot?.getElementById('popover-desc')?.textContent ?? ''));
+      await showsPlugin(page, 'second-plugin');
       assert.equal(await page.getAttribute('#popover', 'data-armed'), 'false');
       assert.equal(await page.isVisible('#popover .guard'), true, 'the cue shows while inert');
       await page.mouse.click(at.x + at.width / 2, at.y + at.height / 2);
@@ -189,7 +177,7 @@ describe('the grant popover (Chromium, real bridge host and grant desk)', () => 
       await popoverClosed(page);
 
       const reloaded = ask({ plugin: 'kept-over-reload' });
-      await page.waitForFunction(() => /^kept-over-reload /.test(document.querySelector('chatty-approvals')?.shadowRoot?.getElementById('popover-desc')?.textContent ?? ''));
+      await showsPlugin(page, 'kept-over-reload');
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');
       await armedPopover(page, 'grant');

@@ -51,3 +51,10 @@ export async function tabTo(page: Page, selector: string, back = false): Promise
   }
   throw new Error(`Tab never reached ${selector}; focus is on ${await deepFocused(page)}`);
 }
+
+/** Sets the element's guard time (ms) for the requests shown from now on. */
+export async function setGuard(page: Page, ms: number): Promise<void> {
+  await page.evaluate((value) => {
+    (document.querySelector('chatty-approvals') as unknown as { guardMs: number }).guardMs = value;
+  }, ms);
+}
