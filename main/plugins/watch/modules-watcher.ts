@@ -1,5 +1,5 @@
 import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { buildPlugin } from '../build/index.js';
 import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
@@ -177,6 +177,13 @@ export class ModulesWatcher {
     }
     // New here, renamed in its module.toml, or not served yet (its load failed, or waits for a grant): loaded afresh.
     const renamed = held !== undefined && look.name !== held;
+    const owner = look.name === undefined ? undefined : this.servedDir(look.name);
+    if (renamed && served !== undefined && owner !== undefined && owner !== dir) {
+      // Renamed onto a name another folder serves: the load would fail, so the module here keeps serving.
+      this.known.set(folder, { look: was?.look ?? look, module: held });
+      this.options.say(`warning: module folder ${folder}: its module.toml now names '${look.name}', which ${relative(this.root, owner) || owner} serves: refused; ${held} keeps serving`);
+      return;
+    }
     if (renamed) await this.registry.unload(held, { finishCalls: true });
     try {
       const loaded = await this.registry.loadModule(dir);
@@ -193,6 +200,12 @@ export class ModulesWatcher {
   private servedFrom(dir: string): string | undefined {
     for (const m of [...this.registry.list(), ...this.registry.remoteModules()]) if (resolve(m.dir) === dir) return m.name;
     return undefined;
+  }
+
+  /** The directory module `name` (local or remote) is served from, if it is served. */
+  private servedDir(name: string): string | undefined {
+    const m = this.registry.get(name) ?? this.registry.remote(name);
+    return m === undefined ? undefined : resolve(m.dir);
   }
 
   /** The folder names in the modules directory now (none if it cannot be read). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sourcesNewerThan } from '../build/build-hints.js';
 import { pluginSourceIn } from '../build/plugin-source.js';
@@ -25,12 +25,12 @@ export interface FolderLook {
 export function lookAt(dir: string): FolderLook | undefined {
   let text: string;
   try {
-    text = readFileSync(join(dir, 'module.toml'), 'utf8');
+    text = readManifestText(join(dir, 'module.toml'));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    // Unreadable: still a plugin folder; loading it says why.
-    text = `unreadable: ${code ?? 'error'}`;
+    // Unreadable (or a FIFO, a device, a huge file): still a plugin folder; loading it says why.
+    text = `unreadable: ${code ?? (err as Error).message}`;
   }
   let name: string | undefined;
   let wasm = 'plugin.wasm';
@@ -77,6 +77,33 @@ export function buildDue(dir: string, look: FolderLook, triedMs = -Infinity): Bu
   if (newer.length === 0) return undefined;
   const newestMs = Math.max(...newer.map((rel) => mtimeOf(join(dir, rel))));
   return { why: `${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ` and ${newer.length - 3} more` : ''} changed`, newestMs };
+}
+
+/** The largest `module.toml` looked at, as the registry reads it. */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/**
+ * A `module.toml`'s text, read without blocking and only from a regular file of at most 1 MiB: a
+ * FIFO (whose blocking open would stall the whole gateway until a writer came), `/dev/zero` or a
+ * huge file is "unreadable", never waited on or read whole.
+ */
+function readManifestText(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error('not a regular file');
+    if (st.size > MAX_MANIFEST_BYTES) throw new Error('over 1 MiB');
+    const bytes = Buffer.alloc(st.size);
+    let at = 0;
+    while (at < bytes.length) {
+      const n = readSync(fd, bytes, at, bytes.length - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return bytes.subarray(0, at).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function mtimeOf(path: string): number {
