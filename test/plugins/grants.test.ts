@@ -281,6 +281,27 @@ describe('plugin grants', () => {
     await assert.rejects(registry.loadModule(join(root, 'notes')), (err: Error) => err instanceof PluginGrantError);
   });
 
+  it('llm and billing are asked for when the component imports them and the embedder has a provider, and only then', async () => {
+    const root = modulesWith(echo, '');
+    const unprovided = registryWith({ mode: 'deny' });
+    assert.deepEqual((await unprovided.scanDirectory(root)).loaded.map((l) => l.name), ['notes']);
+    const llm = await unprovided.get('notes')!.invokeTool({ name: 'llm', argumentsJson: 'm', callId: 'l1' });
+    assert.equal(llm.ok, false);
+    assert.match(JSON.stringify(llm), /not configured/);
+
+    const provided = new ModuleRegistry({
+      cacheDir: TEST_CACHE_DIR,
+      logger: { log() {} },
+      providers: { llm: { complete: () => ({ content: 'hi' }) }, billing: { acquireSession: () => ({ token: 't', balanceTokens: 1, reservedTokens: 0, pricingModel: 'p' }), reportUsage: () => {} } },
+      grants: { mode: 'deny' },
+    });
+    open.push(provided);
+    assert.match(
+      failedReason(await provided.scanDirectory(root)),
+      /it asks for llm \(complete prompts with the embedder's model provider\); billing \(open sessions on and report usage to the embedder's credit ledger\) for component/,
+    );
+  });
+
   it('a module that asks for nothing beyond logging and config is served at once; `grant` and `grants` together are refused', async () => {
     const root = modulesWith(echo, '[config]\ngreeting = "hi"\n');
     const registry = registryWith({ mode: 'deny' });
