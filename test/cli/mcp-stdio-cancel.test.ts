@@ -128,6 +128,21 @@ describe('raw lines', () => {
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
+  test('the client gone (stdout closed) while a call spins: the bridge exits 1 at once, and the gateway stops the guest', { timeout: 30_000 }, async () => {
+    const child = spawnCli(['mcp-stdio', 'spin', '--runtime-dir', gw.runtimeDir]);
+    const stderr = collect(child.stderr);
+    const stops = stoppedCount();
+    child.stdin.write(`${JSON.stringify(call('abandoned', 'loop'))}\n`);
+    assert.equal(await runningCallId(), 'abandoned');
+    child.stdout.destroy();
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' })}\n`); // its answer finds stdout closed
+    const [status, said] = await Promise.all([exited(child), stderr]);
+    assert.deepEqual(status, { code: 1, signal: null });
+    assert.match(said, /^chatty-gateway: mcp-stdio: stdout is closed, the client has gone \(.*EPIPE.*\)\n$/);
+    await stopLine(stops); // its connection closed: the gateway cancelled the call
+    assert.equal(spin().runningCallId, undefined);
+  });
+
   test(`over ${MAX_REQUESTS_IN_FLIGHT} requests in flight the next is refused with a JSON-RPC error, never sent; each cancelled call is answered under its own id`, { timeout: 60_000 }, async () => {
     const b = bridge();
     const ids = Array.from({ length: MAX_REQUESTS_IN_FLIGHT }, (_, i) => i + 1);

@@ -51,6 +51,8 @@ export async function runMcpStdio(
       stdout: io.stdout,
       report,
       relay: (write) => new McpRelay({ http: gateway, module: options.module, write, report, rereadToken }),
+      // Closing the connections makes the gateway cancel what still runs for a client that has gone.
+      abandon: () => gateway.close(),
     });
   } finally {
     gateway.close();

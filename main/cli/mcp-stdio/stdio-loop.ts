@@ -10,13 +10,16 @@ export interface StdioLoopOptions {
   readonly report: (line: string) => void;
   /** Builds the relay around the function that writes to the client. */
   readonly relay: (write: (frame: TransportFrame) => Promise<void>) => McpRelay;
+  /** The client has gone: drop the calls still in flight (the gateway cancels a call whose connection closes). */
+  readonly abandon?: () => void;
 }
 
 /**
  * Newline-delimited JSON-RPC on stdin/stdout, each line relayed as it is read, concurrently and
  * bounded (`InFlight`); each answer is written as one line when it comes. When stdin ends, what
  * was read is still relayed and answered, then stdout ends and the loop resolves to 0. It
- * resolves to 1 when stdin fails or stdout is gone (the client left: nobody to answer).
+ * resolves to 1 when stdin fails or stdout is gone (the client left: nobody to answer, so the
+ * calls in flight are abandoned rather than waited for).
  */
 export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
   const stdin = asReadable(options.stdin);
@@ -33,6 +36,7 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
     clientGone: (err) => {
       options.report(err instanceof Error ? err.message : `mcp-stdio: ${String(err)}`);
       stdin.destroy();
+      options.abandon?.();
     },
   });
 
