@@ -5,23 +5,28 @@
  * in plain JS. Each server runs in its own child process; the load comes from this process over
  * keep-alive connections on the Unix socket (undici), at concurrency 1 and 32.
  *
- *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx]
+ *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx] [--against REF [--against-paths a,b] [--before-env K=V,…]] [--each-round]
  *
  * The gateway children run the compiled JavaScript: the parent first compiles the project with
  * tsc into `tmp/bench-mcp/` (git-ignored), because tsx's transform keeps function names with a
  * `__name(...)` call per closure created, which costs measurable time on the request path. `--tsx`
  * runs the gateway from source instead. `gateway-js` (not in the default run) is the gateway with a
  * plain JS echo module: its HTTP and MCP path without the WASM worker.
+ *
+ * `--against REF` adds `gateway-before`: the gateway of git revision REF (its `main/` taken with
+ * `git archive`, compiled into `tmp/bench-mcp-before/`), driven in the same interleaved rounds as
+ * today's tree, so a change is judged by a before/after pair from one run on the same machine.
+ * `--against-paths a,b` takes only those paths from REF and the rest of `main/` from today's tree.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 
-type ServerKind = 'gateway' | 'bare' | 'sdk' | 'gateway-js';
+type ServerKind = 'gateway' | 'bare' | 'sdk' | 'gateway-js' | 'gateway-before';
 interface Ready {
   socketPath: string;
   token: string;
@@ -34,17 +39,20 @@ const FIXED_ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: 
 
 /** Where the gateway runs from: `tmp/bench-mcp/` (built by the parent with tsc) unless `--tsx`. */
 const BUILT_DIR = new URL('../tmp/bench-mcp/', import.meta.url);
+/** `--against REF`: REF's `main/` (from `git archive`) in `src/`, compiled into `out/`. */
+const BEFORE_DIR = new URL('../tmp/bench-mcp-before/', import.meta.url);
 const FROM_SOURCE = process.argv.includes('--tsx');
 
-async function gatewayModules(): Promise<{
+async function gatewayModules(kind: ServerKind): Promise<{
   ProtocolGateway: typeof import('../main/gateway/index.js').ProtocolGateway;
   ModuleRegistry: typeof import('../main/plugins/index.js').ModuleRegistry;
 }> {
-  if (FROM_SOURCE) {
+  if (FROM_SOURCE && kind !== 'gateway-before') {
     return { ...(await import('../main/gateway/index.js')), ...(await import('../main/plugins/index.js')) };
   }
-  const gateway = (await import(new URL('main/gateway/index.js', BUILT_DIR).href)) as typeof import('../main/gateway/index.js');
-  const plugins = (await import(new URL('main/plugins/index.js', BUILT_DIR).href)) as typeof import('../main/plugins/index.js');
+  const built = kind === 'gateway-before' ? new URL('out/', BEFORE_DIR) : BUILT_DIR;
+  const gateway = (await import(new URL('main/gateway/index.js', built).href)) as typeof import('../main/gateway/index.js');
+  const plugins = (await import(new URL('main/plugins/index.js', built).href)) as typeof import('../main/plugins/index.js');
   return { ProtocolGateway: gateway.ProtocolGateway, ModuleRegistry: plugins.ModuleRegistry };
 }
 
@@ -119,8 +127,9 @@ async function serve(kind: ServerKind, dir: string): Promise<Ready> {
       return { socketPath, token: '' };
     }
     case 'gateway-js':
+    case 'gateway-before':
     case 'gateway': {
-      const { ProtocolGateway, ModuleRegistry } = await gatewayModules();
+      const { ProtocolGateway, ModuleRegistry } = await gatewayModules(kind);
       let directory: import('../main/gateway/index.js').ModuleDirectory;
       if (kind === 'gateway-js') {
         // The gateway's HTTP and MCP path alone: the same echo as a plain JS module, no WASM worker.
@@ -141,7 +150,6 @@ async function serve(kind: ServerKind, dir: string): Promise<Ready> {
       }
       const gateway = new ProtocolGateway(directory, { runtimeDir: join(dir, `run-${kind}`) });
       const { socketPath } = await gateway.start();
-      if (process.env.EXP_NOLOG) gateway.edgeLog.record = () => {};
       return { socketPath, token: gateway.token() };
     }
   }
@@ -182,7 +190,11 @@ interface Result {
 }
 
 async function startChild(kind: ServerKind, dir: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  // `--before-env K=V,…` sets those variables for the `gateway-before` child only (to pair a tunable's two settings).
+  const beforeEnv = kind === 'gateway-before' ? argOf('--before-env') : undefined;
+  const env = beforeEnv === undefined ? process.env : { ...process.env, ...Object.fromEntries(beforeEnv.split(',').map((kv) => kv.split('=') as [string, string])) };
   const child = fork(new URL(import.meta.url).pathname, ['--serve', kind, dir, ...process.argv.slice(2)], {
+    env,
     // BENCH_MCP_PROF=<dir> writes a CPU profile of each server child there.
     execArgv: process.env.BENCH_MCP_PROF ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`] : process.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -265,26 +277,56 @@ async function runLoad(fn: () => Promise<unknown>, concurrency: number, total: n
 /** Compiles the project into `tmp/bench-mcp/`; errors in files the gateway does not load are tolerated. */
 function buildGateway(): void {
   const root = fileURLToPath(new URL('../', import.meta.url));
-  const outDir = fileURLToPath(BUILT_DIR);
+  compile(join(root, 'tsconfig.build.json'), fileURLToPath(BUILT_DIR));
+}
+
+/**
+ * Compiles the gateway as it was at revision `ref` into `tmp/bench-mcp-before/out/`: REF's `main/`,
+ * or, with `paths`, today's `main/` with only those files (or folders) taken from REF, so other
+ * uncommitted work in the checkout is on both sides of the pair. The sources sit inside this
+ * checkout, so their imports find the same `node_modules`.
+ */
+function buildBefore(ref: string, paths: readonly string[]): void {
+  const root = fileURLToPath(new URL('../', import.meta.url));
+  const dir = fileURLToPath(BEFORE_DIR);
+  rmSync(dir, { recursive: true, force: true });
+  const src = join(dir, 'src');
+  mkdirSync(src, { recursive: true });
+  if (paths.length > 0) cpSync(join(root, 'main'), join(src, 'main'), { recursive: true });
+  const archive = execFileSync('git', ['-C', root, 'archive', '--format=tar', ref, ...(paths.length > 0 ? paths : ['main'])], { maxBuffer: 256 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', src], { input: archive });
+  const tsconfig = { extends: join(root, 'tsconfig.json'), compilerOptions: { noEmit: false, rootDir: '.' }, include: ['main/**/*.ts'] };
+  writeFileSync(join(src, 'tsconfig.json'), JSON.stringify(tsconfig));
+  compile(join(src, 'tsconfig.json'), join(dir, 'out'));
+}
+
+function compile(project: string, outDir: string): void {
+  const root = fileURLToPath(new URL('../', import.meta.url));
   try {
-    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'ignore' });
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project, '--outDir', outDir], { stdio: 'ignore' });
   } catch {
     // tsc exits non-zero on any type error but still emits; what matters is that the gateway was emitted.
   }
   if (!existsSync(join(outDir, 'main/gateway/index.js'))) throw new Error(`the gateway was not built into ${outDir}`);
 }
 
+function argOf(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+}
+
 async function main(): Promise<void> {
-  const arg = (name: string): string | undefined => {
-    const at = process.argv.indexOf(name);
-    return at > 0 ? process.argv[at + 1] : undefined;
-  };
+  const arg = argOf;
   const requests = Number(arg('--requests') ?? 10_000);
   const rounds = Number(arg('--rounds') ?? 3);
   const only = arg('--only');
   const kinds = (only ? only.split(',') : ['bare', 'gateway', 'sdk']) as ServerKind[];
+  const against = arg('--against');
+  if (against !== undefined && !kinds.includes('gateway-before')) kinds.splice(kinds.indexOf('gateway') + 1, 0, 'gateway-before');
   // `--no-build` reuses what is in tmp/bench-mcp/ (to try a change to the compiled code).
-  if (!FROM_SOURCE && !process.argv.includes('--no-build') && kinds.some((k) => k.startsWith('gateway'))) buildGateway();
+  const build = !process.argv.includes('--no-build');
+  if (!FROM_SOURCE && build && kinds.some((k) => k === 'gateway' || k === 'gateway-js')) buildGateway();
+  if (against !== undefined && build) buildBefore(against, arg('--against-paths')?.split(',') ?? []);
   const dir = mkdtempSync(join(tmpdir(), 'chatty-bench-mcp-'));
   const children = new Map<ServerKind, { child: ChildProcess; ready: Ready }>();
   const rows: Result[][] = [];
@@ -323,6 +365,7 @@ function report(rows: Result[][], rounds: number): void {
     bare: 'bare node:http (ceiling)',
     gateway: 'gateway → WASM echo',
     'gateway-js': 'gateway → JS echo (no WASM)',
+    'gateway-before': 'gateway → WASM echo, --against',
     sdk: 'SDK McpServer (stateless JSON)',
   };
   console.log(
@@ -335,14 +378,46 @@ function report(rows: Result[][], rounds: number): void {
       `${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} ${String(r.requests).padStart(8)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(3).padStart(8)} ${r.p99.toFixed(3).padStart(8)} ${r.cpuMicrosPerRequest.toFixed(0).padStart(10)} ${us(r.mainMicrosPerRequest, 5)} ${us(r.otherMicrosPerRequest, 5)} ${us(r.clientMicrosPerRequest, 6)}  [${Math.min(...spread).toFixed(0)}–${Math.max(...spread).toFixed(0)}]`,
     );
   }
-  console.log('');
-  if (!['bare', 'gateway', 'sdk'].every((k) => results.some((r) => r.kind === k))) return;
-  for (const c of [1, 32]) {
-    const get = (kind: ServerKind) => results.find((r) => r.kind === kind && r.concurrency === c)!;
-    const gw = get('gateway');
-    const vsSdk = gw.rps / get('sdk').rps;
-    const vsBare = gw.rps / get('bare').rps;
-    const targets = c === 32 ? `  (targets: ≥ 8× SDK ${vsSdk >= 8 ? 'met' : 'MISSED'}, ≥ 0.4 of bare ${vsBare >= 0.4 ? 'met' : 'MISSED'})` : '';
-    console.log(`concurrency ${String(c).padStart(2)}: gateway / SDK = ${vsSdk.toFixed(2)}×, gateway / bare = ${vsBare.toFixed(2)}${targets}`);
+  if (process.argv.includes('--each-round')) {
+    console.log('');
+    for (const cell of rows) {
+      for (const [round, r] of cell.entries()) {
+        console.log(`${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} round ${round + 1}: ${r.rps.toFixed(0).padStart(6)} req/s, p50 ${r.p50.toFixed(3)} ms, cpu ${r.cpuMicrosPerRequest.toFixed(0)} µs/req (main ${us(r.mainMicrosPerRequest, 0)}, other ${us(r.otherMicrosPerRequest, 0)})`);
+      }
+    }
   }
+  console.log('');
+  // Issue 21's targets, from the best rounds and round by round (each round runs every server
+  // back to back, so a round's ratio is the fairest pair this machine gives).
+  const get = (kind: ServerKind, c: number): Result | undefined => results.find((r) => r.kind === kind && r.concurrency === c);
+  const perRound = (kind: ServerKind, c: number, of: (g: Result, b: Result) => number): number[] => {
+    const g = rows[serversOf(results).indexOf(kind) * 2 + (c === 1 ? 0 : 1)];
+    const b = rows[serversOf(results).indexOf('bare') * 2 + (c === 1 ? 0 : 1)];
+    return g && b ? g.map((x, i) => of(x, b[i]!)) : [];
+  };
+  const range = (xs: number[], digits: number): string => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return sorted.length === 0 ? '' : ` (rounds: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(digits)}, ${sorted[0]!.toFixed(digits)}–${sorted.at(-1)!.toFixed(digits)})`;
+  };
+  for (const kind of ['gateway', 'gateway-before'] as const) {
+    const bare1 = get('bare', 1);
+    const gw1 = get(kind, 1);
+    if (!bare1 || !gw1) continue;
+    const p50 = gw1.p50 / bare1.p50;
+    console.log(`${kind.padEnd(14)} concurrency  1: p50 ${p50.toFixed(2)}× bare's (target ≤ 2×: ${p50 <= 2 ? 'met' : 'MISSED'})${range(perRound(kind, 1, (g, b) => g.p50 / b.p50), 2)}`);
+    const gw32 = get(kind, 32);
+    const bare32 = get('bare', 32);
+    if (!gw32 || !bare32) continue;
+    const vsBare = gw32.rps / bare32.rps;
+    const sdk32 = get('sdk', 32);
+    const vsSdk = sdk32 ? `, ${(gw32.rps / sdk32.rps).toFixed(2)}× the SDK (target ≥ 8×: ${gw32.rps / sdk32.rps >= 8 ? 'met' : 'MISSED'})` : '';
+    console.log(`${kind.padEnd(14)} concurrency 32: ${vsBare.toFixed(2)} of bare (target ≥ 0.5: ${vsBare >= 0.5 ? 'met' : 'MISSED'})${range(perRound(kind, 32, (g, b) => g.rps / b.rps), 2)}${vsSdk}`);
+  }
+}
+
+/** The servers of a run, in the order their rows were made. */
+function serversOf(results: Result[]): ServerKind[] {
+  const out: ServerKind[] = [];
+  for (const r of results) if (!out.includes(r.kind)) out.push(r.kind);
+  return out;
 }

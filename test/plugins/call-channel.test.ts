@@ -98,6 +98,21 @@ describe('the call channel', () => {
     assert.ok(tools.some((t) => t.name === 'echo'));
   });
 
+  it('a call posted to a parked worker starts at once, before this thread yields to its event loop', async () => {
+    const slow = get('slow');
+    assert.deepEqual(await call(slow, 'slow', '1'), ok('1')); // the worker is up and parked, waiting for its next call
+    const answer = call(slow, 'slow', '300');
+    // This thread does not yield (a synchronous wait, no timer): only the post itself can have
+    // woken the worker. Before, the wake-up waited for the end of the event-loop turn.
+    const deadline = performance.now() + 5000;
+    while (slow.runningCallId === undefined && performance.now() < deadline) {
+      // waiting for the worker to stamp the call as running
+    }
+    assert.equal(slow.runningCallId, 'slow-3');
+    assert.deepEqual(await answer, ok('300'));
+    assert.deepEqual(await call(slow, 'slow', '1'), ok('1'), 'and the next call, to the parked worker again, is answered');
+  });
+
   it('close() rejects every call posted ahead or queued with unloaded', async () => {
     const slow = get('slow');
     const settling = Promise.allSettled(Array.from({ length: SLOTS + 4 }, () => call(slow, 'slow', '100')));
