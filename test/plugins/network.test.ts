@@ -256,24 +256,30 @@ describe('runRequest: names are resolved, each address checked, and the checked 
   const run = (url: string, allow: string[], resolve: Resolve) =>
     runRequest({ method: 'GET', url, headers: [], body: null }, { allow: new AllowList(allow), maxBodyBytes: 1024, timeoutMs: 5_000, resolve });
 
-  it('a name the list admits by a wildcard may not resolve to loopback or a private address', async () => {
+  const local = (name: string, address: string, range: string) =>
+    `network: ${name} resolves to ${address} (${range}), an address the plugin's [network] allow list does not name; a name reaches a local address only when the list names that address too (e.g. "127.0.0.1:8080")`;
+
+  it('a name the list admits may not resolve to loopback or a private address the list does not name', async () => {
     seen.length = 0;
     const refused = await run(`http://api.example.test:${port}/`, [`*.example.test:${port}`], resolveTo('127.0.0.1'));
     assert.equal(refused.ok, false);
     assert.deepEqual(!refused.ok && [refused.error, refused.message], [
       { tag: 'destination-IP-prohibited' },
-      'network: api.example.test resolves to 127.0.0.1 (loopback); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address',
+      local('api.example.test', '127.0.0.1', 'loopback'),
     ]);
+    // Named exactly is no different: the name's owner controls its DNS.
+    const exact = await run(`http://svc.example.test:${port}/`, [`svc.example.test:${port}`], resolveTo('127.0.0.1'));
+    assert.equal(!exact.ok && exact.message, local('svc.example.test', '127.0.0.1', 'loopback'));
     // One private answer among public ones is enough to refuse: the name is not half-used.
     const mixed = await run(`http://api.example.test:${port}/`, [`*.example.test:${port}`], resolveTo('203.0.113.5', '10.1.2.3'));
-    assert.equal(!mixed.ok && mixed.message, 'network: api.example.test resolves to 10.1.2.3 (private); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address');
+    assert.equal(!mixed.ok && mixed.message, local('api.example.test', '10.1.2.3', 'private'));
     assert.deepEqual(seen, []);
   });
 
-  it('a name the list names exactly may; the connection goes to the address checked, the name in Host', async () => {
+  it('a name reaches a local address the list names too; the connection goes to the address checked, the name in Host', async () => {
     seen.length = 0;
     lookups.length = 0;
-    const answer = await run(`http://svc.example.test:${port}/x`, [`svc.example.test:${port}`], resolveTo('127.0.0.1'));
+    const answer = await run(`http://svc.example.test:${port}/x`, [`svc.example.test:${port}`, `127.0.0.1:${port}`], resolveTo('127.0.0.1'));
     assert.deepEqual(answer.ok && [answer.status, Buffer.from(answer.body).toString()], [200, 'ok']);
     // svc.example.test exists in no DNS: the request reached the server only through the checked address.
     assert.deepEqual(lookups, ['svc.example.test']);
@@ -282,10 +288,12 @@ describe('runRequest: names are resolved, each address checked, and the checked 
 
   it('each redirect hop is checked like the first request', async () => {
     seen.length = 0;
-    const answer = await run(`http://svc.example.test:${port}/to-wildcard`, [`svc.example.test:${port}`, `*.example.test:${port}`], resolveTo('127.0.0.1'));
+    // svc is 127.0.0.1, which the list names; api (the redirect's target) is 10.1.2.3, which it does not.
+    const byName: Resolve = async (name) => (lookups.push(name), [{ address: name === 'svc.example.test' ? '127.0.0.1' : '10.1.2.3', family: 4 }]);
+    const answer = await run(`http://svc.example.test:${port}/to-wildcard`, [`svc.example.test:${port}`, `*.example.test:${port}`, `127.0.0.1:${port}`], byName);
     assert.deepEqual(!answer.ok && [answer.error, answer.message, answer.hops], [
       { tag: 'destination-IP-prohibited' },
-      'network: api.example.test resolves to 127.0.0.1 (loopback); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address',
+      local('api.example.test', '10.1.2.3', 'private'),
       [{ method: 'GET', target: `svc.example.test:${port}`, status: 307, bytes: 0 }],
     ]);
     assert.deepEqual(seen, [`GET /to-wildcard host=svc.example.test:${port}`]);
@@ -301,7 +309,7 @@ describe('runRequest: names are resolved, each address checked, and the checked 
       tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')), SNICallback: (name, cb) => (names.push(name), cb(null)) }, (_req, res) => res.end('secret'));
       await new Promise<void>((resolve) => tls!.listen(0, '127.0.0.1', resolve));
       const tlsPort = (tls.address() as AddressInfo).port;
-      const answer = await run(`https://svc.example.test:${tlsPort}/`, [`svc.example.test:${tlsPort}`], resolveTo('127.0.0.1'));
+      const answer = await run(`https://svc.example.test:${tlsPort}/`, [`svc.example.test:${tlsPort}`, `127.0.0.1:${tlsPort}`], resolveTo('127.0.0.1'));
       assert.deepEqual(!answer.ok && [answer.error, answer.message], [{ tag: 'TLS-certificate-error' }, `network: svc.example.test:${tlsPort}: DEPTH_ZERO_SELF_SIGNED_CERT`]);
       assert.deepEqual(names, ['svc.example.test']);
     } finally {
@@ -312,7 +320,7 @@ describe('runRequest: names are resolved, each address checked, and the checked 
 
   it('a 303 after a POST becomes a GET without a body; credentials do not follow to another origin', async () => {
     seen.length = 0;
-    const allow = [`svc.example.test:${port}`, `other.example.test:${port}`];
+    const allow = [`svc.example.test:${port}`, `other.example.test:${port}`, `127.0.0.1:${port}`];
     const post = { method: 'POST', headers: [['Content-Type', 'text/plain'], ['Authorization', 'Bearer t0k']] as [string, string][], body: new TextEncoder().encode('abc') };
     const seeOther = await runRequest({ ...post, url: `http://svc.example.test:${port}/see-other` }, { allow: new AllowList(allow), maxBodyBytes: 1024, timeoutMs: 5_000, resolve: resolveTo('127.0.0.1') });
     assert.deepEqual(seeOther.ok && [seeOther.method, seeOther.status, seeOther.hops], ['GET', 200, [{ method: 'POST', target: `svc.example.test:${port}`, status: 303, bytes: 5 }]]);

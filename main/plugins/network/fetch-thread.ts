@@ -73,6 +73,7 @@ function serve(data: FetchThreadData): void {
   const allow = new AllowList(data.allow);
   const control = new Int32Array(data.control);
   data.port.on('message', (ask: Ask) => {
+    // runRequest never rejects: a request the thread lost would leave the guest waiting out its deadline.
     void runRequest(ask.request, { allow, maxBodyBytes: ask.maxBodyBytes, timeoutMs: ask.timeoutMs }).then((answer) => {
       data.port.postMessage({ seq: ask.seq, answer } satisfies Reply);
       Atomics.store(control, 0, 1);

@@ -54,7 +54,7 @@ export class GuestNetwork implements WasiHttpHost {
   }
 
   refuse(method: string, url: string): { error: ErrorCode; message: string } | null {
-    const target = checkTarget(this.allow, url);
+    const target = checkTarget(this.allow, method, url);
     if (!('ok' in target)) return null;
     this.log('warn', requestLine(method, targetLabel(url), { refused: target.message.replace(/^network: /, '') }));
     this.refusal = target.message;

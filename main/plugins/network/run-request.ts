@@ -1,10 +1,10 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import type { AllowList } from './allow-list.js';
 import type { ErrorCode, NetworkAnswer, NetworkRequest } from './exchange.js';
-import { specialRange } from './special-address.js';
+import { asIPv4, specialRange } from './special-address.js';
 
 /** Resolves a name to its addresses (tests give their own; no internet here). */
 export type Resolve = (name: string) => Promise<{ address: string; family: number }[]>;
@@ -27,20 +27,22 @@ export interface Target {
   port: number;
   /** `host:port`, IPv6 in brackets. */
   label: string;
-  /** The entry named the host exactly (a name or an IP literal), not by a wildcard. */
-  exact: boolean;
 }
 
 const denied = (message: string): Refusal => ({ ok: false, error: { tag: 'HTTP-request-denied' }, message: `network: ${message}` });
 
-/** The host and port a URL names, checked against the allow-list; no DNS yet. */
-export function checkTarget(allow: AllowList | null, url: string): Target | Refusal {
+/** Methods fetch itself forbids: CONNECT would open a tunnel through a listed host, TRACE echoes headers back. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** The method, host and port of a request, checked against the allow-list; no DNS yet. */
+export function checkTarget(allow: AllowList | null, method: string, url: string): Target | Refusal {
   if (allow === null) return denied("this plugin has no network access (its module.toml has no [network] allow list, or it was not granted)");
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) return { ok: false, error: { tag: 'HTTP-request-method-invalid' }, message: `network: the method ${method} may not be sent` };
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return { ok: false, error: { tag: 'HTTP-request-URI-invalid' }, message: `network: ${JSON.stringify(url)} is not a URL` };
+    return { ok: false, error: { tag: 'HTTP-request-URI-invalid' }, message: `network: ${unparsedOrigin(url)} is not a URL` };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return denied(`only http and https may be fetched, not ${parsed.protocol}`);
   if (parsed.username || parsed.password) return denied('a URL with a user name or password is not sent');
@@ -49,7 +51,7 @@ export function checkTarget(allow: AllowList | null, url: string): Target | Refu
   const label = `${host}:${port}`;
   const entry = allow.match(host, port);
   if (!entry) return denied(`${label} is not on the plugin's [network] allow list`);
-  return { url: parsed, host, port, label, exact: entry.kind !== 'suffix' };
+  return { url: parsed, host, port, label };
 }
 
 /** One redirect followed on the way, for the module log. */
@@ -80,17 +82,29 @@ const CREDENTIALS = new Set(['authorization', 'cookie', 'proxy-authorization']);
  * the first: a redirect to a host or port the list does not name is refused, not reached.
  */
 export async function runRequest(request: NetworkRequest, options: RunOptions): Promise<RunAnswer> {
+  try {
+    return await follow(request, options);
+  } catch (err) {
+    // Nothing above should throw; if it does, the guest still gets an answer, not a lost request.
+    const message = `network: ${err instanceof Error ? err.message : String(err)}`;
+    return { ok: false, error: { tag: 'internal-error', val: message }, message, target: targetLabel(request.url), method: request.method, hops: [] };
+  }
+}
+
+async function follow(request: NetworkRequest, options: RunOptions): Promise<RunAnswer> {
   const hops: Hop[] = [];
   let current = request;
   let left = options.maxBodyBytes;
+  // One clock for the request and all its redirects.
+  const deadline = performance.now() + options.timeoutMs;
   for (;;) {
-    const target = checkTarget(options.allow, current.url);
+    const target = checkTarget(options.allow, current.method, current.url);
     if ('ok' in target) {
       const from = hops.at(-1);
       const message = from ? `network: ${from.target} redirected to ${targetLabel(current.url)}: ${target.message.replace(/^network: /, '')}` : target.message;
       return { ...target, message, target: targetLabel(current.url), method: current.method, hops };
     }
-    const answer = await resolveAndSend(current, target, { ...options, maxBodyBytes: left });
+    const answer = await resolveAndSend(current, target, { ...options, maxBodyBytes: left }, deadline);
     const location = answer.ok && REDIRECTS.has(answer.status) ? answer.headers.find(([name]) => name.toLowerCase() === 'location')?.[1] : undefined;
     if (!answer.ok || location === undefined) return { ...answer, target: target.label, method: current.method, hops };
     hops.push({ method: current.method, target: target.label, status: answer.status, bytes: answer.body.length });
@@ -120,7 +134,7 @@ function nextHop(request: NetworkRequest, from: URL, status: number, location: s
   return { method: toGet ? 'GET' : request.method, url: next.href, headers, body: toGet ? null : request.body };
 }
 
-async function resolveAndSend(request: NetworkRequest, target: Target, options: RunOptions): Promise<NetworkAnswer> {
+async function resolveAndSend(request: NetworkRequest, target: Target, options: RunOptions, deadline: number): Promise<NetworkAnswer> {
   const bare = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
   let address: string;
   if (isIP(bare)) {
@@ -137,17 +151,30 @@ async function resolveAndSend(request: NetworkRequest, target: Target, options: 
     // Every answer must pass: a name that also points at this machine is refused, not half-used.
     for (const a of addresses) {
       const range = specialRange(a.address);
-      if (range && !target.exact) {
+      if (range && !mayReachLocal(options.allow!, bare, a.address, range, target.port)) {
         return {
           ok: false,
           error: { tag: 'destination-IP-prohibited' },
-          message: `network: ${bare} resolves to ${a.address} (${range}); only an allow-list entry naming the host exactly (not a "*." wildcard) may reach such an address`,
+          message: `network: ${bare} resolves to ${a.address} (${range}), an address the plugin's [network] allow list does not name; a name reaches a local address only when the list names that address too (e.g. "127.0.0.1:8080")`,
         };
       }
     }
     address = addresses[0]!.address;
   }
-  return send(request, target, address, options);
+  return send(request, target, address, options, deadline);
+}
+
+/**
+ * A name the list admits reaches a loopback, private or other local address only when the list
+ * names that address as well: the name's owner controls its DNS, so "api.plugin-author.dev" granted
+ * must not become 127.0.0.1 or the cloud's 169.254.169.254. `localhost` is loopback by definition
+ * (RFC 6761): naming it names loopback, and nothing else.
+ */
+function mayReachLocal(allow: AllowList, name: string, address: string, range: string, port: number): boolean {
+  if (name === 'localhost' && range === 'loopback') return true;
+  const plain = address.replace(/%.*$/, ''); // a zone id ("fe80::1%eth0") is no part of a URL's host
+  const forms = [isIPv4(plain) ? plain : new URL(`http://[${plain}]/`).hostname, asIPv4(plain)];
+  return forms.some((form) => form !== null && allow.match(form, port)?.kind === 'ip');
 }
 
 /** Headers about one connection: the host's own, whatever the guest set. */
@@ -155,19 +182,25 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'host', 'proxy-connectio
 
 const defaultResolve: Resolve = (name) => dnsLookup(name, { all: true, verbatim: true });
 
-function send(request: NetworkRequest, target: Target, address: string, options: RunOptions): Promise<NetworkAnswer> {
+function send(request: NetworkRequest, target: Target, address: string, options: RunOptions, deadline: number): Promise<NetworkAnswer> {
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (answer: NetworkAnswer): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(answer);
     };
+    const timedOut = (): NetworkAnswer => ({ ok: false, error: { tag: 'HTTP-response-timeout' }, message: `network: ${target.label} did not answer within ${options.timeoutMs} ms` });
+    const left = deadline - performance.now();
+    if (left <= 0) return finish(timedOut());
     const headers: [string, string][] = [['Host', target.url.host], ...request.headers.filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase()))];
     if (request.body) headers.push(['Content-Length', String(request.body.length)]);
     const https = target.url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)({
+    let req: ReturnType<typeof httpRequest>;
+    try {
+      req = (https ? httpsRequest : httpRequest)({
       host: address,
       port: target.port,
       method: request.method,
@@ -175,13 +208,18 @@ function send(request: NetworkRequest, target: Target, address: string, options:
       headers: headers.flat(),
       setHost: false,
       agent: false,
-      // TLS checks the certificate against the name asked for, not the address connected to.
-      ...(https && !isIP(target.host.replace(/^\[|\]$/g, '')) ? { servername: target.host } : {}),
-    });
-    const timer = setTimeout(() => {
+        // TLS checks the certificate against the name asked for, not the address connected to.
+        ...(https && !isIP(target.host.replace(/^\[|\]$/g, '')) ? { servername: target.host } : {}),
+      });
+    } catch (err) {
+      // Node checks header values, the method and the path as it builds the request: nothing was sent.
+      const message = `network: ${target.label}: the request could not be sent (${(err as NodeJS.ErrnoException).code ?? 'invalid'})`;
+      return finish({ ok: false, error: { tag: 'internal-error', val: message }, message });
+    }
+    timer = setTimeout(() => {
       req.destroy();
-      finish({ ok: false, error: { tag: 'HTTP-response-timeout' }, message: `network: ${target.label} did not answer within ${options.timeoutMs} ms` });
-    }, options.timeoutMs);
+      finish(timedOut());
+    }, left);
     req.on('error', (err: NodeJS.ErrnoException) => finish(connectionError(err, target.label)));
     req.on('response', (res: IncomingMessage) => {
       const declared = Number(res.headers['content-length']);
@@ -231,12 +269,19 @@ function connectionError(err: NodeJS.ErrnoException, label: string): NetworkAnsw
   return { ok: false, error: tag === 'internal-error' ? { tag, val: message } : { tag }, message };
 }
 
-/** `host:port` of a URL, for the log (the URL as given, cut, when it does not parse). */
+/** `host:port` of a URL, for the log (its scheme and host as written, when it does not parse). */
 export function targetLabel(url: string): string {
   try {
     const u = new URL(url);
     return u.port ? u.host : `${u.hostname}:${u.protocol === 'https:' ? 443 : u.protocol === 'http:' ? 80 : '?'}`;
   } catch {
-    return JSON.stringify(url.slice(0, 100));
+    return unparsedOrigin(url);
   }
+}
+
+/** A URL that does not parse, quoted, cut before its path, query and user name: they carry tokens. */
+function unparsedOrigin(url: string): string {
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.exec(url)?.[0] ?? '';
+  const authority = url.slice(scheme.length).split(/[/?#\\]/, 1)[0]!;
+  return JSON.stringify(`${scheme}${authority.slice(authority.lastIndexOf('@') + 1)}`.slice(0, 100));
 }

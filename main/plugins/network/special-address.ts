@@ -32,15 +32,15 @@ const lists = RANGES.map(([net, prefix, family, kind]) => {
 
 /** What kind of special address `address` is ('loopback', 'private', …), or null for a public one. */
 export function specialRange(address: string): string | null {
-  const v4 = isIPv4(address) ? address : mappedIPv4(address);
+  const v4 = isIPv4(address) ? address : asIPv4(address);
   const family = v4 ? 'ipv4' : 'ipv6';
   const plain = v4 ?? address;
   for (const { list, family: f, kind } of lists) if (f === family && list.check(plain, family)) return kind;
   return null;
 }
 
-/** `::ffff:127.0.0.1` (and its hex form) is 127.0.0.1 to the kernel. */
-function mappedIPv4(address: string): string | null {
+/** `::ffff:127.0.0.1` (and its hex form) is 127.0.0.1 to the kernel: that IPv4 address, or null. */
+export function asIPv4(address: string): string | null {
   const m = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
   if (!m) return null;
   if (m[1]) return m[1];

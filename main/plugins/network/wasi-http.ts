@@ -130,10 +130,16 @@ export function wasiHttp(io: ShimIo, host: WasiHttpHost): Record<string, Record<
       throw { tag: 'closed' };
     }
     writeZeroes(len: bigint): void {
+      // Counted before anything is allocated: a guest's 2^40 zeroes must not become a host buffer.
+      if (this.bytes + Number(len) > host.maxRequestBodyBytes) {
+        this.bytes += Number(len);
+        this.tooLarge = true;
+        return;
+      }
       this.write(new Uint8Array(Number(len)));
     }
     blockingWriteZeroesAndFlush(len: bigint): void {
-      this.write(new Uint8Array(Number(len)));
+      this.writeZeroes(len);
     }
   }
 
