@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
 import { connectClient } from '../mcp/helpers.js';
@@ -90,6 +92,41 @@ describe('the lazy engine: the load records the tools', () => {
       assert.deepEqual(await second.listTools(), await first.listTools());
       assert.equal(second.stats.engineStarts, 0);
       assert.deepEqual(await call(second, 'echo', '"recorded"'), echoed('recorded'));
+    } finally {
+      for (const r of registries) await r.close();
+      cache.remove();
+      modules.remove();
+    }
+  });
+
+  it('a record that is not what a load writes (a hand-edited file, a bad schema) counts as none: the load lists the tools again', async () => {
+    const cache = tempDir('chatty-lazy-cache-');
+    const modules = tempDir('chatty-lazy-modules-');
+    const registries: ModuleRegistry[] = [];
+    try {
+      writeModuleDir(modules.path, 'bad', { manifest: fixtureManifest('bad'), component: await buildFixture('echo') });
+      const load = async (): Promise<ModuleHandle> => {
+        const registry = new ModuleRegistry({ cacheDir: cache.path, logger: { log() {} } });
+        registries.push(registry);
+        assert.deepEqual((await registry.scanDirectory(modules.path)).failed, []);
+        return registry.get('bad')!;
+      };
+      const tools = await (await load()).listTools();
+      const [entry] = readdirSync(join(cache.path, 'transpiled'));
+      const [record] = readdirSync(join(cache.path, 'transpiled', entry!)).filter((f) => /^tools-[0-9a-f]+\.json$/.test(f));
+      assert.ok(record, 'the first load wrote a record');
+      const path = join(cache.path, 'transpiled', entry!, record);
+      const written = JSON.parse(readFileSync(path, 'utf8')) as { tools: { parametersSchema: string }[] };
+      for (const forged of [
+        'not json',
+        JSON.stringify({ ...written, extra: 1 }),
+        JSON.stringify({ ...written, tools: written.tools.map((t) => ({ ...t, parametersSchema: '{"type":"string"}' })) }),
+      ]) {
+        writeFileSync(path, forged);
+        const again = await load();
+        assert.equal(again.stats.engineStarts, 1, `started again for ${forged.slice(0, 40)}`);
+        assert.deepEqual(await again.listTools(), tools);
+      }
     } finally {
       for (const r of registries) await r.close();
       cache.remove();
