@@ -36,13 +36,17 @@ describe('[network] allow in module.toml', () => {
     assert.equal(refusal('["::1"]'), 'module.toml: [network] allow.0: "::1" is an IPv6 address: write it in brackets, e.g. "[::1]:8080"');
     assert.equal(refusal('["a b.com"]'), 'module.toml: [network] allow.0: "a b.com" has a space or control character');
     assert.equal(refusal('[""]'), 'module.toml: [network] allow.0: "" is empty');
+    // A look-alike (Cyrillic "а") would read as api.github.com in the grant ask: the entry is written as it is reached.
+    assert.equal(refusal('["аpi.github.com"]'), 'module.toml: [network] allow.0: "аpi.github.com" is not ASCII: write it as it is reached, "xn--pi-6kc.github.com", so the person granting it reads that name and not a look-alike');
+    assert.equal(refusal('["*.bücher.de:8443"]'), 'module.toml: [network] allow.0: "*.bücher.de:8443" is not ASCII: write it as it is reached, "*.xn--bcher-kva.de:8443", so the person granting it reads that name and not a look-alike');
+    assert.equal(refusal('["api.github.com\\u200b"]'), 'module.toml: [network] allow.0: "api.github.com\u200b" is not ASCII: write it as it is reached, "api.github.com", so the person granting it reads that name and not a look-alike');
     assert.equal(refusal('"api.example.com"'), 'module.toml: [network] allow: Invalid input: expected array, received string');
     assert.equal(refusal('[]\nblock = ["x"]'), 'module.toml: [network]: unknown key "block"');
   });
 
   it('keeps entries in the form a request URL is compared in', () => {
     assert.deepEqual(parseAllowEntry('API.Example.COM'), { text: 'API.Example.COM', kind: 'name', host: 'api.example.com', port: null });
-    assert.deepEqual(parseAllowEntry('*.bücher.de:8443'), { text: '*.bücher.de:8443', kind: 'suffix', host: 'xn--bcher-kva.de', port: 8443 });
+    assert.deepEqual(parseAllowEntry('*.XN--bcher-kva.de:8443'), { text: '*.XN--bcher-kva.de:8443', kind: 'suffix', host: 'xn--bcher-kva.de', port: 8443 });
     assert.deepEqual(parseAllowEntry('[0:0::1]:8080'), { text: '[0:0::1]:8080', kind: 'ip', host: '[::1]', port: 8080 });
     assert.deepEqual(parseAllowEntry('10.0.0.1'), { text: '10.0.0.1', kind: 'ip', host: '10.0.0.1', port: null });
   });

@@ -8,14 +8,15 @@ import { domainToASCII } from 'node:url';
  * - `*.example.org` — any name ending in `.example.org` (not `example.org` itself);
  * - `127.0.0.1`, `[::1]` — that address, written as an IP literal;
  *
- * each with an optional `:port`. Without a port an entry allows the standard ports of http and
+ * each with an optional `:port`, in ASCII (an internationalized name in its `xn--` form: what a
+ * person granting it reads is where it goes). Without a port an entry allows the standard ports of http and
  * https only (80 and 443): a service on another port must be named with it.
  */
 export interface AllowEntry {
   /** The entry as written, for logs and grant requests. */
   readonly text: string;
   readonly kind: 'name' | 'suffix' | 'ip';
-  /** Lower-case ASCII (punycode) name, the suffix without `*.`, or the address as URL.hostname writes it (IPv6 in brackets). */
+  /** Lower-case ASCII name, the suffix without `*.`, or the address as URL.hostname writes it (IPv6 in brackets). */
   readonly host: string;
   /** null: 80 and 443. */
   readonly port: number | null;
@@ -47,6 +48,12 @@ export function parseAllowEntry(text: string): AllowEntry {
   if (name.includes('*')) throw new AllowEntryError('has a "*" that is not a leading "*." (only "*.example.org" is a wildcard)');
   const ascii = domainToASCII(name);
   if (ascii === '' || ascii.endsWith('.')) throw new AllowEntryError('is not a host name');
+  // The entry is what a person reads when granting it: "аpi.github.com" (a Cyrillic "а") would
+  // read as GitHub and reach someone else. Only the ASCII (xn--) form says where a request goes.
+  if (/[^\x21-\x7e]/.test(name)) {
+    const asReached = `${wildcard ? '*.' : ''}${ascii}${port === null ? '' : `:${port}`}`;
+    throw new AllowEntryError(`is not ASCII: write it as it is reached, ${JSON.stringify(asReached)}, so the person granting it reads that name and not a look-alike`);
+  }
   const labels = ascii.split('.');
   if (ascii.length > 253 || !labels.every((l) => LABEL.test(l))) throw new AllowEntryError('is not a host name (labels of letters, digits and "-")');
   // "127.1" or "0x7f.1" is an address to a URL parser, not a name: only dotted quads are addresses here.
