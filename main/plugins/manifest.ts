@@ -32,6 +32,13 @@ const allowEntry = z.string().superRefine((entry, ctx) => {
   }
 });
 
+/** `[config]` keys are plain text: a control character in one is refused, so no key can be one the host reserves (`network/refusal-key.ts`). */
+function noControlKeys(config: Record<string, string>, ctx: z.RefinementCtx): void {
+  for (const key of Object.keys(config)) {
+    if (/[\u0000-\u001f\u007f]/.test(key)) ctx.addIssue({ code: 'custom', message: `the key ${JSON.stringify(key)} has a control character` });
+  }
+}
+
 const limit = z.number().int().nonnegative().default(0);
 
 export const ExecutionMode = z.enum(['local', 'remote', 'remote_only']);
@@ -52,7 +59,7 @@ export const ManifestSchema = z
     resources: z
       .strictObject({ max_memory_mb: limit, max_execution_ms: limit })
       .default({ max_memory_mb: 0, max_execution_ms: 0 }),
-    config: z.record(z.string(), z.string()).default({}),
+    config: z.record(z.string(), z.string()).superRefine(noControlKeys).default({}),
     files: z.strictObject({ root: relativePath }).optional(),
     network: z.strictObject({ allow: z.array(allowEntry) }).optional(),
   })

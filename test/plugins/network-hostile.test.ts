@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { PluginLoadError, parseManifest } from '../../main/plugins/index.js';
 import { AllowList } from '../../main/plugins/network/allow-list.js';
 import type { NetworkRequest } from '../../main/plugins/network/exchange.js';
 import { checkTarget, runRequest, targetLabel, type Resolve } from '../../main/plugins/network/run-request.js';
+import { NETWORK_REFUSAL_KEY } from '../../main/plugins/network/refusal-key.js';
 import { wasiHttp } from '../../main/plugins/network/wasi-http.js';
 
 /**
@@ -114,5 +116,10 @@ describe('the network allow-list against a hostile plugin', () => {
     const future = (http['wasi:http/outgoing-handler']!['handle'] as (r: unknown) => { get(): unknown })(request);
     assert.deepEqual(future.get(), { tag: 'ok', val: { tag: 'err', val: { tag: 'HTTP-request-body-size', val: 2n ** 40n } } });
     assert.deepEqual(refusedBodies, [2 ** 40]);
+  });
+
+  it("no manifest holds the key the host's refusal reason is read under (a [config] key with a control character is refused)", () => {
+    const toml = `[module]\nname = "m"\nversion = "1.0.0"\nwasm = "plugin.wasm"\n[config]\n${JSON.stringify(NETWORK_REFUSAL_KEY)} = "spoofed"\n`;
+    assert.throws(() => parseManifest(toml), (err: unknown) => err instanceof PluginLoadError && err.message === 'module.toml: [config]: the key "\\u0000chatty:network-refusal" has a control character');
   });
 });
