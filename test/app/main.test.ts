@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { APP_PAGE_URL } from '../../main/app/app-protocol.js';
-import { EVENT_CHANNELS, INVOKE_CHANNELS, type GatewayInfo, type PendingApproval, type Snapshot, type TaskUpdate } from '../../main/app/bridge/contract.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS, type GatewayInfo, type ModuleList, type PendingApproval, type Snapshot, type TaskUpdate } from '../../main/app/bridge/contract.js';
 import { QUIT_SIGNALS } from '../../main/app/lifecycle.js';
 import { CONTENT_SECURITY_POLICY, openAppWindow } from '../../main/app/window-options.js';
 import { unixRequest } from '../helpers/http.js';
+import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { BrowserWindow, resetElectron, StandInEvent, StandInFrame, StandInWebContents, type StandIn } from './electron-stand-in/electron.js';
 
 register('./electron-stand-in/hooks.mjs', import.meta.url);
@@ -345,5 +346,24 @@ test('a launch that fails is logged, stops what it started, and exits 1', WITHIN
     assert.equal(existsSync(deep), false, 'nothing was made of the refused runtime directory');
   } finally {
     await booted.dispose();
+  }
+});
+
+test("main.ts gives the bridge the plugins' grant desk: a plugin asking for files waits for the page, and the page's Grant serves it", WITHIN, async () => {
+  const modules = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-main-grant-')));
+  writeModuleDir(modules, 'notes', { manifest: fixtureManifest('notes', '[files]\nroot = "data"\n'), component: await buildFixture('echo'), extra: { 'data/note.txt': 'a note' } });
+  const booted = await boot({ env: { CHATTY_MODULES_DIR: modules } });
+  try {
+    const window = await launch(booted);
+    const top = (channel: string, payload?: unknown): Promise<unknown> => fromTop(booted.electron, window, channel, payload);
+    const { grants } = (await top(INVOKE_CHANNELS.snapshot)) as Snapshot;
+    assert.deepEqual(grants.map((g) => [g.plugin, g.asks]), [['notes', [{ capability: 'file', detail: 'read files under ./data' }]]]);
+    const served = window.webContents.sentOn<ModuleList>(EVENT_CHANNELS.modules, (list) => list.modules.some((m) => m.name === 'notes'));
+    await top(INVOKE_CHANNELS.answerGrant, { requestId: grants[0]!.requestId, decision: 'granted' });
+    await served;
+    assert.ok(readFileSync(join(booted.home, 'user-data', 'plugin-grants.json'), 'utf8').includes(grants[0]!.digest));
+  } finally {
+    await booted.dispose();
+    rmSync(modules, { recursive: true, force: true });
   }
 });
