@@ -80,7 +80,7 @@ describe('AllowList.match: which host and port a request may name', () => {
   });
 });
 
-describe('specialRange: addresses only an exact entry may reach', () => {
+describe('specialRange: addresses a name reaches only when the list names the address', () => {
   it('names loopback, private, link-local, unspecified and multicast ranges, IPv4-mapped included; public is null', () => {
     const ranges = Object.fromEntries(
       ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:a01:203', '8.8.8.8', '2001:4860:4860::8888', '172.32.0.1'].map((a) => [a, specialRange(a)]),
