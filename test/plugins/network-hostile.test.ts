@@ -26,6 +26,7 @@ describe('the network allow-list against a hostile plugin', () => {
       const hop = /^\/hop\/(\d+)$/.exec(req.url ?? '');
       // A server that answers each hop slowly: 150 ms, then a redirect to the next hop.
       if (hop) return void setTimeout(() => res.writeHead(302, { location: `/hop/${Number(hop[1]) + 1}` }).end(), 150);
+      if (req.url === '/large-file') return void res.writeHead(200, { 'content-length': String(2 * 1024 * 1024) }).end(req.method === 'HEAD' ? undefined : Buffer.alloc(2 * 1024 * 1024));
       if (req.url === '/bad-location') return void res.writeHead(302, { location: 'http://[bad/secret-path?token=SECRET' }).end();
       res.end('ok');
     });
@@ -116,6 +117,13 @@ describe('the network allow-list against a hostile plugin', () => {
     const future = (http['wasi:http/outgoing-handler']!['handle'] as (r: unknown) => { get(): unknown })(request);
     assert.deepEqual(future.get(), { tag: 'ok', val: { tag: 'err', val: { tag: 'HTTP-request-body-size', val: 2n ** 40n } } });
     assert.deepEqual(refusedBodies, [2 ** 40]);
+  });
+
+  it('a HEAD answer has no body: its Content-Length is not held against the budget', async () => {
+    const head = await run({ ...get(`http://127.0.0.1:${port}/large-file`), method: 'HEAD' }, [`127.0.0.1:${port}`]);
+    assert.deepEqual(head.ok && [head.status, head.body.length], [200, 0]);
+    const body = await run(get(`http://127.0.0.1:${port}/large-file`), [`127.0.0.1:${port}`]);
+    assert.deepEqual(!body.ok && body.error.tag, 'HTTP-response-body-size');
   });
 
   it("no manifest holds the key the host's refusal reason is read under (a [config] key with a control character is refused)", () => {

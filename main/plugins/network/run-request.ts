@@ -222,7 +222,9 @@ function send(request: NetworkRequest, target: Target, address: string, options:
     }, left);
     req.on('error', (err: NodeJS.ErrnoException) => finish(connectionError(err, target.label)));
     req.on('response', (res: IncomingMessage) => {
-      const declared = Number(res.headers['content-length']);
+      // A HEAD answer, a 204 or a 304 has no body, whatever its Content-Length says.
+      const bodiless = request.method.toUpperCase() === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
+      const declared = bodiless ? 0 : Number(res.headers['content-length']);
       if (declared > options.maxBodyBytes) {
         res.destroy();
         finish(tooLarge(target.label, options.maxBodyBytes, declared));
