@@ -329,7 +329,13 @@ function setupRules(): () => Promise<void> {
 
 // --- connect ---------------------------------------------------------------------------------
 
+/** The MCP endpoints the connect panel was last drawn with: it is drawn again only when they change (a redraw would take the reader's focus). */
+let connectDrawnFor: string | undefined;
+
 function showConnect(info: GatewayInfo, modules: ModuleSummary[]): void {
+  const endpoints = JSON.stringify(modules.map((m) => m.surfaces));
+  if (endpoints === connectDrawnFor) return;
+  connectDrawnFor = endpoints;
   const where = byId('where');
   where.textContent = `serving on ${info.socketPath}`;
   const module = modules.find((m) => m.surfaces.length > 0)?.name ?? '<module>';
