@@ -81,6 +81,14 @@ describe('AllowList.match: which host and port a request may name', () => {
 });
 
 describe('specialRange: addresses a name reaches only when the list names the address', () => {
+  it('an IPv4 address behind NAT64 (64:ff9b::/96, as DNS64 writes an A record) is that address; the local-use NAT64 prefix is private', () => {
+    const ranges = Object.fromEntries(['64:ff9b::a00:5', '64:ff9b::7f00:1', '64:ff9b::169.254.169.254', '64:ff9b::808:808', '64:ff9b:1::a00:5'].map((a) => [a, specialRange(a)]));
+    assert.deepEqual(ranges, {
+      '64:ff9b::a00:5': 'private', '64:ff9b::7f00:1': 'loopback', '64:ff9b::169.254.169.254': 'link-local', '64:ff9b::808:808': null,
+      '64:ff9b:1::a00:5': 'private (local-use NAT64)',
+    });
+  });
+
   it('names loopback, private, link-local, unspecified and multicast ranges, IPv4-mapped included; public is null', () => {
     const ranges = Object.fromEntries(
       ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:a01:203', '8.8.8.8', '2001:4860:4860::8888', '172.32.0.1'].map((a) => [a, specialRange(a)]),

@@ -19,6 +19,7 @@ const RANGES: readonly [string, number, 'ipv4' | 'ipv6', string][] = [
   ['240.0.0.0', 4, 'ipv4', 'reserved'],
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
+  ['64:ff9b:1::', 48, 'ipv6', 'private (local-use NAT64)'],
   ['fc00::', 7, 'ipv6', 'private (unique local)'],
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['ff00::', 8, 'ipv6', 'multicast'],
@@ -39,12 +40,16 @@ export function specialRange(address: string): string | null {
   return null;
 }
 
-/** `::ffff:127.0.0.1` (and its hex form) is 127.0.0.1 to the kernel: that IPv4 address, or null. */
+/**
+ * The IPv4 address an IPv6 one stands for, or null: `::ffff:127.0.0.1` (and its hex form) is
+ * 127.0.0.1 to the kernel, and `64:ff9b::a00:5` is 10.0.0.5 behind a NAT64 gateway (DNS64 writes
+ * a name's A record so on an IPv6-only network).
+ */
 export function asIPv4(address: string): string | null {
-  const m = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
+  const m = /^(::ffff|64:ff9b:):(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
   if (!m) return null;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2]!, 16);
-  const lo = parseInt(m[3]!, 16);
+  if (m[2]) return m[2];
+  const hi = parseInt(m[3]!, 16);
+  const lo = parseInt(m[4]!, 16);
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
