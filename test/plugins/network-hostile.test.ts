@@ -126,6 +126,28 @@ describe('the network allow-list against a hostile plugin', () => {
     assert.deepEqual(!body.ok && body.error.tag, 'HTTP-response-body-size');
   });
 
+  it('other spellings of a host are the host they spell: compared after URL parsing, never as written', () => {
+    const list = new AllowList(['api.example.com', '127.0.0.1:8080']);
+    const verdict = (url: string) => {
+      const t = checkTarget(list, 'GET', url);
+      return 'ok' in t ? t.message.replace(/^network: /, '') : `${t.label} allowed`;
+    };
+    assert.deepEqual(
+      ['HTTPS://API.Example.COM:0443/', 'https://api.example.com./', 'https://api.example.com@evil.test/', 'https://evil.test\\@api.example.com/', 'http://0x7f.1:8080/', 'http://2130706433:8080/', 'http://127.1:8080/', 'http://[::ffff:127.0.0.1]:8080/', 'http://[fe80::1%25eth0]:8080/'].map(verdict),
+      [
+        'api.example.com:443 allowed',
+        "api.example.com.:443 is not on the plugin's [network] allow list",
+        'a URL with a user name or password is not sent',
+        "evil.test:443 is not on the plugin's [network] allow list",
+        '127.0.0.1:8080 allowed',
+        '127.0.0.1:8080 allowed',
+        '127.0.0.1:8080 allowed',
+        "[::ffff:7f00:1]:8080 is not on the plugin's [network] allow list",
+        '"http://[fe80::1%25eth0]:8080" is not a URL',
+      ],
+    );
+  });
+
   it("no manifest holds the key the host's refusal reason is read under (a [config] key with a control character is refused)", () => {
     const toml = `[module]\nname = "m"\nversion = "1.0.0"\nwasm = "plugin.wasm"\n[config]\n${JSON.stringify(NETWORK_REFUSAL_KEY)} = "spoofed"\n`;
     assert.throws(() => parseManifest(toml), (err: unknown) => err instanceof PluginLoadError && err.message === 'module.toml: [config]: the key "\\u0000chatty:network-refusal" has a control character');
