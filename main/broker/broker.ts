@@ -326,13 +326,17 @@ export class Broker {
     this.tree.forget(name);
   }
 
-  private async onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
+  /** Not `async`: an `agent.invoke` is handed its promise as it is (an async function returning a promise costs extra turns of the microtask queue per call). */
+  private onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
     const node = this.nodes.get(context.node.name);
-    if (!node) throw new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` }));
-    if (node.ended) throw new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` }));
+    if (!node) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` })));
+    if (node.ended) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` })));
+    if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort));
+    return this.onOtherCall(node, call, context);
+  }
+
+  private async onOtherCall(node: NodeState, call: Exclude<WorkerCall, { method: 'agent.invoke' }>, context: CallContext): Promise<unknown> {
     switch (call.method) {
-      case 'agent.invoke':
-        return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort));
       case 'agent.list':
         return this.listAgents();
       case 'mailbox.post':
