@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
+import { buildInChildProcess } from '../../main/plugins/watch/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -93,5 +94,85 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
     writeFileSync(join(root, 'other', 'module.toml'), fixtureManifest('renamed'));
     assert.equal(await said.next(/module renamed:/), 'module renamed: loaded (was other): served from other');
     assert.equal(registry.get('other'), undefined);
+  });
+
+  it('a symbolic link in the modules directory is not served, as at start; a served folder replaced by one is unloaded', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'chatty-watch-outside-'));
+    try {
+      writeModuleDir(outside, 'linked', { manifest: fixtureManifest('linked'), component: await buildFixture('echo') });
+      symlinkSync(join(outside, 'linked'), join(root, 'linked'));
+      assert.equal(await said.next(/module folder linked|module linked:/), 'warning: module folder linked is a symbolic link: not served (only real folders in the modules directory are, as at start)');
+      assert.equal(registry.get('linked'), undefined);
+      writeModuleDir(root, 'swapped', { manifest: fixtureManifest('swapped'), component: await buildFixture('echo') });
+      assert.equal(await said.next(/module swapped:/), 'module swapped: added: served from swapped');
+      rmSync(join(root, 'swapped'), { recursive: true });
+      writeModuleDir(outside, 'swapped', { manifest: fixtureManifest('swapped'), component: await buildFixture('echo') });
+      symlinkSync(join(outside, 'swapped'), join(root, 'swapped'));
+      assert.equal(await said.next(/module swapped:|module folder swapped/), 'module swapped: its folder swapped is now a symbolic link: unloaded (only real folders in the modules directory are served, as at start)');
+      assert.equal(registry.get('swapped'), undefined);
+    } finally {
+      rmSync(join(root, 'linked'), { force: true });
+      rmSync(join(root, 'swapped'), { force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+});
+
+describe('the modules watcher next to a folder written to without pause', { timeout: 60_000 }, () => {
+  let root: string;
+  let registry: ModuleRegistry;
+  let watcher: ModulesWatcher;
+  const said = lines();
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'chatty-watch-noisy-'));
+    writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => said.say(`${level}: ${message}`) } });
+    await registry.scanDirectory(root);
+    // A long quiet time, so that the writes below (every 10 ms) never leave one, however loaded the machine.
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 400 });
+  });
+  after(async () => {
+    await watcher?.close();
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("does not hold back another folder's change: a burst is settled within a second of its first event", async () => {
+    mkdirSync(join(root, 'noisy'));
+    let n = 0;
+    const noise = setInterval(() => writeFileSync(join(root, 'noisy', 'log.txt'), String(n++)), 10);
+    try {
+      const started = performance.now();
+      writeFileSync(join(root, 'echo', 'module.toml'), `${fixtureManifest('echo')}\n# edited\n`);
+      const line = await Promise.race([said.next(/module echo:/), new Promise<string>((resolve) => setTimeout(() => resolve('nothing within 5 s'), 5_000))]);
+      assert.equal(line, 'module echo: reloaded (module.toml changed)');
+      assert.ok(performance.now() - started < 3_000);
+    } finally {
+      clearInterval(noise);
+    }
+  });
+});
+
+describe("a watched plugin's build runs in a child process of its own", { timeout: 60_000 }, () => {
+  it('a build that hangs is stopped at its deadline, and says so; a failing one says why in its message', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-build-hangs-'));
+    try {
+      // `plugin build` reads module.toml first: a FIFO nobody writes holds it there for good.
+      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
+      const started = performance.now();
+      await assert.rejects(buildInChildProcess(dir, { timeoutMs: 1_500 }), { name: 'PluginLoadError', message: 'it took longer than 1.5 s and was stopped' });
+      assert.ok(performance.now() - started < 5_000);
+      rmSync(join(dir, 'module.toml'));
+      await assert.rejects(buildInChildProcess(dir), { name: 'PluginLoadError', message: /has no module\.toml: it is not a plugin directory/ });
+      const stopping = new AbortController();
+      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
+      const build = buildInChildProcess(dir, { signal: stopping.signal });
+      setTimeout(() => stopping.abort(), 300);
+      await assert.rejects(build, { message: 'the watch ended' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

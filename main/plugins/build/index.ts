@@ -62,7 +62,10 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   const started = performance.now();
   const component = await componentizePlugin(root, source);
   await mkdir(dirname(wasmPath), { recursive: true });
-  await writeFile(wasmPath, component);
+  // Written aside, then renamed: a build stopped mid-write (serve --watch stops one) never leaves half a component.
+  const aside = `${wasmPath}.${process.pid}.tmp`;
+  await writeFile(aside, component);
+  await rename(aside, wasmPath);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
 }
 

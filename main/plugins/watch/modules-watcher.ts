@@ -1,20 +1,29 @@
-import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { lstatSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { buildPlugin } from '../build/index.js';
 import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
+import { buildInChildProcess } from './build-process.js';
 import { buildDue, changed, lookAt, type FolderLook } from './plugin-folder.js';
 
 /** Quiet time after the last event of a burst before the folder is looked at again. */
 export const WATCH_DEBOUNCE_MS = 150;
+/** The longest a burst is waited out: a folder written to without pause (a log, a plugin's data) never holds the others back longer. */
+export const WATCH_MAX_WAIT_MS = 1_000;
 
 export interface ModulesWatcherOptions {
   /** One line per change (`module echo: reloaded (plugin.wasm changed)`). */
   say: (line: string) => void;
-  /** Builds a plugin folder's JavaScript into its component (default: `buildPlugin`, as `plugin build` does). */
+  /**
+   * Builds a plugin folder's JavaScript into its component (default: `plugin build` in a child
+   * process, `buildInChildProcess`, stopped after `buildTimeoutMs` or when the watcher closes).
+   */
   build?: (dir: string) => Promise<unknown>;
+  /** How long the default build may take (default `BUILD_TIMEOUT_MS`, 5 min). */
+  buildTimeoutMs?: number;
   debounceMs?: number;
+  /** The longest a burst is waited out before its folders are looked at (default `WATCH_MAX_WAIT_MS`). */
+  maxWaitMs?: number;
   /** Hears each folder's change once it has taken effect (tests). */
   onSettled?: (folder: string) => void;
 }
@@ -44,9 +53,13 @@ export class ModulesWatcher {
   private readonly known = new Map<string, Known>();
   private readonly due = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the first event not yet settled came. */
+  private burstSince: number | undefined;
   private running: Promise<void> | undefined;
   private watcher: FSWatcher | undefined;
   private closed = false;
+  /** Stops the build in progress when the watcher closes. */
+  private readonly stopBuilds = new AbortController();
 
   constructor(
     private readonly registry: ModuleRegistry,
@@ -87,12 +100,13 @@ export class ModulesWatcher {
     this.options.say(`warning: no longer watching ${this.root}: ${why}; the modules it served keep serving`);
   }
 
-  /** Stops watching; resolves once the change being made (a build, a reload) has ended. */
+  /** Stops watching and any build under way; resolves once the change being made (a reload) has ended. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
     this.due.clear();
     this.watcher?.close();
+    this.stopBuilds.abort();
     await this.running;
   }
 
@@ -107,10 +121,15 @@ export class ModulesWatcher {
       this.due.add(folder);
     }
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.drain(), this.options.debounceMs ?? WATCH_DEBOUNCE_MS);
+    const now = performance.now();
+    this.burstSince ??= now;
+    const quiet = this.options.debounceMs ?? WATCH_DEBOUNCE_MS;
+    const latest = this.burstSince + (this.options.maxWaitMs ?? WATCH_MAX_WAIT_MS) - now;
+    this.timer = setTimeout(() => this.drain(), Math.max(0, Math.min(quiet, latest)));
   }
 
   private drain(): void {
+    this.burstSince = undefined;
     if (this.running || this.closed) return;
     if (!isDirectory(this.root)) return this.stopWatching('it is gone');
     this.running = (async () => {
@@ -138,12 +157,16 @@ export class ModulesWatcher {
     // The registry is the truth of what this folder serves (a grant given since may have served it).
     const served = this.servedFrom(dir);
     const held = served ?? was?.module;
-    let look = lookAt(dir);
+    // The scan serves real folders only: a symbolic link (to a folder anywhere) is not served here either.
+    const linked = isSymbolicLink(dir);
+    let look = linked ? undefined : lookAt(dir);
     if (look === undefined) {
+      if (linked && !was) this.options.say(`warning: module folder ${folder} is a symbolic link: not served (only real folders in the modules directory are, as at start)`);
       if (!was) return;
       this.known.delete(folder);
       if (held !== undefined && (await this.registry.unload(held, { finishCalls: true }))) {
-        this.options.say(`module ${held}: its folder ${folder} is gone: unloaded`);
+        const why = linked ? 'is now a symbolic link: unloaded (only real folders in the modules directory are served, as at start)' : 'is gone: unloaded';
+        this.options.say(`module ${held}: its folder ${folder} ${why}`);
       }
       return;
     }
@@ -152,8 +175,9 @@ export class ModulesWatcher {
     if (due !== undefined) {
       const started = performance.now();
       try {
-        await (this.options.build ?? buildPlugin)(dir);
+        await (this.options.build ?? ((d: string) => buildInChildProcess(d, { timeoutMs: this.options.buildTimeoutMs, signal: this.stopBuilds.signal })))(dir);
       } catch (err) {
+        if (this.closed) return; // stopped because the watch ended: nothing to say
         this.known.set(folder, { look: was?.look ?? look, module: held, failedBuildMs: due.newestMs });
         const keeps = served !== undefined ? '; the previous build keeps serving' : '';
         this.options.say(`warning: module ${look.name ?? folder}: rebuild failed (${due.why}): ${oneLine(messageOf(err))}${keeps}`);
@@ -215,6 +239,14 @@ export class ModulesWatcher {
     } catch {
       return [];
     }
+  }
+}
+
+function isSymbolicLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { PluginLoadError } from '../errors.js';
+
+/** How long a watched plugin's build may take before it is stopped (they take 15–75 s). */
+export const BUILD_TIMEOUT_MS = 5 * 60_000;
+/** What is kept of a build's stderr for its failure message (the end of it). */
+const MAX_STDERR_BYTES = 64 * 1024;
+
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+
+export interface BuildProcessOptions {
+  /** Stopped (the child and everything it started) after this long; default `BUILD_TIMEOUT_MS`. */
+  timeoutMs?: number;
+  /** Aborting it stops the build the same way (the watcher is closing). */
+  signal?: AbortSignal;
+}
+
+/**
+ * `plugin build <dir>` in a child process of its own. In the gateway's own thread a build would
+ * stall everything it serves: componentize-js runs wizer with `spawnSync` (measured: 48 s without
+ * a turn of the event loop), and wizer runs the plugin's top-level code, so a source that loops
+ * there would stall it forever. The child leads its own process group, so a build stopped (its
+ * deadline, or the watcher closing) takes wizer with it. Rejects with `PluginLoadError` saying why.
+ */
+export function buildInChildProcess(dir: string, options: BuildProcessOptions = {}): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? BUILD_TIMEOUT_MS;
+  const entry = fileURLToPath(new URL(FROM_SOURCE ? './build-process-entry.ts' : './build-process-entry.js', import.meta.url));
+  const args = [...(FROM_SOURCE ? ['--import', import.meta.resolve('tsx')] : []), entry, dir];
+  const electron = process.versions['electron'] !== undefined ? { ELECTRON_RUN_AS_NODE: '1' } : {};
+  return new Promise<void>((resolve, reject) => {
+    if (options.signal?.aborted) return reject(new PluginLoadError('the build was stopped before it started'));
+    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...electron } });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-MAX_STDERR_BYTES);
+    });
+    let stopped: string | undefined;
+    const stop = (why: string): void => {
+      stopped ??= why;
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // the whole group: the build and the wizer it started
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => stop(`it took longer than ${timeoutMs / 1000} s and was stopped`), timeoutMs);
+    const onAbort = (): void => stop('the watch ended');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      reject(new PluginLoadError(`the build could not start: ${err.message}`));
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (stopped !== undefined) return reject(new PluginLoadError(stopped));
+      if (code === 0) return resolve();
+      const said = stderr.trim();
+      reject(new PluginLoadError(said !== '' ? said : `the build ended with ${signal ?? `status ${code}`}`));
+    });
+  });
+}
