@@ -44,10 +44,13 @@ async function serve(at: ReturnType<typeof place>, extra: readonly string[]) {
   child.stderr.setEncoding('utf8');
   const err = watchOutput(child, child.stderr, ended);
   const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+  const out = watchOutput(child, child.stdout, ended);
+  child.stdout.resume(); // firstLine paused it
   const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
   return {
     child,
     err,
+    out,
     index: async (): Promise<IndexEntry[]> => (JSON.parse((await unixRequest(ready.socket, { path: '/', headers: auth })).body) as { modules: IndexEntry[] }).modules,
     mcp: () => unixRequest(ready.socket, { path: '/mcp/notes', method: 'POST', headers: { ...auth, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) }),
     waitErr: (text: string | RegExp) => err.until(() => (typeof text === 'string' ? err.text().includes(text) : text.test(err.text())), String(text)),
@@ -67,6 +70,8 @@ test('granted at the prompt: served, remembered beside the approval rules; the n
     assert.deepEqual((await first.index()).map((m) => [m.name, m.state]), [['notes', 'ungranted']]);
     first.child.stdin.write('y\n');
     await first.waitErr('module notes: served, now that it is granted');
+    // Under --json, a module event as for a background build.
+    await first.out.until(() => first.out.text().includes('{"event":"module","name":"notes","state":"served"}\n'), 'the module event');
     assert.deepEqual((await first.index()).map((m) => [m.name, m.state]), [['notes', undefined]]);
   } finally {
     await first.stop();

@@ -95,6 +95,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode };
     const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule }, registry: { grants } });
     modules = opened.registry;
+    tellGranted(modules, tellModule);
     // Watched from the scan on, so a change made while the gateway starts is not missed.
     if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say });
     buildsEnded = false;
@@ -214,6 +215,19 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
   return leaveBuilds(code, buildsEnded);
+}
+
+/**
+ * A module served once granted (at the prompt, or by `plugin grant` from another terminal) is a
+ * module event too (`{"event":"module","name":…,"state":"served"}` under --json).
+ */
+function tellGranted(modules: ModuleRegistry, tell: (event: ModuleEvent) => void): void {
+  const waiting = new Set(modules.pending().filter((m) => m.state === 'ungranted').map((m) => m.name));
+  modules.onChange(({ name, change }) => {
+    if (change === 'pending' && modules.pending().some((m) => m.name === name && m.state === 'ungranted')) waiting.add(name);
+    else if (change === 'unloaded') waiting.delete(name);
+    else if (change === 'served' && waiting.delete(name)) tell({ name, state: 'served' });
+  });
 }
 
 /**
