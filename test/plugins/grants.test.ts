@@ -59,6 +59,15 @@ describe('plugin grants', () => {
         }
       });
     });
+  /** A first run: `root` scanned, everything asked granted at the desk (remembered in `file`), then closed. */
+  const grantedOnce = async (root: string, file: string): Promise<void> => {
+    const first = registryWith({ file });
+    const online = served(first);
+    first.grants.onRequest(() => 'granted');
+    await first.scanDirectory(root);
+    await online;
+    await first.close();
+  };
   const readNote = async (registry: ModuleRegistry): Promise<unknown> => registry.get('notes')!.invokeTool({ name: 'read', argumentsJson: 'note.txt', callId: 'r1' });
   const failedReason = (report: ScanReport): string => {
     assert.equal(report.failed.length, 1, JSON.stringify(report));
@@ -114,12 +123,7 @@ describe('plugin grants', () => {
   it('granted: remembered across a restart (a new registry, the same grants file) and not asked again', async () => {
     const root = modulesWith(echo);
     const file = join(scratch, 'plugin-grants.json');
-    const first = registryWith({ file });
-    const online = served(first);
-    first.grants.onRequest(() => 'granted');
-    await first.scanDirectory(root);
-    await online;
-    await first.close();
+    await grantedOnce(root, file);
 
     const again = registryWith({ file });
     let asked = 0;
@@ -136,12 +140,7 @@ describe('plugin grants', () => {
   it('a new digest (a rebuild, same asks) is asked again, once; its grant replaces the old one', async () => {
     const root = modulesWith(echo);
     const file = join(scratch, 'plugin-grants.json');
-    const first = registryWith({ file });
-    const online = served(first);
-    first.grants.onRequest(() => 'granted');
-    await first.scanDirectory(root);
-    await online;
-    await first.close();
+    await grantedOnce(root, file);
 
     writeFileSync(join(root, 'notes', 'plugin.wasm'), other);
     const second = registryWith({ file });
@@ -165,12 +164,7 @@ describe('plugin grants', () => {
   it('a grant covers what was shown: a [network] entry added to the manifest (same component) is asked for, alone', async () => {
     const root = modulesWith(echo, `${FILES}[network]\nallow = ["api.example.com:443"]\n`);
     const file = join(scratch, 'plugin-grants.json');
-    const first = registryWith({ file });
-    const online = served(first);
-    first.grants.onRequest(() => 'granted');
-    await first.scanDirectory(root);
-    await online;
-    await first.close();
+    await grantedOnce(root, file);
 
     writeFileSync(join(root, 'notes', 'module.toml'), fixtureManifest('notes', `${FILES}[network]\nallow = ["api.example.com:443", "*.example.org"]\n`));
     const second = registryWith({ file });
