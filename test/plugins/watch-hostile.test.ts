@@ -175,4 +175,20 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a build still running when its gateway exits is stopped with it, not left behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatty-build-orphan-'));
+    try {
+      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
+      const script = `import { buildInChildProcess } from ${JSON.stringify(new URL('../../main/plugins/watch/index.ts', import.meta.url).href)};
+        void buildInChildProcess(${JSON.stringify(dir)}).catch(() => undefined);
+        setTimeout(() => process.exit(0), 1500);`;
+      const gateway = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(gateway.status, 0, gateway.stderr);
+      const left = spawnSync('pgrep', ['-f', `build-process-entry.* ${dir}`], { encoding: 'utf8' }).stdout.trim();
+      assert.equal(left, '', 'no build of that folder is still running');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

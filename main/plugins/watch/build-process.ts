@@ -9,6 +9,18 @@ const MAX_STDERR_BYTES = 64 * 1024;
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
+/** The process groups of the builds running now: stopped if this process exits first (they lead groups of their own, so nothing else would). */
+const running = new Set<number>();
+let stopOnExit = false;
+
+function stopGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL'); // the whole group: the build and the wizer it started
+  } catch {
+    // already gone
+  }
+}
+
 export interface BuildProcessOptions {
   /** Stopped (the child and everything it started) after this long; default `BUILD_TIMEOUT_MS`. */
   timeoutMs?: number;
@@ -36,24 +48,28 @@ export function buildInChildProcess(dir: string, options: BuildProcessOptions = 
     child.stderr.on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-MAX_STDERR_BYTES);
     });
+    const pid = child.pid;
+    if (pid !== undefined) running.add(pid);
+    if (!stopOnExit) {
+      stopOnExit = true;
+      process.once('exit', () => running.forEach(stopGroup));
+    }
     let stopped: string | undefined;
     const stop = (why: string): void => {
       stopped ??= why;
-      try {
-        process.kill(-child.pid!, 'SIGKILL'); // the whole group: the build and the wizer it started
-      } catch {
-        // already gone
-      }
+      if (pid !== undefined) stopGroup(pid);
     };
     const timer = setTimeout(() => stop(`it took longer than ${timeoutMs / 1000} s and was stopped`), timeoutMs);
     const onAbort = (): void => stop('the watch ended');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.once('error', (err) => {
+      if (pid !== undefined) running.delete(pid);
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       reject(new PluginLoadError(`the build could not start: ${err.message}`));
     });
     child.once('close', (code, signal) => {
+      if (pid !== undefined) running.delete(pid);
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       if (stopped !== undefined) return reject(new PluginLoadError(stopped));
