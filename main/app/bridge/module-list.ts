@@ -1,15 +1,22 @@
 import { surfacesOf, type CallableModule, type ModuleDirectory, type ServedModule } from '../../gateway/modules.js';
 import { ModuleListSchema, type ModuleChangeView, type ModuleList, type ModuleSummary, type PendingModuleView } from './contract.js';
 
+/**
+ * How long one module's `listTools()` may take before the list goes without its tools: a module
+ * that never answers (an embedder's, or a guest asked while a long call holds its lock) must not
+ * hold back the list for every other module, nor every later push.
+ */
+export const LIST_TOOLS_TIMEOUT_MS = 2_000;
+
 /** The served modules (`registry.list()`) with their tools (each one's `listTools()`, answered from what its load recorded). */
-export function moduleSummaries(registry: ModuleDirectory): Promise<ModuleSummary[]> {
+export function moduleSummaries(registry: ModuleDirectory, listToolsTimeoutMs = LIST_TOOLS_TIMEOUT_MS): Promise<ModuleSummary[]> {
   return Promise.all(
     registry.list().map(async (m): Promise<ModuleSummary> => {
       const summary: ModuleSummary = { name: m.name, version: m.version, description: m.description, surfaces: surfacesOf(m), tools: [] };
       const callable = registry.get?.(m.name) ?? (isCallable(m) ? m : undefined);
       if (!callable) return summary;
       try {
-        summary.tools = (await callable.listTools()).map((t) => ({ name: t.name, description: t.description }));
+        summary.tools = (await within(listToolsTimeoutMs, m.name, () => callable.listTools())).map((t) => ({ name: t.name, description: t.description }));
       } catch (err) {
         summary.toolsError = (err as Error)?.message ?? String(err);
       }
@@ -37,6 +44,7 @@ export class ModuleListFeed {
     private readonly registry: ModuleDirectory,
     private readonly push: (list: ModuleList) => void,
     private readonly log: (line: string) => void,
+    private readonly listToolsTimeoutMs = LIST_TOOLS_TIMEOUT_MS,
   ) {}
 
   /** Starts hearing the registry (a directory without `onChange` never changes); returns the stop function. */
@@ -54,7 +62,7 @@ export class ModuleListFeed {
     try {
       while (this.waiting.length > 0) {
         const changes = this.waiting.splice(0);
-        const list = ModuleListSchema.safeParse({ changes, modules: await moduleSummaries(this.registry), pending: pendingModules(this.registry) });
+        const list = ModuleListSchema.safeParse({ changes, modules: await moduleSummaries(this.registry, this.listToolsTimeoutMs), pending: pendingModules(this.registry) });
         if (list.success) this.push(list.data);
         else this.log(`bridge: the plugin list was not sent: ${list.error.message}`);
       }
@@ -63,6 +71,19 @@ export class ModuleListFeed {
     } finally {
       this.pushing = false;
     }
+  }
+}
+
+/** `list()`'s answer, or a rejection naming the module once `ms` have passed without one. */
+async function within<T>(ms: number, name: string, list: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`module '${name}' did not list its tools within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([list(), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
