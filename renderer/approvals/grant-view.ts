@@ -17,12 +17,24 @@ export const CAPABILITY_LABEL: Readonly<Record<CapabilityAsk['capability'], stri
   billing: 'Billing',
 };
 
+/** Up to this many asks are read at a glance; a longer list is counted in the line under the title. */
+const GLANCE = 8;
+
+/** A version as a version reads: letters, digits and `. + _ -`. */
+const PLAIN_VERSION = /^[0-9A-Za-z.+_-]{1,64}$/;
+
 export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswer>): PopoverContent {
   const hidden = [view.plugin, view.version, view.digest, ...view.asks.map((a) => a.detail)].some(hasHidden);
   const asks = el('ul', { className: 'asks', attrs: { 'aria-label': 'what it asks for' } });
   for (const ask of view.asks) {
-    asks.append(el('li', { attrs: { 'data-capability': ask.capability } }, el('strong', { className: 'capability' }, `${CAPABILITY_LABEL[ask.capability] ?? ask.capability}: `), el('span', { className: 'detail' }, shown(ask.detail))));
+    const reach = ask.reach ? el('span', { className: 'reach muted' }, ` (${ask.reach})`) : null;
+    asks.append(el('li', { attrs: { 'data-capability': ask.capability } }, el('strong', { className: 'capability' }, `${CAPABILITY_LABEL[ask.capability] ?? ask.capability}: `), el('span', { className: 'detail' }, shown(ask.detail)), reach));
   }
+  // A list longer than a glance says how long it is where it is seen first, above the fold.
+  const count = view.asks.length > GLANCE ? ` ${view.asks.length.toLocaleString('en')} things` : '';
+  // A version is the author's words: one that is not a plain token ("0.3.1 (sha256:…)") is shown between ⟦ ⟧, so it cannot pass for the digest after it.
+  const versionSpan = el('span', { className: 'plugin-version' }, shown(view.version));
+  const version = PLAIN_VERSION.test(view.version) ? [versionSpan] : ['⟦', versionSpan, '⟧'];
   const button = (className: string, label: string, onClick: () => void): HTMLButtonElement => el('button', { className, attrs: { type: 'button' }, onClick }, label);
   return {
     kind: 'grant',
@@ -30,10 +42,10 @@ export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswe
     desc: [
       el('span', { className: 'plugin-name' }, shown(view.plugin)),
       ' ',
-      el('span', { className: 'plugin-version' }, shown(view.version)),
+      ...version,
       ' (',
       el('code', { className: 'digest-short' }, shown(view.digestShort)),
-      ') asks for:',
+      `) asks for${count}:`,
     ],
     warnings: hidden ? [hiddenWarning("the plugin's request", '.')] : [],
     body: [

@@ -54,6 +54,10 @@ dialog[data-kind="approval"] { border-top-color: var(--warn); }
 dialog[data-kind="grant"] { border-top-color: var(--bad); }
 .asks { margin: 0.3rem 0 0.5rem; padding-left: 1.2rem; display: flex; flex-direction: column; gap: 0.25rem; }
 .asks li { overflow-wrap: anywhere; }
+/* A hostile request cannot push the digest or the buttons out of view: the list, the version and the head are bounded boxes. */
+.asks { max-height: 11em; overflow: auto; }
+.plugin-version { display: inline-block; max-width: 14em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: bottom; }
+.facts .version { display: block; max-height: 3em; overflow: auto; }
 .asks .detail, .digest, .digest-short { font-family: var(--mono); font-size: 0.85rem; }
 .asks .detail { white-space: pre-wrap; }
 .digest { overflow-wrap: anywhere; }

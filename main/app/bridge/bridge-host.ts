@@ -5,7 +5,7 @@ import type { ApprovalDecision, ApprovalRequest, QuestionToRoot, RootInvokeResul
 import { hasHidden } from '../../display/index.js';
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
-import { shortDigest, type PluginGrantDecision, type PluginGrantRequest, type PluginGrants } from '../../plugins/grants/index.js';
+import { askReach, shortDigest, type PluginGrantDecision, type PluginGrantRequest, type PluginGrants } from '../../plugins/grants/index.js';
 import {
   ANSWER_LIMITS,
   EVENT_CHANNELS,
@@ -528,7 +528,7 @@ export class BridgeHost {
       version: request.version,
       digest: request.digest,
       digestShort: shortDigest(request.digest),
-      asks: request.asks.map((ask) => ({ capability: ask.capability, detail: ask.detail })),
+      asks: request.asks.map((ask) => ({ capability: ask.capability, detail: ask.detail, reach: askReach(ask) })),
       at: Date.now(),
     };
     return new Promise<PluginGrantDecision>((resolve) => {

@@ -292,8 +292,13 @@ export interface PendingGrant {
   digest: string;
   /** The digest as a line shows it: `sha256:ab12cd34ef56…` (the grants' own `shortDigest`). */
   digestShort: string;
-  asks: CapabilityAsk[];
+  asks: PendingAsk[];
   at: number;
+}
+
+/** One ask as the page shows it: its detail (the plugin's words) and what it reaches, in the gateway's words (`askReach`: `''` when the detail says it all). */
+export interface PendingAsk extends CapabilityAsk {
+  reach: string;
 }
 
 export type { CapabilityAsk };

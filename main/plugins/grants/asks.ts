@@ -1,4 +1,5 @@
 import type { Manifest } from '../manifest.js';
+import { DEFAULT_PORTS, parseAllowEntry } from '../network/allow-entry.js';
 import type { Providers } from '../providers.js';
 import { unversioned } from '../world.js';
 import type { CapabilityAsk, GrantedCapability } from './types.js';
@@ -53,4 +54,21 @@ export function describeAsks(asks: readonly CapabilityAsk[]): string {
   return capabilitiesOf(asks)
     .map((cap) => `${cap} (${asks.filter((ask) => ask.capability === cap).map((ask) => ask.detail).join(', ')})`)
     .join('; ');
+}
+
+/**
+ * What a `network` ask reaches, in words, for the person deciding on it: a `*.` entry any name
+ * under it (not the name itself), an entry without a port only 80 and 443. `''` for any other ask.
+ */
+export function askReach(ask: CapabilityAsk): string {
+  if (ask.capability !== 'network') return '';
+  let entry;
+  try {
+    entry = parseAllowEntry(ask.detail);
+  } catch {
+    return '';
+  }
+  const names = entry.kind === 'suffix' ? `any name under ${entry.host}, not ${entry.host} itself` : '';
+  const ports = entry.port === null ? `ports ${DEFAULT_PORTS.join(' and ')} only` : '';
+  return [names, ports].filter(Boolean).join('; ');
 }

@@ -6,7 +6,7 @@
 export { GRANTED_CAPABILITIES, type GrantedCapability, type CapabilityAsk, type PluginGrantRequest, type PluginGrantDecision, type PluginGrantHandler } from './types.js';
 export { PluginGrants, type GrantOutcome } from './desk.js';
 export { componentDigest, shortDigest, DIGEST_PATTERN } from './digest.js';
-export { pluginAsks, capabilitiesOf, describeAsks, sameAsk } from './asks.js';
+export { pluginAsks, capabilitiesOf, describeAsks, sameAsk, askReach } from './asks.js';
 export { GrantsFile, GrantsFileError, grantsFileBeside } from './grants-file.js';
 export { readPluginsLock, PluginsLockError } from './lock-file.js';
 export { RememberedGrant, LockedGrant } from './record.js';
