@@ -26,6 +26,9 @@
  *    choreography routed by hand here (bare JSON, no checks) between a second A and B: what the
  *    frames alone cost. CPU per call is each process's main thread (`/proc/<pid>/schedstat`).
  *    The broker's call rate limit (10 a second, burst 32, per connection) is lifted for the run.
+ *    The last line sets the broker beside the hand router's "as the broker does" row, end to end
+ *    and in CPU a call (issue 21: each at most 1.25x). `--only invoke` and `--only hand` run one of
+ *    the two with the ping-pong alone, for profiles of each to set side by side.
  *
  * The broker runs as compiled JavaScript: the bench first transpiles its import graph with
  * TypeScript's `transpileModule` into `tmp/bench-broker/` (git-ignored; redone for changed files),
