@@ -100,9 +100,11 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
     const outside = mkdtempSync(join(tmpdir(), 'chatty-watch-outside-'));
     try {
       writeModuleDir(outside, 'linked', { manifest: fixtureManifest('linked'), component: await buildFixture('echo') });
+      symlinkSync(join(outside, 'linked', 'module.toml'), join(root, 'a-file-link')); // a link to a file is no plugin folder: nothing said
       symlinkSync(join(outside, 'linked'), join(root, 'linked'));
       assert.equal(await said.next(/module folder linked|module linked:/), 'warning: module folder linked is a symbolic link: not served (only real folders in the modules directory are, as at start)');
       assert.equal(registry.get('linked'), undefined);
+      assert.deepEqual(said.all.filter((l) => l.includes('a-file-link')), []);
       writeModuleDir(root, 'swapped', { manifest: fixtureManifest('swapped'), component: await buildFixture('echo') });
       assert.equal(await said.next(/module swapped:/), 'module swapped: added: served from swapped');
       rmSync(join(root, 'swapped'), { recursive: true });
@@ -112,6 +114,7 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
       assert.equal(registry.get('swapped'), undefined);
     } finally {
       rmSync(join(root, 'linked'), { force: true });
+      rmSync(join(root, 'a-file-link'), { force: true });
       rmSync(join(root, 'swapped'), { force: true });
       rmSync(outside, { recursive: true, force: true });
     }

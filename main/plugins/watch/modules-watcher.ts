@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
@@ -161,7 +161,7 @@ export class ModulesWatcher {
     const linked = isSymbolicLink(dir);
     let look = linked ? undefined : lookAt(dir);
     if (look === undefined) {
-      if (linked && !was) this.options.say(`warning: module folder ${folder} is a symbolic link: not served (only real folders in the modules directory are, as at start)`);
+      if (linked && !was && existsSync(join(dir, 'module.toml'))) this.options.say(`warning: module folder ${folder} is a symbolic link: not served (only real folders in the modules directory are, as at start)`);
       if (!was) return;
       this.known.delete(folder);
       if (held !== undefined && (await this.registry.unload(held, { finishCalls: true }))) {
