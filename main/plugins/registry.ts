@@ -321,7 +321,9 @@ export class ModuleRegistry {
       return await this.loadClaimed(dir, parsed);
     } catch (err) {
       const reason = messageOf(err);
-      this.logger.log('warn', `reload failed, the previous instance keeps serving: ${reason}`, { module: name });
+      // Unloaded (or closed) while it loaded: no previous instance serves on.
+      const serving = !this.closed && (this.handles.has(name) || this.remotes.has(name));
+      this.logger.log('warn', serving ? `reload failed, the previous instance keeps serving: ${reason}` : `reload abandoned: ${reason}`, { module: name });
       throw err instanceof PluginLoadError ? err : new PluginLoadError(reason);
     }
   }
