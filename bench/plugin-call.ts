@@ -1,7 +1,7 @@
 /**
  * bench/plugin-call: what a plugin call costs.
  *
- *   node --import tsx bench/plugin-call.ts
+ *   node --import tsx bench/plugin-call.ts [--calls-only]
  *
  * Calls the same `echo` tool three ways (a plain JS function, the guest called directly on this
  * thread, and the worker-thread round trip through `ModuleHandle.invokeTool`, one at a time and
@@ -119,8 +119,10 @@ async function main(): Promise<void> {
     const pipelinedStats = await measure(() => handle.invokeTool(REQUEST), 200, 32, 32);
     await registry.close();
 
-    const one = await loadTimes(1, component);
-    const twenty = await loadTimes(20, component);
+    // `--calls-only` skips the load timings (to pair two trees' call costs quickly).
+    const callsOnly = process.argv.includes('--calls-only');
+    const one = callsOnly ? undefined : await loadTimes(1, component);
+    const twenty = callsOnly ? undefined : await loadTimes(20, component);
 
     const fmt = (s: Stats): string =>
       `median ${s.median.toFixed(2).padStart(8)} µs   p99 ${s.p99.toFixed(2).padStart(8)} µs   cpu ${s.cpu.toFixed(1).padStart(6)} µs`;
@@ -132,9 +134,13 @@ async function main(): Promise<void> {
       `  worker, 32 calls in flight ${fmt(pipelinedStats)}   (per call: a batch's time over its 32 calls)`,
       `  ratios (median): direct/plain ${(directStats.median / plainStats.median).toFixed(0)}x, ` +
         `worker/direct ${(workerStats.median / directStats.median).toFixed(1)}x, worker/plain ${(workerStats.median / plainStats.median).toFixed(0)}x`,
-      'load (scanDirectory until every worker is ready)',
-      `  1 module    cold ${one.cold.toFixed(0).padStart(6)} ms   cached ${one.cached.toFixed(0).padStart(6)} ms`,
-      `  20 modules  cold ${twenty.cold.toFixed(0).padStart(6)} ms   cached ${twenty.cached.toFixed(0).padStart(6)} ms`,
+      ...(one && twenty
+        ? [
+            'load (scanDirectory until every worker is ready)',
+            `  1 module    cold ${one.cold.toFixed(0).padStart(6)} ms   cached ${one.cached.toFixed(0).padStart(6)} ms`,
+            `  20 modules  cold ${twenty.cold.toFixed(0).padStart(6)} ms   cached ${twenty.cached.toFixed(0).padStart(6)} ms`,
+          ]
+        : []),
       `  (node ${process.version}, ${import.meta.url.endsWith('.ts') ? 'from the TypeScript sources' : 'from out/'})`,
     ];
     process.stdout.write(`${out.join('\n')}\n`);
