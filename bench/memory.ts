@@ -1,0 +1,236 @@
+/**
+ * bench/memory: what an idle plugin costs the process that serves it, and what waking it costs.
+ *
+ *   node --import tsx bench/memory.ts [--rounds N] [--counts 0,1,2,10]
+ *
+ * Each measurement is a fresh child process running a real gateway (ProtocolGateway on a Unix
+ * socket over a ModuleRegistry) with 0, 1, 2 or 10 plugins, each a distinct copy of the bundled
+ * `json-tools` example (a componentize-js component, 11.5 MiB; a custom section makes each copy's
+ * digest its own, so nothing is shared between them). A child reports VmRSS and Threads from its
+ * own /proc/self/status (after a full GC and a short pause) at three points:
+ *
+ *   idle        loaded and listed (`tools/list` on every plugin), nothing called
+ *   called      right after one call to each plugin (their engines running)
+ *   stopped     once every engine has stopped for being idle (`engineIdleMs` 5 s here)
+ *
+ * Rounds interleave the counts, and each figure is printed with its difference to the 0-plugin
+ * peer of the same round (median over rounds). Two load scenarios: `recorded` (the tools of these
+ * components were recorded by an earlier load, as on every start but the first: the load starts
+ * no engine) and `first` (transpile cache warm, no tool records: each load starts the engine to
+ * list and record the tools, then stops it); and `resident` (`engineIdleMs: 0`: every engine
+ * started at the load and kept, as every plugin was before engines stopped when idle). Last, in one child with one plugin: the first call
+ * after an idle stop (engine start with the component cached) beside a warm call, p50 of each.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SELF = fileURLToPath(import.meta.url);
+const IDLE_MS = 5_000;
+
+interface Sample {
+  rss: number;
+  threads: number;
+  /** V8's heap (this thread) and memory outside it (ArrayBuffers, compiled WebAssembly), MB. */
+  heap: number;
+  external: number;
+}
+interface ChildReport {
+  idle: Sample;
+  called: Sample;
+  stopped: Sample;
+  loadMs: number;
+}
+interface WakeReport {
+  coldMs: number[];
+  warmMs: number[];
+}
+
+function status(): Sample {
+  const text = readFileSync('/proc/self/status', 'utf8');
+  const { heapTotal, external } = process.memoryUsage();
+  return {
+    rss: Number(/VmRSS:\s+(\d+)/.exec(text)![1]) / 1024,
+    threads: Number(/Threads:\s+(\d+)/.exec(text)![1]),
+    heap: heapTotal / 2 ** 20,
+    external: external / 2 ** 20,
+  };
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** RSS after the garbage the measured step left is collected (a full GC, twice, with pauses). */
+async function settled(): Promise<Sample> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    await pause(250);
+  }
+  return status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The child: one gateway, measured.
+
+async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 'resident' | 'wake'): Promise<void> {
+  const { ModuleRegistry } = await import('../main/plugins/index.js');
+  const { ProtocolGateway } = await import('../main/gateway/index.js');
+  const runtime = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-run-'));
+  const registry = new ModuleRegistry({ cacheDir, logger: { log() {} }, engineIdleMs: mode === 'wake' ? 100 : mode === 'resident' ? 0 : IDLE_MS });
+  const gateway = new ProtocolGateway(registry, { runtimeDir: join(runtime, 'run') });
+  try {
+    await gateway.start();
+    const t0 = performance.now();
+    const report = await registry.scanDirectory(modulesDir);
+    const loadMs = performance.now() - t0;
+    if (report.failed.length > 0) throw new Error(`not loaded: ${JSON.stringify(report.failed)}`);
+    const handles = registry.list();
+    const call = (h: (typeof handles)[number]) => h.invokeTool({ name: 'validate', argumentsJson: '{"json":"[1,2]"}', callId: 'bench' });
+    if (mode === 'wake') {
+      const h = handles[0]!;
+      const coldMs: number[] = [];
+      const warmMs: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        while (h.engineState !== 'stopped') await pause(20);
+        let t = performance.now();
+        const outcome = await call(h);
+        coldMs.push(performance.now() - t);
+        if (!outcome.ok) throw new Error(JSON.stringify(outcome));
+        for (let j = 0; j < 5; j++) {
+          t = performance.now();
+          await call(h);
+          warmMs.push(performance.now() - t);
+        }
+      }
+      process.send!({ coldMs, warmMs } satisfies WakeReport);
+      return;
+    }
+    for (const h of handles) await h.listTools();
+    const idle = await settled();
+    if (mode === 'resident') {
+      process.send!({ idle, called: idle, stopped: idle, loadMs } satisfies ChildReport);
+      return;
+    }
+    const outcomes = await Promise.all(handles.map(call));
+    if (outcomes.some((o) => !o.ok)) throw new Error(JSON.stringify(outcomes));
+    const called = await settled();
+    while (handles.some((h) => h.engineState !== 'stopped')) await pause(50);
+    const stopped = await settled();
+    process.send!({ idle, called, stopped, loadMs } satisfies ChildReport);
+  } finally {
+    await gateway.stop();
+    await registry.close();
+    rmSync(runtime, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent.
+
+function runChild<T>(args: string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', SELF, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let report: T | undefined;
+    proc.on('message', (msg: T) => (report = msg));
+    proc.on('exit', (code) => (report !== undefined ? resolve(report) : reject(new Error(`child ${args.join(' ')} exited ${code} without a report`))));
+  });
+}
+
+/** `count` distinct copies of the built component, as module directories p0…p(count-1) under `root/<count>/`. */
+function writeModules(root: string, source: string, count: number): string {
+  const dir = join(root, String(count));
+  const wasm = readFileSync(join(source, 'plugin.wasm'));
+  const manifest = readFileSync(join(source, 'module.toml'), 'utf8');
+  for (let i = 0; i < count; i++) {
+    const d = join(dir, `p${i}`);
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'module.toml'), manifest.replace(/^name = ".*"$/m, `name = "p${i}"`));
+    cpSync(join(source, 'data'), join(d, 'data'), { recursive: true });
+    const tag = Buffer.from(`bench-memory-${i}`);
+    writeFileSync(join(d, 'plugin.wasm'), Buffer.concat([wasm, Buffer.from([0, tag.length + 1, tag.length]), tag]));
+  }
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A copy of the transpile cache without the tool records: a first start. */
+function withoutRecords(cacheDir: string, into: string): string {
+  rmSync(into, { recursive: true, force: true });
+  cpSync(cacheDir, into, { recursive: true, filter: (src) => !/tools-[0-9a-f]+\.json$/.test(src) });
+  return into;
+}
+
+const SCENARIOS = ['recorded', 'first', 'resident'] as const;
+const SCENARIO_TITLES: Record<(typeof SCENARIOS)[number], string> = {
+  recorded: 'tools recorded by an earlier load (every start but the first)',
+  first: 'first start (transpile cache warm, no tool records)',
+  resident: 'engineIdleMs 0, engines resident from the load (what every plugin cost before; nothing stops, so one column)',
+};
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+
+async function parent(): Promise<void> {
+  const arg = (name: string): string | undefined => {
+    const at = process.argv.indexOf(name);
+    return at >= 0 ? process.argv[at + 1] : undefined;
+  };
+  const rounds = Number(arg('--rounds') ?? 3);
+  const counts = (arg('--counts') ?? '0,1,2,10').split(',').map(Number);
+  if (!counts.includes(0)) counts.unshift(0);
+  const { ensureExamplesBuilt } = await import('../main/plugins/index.js');
+  const examples = await ensureExamplesBuilt(undefined, { onProgress: (line) => process.stderr.write(`${line}\n`) });
+  const root = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-'));
+  try {
+    const cacheDir = join(root, 'cache');
+    const dirs = new Map(counts.map((n) => [n, writeModules(root, join(examples, 'json-tools'), n)]));
+    // Transpile every copy once and record its tools, so `recorded` rounds start with both.
+    await runChild<ChildReport>([dirs.get(Math.max(...counts))!, cacheDir, 'measure']);
+    const results = new Map<string, ChildReport[]>();
+    for (let r = 0; r < rounds; r++) {
+      for (const scenario of SCENARIOS) {
+        for (const n of counts) {
+          const cache = scenario === 'first' ? withoutRecords(cacheDir, join(root, 'cache-first')) : cacheDir;
+          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure']);
+          const key = `${scenario}:${n}`;
+          results.set(key, [...(results.get(key) ?? []), report]);
+          const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
+          process.stderr.write(`round ${r + 1} ${key}: idle ${shown(report.idle)}, called ${shown(report.called)}, stopped ${shown(report.stopped)}\n`);
+        }
+      }
+    }
+    const wake = await runChild<WakeReport>([dirs.get(1) ?? writeModules(root, join(examples, 'json-tools'), 1), cacheDir, 'wake']);
+
+    const lines = [`bench/memory: a gateway's RSS (MB) and threads, json-tools copies, median of ${rounds} interleaved rounds; Δ = minus the 0-plugin peer of the same round`];
+    for (const scenario of SCENARIOS) {
+      lines.push(`  ${SCENARIO_TITLES[scenario]}`);
+      lines.push('  plugins | idle RSS   Δ      thr | after one call each RSS   Δ     thr | engines stopped RSS   Δ     thr | load ms');
+      for (const n of counts) {
+        const mine = results.get(`${scenario}:${n}`)!;
+        const peers = results.get(`${scenario}:0`)!;
+        const cell = (point: 'idle' | 'called' | 'stopped'): string => {
+          const rss = median(mine.map((m) => m[point].rss));
+          const delta = median(mine.map((m, i) => m[point].rss - peers[i]![point].rss));
+          const thr = median(mine.map((m) => m[point].threads));
+          return `${rss.toFixed(0).padStart(5)} ${(delta >= 0 ? '+' : '') + delta.toFixed(1)}`.padEnd(14) + String(thr).padStart(4);
+        };
+        lines.push(`  ${String(n).padStart(7)} | ${cell('idle')} | ${cell('called').padStart(27)} | ${cell('stopped').padStart(24)} | ${median(mine.map((m) => m.loadMs)).toFixed(0).padStart(7)}`);
+      }
+    }
+    lines.push(
+      `  one plugin, p50 of ${wake.coldMs.length}: first call after an idle stop ${median(wake.coldMs).toFixed(1)} ms (engine start, component cached), ` +
+        `warm call ${median(wake.warmMs).toFixed(2)} ms: ${(median(wake.coldMs) / median(wake.warmMs)).toFixed(0)}x`,
+      `  (node ${process.version}, from the TypeScript sources under tsx, ${execFileSync('nproc').toString().trim()} cores)`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--child') {
+  await child(process.argv[3]!, process.argv[4]!, process.argv[5] as 'measure' | 'resident' | 'wake');
+} else {
+  await parent();
+}
