@@ -100,7 +100,7 @@ describe('the grant prompt', () => {
     terminal.close();
     const text = s.text();
     assert.doesNotMatch(text, UNSAFE);
-    assert.ok(text.startsWith('chatty-gateway: plugin text<U+202E>slooт 0.3.1<U+001B>[2K (sha256:ab12cd34ef56…) asks for:\n'), text);
+    assert.ok(text.startsWith('chatty-gateway: plugin text<U+202E>slooт ⟦0.3.1<U+001B>[2K⟧ (sha256:ab12cd34ef56…) asks for:\n'), text);
     assert.ok(text.includes('    file: read files under ./data<U+000A>chatty-gateway: granted\n'), text);
     assert.ok(text.includes('    network: api.github.com<U+200B>:443\n'), text);
     assert.ok(text.includes("  !! HIDDEN CHARACTERS: shown as <U+XXXX>; the plugin's request holds characters you could not see\n"), text);
