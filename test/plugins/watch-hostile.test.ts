@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -154,6 +154,33 @@ describe('the modules watcher next to a folder written to without pause', { time
       assert.ok(performance.now() - started < 3_000);
     } finally {
       clearInterval(noise);
+    }
+  });
+});
+
+describe('the modules watcher started after the scan', { timeout: 60_000 }, () => {
+  it('a module.toml written while the scan ran (before the watch began) is reloaded when the watch starts', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chatty-watch-late-'));
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: () => undefined } });
+    let watcher: ModulesWatcher | undefined;
+    try {
+      writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
+      writeModuleDir(root, 'still', { manifest: fixtureManifest('still'), component: await buildFixture('echo') });
+      const scanFrom = Date.now();
+      const before = new Date(scanFrom - 60_000); // written well before the scan, whatever the clock's grain
+      for (const file of ['module.toml', 'plugin.wasm']) utimesSync(join(root, 'still', file), before, before);
+      await registry.scanDirectory(root);
+      // The scan has read it; the watch has not begun yet (serve starts it once the scan is done).
+      writeFileSync(join(root, 'echo', 'module.toml'), fixtureManifest('echo', '\n[config]\nedited = "yes"\n'));
+      const said = lines();
+      watcher = watchModules(registry, root, { say: said.say, debounceMs: 50, changedSince: scanFrom });
+      assert.equal(await said.next(/module echo:/), 'module echo: reloaded (changed while the scan ran)');
+      assert.deepEqual(registry.get('echo')!.manifest.config, { edited: 'yes' });
+      assert.deepEqual(said.all.filter((l) => /still/.test(l)), [], 'a folder not written since is not reloaded');
+    } finally {
+      await watcher?.close();
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

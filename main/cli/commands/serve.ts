@@ -93,11 +93,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // A plugin's capabilities are granted, not taken: remembered beside the approval rules; asked
     // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
     const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode };
+    const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
     const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule }, registry: { grants } });
     modules = opened.registry;
     tellGranted(modules, tellModule);
     // Watched from the scan on, so a change made while the gateway starts is not missed.
-    if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say });
+    if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say, changedSince: scanFrom });
     buildsEnded = false;
     void opened.built.then(() => (buildsEnded = true));
     workspace = await detectWorkspace(process.cwd());
@@ -208,7 +209,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   screen.close();
   sayTo = process.stderr;
   try {
-    await watcher?.close(); // a rebuild under way is waited for: its component is written whole
+    await watcher?.close(); // a rebuild under way is stopped (its component is renamed into place whole, or not at all)
     await modules.close();
   } catch (err) {
     code = failure(err);

@@ -24,6 +24,12 @@ export interface ModulesWatcherOptions {
   debounceMs?: number;
   /** The longest a burst is waited out before its folders are looked at (default `WATCH_MAX_WAIT_MS`). */
   maxWaitMs?: number;
+  /**
+   * When the scan that served the folders began (ms since the epoch): a `module.toml` or component
+   * written since is taken as changed when the watch starts, so an edit or a `plugin build` made
+   * while the scan ran (before the watch began) is not missed. Default: none is.
+   */
+  changedSince?: number;
   /** Hears each folder's change once it has taken effect (tests). */
   onSettled?: (folder: string) => void;
 }
@@ -76,7 +82,10 @@ export class ModulesWatcher {
     for (const folder of this.folders()) {
       const look = lookAt(join(this.root, folder));
       if (!look) continue;
-      this.known.set(folder, { look, module: served.get(join(this.root, folder)) });
+      const written = this.options.changedSince !== undefined && writtenSince(join(this.root, folder), look, this.options.changedSince);
+      // Written while the scan ran: known as it looked before (unknown), so that it is settled as a change.
+      this.known.set(folder, { look: written ? { ...look, manifest: '' } : look, module: served.get(join(this.root, folder)) });
+      if (written) this.due.add(folder);
       // A plugin whose component is missing or older than its sources is built now, as a first edit would.
       if (buildDue(join(this.root, folder), look) !== undefined) this.due.add(folder);
     }
@@ -190,7 +199,7 @@ export class ModulesWatcher {
     this.known.set(folder, { look, module: held });
     // A module.toml that does not parse (no name) is a reload that fails: the old instance serves on.
     if (served !== undefined && (look.name === served || look.name === undefined)) {
-      const what = rebuilt !== '' ? '' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
+      const what = rebuilt !== '' ? '' : was?.look.manifest === '' ? ' (changed while the scan ran)' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
       try {
         await this.registry.reload(served);
       } catch {
@@ -240,6 +249,11 @@ export class ModulesWatcher {
       return [];
     }
   }
+}
+
+/** Whether the folder's `module.toml` or component was written at or after `since` (ms since the epoch). */
+function writtenSince(dir: string, look: FolderLook, since: number): boolean {
+  return [join(dir, 'module.toml'), look.wasmPath].some((path) => (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? -Infinity) >= since);
 }
 
 function isSymbolicLink(path: string): boolean {
