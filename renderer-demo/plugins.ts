@@ -1,7 +1,7 @@
 // The sidebar's plugin list, kept live: main pushes the whole list after each change (a module
 // online, reloaded, unloaded, building, failed, waiting for a grant) and the list is drawn again,
-// keeping what the reader had opened. A plugin author's words (descriptions, a pending module's
-// reason) go through the display rule.
+// keeping what the reader had opened. A plugin author's words (names, versions, tool names,
+// descriptions, a pending module's reason) go through the display rule.
 import { showExactly, type ModuleChangeView, type ModuleSummary, type PendingModuleView } from '../renderer/index.js';
 import { announce, h } from './dom.js';
 
@@ -37,21 +37,21 @@ export class PluginList {
         }),
       );
     }
-    if (changes.length > 0) announce(changes.map((c) => `plugin ${c.name} ${c.change === 'pending' ? pendingText(pending, c.name) : CHANGE_TEXT[c.change]}`).join('; '));
+    if (changes.length > 0) announce(changes.map((c) => `plugin ${shown(c.name)} ${c.change === 'pending' ? pendingText(pending, c.name) : CHANGE_TEXT[c.change]}`).join('; '));
   }
 }
 
 /** One module: served (its version and tools), pending (its state and reason), or served while a new build is pending. */
 function entryFor(name: string, served: ModuleSummary | undefined, pending: PendingModuleView | undefined): HTMLDetailsElement {
   const state = pending && !served ? pending.state : 'served';
-  const facts = served ? `${served.version} · ${served.tools.length} tool${served.tools.length === 1 ? '' : 's'}` : '';
+  const facts = served ? `${shown(served.version)} · ${served.tools.length} tool${served.tools.length === 1 ? '' : 's'}` : '';
   return h(
     'details',
     { className: `module module-${state}`, attrs: { 'data-module': name, 'data-state': state } },
     h(
       'summary',
       {},
-      h('span', { className: 'module-name' }, name),
+      h('span', { className: 'module-name' }, shown(name)),
       ' ',
       facts ? h('span', { className: 'muted small' }, facts) : null,
       pending ? h('span', { className: `module-state state-${pending.state}` }, PENDING_LABEL[pending.state]) : null,
@@ -60,9 +60,14 @@ function entryFor(name: string, served: ModuleSummary | undefined, pending: Pend
     served?.description ? h('p', { className: 'muted small' }, showExactly(served.description).text) : null,
     served?.toolsError !== undefined ? h('p', { className: 'error small' }, `tools unavailable: ${showExactly(served.toolsError).text}`) : null,
     served
-      ? h('ul', { className: 'tools plain' }, ...served.tools.map((t) => h('li', {}, h('code', {}, t.name), t.description ? h('span', { className: 'muted small' }, ` ${showExactly(t.description).text}`) : null)))
+      ? h('ul', { className: 'tools plain' }, ...served.tools.map((t) => h('li', {}, h('code', {}, shown(t.name)), t.description ? h('span', { className: 'muted small' }, ` ${showExactly(t.description).text}`) : null)))
       : null,
   );
+}
+
+/** A plugin author's text as the display rule shows it: hidden and right-to-left characters as `<U+…>`. */
+function shown(raw: string): string {
+  return showExactly(raw).text;
 }
 
 function pendingText(pending: readonly PendingModuleView[], name: string): string {
