@@ -65,7 +65,7 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
   // its logger and only through it, so each is said once.
   const logger = options.registry?.logger ?? (options.report ? reportingLogger(options.report) : undefined);
   // The bundled examples come with their plugins.lock (pinned to their sources: docs/plugins.md, "Grants").
-  const grants = options.registry?.grants && modulesDir === undefined ? { ...options.registry.grants, locks: [...(options.registry.grants.locks ?? []), bundledExamplesLock(examples.source)] } : options.registry?.grants;
+  const grants = options.registry?.grants && modulesDir === undefined ? { ...options.registry.grants, locks: [...(options.registry.grants.locks ?? []), bundledExamplesLock(examples.source)], trustedBuilds: [...(options.registry.grants.trustedBuilds ?? []), dir] } : options.registry?.grants;
   const registry = new ModuleRegistry({ ...options.registry, ...(grants ? { grants } : {}), ...(logger ? { logger } : {}) });
   try {
     const scan = await registry.scanDirectory(dir);

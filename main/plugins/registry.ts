@@ -272,6 +272,7 @@ export class ModuleRegistry {
     const handle = this.handles.get(name);
     const remote = this.remotes.get(name);
     if (!handle && !remote) return this.dropUngranted(name);
+    this.gate?.withdraw(name); // a reload of it waiting for a grant: its request goes with it
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);

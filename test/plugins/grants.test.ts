@@ -190,19 +190,19 @@ describe('plugin grants', () => {
     assert.match(failedReason(await stale.scanDirectory(root)), /^not granted: it asks for file \(read files under \.\/data\) for component sha256:[0-9a-f]{12}…, and no one is asked/);
   });
 
-  it('a plugins.lock entry pinned to the sources pre-grants a module built from those very sources (its build stamp)', async () => {
+  it('a plugins.lock entry pinned to the sources pre-grants a module built from those very sources (its build stamp) in a trusted build folder', async () => {
     const root = modulesWith(echo);
     const dir = join(root, 'notes');
     const sources = sourcesDigest(dir);
     const lock = join(scratch, 'plugins.lock');
     writeFileSync(lock, JSON.stringify({ version: 1, plugins: [{ name: 'notes', sources, granted: [FILE_ASK] }] }));
     // No build stamp: nothing says the component was built from these sources.
-    assert.match(failedReason(await registryWith({ locks: [lock], mode: 'deny' }).scanDirectory(root)), /not granted/);
+    assert.match(failedReason(await registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [root] }).scanDirectory(root)), /not granted/);
     writeFileSync(join(dir, '.build-stamp'), `componentize-js 0.19:recipe:${sources.slice('sha256:'.length, 'sha256:'.length + 32)}`);
-    assert.deepEqual((await registryWith({ locks: [lock], mode: 'deny' }).scanDirectory(root)).loaded.map((l) => l.name), ['notes']);
+    assert.deepEqual((await registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [root] }).scanDirectory(root)).loaded.map((l) => l.name), ['notes']);
     // A source changed since: the pin no longer holds.
     writeFileSync(join(dir, 'data', 'note.txt'), 'changed');
-    assert.match(failedReason(await registryWith({ locks: [lock], mode: 'deny' }).scanDirectory(root)), /not granted/);
+    assert.match(failedReason(await registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [root] }).scanDirectory(root)), /not granted/);
   });
 
   it('a malformed plugins.lock is refused, naming it', () => {

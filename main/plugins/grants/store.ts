@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join, relative, isAbsolute, sep } from 'node:path';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
 import { GrantsFile } from './grants-file.js';
@@ -17,6 +17,12 @@ export interface GrantsOptions {
   /** `plugins.lock` files the embedder ships: their entries pre-grant (read once, never written). */
   locks?: readonly string[] | undefined;
   /**
+   * Folders only your own build writes (`openModules` names the bundled examples' build cache): a
+   * lock entry pinned to `sources` holds only for a module directory inside one. Anywhere else a
+   * `.build-stamp` is a file whoever ships the folder wrote, beside whatever component they chose.
+   */
+  trustedBuilds?: readonly string[] | undefined;
+  /**
    * What happens to an ask not granted yet: `'ask'` (default) puts it to `registry.grants` and the
    * module waits, not served; `'allow'` grants it for this registry only (never remembered);
    * `'deny'` refuses it: the module is not served, and the reason says how to grant it.
@@ -33,12 +39,14 @@ export interface GrantsOptions {
 export class GrantStore {
   readonly file: GrantsFile | undefined;
   private readonly locked: readonly LockedGrant[];
+  private readonly trustedBuilds: readonly string[];
   /** Granted while this registry runs, by plugin name (the file's entry when there is a file). */
   private readonly memory = new Map<string, { digest: string; granted: CapabilityAsk[] }>();
 
   /** Reads the locks and the grants file at once: a malformed one throws, naming it, before anything loads. */
   constructor(options: GrantsOptions) {
     this.locked = (options.locks ?? []).flatMap((path) => readPluginsLock(path));
+    this.trustedBuilds = options.trustedBuilds ?? [];
     this.file = options.file !== undefined ? new GrantsFile(options.file) : undefined;
     this.file?.read();
   }
@@ -75,8 +83,9 @@ export class GrantStore {
 
   /**
    * What the locks grant `name`: entries pinned to this digest, and entries pinned to sources when
-   * the module directory holds those very sources and was built from them (its build stamp ends
-   * with their digest, as `ensureExamplesBuilt` writes it).
+   * the module directory lies in a trusted build folder, holds those very sources and was built
+   * from them (its build stamp ends with their digest, as `ensureExamplesBuilt` writes it). The
+   * stamp proves nothing by itself (anyone can write one beside any component): the folder does.
    */
   private lockedFor(name: string, digest: string, dir: string): CapabilityAsk[] {
     const entries = this.locked.filter((entry) => entry.name === name);
@@ -86,11 +95,30 @@ export class GrantStore {
     for (const entry of entries) {
       if (entry.digest === digest) granted.push(...entry.granted);
       else if (entry.sources !== undefined) {
-        sources ??= builtFromSources(dir);
+        sources ??= this.inTrustedBuild(dir) ? builtFromSources(dir) : '';
         if (sources === entry.sources) granted.push(...entry.granted);
       }
     }
     return granted;
+  }
+
+  /** Whether module directory `dir` (its real path) lies in one of the trusted build folders. */
+  private inTrustedBuild(dir: string): boolean {
+    const real = realPathOrNothing(dir)[0];
+    if (real === undefined) return false;
+    return this.trustedBuilds.flatMap(realPathOrNothing).some((folder) => {
+      const rel = relative(folder, real);
+      return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+    });
+  }
+}
+
+/** `[real path]`, or `[]` for a folder that does not exist (yet): nothing is in it. */
+function realPathOrNothing(path: string): string[] {
+  try {
+    return [realpathSync(path)];
+  } catch {
+    return [];
   }
 }
 

@@ -1,0 +1,93 @@
+/**
+ * Grants against a hostile plugin author and a demanding embedder (issue 20 item 3, second
+ * reading): a request left at the desk for a module that is gone, and a `plugins.lock` entry
+ * pinned to sources claimed by a folder with a forged `.build-stamp` beside another component.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, before, describe, it } from 'node:test';
+import { ModuleRegistry, type ModuleRegistryOptions } from '../../main/plugins/index.js';
+import { PluginGrantError } from '../../main/plugins/grants/index.js';
+import { sourcesDigest } from '../../main/plugins/build/source-digest.js';
+import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+
+const FILES = '[files]\nroot = "data"\n';
+const FILE_ASK = { capability: 'file', detail: 'read files under ./data' } as const;
+
+describe('plugin grants, read by a hostile plugin author', () => {
+  let scratch: string;
+  let echo: Uint8Array;
+  let other: Uint8Array;
+  const open: ModuleRegistry[] = [];
+
+  before(async () => {
+    echo = await buildFixture('echo');
+    other = await buildFixture('big-output');
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const moduleIn = (folder: string, component: Uint8Array): string => {
+    writeModuleDir(folder, 'notes', { manifest: fixtureManifest('notes', FILES), component, extra: { 'data/note.txt': 'a note' } });
+    return join(folder, 'notes');
+  };
+  const registryWith = (grants: NonNullable<ModuleRegistryOptions['grants']>): ModuleRegistry => {
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: () => {} }, grants });
+    open.push(registry);
+    return registry;
+  };
+
+  it('unloading a served module whose reload (a new digest) waits for a grant withdraws that request', async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    const dir = moduleIn(join(scratch, 'modules'), echo);
+    const registry = registryWith({ file: join(scratch, 'plugin-grants.json') });
+    let signal: AbortSignal | undefined;
+    let asked = 0;
+    registry.grants.onRequest((_request, s) => {
+      asked++;
+      if (asked === 1) return 'granted';
+      signal = s;
+      return new Promise(() => {}); // a person who has not answered yet
+    });
+    const served = new Promise<void>((resolve) => registry.onChange((c) => c.change === 'served' && resolve()));
+    await assert.rejects(registry.loadModule(dir), (err: Error) => err instanceof PluginGrantError);
+    await served;
+
+    writeFileSync(join(dir, 'plugin.wasm'), other); // a rebuild: asked again, the old instance serves on
+    await assert.rejects(registry.reload('notes'), (err: Error) => err instanceof PluginGrantError);
+    assert.equal(registry.grants.waiting().length, 1);
+    assert.ok(registry.get('notes'));
+
+    assert.equal(await registry.unload('notes'), true);
+    assert.equal(signal?.aborted, true, 'the handler still holds a request for a module that is gone');
+    assert.deepEqual(registry.grants.waiting(), []);
+  });
+
+  it('a plugins.lock entry pinned to sources holds only in a trusted build folder: a copied folder with a forged .build-stamp beside another component gets nothing', async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    const built = moduleIn(join(scratch, 'cache', 'modules'), echo);
+    const sources = sourcesDigest(built);
+    const stamp = `componentize-js 0.19:recipe:${sources.slice('sha256:'.length, 'sha256:'.length + 32)}`;
+    writeFileSync(join(built, '.build-stamp'), stamp);
+    const lock = join(scratch, 'plugins.lock');
+    writeFileSync(lock, JSON.stringify({ version: 1, plugins: [{ name: 'notes', sources, granted: [FILE_ASK] }] }));
+
+    // The embedder's own build, in the folder it says only its build writes: pre-granted.
+    const trusted = registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [join(scratch, 'cache', 'modules')] });
+    assert.deepEqual((await trusted.scanDirectory(join(scratch, 'cache', 'modules'))).loaded.map((l) => l.name), ['notes']);
+
+    // A downloaded folder: the same (public) sources, its own component, a stamp it wrote itself.
+    const forged = moduleIn(join(scratch, 'downloads'), other);
+    writeFileSync(join(forged, '.build-stamp'), stamp);
+    assert.equal(sourcesDigest(forged), sources);
+    const hostile = registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [join(scratch, 'cache', 'modules')] });
+    await assert.rejects(hostile.loadModule(forged), (err: Error) => err instanceof PluginGrantError && /not granted: it asks for file/.test(err.message));
+    // Without a trusted build folder no sources pin holds anywhere.
+    const none = registryWith({ locks: [lock], mode: 'deny' });
+    await assert.rejects(none.loadModule(forged), (err: Error) => err instanceof PluginGrantError);
+  });
+});
