@@ -25,8 +25,8 @@ export class GatewayHttp {
     this.currentToken = token;
   }
 
-  /** Resolves with the response once its head has arrived; the body is the caller's to read. */
-  send(method: 'GET' | 'POST', path: string, headers: Readonly<Record<string, string>> = {}, body?: string): Promise<IncomingMessage> {
+  /** Resolves with the response once its head has arrived; the body is the caller's to read. Aborting `signal` drops the request and its response. */
+  send(method: 'GET' | 'POST', path: string, headers: Readonly<Record<string, string>> = {}, body?: string, signal?: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = request(
         {
@@ -36,6 +36,7 @@ export class GatewayHttp {
           path,
           // `localhost` passes the gateway's loopback Host check.
           headers: { host: 'localhost', authorization: `Bearer ${this.currentToken}`, ...headers },
+          ...(signal !== undefined ? { signal } : {}),
         },
         resolve,
       );

@@ -12,7 +12,8 @@ import {
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
-import { BRIDGE_ERROR, answerFrame, owedIds, parseErrorFrame } from './owed.js';
+import { BRIDGE_ERROR, REQUEST_CANCELLED, answerFrame, owedIds, parseErrorFrame } from './owed.js';
+import { RunningCalls, cancellationOf } from './running-calls.js';
 import { SseParser } from './sse-parser.js';
 
 export interface RelayOptions {
@@ -56,6 +57,8 @@ export class McpRelay {
   private protocolVersion: string | undefined;
   /** Sent back when a gateway ever sets one (this gateway is stateless and does not). */
   private sessionId: string | undefined;
+  /** Single requests whose POST is open: a `notifications/cancelled` naming one drops it too. */
+  private readonly calls = new RunningCalls();
 
   constructor(private readonly options: RelayOptions) {
     this.path = `/mcp/${encodeURIComponent(options.module)}`;
@@ -70,11 +73,23 @@ export class McpRelay {
       initializeIds: initializeIds(frame),
       gathered: [],
     };
-    const body = serializeFrame(frame);
+    const call = frame.kind === 'message' && exchange.owed.length === 1 ? this.calls.begin(exchange.owed[0]!) : undefined;
+    const cancellation = cancellationOf(frame);
+    try {
+      await this.exchange(serializeFrame(frame), exchange, call?.signal);
+    } finally {
+      call?.end();
+      // Once the gateway has had the cancellation: if it read it before the call, the call's POST is dropped now.
+      if (cancellation) this.calls.cancel(cancellation.id, cancellation.reason);
+    }
+  }
+
+  private async exchange(body: string, exchange: Exchange, signal: AbortSignal | undefined): Promise<void> {
     let res: IncomingMessage;
     try {
-      res = await this.post(body);
+      res = await this.post(body, signal);
     } catch (err) {
+      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason));
       return this.fail(exchange, bridgeError(`the gateway could not be reached: ${describeFailure(err)}`));
     }
     this.noteSession(res);
@@ -83,6 +98,7 @@ export class McpRelay {
       else await this.relayBody(res, await readBody(res), exchange);
     } catch (err) {
       if (err instanceof ClientGone) throw err;
+      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason));
       return this.fail(exchange, bridgeError(`the connection to the gateway failed mid-answer: ${describeFailure(err)}`));
     }
   }
@@ -91,15 +107,15 @@ export class McpRelay {
    * A 401 means the gateway restarted with a new token (nothing ran): read it again, retry once.
    * Lines are relayed concurrently, so the token may have been re-read already for another line.
    */
-  private async post(body: string): Promise<IncomingMessage> {
+  private async post(body: string, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     const sentWith = this.options.http.token;
-    const res = await this.options.http.send('POST', this.path, this.headers(), body);
+    const res = await this.options.http.send('POST', this.path, this.headers(), body, signal);
     if (res.statusCode !== 401) return res;
     const token = this.options.rereadToken(sentWith);
     if (token === undefined) return res;
     res.resume();
     this.options.http.setToken(token);
-    return this.options.http.send('POST', this.path, this.headers(), body);
+    return this.options.http.send('POST', this.path, this.headers(), body, signal);
   }
 
   private headers(): Record<string, string> {
@@ -238,6 +254,11 @@ function takeOwed(exchange: Exchange, id: RequestId | null): boolean {
 function isAddressed(answer: TransportFrame): boolean {
   if (answer.kind === 'batch') return true;
   return answer.kind === 'message' && isResponse(answer.message) && answer.message.id !== null;
+}
+
+/** A call the client cancelled whose POST the bridge dropped: the gateway's own answer for a cancelled call. */
+function cancelledError(reason: unknown): ErrorObject {
+  return { code: REQUEST_CANCELLED, message: `Request cancelled: ${String(reason)}` };
 }
 
 function bridgeError(message: string, httpStatus?: number): ErrorObject {

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
+import { after, before, test } from 'node:test';
+import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
+import { startMcpGateway, type McpGateway } from '../mcp/helpers.js';
+
+/**
+ * `mcp-stdio` against a client that pushes its luck: the bridge in this process
+ * (runMcpStdio on PassThrough streams), a real gateway with the spinning `loop` fixture.
+ */
+let gw: McpGateway;
+before(async () => {
+  gw = await startMcpGateway(['spin']);
+});
+after(() => gw.close());
+
+function bridge() {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let said = '';
+  stderr.setEncoding('utf8').on('data', (c: string) => (said += c));
+  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
+  const code = runMcpStdio({ module: 'spin', runtimeDir: gw.runtimeDir }, { stdin, stdout, stderr });
+  return {
+    write: (...messages: object[]) => stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join('')),
+    next: async (): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string } }> => {
+      const { value, done } = await lines.next();
+      assert.ok(!done, 'the bridge closed stdout before answering');
+      return JSON.parse(value as string);
+    },
+    finish: async () => {
+      stdin.end();
+      return { code: await code, stderr: said };
+    },
+  };
+}
+
+const loop = (id: number | string, pad = '') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'loop', arguments: { pad } } });
+const cancelled = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'stop' } });
+
+test('a cancellation sent right behind its call (which the gateway may read first) still stops the call: answered -32800, the guest stopped', { timeout: 20_000 }, async () => {
+  const b = bridge();
+  // A big call and its cancellation in one write: the cancellation's POST is read by the gateway first.
+  b.write(loop('early', 'x'.repeat(2 * 1024 * 1024)), cancelled('early'));
+  const answer = await b.next();
+  assert.equal(answer.id, 'early');
+  assert.equal(answer.error?.code, -32800);
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+  assert.equal(gw.registry.get('spin')!.runningCallId, undefined);
+});
