@@ -96,6 +96,8 @@ export function decodeFrameText<M>(
     return { type: 'invalid', reason: 'a frame has exactly one of method, result, error' };
   }
   if (isMessage) {
+    const quick = direction.quickMessage(value);
+    if (quick !== undefined) return { type: 'message', frame: quick };
     const parsed = direction.messages.safeParse(value);
     return parsed.success ? { type: 'message', frame: parsed.data } : { type: 'invalid', reason: firstIssue(parsed.error) };
   }
@@ -103,14 +105,20 @@ export function decodeFrameText<M>(
     const parsed = direction.errorFrame.safeParse(value);
     return parsed.success ? { type: 'error', frame: parsed.data } : { type: 'invalid', reason: firstIssue(parsed.error) };
   }
-  const envelope = direction.resultEnvelope.safeParse(value);
-  if (!envelope.success) return { type: 'invalid', reason: firstIssue(envelope.error) };
-  const { id } = envelope.data;
+  let envelope = direction.quickResultEnvelope(value);
+  if (envelope === undefined) {
+    const parsed = direction.resultEnvelope.safeParse(value);
+    if (!parsed.success) return { type: 'invalid', reason: firstIssue(parsed.error) };
+    envelope = parsed.data;
+  }
+  const { id } = envelope;
   const method = resultMethod(id);
   if (method === undefined) return { type: 'orphan', id };
   const schema = direction.results[method];
   if (!schema) return { type: 'invalid', reason: `no result is expected for ${method}` };
-  const result = schema.safeParse(envelope.data.result);
+  const quick = direction.quickResults[method]?.(envelope.result);
+  if (quick !== undefined) return { type: 'result', frame: { v: 3, id, result: quick }, method };
+  const result = schema.safeParse(envelope.result);
   if (!result.success) return { type: 'invalid', reason: `result.${firstIssue(result.error)}` };
   return { type: 'result', frame: { v: 3, id, result: result.data }, method };
 }
