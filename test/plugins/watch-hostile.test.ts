@@ -195,7 +195,7 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
       await assert.rejects(buildInChildProcess(dir, { timeoutMs: 1_500 }), { name: 'PluginLoadError', message: 'it took longer than 1.5 s and was stopped' });
       assert.ok(performance.now() - started < 5_000);
       rmSync(join(dir, 'module.toml'));
-      await assert.rejects(buildInChildProcess(dir), { name: 'PluginLoadError', message: /has no module\.toml: it is not a plugin directory/ });
+      await assert.rejects(buildInChildProcess(dir), { name: 'PluginLoadError', message: `${dir} has no module.toml: it is not a plugin directory (start one with \`npx chatty-gateway plugin new <name>\`)` });
       const stopping = new AbortController();
       assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
       const build = buildInChildProcess(dir, { signal: stopping.signal });

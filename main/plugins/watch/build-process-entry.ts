@@ -1,6 +1,6 @@
 /**
  * The child process a watched plugin is built in (`build-process.ts`): `plugin build` of the
- * directory given, its failure as one message on stderr and exit status 1.
+ * directory given; a failure is exit status 1 with `{"buildFailed": message}` as stderr's last line.
  */
 import { buildPlugin } from '../build/index.js';
 
@@ -13,6 +13,7 @@ try {
   await buildPlugin(dir);
   process.exit(0);
 } catch (err) {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  // The last line, as JSON: what componentize-js printed before it is not the reason.
+  process.stderr.write(`\n${JSON.stringify({ buildFailed: err instanceof Error ? err.message : String(err) })}\n`);
   process.exit(1);
 }

@@ -74,8 +74,23 @@ export function buildInChildProcess(dir: string, options: BuildProcessOptions = 
       options.signal?.removeEventListener('abort', onAbort);
       if (stopped !== undefined) return reject(new PluginLoadError(stopped));
       if (code === 0) return resolve();
-      const said = stderr.trim();
-      reject(new PluginLoadError(said !== '' ? said : `the build ended with ${signal ?? `status ${code}`}`));
+      reject(new PluginLoadError(failureOf(stderr) ?? `the build ended with ${signal ?? `status ${code}`}`));
     });
   });
+}
+
+/** Longest end of a build's stderr shown when it did not say why it failed (it crashed). */
+const MAX_SHOWN_STDERR = 2_000;
+
+/** Why the build failed: the entry's `{"buildFailed": …}` line, else the end of what it printed. */
+function failureOf(stderr: string): string | undefined {
+  const lines = stderr.trim().split('\n');
+  try {
+    const last: unknown = JSON.parse(lines.at(-1) ?? '');
+    if (typeof last === 'object' && last !== null && typeof (last as { buildFailed?: unknown }).buildFailed === 'string') return (last as { buildFailed: string }).buildFailed;
+  } catch {
+    // not the entry's line: it ended some other way
+  }
+  const tail = stderr.trim().slice(-MAX_SHOWN_STDERR);
+  return tail === '' ? undefined : tail;
 }
