@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 
@@ -135,7 +135,6 @@ export class OwnerOnlyJsonFile<T> {
     const uid = process.getuid?.();
     if (uid === undefined) return; // Windows: no owner bits to check
     const file = statSync(this.path);
-    const folder = statSync(dirname(this.path));
     const refuse = (why: string): never => {
       throw this.options.refuse(
         `${this.options.label} ${this.path} ${why}: someone else could have written its ${this.options.contents}; it was left as it is (chmod 600 it, or move it to a folder of your own)`,
@@ -143,7 +142,11 @@ export class OwnerOnlyJsonFile<T> {
     };
     if (file.uid !== uid) refuse(`is owned by another user (uid ${file.uid})`);
     if ((file.mode & 0o022) !== 0) refuse(`is writable by ${file.mode & 0o002 ? 'others' : 'its group'} (mode ${(file.mode & 0o777).toString(8)})`);
-    if ((folder.mode & 0o022) !== 0 && (folder.mode & 0o1000) === 0) refuse(`is in a folder others may write (${dirname(this.path)})`);
+    // The folder of the file as named and, when it is a symbolic link, of the file it leads to.
+    for (const dir of new Set([dirname(this.path), dirname(realpathSync(this.path))])) {
+      const folder = statSync(dir);
+      if ((folder.mode & 0o022) !== 0 && (folder.mode & 0o1000) === 0) refuse(`is in a folder others may write (${dir})`);
+    }
     if ((file.mode & 0o077) !== 0) chmodSync(this.path, 0o600);
   }
 }

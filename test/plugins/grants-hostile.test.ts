@@ -4,12 +4,12 @@
  * pinned to sources claimed by a folder with a forged `.build-stamp` beside another component.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, before, describe, it } from 'node:test';
 import { ModuleRegistry, type ModuleRegistryOptions } from '../../main/plugins/index.js';
-import { PluginGrantError } from '../../main/plugins/grants/index.js';
+import { GrantsFile, GrantsFileError, PluginGrantError } from '../../main/plugins/grants/index.js';
 import { sourcesDigest } from '../../main/plugins/build/source-digest.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
@@ -89,5 +89,25 @@ describe('plugin grants, read by a hostile plugin author', () => {
     // Without a trusted build folder no sources pin holds anywhere.
     const none = registryWith({ locks: [lock], mode: 'deny' });
     await assert.rejects(none.loadModule(forged), (err: Error) => err instanceof PluginGrantError);
+  });
+});
+
+describe('the grants file, read by a hostile neighbour', () => {
+  it('a grants file that is a symbolic link into a folder others may write is refused, as the folder itself would be', () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    try {
+      const shared = join(scratch, 'shared');
+      mkdirSync(shared);
+      chmodSync(shared, 0o777); // others may rename a file of theirs over the link's target
+      const target = join(shared, 'grants.json');
+      writeFileSync(target, JSON.stringify({ version: 1, grants: [] }), { mode: 0o600 });
+      const mine = join(scratch, 'config');
+      mkdirSync(mine, { mode: 0o700 });
+      const link = join(mine, 'plugin-grants.json');
+      symlinkSync(target, link);
+      assert.throws(() => new GrantsFile(link).read(), (err: Error) => err instanceof GrantsFileError && err.message.includes(shared) && /in a folder others may write/.test(err.message));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
