@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ENGINE_START_LIMIT, enginesStarting } from '../../main/plugins/handle/engine-starts.js';
 import { ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
 import { connectClient } from '../mcp/helpers.js';
 import { startGateway, tempDir } from '../helpers/gateway.js';
@@ -249,6 +250,30 @@ describe('the lazy engine: starting and stopping around calls', () => {
     assert.equal(state, 'stopping');
     assert.deepEqual(await outcome, echoed('racing'));
     assert.equal(race.stats.engineStarts, starts + 1);
+  });
+});
+
+describe('the lazy engine: engines start a few at a time', () => {
+  it(`eight stopped plugins called at once all answer, with never more than ${ENGINE_START_LIMIT} engines starting together`, async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    const fx = await loadFixtures(names.map((name) => ({ name, kind: 'echo' as const })));
+    try {
+      assert.deepEqual(fx.report.failed, []);
+      const handles = names.map((n) => fx.registry.get(n)!);
+      assert.ok(handles.every((h) => h.engineState === 'stopped'));
+      let most = 0;
+      let done = false;
+      const all = Promise.all(handles.map((h, i) => call(h, 'echo', JSON.stringify(`w${i}`)))).finally(() => (done = true));
+      while (!done) {
+        most = Math.max(most, enginesStarting());
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.deepEqual(await all, names.map(echoed));
+      assert.ok(most >= 1 && most <= ENGINE_START_LIMIT, `at most ${most} engines started together`);
+      assert.equal(enginesStarting(), 0);
+    } finally {
+      await fx.close();
+    }
   });
 });
 

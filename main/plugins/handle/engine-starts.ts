@@ -7,14 +7,19 @@ import { availableParallelism } from 'node:os';
  * memory would all be live at once (the C allocator keeps that high-water mark after they end).
  * So starts beyond the limit wait their turn; a waiting start has not begun its clock.
  */
-const LIMIT = Math.max(2, Math.min(4, availableParallelism()));
+export const ENGINE_START_LIMIT = Math.max(2, Math.min(4, availableParallelism()));
 
 let running = 0;
 const waiting: (() => void)[] = [];
 
+/** Engine starts under way now (for tests and logs); never above `ENGINE_START_LIMIT`. */
+export function enginesStarting(): number {
+  return running;
+}
+
 /** Runs `start` when fewer than the limit of engine starts are under way. */
 export async function inStartTurn<T>(start: () => Promise<T>): Promise<T> {
-  if (running >= LIMIT) await new Promise<void>((resolve) => waiting.push(resolve));
+  if (running >= ENGINE_START_LIMIT) await new Promise<void>((resolve) => waiting.push(resolve));
   else running++;
   try {
     return await start();
