@@ -37,6 +37,11 @@ function bridge() {
   };
 }
 
+/** Resolves once the spin module's guest runs no call (a cancelled one stops a moment after its answer). */
+async function guestStopped(): Promise<void> {
+  while (gw.registry.get('spin')!.runningCallId !== undefined) await new Promise((resolve) => setImmediate(resolve));
+}
+
 const loop = (id: number | string, pad = '') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'loop', arguments: { pad } } });
 const cancelled = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'stop' } });
 
@@ -48,5 +53,23 @@ test('a cancellation sent right behind its call (which the gateway may read firs
   assert.equal(answer.id, 'early');
   assert.equal(answer.error?.code, -32800);
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
-  assert.equal(gw.registry.get('spin')!.runningCallId, undefined);
+  await guestStopped();
+});
+
+test('a second initialize while a call runs (a new session) does not strand the call: its cancellation still stops it', { timeout: 20_000 }, async () => {
+  const b = bridge();
+  const initialize = (id: number) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+  b.write(initialize(1));
+  assert.equal((await b.next()).id, 1);
+  b.write(loop('first-session'));
+  while (gw.registry.get('spin')!.runningCallId !== 'first-session') await new Promise((resolve) => setImmediate(resolve));
+  // The gateway scopes cancellation by session; the second initialize gives the bridge a new one.
+  b.write(initialize(2));
+  assert.equal((await b.next()).id, 2);
+  b.write(cancelled('first-session'));
+  const answer = await b.next();
+  assert.equal(answer.id, 'first-session');
+  assert.equal(answer.error?.code, -32800);
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+  await guestStopped();
 });
