@@ -55,3 +55,24 @@ test('a module whose listTools never answers does not hold the list back: it is 
   await pushed;
   assert.deepEqual(lists[1]!.changes, [{ name: 'fine', change: 'reloaded' }]);
 });
+
+test('a module whose tools are not {name, description} strings loses only its own tools: the list still goes, with a toolsError for it', { timeout: 10_000 }, async () => {
+  const bad = module('bad', () => Promise.resolve([{ name: 'odd', description: undefined, parametersSchema: '{}' } as unknown as { name: string; description: string; parametersSchema: string }]));
+  const fine = module('fine', () => Promise.resolve([{ name: 'echo', description: 'says it back', parametersSchema: '{}' }]));
+  let hear: (change: { name: string; change: 'served' }) => void = () => {};
+  const directory: ModuleDirectory = {
+    list: () => [bad, fine],
+    get: (name) => [bad, fine].find((m) => m.name === name),
+    onChange: (listener) => {
+      hear = listener;
+      return () => {};
+    },
+  };
+  const logged: string[] = [];
+  const pushed = new Promise<ModuleList>((resolve) => new ModuleListFeed(directory, resolve, (line) => logged.push(line)).start());
+  hear({ name: 'bad', change: 'served' });
+  const list = ModuleListSchema.parse(await pushed);
+  assert.deepEqual(list.modules.map((m) => [m.name, m.tools.length, m.toolsError === undefined]), [['bad', 0, false], ['fine', 1, true]]);
+  assert.match(list.modules[0]!.toolsError ?? '', /tools\[0\]\.description/);
+  assert.deepEqual(logged, []);
+});

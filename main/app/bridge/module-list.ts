@@ -1,5 +1,5 @@
 import { surfacesOf, type CallableModule, type ModuleDirectory, type ServedModule } from '../../gateway/modules.js';
-import { ModuleListSchema, type ModuleChangeView, type ModuleList, type ModuleSummary, type PendingModuleView } from './contract.js';
+import { ModuleListSchema, ModuleSummarySchema, type ModuleChangeView, type ModuleList, type ModuleSummary, type PendingModuleView } from './contract.js';
 
 /**
  * How long one module's `listTools()` may take before the list goes without its tools: a module
@@ -16,7 +16,11 @@ export function moduleSummaries(registry: ModuleDirectory, listToolsTimeoutMs = 
       const callable = registry.get?.(m.name) ?? (isCallable(m) ? m : undefined);
       if (!callable) return summary;
       try {
-        summary.tools = (await within(listToolsTimeoutMs, m.name, () => callable.listTools())).map((t) => ({ name: t.name, description: t.description }));
+        const tools = (await within(listToolsTimeoutMs, m.name, () => callable.listTools())).map((t) => ({ name: t.name, description: t.description }));
+        // Checked here, per module: one module's odd answer must not fail the whole list's schema check.
+        const checked = ModuleSummarySchema.shape.tools.safeParse(tools);
+        if (checked.success) summary.tools = checked.data;
+        else summary.toolsError = `module '${m.name}' listed tools that cannot be shown: ${checked.error.issues.map((i) => `tools[${i.path.join('].')}: ${i.message}`).join('; ')}`;
       } catch (err) {
         summary.toolsError = (err as Error)?.message ?? String(err);
       }
