@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
+import { withWriteLock } from './write-lock.js';
 
 /** How an owner-only JSON file names itself and its contents in a refusal. */
 export interface OwnerOnlyJsonFileOptions<T> {
@@ -82,16 +83,22 @@ export class OwnerOnlyJsonFile<T> {
 
   /**
    * Reads the file, applies `change` (pure: it may be called again) and writes the result (refused,
-   * the file untouched, when it cannot be read). Another process may write the file between this
-   * read and this write: when it has, start again from what it wrote, so that what it removed is
-   * not written back.
+   * the file untouched, when it cannot be read). Writers of this class take turns on a lock file
+   * (`withWriteLock`), so what one adds is never written over by another; a person's editor writing
+   * it meanwhile is seen (the file changed since it was read), and the update starts again from
+   * what it wrote, so that what it removed is not written back. Refused, writing nothing, when the
+   * file keeps changing.
    */
   update(change: (current: T | undefined) => T): T {
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    return withWriteLock(this.path, this.options.refuse, () => this.updateLocked(change));
+  }
+
+  private updateLocked(change: (current: T | undefined) => T): T {
     for (let attempt = 1; ; attempt++) {
       const read = this.read();
       const readStamp = this.cachedStamp;
       const next = change(read);
-      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
       const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
       const fd = openSync(temp, 'wx', 0o600);
       try {
@@ -103,9 +110,10 @@ export class OwnerOnlyJsonFile<T> {
         throw err;
       }
       closeSync(fd);
-      if (this.stamp() !== readStamp && attempt < 5) {
+      if (this.stamp() !== readStamp) {
         rmSync(temp, { force: true });
-        continue;
+        if (attempt < 5) continue;
+        throw this.options.refuse(`${this.options.label} ${this.path} kept changing while it was being written; nothing was written over it, try again`);
       }
       chmodSync(temp, 0o600);
       renameSync(temp, this.path);

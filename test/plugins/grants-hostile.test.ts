@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, before, describe, it } from 'node:test';
 import { ModuleRegistry, type ModuleRegistryOptions } from '../../main/plugins/index.js';
 import { GrantsFile, GrantsFileError, PluginGrantError } from '../../main/plugins/grants/index.js';
@@ -106,6 +108,24 @@ describe('the grants file, read by a hostile neighbour', () => {
       const link = join(mine, 'plugin-grants.json');
       symlinkSync(target, link);
       assert.throws(() => new GrantsFile(link).read(), (err: Error) => err instanceof GrantsFileError && err.message.includes(shared) && /in a folder others may write/.test(err.message));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('writers in other processes granting at once lose nothing: every grant is in the file', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    try {
+      const file = join(scratch, 'plugin-grants.json');
+      const writer = fileURLToPath(new URL('../helpers/grants-writer.ts', import.meta.url));
+      const run = (prefix: string): Promise<number | null> =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', writer, file, prefix, '60'], { stdio: ['ignore', 'ignore', 'inherit'] });
+          child.on('error', reject);
+          child.on('exit', resolve);
+        });
+      assert.deepEqual(await Promise.all(['a', 'b', 'c'].map(run)), [0, 0, 0]);
+      assert.equal(new GrantsFile(file).read().length, 180);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

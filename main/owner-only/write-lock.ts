@@ -1,0 +1,47 @@
+import { closeSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+
+/** How long a writer waits for another's lock before refusing, and when a lock is a crashed writer's. */
+const WAIT_MS = 5_000;
+const STALE_MS = 10_000;
+
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `write` holding `<path>.lock` (created exclusively, 0600): two processes updating one
+ * owner-only file (`serve` granting at its prompt while `plugin grant` runs in another terminal)
+ * take turns instead of each writing over what the other just added. The lock is held for one
+ * read-change-rename, a few milliseconds; one older than 10 s is a crashed writer's and is
+ * removed. After 5 s of waiting it refuses with `refuse(message)`, the file untouched.
+ */
+export function withWriteLock<R>(path: string, refuse: (message: string) => Error, write: () => R): R {
+  const lock = `${path}.lock`;
+  const deadline = Date.now() + WAIT_MS;
+  let fd: number;
+  for (;;) {
+    try {
+      fd = openSync(lock, 'wx', 0o600);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw refuse(`cannot lock ${lock}: ${(err as Error).message}`);
+    }
+    let age: number;
+    try {
+      age = Date.now() - statSync(lock).mtimeMs;
+    } catch {
+      continue; // released meanwhile
+    }
+    if (age > STALE_MS) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw refuse(`${lock} has been held for ${Math.round(age / 1000)} s by another writer; nothing was written (remove it if no chatty-gateway is writing)`);
+    Atomics.wait(nap, 0, 0, 1 + Math.random() * 3); // synchronous, as the write is: a few ms
+  }
+  try {
+    writeSync(fd, `${process.pid}\n`);
+    return write();
+  } finally {
+    closeSync(fd);
+    rmSync(lock, { force: true });
+  }
+}
