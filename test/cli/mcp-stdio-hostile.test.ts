@@ -73,3 +73,15 @@ test('a second initialize while a call runs (a new session) does not strand the 
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
   await guestStopped();
 });
+
+test('two requests in flight under one id (a client bug): a cancellation of that id stops both, each answered -32800', { timeout: 20_000 }, async () => {
+  const b = bridge();
+  b.write(loop('dup'));
+  while (gw.registry.get('spin')!.runningCallId !== 'dup') await new Promise((resolve) => setImmediate(resolve));
+  b.write(loop('dup')); // waits behind the first in the module's queue
+  b.write(cancelled('dup'));
+  const answers = [await b.next(), await b.next()];
+  assert.deepEqual(answers.map((a) => [a.id, a.error?.code]), [['dup', -32800], ['dup', -32800]]);
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+  await guestStopped();
+});
