@@ -58,7 +58,7 @@ test('serve asks for each plugin\'s grant at its prompt: y serves it and remembe
     assert.deepEqual(index.modules.filter((m) => m.state === undefined).map((m) => m.name), ['notes-a'], JSON.stringify(index));
     const b = index.modules.find((m) => m.name === 'notes-b');
     assert.equal(b?.state, 'ungranted', JSON.stringify(index));
-    assert.match(b?.reason ?? '', /was denied; to grant it: `chatty-gateway plugin grant notes-b`/);
+    assert.match(b?.reason ?? '', /was denied; to grant it: `chatty-gateway plugin grant notes-b --modules-dir \S+ --approvals-file \S+`/);
     const kept = readFileSync(join(dir, 'config', 'plugin-grants.json'), 'utf8');
     assert.ok(kept.includes('notes-a') && !kept.includes('notes-b'), kept);
   } finally {

@@ -95,7 +95,7 @@ test('no one to ask (no terminal, no --approvals): not served; GET /, the log an
   try {
     const [entry] = await s.index();
     assert.equal(entry?.state, 'ungranted');
-    assert.match(entry!.reason!, /^not granted: it asks for file \(read files under \.\/data\) for component sha256:[0-9a-f]{12}…, and no one is asked \(approvals: deny, or no one to ask\); to grant it: `chatty-gateway plugin grant notes`/);
+    assert.match(entry!.reason!, /^not granted: it asks for file \(read files under \.\/data\) for component sha256:[0-9a-f]{12}…, and no one is asked \(approvals: deny, or no one to ask\); to grant it: `chatty-gateway plugin grant notes --modules-dir \S+ --approvals-file \S+`/);
     assert.match(s.err.text(), /module not loaded: .*notes: not granted: it asks for file \(read files under \.\/data\)/);
     const refused = await s.mcp();
     assert.equal(refused.status, 403);

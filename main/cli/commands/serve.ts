@@ -11,6 +11,7 @@ import { watchModules, type ModuleRegistry, type ModulesWatcher } from '../../pl
 import { resolveCommandPaths } from '../agent-command.js';
 import { failure } from '../failure.js';
 import { outermostMissing } from '../missing-directory.js';
+import { grantCommand } from '../grant-command.js';
 import { modulesDirWarning } from '../modules-dir-warning.js';
 import { decodeTaskText, encodeTaskText } from '../../shell/task-text.js';
 import { attachTerminalRoot, defaultApprovalsMode, LineQueue, printable, ProgressPrinter, Screen, writer, type ApprovalsMode } from '../terminal-root/index.js';
@@ -92,7 +93,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // spend half a minute or more): they are built behind the ready line.
     // A plugin's capabilities are granted, not taken: remembered beside the approval rules; asked
     // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
-    const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode };
+    const grantsTarget = { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile };
+    const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: (name: string) => grantCommand(name, grantsTarget) };
     const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
     const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule }, registry: { grants } });
     modules = opened.registry;
@@ -170,7 +172,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
           : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
         `  rules:  ${gateway.approvals.file ?? 'none kept'} ("always" approvals; see: chatty-gateway approvals list)`,
-        `  grants: ${grantsFile} (plugin capabilities; see: chatty-gateway plugin grant NAME)`,
+        `  grants: ${grantsFile} (plugin capabilities; see: ${grantCommand('NAME', { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile })})`,
         ...(tasks ? [`  tasks:  type <agent> <task text>, e.g. ${agentNames[0] ?? 'local-coder'} exec echo hi`] : []),
         '  stop:   Ctrl-C',
         '',

@@ -138,11 +138,11 @@ export class GrantGate {
     const { name, digest } = input;
     this.await(input, missing, load);
     if (this.mode === 'deny') {
-      const reason = ungrantedReason(name, digest, missing, 'not-asked');
+      const reason = ungrantedReason(name, digest, missing, 'not-asked', this.store.grantCommand(name));
       this.host.ungranted(name, reason);
       throw new PluginGrantError(reason, missing);
     }
-    const reason = ungrantedReason(name, digest, missing, 'asking');
+    const reason = ungrantedReason(name, digest, missing, 'asking', this.store.grantCommand(name));
     const open = new AbortController();
     this.asking.set(name, open);
     this.host.ungranted(name, reason);
@@ -153,7 +153,7 @@ export class GrantGate {
         this.asking.delete(name);
         if (outcome === 'withdrawn' || !this.host.stillWanted(name, input.dir)) return;
         if (outcome === 'denied') {
-          const denied = ungrantedReason(name, digest, missing, 'denied');
+          const denied = ungrantedReason(name, digest, missing, 'denied', this.store.grantCommand(name));
           this.host.ungranted(name, denied);
           this.host.logger.log('warn', `not served: ${denied}`, { module: name });
           return;

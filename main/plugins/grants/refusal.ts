@@ -19,11 +19,11 @@ export type UngrantedWhy = 'asking' | 'not-asked' | 'denied';
 
 /**
  * The one-line reason `GET /`, the log and the load error give: the missing grants, the component
- * they would be pinned to, and how to give them.
+ * they would be pinned to, and how to give them (`command`: `GrantsOptions.grantCommand`'s line).
  */
-export function ungrantedReason(name: string, digest: string, missing: readonly CapabilityAsk[], why: UngrantedWhy): string {
+export function ungrantedReason(name: string, digest: string, missing: readonly CapabilityAsk[], why: UngrantedWhy, command = `chatty-gateway plugin grant ${name}`): string {
   const what = `${describeAsks(missing)} for component ${shortDigest(digest)}`;
-  const how = `\`chatty-gateway plugin grant ${name}\``;
+  const how = `\`${command}\``;
   if (why === 'asking') return `waiting for a grant: it asks for ${what}; answer the request, or grant it with ${how}`;
   if (why === 'denied') return `not granted: its request for ${what} was denied; to grant it: ${how} (served once the grants file has it)`;
   return `not granted: it asks for ${what}, and no one is asked (approvals: deny, or no one to ask); to grant it: ${how} (served once the grants file has it)`;

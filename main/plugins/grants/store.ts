@@ -28,6 +28,12 @@ export interface GrantsOptions {
    * `'deny'` refuses it: the module is not served, and the reason says how to grant it.
    */
   mode?: 'ask' | 'allow' | 'deny' | undefined;
+  /**
+   * The command a refusal tells a person to type to grant module `name` (default:
+   * `chatty-gateway plugin grant NAME`): `serve` names its `--modules-dir` and `--approvals-file`
+   * in it, so the command finds the module and writes the grants file this registry reads.
+   */
+  grantCommand?: ((name: string) => string) | undefined;
 }
 
 /**
@@ -44,7 +50,11 @@ export class GrantStore {
   private readonly memory = new Map<string, { digest: string; granted: CapabilityAsk[] }>();
 
   /** Reads the locks and the grants file at once: a malformed one throws, naming it, before anything loads. */
+  /** How a refusal says to grant module `name` (`GrantsOptions.grantCommand`). */
+  readonly grantCommand: (name: string) => string;
+
   constructor(options: GrantsOptions) {
+    this.grantCommand = options.grantCommand ?? ((name) => `chatty-gateway plugin grant ${name}`);
     this.locked = (options.locks ?? []).flatMap((path) => readPluginsLock(path));
     this.trustedBuilds = options.trustedBuilds ?? [];
     this.file = options.file !== undefined ? new GrantsFile(options.file) : undefined;
