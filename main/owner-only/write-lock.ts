@@ -31,7 +31,11 @@ export function withWriteLock<R>(path: string, refuse: (message: string) => Erro
       continue; // released meanwhile
     }
     if (age > STALE_MS) {
-      rmSync(lock, { force: true });
+      try {
+        rmSync(lock, { force: true });
+      } catch (err) {
+        throw refuse(`cannot remove the stale lock ${lock}: ${(err as Error).message}; nothing was written`);
+      }
       continue;
     }
     if (Date.now() > deadline) throw refuse(`${lock} has been held for ${Math.round(age / 1000)} s by another writer; nothing was written (remove it if no chatty-gateway is writing)`);
