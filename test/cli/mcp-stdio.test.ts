@@ -122,7 +122,8 @@ describe('chatty-gateway mcp-stdio with the SDK client', () => {
     let stderr: Promise<string> | undefined;
     try {
       assert.deepEqual(client.getServerVersion(), { name: 'echo', version: '1.0.0' });
-      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true } });
+      // The bridge relays to Streamable HTTP, which sends no list_changed: not advertised.
+      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
       const { tools } = await client.listTools();
       assert.deepEqual(tools.find((t) => t.name === 'echo'), {
         name: 'echo',

@@ -17,7 +17,8 @@ for (const kind of ['streamable', 'sse'] as const satisfies readonly TransportKi
       const { client, close } = await connectClient(gw, 'echo', kind);
       try {
         assert.deepEqual(client.getServerVersion(), { name: 'echo', version: '1.0.0' });
-        assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true } });
+        // listChanged only where it is sent: a legacy SSE session's stream; Streamable HTTP has none.
+        assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: kind === 'sse' } });
         assert.deepEqual(await client.ping(), {});
         // The SSE client really holds a legacy session; the Streamable HTTP one holds none.
         assert.equal(gw.gateway.openSseSessions, kind === 'sse' ? 1 : 0);

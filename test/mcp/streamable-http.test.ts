@@ -24,7 +24,7 @@ describe('initialize, ping, tools/list', () => {
       assert.deepEqual(json(res.body), {
         jsonrpc: '2.0',
         id: 1,
-        result: { protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'echo', version: '1.0.0' } },
+        result: { protocolVersion: version, capabilities: { tools: { listChanged: false } }, serverInfo: { name: 'echo', version: '1.0.0' } },
       });
     });
   }

@@ -14,6 +14,7 @@ import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
+import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
 import type { SseSessions } from './sse-sessions.js';
 
@@ -59,7 +60,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (refusal) return transportRefusal(ctx, refusal);
     const frame = parseFrame(bodyText(ctx));
     const session = ctx.get('mcp-session-id');
-    const peer = session === '' ? undefined : `http:${session}`;
+    const peer = session === '' ? lonePostPeer() : streamablePeer(session);
     noteCancellation(ctx, frame, surface.inflight, peer);
     // The client closing its connection before the answer is written cancels what it asked.
     const ids = requestIds(frame);
@@ -72,7 +73,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (ids.length > 0) ctx.res.once('close', onClose);
     let answer: TransportFrame | undefined;
     try {
-      answer = await dispatchOnce(surface.dispatcher, frame, peer === undefined ? {} : { peer });
+      answer = await dispatchOnce(surface.dispatcher, frame, { peer });
     } finally {
       if (ids.length > 0) ctx.res.off('close', onClose);
     }
@@ -105,7 +106,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
       const session = options.sessions.open(name, ctx.res);
       // The calls posted on the session are cancelled when its stream closes.
-      ctx.res.once('close', () => surface!.inflight.cancelPeer(`sse:${session.id}`, STREAM_CLOSED));
+      ctx.res.once('close', () => surface!.inflight.cancelPeer(ssePeer(session.id), STREAM_CLOSED));
       return;
     }
     if (!dispatcher) return moduleNotServed(ctx, options.modules, name);
@@ -117,7 +118,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const refusal = checkLegacyPost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
     const frame = parseFrame(bodyText(ctx));
-    const peer = `sse:${session.id}`;
+    const peer = ssePeer(session.id);
     noteCancellation(ctx, frame, surface!.inflight, peer);
     // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
     // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.

@@ -3,6 +3,7 @@ import { Dispatcher, JSONRPC_VERSION, RequestIdSchema, RpcError, messageFrame, t
 import type { CallableModule, ModuleTool } from '../modules.js';
 import { cancelledError, pluginFailure } from './errors.js';
 import { InflightCalls } from './inflight-calls.js';
+import { hearsServerNotifications } from './peers.js';
 import { negotiateVersion } from './versions.js';
 
 /** What `tools/list` answers for a `parameters-schema` that is not a JSON object. */
@@ -39,10 +40,11 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
     throw pluginFailure(err);
   };
 
-  dispatcher.onRequest('initialize', InitializeParams, (params) => ({
+  dispatcher.onRequest('initialize', InitializeParams, (params, context) => ({
     protocolVersion: negotiateVersion(params.protocolVersion),
-    // listChanged: a reload or a module coming online is announced on its SSE sessions (TOOLS_LIST_CHANGED).
-    capabilities: { tools: { listChanged: true } },
+    // listChanged only where it is sent: a reload or a module coming online is announced on the
+    // module's legacy SSE sessions (TOOLS_LIST_CHANGED); Streamable HTTP has no server stream.
+    capabilities: { tools: { listChanged: hearsServerNotifications(context.peer) } },
     serverInfo: { name: module.name, version: module.version },
   }));
 
