@@ -172,3 +172,23 @@ describe('index', () => {
     });
   });
 });
+
+describe('a client that goes away while sending its body', () => {
+  test('is a 499 row saying so, not a handler failure logged with a stack', async () => {
+    const errors: unknown[] = [];
+    const own = await startGateway({ list: () => [] }, { onError: (err) => errors.push(err) });
+    const rows: { status: number; reason?: string | undefined }[] = [];
+    const row = new Promise<void>((resolve) => own.gateway.onEdge((r) => (rows.push(r), resolve())));
+    try {
+      const conn = await RawConnection.open(own.socketPath);
+      await conn.write(`POST /mcp/x HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${own.auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":`);
+      conn.close();
+      await row;
+      assert.deepEqual(errors, []);
+      assert.equal(rows[0]?.status, 499);
+      assert.equal(rows[0]?.reason, 'cancelled: the client went away while sending its body');
+    } finally {
+      await own.close();
+    }
+  });
+});

@@ -17,6 +17,13 @@ export function bodyLimitGuard(maxBytes: number = MAX_REQUEST_BYTES): GatewayMid
       return refuse(ctx, 413, BODY_TOO_LARGE, `declared body of ${declared} bytes over ${maxBytes}`);
     }
     const body = await readCapped(ctx.req, maxBytes);
+    if (body === CLIENT_GONE) {
+      // Nobody is left to answer, and nothing failed on our side: a row that says so, not a stack.
+      ctx.state.refusal = `cancelled: ${CLIENT_GONE_REASON}`;
+      ctx.body = null; // before the status: Koa turns a null body set after it into a 204
+      ctx.status = 499;
+      return;
+    }
     if (body === undefined) {
       return refuse(ctx, 413, BODY_TOO_LARGE, `streamed body over ${maxBytes} bytes`);
     }
@@ -27,9 +34,16 @@ export function bodyLimitGuard(maxBytes: number = MAX_REQUEST_BYTES): GatewayMid
 
 const discard = (): void => {};
 
-/** The whole body, or `undefined` as soon as it passes `maxBytes` (the rest is drained and dropped). */
-function readCapped(req: NodeJS.ReadableStream & { complete?: boolean }, maxBytes: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
+/** The request stream ended in an error before its body was whole: the client closed its connection. */
+const CLIENT_GONE = Symbol('client gone');
+const CLIENT_GONE_REASON = 'the client went away while sending its body';
+
+/**
+ * The whole body, `undefined` as soon as it passes `maxBytes` (the rest is drained and dropped),
+ * or `CLIENT_GONE` when the stream fails before it is whole (Node's `aborted`: the client left).
+ */
+function readCapped(req: NodeJS.ReadableStream & { complete?: boolean }, maxBytes: number): Promise<Buffer | undefined | typeof CLIENT_GONE> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer): void => {
@@ -47,9 +61,9 @@ function readCapped(req: NodeJS.ReadableStream & { complete?: boolean }, maxByte
       cleanup();
       resolve(Buffer.concat(chunks, size));
     };
-    const onError = (err: Error): void => {
+    const onError = (): void => {
       cleanup();
-      reject(err);
+      resolve(CLIENT_GONE);
     };
     const cleanup = (): void => {
       req.off('data', onData);
