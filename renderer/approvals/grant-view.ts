@@ -24,7 +24,7 @@ const GLANCE = 8;
 const PLAIN_VERSION = /^[0-9A-Za-z.+_-]{1,64}$/;
 
 export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswer>): PopoverContent {
-  const hidden = [view.plugin, view.version, view.digest, ...view.asks.map((a) => a.detail)].some(hasHidden);
+  const hidden = [view.plugin, view.version, view.digest, view.dir ?? '', ...view.asks.map((a) => a.detail)].some(hasHidden);
   const asks = el('ul', { className: 'asks', attrs: { 'aria-label': 'what it asks for' } });
   for (const ask of view.asks) {
     const reach = ask.reach ? el('span', { className: 'reach muted' }, ` (${ask.reach})`) : null;
@@ -53,6 +53,7 @@ export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswe
       facts('context', [
         ['Plugin', el('span', { className: 'plugin' }, shown(view.plugin))],
         ['Version', el('span', { className: 'version' }, shown(view.version))],
+        ['Folder', view.dir !== undefined ? el('code', { className: 'folder' }, shown(view.dir)) : null],
         ['Digest', el('code', { className: 'digest' }, shown(view.digest))],
       ]),
       el('p', { className: 'grant-note muted' }, 'A grant is kept for this build (its digest) only: a changed plugin asks again. Denied, the plugin is not served; grant it later with ', el('code', {}, 'chatty-gateway plugin grant '), el('code', {}, shown(view.plugin)), '.'),

@@ -37,8 +37,8 @@ test('a plugin that asks for files waits for the window; granted there, it is se
     // Asked while the plugins were opened, before any window: the window finds it in its snapshot.
     const snapshot = (await call(INVOKE_CHANNELS.snapshot)) as Snapshot;
     assert.deepEqual(
-      snapshot.grants.map((g) => [g.plugin, g.version, g.asks]),
-      [['notes', '1.0.0', [{ capability: 'file', detail: 'read files under ./data' }]]],
+      snapshot.grants.map((g) => [g.plugin, g.version, g.asks, g.dir]),
+      [['notes', '1.0.0', [{ capability: 'file', detail: 'read files under ./data', reach: '' }], join(modules, 'notes')]],
     );
     assert.match(snapshot.grants[0]!.digest, /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(((await call(INVOKE_CHANNELS.listModules)) as ModuleSummary[]).map((m) => m.name), [], 'not served until granted');

@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { TerminalPrompter } from '../../main/cli/terminal-root/index.js';
 import type { CapabilityAsk, PluginGrantRequest } from '../../main/plugins/grants/index.js';
-import { grantRequest } from '../helpers/grant-request.js';
+import { GRANT_DIGEST, grantRequest } from '../helpers/grant-request.js';
 
 /** Shows `request` at a prompter over in-memory streams, answers `n`, and returns the screen's lines. */
 async function screenOf(overrides: Partial<Omit<PluginGrantRequest, 'id'>>): Promise<string[]> {
@@ -27,17 +27,19 @@ async function screenOf(overrides: Partial<Omit<PluginGrantRequest, 'id'>>): Pro
 }
 
 describe('a hostile grant request at the terminal prompt', () => {
-  test('a network ask says what it reaches: a "*." entry any name under it, not the name itself; no port, 80 and 443 only', async () => {
+  test('a network ask says what it reaches (a "*." entry any name under it, not the name itself; no port, 80 and 443 only), and the folder its ./ is in is shown', async () => {
     const asks: CapabilityAsk[] = [
       { capability: 'network', detail: '*.example.org' },
       { capability: 'network', detail: 'api.example.com' },
       { capability: 'network', detail: 'api.github.com:443' },
     ];
-    const lines = await screenOf({ asks });
-    assert.deepEqual(lines.slice(1, 4), [
+    const lines = await screenOf({ asks, dir: '/home/me/plugins/text-tools' });
+    assert.deepEqual(lines.slice(1, 6), [
       '    network: *.example.org (any name under example.org, not example.org itself; ports 80 and 443 only)',
       '    network: api.example.com (ports 80 and 443 only)',
       '    network: api.github.com:443',
+      '  folder: /home/me/plugins/text-tools',
+      `  digest: ${GRANT_DIGEST}`,
     ]);
   });
 

@@ -60,7 +60,7 @@ describe('a hostile grant request in the popover (Chromium, real bridge host and
     }
   });
 
-  test('a network ask says what it reaches: a "*." entry any name under it, not the name itself; no port, 80 and 443 only', async () => {
+  test('a network ask says what it reaches (a "*." entry any name under it, not the name itself; no port, 80 and 443 only), and the folder its ./ is in is shown', async () => {
     const page = await app.open();
     try {
       const loaded = new AbortController();
@@ -69,13 +69,14 @@ describe('a hostile grant request in the popover (Chromium, real bridge host and
         { capability: 'network', detail: 'api.example.com' },
         { capability: 'network', detail: 'api.github.com:443' },
       ];
-      void app.grants.ask(grantRequest({ asks }), loaded.signal);
+      void app.grants.ask(grantRequest({ asks, dir: '/home/me/plugins/text-tools' }), loaded.signal);
       await armedPopover(page, 'grant');
       assert.deepEqual(await page.$$eval('chatty-approvals >> #popover .asks li', (lis) => lis.map((li) => li.textContent)), [
         'Network: *.example.org (any name under example.org, not example.org itself; ports 80 and 443 only)',
         'Network: api.example.com (ports 80 and 443 only)',
         'Network: api.github.com:443',
       ]);
+      assert.equal(await page.textContent('chatty-approvals >> #popover .facts .folder'), '/home/me/plugins/text-tools', 'the folder its ./ is in');
       loaded.abort();
     } finally {
       await page.close();

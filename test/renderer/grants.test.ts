@@ -91,7 +91,7 @@ describe('the grant popover (Chromium, real bridge host and grant desk)', () => 
       await armedPopover(page, 'grant');
       const shown = await shownGrant(page);
       assert.equal(shown.hidden, 'true');
-      assert.equal(shown.desc, 'text<U+200B>tools 0.3.1<U+202E> (sha256:ab12cd34ef56…) asks for:');
+      assert.equal(shown.desc, 'text<U+200B>tools ⟦0.3.1<U+202E>⟧ (sha256:ab12cd34ef56…) asks for:', 'a version that is not a plain token is bounded by ⟦ ⟧');
       assert.deepEqual(shown.asks, ['Network: api.github.com<U+202E>344:', 'Files: read files under ./data\nand ~/.ssh']);
       assert.equal(await page.isVisible('#popover .hidden-warning'), true);
       // Each label stands apart from the same letters typed by the plugin: a marked span.

@@ -529,6 +529,7 @@ export class BridgeHost {
       digest: request.digest,
       digestShort: shortDigest(request.digest),
       asks: request.asks.map((ask) => ({ capability: ask.capability, detail: ask.detail, reach: askReach(ask) })),
+      ...(request.dir !== undefined ? { dir: request.dir } : {}),
       at: Date.now(),
     };
     return new Promise<PluginGrantDecision>((resolve) => {

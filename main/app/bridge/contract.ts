@@ -293,6 +293,8 @@ export interface PendingGrant {
   /** The digest as a line shows it: `sha256:ab12cd34ef56…` (the grants' own `shortDigest`). */
   digestShort: string;
   asks: PendingAsk[];
+  /** The plugin's folder, when the desk knows it: what `./data` is relative to. */
+  dir?: string | undefined;
   at: number;
 }
 

@@ -32,6 +32,7 @@ export function grantDetails(request: PluginGrantRequest): string[] {
     return `    ${ask.capability}: ${shownOneLine(ask.detail)}${reach ? ` (${reach})` : ''}`;
   });
   if (!PLAIN_VERSION.test(request.version)) lines.push(`  version: ⟦${shownOneLine(request.version)}⟧`);
+  if (request.dir !== undefined) lines.push(`  folder: ${shownOneLine(request.dir)}`);
   lines.push(`  digest: ${shownOneLine(request.digest)}`);
   if (grantHidden(request)) lines.push("  !! HIDDEN CHARACTERS: shown as <U+XXXX>; the plugin's request holds characters you could not see");
   if (request.asks.length > GLANCE) {
@@ -43,7 +44,7 @@ export function grantDetails(request: PluginGrantRequest): string[] {
 
 /** Whether any field of the request holds a character the display rule shows as its code point. */
 export function grantHidden(request: PluginGrantRequest): boolean {
-  return [request.plugin, request.version, request.digest, ...request.asks.map((a) => a.detail)].some(hasHidden);
+  return [request.plugin, request.version, request.digest, request.dir ?? '', ...request.asks.map((a) => a.detail)].some(hasHidden);
 }
 
 function shortVersion(version: string): string {

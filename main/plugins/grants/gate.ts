@@ -147,7 +147,7 @@ export class GrantGate {
     this.asking.set(name, open);
     this.host.ungranted(name, reason);
     void this.desk
-      .ask({ plugin: name, version: input.manifest.module.version, digest, asks: missing }, open.signal)
+      .ask({ plugin: name, version: input.manifest.module.version, digest, asks: missing, dir: input.dir }, open.signal)
       .then((outcome) => {
         if (this.asking.get(name) !== open) return; // withdrawn, or a newer load asks now
         this.asking.delete(name);

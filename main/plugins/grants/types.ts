@@ -20,6 +20,8 @@ export interface PluginGrantRequest {
   /** The component's digest: `sha256:<64 hex>` of its `plugin.wasm`. */
   digest: string;
   asks: CapabilityAsk[];
+  /** The module's folder (what `./data` is relative to, and where a look-alike of a known plugin comes from). */
+  dir?: string | undefined;
 }
 
 export type PluginGrantDecision = 'granted' | 'denied';
