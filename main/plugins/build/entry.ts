@@ -81,6 +81,7 @@ function toolResult(result) {
     throw failed('invokeTool returned ' + describe(result) + '; it must return { content: string }' + (isThenable(result) ? ' (a Promise that resolved to a Promise)' : ''));
   }
   if (typeof result.content !== 'string') {
+    if (isThenable(result.content)) throw failed('invokeTool returned content that is a Promise; await it: \`return { content: await … }\` in an \`async invokeTool\`');
     throw failed('invokeTool returned content that is ' + describe(result.content) + '; content must be a string (JSON.stringify an object)');
   }
   const usage = result.usage;

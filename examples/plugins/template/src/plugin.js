@@ -53,7 +53,8 @@ export const plugin = {
   // Returns { content } for a result. Throw { kind, message } for a tool-error, where kind is
   // 'unknown-tool' | 'invalid-arguments' | 'denied' | 'failed'; anything else thrown (an Error, a
   // string) reaches the caller as a 'failed' tool-error with its message.
-  invokeTool(call) {
+  // `async`, so a tool's `run` may be async too (every tool that uses `fetch` is): it is awaited.
+  async invokeTool(call) {
     const tool = TOOLS[call.name];
     if (!tool) throw { kind: 'unknown-tool', message: `no tool named ${call.name}` };
     let args;
@@ -63,6 +64,6 @@ export const plugin = {
       throw invalid('arguments are not JSON');
     }
     if (args === null || typeof args !== 'object' || Array.isArray(args)) throw invalid('arguments must be a JSON object');
-    return { content: tool.run(args) };
+    return { content: await tool.run(args) };
   },
 };
