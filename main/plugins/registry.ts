@@ -461,6 +461,11 @@ export class ModuleRegistry {
         if (!this.handles.has(name)) this.setPending({ name, state: 'ungranted', reason }); // a reload's older instance keeps serving
       },
       failed: (name, reason) => {
+        if (this.handles.has(name)) {
+          // A reload granted, then failing: as any failed reload, the previous instance keeps serving (and its name).
+          this.logger.log('warn', `granted, but not loaded; the previous instance keeps serving: ${reason}`, { module: name });
+          return;
+        }
         this.claimed.delete(name);
         this.setPending({ name, state: 'failed', reason });
         this.logger.log('warn', `granted, but not loaded: ${reason}`, { module: name });

@@ -37,8 +37,8 @@ describe('plugin grants, read by a hostile plugin author', () => {
     writeModuleDir(folder, 'notes', { manifest: fixtureManifest('notes', FILES), component, extra: { 'data/note.txt': 'a note' } });
     return join(folder, 'notes');
   };
-  const registryWith = (grants: NonNullable<ModuleRegistryOptions['grants']>): ModuleRegistry => {
-    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: () => {} }, grants });
+  const registryWith = (grants: NonNullable<ModuleRegistryOptions['grants']>, log: (message: string) => void = () => {}): ModuleRegistry => {
+    const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (_level, message) => log(message) }, grants });
     open.push(registry);
     return registry;
   };
@@ -67,6 +67,35 @@ describe('plugin grants, read by a hostile plugin author', () => {
     assert.equal(await registry.unload('notes'), true);
     assert.equal(signal?.aborted, true, 'the handler still holds a request for a module that is gone');
     assert.deepEqual(registry.grants.waiting(), []);
+  });
+
+  it('a granted reload that then fails to load leaves the previous instance serving, its name still claimed (another folder cannot take it)', async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    const dir = moduleIn(join(scratch, 'modules'), echo);
+    let notLoaded: (message: string) => void = () => {};
+    const failed = new Promise<string>((resolve) => (notLoaded = resolve));
+    const registry = registryWith({ file: join(scratch, 'plugin-grants.json') }, (message) => /^granted, but not loaded/.test(message) && notLoaded(message));
+    let grant: ((decision: 'granted') => void) | undefined;
+    let asked = 0;
+    registry.grants.onRequest(() => {
+      asked++;
+      if (asked === 1) return 'granted';
+      return new Promise((resolve) => (grant = resolve));
+    });
+    const served = new Promise<void>((resolve) => registry.onChange((c) => c.change === 'served' && resolve()));
+    await assert.rejects(registry.loadModule(dir), (err: Error) => err instanceof PluginGrantError);
+    await served;
+
+    writeFileSync(join(dir, 'plugin.wasm'), other);
+    await assert.rejects(registry.reload('notes'), (err: Error) => err instanceof PluginGrantError);
+    writeFileSync(join(dir, 'plugin.wasm'), 'not a component'); // broken before the person answers
+    grant!('granted');
+    assert.match(await failed, /not a component|component/);
+
+    assert.ok(registry.get('notes'), 'the previous instance serves on');
+    assert.deepEqual(registry.pending(), []);
+    const squatter = moduleIn(join(scratch, 'elsewhere'), echo);
+    await assert.rejects(registry.loadModule(squatter), /duplicate module name 'notes'/);
   });
 
   it('a plugins.lock entry pinned to sources holds only in a trusted build folder: a copied folder with a forged .build-stamp beside another component gets nothing', async () => {
