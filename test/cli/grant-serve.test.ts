@@ -36,31 +36,36 @@ test('serve asks for each plugin\'s grant at its prompt: y serves it and remembe
   const { screen, until } = ptyScreen(child, ended, 60);
   try {
     let at = await until('  stop:   Ctrl-C\n');
-    at = await until('chatty-gateway: plugin notes-a 1.0.0 (sha256:', at);
+    // The two load side by side: either may be asked first. The first asked is granted, the other denied.
+    at = await until('chatty-gateway: plugin notes-', at);
+    const granted = screen().slice(at, at + 1) === 'a' ? 'notes-a' : 'notes-b';
+    const denied = granted === 'notes-a' ? 'notes-b' : 'notes-a';
+    const head = `chatty-gateway: plugin ${granted} 1.0.0 (sha256:`;
+    at = await until(head, at - 'chatty-gateway: plugin notes-'.length);
     const first = await until('  grant? [y/N] ', at);
-    const shown = screen().slice(at - 'chatty-gateway: plugin notes-a 1.0.0 (sha256:'.length, first);
-    assert.match(shown, /^chatty-gateway: plugin notes-a 1\.0\.0 \(sha256:[0-9a-f]{12}…\) asks for:\n {4}file: read files under \.\/data\n {2}digest: sha256:[0-9a-f]{64}\n {2}grant\? \[y\/N\] $/, shown);
-    assert.ok(!screen().includes('notes-b 1.0.0'), 'the second waits its turn');
+    const shown = screen().slice(at - head.length, first);
+    assert.match(shown, new RegExp(`^chatty-gateway: plugin ${granted} 1\\.0\\.0 \\(sha256:[0-9a-f]{12}…\\) asks for:\n {4}file: read files under \\./data\n {2}folder: ${modules.replaceAll('/', '\\/')}\\/${granted}\n {2}digest: sha256:[0-9a-f]{64}\n {2}grant\\? \\[y\\/N\\] $`), shown);
+    assert.ok(!screen().includes(`${denied} 1.0.0`), 'the second waits its turn');
     child.stdin.write('y\r');
     at = await until('  granted\n', first);
-    at = await until('chatty-gateway: plugin notes-b 1.0.0 (sha256:', at);
+    at = await until(`chatty-gateway: plugin ${denied} 1.0.0 (sha256:`, at);
     at = await until('  grant? [y/N] ', at);
     child.stdin.write('n\r');
-    await until('  denied (grant it later with: chatty-gateway plugin grant notes-b)\n', at);
+    await until(`  denied (grant it later with: chatty-gateway plugin grant ${denied})\n`, at);
 
     const socket = /socket: (\S+)/.exec(screen())![1]!;
     const token = /token: +(\S+)/.exec(screen())![1]!;
     const auth = { authorization: `Bearer ${readFileSync(token, 'utf8')}` };
     type Index = { modules: { name: string; state?: string; reason?: string }[] };
     // Granted, the module loads in the background, and says so once it is served; GET / follows.
-    await until('module notes-a: served, now that it is granted\n');
+    await until(`module ${granted}: served, now that it is granted\n`);
     const index = JSON.parse((await unixRequest(socket, { path: '/', headers: auth })).body) as Index;
-    assert.deepEqual(index.modules.filter((m) => m.state === undefined).map((m) => m.name), ['notes-a'], JSON.stringify(index));
-    const b = index.modules.find((m) => m.name === 'notes-b');
+    assert.deepEqual(index.modules.filter((m) => m.state === undefined).map((m) => m.name), [granted], JSON.stringify(index));
+    const b = index.modules.find((m) => m.name === denied);
     assert.equal(b?.state, 'ungranted', JSON.stringify(index));
-    assert.match(b?.reason ?? '', /was denied; to grant it: `chatty-gateway plugin grant notes-b --modules-dir \S+ --approvals-file \S+`/);
+    assert.match(b?.reason ?? '', new RegExp(`was denied; to grant it: \`chatty-gateway plugin grant ${denied} --modules-dir \\S+ --approvals-file \\S+\``));
     const kept = readFileSync(join(dir, 'config', 'plugin-grants.json'), 'utf8');
-    assert.ok(kept.includes('notes-a') && !kept.includes('notes-b'), kept);
+    assert.ok(kept.includes(granted) && !kept.includes(denied), kept);
   } finally {
     child.stdin.write('\x03');
     await ended;
