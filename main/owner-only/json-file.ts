@@ -99,6 +99,7 @@ export class OwnerOnlyJsonFile<T> {
       const read = this.read();
       const readStamp = this.cachedStamp;
       const next = change(read);
+      this.refuseToWrite(next);
       const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
       const fd = openSync(temp, 'wx', 0o600);
       try {
@@ -121,6 +122,19 @@ export class OwnerOnlyJsonFile<T> {
       this.cachedStamp = this.stamp();
       return next;
     }
+  }
+
+  /** What would not be read back (a detail over its length limit) is never written: refused, naming the file, which is left as it is. */
+  private refuseToWrite(next: T): void {
+    const { label, kind, schema, check, refuse } = this.options;
+    const parsed = schema.safeParse(next);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
+      throw refuse(`${label} ${this.path}: the change would not be ${kind}${where}: ${first?.message ?? 'invalid'}; nothing was written`);
+    }
+    const problem = check?.(parsed.data);
+    if (problem !== undefined) throw refuse(`${label} ${this.path}: the change ${problem}; nothing was written`);
   }
 
   /** What identifies one version of the file: it is read again only when this changes. */

@@ -98,6 +98,22 @@ describe('plugin grants, read by a hostile plugin author', () => {
     await assert.rejects(registry.loadModule(squatter), /duplicate module name 'notes'/);
   });
 
+  it('a grant the grants file cannot hold (a [files] root of 1,200 characters) is not written: the file stays readable, and the grant holds for this run', async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
+    const root = `data${'/.'.repeat(600)}`;
+    writeModuleDir(join(scratch, 'modules'), 'notes', { manifest: fixtureManifest('notes', `[files]\nroot = "${root}"\n`), component: echo, extra: { 'data/note.txt': 'a note' } });
+    const file = join(scratch, 'plugin-grants.json');
+    new GrantsFile(file).remember('other', `sha256:${'b'.repeat(64)}`, [FILE_ASK]); // a grant of before, to keep
+    const logs: string[] = [];
+    const registry = registryWith({ file }, (message) => logs.push(message));
+    registry.grants.onRequest(() => 'granted');
+    const served = new Promise<void>((resolve) => registry.onChange((c) => c.change === 'served' && resolve()));
+    await assert.rejects(registry.loadModule(join(scratch, 'modules', 'notes')), (err: Error) => err instanceof PluginGrantError);
+    await served;
+    assert.ok(logs.some((l) => /^granted for this run only, not remembered: grants file .* at grants\.\d+\.granted\.0\.detail/.test(l)), JSON.stringify(logs));
+    assert.deepEqual(new GrantsFile(file).read().map((g) => g.name), ['other']);
+  });
+
   it('a plugins.lock entry pinned to sources holds only in a trusted build folder: a copied folder with a forged .build-stamp beside another component gets nothing', async () => {
     scratch = mkdtempSync(join(tmpdir(), 'chatty-grants-hostile-'));
     const built = moduleIn(join(scratch, 'cache', 'modules'), echo);
