@@ -38,8 +38,8 @@ describe('a hostile grant request at the terminal prompt', () => {
       '    network: *.example.org (any name under example.org, not example.org itself; ports 80 and 443 only)',
       '    network: api.example.com (ports 80 and 443 only)',
       '    network: api.github.com:443',
-      '  folder: /home/me/plugins/text-tools',
       `  digest: ${GRANT_DIGEST}`,
+      '  folder: /home/me/plugins/text-tools',
     ]);
   });
 

@@ -44,7 +44,7 @@ test('serve asks for each plugin\'s grant at its prompt: y serves it and remembe
     at = await until(head, at - 'chatty-gateway: plugin notes-'.length);
     const first = await until('  grant? [y/N] ', at);
     const shown = screen().slice(at - head.length, first);
-    assert.match(shown, new RegExp(`^chatty-gateway: plugin ${granted} 1\\.0\\.0 \\(sha256:[0-9a-f]{12}…\\) asks for:\n {4}file: read files under \\./data\n {2}folder: ${modules.replaceAll('/', '\\/')}\\/${granted}\n {2}digest: sha256:[0-9a-f]{64}\n {2}grant\\? \\[y\\/N\\] $`), shown);
+    assert.match(shown, new RegExp(`^chatty-gateway: plugin ${granted} 1\\.0\\.0 \\(sha256:[0-9a-f]{12}…\\) asks for:\n {4}file: read files under \\./data\n {2}digest: sha256:[0-9a-f]{64}\n {2}folder: ${modules.replaceAll('/', '\\/')}\\/${granted}\n {2}grant\\? \\[y\\/N\\] $`), shown);
     assert.ok(!screen().includes(`${denied} 1.0.0`), 'the second waits its turn');
     child.stdin.write('y\r');
     at = await until('  granted\n', first);

@@ -23,7 +23,7 @@ export function describeGrant(request: Pick<PluginGrantRequest, 'plugin' | 'vers
 /**
  * The lines under a grant's first line: each ask on its own line (`    network: api.github.com:443`,
  * a network ask with what it reaches when the entry alone does not say it), the whole version when
- * the first line cut it, the whole digest (to compare with `sha256sum plugin.wasm`), a warning when
+ * the first line cut it, the whole digest (to compare with `sha256sum plugin.wasm`), the plugin's folder, a warning when
  * any field holds hidden characters, and — past a glance — how many asks a `y` grants.
  */
 export function grantDetails(request: PluginGrantRequest): string[] {
@@ -32,8 +32,8 @@ export function grantDetails(request: PluginGrantRequest): string[] {
     return `    ${ask.capability}: ${shownOneLine(ask.detail)}${reach ? ` (${reach})` : ''}`;
   });
   if (!PLAIN_VERSION.test(request.version)) lines.push(`  version: ⟦${shownOneLine(request.version)}⟧`);
-  if (request.dir !== undefined) lines.push(`  folder: ${shownOneLine(request.dir)}`);
   lines.push(`  digest: ${shownOneLine(request.digest)}`);
+  if (request.dir !== undefined) lines.push(`  folder: ${shownOneLine(request.dir)}`);
   if (grantHidden(request)) lines.push("  !! HIDDEN CHARACTERS: shown as <U+XXXX>; the plugin's request holds characters you could not see");
   if (request.asks.length > GLANCE) {
     const counts = capabilitiesOf(request.asks).map((cap) => `${cap}: ${count(request.asks.filter((ask) => ask.capability === cap).length)}`);
