@@ -2,21 +2,24 @@ import { randomBytes } from 'node:crypto';
 import {
   ErrorCode,
   JSONRPC_VERSION,
+  batchFrame,
   dispatchOnce,
+  messageFrame,
   parseFrame,
   serializeFrame,
   type Dispatcher,
+  type ErrorResponse,
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
-import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
+import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf, tooManyCallsError } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
 import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
-import type { SseSessions } from './sse-sessions.js';
+import { MAX_SSE_CALLS_IN_FLIGHT, type SseSession, type SseSessions } from './sse-sessions.js';
 
 export interface McpSurfaceOptions {
   modules: ModuleDirectory;
@@ -120,9 +123,14 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const frame = parseFrame(bodyText(ctx));
     const peer = ssePeer(session.id);
     noteCancellation(ctx, frame, surface!.inflight, peer);
+    // Notifications (a cancellation among them) are never refused: only requests count.
+    const owed = requestIds(frame);
+    if (session.callsInFlight + owed.length > MAX_SSE_CALLS_IN_FLIGHT) return refuseOverCap(ctx, session, frame, owed);
+    session.callsInFlight += owed.length;
     // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
     // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.
     void dispatchOnce(dispatcher, frame, { peer }).then((answer) => {
+      session.callsInFlight -= owed.length;
       if (answer !== undefined && !isCancelledAnswer(answer)) session.send(answer);
     });
     return accepted(ctx);
@@ -168,6 +176,20 @@ function noteCancellation(ctx: GatewayContext, frame: TransportFrame, inflight: 
   const params = frame.message.params;
   const id = params !== undefined && !Array.isArray(params) ? params['requestId'] : undefined;
   if ((typeof id === 'string' || typeof id === 'number') && inflight.has(peer, id)) ctx.state.refusal = `cancelled request ${JSON.stringify(id)}`;
+}
+
+/**
+ * A body whose requests would take its SSE session over `MAX_SSE_CALLS_IN_FLIGHT`: nothing of it
+ * runs; each request is answered at once on the stream with `tooManyCallsError` (a batch gets a
+ * batch of them), the POST is 202 as usual, and its edge row says why.
+ */
+function refuseOverCap(ctx: GatewayContext, session: SseSession, frame: TransportFrame, ids: readonly RequestId[]): void {
+  const error = tooManyCallsError(MAX_SSE_CALLS_IN_FLIGHT).toErrorObject();
+  const answers = ids.map((id): ErrorResponse => ({ jsonrpc: JSONRPC_VERSION, id, error }));
+  const [first, ...rest] = answers;
+  if (first !== undefined) session.send(frame.kind === 'batch' ? batchFrame([first, ...rest]) : messageFrame(first));
+  ctx.state.refusal = error.message;
+  accepted(ctx);
 }
 
 /** The ids of the requests in a body (a single request, or a batch's), whose answers this POST owes. */
