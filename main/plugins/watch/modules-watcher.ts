@@ -202,8 +202,13 @@ export class ModulesWatcher {
       const what = rebuilt !== '' ? '' : was?.look.manifest === '' ? ' (changed while the scan ran)' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
       try {
         await this.registry.reload(served);
-      } catch {
-        return; // the registry said why, in one line; the old instance serves on
+      } catch (err) {
+        // The registry said why, in one line; the old instance serves on. A rebuilt plugin is a new
+        // digest: when that waits for a grant, say that the rebuild happened and what it waits for.
+        if (rebuilt !== '' && err instanceof PluginGrantError) {
+          this.options.say(`module ${served}: ${rebuilt.slice(0, -' and '.length)}; the new build waits for a grant, and the previous build keeps serving until it is granted`);
+        }
+        return;
       }
       this.options.say(`module ${served}: ${rebuilt}reloaded${what}`);
       return;
