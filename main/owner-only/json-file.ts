@@ -68,14 +68,8 @@ export class OwnerOnlyJsonFile<T> {
     } catch (err) {
       throw refuse(`${label} ${this.path} is not valid JSON (${(err as Error).message}); it was left as it is`);
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
-      throw refuse(`${label} ${this.path} is not ${kind}${where}: ${first?.message ?? 'invalid'}; it was left as it is`);
-    }
-    const problem = check?.(parsed.data);
-    if (problem !== undefined) throw refuse(`${label} ${this.path} ${problem}; it was left as it is`);
+    const parsed = this.validated(json);
+    if (!parsed.ok) throw refuse(`${label} ${this.path} ${parsed.problem}; it was left as it is`);
     this.cached = parsed.data;
     this.cachedStamp = this.stamp(); // after a chmod 600 of a readable file
     return this.cached;
@@ -126,15 +120,21 @@ export class OwnerOnlyJsonFile<T> {
 
   /** What would not be read back (a detail over its length limit) is never written: refused, naming the file, which is left as it is. */
   private refuseToWrite(next: T): void {
-    const { label, kind, schema, check, refuse } = this.options;
-    const parsed = schema.safeParse(next);
+    const parsed = this.validated(next);
+    if (!parsed.ok) throw this.options.refuse(`${this.options.label} ${this.path}: the change ${parsed.problem}; nothing was written`);
+  }
+
+  /** `data` checked as the file's contents, or what is wrong with it ("is not a rules file at rules.0.effect: …"). */
+  private validated(data: unknown): { ok: true; data: T } | { ok: false; problem: string } {
+    const { kind, schema, check } = this.options;
+    const parsed = schema.safeParse(data);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
       const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
-      throw refuse(`${label} ${this.path}: the change would not be ${kind}${where}: ${first?.message ?? 'invalid'}; nothing was written`);
+      return { ok: false, problem: `is not ${kind}${where}: ${first?.message ?? 'invalid'}` };
     }
     const problem = check?.(parsed.data);
-    if (problem !== undefined) throw refuse(`${label} ${this.path}: the change ${problem}; nothing was written`);
+    return problem !== undefined ? { ok: false, problem } : { ok: true, data: parsed.data };
   }
 
   /** What identifies one version of the file: it is read again only when this changes. */
