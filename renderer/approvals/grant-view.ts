@@ -21,7 +21,7 @@ export const CAPABILITY_LABEL: Readonly<Record<CapabilityAsk['capability'], stri
 const GLANCE = 8;
 
 /** A version as a version reads: letters, digits and `. + _ -`. */
-const PLAIN_VERSION = /^[0-9A-Za-z.+_-]{1,64}$/;
+const PLAIN_VERSION = /^[0-9A-Za-z.+_-]{1,40}$/;
 
 export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswer>): PopoverContent {
   const hidden = [view.plugin, view.version, view.digest, view.dir ?? '', ...view.asks.map((a) => a.detail)].some(hasHidden);
