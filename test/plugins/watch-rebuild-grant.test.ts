@@ -62,4 +62,12 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
     assert.match(line, /^module asker: rebuilt in \d+\.\d s \(src\/plugin\.js changed\); the new build waits for a grant, and the previous build keeps serving until it is granted$/);
     assert.equal(registry.get('asker'), served);
   });
+
+  it('a module.toml that adds an ask: the line says the change waits for a grant, not only that a reload failed', async () => {
+    const served = registry.get('asker');
+    writeFileSync(join(root, 'asker', 'module.toml'), fixtureManifest('asker', '[files]\nroot = "data"\n\n[network]\nallow = ["127.0.0.1:8080"]\n'));
+    const line = await next(/^module asker: not reloaded/);
+    assert.equal(line, 'module asker: not reloaded yet (module.toml changed): it waits for a grant; the previous instance keeps serving until it is granted');
+    assert.equal(registry.get('asker'), served);
+  });
 });

@@ -203,10 +203,12 @@ export class ModulesWatcher {
       try {
         await this.registry.reload(served);
       } catch (err) {
-        // The registry said why, in one line; the old instance serves on. A rebuilt plugin is a new
-        // digest: when that waits for a grant, say that the rebuild happened and what it waits for.
-        if (rebuilt !== '' && err instanceof PluginGrantError) {
-          this.options.say(`module ${served}: ${rebuilt.slice(0, -' and '.length)}; the new build waits for a grant, and the previous build keeps serving until it is granted`);
+        // The registry said why, in one line; the old instance serves on. A change that waits for
+        // a grant (a rebuild is a new digest; a new ask in module.toml) is no failure: say so.
+        if (err instanceof PluginGrantError) {
+          this.options.say(rebuilt !== ''
+            ? `module ${served}: ${rebuilt.slice(0, -' and '.length)}; the new build waits for a grant, and the previous build keeps serving until it is granted`
+            : `module ${served}: not reloaded yet${what}: it waits for a grant; the previous instance keeps serving until it is granted`);
         }
         return;
       }
