@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { buildInChildProcess } from '../plugins/build/index.js';
 import { PluginGrantError } from '../plugins/grants/index.js';
 import {
   examplesDir,
@@ -26,10 +27,15 @@ export interface OpenModulesOptions {
    * loaded before this resolves; each one still to build is listed as building
    * (`registry.pending()`), then loaded as soon as it is built, and `onModule` hears of it
    * (served, or failed with the reason: a failed build never throws). Without it every example
-   * is built before this resolves.
+   * is built before this resolves. Aborting `stop` stops the build under way (its child process
+   * and wizer with it) and leaves the rest unbuilt, with nothing said: `serve` is stopping.
    */
-  background?: { onModule?: (event: ModuleEvent) => void } | undefined;
-  /** Where the bundled examples come from and are built (defaults: the package's examples, the user cache), and what builds one (tests). */
+  background?: { onModule?: (event: ModuleEvent) => void; stop?: AbortSignal } | undefined;
+  /**
+   * Where the bundled examples come from and are built (defaults: the package's examples, the
+   * user cache), and what builds one (default: `plugin build` in a child process,
+   * `buildInChildProcess`, so the caller's event loop keeps turning; tests pass their own).
+   */
   examples?: Pick<EnsureExamplesOptions, 'cacheDir' | 'build'> & { source?: string };
 }
 
@@ -53,12 +59,13 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
   if (modulesDir !== undefined) assertDirectory(modulesDir);
   const deferred: { name: string; build: () => Promise<string> }[] = [];
   const examples = options.examples ?? {};
+  const stop = options.background?.stop;
   const dir =
     modulesDir ??
     (await ensureExamplesBuilt(examples.source, {
       onProgress: report,
       ...(examples.cacheDir !== undefined ? { cacheDir: examples.cacheDir } : {}),
-      ...(examples.build ? { build: examples.build } : {}),
+      build: examples.build ?? ((exampleDir: string) => buildInChildProcess(exampleDir, stop ? { signal: stop } : {})),
       ...(options.background ? { defer: (name: string, build: () => Promise<string>) => deferred.push({ name, build }) } : {}),
     }));
   // The registry already logs every load failure and clamp warning; they reach the user through
@@ -72,7 +79,7 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
     // The one thing the registry does not log: a module it leaves to another runner.
     for (const remote of scan.remote) report(remoteModuleLine(remote, options.remoteRunner));
     for (const { name } of deferred) registry.building(name);
-    const built = buildInTurn(registry, deferred, report, options.background?.onModule ?? (() => {}));
+    const built = buildInTurn(registry, deferred, report, options.background?.onModule ?? (() => {}), stop);
     return { registry, scan, built };
   } catch (err) {
     await registry.close();
@@ -82,15 +89,20 @@ export async function openModules(modulesDir?: string, options: OpenModulesOptio
 
 /**
  * Builds and loads each deferred example in turn (builds are CPU-heavy and serialised anyway).
- * A failure is the module's, said once and kept as its state; it never reaches the caller.
+ * A failure is the module's, said once and kept as its state; it never reaches the caller. Once
+ * `stop` is aborted nothing more is built, loaded or said.
  */
-async function buildInTurn(registry: ModuleRegistry, deferred: readonly { name: string; build: () => Promise<string> }[], report: (line: string) => void, onModule: (event: ModuleEvent) => void): Promise<void> {
+async function buildInTurn(registry: ModuleRegistry, deferred: readonly { name: string; build: () => Promise<string> }[], report: (line: string) => void, onModule: (event: ModuleEvent) => void, stop: AbortSignal | undefined): Promise<void> {
   for (const { name, build } of deferred) {
+    if (stop?.aborted) return;
     try {
-      await registry.loadModule(await build());
+      const dir = await build();
+      if (stop?.aborted) return;
+      await registry.loadModule(dir);
       report(`module ${name} is built and served: /mcp/${name}`);
       onModule({ name, state: 'served' });
     } catch (err) {
+      if (stop?.aborted) return; // stopped, not failed: the next start builds it again
       const reason = err instanceof Error ? err.message : String(err);
       if (err instanceof PluginGrantError) {
         // Built, but waiting for (or refused) a grant: the registry lists it as ungranted, with how to give it.

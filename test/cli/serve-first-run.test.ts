@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -141,5 +142,76 @@ describe('chatty-gateway serve on a first run (real bin, empty build cache)', ()
     child.kill('SIGTERM');
     assert.deepEqual(await ended, { code: 0, signal: null });
     assert.ok(!existsSync(ready.socket));
+  });
+});
+
+/** The processes below `root` (children, theirs, …), from `ps`: pid and command line. */
+function descendants(root: number): { pid: number; args: string }[] {
+  const rows = spawnSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' }).stdout.split('\n');
+  const table = rows.map((row) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(row)).filter((m) => m !== null).map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const found: { pid: number; args: string }[] = [];
+  const parents = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) {
+      if (parents.has(p.ppid) && !parents.has(p.pid)) {
+        parents.add(p.pid);
+        found.push({ pid: p.pid, args: p.args });
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
+
+/** Running (a zombie waiting to be reaped is not). */
+function alive(pid: number): boolean {
+  const state = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  return state !== '' && !state.startsWith('Z');
+}
+
+/** Those of `processes` still running once the kernel had `ms` to finish tearing them down (a SIGKILLed process is not gone at once). */
+async function stillRunning<T extends { pid: number }>(processes: readonly T[], ms: number): Promise<T[]> {
+  const until = performance.now() + ms;
+  let left = processes.filter((p) => alive(p.pid));
+  while (left.length > 0 && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50)); // polling ps: no event tells when another's child is gone
+    left = left.filter((p) => alive(p.pid));
+  }
+  return left;
+}
+
+describe("serve's background builds run in a child process (real bin, real componentize-js)", () => {
+  test('the gateway answers GET / while wizer runs an example build; a signal then stops the build with it, leaving no process behind', { timeout: 180_000 }, async () => {
+    const cache = join(scratch.path, 'xdg-cache-background');
+    const child = spawnCli(['serve', '--json', '--no-bundled-agents', '--runtime-dir', join(scratch.path, 'run-background')], { ...process.env, XDG_CACHE_HOME: cache });
+    const ended = exited(child);
+    const stderr = watchOutput(child, child.stderr, ended);
+    try {
+      const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
+      const auth = { authorization: `Bearer ${readFileSync(ready.token, 'utf8')}` };
+      // componentize-js runs wizer with spawnSync: in serve's own thread nothing would answer until it ends.
+      let wizer: { pid: number; args: string } | undefined;
+      while (!(wizer = descendants(child.pid!).find((p) => /\bwizer\b/.test(p.args) && !p.args.includes('build-process-entry')))) {
+        assert.ok(!/is built and served/.test(stderr.text()), `an example was built before wizer was seen running: ${stderr.text()}`);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // polling ps: no event tells when wizer starts
+      }
+      const builds = descendants(child.pid!);
+      const asked = performance.now();
+      const index = await Promise.race([
+        unixRequest(ready.socket, { path: '/', headers: auth }),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('GET / did not answer within 2 s while wizer ran: the gateway is frozen')), 2_000).unref()),
+      ]);
+      const answeredMs = performance.now() - asked;
+      assert.equal(index.status, 200);
+      assert.ok(alive(wizer.pid), 'wizer was still running when GET / was answered');
+      console.log(`# GET / answered in ${answeredMs.toFixed(1)} ms while wizer ran`);
+
+      child.kill('SIGTERM');
+      assert.deepEqual(await ended, { code: 0, signal: null });
+      assert.deepEqual(await stillRunning(builds, 3_000), [], 'the build and its wizer were stopped with serve');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
-import { buildInChildProcess } from '../../main/plugins/watch/index.js';
+import { buildInChildProcess } from '../../main/plugins/build/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -200,7 +200,7 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
       assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
       const build = buildInChildProcess(dir, { signal: stopping.signal });
       setTimeout(() => stopping.abort(), 300);
-      await assert.rejects(build, { message: 'the watch ended' });
+      await assert.rejects(build, { message: 'the build was stopped: its gateway is closing' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -210,7 +210,7 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
     const dir = mkdtempSync(join(tmpdir(), 'chatty-build-orphan-'));
     try {
       assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
-      const script = `import { buildInChildProcess } from ${JSON.stringify(new URL('../../main/plugins/watch/index.ts', import.meta.url).href)};
+      const script = `import { buildInChildProcess } from ${JSON.stringify(new URL('../../main/plugins/build/index.ts', import.meta.url).href)};
         void buildInChildProcess(${JSON.stringify(dir)}).catch(() => undefined);
         setTimeout(() => process.exit(0), 1500);`;
       const gateway = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });

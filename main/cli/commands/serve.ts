@@ -64,7 +64,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
   let createdRuntimeDir: string | undefined;
   // The bundled examples still to build are built in the background, each served once built.
   // Its line (and its JSON event under --json) waits for the ready line, which stays first.
-  let buildsEnded = true;
+  // Each build is a child process (the event loop keeps turning); stopping serve stops it.
+  const stopBuilds = new AbortController();
+  let buildsEnded: Promise<void> = Promise.resolve();
+  /** Stops the build under way (its child process, and wizer with it) and waits for it to end: before the registry closes, so no build loads into a closed one. */
+  const endBuilds = async (): Promise<void> => {
+    stopBuilds.abort();
+    await buildsEnded;
+  };
   let readySaid = false;
   const heldEvents: ModuleEvent[] = [];
   const tellModule = (event: ModuleEvent): void => {
@@ -96,13 +103,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     const grantsTarget = { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile };
     const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: (name: string) => grantCommand(name, grantsTarget) };
     const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
-    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule }, registry: { grants } });
+    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants } });
     modules = opened.registry;
     tellGranted(modules, tellModule);
     // Watched from the scan on, so a change made while the gateway starts is not missed.
     if (options.watch) watcher = watchModules(modules, options.modulesDir!, { say, changedSince: scanFrom });
-    buildsEnded = false;
-    void opened.built.then(() => (buildsEnded = true));
+    buildsEnded = opened.built;
     workspace = await detectWorkspace(process.cwd());
     await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
@@ -124,10 +130,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     });
     started = await gateway.start();
   } catch (err) {
+    const code = failure(err);
+    await endBuilds();
     await watcher?.close();
     await modules?.close();
     leaveNoRuntimeDir(createdRuntimeDir);
-    return leaveBuilds(failure(err), buildsEnded);
+    return code;
   }
 
   // The agents, once the gateway's location is known: each worker is told it
@@ -139,10 +147,11 @@ export async function runServe(options: ServeOptions): Promise<number> {
   } catch (err) {
     const code = failure(err);
     await gateway.stop().catch(failure);
+    await endBuilds();
     await watcher?.close();
     await modules.close().catch(failure);
     leaveNoRuntimeDir(createdRuntimeDir);
-    return leaveBuilds(code, buildsEnded);
+    return code;
   }
 
   // The terminal as the root's human; its task prompt reads stdin when stdin is a terminal or
@@ -153,7 +162,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const screen = new Screen(process.stderr, tty && process.stderr.isTTY && lines !== undefined ? process.stdin : undefined);
   sayTo = screen.lines;
   // The plugins' capability requests too (issue 20 item 3): asked here, or answered by the mode.
-  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file, grants: modules.grants });
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file, grants: modules.grants, grantCommand: (name) => grantCommand(name, { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile }) });
   const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
   if (options.json) {
@@ -211,13 +220,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
   screen.close();
   sayTo = process.stderr;
   try {
+    await endBuilds(); // an example build under way is stopped; its half-built copy is removed by the next start
     await watcher?.close(); // a rebuild under way is stopped (its component is renamed into place whole, or not at all)
     await modules.close();
   } catch (err) {
     code = failure(err);
   }
   if (!options.json && code === 0) process.stdout.write(`chatty-gateway: stopped (${signal})\n`);
-  return leaveBuilds(code, buildsEnded);
+  return code;
 }
 
 /**
@@ -231,16 +241,6 @@ function tellGranted(modules: ModuleRegistry, tell: (event: ModuleEvent) => void
     else if (change === 'unloaded') waiting.delete(name);
     else if (change === 'served' && waiting.delete(name)) tell({ name, state: 'served' });
   });
-}
-
-/**
- * The exit code, once serve is done. An example build still running (componentize-js, in this
- * process) would keep the process alive for up to a minute after its socket is gone: serve
- * leaves it, and ends now. Its half-built copy is removed by the next start.
- */
-function leaveBuilds(code: number, buildsEnded: boolean): number {
-  if (!buildsEnded) process.exit(code);
-  return code;
 }
 
 /** A start that failed leaves no runtime directory it created (`dir`, from `outermostMissing`): nothing of it is there to keep. */

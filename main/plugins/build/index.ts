@@ -20,6 +20,7 @@ import { sourcesDigest } from './source-digest.js';
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
 export { sourcesDigest, BUILD_STAMP } from './source-digest.js';
+export { buildInChildProcess, BUILD_TIMEOUT_MS, type BuildProcessOptions } from './build-process.js';
 
 
 /**

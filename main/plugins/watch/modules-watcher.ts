@@ -3,7 +3,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
-import { buildInChildProcess } from './build-process.js';
+import { buildInChildProcess } from '../build/index.js';
 import { buildDue, changed, lookAt, type FolderLook } from './plugin-folder.js';
 
 /** Quiet time after the last event of a burst before the folder is looked at again. */

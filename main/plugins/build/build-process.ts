@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PluginLoadError } from '../errors.js';
 
-/** How long a watched plugin's build may take before it is stopped (they take 15–75 s). */
+/** How long a build in a child process may take before it is stopped (they take 15–75 s). */
 export const BUILD_TIMEOUT_MS = 5 * 60_000;
 /** What is kept of a build's stderr for its failure message (the end of it). */
 const MAX_STDERR_BYTES = 64 * 1024;
@@ -24,16 +24,18 @@ function stopGroup(pid: number): void {
 export interface BuildProcessOptions {
   /** Stopped (the child and everything it started) after this long; default `BUILD_TIMEOUT_MS`. */
   timeoutMs?: number;
-  /** Aborting it stops the build the same way (the watcher is closing). */
+  /** Aborting it stops the build the same way (the watcher is closing, `serve` is stopping). */
   signal?: AbortSignal;
 }
 
 /**
- * `plugin build <dir>` in a child process of its own. In the gateway's own thread a build would
- * stall everything it serves: componentize-js runs wizer with `spawnSync` (measured: 48 s without
- * a turn of the event loop), and wizer runs the plugin's top-level code, so a source that loops
- * there would stall it forever. The child leads its own process group, so a build stopped (its
- * deadline, or the watcher closing) takes wizer with it. Rejects with `PluginLoadError` saying why.
+ * `plugin build <dir>` in a child process of its own: how a gateway builds while it serves (a
+ * watched plugin's rebuild, a bundled example built behind `serve`'s ready line). In the gateway's
+ * own thread a build would stall everything it serves: componentize-js runs wizer with
+ * `spawnSync` (measured: 48 s without a turn of the event loop), and wizer runs the plugin's
+ * top-level code, so a source that loops there would stall it forever. The child leads its own
+ * process group, so a build stopped (its deadline, `signal`, or this process exiting) takes wizer
+ * with it. Rejects with `PluginLoadError` saying why.
  */
 export function buildInChildProcess(dir: string, options: BuildProcessOptions = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? BUILD_TIMEOUT_MS;
@@ -60,7 +62,7 @@ export function buildInChildProcess(dir: string, options: BuildProcessOptions = 
       if (pid !== undefined) stopGroup(pid);
     };
     const timer = setTimeout(() => stop(`it took longer than ${timeoutMs / 1000} s and was stopped`), timeoutMs);
-    const onAbort = (): void => stop('the watch ended');
+    const onAbort = (): void => stop('the build was stopped: its gateway is closing');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.once('error', (err) => {
       if (pid !== undefined) running.delete(pid);

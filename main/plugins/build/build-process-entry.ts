@@ -1,8 +1,8 @@
 /**
- * The child process a watched plugin is built in (`build-process.ts`): `plugin build` of the
+ * The child process a plugin is built in while a gateway serves (`build-process.ts`): `plugin build` of the
  * directory given; a failure is exit status 1 with `{"buildFailed": message}` as stderr's last line.
  */
-import { buildPlugin } from '../build/index.js';
+import { buildPlugin } from './index.js';
 
 const dir = process.argv[2];
 if (dir === undefined) {
