@@ -33,11 +33,11 @@ function screen() {
 const rootOf = () => new ProtocolGateway({ list: () => [] }).transport();
 
 /** A terminal root in `prompt` mode answering a fresh desk, over in-memory input and screen. */
-function prompting() {
+function prompting(grantCommand?: (plugin: string) => string) {
   const s = screen();
   const input = new PassThrough();
   const desk = new PluginGrants();
-  const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk });
+  const terminal = attachTerminalRoot(rootOf(), { approvals: 'prompt', input, output: s.output, grants: desk, grantCommand });
   return { s, input, desk, terminal };
 }
 
@@ -60,6 +60,16 @@ describe('the grant prompt', () => {
         '',
       ].join('\n'),
     );
+    terminal.close();
+  });
+
+  test('a denial says the grant command the embedder gives (serve: with its own --modules-dir and --approvals-file)', async () => {
+    const { s, input, desk, terminal } = prompting((plugin) => `chatty-gateway plugin grant ${plugin} --modules-dir /srv/plugins`);
+    const outcome = desk.ask(ASK);
+    await s.shows('  grant? [y/N] ');
+    input.write('n\n');
+    assert.equal(await outcome, 'denied');
+    assert.ok(s.text().includes('  denied (grant it later with: chatty-gateway plugin grant text-tools --modules-dir /srv/plugins)\n'), s.text());
     terminal.close();
   });
 

@@ -51,7 +51,8 @@ test('serve asks for each plugin\'s grant at its prompt: y serves it and remembe
     at = await until(`chatty-gateway: plugin ${denied} 1.0.0 (sha256:`, at);
     at = await until('  grant? [y/N] ', at);
     child.stdin.write('n\r');
-    await until(`  denied (grant it later with: chatty-gateway plugin grant ${denied})\n`, at);
+    // The command names this serve's folder and file, so typed in another terminal it reaches them.
+    await until(`  denied (grant it later with: chatty-gateway plugin grant ${denied} --modules-dir ${modules} --approvals-file ${approvalsFile})\n`, at);
 
     const socket = /socket: (\S+)/.exec(screen())![1]!;
     const token = /token: +(\S+)/.exec(screen())![1]!;

@@ -7,6 +7,8 @@ import { LineQueue } from './line-queue.js';
 import { printable } from './safe-text.js';
 
 export interface PrompterOptions {
+  /** How a denied grant says to give it later (default `chatty-gateway plugin grant NAME`). */
+  grantCommand?: ((plugin: string) => string) | undefined;
   /** Where answers are read (default stdin). */
   input?: NodeJS.ReadableStream;
   /** Where prompts are written (default stderr: stdout is the result's). */
@@ -65,6 +67,7 @@ export class TerminalPrompter {
   private readonly echo: boolean;
   private readonly ownLines: boolean;
   private readonly alwaysFile: string | undefined;
+  private readonly grantCommand: (plugin: string) => string;
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: PrompterOptions = {}) {
@@ -73,6 +76,7 @@ export class TerminalPrompter {
     this.lines = options.lines ?? new LineQueue(options.input ?? process.stdin, this.output);
     this.prefix = options.prefix ?? 'chatty-gateway: ';
     this.alwaysFile = options.alwaysFile;
+    this.grantCommand = options.grantCommand ?? ((plugin) => `chatty-gateway plugin grant ${plugin}`);
     // A terminal echoes what is typed; piped input is shown after its prompt, so the transcript reads as a dialogue.
     const input = (options.input ?? process.stdin) as NodeJS.ReadableStream & { isTTY?: boolean };
     this.echo = options.echo ?? input.isTTY !== true;
@@ -145,7 +149,7 @@ export class TerminalPrompter {
           return 'granted';
         }
         if (word === '' || word === 'n' || word === 'no') {
-          this.write(`  denied (grant it later with: chatty-gateway plugin grant ${shownOneLine(request.plugin)})\n`);
+          this.write(`  denied (grant it later with: ${this.grantCommand(shownOneLine(request.plugin))})\n`);
           return 'denied';
         }
         this.write('  please answer y or n\n');
