@@ -324,7 +324,8 @@ export class ModuleRegistry {
       const reason = messageOf(err);
       // Unloaded (or closed) while it loaded: no previous instance serves on.
       const serving = !this.closed && (this.handles.has(name) || this.remotes.has(name));
-      this.logger.log('warn', serving ? `reload failed, the previous instance keeps serving: ${reason}` : `reload abandoned: ${reason}`, { module: name });
+      // A new component waiting for its grant has not failed: the caller (the watcher) says so, and the desk asks.
+      if (!(serving && err instanceof PluginGrantError)) this.logger.log('warn', serving ? `reload failed, the previous instance keeps serving: ${reason}` : `reload abandoned: ${reason}`, { module: name });
       throw err instanceof PluginLoadError ? err : new PluginLoadError(reason);
     }
   }

@@ -70,4 +70,8 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
     assert.equal(line, 'module asker: not reloaded yet (module.toml changed): it waits for a grant; the previous instance keeps serving until it is granted');
     assert.equal(registry.get('asker'), served);
   });
+
+  it('no line says the reload failed: a new component waiting for its grant has not failed', () => {
+    assert.deepEqual(said.filter((l) => /reload failed/.test(l)), []);
+  });
 });
