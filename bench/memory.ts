@@ -7,7 +7,8 @@
  * socket over a ModuleRegistry) with 0, 1, 2 or 10 plugins, each a distinct copy of the bundled
  * `json-tools` example (a componentize-js component, 11.5 MiB; a custom section makes each copy's
  * digest its own, so nothing is shared between them). A child reports VmRSS and Threads from its
- * own /proc/self/status (after a full GC and a short pause) at three points:
+ * own /proc/self/status (after a full GC, and for the idle points 15 s at rest, which V8 needs
+ * before it gives its heap's free pages back) at three points:
  *
  *   idle        loaded and listed (`tools/list` on every plugin), nothing called
  *   called      right after one call to each plugin (their engines running)
@@ -29,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 
 const SELF = fileURLToPath(import.meta.url);
 const IDLE_MS = 5_000;
+const QUIET_MS = 15_000;
 
 interface Sample {
   rss: number;
@@ -61,12 +63,20 @@ function status(): Sample {
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** RSS after the garbage the measured step left is collected (a full GC, twice, with pauses). */
-async function settled(): Promise<Sample> {
+/**
+ * RSS after the garbage the measured step left is collected: a full GC three times with pauses,
+ * then, for a gateway at rest, `QUIET_MS` more: V8 gives its heap's free pages back only once its
+ * memory reducer sees the process quiet, as an idle gateway is for minutes on end.
+ */
+async function settled(quiet = false): Promise<Sample> {
   const gc = (globalThis as { gc?: () => void }).gc;
   for (let i = 0; i < 3; i++) {
     gc?.();
     await pause(250);
+  }
+  if (quiet) {
+    await pause(QUIET_MS);
+    gc?.();
   }
   return status();
 }
@@ -108,7 +118,7 @@ async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 're
       return;
     }
     for (const h of handles) await h.listTools();
-    const idle = await settled();
+    const idle = await settled(true);
     if (mode === 'resident') {
       process.send!({ idle, called: idle, stopped: idle, loadMs } satisfies ChildReport);
       return;
@@ -117,7 +127,7 @@ async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 're
     if (outcomes.some((o) => !o.ok)) throw new Error(JSON.stringify(outcomes));
     const called = await settled();
     while (handles.some((h) => h.engineState !== 'stopped')) await pause(50);
-    const stopped = await settled();
+    const stopped = await settled(true);
     process.send!({ idle, called, stopped, loadMs } satisfies ChildReport);
   } finally {
     await gateway.stop();
