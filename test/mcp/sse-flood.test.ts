@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { EdgeRow } from '../../main/gateway/index.js';
-import { MAX_SSE_CALLS_IN_FLIGHT } from '../../main/gateway/mcp/sse-sessions.js';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../main/gateway/mcp/request-cap.js';
 import { connectClient, startMcpGateway, type McpGateway } from './helpers.js';
 
 /**
@@ -22,15 +22,15 @@ after(async () => {
 
 const echoResult = (n: number) => ({ content: [{ type: 'text', text: JSON.stringify({ n }) }] });
 
-test(`an SSE session's requests over ${MAX_SSE_CALLS_IN_FLIGHT} in flight are refused at once; those admitted all complete`, { timeout: 30_000 }, async () => {
+test(`an SSE session's requests over ${MAX_REQUESTS_IN_FLIGHT} in flight are refused at once; those admitted all complete`, { timeout: 30_000 }, async () => {
   const { client, close } = await connectClient(gw, 'spin', 'sse');
   try {
     // The module is held: the loop spins until cancelled, so everything behind it stays in flight.
     const stop = new AbortController();
     const spinning = client.callTool({ name: 'loop', arguments: {} }, undefined, { signal: stop.signal, timeout: 60_000 }).catch((err: unknown) => err);
     while (gw.registry.get('spin')!.runningCallId === undefined) await new Promise((resolve) => setImmediate(resolve));
-    const admitted = Array.from({ length: MAX_SSE_CALLS_IN_FLIGHT - 1 }, (_, n) => client.callTool({ name: 'echo', arguments: { n } }, undefined, { timeout: 60_000 }));
-    while (gw.metered.length < MAX_SSE_CALLS_IN_FLIGHT) await new Promise((resolve) => setImmediate(resolve));
+    const admitted = Array.from({ length: MAX_REQUESTS_IN_FLIGHT - 1 }, (_, n) => client.callTool({ name: 'echo', arguments: { n } }, undefined, { timeout: 60_000 }));
+    while (gw.metered.length < MAX_REQUESTS_IN_FLIGHT) await new Promise((resolve) => setImmediate(resolve));
 
     const over = await Promise.allSettled(Array.from({ length: 10 }, (_, n) => client.callTool({ name: 'echo', arguments: { n } }, undefined, { timeout: 5_000 })));
     for (const refused of over) {
@@ -38,9 +38,9 @@ test(`an SSE session's requests over ${MAX_SSE_CALLS_IN_FLIGHT} in flight are re
       const err = (refused as PromiseRejectedResult).reason as unknown;
       assert.ok(err instanceof McpError, String(err));
       assert.equal(err.code, -32000);
-      assert.match(err.message, new RegExp(`too many requests in flight on this SSE session: at most ${MAX_SSE_CALLS_IN_FLIGHT}`));
+      assert.match(err.message, new RegExp(`too many requests in flight on this SSE session: at most ${MAX_REQUESTS_IN_FLIGHT}`));
     }
-    assert.equal(gw.metered.length, MAX_SSE_CALLS_IN_FLIGHT, 'no refused call reached the module');
+    assert.equal(gw.metered.length, MAX_REQUESTS_IN_FLIGHT, 'no refused call reached the module');
     assert.ok(rows.some((r) => r.status === 202 && /too many requests in flight/.test(r.reason ?? '')), 'the edge log says why');
 
     // A notification is never refused: the cancellation goes through at the cap and frees the module.

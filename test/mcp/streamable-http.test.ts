@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../main/gateway/mcp/request-cap.js';
 import { unixRequest } from '../helpers/http.js';
 import { NO_CREDIT, STREAMABLE_HEADERS, startMcpGateway, type McpGateway } from './helpers.js';
 
@@ -188,6 +189,19 @@ describe('JSON-RPC framing over HTTP', () => {
       { jsonrpc: '2.0', id: 'c', result: {} },
       { jsonrpc: '2.0', id: 'd', result: { content: [{ type: 'text', text: 'failed: it failed' }], isError: true } },
     ]);
+  });
+
+  test(`a batch of more than ${MAX_REQUESTS_IN_FLIGHT} requests is refused at once: each request answered -32000, none of it run; ${MAX_REQUESTS_IN_FLIGHT} are served`, async () => {
+    const calls = (count: number, tag: string) => Array.from({ length: count }, (_, n) => call(`${tag}${n}`, 'tools/call', { name: 'echo', arguments: { n } }));
+    const seen = gw.metered.length;
+    const res = await gw.post('/mcp/echo', [...calls(MAX_REQUESTS_IN_FLIGHT + 1, 'over'), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    assert.equal(res.status, 200);
+    const message = `too many requests in flight in one request body: at most ${MAX_REQUESTS_IN_FLIGHT}; wait for an answer before sending more`;
+    assert.deepEqual(json(res.body), calls(MAX_REQUESTS_IN_FLIGHT + 1, 'over').map((c) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32000, message } })));
+    assert.equal(gw.metered.length, seen, 'no call of the refused batch reached the module');
+    const served = await gw.post('/mcp/echo', calls(MAX_REQUESTS_IN_FLIGHT, 'ok'));
+    assert.equal((json(served.body) as unknown[]).length, MAX_REQUESTS_IN_FLIGHT);
+    assert.ok((json(served.body) as { result?: unknown }[]).every((answer) => answer.result !== undefined));
   });
 
   test('an empty batch is one Invalid Request, 400', async () => {

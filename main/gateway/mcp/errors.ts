@@ -48,14 +48,6 @@ export function cancelledError(reason: unknown): RpcError {
   return new RpcError(REQUEST_CANCELLED, `Request cancelled: ${reason instanceof Error ? reason.message : String(reason)}`);
 }
 
-/**
- * A request over a legacy SSE session's cap of requests in flight: -32000 (a server error, as
- * the fabric's `refused`), answered at once on the stream; the requests in flight are untouched.
- */
-export function tooManyCallsError(max: number): RpcError {
-  return new RpcError(TRANSPORT_ERROR, `too many requests in flight on this SSE session: at most ${max}; wait for an answer before sending more`);
-}
-
 /** Unknown module and a plugin without `mcp = true` alike. */
 export function moduleNotFoundMessage(name: string): string {
   return `module '${name}' not found`;

@@ -2,24 +2,22 @@ import { randomBytes } from 'node:crypto';
 import {
   ErrorCode,
   JSONRPC_VERSION,
-  batchFrame,
   dispatchOnce,
-  messageFrame,
   parseFrame,
   serializeFrame,
   type Dispatcher,
-  type ErrorResponse,
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
-import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf, tooManyCallsError } from './errors.js';
+import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
 import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
-import { MAX_SSE_CALLS_IN_FLIGHT, type SseSession, type SseSessions } from './sse-sessions.js';
+import { MAX_REQUESTS_IN_FLIGHT, overCapAnswer, tooManyRequestsMessage } from './request-cap.js';
+import type { SseSessions } from './sse-sessions.js';
 
 export interface McpSurfaceOptions {
   modules: ModuleDirectory;
@@ -67,6 +65,13 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     noteCancellation(ctx, frame, surface.inflight, peer);
     // The client closing its connection before the answer is written cancels what it asked.
     const ids = requestIds(frame);
+    if (ids.length > MAX_REQUESTS_IN_FLIGHT) {
+      // A batch's entries all run at once: over the cap none of it runs, each request is answered the error.
+      ctx.state.refusal = tooManyRequestsMessage('in one request body');
+      ctx.type = 'application/json';
+      ctx.body = serializeFrame(overCapAnswer(frame, ids, 'in one request body')!);
+      return;
+    }
     let gone = false;
     const onClose = (): void => {
       if (ctx.res.writableEnded) return;
@@ -125,7 +130,13 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     noteCancellation(ctx, frame, surface!.inflight, peer);
     // Notifications (a cancellation among them) are never refused: only requests count.
     const owed = requestIds(frame);
-    if (session.callsInFlight + owed.length > MAX_SSE_CALLS_IN_FLIGHT) return refuseOverCap(ctx, session, frame, owed);
+    if (session.callsInFlight + owed.length > MAX_REQUESTS_IN_FLIGHT) {
+      // Refused at once on the stream; the POST is 202 as usual (the transport took it), its row says why.
+      const refusal = overCapAnswer(frame, owed, 'on this SSE session');
+      if (refusal) session.send(refusal);
+      ctx.state.refusal = tooManyRequestsMessage('on this SSE session');
+      return accepted(ctx);
+    }
     session.callsInFlight += owed.length;
     // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
     // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.
@@ -178,30 +189,13 @@ function noteCancellation(ctx: GatewayContext, frame: TransportFrame, inflight: 
   if ((typeof id === 'string' || typeof id === 'number') && inflight.has(peer, id)) ctx.state.refusal = `cancelled request ${JSON.stringify(id)}`;
 }
 
-/**
- * A body whose requests would take its SSE session over `MAX_SSE_CALLS_IN_FLIGHT`: nothing of it
- * runs; each request is answered at once on the stream with `tooManyCallsError` (a batch gets a
- * batch of them), the POST is 202 as usual, and its edge row says why.
- */
-function refuseOverCap(ctx: GatewayContext, session: SseSession, frame: TransportFrame, ids: readonly RequestId[]): void {
-  const error = tooManyCallsError(MAX_SSE_CALLS_IN_FLIGHT).toErrorObject();
-  const answers = ids.map((id): ErrorResponse => ({ jsonrpc: JSONRPC_VERSION, id, error }));
-  const [first, ...rest] = answers;
-  if (first !== undefined) session.send(frame.kind === 'batch' ? batchFrame([first, ...rest]) : messageFrame(first));
-  ctx.state.refusal = error.message;
-  accepted(ctx);
-}
-
 /** The ids of the requests in a body (a single request, or a batch's), whose answers this POST owes. */
 function requestIds(frame: TransportFrame): RequestId[] {
   if (frame.kind === 'message') return 'method' in frame.message && 'id' in frame.message ? [frame.message.id] : [];
   if (frame.kind !== 'batch') return [];
   const ids: RequestId[] = [];
   for (const entry of frame.entries) {
-    if (typeof entry === 'object' && entry !== null && 'method' in entry && 'id' in entry) {
-      const id = (entry as { id?: unknown }).id;
-      if (typeof id === 'string' || typeof id === 'number') ids.push(id);
-    }
+    if (entry.kind === 'message' && 'method' in entry.message && 'id' in entry.message) ids.push(entry.message.id);
   }
   return ids;
 }

@@ -7,12 +7,6 @@ import { formatSseComment, formatSseEvent, formatSseMessage, type TransportFrame
 export const SSE_KEEP_ALIVE_MS = 15_000;
 /** A client that stops reading loses its session once this much is waiting to be sent to it. */
 export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
-/**
- * Requests posted on one session and not answered yet: each POST is answered 202 at once, so
- * without a cap one client could queue calls without limit. Over it a request is refused at once
- * (`tooManyCallsError`); the fabric allows 32 per connection, a session twice that.
- */
-export const MAX_SSE_CALLS_IN_FLIGHT = 64;
 
 const KEEP_ALIVE = formatSseComment();
 
@@ -20,7 +14,7 @@ const KEEP_ALIVE = formatSseComment();
 export class SseSession {
   private readonly timer: NodeJS.Timeout;
   private open = true;
-  /** Requests posted on the session whose answers are not sent yet (at most `MAX_SSE_CALLS_IN_FLIGHT`). */
+  /** Requests posted on the session whose answers are not sent yet (at most `MAX_REQUESTS_IN_FLIGHT`). */
   callsInFlight = 0;
 
   constructor(
