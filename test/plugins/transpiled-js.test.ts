@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { before, describe, it } from 'node:test';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
@@ -72,6 +74,22 @@ describe('jco output that passes', () => {
       return decl?.[1];
     });
     assert.deepEqual(coreInstantiations, inText);
+  });
+
+  it('the report does not keep the checked text alive (a cache holds reports for the process\'s life)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { source, coreFiles } = await transpile(await buildFixture('echo'));
+    const used = (): number => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = used();
+    // Ten distinct 2 MB texts, as ten components' JavaScript: kept, they would be 20 MB or more.
+    const kept = Array.from({ length: 10 }, (_, i) => inspectTranspiledJs(`${source}\n// ${'x'.repeat(2 * 2 ** 20)}${i}`, coreFiles));
+    const grew = used() - before;
+    assert.equal(kept.length, 10);
+    assert.ok(grew < 4 * 2 ** 20, `the reports keep ${(grew / 2 ** 20).toFixed(1)} MB`);
   });
 });
 

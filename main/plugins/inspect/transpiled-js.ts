@@ -117,7 +117,14 @@ export function inspectTranspiledJs(source: string, coreFiles: readonly string[]
     const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : '';
     throw new PluginLoadError(`the transpiled component's JavaScript is refused: ${problems.slice(0, 3).join('; ')}${more}`);
   }
-  return { coreInstantiations: inspector.instantiations };
+  // The names are slices of `source` (acorn's literals): copied, or a cache keeping the report
+  // keeps the whole text alive (700 KB per componentize-js component, for the process's life).
+  return { coreInstantiations: inspector.instantiations.map(detached) };
+}
+
+/** A string with its own storage, not a view into the text it was cut from. */
+function detached(slice: string): string {
+  return Buffer.from(slice, 'utf8').toString('utf8');
 }
 
 // ---------------------------------------------------------------------------------------------
