@@ -17,9 +17,14 @@ export function enginesStarting(): number {
   return running;
 }
 
-/** Runs `start` when fewer than the limit of engine starts are under way. */
-export async function inStartTurn<T>(start: () => Promise<T>): Promise<T> {
-  if (running >= ENGINE_START_LIMIT) await new Promise<void>((resolve) => waiting.push(resolve));
+/**
+ * Runs `start` when fewer than the limit of engine starts are under way. A start abandoned while
+ * it waits its turn (`signal`: its handle closed, or no call wants it any more) leaves the queue
+ * at once and rejects with the signal's reason, never holding up those behind it.
+ */
+export async function inStartTurn<T>(start: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  signal?.throwIfAborted();
+  if (running >= ENGINE_START_LIMIT) await waitForTurn(signal);
   else running++;
   try {
     return await start();
@@ -28,4 +33,20 @@ export async function inStartTurn<T>(start: () => Promise<T>): Promise<T> {
     if (next) next(); // the turn passes on without `running` changing
     else running--;
   }
+}
+
+function waitForTurn(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const turn = (): void => {
+      signal?.removeEventListener('abort', abandon);
+      resolve();
+    };
+    const abandon = (): void => {
+      const at = waiting.indexOf(turn);
+      if (at >= 0) waiting.splice(at, 1);
+      reject(signal!.reason);
+    };
+    waiting.push(turn);
+    signal?.addEventListener('abort', abandon, { once: true });
+  });
 }

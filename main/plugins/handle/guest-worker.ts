@@ -58,8 +58,12 @@ export class GuestWorker {
   /**
    * Starts a worker and instantiates the component in it; resolves once it is ready, rejects with
    * `PluginLoadError` if it cannot (or with `events.unloaded()` if the handle closed meanwhile).
+   * Aborting `signal` abandons the start: the worker is terminated at once (a component whose
+   * top-level code spins is not waited for until the instantiation limit) and the start rejects
+   * with the signal's reason once the thread has ended.
    */
-  static start(config: GuestWorkerConfig, heapMb: number, events: GuestWorkerEvents): Promise<GuestWorker> {
+  static start(config: GuestWorkerConfig, heapMb: number, events: GuestWorkerEvents, signal?: AbortSignal): Promise<GuestWorker> {
+    signal?.throwIfAborted();
     const { port1, port2 } = new MessageChannel();
     const calls = new MessageChannel();
     const control = new SharedArrayBuffer(4);
@@ -78,18 +82,21 @@ export class GuestWorker {
       const timer = setTimeout(() => {
         fail(new PluginLoadError(`instantiating took longer than ${INSTANTIATE_TIMEOUT_MS} ms`));
       }, INSTANTIATE_TIMEOUT_MS);
-      const fail = (err: Error): void => {
+      const fail = (err: unknown): void => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abandon);
         if (ready) return;
         ready = true;
-        void live.kill();
-        reject(err);
+        void live.kill().then(() => reject(err)); // settled once the thread is gone: nothing outlives a failed start
       };
+      const abandon = (): void => fail(signal!.reason);
+      signal?.addEventListener('abort', abandon, { once: true });
       worker.on('message', (msg: FromWorker) => {
         if (msg.type === 'ready') {
           if (ready) return;
           ready = true;
           clearTimeout(timer);
+          signal?.removeEventListener('abort', abandon);
           if (!events.ready(live)) {
             void live.kill();
             reject(events.unloaded());

@@ -108,6 +108,8 @@ export class ModuleHandle implements ModuleInfo {
 
   private live: GuestWorker | undefined;
   private starting: Promise<GuestWorker> | undefined;
+  /** Abandons the start under way: its handle closed, or every call that wanted it was cancelled. */
+  private startAbort: AbortController | undefined;
   private readonly calls = new CallQueue();
   private readonly deadline = new Deadline(() => this.onDeadline());
   private awaitingWorker = false;
@@ -265,6 +267,7 @@ export class ModuleHandle implements ModuleInfo {
     const live = this.live;
     this.live = undefined;
     const starting = this.starting;
+    this.startAbort?.abort(this.unloadedError()); // a start waiting its turn, compiling or instantiating ends now
     if (live) await live.kill();
     else if (starting) await starting.then((l) => l.kill(), () => undefined);
     await this.stopping;
@@ -309,7 +312,11 @@ export class ModuleHandle implements ModuleInfo {
   private cancel(job: Job, reason: unknown): void {
     if (this.closed || job.cancelled) return;
     const what = job.op === 'invoke-tool' ? `tool '${job.request?.name ?? ''}'` : job.op;
-    if (this.calls.withdraw(job)) return this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it was queued'));
+    if (this.calls.withdraw(job)) {
+      this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it was queued'));
+      this.abandonUnwantedStart();
+      return;
+    }
     const live = this.live;
     if (!live || !this.calls.inflight.includes(job)) return; // already answered
     live.channel.markCancelled(job.seq);
@@ -328,6 +335,17 @@ export class ModuleHandle implements ModuleInfo {
       this.init.logger.log('info', `${what} was cancelled while it ran; its instance stopped in ${stopMs} ms and will be replaced`, { module: this.name, stopMs });
     });
     this.pump();
+  }
+
+  /**
+   * A start that calls asked for and that no call waits for any more (each was cancelled, or its
+   * client went away) is abandoned: it gives up its start turn, and an engine half-started is
+   * terminated, rather than holding a turn (up to the 10 s instantiation limit for a component
+   * whose top-level code spins) and then idling for `engineIdleMs`. The next call starts afresh.
+   */
+  private abandonUnwantedStart(): void {
+    if (!this.awaitingWorker || this.live || this.calls.waiting.length > 0 || this.calls.inflight.length > 0) return;
+    this.startAbort?.abort(new StartAbandoned());
   }
 
   private cancelled(job: Job, err: PluginCallError): void {
@@ -394,8 +412,12 @@ export class ModuleHandle implements ModuleInfo {
         (err: unknown) => {
           this.awaitingWorker = false;
           if (this.closed) return;
-          const job = this.calls.waiting.shift();
-          if (job) {
+          // Abandoned for want of callers: a call that came since starts a fresh engine.
+          if (err instanceof StartAbandoned) return this.pump();
+          // Every call waiting was waiting for this start: all fail now, rather than one per
+          // further start (a burst of 64 calls at a component that cannot start would otherwise
+          // hold a start turn for 64 instantiation limits). The next call tries again.
+          for (const job of this.calls.waiting.splice(0)) {
             if (!job.counted) this.stats.calls++;
             job.reject(new PluginCallError('crashed', `module '${this.name}' could not start: ${messageOf(err)}`, this.name));
           }
@@ -466,9 +488,14 @@ export class ModuleHandle implements ModuleInfo {
   private ensureWorker(): Promise<GuestWorker> {
     if (this.live) return Promise.resolve(this.live);
     if (this.closed) return Promise.reject(this.unloadedError());
-    this.starting ??= this.spawn().finally(() => {
-      this.starting = undefined;
-    });
+    if (!this.starting) {
+      const abort = new AbortController();
+      this.startAbort = abort;
+      this.starting = this.spawn(abort.signal).finally(() => {
+        this.starting = undefined;
+        if (this.startAbort === abort) this.startAbort = undefined;
+      });
+    }
     return this.starting;
   }
 
@@ -476,17 +503,16 @@ export class ModuleHandle implements ModuleInfo {
    * Starts an engine: after an idle stop still under way has ended, in its turn among the engines
    * starting (`inStartTurn`), with the core modules compiled again if no other engine holds them.
    */
-  private async spawn(): Promise<GuestWorker> {
+  private async spawn(signal: AbortSignal): Promise<GuestWorker> {
     await this.stopping;
+    signal.throwIfAborted();
     if (this.closed) throw this.unloadedError();
     this.stats.engineStarts++;
     if (this.lastEnd === 'failed') this.stats.restarts++;
     return inStartTurn(async () => {
-      if (this.closed) throw this.unloadedError();
-      const { modules, sandbox } = await this.init.compile();
-      if (this.closed) throw this.unloadedError();
-      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents);
-    });
+      const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
+      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal);
+    }, signal);
   }
 
   /** What the worker is started with, less its compiled core modules and their sandbox plan. */
@@ -570,4 +596,30 @@ export class ModuleHandle implements ModuleInfo {
     if (job) job.reject(new PluginCallError('crashed', `module '${this.name}': ${why}`, this.name));
     this.pump();
   }
+}
+
+/** Why a start no call wants any more was abandoned (never seen by a caller). */
+class StartAbandoned extends Error {
+  constructor() {
+    super('the engine start was abandoned: no call waits for it');
+  }
+}
+
+/** `work`, or the signal's reason as soon as it is aborted (the work itself runs on, unheeded). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const abandon = (): void => reject(signal.reason);
+    signal.addEventListener('abort', abandon, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', abandon);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', abandon);
+        reject(err);
+      },
+    );
+  });
 }
