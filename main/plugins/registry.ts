@@ -319,7 +319,7 @@ export class ModuleRegistry {
       const now = parsed.manifest.module.name;
       if (now !== name) throw new PluginLoadError(`its module.toml now names '${now}': unload '${name}' and load the directory to rename it`);
       if (parsed.manifest.module.execution_mode !== 'local') return this.registerRemote(dir, parsed.manifest);
-      return await this.loadClaimed(dir, parsed);
+      return await this.loadClaimed(dir, parsed, true);
     } catch (err) {
       const reason = messageOf(err);
       // Unloaded (or closed) while it loaded: no previous instance serves on.
@@ -393,7 +393,8 @@ export class ModuleRegistry {
     return remote;
   }
 
-  private async loadClaimed(dir: string, parsed: ParsedManifest): Promise<LoadedModule> {
+  /** `relistTools`: a reload, which lists the tools from the engine even if they are recorded. */
+  private async loadClaimed(dir: string, parsed: ParsedManifest, relistTools = false): Promise<LoadedModule> {
     const { manifest, limits, warnings } = parsed;
     const name = manifest.module.name;
     for (const w of warnings) this.logger.log('warn', w, { module: name });
@@ -408,7 +409,7 @@ export class ModuleRegistry {
       this.gate
         ? this.gate.capabilities(
             { name, version: manifest.module.version, dir, digest: componentDigest(bytes), manifest, imports: prepared.world.imports, providers: this.options.providers ?? {} },
-            () => this.loadClaimed(dir, parsed),
+            () => this.loadClaimed(dir, parsed, relistTools),
           )
         : this.grantsFor(name, manifest),
     );
@@ -426,6 +427,7 @@ export class ModuleRegistry {
       compile,
       engineIdleMs: this.options.engineIdleMs,
       toolRecord: this.cache.toolRecord(prepared),
+      relistTools,
       wasiImports: prepared.world.imports.map(unversioned).filter((i) => i.startsWith('wasi:')),
       config: granted.has('config') ? { ...manifest.config } : null,
       filesRoot,

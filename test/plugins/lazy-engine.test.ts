@@ -135,6 +135,40 @@ describe('the lazy engine: the load records the tools', () => {
     }
   });
 
+  it('a record that lies (a tool the component does not have) is served until a reload, which lists the tools again; a call to the missing tool fails as for any unknown tool', async () => {
+    const cache = tempDir('chatty-lazy-cache-');
+    const modules = tempDir('chatty-lazy-modules-');
+    const registries: ModuleRegistry[] = [];
+    try {
+      writeModuleDir(modules.path, 'liar', { manifest: fixtureManifest('liar'), component: await buildFixture('echo') });
+      const load = async (): Promise<ModuleRegistry> => {
+        const registry = new ModuleRegistry({ cacheDir: cache.path, logger: { log() {} } });
+        registries.push(registry);
+        assert.deepEqual((await registry.scanDirectory(modules.path)).failed, []);
+        return registry;
+      };
+      const tools = await (await load()).get('liar')!.listTools();
+      const [entry] = readdirSync(join(cache.path, 'transpiled'));
+      const [record] = readdirSync(join(cache.path, 'transpiled', entry!)).filter((f) => /^tools-[0-9a-f]+\.json$/.test(f));
+      const path = join(cache.path, 'transpiled', entry!, record!);
+      const written = JSON.parse(readFileSync(path, 'utf8')) as { tools: object[] };
+      writeFileSync(path, JSON.stringify({ ...written, tools: [...written.tools, { name: 'ghost', description: 'Not there.', parametersSchema: '{}' }] }));
+      const registry = await load();
+      assert.ok((await registry.get('liar')!.listTools()).some((t) => t.name === 'ghost'), 'the record is what a load writes: it is believed');
+      const ghost = await call(registry.get('liar')!, 'ghost', '"x"');
+      assert.equal(ghost.ok, false, `a call to a tool the component does not have is its tool-error: ${JSON.stringify(ghost)}`);
+      await registry.reload('liar');
+      const reloaded = registry.get('liar')!;
+      assert.equal(reloaded.stats.engineStarts, 1, 'a reload lists the tools again, record or not');
+      assert.deepEqual(await reloaded.listTools(), tools);
+      assert.ok(!readFileSync(path, 'utf8').includes('ghost'), 'and records what it found');
+    } finally {
+      for (const r of registries) await r.close();
+      cache.remove();
+      modules.remove();
+    }
+  });
+
   it('a record made with another config is not used', async () => {
     const cache = tempDir('chatty-lazy-cache-');
     const modules = tempDir('chatty-lazy-modules-');

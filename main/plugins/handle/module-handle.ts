@@ -63,6 +63,12 @@ export interface ModuleHandleInit
   engineIdleMs?: number | undefined;
   /** Where the load records the tools (absent: nothing recorded across loads; `tools/list` still answers from the load). */
   toolRecord?: ToolRecordStore | undefined;
+  /**
+   * The load lists the tools from the engine even if they are recorded, and records them again: a
+   * reload (someone asked to look again; a plugin whose tools depend on its files would otherwise
+   * keep what the first load saw).
+   */
+  relistTools?: boolean | undefined;
   manifest: Manifest;
   limits: ModuleLimits;
   dir: string;
@@ -158,7 +164,7 @@ export class ModuleHandle implements ModuleInfo {
    */
   async start(): Promise<void> {
     const context = this.recordContext();
-    const recorded = await this.readRecord(context);
+    const recorded = this.init.relistTools ? undefined : await this.readRecord(context);
     if (recorded && this.idle.idleMs > 0) {
       this.recordedTools = recorded;
       return;
