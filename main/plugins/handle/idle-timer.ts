@@ -35,7 +35,7 @@ export class IdleTimer {
       this.timer = undefined;
       this.onIdle();
     }, this.idleMs);
-    this.timer.unref(); // an idle engine never keeps the process alive
+    this.timer.unref(); // the clock itself keeps nothing alive (the worker thread does, until it stops)
   }
 
   clear(): void {
