@@ -112,6 +112,24 @@ describe('the lazy engine: starts nobody wants any more', () => {
     assert.equal(lone.engineState, 'running');
   });
 
+  it('a call cancelled while its engine instantiates (compiled, the worker starting) ends that worker: no engine is left for nobody, and the next call succeeds', async () => {
+    let compiled = false;
+    const lone = handle(async () => {
+      const done = await init.compile();
+      compiled = true;
+      return done;
+    });
+    const abort = new AbortController();
+    const cancelledCall = watched(call(lone, 'gone', abort.signal));
+    await until(() => compiled, 'the compile done, the worker started');
+    assert.equal(lone.engineState, 'starting');
+    abort.abort();
+    assert.equal(kindOf(await cancelledCall.result), 'cancelled');
+    await until(() => lone.engineState !== 'starting', 'the start settled');
+    assert.equal(lone.engineState, 'stopped', 'a worker was left running for a call that was cancelled');
+    assert.deepEqual(await call(lone, 'next'), echoed('next'));
+  });
+
   it('one of two calls waiting for a start cancelled: the start goes on for the other, which succeeds', async () => {
     const { open, calls } = await holdEveryTurn();
     const two = handle(() => init.compile());
