@@ -1,6 +1,6 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
 import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
-import type { PluginGrantDecision, PluginGrantRequest } from '../../plugins/grants/index.js';
+import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
 import { approvalDetails, describeApproval, describeAsker, describeOffer, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
 import { LineQueue } from './line-queue.js';
@@ -76,7 +76,7 @@ export class TerminalPrompter {
     this.lines = options.lines ?? new LineQueue(options.input ?? process.stdin, this.output);
     this.prefix = options.prefix ?? 'chatty-gateway: ';
     this.alwaysFile = options.alwaysFile;
-    this.grantCommand = options.grantCommand ?? ((plugin) => `chatty-gateway plugin grant ${plugin}`);
+    this.grantCommand = options.grantCommand ?? plainGrantCommand;
     // A terminal echoes what is typed; piped input is shown after its prompt, so the transcript reads as a dialogue.
     const input = (options.input ?? process.stdin) as NodeJS.ReadableStream & { isTTY?: boolean };
     this.echo = options.echo ?? input.isTTY !== true;

@@ -11,6 +11,6 @@ export { GrantsFile, GrantsFileError, grantsFileBeside } from './grants-file.js'
 export { readPluginsLock, PluginsLockError } from './lock-file.js';
 export { RememberedGrant, LockedGrant } from './record.js';
 export { GrantStore, type GrantsOptions } from './store.js';
-export { PluginGrantError, ungrantedReason, type UngrantedWhy } from './refusal.js';
+export { PluginGrantError, plainGrantCommand, ungrantedReason, type UngrantedWhy } from './refusal.js';
 export { GrantGate, type GateHost, type GateInput } from './gate.js';
 export { moduleAsks, type ModuleAsks } from './module-asks.js';

@@ -17,11 +17,16 @@ export class PluginGrantError extends PluginLoadError {
 /** Why the grant is missing: a request waits at the desk, no one is asked (`mode: 'deny'`), or a person denied it. */
 export type UngrantedWhy = 'asking' | 'not-asked' | 'denied';
 
+/** `chatty-gateway plugin grant NAME`: how to grant module `name` when nothing says where it is served from (`GrantsOptions.grantCommand`'s default). */
+export function plainGrantCommand(name: string): string {
+  return `chatty-gateway plugin grant ${name}`;
+}
+
 /**
  * The one-line reason `GET /`, the log and the load error give: the missing grants, the component
  * they would be pinned to, and how to give them (`command`: `GrantsOptions.grantCommand`'s line).
  */
-export function ungrantedReason(name: string, digest: string, missing: readonly CapabilityAsk[], why: UngrantedWhy, command = `chatty-gateway plugin grant ${name}`): string {
+export function ungrantedReason(name: string, digest: string, missing: readonly CapabilityAsk[], why: UngrantedWhy, command: string): string {
   const what = `${describeAsks(missing)} for component ${shortDigest(digest)}`;
   const how = `\`${command}\``;
   if (why === 'asking') return `waiting for a grant: it asks for ${what}; answer the request, or grant it with ${how}`;

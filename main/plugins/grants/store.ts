@@ -2,6 +2,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, isAbsolute, sep } from 'node:path';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
+import { plainGrantCommand } from './refusal.js';
 import { GrantsFile } from './grants-file.js';
 import { readPluginsLock } from './lock-file.js';
 import type { LockedGrant } from './record.js';
@@ -49,12 +50,12 @@ export class GrantStore {
   /** Granted while this registry runs, by plugin name (the file's entry when there is a file). */
   private readonly memory = new Map<string, { digest: string; granted: CapabilityAsk[] }>();
 
-  /** Reads the locks and the grants file at once: a malformed one throws, naming it, before anything loads. */
   /** How a refusal says to grant module `name` (`GrantsOptions.grantCommand`). */
   readonly grantCommand: (name: string) => string;
 
+  /** Reads the locks and the grants file at once: a malformed one throws, naming it, before anything loads. */
   constructor(options: GrantsOptions) {
-    this.grantCommand = options.grantCommand ?? ((name) => `chatty-gateway plugin grant ${name}`);
+    this.grantCommand = options.grantCommand ?? plainGrantCommand;
     this.locked = (options.locks ?? []).flatMap((path) => readPluginsLock(path));
     this.trustedBuilds = options.trustedBuilds ?? [];
     this.file = options.file !== undefined ? new GrantsFile(options.file) : undefined;
@@ -73,12 +74,8 @@ export class GrantStore {
 
   /** Remembers a grant: in the file when there is one (throws `GrantsFileError`, the file untouched, when it is malformed), else for this registry. */
   remember(name: string, digest: string, asks: readonly CapabilityAsk[]): void {
-    if (this.file) {
-      this.file.remember(name, digest, asks);
-      return;
-    }
-    const before = this.rememberedFor(name, digest);
-    this.memory.set(name, { digest, granted: [...before, ...asks] });
+    if (this.file) this.file.remember(name, digest, asks);
+    else this.allowForNow(name, digest, asks);
   }
 
   /** Granted for this run only (`mode: 'allow'`): never written. */
