@@ -4,9 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { EdgeRow } from '../../main/gateway/index.js';
 import { CallAbort } from '../../main/jsonrpc/index.js';
 import type { ModuleHandle } from '../../main/plugins/index.js';
-import { unixRequest } from '../helpers/http.js';
-import { STREAMABLE_HEADERS, connectClient, startMcpGateway, type McpGateway, type TransportKind } from './helpers.js';
-import { SseStream } from './sse-reader.js';
+import { STREAMABLE_HEADERS, connectClient, openSseSession, startMcpGateway, type McpGateway, type TransportKind } from './helpers.js';
 
 /**
  * Cancelling a `tools/call` whose guest spins forever (the hand-written loop fixture, 60 s limit):
@@ -133,14 +131,7 @@ describe('Streamable HTTP', () => {
 });
 
 describe('legacy HTTP+SSE', () => {
-  async function openSession(): Promise<{ stream: SseStream; post: (body: object) => Promise<number> }> {
-    const stream = await SseStream.open(gw.socketPath, '/mcp/spin/sse', gw.auth);
-    const first = await stream.next();
-    const endpoint = first.kind === 'event' ? first.data : '';
-    const post = async (body: object): Promise<number> =>
-      (await unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
-    return { stream, post };
-  }
+  const openSession = () => openSseSession(gw, 'spin');
 
   test('notifications/cancelled stops the guest and the call is never answered on the stream', async () => {
     const { stream, post } = await openSession();

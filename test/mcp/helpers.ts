@@ -8,6 +8,7 @@ import { ModuleRegistry, type CreditMeter } from '../../main/plugins/index.js';
 import { startGateway, tempDir, type RunningGateway } from '../helpers/gateway.js';
 import { unixRequest, type HttpResponse } from '../helpers/http.js';
 import { buildFixture, fixtureManifest, writeModuleDir, type FixtureKind } from '../helpers/wasm-fixtures.js';
+import { SseStream } from './sse-reader.js';
 
 /** Modules a test file can ask for: a fixture kind and what its manifest says. */
 export const MODULES = {
@@ -112,6 +113,16 @@ export function socketFetch(socketPath: string): { fetch: typeof fetch; close: (
 }
 
 export type TransportKind = 'streamable' | 'sse';
+
+/** A raw legacy SSE session on `/mcp/{module}/sse`: its stream, and a POST to its endpoint that resolves with the status. */
+export async function openSseSession(gw: RunningGateway, module: string): Promise<{ stream: SseStream; post: (body: object) => Promise<number> }> {
+  const stream = await SseStream.open(gw.socketPath, `/mcp/${module}/sse`, gw.auth);
+  const first = await stream.next();
+  const endpoint = first.kind === 'event' ? first.data : '';
+  const post = async (body: object): Promise<number> =>
+    (await unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
+  return { stream, post };
+}
 
 /** The official SDK client connected to `/mcp/{module}` (or its `/sse`) over the Unix socket. */
 export async function connectClient(gw: RunningGateway, module: string, kind: TransportKind): Promise<{ client: Client; close: () => Promise<void> }> {

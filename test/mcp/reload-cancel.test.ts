@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ModuleHandle } from '../../main/plugins/index.js';
-import { unixRequest } from '../helpers/http.js';
-import { startMcpGateway, type McpGateway } from './helpers.js';
-import { SseStream } from './sse-reader.js';
+import { openSseSession, startMcpGateway, type McpGateway } from './helpers.js';
 
 /**
  * A reload swaps a module's instance under an open legacy SSE session: cancelling still reaches
@@ -25,19 +23,15 @@ async function running(handle: ModuleHandle, callId: string): Promise<void> {
   while (handle.runningCallId !== callId) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** How many running calls the registry has said were stopped. */
+const stoppedCount = (): number => gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length;
+
 /** Resolves once the registry has said `count` running calls were stopped. */
 async function stopped(count: number): Promise<void> {
-  while (gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length < count) await new Promise((resolve) => setImmediate(resolve));
+  while (stoppedCount() < count) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function openSession(): Promise<{ stream: SseStream; post: (body: object) => Promise<number> }> {
-  const stream = await SseStream.open(gw.socketPath, '/mcp/spin/sse', gw.auth);
-  const first = await stream.next();
-  const endpoint = first.kind === 'event' ? first.data : '';
-  const post = async (body: object): Promise<number> =>
-    (await unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
-  return { stream, post };
-}
+const openSession = () => openSseSession(gw, 'spin');
 
 describe('cancelling across a reload (legacy SSE)', { timeout: 30_000 }, () => {
   test('notifications/cancelled sent after the swap stops the call still running on the old instance', async () => {
@@ -48,7 +42,7 @@ describe('cancelling across a reload (legacy SSE)', { timeout: 30_000 }, () => {
       await running(old, '1');
       await gw.registry.reload('spin');
       assert.notEqual(gw.registry.get('spin'), old);
-      const stops = gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length;
+      const stops = stoppedCount();
       assert.equal(await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }), 202);
       await stopped(stops + 1);
     } finally {
@@ -60,7 +54,7 @@ describe('cancelling across a reload (legacy SSE)', { timeout: 30_000 }, () => {
     const { stream, post } = await openSession();
     await gw.registry.reload('spin');
     const fresh = gw.registry.get('spin')!;
-    const stops = gw.logs.filter((l) => /was cancelled while it ran/.test(l.message)).length;
+    const stops = stoppedCount();
     assert.equal(await post(loopCall(2)), 202);
     await running(fresh, '2');
     stream.response.destroy();
