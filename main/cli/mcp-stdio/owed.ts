@@ -15,8 +15,6 @@ import {
 
 /** Errors the bridge makes up itself (the gateway could not be asked, or did not answer). */
 export const BRIDGE_ERROR = -32000;
-/** A cancelled call's answer, as the gateway gives it (main/gateway/mcp/errors.ts). */
-export const REQUEST_CANCELLED = -32800;
 
 /**
  * The ids a frame is owed answers for: its requests, and the call-shaped invalid entries whose

@@ -12,7 +12,8 @@ import {
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
-import { BRIDGE_ERROR, REQUEST_CANCELLED, answerFrame, owedIds, parseErrorFrame } from './owed.js';
+import { cancelledError } from '../../gateway/mcp/errors.js';
+import { BRIDGE_ERROR, answerFrame, owedIds, parseErrorFrame } from './owed.js';
 import { RunningCalls, cancellationOf } from './running-calls.js';
 import { SseParser } from './sse-parser.js';
 
@@ -89,7 +90,7 @@ export class McpRelay {
     try {
       res = await this.post(body, signal);
     } catch (err) {
-      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason));
+      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason).toErrorObject());
       return this.fail(exchange, bridgeError(`the gateway could not be reached: ${describeFailure(err)}`));
     }
     this.noteSession(res);
@@ -98,7 +99,7 @@ export class McpRelay {
       else await this.relayBody(res, await readBody(res), exchange);
     } catch (err) {
       if (err instanceof ClientGone) throw err;
-      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason));
+      if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason).toErrorObject());
       return this.fail(exchange, bridgeError(`the connection to the gateway failed mid-answer: ${describeFailure(err)}`));
     }
   }
@@ -254,11 +255,6 @@ function takeOwed(exchange: Exchange, id: RequestId | null): boolean {
 function isAddressed(answer: TransportFrame): boolean {
   if (answer.kind === 'batch') return true;
   return answer.kind === 'message' && isResponse(answer.message) && answer.message.id !== null;
-}
-
-/** A call the client cancelled whose POST the bridge dropped: the gateway's own answer for a cancelled call. */
-function cancelledError(reason: unknown): ErrorObject {
-  return { code: REQUEST_CANCELLED, message: `Request cancelled: ${String(reason)}` };
 }
 
 function bridgeError(message: string, httpStatus?: number): ErrorObject {
