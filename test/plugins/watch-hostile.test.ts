@@ -7,38 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
 import { buildInChildProcess } from '../../main/plugins/build/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+import { lines, sayingLogger } from './watch-lines.js';
 
 /**
  * `serve --watch` given what a hostile or careless folder holds: a `module.toml` that is a FIFO,
  * a `module.toml` renamed onto a module another folder serves. Real folders, real events, a real
  * registry.
  */
-
-/** Lines said, and a wait for the next one that matches. */
-function lines(): { all: string[]; say: (line: string) => void; next: (pattern: RegExp) => Promise<string> } {
-  const all: string[] = [];
-  const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let read = 0;
-  return {
-    all,
-    say(line) {
-      all.push(line);
-      const at = waiting.findIndex((w) => w.pattern.test(line));
-      if (at >= 0) {
-        read = all.length;
-        waiting.splice(at, 1)[0]!.resolve(line);
-      }
-    },
-    next(pattern) {
-      const at = all.findIndex((l, i) => i >= read && pattern.test(l));
-      if (at >= 0) {
-        read = at + 1;
-        return Promise.resolve(all[at]!);
-      }
-      return new Promise((resolve) => waiting.push({ pattern, resolve }));
-    },
-  };
-}
 
 describe('the modules watcher given hostile folders', { timeout: 60_000 }, () => {
   let root: string;
@@ -51,7 +26,7 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
     root = mkdtempSync(join(tmpdir(), 'chatty-watch-hostile-'));
     writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
     writeModuleDir(root, 'other', { manifest: fixtureManifest('other'), component: await buildFixture('echo') });
-    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => said.say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: sayingLogger(said.say) });
     await registry.scanDirectory(root);
     watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
   });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, componentDigest, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+import { lines, sayingLogger } from './watch-lines.js';
 
 /**
  * `serve --watch` while a plugin author edits a plugin that asks for a capability (found by a new
@@ -17,21 +18,7 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;
-  const said: string[] = [];
-  let heard: (() => void) | undefined;
-  const say = (line: string): void => {
-    said.push(line);
-    heard?.();
-  };
-  const next = (pattern: RegExp): Promise<string> =>
-    new Promise((resolve) => {
-      const look = (): void => {
-        const line = said.find((l) => pattern.test(l));
-        if (line !== undefined) resolve(line);
-      };
-      heard = look;
-      look();
-    });
+  const said = lines();
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'chatty-watch-grant-'));
@@ -42,11 +29,11 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
     utimesSync(join(root, 'asker', 'src', 'plugin.js'), old, old);
     const lock = join(root, '..', `${root.split('/').pop()}.lock`);
     writeFileSync(lock, JSON.stringify({ version: 1, plugins: [{ name: 'asker', digest: componentDigest(first), granted: [{ capability: 'file', detail: 'read files under ./data' }] }] }));
-    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, grants: { mode: 'ask', locks: [lock] }, logger: { log: (level, message, fields) => say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, grants: { mode: 'ask', locks: [lock] }, logger: sayingLogger(said.say) });
     await registry.scanDirectory(root);
     assert.ok(registry.get('asker'), 'the first build is served, pre-granted by the lock');
     const rebuilt = await buildFixture('slow');
-    watcher = watchModules(registry, root, { say, debounceMs: 50, build: async (dir) => writeFileSync(join(dir, 'plugin.wasm'), rebuilt) });
+    watcher = watchModules(registry, root, { say: said.say, debounceMs: 50, build: async (dir) => writeFileSync(join(dir, 'plugin.wasm'), rebuilt) });
   });
   after(async () => {
     await watcher?.close();
@@ -58,7 +45,7 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
     const served = registry.get('asker');
     mkdirSync(join(root, 'asker', 'src'), { recursive: true });
     writeFileSync(join(root, 'asker', 'src', 'plugin.js'), 'export const plugin = { edited: true };\n');
-    const line = await next(/^module asker: rebuilt/);
+    const line = await said.next(/^module asker: rebuilt/);
     assert.match(line, /^module asker: rebuilt in \d+\.\d s \(src\/plugin\.js changed\); the new build waits for a grant, and the previous build keeps serving until it is granted$/);
     assert.equal(registry.get('asker'), served);
   });
@@ -66,12 +53,12 @@ describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', {
   it('a module.toml that adds an ask: the line says the change waits for a grant, not only that a reload failed', async () => {
     const served = registry.get('asker');
     writeFileSync(join(root, 'asker', 'module.toml'), fixtureManifest('asker', '[files]\nroot = "data"\n\n[network]\nallow = ["127.0.0.1:8080"]\n'));
-    const line = await next(/^module asker: not reloaded/);
+    const line = await said.next(/^module asker: not reloaded/);
     assert.equal(line, 'module asker: not reloaded yet (module.toml changed): it waits for a grant; the previous instance keeps serving until it is granted');
     assert.equal(registry.get('asker'), served);
   });
 
   it('no line says the reload failed: a new component waiting for its grant has not failed', () => {
-    assert.deepEqual(said.filter((l) => /reload failed/.test(l)), []);
+    assert.deepEqual(said.all.filter((l) => /reload failed/.test(l)), []);
   });
 });

@@ -5,41 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, ensureExamplesBuilt, watchModules, type ModuleChange, type ModulesWatcher } from '../../main/plugins/index.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
+import { lines, sayingLogger } from './watch-lines.js';
 
 /**
  * `serve --watch`'s watcher over a real modules directory, real file-system events and a real
  * registry: folders added, removed and changed take effect without a restart; a plugin written in
  * JavaScript whose source changed is rebuilt by `plugin build` (componentize-js) and reloaded.
  */
-
-/** Lines the watcher and the registry say, and a way to wait for the one that matches. */
-function lines(): { all: string[]; say: (line: string) => void; next: (pattern: RegExp) => Promise<string> } {
-  const all: string[] = [];
-  let waiting: { pattern: RegExp; resolve: (line: string) => void } | undefined;
-  /** Lines before this index have been waited for: each wait is for the next matching line. */
-  let read = 0;
-  return {
-    all,
-    say(line) {
-      all.push(line);
-      if (waiting?.pattern.test(line)) {
-        const { resolve } = waiting;
-        waiting = undefined;
-        read = all.length;
-        resolve(line);
-      }
-    },
-    next(pattern) {
-      const at = all.findIndex((l, i) => i >= read && pattern.test(l));
-      if (at >= 0) {
-        read = at + 1;
-        return Promise.resolve(all[at]!);
-      }
-      read = all.length;
-      return new Promise((resolve) => (waiting = { pattern, resolve }));
-    },
-  };
-}
 
 const toolNames = async (registry: ModuleRegistry, name: string): Promise<string[]> => (await registry.get(name)!.listTools()).map((t) => t.name);
 
@@ -52,7 +24,7 @@ describe('the modules watcher (serve --watch) with WAT components', { timeout: 6
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'chatty-watch-'));
     writeModuleDir(root, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });
-    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => said.say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: sayingLogger(said.say) });
     await registry.scanDirectory(root);
     watcher = watchModules(registry, root, { say: said.say, debounceMs: 50 });
   });
@@ -147,7 +119,7 @@ describe('the modules watcher with grants asked of a person', { timeout: 60_000 
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'chatty-watch-grants-'));
-    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, grants: { mode: 'ask' }, logger: { log: (level, message, fields) => said.say(`${level}: ${fields?.['module'] ? `module ${String(fields['module'])}: ` : ''}${message}`) } });
+    registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, grants: { mode: 'ask' }, logger: sayingLogger(said.say) });
     registry.onChange((c) => changes.push(c));
     // The person at the desk grants what is asked.
     registry.grants.onRequest(() => 'granted');
