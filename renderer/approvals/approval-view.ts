@@ -4,7 +4,7 @@
 // through a confirm step that shows what will be remembered.
 import { hasHidden } from '../../main/display/index.js';
 import type { AnswerApproval, ApprovalMatch, DangerTag, PendingApproval } from '../../main/app/bridge/contract.js';
-import { askerFacts, el, facts, hiddenWarning, shown, sizeLine } from './parts.js';
+import { askerFacts, button, el, facts, hiddenWarning, shown, sizeLine } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
@@ -61,9 +61,6 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
   if (hidden) {
     warnings.push(hiddenWarning('what runs', '. It can be approved once only.'));
   }
-
-  const button = (className: string, label: string, onClick: () => void, extra: Record<string, string> = {}): HTMLButtonElement =>
-    el('button', { className, attrs: { type: 'button', ...extra }, onClick }, label);
 
   // A tagged request's default (the primary button) is Deny; otherwise Approve once.
   const choices = (): Node[] => [

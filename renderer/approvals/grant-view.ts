@@ -4,7 +4,7 @@
 // plugin unserved until it is granted (`chatty-gateway plugin grant NAME`).
 import { hasHidden } from '../../main/display/index.js';
 import type { AnswerGrant, CapabilityAsk, PendingGrant } from '../../main/app/bridge/contract.js';
-import { el, facts, hiddenWarning, shown } from './parts.js';
+import { button, el, facts, hiddenWarning, shown } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export type GrantAnswer = AnswerGrant['decision'];
@@ -35,7 +35,6 @@ export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswe
   // A version is the author's words: one that is not a plain token ("0.3.1 (sha256:…)") is shown between ⟦ ⟧, so it cannot pass for the digest after it.
   const versionSpan = el('span', { className: 'plugin-version' }, shown(view.version));
   const version = PLAIN_VERSION.test(view.version) ? [versionSpan] : ['⟦', versionSpan, '⟧'];
-  const button = (className: string, label: string, onClick: () => void): HTMLButtonElement => el('button', { className, attrs: { type: 'button' }, onClick }, label);
   return {
     kind: 'grant',
     title: 'Grant this plugin what it asks for?',

@@ -22,6 +22,11 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: ElProps
   return node;
 }
 
+/** A plain button (`type="button"`: it never submits) with its label and what a click does; `attrs` adds `title` and the like. */
+export function button(className: string, label: string, onClick: () => void, attrs: Record<string, string> = {}): HTMLButtonElement {
+  return el('button', { className, attrs: { type: 'button', ...attrs }, onClick }, label);
+}
+
 /**
  * A worker's text as the display rule shows it: visible runs as text, each hidden character as
  * its code point in a marked span, so a label stands apart from the same letters typed literally.

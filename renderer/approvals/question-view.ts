@@ -3,7 +3,7 @@
 // worker's text through the display rule; what is sent is the option as the worker wrote it.
 import { hasHidden } from '../../main/display/index.js';
 import type { ANSWER_LIMITS, AnswerQuestion, PendingQuestion } from '../../main/app/bridge/contract.js';
-import { askerFacts, el, facts, hiddenWarning, shown } from './parts.js';
+import { askerFacts, button, el, facts, hiddenWarning, shown } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export type QuestionAnswer = AnswerQuestion['answers'];
@@ -80,10 +80,10 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     warnings: hidden ? [hiddenWarning('this question', '.')] : [],
     body: [...fieldsets, facts('context', askerFacts(view.asker, view.taskId))],
     actions: () => {
-      const button = el('button', { className: 'send primary', attrs: { type: 'button' }, onClick: () => send() }, single ? 'Send answer' : 'Send answers');
-      sends.splice(0, sends.length, button);
+      const sendButton = button('send primary', single ? 'Send answer' : 'Send answers', () => send());
+      sends.splice(0, sends.length, sendButton);
       refresh();
-      return [el('button', { className: 'later', attrs: { type: 'button' }, onClick: () => context.later() }, 'Later'), button];
+      return [button('later', 'Later', () => context.later()), sendButton];
     },
     danger: false,
     hidden,
