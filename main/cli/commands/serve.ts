@@ -81,6 +81,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const mode = options.approvals ?? defaultApprovalsMode(process.stdin);
   const approvalsFile = options.approvalsFile ?? defaultApprovalsFile();
   const grantsFile = grantsFileBeside(approvalsFile);
+  /** The `plugin grant` line a refusal, a denial and the ready line print: with this serve's own folders. */
+  const grantLine = (name: string): string => grantCommand(name, { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile });
   try {
     // Check the runtime directory before loading modules (which may build the examples): a bad
     // directory is the user's to fix, and they should hear of it at once, with nothing created.
@@ -100,8 +102,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // spend half a minute or more): they are built behind the ready line.
     // A plugin's capabilities are granted, not taken: remembered beside the approval rules; asked
     // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
-    const grantsTarget = { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile };
-    const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: (name: string) => grantCommand(name, grantsTarget) };
+    const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: grantLine };
     const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
     const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants } });
     modules = opened.registry;
@@ -162,7 +163,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const screen = new Screen(process.stderr, tty && process.stderr.isTTY && lines !== undefined ? process.stdin : undefined);
   sayTo = screen.lines;
   // The plugins' capability requests too (issue 20 item 3): asked here, or answered by the mode.
-  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file, grants: modules.grants, grantCommand: (name) => grantCommand(name, { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile }) });
+  const terminal = attachTerminalRoot(root, { approvals: mode, input: process.stdin, output: screen.prompts, ...(lines ? { lines } : {}), alwaysFile: gateway.approvals.file, grants: modules.grants, grantCommand: grantLine });
   const tasks = lines ? new TaskPrompt(root, lines, screen) : undefined;
 
   if (options.json) {
@@ -181,7 +182,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
           : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
         `  rules:  ${gateway.approvals.file ?? 'none kept'} ("always" approvals; see: chatty-gateway approvals list)`,
-        `  grants: ${grantsFile} (plugin capabilities; see: ${grantCommand('NAME', { modulesDir: options.modulesDir, approvalsFile: options.approvalsFile })})`,
+        `  grants: ${grantsFile} (plugin capabilities; see: ${grantLine('NAME')})`,
         ...(tasks ? [`  tasks:  type <agent> <task text>, e.g. ${agentNames[0] ?? 'local-coder'} exec echo hi`] : []),
         '  stop:   Ctrl-C',
         '',
