@@ -180,7 +180,8 @@ export class ModulesWatcher {
       return;
     }
     const due = buildDue(dir, look, was?.failedBuildMs);
-    let rebuilt = '';
+    /** Said before what the reload did: `rebuilt in 12.3 s (src/plugin.js changed)`. */
+    let rebuilt: string | undefined;
     if (due !== undefined) {
       const started = performance.now();
       try {
@@ -192,27 +193,28 @@ export class ModulesWatcher {
         this.options.say(`warning: module ${look.name ?? folder}: rebuild failed (${due.why}): ${oneLine(messageOf(err))}${keeps}`);
         return;
       }
-      rebuilt = `rebuilt in ${((performance.now() - started) / 1000).toFixed(1)} s (${due.why}) and `;
+      rebuilt = `rebuilt in ${((performance.now() - started) / 1000).toFixed(1)} s (${due.why})`;
       look = lookAt(dir) ?? look;
     }
-    if (was && !changed(was.look, look) && rebuilt === '') return;
+    if (was && !changed(was.look, look) && rebuilt === undefined) return;
+    const rebuiltAnd = rebuilt === undefined ? '' : `${rebuilt} and `;
     this.known.set(folder, { look, module: held });
     // A module.toml that does not parse (no name) is a reload that fails: the old instance serves on.
     if (served !== undefined && (look.name === served || look.name === undefined)) {
-      const what = rebuilt !== '' ? '' : was?.look.manifest === '' ? ' (changed while the scan ran)' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
+      const what = rebuilt !== undefined ? '' : was?.look.manifest === '' ? ' (changed while the scan ran)' : was && was.look.manifest !== look.manifest ? ' (module.toml changed)' : ' (its component changed)';
       try {
         await this.registry.reload(served);
       } catch (err) {
         // The registry said why, in one line; the old instance serves on. A change that waits for
         // a grant (a rebuild is a new digest; a new ask in module.toml) is no failure: say so.
         if (err instanceof PluginGrantError) {
-          this.options.say(rebuilt !== ''
-            ? `module ${served}: ${rebuilt.slice(0, -' and '.length)}; the new build waits for a grant, and the previous build keeps serving until it is granted`
+          this.options.say(rebuilt !== undefined
+            ? `module ${served}: ${rebuilt}; the new build waits for a grant, and the previous build keeps serving until it is granted`
             : `module ${served}: not reloaded yet${what}: it waits for a grant; the previous instance keeps serving until it is granted`);
         }
         return;
       }
-      this.options.say(`module ${served}: ${rebuilt}reloaded${what}`);
+      this.options.say(`module ${served}: ${rebuiltAnd}reloaded${what}`);
       return;
     }
     // New here, renamed in its module.toml, or not served yet (its load failed, or waits for a grant): loaded afresh.
@@ -228,7 +230,7 @@ export class ModulesWatcher {
     try {
       const loaded = await this.registry.loadModule(dir);
       this.known.set(folder, { look, module: loaded.name });
-      this.options.say(`module ${loaded.name}: ${rebuilt}${was ? 'loaded' : 'added'}${renamed ? ` (was ${held})` : ''}: served from ${folder}`);
+      this.options.say(`module ${loaded.name}: ${rebuiltAnd}${was ? 'loaded' : 'added'}${renamed ? ` (was ${held})` : ''}: served from ${folder}`);
     } catch (err) {
       // A module waiting for a grant keeps its name (it is served once granted); any other failure frees it.
       this.known.set(folder, { look, module: err instanceof PluginGrantError ? look.name : undefined });
