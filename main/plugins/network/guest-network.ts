@@ -56,15 +56,13 @@ export class GuestNetwork implements WasiHttpHost {
   refuse(method: string, url: string): { error: ErrorCode; message: string } | null {
     const target = checkTarget(this.allow, method, url);
     if (!('ok' in target)) return null;
-    this.log('warn', requestLine(method, targetLabel(url), { refused: target.message.replace(/^network: /, '') }));
-    this.refusal = target.message;
+    this.refused(method, targetLabel(url), target.message);
     return { error: target.error, message: target.message };
   }
 
   refuseBody(method: string, url: string, bytes: number): ErrorCode {
     const why = `the request body (${bytes} bytes) is over the ${this.limits.maxRequestBodyBytes}-byte limit`;
-    this.log('warn', requestLine(method, targetLabel(url), { refused: why }));
-    this.refusal = `network: ${why}`;
+    this.refused(method, targetLabel(url), `network: ${why}`);
     return { tag: 'HTTP-request-body-size', val: BigInt(bytes) };
   }
 
@@ -79,9 +77,14 @@ export class GuestNetwork implements WasiHttpHost {
       this.left -= answer.body.length;
       this.log('info', requestLine(answer.method, answer.target, { status: answer.status, bytes: answer.body.length }));
     } else {
-      this.log('warn', requestLine(answer.method, answer.target, { refused: answer.message.replace(/^network: /, '') }));
-      this.refusal = answer.message;
+      this.refused(answer.method, answer.target, answer.message);
     }
     return answer;
+  }
+
+  /** A request refused or failed: the module log's line, and the reason kept for the guest's fetch wrapper. */
+  private refused(method: string, target: string, message: string): void {
+    this.log('warn', requestLine(method, target, { refused: message.replace(/^network: /, '') }));
+    this.refusal = message;
   }
 }
