@@ -47,7 +47,7 @@ export class OwnerOnlyJsonFile<T> {
 
   /** The file's contents (undefined when it does not exist); throws `refuse(…)` naming the file when it is malformed. */
   read(): T | undefined {
-    const { label, kind, schema, check, refuse } = this.options;
+    const { label, refuse } = this.options;
     const now = this.stamp();
     if (now === this.cachedStamp) return this.cached;
     if (now === undefined) {
