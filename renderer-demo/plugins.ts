@@ -56,11 +56,11 @@ function entryFor(name: string, served: ModuleSummary | undefined, pending: Pend
       facts ? h('span', { className: 'muted small' }, facts) : null,
       pending ? h('span', { className: `module-state state-${pending.state}` }, PENDING_LABEL[pending.state]) : null,
     ),
-    pending?.reason !== undefined ? h('p', { className: `small module-reason reason-${pending.state}` }, showExactly(pending.reason).text) : null,
-    served?.description ? h('p', { className: 'muted small' }, showExactly(served.description).text) : null,
-    served?.toolsError !== undefined ? h('p', { className: 'error small' }, `tools unavailable: ${showExactly(served.toolsError).text}`) : null,
+    pending?.reason !== undefined ? h('p', { className: `small module-reason reason-${pending.state}` }, shown(pending.reason)) : null,
+    served?.description ? h('p', { className: 'muted small' }, shown(served.description)) : null,
+    served?.toolsError !== undefined ? h('p', { className: 'error small' }, `tools unavailable: ${shown(served.toolsError)}`) : null,
     served
-      ? h('ul', { className: 'tools plain' }, ...served.tools.map((t) => h('li', {}, h('code', {}, shown(t.name)), t.description ? h('span', { className: 'muted small' }, ` ${showExactly(t.description).text}`) : null)))
+      ? h('ul', { className: 'tools plain' }, ...served.tools.map((t) => h('li', {}, h('code', {}, shown(t.name)), t.description ? h('span', { className: 'muted small' }, ` ${shown(t.description)}`) : null)))
       : null,
   );
 }
