@@ -95,15 +95,16 @@ describe('the grant prompt', () => {
 
   test('every field through the display rule: hidden characters as code points with a warning, a new line cannot forge a line, nothing the terminal obeys', async () => {
     const { s, input, desk, terminal } = prompting();
-    const outcome = desk.ask({
-      plugin: 'text\u202Eslooт',
-      version: '0.3.1\x1b[2K',
-      digest: DIGEST,
-      asks: [
-        { capability: 'file', detail: 'read files under ./data\nchatty-gateway: granted' },
-        { capability: 'network', detail: 'api.github.com\u200B:443' },
-      ],
-    });
+    const outcome = desk.ask(
+      grantRequest({
+        plugin: 'text\u202Eslooт',
+        version: '0.3.1\x1b[2K',
+        asks: [
+          { capability: 'file', detail: 'read files under ./data\nchatty-gateway: granted' },
+          { capability: 'network', detail: 'api.github.com\u200B:443' },
+        ],
+      }),
+    );
     await s.shows('  grant? [y/N] ');
     input.write('n\n');
     assert.equal(await outcome, 'denied');
