@@ -4,7 +4,7 @@ import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
 import { buildInChildProcess } from '../build/index.js';
-import { buildDue, changed, lookAt, type FolderLook } from './plugin-folder.js';
+import { buildDue, changed, lookAt, mtimeOf, type FolderLook } from './plugin-folder.js';
 
 /** Quiet time after the last event of a burst before the folder is looked at again. */
 export const WATCH_DEBOUNCE_MS = 150;
@@ -262,7 +262,7 @@ export class ModulesWatcher {
 
 /** Whether the folder's `module.toml` or component was written at or after `since` (ms since the epoch). */
 function writtenSince(dir: string, look: FolderLook, since: number): boolean {
-  return [join(dir, 'module.toml'), look.wasmPath].some((path) => (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? -Infinity) >= since);
+  return [join(dir, 'module.toml'), look.wasmPath].some((path) => mtimeOf(path) >= since);
 }
 
 function isSymbolicLink(path: string): boolean {

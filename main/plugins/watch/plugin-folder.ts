@@ -106,7 +106,8 @@ function readManifestText(path: string): string {
   }
 }
 
-function mtimeOf(path: string): number {
+/** A file's modification time, or -Infinity when it is not there. */
+export function mtimeOf(path: string): number {
   return statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? -Infinity;
 }
 
