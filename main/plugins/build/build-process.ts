@@ -64,16 +64,17 @@ export function buildInChildProcess(dir: string, options: BuildProcessOptions = 
     const timer = setTimeout(() => stop(`it took longer than ${timeoutMs / 1000} s and was stopped`), timeoutMs);
     const onAbort = (): void => stop('the build was stopped: its gateway is closing');
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.once('error', (err) => {
+    const ended = (): void => {
       if (pid !== undefined) running.delete(pid);
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
+    };
+    child.once('error', (err) => {
+      ended();
       reject(new PluginLoadError(`the build could not start: ${err.message}`));
     });
     child.once('close', (code, signal) => {
-      if (pid !== undefined) running.delete(pid);
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      ended();
       if (stopped !== undefined) return reject(new PluginLoadError(stopped));
       if (code === 0) return resolve();
       reject(new PluginLoadError(failureOf(stderr) ?? `the build ended with ${signal ?? `status ${code}`}`));
