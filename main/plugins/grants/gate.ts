@@ -82,8 +82,7 @@ export class GrantGate {
 
   /** Withdraws module `name`'s open request (unloaded, loaded again); whether there was one. */
   withdraw(name: string): boolean {
-    this.waiting.delete(name);
-    if (this.waiting.size === 0) this.unwatch();
+    this.stopWaiting(name);
     const open = this.asking.get(name);
     if (!open) return false;
     this.asking.delete(name);
@@ -109,6 +108,12 @@ export class GrantGate {
     this.watching = true;
     // Persistent: a registry with a module waiting is a registry still in use (close() stops it).
     watchFile(path, { interval: 1000, persistent: true }, this.fileChanged);
+  }
+
+  /** Module `name` no longer waits for the grants file; the file is watched no longer once none does. */
+  private stopWaiting(name: string): void {
+    this.waiting.delete(name);
+    if (this.waiting.size === 0) this.unwatch();
   }
 
   private unwatch(): void {
@@ -166,8 +171,7 @@ export class GrantGate {
   /** A person granted `missing`: remembered (or, when the grants file refuses it, granted for this run and said), then the module loads. */
   private granted(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): void {
     const { name, digest } = input;
-    this.waiting.delete(name);
-    if (this.waiting.size === 0) this.unwatch();
+    this.stopWaiting(name);
     try {
       this.store.remember(name, digest, missing);
     } catch (err) {
