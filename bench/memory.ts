@@ -1,7 +1,8 @@
 /**
  * bench/memory: what an idle plugin costs the process that serves it, and what waking it costs.
  *
- *   node --import tsx bench/memory.ts [--rounds N] [--counts 0,1,2,10]
+ *   node --import tsx bench/memory.ts [--rounds N] [--counts 0,1,2,10] [--scenarios recorded,first,resident]
+ *                                     [--env-b NAME=VALUE,…] [--no-wake]
  *
  * Each measurement is a fresh child process running a real gateway (ProtocolGateway on a Unix
  * socket over a ModuleRegistry) with 0, 1, 2 or 10 plugins, each a distinct copy of the bundled
@@ -21,6 +22,10 @@
  * list and record the tools, then stops it); and `resident` (`engineIdleMs: 0`: every engine
  * started at the load and kept, as every plugin was before engines stopped when idle). Last, in one child with one plugin: the first call
  * after an idle stop (engine start with the component cached) beside a warm call, p50 of each.
+ *
+ * `--env-b` runs every child twice in each round, without and with those environment variables
+ * (e.g. `MALLOC_ARENA_MAX=2`), and prints both: a setting an embedder could give its process,
+ * measured side by side.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,9 +144,9 @@ async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 're
 // ---------------------------------------------------------------------------------------------
 // The parent.
 
-function runChild<T>(args: string[]): Promise<T> {
+function runChild<T>(args: string[], env: Record<string, string> = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', SELF, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', SELF, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
     let report: T | undefined;
     proc.on('message', (msg: T) => (report = msg));
     proc.on('exit', (code) => (report !== undefined ? resolve(report) : reject(new Error(`child ${args.join(' ')} exited ${code} without a report`))));
@@ -189,6 +194,10 @@ async function parent(): Promise<void> {
   const rounds = Number(arg('--rounds') ?? 3);
   const counts = (arg('--counts') ?? '0,1,2,10').split(',').map(Number);
   if (!counts.includes(0)) counts.unshift(0);
+  const envB = Object.fromEntries((arg('--env-b')?.split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const variants: Array<{ label: string; env: Record<string, string> }> = [{ label: '', env: {} }];
+  if (Object.keys(envB).length > 0) variants.push({ label: ` with ${Object.entries(envB).map(([k, v]) => `${k}=${v}`).join(' ')}`, env: envB });
+  const scenarios = (arg('--scenarios')?.split(',') ?? [...SCENARIOS]).filter((s): s is (typeof SCENARIOS)[number] => (SCENARIOS as readonly string[]).includes(s));
   const { ensureExamplesBuilt } = await import('../main/plugins/index.js');
   const examples = await ensureExamplesBuilt(undefined, { onProgress: (line) => process.stderr.write(`${line}\n`) });
   const root = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-'));
@@ -199,26 +208,26 @@ async function parent(): Promise<void> {
     await runChild<ChildReport>([dirs.get(Math.max(...counts))!, cacheDir, 'measure']);
     const results = new Map<string, ChildReport[]>();
     for (let r = 0; r < rounds; r++) {
-      for (const scenario of SCENARIOS) {
-        for (const n of counts) {
+      for (const scenario of scenarios) {
+        for (const n of counts) for (const variant of variants) {
           const cache = scenario === 'first' ? withoutRecords(cacheDir, join(root, 'cache-first')) : cacheDir;
-          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure']);
-          const key = `${scenario}:${n}`;
+          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure'], variant.env);
+          const key = `${scenario}${variant.label}:${n}`;
           results.set(key, [...(results.get(key) ?? []), report]);
           const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
           process.stderr.write(`round ${r + 1} ${key}: idle ${shown(report.idle)}, called ${shown(report.called)}, stopped ${shown(report.stopped)}\n`);
         }
       }
     }
-    const wake = await runChild<WakeReport>([dirs.get(1) ?? writeModules(root, join(examples, 'json-tools'), 1), cacheDir, 'wake']);
+    const wake = process.argv.includes('--no-wake') ? undefined : await runChild<WakeReport>([dirs.get(1) ?? writeModules(root, join(examples, 'json-tools'), 1), cacheDir, 'wake']);
 
     const lines = [`bench/memory: a gateway's RSS (MB) and threads, json-tools copies, median of ${rounds} interleaved rounds; Δ = minus the 0-plugin peer of the same round`];
-    for (const scenario of SCENARIOS) {
-      lines.push(`  ${SCENARIO_TITLES[scenario]}`);
+    for (const scenario of scenarios) for (const variant of variants) {
+      lines.push(`  ${SCENARIO_TITLES[scenario]}${variant.label}`);
       lines.push('  plugins | idle RSS   Δ      thr | after one call each RSS   Δ     thr | engines stopped RSS   Δ     thr | load ms');
       for (const n of counts) {
-        const mine = results.get(`${scenario}:${n}`)!;
-        const peers = results.get(`${scenario}:0`)!;
+        const mine = results.get(`${scenario}${variant.label}:${n}`)!;
+        const peers = results.get(`${scenario}${variant.label}:0`)!;
         const cell = (point: 'idle' | 'called' | 'stopped'): string => {
           const rss = median(mine.map((m) => m[point].rss));
           const delta = median(mine.map((m, i) => m[point].rss - peers[i]![point].rss));
@@ -228,9 +237,13 @@ async function parent(): Promise<void> {
         lines.push(`  ${String(n).padStart(7)} | ${cell('idle')} | ${cell('called').padStart(27)} | ${cell('stopped').padStart(24)} | ${median(mine.map((m) => m.loadMs)).toFixed(0).padStart(7)}`);
       }
     }
+    if (wake) {
+      lines.push(
+        `  one plugin, p50 of ${wake.coldMs.length}: first call after an idle stop ${median(wake.coldMs).toFixed(1)} ms (engine start, component cached), ` +
+          `warm call ${median(wake.warmMs).toFixed(2)} ms: ${(median(wake.coldMs) / median(wake.warmMs)).toFixed(0)}x`,
+      );
+    }
     lines.push(
-      `  one plugin, p50 of ${wake.coldMs.length}: first call after an idle stop ${median(wake.coldMs).toFixed(1)} ms (engine start, component cached), ` +
-        `warm call ${median(wake.warmMs).toFixed(2)} ms: ${(median(wake.coldMs) / median(wake.warmMs)).toFixed(0)}x`,
       `  (node ${process.version}, from the TypeScript sources under tsx, ${execFileSync('nproc').toString().trim()} cores)`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -8,7 +8,6 @@ import type { Worker } from 'node:worker_threads';
 import { PluginLoadError } from './errors.js';
 import { checkComponentNames } from './inspect/component-names.js';
 import { capCoreModule, shapeOfCoreModule, type CoreModuleShape } from './inspect/core-limits.js';
-import { inspectTranspiledJs } from './inspect/transpiled-js.js';
 import { MAX_TABLE_ENTRIES, PAGES_PER_MIB } from './limits.js';
 import { spawnWorker } from './spawn.js';
 import { ToolRecord } from './tool-record.js';
@@ -98,7 +97,7 @@ export class ComponentCache {
     const dir = join(this.dir, 'transpiled', key);
     const cached = await readMeta(dir);
     if (cached) return this.entry(key, dir, cached, true);
-    const reply = await this.toolchain.run(bytes);
+    const reply = await this.toolchain.transpile(bytes);
     const meta: CacheMeta = { format: CACHE_FORMAT, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
     const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
     await mkdir(tmp, { recursive: true });
@@ -122,12 +121,15 @@ export class ComponentCache {
 
   /**
    * A cache entry, its JavaScript checked: once per entry and process (twenty modules sharing one
-   * component are checked once), on every load in a new process, cached on disk or not.
+   * component are checked once), on every load in a new process, cached on disk or not. The check
+   * runs in the toolchain worker: parsing jco's JavaScript on this thread left ~3 MB of RSS per
+   * component for the process's life (V8 and the C allocator keep what the parse grew into),
+   * which goes with that short-lived thread (issue 21 item 1, docs/benchmarks.md "Memory").
    */
   private async entry(key: string, dir: string, meta: CacheMeta, cached: boolean): Promise<PreparedComponent> {
     let instantiations = this.checkedJs.get(key);
     if (!instantiations) {
-      instantiations = meta.plugin ? inspectTranspiledJs(await readFile(join(dir, 'component.mjs'), 'utf8'), meta.coreFiles).coreInstantiations : [];
+      instantiations = meta.plugin ? await this.toolchain.checkJs(join(dir, 'component.mjs'), meta.coreFiles) : [];
       this.checkedJs.set(key, instantiations);
     }
     return preparedFrom(key, dir, meta, cached, instantiations);
@@ -230,7 +232,7 @@ function preparedFrom(key: string, dir: string, meta: CacheMeta, cached: boolean
   };
 }
 
-/** The toolchain worker: started on the first cache miss, stopped after a few idle seconds. */
+/** The toolchain worker: started on the first cache miss or JavaScript check, stopped after a few idle seconds. */
 class Toolchain {
   private worker: Worker | undefined;
   private nextId = 0;
@@ -239,34 +241,48 @@ class Toolchain {
   private chain: Promise<unknown> = Promise.resolve();
 
   /** One transpile at a time, so a directory of big components does not hold them all at once. */
-  run(bytes: Uint8Array): Promise<Extract<ToolchainReply, { ok: true }>> {
-    const next = this.chain.then(() => this.request(bytes));
+  async transpile(bytes: Uint8Array): Promise<Extract<ToolchainReply, { kind: 'transpile' }>> {
+    const reply = await this.queued((id) => ({ id, kind: 'transpile', bytes }), 'transpiling');
+    if (reply.kind !== 'transpile') throw new PluginLoadError('the transpiler answered another question');
+    return reply;
+  }
+
+  /** jco's JavaScript at `path`, checked (`inspectTranspiledJs`): its core instantiations, or its refusal. */
+  async checkJs(path: string, coreFiles: readonly string[]): Promise<string[]> {
+    const reply = await this.queued((id) => ({ id, kind: 'check-js', path, coreFiles: [...coreFiles] }), 'checking the transpiled JavaScript');
+    if (reply.kind !== 'check-js') throw new PluginLoadError('the JavaScript check answered another question');
+    return reply.coreInstantiations;
+  }
+
+  private queued(message: (id: number) => ToolchainRequest, what: string): Promise<Extract<ToolchainReply, { ok: true }>> {
+    const next = this.chain.then(() => this.request(message(++this.nextId), what));
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private request(bytes: Uint8Array): Promise<Extract<ToolchainReply, { ok: true }>> {
+  private request(message: ToolchainRequest, what: string): Promise<Extract<ToolchainReply, { ok: true }>> {
     clearTimeout(this.idle);
     const worker = this.ensure();
-    const id = ++this.nextId;
+    const { id } = message;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         void this.close();
-        reject(new PluginLoadError(`transpiling took longer than ${TOOLCHAIN_TIMEOUT_MS / 1000} s`));
+        reject(new PluginLoadError(`${what} took longer than ${TOOLCHAIN_TIMEOUT_MS / 1000} s`));
       }, TOOLCHAIN_TIMEOUT_MS);
       this.pending.set(id, {
         resolve: (reply) => {
           if (reply.ok) return resolve(reply);
+          // The check's refusal, word for word, as when it ran on this thread.
+          if (reply.refused && message.kind === 'check-js') return reject(new PluginLoadError(reply.error));
           // A component that made the transpiler fail may have left its WebAssembly trapped
           // ("cannot enter component instance"): the next component gets a fresh worker.
           void this.close();
-          reject(new PluginLoadError(`cannot read the component: ${reply.error}`));
+          reject(new PluginLoadError(message.kind === 'check-js' ? `cannot check the transpiled JavaScript: ${reply.error}` : `cannot read the component: ${reply.error}`));
         },
         reject,
         timer,
       });
-      const message: ToolchainRequest = { id, bytes };
       worker.postMessage(message);
     });
   }
