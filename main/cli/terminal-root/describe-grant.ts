@@ -43,7 +43,7 @@ export function grantDetails(request: PluginGrantRequest): string[] {
 }
 
 /** Whether any field of the request holds a character the display rule shows as its code point. */
-export function grantHidden(request: PluginGrantRequest): boolean {
+function grantHidden(request: PluginGrantRequest): boolean {
   return [request.plugin, request.version, request.digest, request.dir ?? '', ...request.asks.map((a) => a.detail)].some(hasHidden);
 }
 

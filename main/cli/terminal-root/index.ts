@@ -8,7 +8,7 @@ export { attachTerminalRoot, type GrantDesk, type TerminalRoot, type TerminalRoo
 export { NoAnswer, TerminalPrompter, type PrompterOptions } from './prompter.js';
 export { ProgressPrinter, type ProgressPrinterOptions } from './progress.js';
 export { LineQueue } from './line-queue.js';
-export { describeGrant, grantDetails, grantHidden } from './describe-grant.js';
+export { describeGrant, grantDetails } from './describe-grant.js';
 export { approvalDetails, describeApproval, describeAsker, describeOffer, describeQuestions, shown, shownOneLine } from './describe.js';
 export { Screen, writer } from './screen.js';
 export { fitColumns, printable } from './safe-text.js';
