@@ -17,3 +17,10 @@ export function refuse(ctx: GatewayContext, status: number, error: string, reaso
   ctx.status = status;
   ctx.body = { error };
 }
+
+/** The client went away before its answer: no body, and a 499 row (as nginx logs it) saying what happened. */
+export function clientGone(ctx: GatewayContext, reason: string): void {
+  ctx.state.refusal = `cancelled: ${reason}`;
+  ctx.body = null; // before the status: Koa turns a null body set after it into a 204
+  ctx.status = 499;
+}

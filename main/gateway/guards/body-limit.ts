@@ -1,4 +1,4 @@
-import { refuse, type GatewayMiddleware } from '../context.js';
+import { clientGone, refuse, type GatewayMiddleware } from '../context.js';
 
 /** `MAX_REQUEST_BYTES`: 10 MiB. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -19,10 +19,7 @@ export function bodyLimitGuard(maxBytes: number = MAX_REQUEST_BYTES): GatewayMid
     const body = await readCapped(ctx.req, maxBytes);
     if (body === CLIENT_GONE) {
       // Nobody is left to answer, and nothing failed on our side: a row that says so, not a stack.
-      ctx.state.refusal = `cancelled: ${CLIENT_GONE_REASON}`;
-      ctx.body = null; // before the status: Koa turns a null body set after it into a 204
-      ctx.status = 499;
-      return;
+      return clientGone(ctx, CLIENT_GONE_REASON);
     }
     if (body === undefined) {
       return refuse(ctx, 413, BODY_TOO_LARGE, `streamed body over ${maxBytes} bytes`);

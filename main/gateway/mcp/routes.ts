@@ -9,7 +9,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
+import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
@@ -86,11 +86,8 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (ids.length > 0) ctx.res.off('close', onClose);
     }
     if (gone) {
-      // Nobody is left to read an answer: the row says what happened (499, as nginx logs it).
-      ctx.state.refusal = `cancelled: ${CLIENT_WENT_AWAY}`;
-      ctx.body = null; // before the status: Koa turns a null body set after it into a 204
-      ctx.status = 499;
-      return;
+      // Nobody is left to read an answer: the row says what happened.
+      return clientGone(ctx, CLIENT_WENT_AWAY);
     }
     if (answer === undefined) return accepted(ctx);
     ctx.status = statusFor(answer);
