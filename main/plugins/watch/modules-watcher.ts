@@ -102,21 +102,23 @@ export class ModulesWatcher {
    */
   private stopWatching(why: string): void {
     if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.due.clear();
-    this.watcher?.close();
+    this.stopEvents();
     this.options.say(`warning: no longer watching ${this.root}: ${why}; the modules it served keep serving`);
   }
 
   /** Stops watching and any build under way; resolves once the change being made (a reload) has ended. */
   async close(): Promise<void> {
+    this.stopEvents();
+    this.stopBuilds.abort();
+    await this.running;
+  }
+
+  /** No more events, and none of those heard is settled. */
+  private stopEvents(): void {
     this.closed = true;
     clearTimeout(this.timer);
     this.due.clear();
     this.watcher?.close();
-    this.stopBuilds.abort();
-    await this.running;
   }
 
   private heard(filename: string | Buffer | null): void {
