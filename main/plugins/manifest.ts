@@ -4,11 +4,14 @@ import { PluginLoadError, messageOf } from './errors.js';
 import { MAX_EXECUTION_MS, MAX_MEMORY_MB, MAX_OUTPUT_BYTES, METADATA_TIMEOUT_MS } from './limits.js';
 import { AllowEntryError, parseAllowEntry } from './network/allow-entry.js';
 
+/** A control character (a newline, NUL, DEL): never part of a path or a `[config]` key. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /** A plain relative path: not absolute, no `..` segment, no `\` or `:` (so no drive letters). */
 export function isPlainRelativePath(path: string): boolean {
   if (path.length === 0 || path.startsWith('/') || path.includes('\\') || path.includes(':')) return false;
   // Control characters (a newline, NUL) end up in refusal reasons and log lines: never a path.
-  if (/[\u0000-\u001f\u007f]/.test(path)) return false;
+  if (CONTROL_CHARACTER.test(path)) return false;
   return !path.split('/').some((segment) => segment === '..');
 }
 
@@ -35,7 +38,7 @@ const allowEntry = z.string().superRefine((entry, ctx) => {
 /** `[config]` keys are plain text: a control character in one is refused, so no key can be one the host reserves (`network/refusal-key.ts`). */
 function noControlKeys(config: Record<string, string>, ctx: z.RefinementCtx): void {
   for (const key of Object.keys(config)) {
-    if (/[\u0000-\u001f\u007f]/.test(key)) ctx.addIssue({ code: 'custom', message: `the key ${JSON.stringify(key)} has a control character` });
+    if (CONTROL_CHARACTER.test(key)) ctx.addIssue({ code: 'custom', message: `the key ${JSON.stringify(key)} has a control character` });
   }
 }
 
