@@ -15,7 +15,7 @@ import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource } from './source-check.js';
-import { sourcesDigest } from './source-digest.js';
+import { BUILD_STAMP, sourcesDigest } from './source-digest.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
@@ -234,7 +234,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await rm(tmp, { recursive: true, force: true });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
-      await writeFile(join(tmp, '.build-stamp'), stamp);
+      await writeFile(join(tmp, BUILD_STAMP), stamp);
       await rm(to, { recursive: true, force: true });
       await rename(tmp, to);
       return to;
@@ -254,7 +254,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
 
 function readStamp(dir: string): string | undefined {
   try {
-    return readFileSync(join(dir, '.build-stamp'), 'utf8');
+    return readFileSync(join(dir, BUILD_STAMP), 'utf8');
   } catch {
     return undefined;
   }
