@@ -6,8 +6,6 @@
  * component in the thread that does it, which goes when this short-lived thread ends.
  */
 import { parentPort } from 'node:worker_threads';
-import { transpileBytes } from '@bytecodealliance/jco-transpile';
-import { componentWit } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { readFileSync } from 'node:fs';
 import { PluginLoadError } from '../errors.js';
 import { inspectTranspiledJs } from '../inspect/transpiled-js.js';
@@ -30,6 +28,9 @@ port.on('message', (req: ToolchainRequest) => {
         const { coreInstantiations } = inspectTranspiledJs(readFileSync(req.path, 'utf8'), req.coreFiles);
         return { id: req.id, ok: true, kind: 'check-js', coreInstantiations };
       }
+      // Loaded on the first transpile only: jco's own WebAssembly is tens of MB a check does not need.
+      const { componentWit } = await import('@bytecodealliance/jco-transpile/wasm-tools');
+      const { transpileBytes } = await import('@bytecodealliance/jco-transpile');
       const wit = await componentWit(req.bytes);
       // Only a component that could be a plugin is worth transpiling.
       if (!/export\s+chatty:plugin\/plugin@/.test(wit)) return { id: req.id, ok: true, kind: 'transpile', wit, files: null };
