@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -135,13 +135,14 @@ describe('plugin build checks the JavaScript before componentize-js', () => {
  */
 const BEHAVIOUR_PLUGIN = `import { plugin as template } from './template.js';
 import { readBytes } from 'chatty:plugin/file@0.3.0';
+import { get as configGet } from 'chatty:plugin/config@0.3.0';
 
 console.log('at build time'); // runs while componentize-js initialises the engine
-let listToolsBroken = '';
+let brokenByCall = '';
 
 const EXTRA = {
   'break-list-tools': (how) => {
-    listToolsBroken = how;
+    brokenByCall = how;
     return { content: 'the next listTools() misbehaves' };
   },
   'throw-error': () => { throw new Error('the disk is on fire'); },
@@ -181,6 +182,8 @@ const EXTRA = {
 export const plugin = {
   metadata: () => template.metadata(),
   listTools: () => {
+    // Broken by a call (for the instance), or by the module's [config] (from its load on).
+    const listToolsBroken = brokenByCall || configGet('break_list_tools') || '';
     if (listToolsBroken === 'throw') throw new Error('the list is broken');
     if (listToolsBroken === 'object-schema') return [{ name: 'greet', description: 'Greets.', parametersSchema: { type: 'object' } }];
     return [
@@ -320,19 +323,31 @@ describe('a plugin built with plugin build (one componentize-js build)', () => {
     ]);
   });
 
-  it('why listTools() failed is logged before its trap; console at the top level went nowhere', async () => {
+  it('why listTools() failed at load is logged before its trap, nothing is recorded, and each tools/list asks the engine again; console at the top level went nowhere', async () => {
     assert.ok(!lines.some((l) => l.message.includes('at build time')), 'the build-time console line is not replayed');
     const cases: Array<[string, string]> = [
       ['throw', 'listTools() threw: the list is broken'],
       ['object-schema', 'listTools() tool "greet": parametersSchema is an object; it must be a string (JSON.stringify the schema)'],
     ];
     for (const [how, expected] of cases) {
-      await call('break-list-tools', JSON.stringify({ how }));
-      const from = lines.length;
-      await assert.rejects(handle.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
-      const logged = lines.slice(from).filter((l) => l.fields?.['source'] === 'guest').map((l) => [l.level, l.message]);
-      assert.deepEqual(logged, [['error', expected]], how);
-      assert.equal((await handle.listTools())[0]!.name, 'greet', 'a fresh instance answers again');
+      // The same component, whose [config] breaks its list from the load on (tools/list answers from
+      // what a load recorded, so a list broken later by a call is never asked).
+      const dir = join(root, `broken-${how}`);
+      cpSync(join(modulesDir, 'behaviour'), join(dir, 'behaviour'), { recursive: true });
+      const toml = join(dir, 'behaviour', 'module.toml');
+      writeFileSync(toml, readFileSync(toml, 'utf8').replace('[config]\n', `[config]\nbreak_list_tools = "${how}"\n`));
+      const own: LogLine[] = [];
+      const guestLines = (from = 0) => own.slice(from).filter((l) => l.fields?.['source'] === 'guest').map((l) => [l.level, l.message]);
+      const broken = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => own.push({ level, message, fields }) } });
+      try {
+        assert.deepEqual((await broken.scanDirectory(dir)).failed, [], 'a list that traps does not stop the load');
+        assert.deepEqual(guestLines(), [['error', expected]], `${how}: logged at load`);
+        const from = own.length;
+        await assert.rejects(broken.get('behaviour')!.listTools(), (err: unknown) => err instanceof PluginCallError && err.kind === 'trap');
+        assert.deepEqual(guestLines(from), [['error', expected]], `${how}: nothing was recorded, so tools/list asked the engine`);
+      } finally {
+        await broken.close();
+      }
     }
   });
 
