@@ -357,7 +357,7 @@ test("main.ts gives the bridge the plugins' grant desk: a plugin asking for file
     const window = await launch(booted);
     const top = (channel: string, payload?: unknown): Promise<unknown> => fromTop(booted.electron, window, channel, payload);
     const { grants } = (await top(INVOKE_CHANNELS.snapshot)) as Snapshot;
-    assert.deepEqual(grants.map((g) => [g.plugin, g.asks]), [['notes', [{ capability: 'file', detail: 'read files under ./data' }]]]);
+    assert.deepEqual(grants.map((g) => [g.plugin, g.asks]), [['notes', [{ capability: 'file', detail: 'read files under ./data', reach: '' }]]]);
     const served = window.webContents.sentOn<ModuleList>(EVENT_CHANNELS.modules, (list) => list.modules.some((m) => m.name === 'notes'));
     await top(INVOKE_CHANNELS.answerGrant, { requestId: grants[0]!.requestId, decision: 'granted' });
     await served;
