@@ -37,3 +37,6 @@ export const MAX_HOST_STRING_BYTES = 4 * MIB;
  * on the worker's JS heap (not in linear memory); an unbounded `table.grow` could end the process.
  */
 export const MAX_TABLE_ENTRIES = 1_000_000;
+
+/** The largest `module.toml` read (by a load, and by the watcher looking at a folder): a manifest is a few hundred bytes. */
+export const MAX_MANIFEST_BYTES = 1 * MIB;

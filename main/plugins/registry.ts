@@ -8,7 +8,7 @@ import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
 import { checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
-import { MIB } from './limits.js';
+import { MAX_MANIFEST_BYTES, MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
@@ -496,9 +496,6 @@ export class ModuleRegistry {
     return caps;
   }
 }
-
-/** The largest `module.toml` read: a manifest is a few hundred bytes. */
-const MAX_MANIFEST_BYTES = 1 * MIB;
 
 /**
  * A module directory's `module.toml`, or `undefined` when it has none. Read as the component is

@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'n
 import { join } from 'node:path';
 import { sourcesNewerThan } from '../build/build-hints.js';
 import { pluginSourceIn } from '../build/plugin-source.js';
+import { MAX_MANIFEST_BYTES } from '../limits.js';
 import { parseManifest } from '../manifest.js';
 
 /**
@@ -78,9 +79,6 @@ export function buildDue(dir: string, look: FolderLook, triedMs = -Infinity): Bu
   const newestMs = Math.max(...newer.map((rel) => mtimeOf(join(dir, rel))));
   return { why: `${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ` and ${newer.length - 3} more` : ''} changed`, newestMs };
 }
-
-/** The largest `module.toml` looked at, as the registry reads it. */
-const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /**
  * A `module.toml`'s text, read without blocking and only from a regular file of at most 1 MiB: a
