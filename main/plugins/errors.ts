@@ -1,7 +1,7 @@
 /**
  * Why a plugin call failed outside the guest's own `result` (a `tool-error` is a value, not one of
  * these). MCP maps `output_too_large` to 502, `credit_refused` to JSON-RPC -32000 with the reason,
- * and everything else to 500.
+ * `busy` to 503 with `Retry-After: 1`, and everything else to 500.
  */
 export type PluginCallErrorKind =
   /** The guest's output was over the 1 MiB cap; it was never lifted into the host. */
@@ -19,7 +19,13 @@ export type PluginCallErrorKind =
   /** The guest's output did not lift (a bad discriminant, invalid UTF-8 framing…). */
   | 'invalid_output'
   /** The caller cancelled the call (its `signal` aborted); a running guest was stopped and will be replaced. */
-  | 'cancelled';
+  | 'cancelled'
+  /**
+   * The module already holds `MAX_WAITING_CALLS` calls waiting for its engine: this call was refused
+   * at once, never queued, and the waiting ones lose nothing. Message:
+   * `busy: module NAME has N calls waiting; try again later`.
+   */
+  | 'busy';
 
 export class PluginCallError extends Error {
   override readonly name = 'PluginCallError';
