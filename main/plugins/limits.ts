@@ -40,3 +40,12 @@ export const MAX_TABLE_ENTRIES = 1_000_000;
 
 /** The largest `module.toml` read (by a load, and by the watcher looking at a folder): a manifest is a few hundred bytes. */
 export const MAX_MANIFEST_BYTES = 1 * MIB;
+
+/**
+ * Calls one module may hold waiting for its engine (queued, not yet posted to its worker; the up to
+ * 8 posted ahead are not counted). Each holds its arguments, so without a cap a client could queue
+ * calls at a slow module until the process runs out of memory. Past it a call is refused at once
+ * with `PluginCallError` `busy`. 256 is far more than a legitimate burst (an agent fanning out,
+ * the 32-client bench), and small enough that a module's waiting arguments stay bounded.
+ */
+export const MAX_WAITING_CALLS = 256;

@@ -1,7 +1,7 @@
 import type { AbortLike } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
-import { MAX_FILE_BYTES, MAX_LOG_BYTES, MIB, WORKER_HEAP_MB } from '../limits.js';
+import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_CALLS, MIB, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
 import { monotonicMs } from '../worker/call-channel.js';
@@ -92,6 +92,8 @@ export interface HandleStats {
   /** Calls cancelled by their caller, and how many of those stopped a running guest. */
   cancelled: number;
   stopped: number;
+  /** Calls refused `busy`: the module already held `MAX_WAITING_CALLS` waiting. */
+  busy: number;
 }
 
 /**
@@ -110,7 +112,7 @@ export class ModuleHandle implements ModuleInfo {
   readonly manifest: Manifest;
   readonly dir: string;
   readonly limits: ModuleLimits;
-  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, engineStarts: 0, idleStops: 0, cancelled: 0, stopped: 0 };
+  readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, engineStarts: 0, idleStops: 0, cancelled: 0, stopped: 0, busy: 0 };
 
   private live: GuestWorker | undefined;
   private starting: Promise<GuestWorker> | undefined;
@@ -228,10 +230,13 @@ export class ModuleHandle implements ModuleInfo {
   /**
    * The guest's `invoke-tool`. The guest's own `result` resolves (`ok: false` is its tool-error);
    * anything else rejects with `PluginCallError`. The credit meter is asked first, before the call
-   * waits for this module's lock; a refusal never queues. `options.signal` cancels it.
+   * waits for this module's lock; a refusal never queues. A module already holding
+   * `MAX_WAITING_CALLS` waiting refuses the call `busy` at once (before the meter is asked, and
+   * again after it). `options.signal` cancels it.
    */
   async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     if (this.closed) throw this.unloadedError();
+    if (this.calls.waiting.length >= MAX_WAITING_CALLS) throw this.busyError();
     const signal = options.signal;
     if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
     const meter = this.init.meter;
@@ -287,8 +292,15 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
   }
 
+  /** A call past the cap of waiting ones: refused, never queued; those waiting are untouched. */
+  private busyError(): PluginCallError {
+    this.stats.busy++;
+    return new PluginCallError('busy', `busy: module ${this.name} has ${this.calls.waiting.length} calls waiting; try again later`, this.name);
+  }
+
   private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortLike): Promise<unknown> {
     if (this.closed) return Promise.reject(this.unloadedError());
+    if (this.calls.waiting.length >= MAX_WAITING_CALLS) return Promise.reject(this.busyError());
     return new Promise((resolve, reject) => {
       const job: Job = { op, request, timeoutMs, resolve, reject, seq: 0, counted: false, cancelled: false };
       if (signal) {

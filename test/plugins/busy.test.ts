@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PluginCallError, type ModuleHandle } from '../../main/plugins/index.js';
+import { MAX_WAITING_CALLS } from '../../main/plugins/limits.js';
+import { SLOTS } from '../../main/plugins/worker/call-channel.js';
+import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+/** Resolves once the guest is running the call with this call-id (polled each turn of the event loop, no timer). */
+async function running(handle: ModuleHandle, callId: string): Promise<void> {
+  while (handle.runningCallId !== callId) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('a module holding its cap of waiting calls (MAX_WAITING_CALLS) refuses the next one busy', () => {
+  let fx: LoadedFixtures;
+  before(async () => {
+    fx = await loadFixtures([{ name: 'slow', kind: 'slow' }]);
+    assert.deepEqual(fx.report.failed, []);
+  });
+  after(() => fx.close());
+
+  it('the call past the cap is refused busy at once; every earlier call is answered with its own arguments', async () => {
+    const slow = fx.registry.get('slow')!;
+    const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
+    // A running call holds the worker, so everything behind it waits: SLOTS posted ahead, the rest queued.
+    const first = call('slow', '200', 'first');
+    await running(slow, 'first');
+    const behind = Array.from({ length: SLOTS - 1 + MAX_WAITING_CALLS }, (_, i) => call('echo', JSON.stringify(`call ${i}`), `behind-${i}`));
+    assert.equal(slow.queued, SLOTS - 1 + MAX_WAITING_CALLS);
+
+    let refusedAt: number | undefined;
+    const refused = call('echo', '"one too many"', 'refused').catch((err: unknown) => {
+      refusedAt = slow.queued;
+      throw err;
+    });
+    await assert.rejects(refused, (err: unknown) => {
+      assert.ok(err instanceof PluginCallError);
+      assert.equal(err.kind, 'busy');
+      assert.equal(err.module, 'slow');
+      assert.equal(err.message, `busy: module slow has ${MAX_WAITING_CALLS} calls waiting; try again later`);
+      return true;
+    });
+    assert.equal(refusedAt, SLOTS - 1 + MAX_WAITING_CALLS, 'refused while the first call still ran');
+    assert.equal(slow.stats.busy, 1);
+
+    assert.equal((await first).ok, true);
+    const answers = await Promise.all(behind);
+    answers.forEach((answer, i) => assert.deepEqual(answer, { ok: true, value: { content: JSON.stringify(`call ${i}`), usage: undefined } }));
+    // Room again: the next call is served.
+    assert.deepEqual(await call('echo', '"after"', 'after'), { ok: true, value: { content: '"after"', usage: undefined } });
+    assert.equal(slow.stats.busy, 1);
+  });
+});
