@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { dispatchOnce, parseFrame, type TransportFrame } from '../../main/jsonrpc/index.js';
 import type { CallableModule, ModuleTool, ModuleToolOutcome } from '../../main/gateway/index.js';
-import { mcpDispatcher, statusOf } from '../../main/gateway/mcp/index.js';
+import { httpAnswerOf, mcpDispatcher, statusOf } from '../../main/gateway/mcp/index.js';
 
 /**
  * The handler set on its own, against a module stand-in, for what a real guest cannot be made to
@@ -74,6 +74,17 @@ describe('tools/call failures outside the guest', () => {
       assert.equal(statusOf(frame.message.error), status);
     });
   }
+
+  test('busy (the module holds its cap of waiting calls): -32000 "busy: …", status 503, Retry-After 1 s', async () => {
+    const message = 'busy: module fake has 64 calls waiting; try again later';
+    const module = fakeModule([], async () => {
+      throw pluginError('busy', message);
+    });
+    const frame = (await dispatchOnce(mcpDispatcher(module, () => {}), parseFrame('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}'))) as TransportFrame;
+    assert.ok(frame.kind === 'message' && 'error' in frame.message);
+    assert.deepEqual(frame.message.error, { code: -32000, message });
+    assert.deepEqual(httpAnswerOf(frame.message.error), { status: 503, retryAfterSeconds: 1 });
+  });
 
   test('the output-cap message never carries the guest text', async () => {
     const module = fakeModule([], async () => {

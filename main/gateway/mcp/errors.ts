@@ -7,34 +7,51 @@ export const TRANSPORT_ERROR = -32000;
 
 export const OUTPUT_TOO_LARGE = 'tool output over the 1 MiB cap';
 
-/**
- * The HTTP status an error answer asks for, keyed by the very error object that goes on the
- * wire: the Dispatcher builds each response from `toErrorObject()`, so the Streamable HTTP route
- * can find the status again without the core knowing about HTTP.
- */
-const statusOfError = new WeakMap<object, number>();
+/** The HTTP side of an error answer: its status and, when the client should come back, `Retry-After` (seconds). */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly retryAfterSeconds?: number | undefined;
+}
 
-/** An RpcError whose standalone answer goes out with `status` (502, 500) instead of 200. */
+/**
+ * The HTTP status (and `Retry-After`) an error answer asks for, keyed by the very error object
+ * that goes on the wire: the Dispatcher builds each response from `toErrorObject()`, so the
+ * Streamable HTTP route can find them again without the core knowing about HTTP.
+ */
+const httpOfError = new WeakMap<object, HttpAnswer>();
+
+/** An RpcError whose standalone answer goes out with `status` (502, 503, 500) instead of 200. */
 export class HttpRpcError extends RpcError {
   constructor(
     code: number,
     message: string,
     readonly status: number,
+    readonly retryAfterSeconds?: number,
   ) {
     super(code, message);
   }
 
   override toErrorObject(): ErrorObject {
     const object = super.toErrorObject();
-    statusOfError.set(object, this.status);
+    httpOfError.set(object, { status: this.status, retryAfterSeconds: this.retryAfterSeconds });
     return object;
   }
 }
 
 /** The status an `HttpRpcError` asked for, if this error object came from one. */
 export function statusOf(error: ErrorObject): number | undefined {
-  return statusOfError.get(error);
+  return httpOfError.get(error)?.status;
 }
+
+/** The status and `Retry-After` an `HttpRpcError` asked for, if this error object came from one. */
+export function httpAnswerOf(error: ErrorObject): HttpAnswer | undefined {
+  return httpOfError.get(error);
+}
+
+/** A module holding its cap of waiting calls (`busy`): the client is told to come back in this many seconds. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+/** A busy refusal is this code (a server error, as the other refusals), over HTTP 503. */
+export const BUSY = -32000;
 
 /**
  * A cancelled call's answer: -32800 (the code LSP gave "request cancelled"; MCP names none).
@@ -55,7 +72,8 @@ export function moduleNotFoundMessage(name: string): string {
 
 /**
  * A plugin call that failed outside the guest's own `result`: output over the cap is a 502 with
- * a short message (never the output), a credit refusal is -32000 with the reason (HTTP 200),
+ * a short message (never the output), a credit refusal is -32000 with the reason (HTTP 200), a
+ * module with too many calls waiting (`busy`) is -32000 `busy: …` with 503 and `Retry-After: 1`,
  * anything else (trap, timeout, crash, unloaded) is a 500.
  */
 export function pluginFailure(err: unknown): RpcError {
@@ -66,6 +84,8 @@ export function pluginFailure(err: unknown): RpcError {
       return new HttpRpcError(ErrorCode.InternalError, OUTPUT_TOO_LARGE, 502);
     case 'credit_refused':
       return new RpcError(CREDIT_REFUSED, message);
+    case 'busy':
+      return new HttpRpcError(BUSY, message.startsWith('busy:') ? short(message) : `busy: ${short(message)}`, 503, BUSY_RETRY_AFTER_SECONDS);
     case undefined:
       return new HttpRpcError(ErrorCode.InternalError, 'Internal error', 500);
     default:

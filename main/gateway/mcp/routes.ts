@@ -6,12 +6,13 @@ import {
   parseFrame,
   serializeFrame,
   type Dispatcher,
+  type ErrorObject,
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
-import { REQUEST_CANCELLED, TRANSPORT_ERROR, moduleNotFoundMessage, statusOf } from './errors.js';
+import { REQUEST_CANCELLED, TRANSPORT_ERROR, httpAnswerOf, moduleNotFoundMessage } from './errors.js';
 import { checkLegacyPost, checkStreamGet, checkStreamablePost, type HeaderRefusal } from './headers.js';
 import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls.js';
 import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
@@ -90,8 +91,10 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       return clientGone(ctx, CLIENT_WENT_AWAY);
     }
     if (answer === undefined) return accepted(ctx);
-    ctx.status = statusFor(answer);
     const error = answer.kind === 'message' && 'error' in answer.message ? answer.message.error : undefined;
+    const http = error && httpAnswerOf(error);
+    ctx.status = http?.status ?? statusFor(error);
+    if (http?.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(http.retryAfterSeconds));
     // A standalone error answered with an error status is a refusal row like the others: its reason is the error's message.
     if (error && ctx.status >= 400) ctx.state.refusal = error.message;
     if (error?.code === REQUEST_CANCELLED) ctx.state.refusal = `cancelled: ${error.message.replace(/^Request cancelled: /, '')}`;
@@ -214,15 +217,12 @@ function bodyText(ctx: GatewayContext): string {
 }
 
 /**
- * A standalone error answer keeps the status its error asked for (502, 500), a standalone
- * Parse error or Invalid Request is a 400, anything else (a batch included) is a 200.
+ * The status of an answer whose error (a standalone one's) asked for none: a Parse error or
+ * Invalid Request is a 400, anything else (a result, a batch) a 200. An error that asked for a
+ * status (502, 503, 500: `httpAnswerOf`) keeps it.
  */
-function statusFor(answer: TransportFrame): number {
-  if (answer.kind !== 'message' || !('error' in answer.message)) return 200;
-  const error = answer.message.error;
-  const status = statusOf(error);
-  if (status !== undefined) return status;
-  return error.code === ErrorCode.ParseError || error.code === ErrorCode.InvalidRequest ? 400 : 200;
+function statusFor(error: ErrorObject | undefined): number {
+  return error !== undefined && (error.code === ErrorCode.ParseError || error.code === ErrorCode.InvalidRequest) ? 400 : 200;
 }
 
 function accepted(ctx: GatewayContext): void {
