@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KIND_NAMES, DEFAULT_AGENT_KIND } from '../agents/kinds.js';
+import { EngineIdleMsError, parseEngineIdleMs } from '../compose/engine-idle.js';
 import { packageVersion } from './version.js';
 
 // Each command's module is imported when the command runs: help, the version and usage errors
@@ -36,8 +37,9 @@ export function buildProgram(outcome: Outcome): Command {
     .addOption(new Option('--approvals <mode>', 'answer approvals: prompt on the terminal, deny or allow all (default: prompt on a TTY, else deny)').choices(['prompt', 'deny', 'allow']))
     .option('--approvals-file <path>', 'where "always" approval rules are kept (default: $XDG_CONFIG_HOME/chatty/approvals.json or the user config dir)')
     .option('--watch', 'serve changes to --modules-dir as they happen: plugin folders added, removed or changed, and JavaScript sources rebuilt')
+    .option('--engine-idle-ms <ms>', "stop a plugin's engine (its worker thread) this long after its last call; its next call starts it again; 0 keeps every engine running from the load (default: 300000, 5 min)", parseIdleMs)
     .action(
-      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow'; approvalsFile?: string; watch?: boolean }) => {
+      async (flags: { modulesDir?: string; runtimeDir?: string; json?: boolean; remoteRunner?: string; agent?: { name: string; command: string }[]; bundledAgents: boolean; approvals?: 'prompt' | 'deny' | 'allow'; approvalsFile?: string; watch?: boolean; engineIdleMs?: number }) => {
         const { runServe } = await import('./commands/serve.js');
         outcome.code = await runServe({
           modulesDir: flags.modulesDir,
@@ -49,6 +51,7 @@ export function buildProgram(outcome: Outcome): Command {
           approvals: flags.approvals,
           approvalsFile: flags.approvalsFile,
           watch: flags.watch === true,
+          engineIdleMs: flags.engineIdleMs,
         });
       },
     );
@@ -164,6 +167,16 @@ function collectAgent(value: string, previous: { name: string; command: string }
   if (BUNDLED_NAMES.includes(name) || previous.some((a) => a.name === name)) throw new InvalidArgumentError(`an agent named '${name}' is already published`);
   if (command.trim() === '') throw new InvalidArgumentError(`the agent '${name}' has no command`);
   return [...previous, { name, command }];
+}
+
+/** `serve --engine-idle-ms`: the registry's `engineIdleMs`, refused in its words (commander names the flag and the value). */
+function parseIdleMs(value: string): number {
+  try {
+    return parseEngineIdleMs(value, '--engine-idle-ms');
+  } catch (err) {
+    if (err instanceof EngineIdleMsError) throw new InvalidArgumentError(`the idle time must be ${err.rule}`);
+    throw err;
+  }
 }
 
 /** `serve --remote-runner`: an http(s) URL without credentials (the token comes from the environment). */

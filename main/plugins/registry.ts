@@ -119,13 +119,15 @@ export class ModuleRegistry {
   readonly grants = new PluginGrants();
   /** Decides what each module gets when `options.grants` is set. */
   private readonly gate: GrantGate | undefined;
+  /** How long each module's engine stays up after its last call, in ms (0: resident from the load), as every handle is given it. */
+  readonly engineIdleMs: number;
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
     this.logger = options.logger ?? stderrLogger;
     if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
     this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
-    checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
+    this.engineIdleMs = checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
     this.ceilings = {
       maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
       maxExecutionMs: Math.min(options.ceilings?.maxExecutionMs ?? DEFAULT_CEILINGS.maxExecutionMs, DEFAULT_CEILINGS.maxExecutionMs),
@@ -425,7 +427,7 @@ export class ModuleRegistry {
       dir,
       componentUrl: prepared.componentUrl,
       compile,
-      engineIdleMs: this.options.engineIdleMs,
+      engineIdleMs: this.engineIdleMs,
       toolRecord: this.cache.toolRecord(prepared),
       relistTools,
       wasiImports: prepared.world.imports.map(unversioned).filter((i) => i.startsWith('wasi:')),

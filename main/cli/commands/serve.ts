@@ -36,6 +36,11 @@ export interface ServeOptions {
   approvalsFile?: string | undefined;
   /** `--watch`: keep serving what `--modules-dir` holds as it changes (docs/plugins.md, "Live plugins"). */
   watch?: boolean | undefined;
+  /**
+   * `--engine-idle-ms MS`: how long a plugin's engine (its worker thread) stays up after its last
+   * call (the registry's `engineIdleMs`; default 5 min, 0 keeps every engine running from the load).
+   */
+  engineIdleMs?: number | undefined;
 }
 
 /** An agent published from the command line: each task runs `/bin/sh -c <command>` as its worker, on fd 3, its relative paths resolved against serve's directory (`resolveCommandPaths`). */
@@ -104,7 +109,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
     const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: grantLine };
     const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
-    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants } });
+    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants, ...(options.engineIdleMs !== undefined ? { engineIdleMs: options.engineIdleMs } : {}) } });
     modules = opened.registry;
     tellGranted(modules, tellModule);
     // Watched from the scan on, so a change made while the gateway starts is not missed.
@@ -180,6 +185,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         agentNames.length === 0
           ? '  agents: none'
           : `  agents: ${agentNames.join(', ')} (${workspace.kind === 'git' ? `in git worktrees of ${workspace.workspaceRoot}, from ${workspace.baseBranch}` : `in ${workspace.workspaceRoot}`})`,
+        `  engines: ${enginesLine(modules)}`,
         `  approvals: ${mode}${mode === 'prompt' ? ' (asked here)' : ` (every approval ${mode === 'deny' ? 'denied' : 'allowed'}; a question fails the call that asked it)`}`,
         `  rules:  ${gateway.approvals.file ?? 'none kept'} ("always" approvals; see: chatty-gateway approvals list)`,
         `  grants: ${grantsFile} (plugin capabilities; see: ${grantLine('NAME')})`,
@@ -242,6 +248,17 @@ function tellGranted(modules: ModuleRegistry, tell: (event: ModuleEvent) => void
     else if (change === 'unloaded') waiting.delete(name);
     else if (change === 'served' && waiting.delete(name)) tell({ name, state: 'served' });
   });
+}
+
+/**
+ * The banner's word on the plugins' engines (each a worker thread): how many run now, and when
+ * they run, as the registry was given it (`--engine-idle-ms`).
+ */
+function enginesLine(modules: ModuleRegistry): string {
+  const handles = modules.list();
+  const running = `${handles.filter((h) => h.engineState === 'running').length} of ${handles.length} running`;
+  if (modules.engineIdleMs === 0) return `${running}, each kept from its load (--engine-idle-ms 0)`;
+  return `${running}; each starts on its plugin's first call and stops after ${modules.engineIdleMs} ms without one (--engine-idle-ms)`;
 }
 
 /** A start that failed leaves no runtime directory it created (`dir`, from `outermostMissing`): nothing of it is there to keep. */
