@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { bundledAgents, detectWorkspace, pruneWorktreesAtStart, type BundledWorkspace } from '../agents/bundled.js';
 import type { WorkerCommand } from '../agents/worker-command.js';
+import { engineIdleMsFromEnv } from '../compose/engine-idle.js';
 import { access, ProtocolGateway, type StartedGateway } from '../gateway/index.js';
 import { grantsFileBeside, type PluginGrants } from '../plugins/grants/index.js';
 import { agentWorkspaceDir, openAppModules, userPluginsDir } from './app-modules.js';
@@ -47,12 +48,13 @@ export interface AppGateway {
  */
 export async function startAppGateway(options: AppGatewayOptions, teardown: Teardown): Promise<AppGateway> {
   const { env, log } = options;
+  const engineIdleMs = engineIdleMsFromEnv(env); // CHATTY_ENGINE_IDLE_MS: a bad value is refused before anything is created
   const report = (line: string): void => log.info(`plugins: ${line}`);
   const approvalsFile = join(options.userData, 'approvals.json');
   // What a plugin asks for is granted per component digest, remembered beside the approval rules;
   // what is not granted yet waits at `modules.grants` for the window.
   const grantsFile = grantsFileBeside(approvalsFile);
-  const { registry: modules } = await openAppModules(userPluginsDir(options.userData), env['CHATTY_MODULES_DIR'] || undefined, { report, registry: { grants: { file: grantsFile } } });
+  const { registry: modules } = await openAppModules(userPluginsDir(options.userData), env['CHATTY_MODULES_DIR'] || undefined, { report, registry: { grants: { file: grantsFile }, engineIdleMs } });
   teardown.add('close the plugins', () => modules.close());
 
   const workspace = await detectWorkspace(agentWorkspaceDir({ env, isPackaged: options.isPackaged, cwd: options.cwd, userData: options.userData }));
