@@ -5,7 +5,7 @@
  * in plain JS. Each server runs in its own child process; the load comes from this process over
  * keep-alive connections on the Unix socket (undici), at concurrency 1 and 32.
  *
- *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx] [--against REF [--against-paths a,b] [--before-env K=V,…]] [--each-round]
+ *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx] [--against REF [--against-paths a,b] [--before-env K=V,…]] [--js-echo] [--each-round]
  *
  * The gateway children run the compiled JavaScript: the parent first compiles the project with
  * tsc into `tmp/bench-mcp/` (git-ignored), because tsx's transform keeps function names with a
@@ -17,6 +17,10 @@
  * `git archive`, compiled into `tmp/bench-mcp-before/`), driven in the same interleaved rounds as
  * today's tree, so a change is judged by a before/after pair from one run on the same machine.
  * `--against-paths a,b` takes only those paths from REF and the rest of `main/` from today's tree.
+ * With `--against`, the pair is also reported round by round (medians over the rounds of each
+ * side's main-thread CPU a request and req/s, and of the after/before ratio within a round), which
+ * on a shared machine is steadier than the best rounds. `--js-echo` makes both gateway children
+ * serve the plain JS echo (no WASM worker): the HTTP and MCP path alone.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -131,7 +135,8 @@ async function serve(kind: ServerKind, dir: string): Promise<Ready> {
     case 'gateway': {
       const { ProtocolGateway, ModuleRegistry } = await gatewayModules(kind);
       let directory: import('../main/gateway/index.js').ModuleDirectory;
-      if (kind === 'gateway-js') {
+      // `--js-echo`: every gateway child (today's and `--against`'s) serves the JS echo, to pair changes to the HTTP path alone.
+      if (kind === 'gateway-js' || process.argv.includes('--js-echo')) {
         // The gateway's HTTP and MCP path alone: the same echo as a plain JS module, no WASM worker.
         const echo = {
           name: 'echo', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
@@ -195,8 +200,10 @@ async function startChild(kind: ServerKind, dir: string): Promise<{ child: Child
   const env = beforeEnv === undefined ? process.env : { ...process.env, ...Object.fromEntries(beforeEnv.split(',').map((kv) => kv.split('=') as [string, string])) };
   const child = fork(new URL(import.meta.url).pathname, ['--serve', kind, dir, ...process.argv.slice(2)], {
     env,
-    // BENCH_MCP_PROF=<dir> writes a CPU profile of each server child there.
-    execArgv: process.env.BENCH_MCP_PROF ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`] : process.execArgv,
+    // BENCH_MCP_PROF=<dir> writes a CPU profile of each server child there (BENCH_MCP_PROF_INTERVAL: µs between samples, default 1000).
+    execArgv: process.env.BENCH_MCP_PROF
+      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`, `--cpu-prof-interval=${process.env.BENCH_MCP_PROF_INTERVAL ?? 1000}`]
+      : process.execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<Ready>((resolve, reject) => {
@@ -412,6 +419,20 @@ function report(rows: Result[][], rounds: number): void {
     const sdk32 = get('sdk', 32);
     const vsSdk = sdk32 ? `, ${(gw32.rps / sdk32.rps).toFixed(2)}× the SDK (target ≥ 8×: ${gw32.rps / sdk32.rps >= 8 ? 'met' : 'MISSED'})` : '';
     console.log(`${kind.padEnd(14)} concurrency 32: ${vsBare.toFixed(2)} of bare (target ≥ 0.5: ${vsBare >= 0.5 ? 'met' : 'MISSED'})${range(perRound(kind, 32, (g, b) => g.rps / b.rps), 2)}${vsSdk}`);
+  }
+  // The pair, round by round: each round drove both sides back to back.
+  const servers = serversOf(results);
+  if (!servers.includes('gateway-before') || !servers.includes('gateway')) return;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  for (const [i, c] of [1, 32].entries()) {
+    const after = rows[servers.indexOf('gateway') * 2 + i]!;
+    const before = rows[servers.indexOf('gateway-before') * 2 + i]!;
+    const main = (r: Result): number => r.mainMicrosPerRequest ?? r.cpuMicrosPerRequest;
+    const pairs = after.map((a, round) => ({ a, b: before[round]! }));
+    console.log(
+      `pair, concurrency ${String(c).padStart(2)}, medians over ${pairs.length} rounds: main thread ${median(after.map(main)).toFixed(1)} against ${median(before.map(main)).toFixed(1)} µs/req (within a round ${median(pairs.map(({ a, b }) => main(a) / main(b))).toFixed(3)}×), ` +
+        `req/s ${median(after.map((r) => r.rps)).toFixed(0)} against ${median(before.map((r) => r.rps)).toFixed(0)} (${median(pairs.map(({ a, b }) => a.rps / b.rps)).toFixed(3)}×), p50 ${median(pairs.map(({ a, b }) => a.p50 / b.p50)).toFixed(3)}×`,
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import { quickMessage } from './quick-message.js';
 import { MessageSchema, type Message } from './wire.js';
 
 /**
@@ -63,8 +64,8 @@ export function frameFromJson(value: unknown, text?: string): TransportFrame {
     const entries: BatchEntry[] = value.map(entryFromJson);
     if (isNonEmpty(entries)) return { kind: 'batch', entries };
   } else {
-    const parsed = MessageSchema.safeParse(value);
-    if (parsed.success) return { kind: 'message', message: parsed.data };
+    const message = quickMessage(value) ?? parsedMessage(value);
+    if (message) return { kind: 'message', message };
   }
   // JSON.stringify gives undefined (despite its type) for undefined, e.g. an empty parsed body.
   return { kind: 'malformed', reason: 'shape', text: text ?? (JSON.stringify(value) as string | undefined) ?? '', value };
@@ -95,6 +96,12 @@ function messageEntry(message: Message): BatchEntry {
 }
 
 function entryFromJson(value: unknown): BatchEntry {
+  const message = quickMessage(value) ?? parsedMessage(value);
+  return message ? messageEntry(message) : { kind: 'malformed', value };
+}
+
+/** What zod makes of a value the quick check left to it. */
+function parsedMessage(value: unknown): Message | undefined {
   const parsed = MessageSchema.safeParse(value);
-  return parsed.success ? messageEntry(parsed.data) : { kind: 'malformed', value };
+  return parsed.success ? parsed.data : undefined;
 }
