@@ -1,6 +1,7 @@
 import { CallError } from '../fabric/admission/index.js';
 import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 import { wireError } from '../fabric/wire/wire-error.js';
+import { untilAborted } from '../jsonrpc/index.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
 import { ApprovalMatch, ApprovalRules, AuditLog, matches, namesEveryTag, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
@@ -167,7 +168,7 @@ export class HumanLoop {
     this.approvals.set(from.name, pending + 1);
     let decision: ApprovalDecision;
     try {
-      decision = await withSignal(Promise.resolve().then(() => handler(request, signal)), signal);
+      decision = await untilAborted(Promise.resolve().then(() => handler(request, signal)), signal);
     } catch {
       if (signal.aborted) {
         decided('denied', 'withdrawn');
@@ -270,7 +271,7 @@ export class HumanLoop {
     }
     let answers: readonly AnswerInput[];
     try {
-      answers = await withSignal(Promise.resolve().then(() => handler(request, signal)), signal);
+      answers = await untilAborted(Promise.resolve().then(() => handler(request, signal)), signal);
     } catch (err) {
       if (signal.aborted) throw cancelled();
       throw new CallError(wireError({ kind: 'failed', reason: (err as Error)?.message ?? String(err) }));
@@ -288,23 +289,4 @@ export class HumanLoop {
 
 function cancelled(): CallError {
   return new CallError(wireError({ kind: 'cancelled', reason: 'the question was withdrawn' }));
-}
-
-/** Rejects as soon as `signal` aborts, whatever `work` does. */
-function withSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -56,4 +56,5 @@ export { FramingError, InvalidUtf8Error, LineSplitter, LineTooLongError } from '
 export { DEFAULT_MAX_LINE_BYTES, duplexTransport, streamTransport, type StreamTransportOptions } from './ndjson-stream.js';
 export { dispatchOnce, type DispatchOnceOptions } from './http.js';
 export { CallAbort, type AbortLike } from './call-abort.js';
+export { untilAborted } from './until-aborted.js';
 export { formatSseComment, formatSseEvent, formatSseMessage, type SseEvent } from './sse.js';
