@@ -5,7 +5,7 @@
  * in plain JS. Each server runs in its own child process; the load comes from this process over
  * keep-alive connections on the Unix socket (undici), at concurrency 1 and 32.
  *
- *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx] [--against REF [--against-paths a,b] [--before-env K=V,…]] [--js-echo] [--each-round]
+ *   node --import tsx bench/mcp.ts [--requests N] [--rounds N] [--only bare,gateway,gateway-js,sdk] [--tsx] [--against REF [--against-paths a,b] [--before-env K=V,…]] [--js-echo] [--conc 1|32] [--each-round]
  *
  * The gateway children run the compiled JavaScript: the parent first compiles the project with
  * tsc into `tmp/bench-mcp/` (git-ignored), because tsx's transform keeps function names with a
@@ -326,6 +326,8 @@ async function main(): Promise<void> {
   const arg = argOf;
   const requests = Number(arg('--requests') ?? 10_000);
   const rounds = Number(arg('--rounds') ?? 3);
+  // `--conc 32` (or `1`): drive only that concurrency, for more rounds of a pair in the same time.
+  const concurrencies = arg('--conc')?.split(',').map(Number);
   const only = arg('--only');
   const kinds = (only ? only.split(',') : ['bare', 'gateway', 'sdk']) as ServerKind[];
   const against = arg('--against');
@@ -344,6 +346,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (const [kind, { child, ready }] of children) {
         for (const [i, concurrency] of [1, 32].entries()) {
+          if (concurrencies !== undefined && !concurrencies.includes(concurrency)) continue;
           // The SDK server is far slower; fewer requests keep the run short. Concurrency 1 gets a quarter.
           const n = kind === 'sdk' ? Math.max(1000, requests / 5) : requests;
           const result = await drive(kind, child, ready, concurrency, concurrency === 1 ? Math.max(1000, n / 4) : n);
@@ -364,7 +367,8 @@ async function main(): Promise<void> {
 
 function report(rows: Result[][], rounds: number): void {
   const best = (cell: Result[]) => cell.reduce((a, b) => (b.rps > a.rps ? b : a));
-  const results = rows.map(best);
+  // A concurrency left out (`--conc`) leaves its cells empty.
+  const results: (Result | undefined)[] = Array.from(rows, (cell) => (cell ? best(cell) : undefined));
   const cpu = cpus();
   console.log(`MCP tools/call, echo tool; ${cpu.length} × ${cpu[0]?.model ?? 'cpu'}; node ${process.version}; gateway ${FROM_SOURCE ? 'from source through tsx' : 'compiled by tsc'}; best of ${rounds} interleaved rounds (req/s range over the rounds in brackets)`);
   console.log('');
@@ -380,6 +384,7 @@ function report(rows: Result[][], rounds: number): void {
   );
   const us = (v: number | undefined, width: number): string => (v === undefined ? '-' : v.toFixed(0)).padStart(width);
   for (const [i, r] of results.entries()) {
+    if (!r) continue;
     const spread = rows[i]!.map((x) => x.rps);
     console.log(
       `${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} ${String(r.requests).padStart(8)} ${r.rps.toFixed(0).padStart(9)} ${r.p50.toFixed(3).padStart(8)} ${r.p99.toFixed(3).padStart(8)} ${r.cpuMicrosPerRequest.toFixed(0).padStart(10)} ${us(r.mainMicrosPerRequest, 5)} ${us(r.otherMicrosPerRequest, 5)} ${us(r.clientMicrosPerRequest, 6)}  [${Math.min(...spread).toFixed(0)}–${Math.max(...spread).toFixed(0)}]`,
@@ -396,7 +401,7 @@ function report(rows: Result[][], rounds: number): void {
   console.log('');
   // Issue 21's targets, from the best rounds and round by round (each round runs every server
   // back to back, so a round's ratio is the fairest pair this machine gives).
-  const get = (kind: ServerKind, c: number): Result | undefined => results.find((r) => r.kind === kind && r.concurrency === c);
+  const get = (kind: ServerKind, c: number): Result | undefined => results.find((r) => r?.kind === kind && r.concurrency === c);
   const perRound = (kind: ServerKind, c: number, of: (g: Result, b: Result) => number): number[] => {
     const g = rows[serversOf(results).indexOf(kind) * 2 + (c === 1 ? 0 : 1)];
     const b = rows[serversOf(results).indexOf('bare') * 2 + (c === 1 ? 0 : 1)];
@@ -409,9 +414,10 @@ function report(rows: Result[][], rounds: number): void {
   for (const kind of ['gateway', 'gateway-before'] as const) {
     const bare1 = get('bare', 1);
     const gw1 = get(kind, 1);
-    if (!bare1 || !gw1) continue;
-    const p50 = gw1.p50 / bare1.p50;
-    console.log(`${kind.padEnd(14)} concurrency  1: p50 ${p50.toFixed(2)}× bare's (target ≤ 2×: ${p50 <= 2 ? 'met' : 'MISSED'})${range(perRound(kind, 1, (g, b) => g.p50 / b.p50), 2)}`);
+    if (bare1 && gw1) {
+      const p50 = gw1.p50 / bare1.p50;
+      console.log(`${kind.padEnd(14)} concurrency  1: p50 ${p50.toFixed(2)}× bare's (target ≤ 2×: ${p50 <= 2 ? 'met' : 'MISSED'})${range(perRound(kind, 1, (g, b) => g.p50 / b.p50), 2)}`);
+    }
     const gw32 = get(kind, 32);
     const bare32 = get('bare', 32);
     if (!gw32 || !bare32) continue;
@@ -425,20 +431,21 @@ function report(rows: Result[][], rounds: number): void {
   if (!servers.includes('gateway-before') || !servers.includes('gateway')) return;
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   for (const [i, c] of [1, 32].entries()) {
-    const after = rows[servers.indexOf('gateway') * 2 + i]!;
-    const before = rows[servers.indexOf('gateway-before') * 2 + i]!;
+    const after = rows[servers.indexOf('gateway') * 2 + i];
+    const before = rows[servers.indexOf('gateway-before') * 2 + i];
+    if (!after || !before) continue;
     const main = (r: Result): number => r.mainMicrosPerRequest ?? r.cpuMicrosPerRequest;
     const pairs = after.map((a, round) => ({ a, b: before[round]! }));
     console.log(
-      `pair, concurrency ${String(c).padStart(2)}, medians over ${pairs.length} rounds: main thread ${median(after.map(main)).toFixed(1)} against ${median(before.map(main)).toFixed(1)} µs/req (within a round ${median(pairs.map(({ a, b }) => main(a) / main(b))).toFixed(3)}×), ` +
+      `pair, concurrency ${String(c).padStart(2)}, medians over ${pairs.length} rounds: main thread ${median(after.map(main)).toFixed(1)} against ${median(before.map(main)).toFixed(1)} µs/req (within a round ${median(pairs.map(({ a, b }) => main(a) / main(b))).toFixed(3)}×; least ${Math.min(...after.map(main)).toFixed(1)} against ${Math.min(...before.map(main)).toFixed(1)}), ` +
         `req/s ${median(after.map((r) => r.rps)).toFixed(0)} against ${median(before.map((r) => r.rps)).toFixed(0)} (${median(pairs.map(({ a, b }) => a.rps / b.rps)).toFixed(3)}×), p50 ${median(pairs.map(({ a, b }) => a.p50 / b.p50)).toFixed(3)}×`,
     );
   }
 }
 
 /** The servers of a run, in the order their rows were made. */
-function serversOf(results: Result[]): ServerKind[] {
+function serversOf(results: readonly (Result | undefined)[]): ServerKind[] {
   const out: ServerKind[] = [];
-  for (const r of results) if (!out.includes(r.kind)) out.push(r.kind);
+  for (const r of results) if (r && !out.includes(r.kind)) out.push(r.kind);
   return out;
 }

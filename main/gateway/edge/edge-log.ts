@@ -131,23 +131,42 @@ export class EdgeLog {
     this.file?.info(text);
   }
 
-  /** The outermost middleware: times the request and records its row once the response is set. */
+  /**
+   * The outermost middleware: times the request and records its row once the response is set
+   * (a plain function over `next()`'s promise: no async frame of its own on every request).
+   */
   middleware(): GatewayMiddleware {
-    return async (ctx, next) => {
+    return (ctx, next) => {
       const started = performance.now();
-      try {
-        await next();
-      } finally {
+      const done = (): void => {
+        // Node's own fields, not Koa's delegating getters (the same values).
         const row: EdgeRow = {
-          time: new Date().toISOString(),
-          method: ctx.method,
+          time: isoNow(),
+          method: ctx.req.method ?? '',
           path: ctx.path,
-          status: ctx.status,
+          status: ctx.res.statusCode,
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         };
         if (ctx.state.refusal !== undefined) row.reason = ctx.state.refusal;
         this.record(row);
-      }
+      };
+      return next().then(done, (err: unknown) => {
+        done();
+        throw err;
+      });
     };
   }
+}
+
+let isoMs = NaN;
+let isoText = '';
+
+/** `new Date().toISOString()`, made once per millisecond (~1 µs each here; rows come several a millisecond under load). */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }
