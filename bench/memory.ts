@@ -2,14 +2,15 @@
  * bench/memory: what an idle plugin costs the process that serves it, and what waking it costs.
  *
  *   node --import tsx bench/memory.ts [--rounds N] [--counts 0,1,2,10] [--scenarios recorded,first,resident]
- *                                     [--env-b NAME=VALUE,…] [--no-wake]
+ *                                     [--env-b NAME=VALUE,…] [--no-wake] [--work-dir DIR] [--runners tsx,js] [--help]
  *
  * Each measurement is a fresh child process running a real gateway (ProtocolGateway on a Unix
  * socket over a ModuleRegistry) with 0, 1, 2 or 10 plugins, each a distinct copy of the bundled
  * `json-tools` example (a componentize-js component, 11.5 MiB; a custom section makes each copy's
  * digest its own, so nothing is shared between them). A child reports VmRSS and Threads from its
  * own /proc/self/status (after a full GC, and for the idle points 15 s at rest, which V8 needs
- * before it gives its heap's free pages back) at three points:
+ * before it gives its heap's free pages back, then the lowest of five readings a second apart,
+ * each after a full GC) at three points:
  *
  *   idle        loaded and listed (`tools/list` on every plugin), nothing called
  *   called      right after one call to each plugin (their engines running)
@@ -26,19 +27,44 @@
  * `--env-b` runs every child twice in each round, without and with those environment variables
  * (e.g. `MALLOC_ARENA_MAX=2`), and prints both: a setting an embedder could give its process,
  * measured side by side.
+ *
+ * The children run from a plain JavaScript copy of the sources (types stripped with esbuild, as
+ * the package runs from `out/`; `--runners js`, the default), not under tsx (`--runners tsx`),
+ * whose loader thread holds a heap of its own that no `gc()` in the child reaches, 10–35 MB that
+ * moved from child to child; `--runners tsx,js` runs both, interleaved.
+ *
+ * `--work-dir DIR` keeps the plugin copies and their transpile cache (with the tool records) in
+ * DIR between runs, so a measurement split into several runs (each under the bench lock's few
+ * minutes) transpiles them once; without it they go in a fresh temporary folder, removed after.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SELF = fileURLToPath(import.meta.url);
+/** What `--help` prints: the usage line and the flags. */
+const USAGE = `usage: node --import tsx bench/memory.ts [options]
+  --rounds N              rounds, each over every count and scenario (default 3)
+  --counts 0,1,2,10       plugin counts (0 is always added: every figure is a difference to it)
+  --scenarios LIST        recorded, first, resident (default: all three)
+  --env-b NAME=VALUE,...  run each child also with these environment variables, side by side
+  --no-wake               skip the first-call-after-an-idle-stop measurement
+  --work-dir DIR          keep the plugin copies and their transpile cache in DIR between runs
+  --runners tsx,js        run the children from a plain JavaScript copy of the sources (js, the
+                          default: as the package runs), under tsx, or both, interleaved
+  --help                  this`;
 const IDLE_MS = 5_000;
 const QUIET_MS = 15_000;
+/** Readings taken at rest (one a second, each after a full GC); the lowest is the figure. */
+const REST_READINGS = 5;
 
 interface Sample {
   rss: number;
+  /** VmRSS split: anonymous memory (heaps, WebAssembly memories, malloc) and file-backed pages (the node binary, libraries), MB. */
+  anon: number;
+  file: number;
   threads: number;
   /** V8's heap (this thread) and memory outside it (ArrayBuffers, compiled WebAssembly), MB. */
   heap: number;
@@ -60,6 +86,8 @@ function status(): Sample {
   const { heapTotal, external } = process.memoryUsage();
   return {
     rss: Number(/VmRSS:\s+(\d+)/.exec(text)![1]) / 1024,
+    anon: Number(/RssAnon:\s+(\d+)/.exec(text)![1]) / 1024,
+    file: Number(/RssFile:\s+(\d+)/.exec(text)![1]) / 1024,
     threads: Number(/Threads:\s+(\d+)/.exec(text)![1]),
     heap: heapTotal / 2 ** 20,
     external: external / 2 ** 20,
@@ -71,7 +99,10 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * RSS after the garbage the measured step left is collected: a full GC three times with pauses,
  * then, for a gateway at rest, `QUIET_MS` more: V8 gives its heap's free pages back only once its
- * memory reducer sees the process quiet, as an idle gateway is for minutes on end.
+ * memory reducer sees the process quiet, as an idle gateway is for minutes on end. At rest the
+ * figure is the lowest of `REST_READINGS`, so that one late shrink does not decide it (in the
+ * runs so far the readings of one child agreed within 1 MB: the spread between children was
+ * tsx's loader thread, which `--runners js` leaves out).
  */
 async function settled(quiet = false): Promise<Sample> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -79,17 +110,23 @@ async function settled(quiet = false): Promise<Sample> {
     gc?.();
     await pause(250);
   }
-  if (quiet) {
-    await pause(QUIET_MS);
+  if (!quiet) return status();
+  await pause(QUIET_MS);
+  let lowest: Sample | undefined;
+  for (let i = 0; i < REST_READINGS; i++) {
+    if (i > 0) await pause(1_000);
     gc?.();
+    const reading = status();
+    if (process.env['BENCH_MEMORY_TRACE']) process.stderr.write(`  reading ${i + 1}: ${reading.rss.toFixed(1)} MB (anon ${reading.anon.toFixed(1)}, file ${reading.file.toFixed(1)}, heap ${reading.heap.toFixed(1)})\n`);
+    if (lowest === undefined || reading.rss < lowest.rss) lowest = reading;
   }
-  return status();
+  return lowest!;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The child: one gateway, measured.
 
-async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 'resident' | 'wake'): Promise<void> {
+async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'measure' | 'resident' | 'wake'): Promise<void> {
   const { ModuleRegistry } = await import('../main/plugins/index.js');
   const { ProtocolGateway } = await import('../main/gateway/index.js');
   const runtime = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-run-'));
@@ -103,6 +140,11 @@ async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 're
     if (report.failed.length > 0) throw new Error(`not loaded: ${JSON.stringify(report.failed)}`);
     const handles = registry.list();
     const call = (h: (typeof handles)[number]) => h.invokeTool({ name: 'validate', argumentsJson: '{"json":"[1,2]"}', callId: 'bench' });
+    if (mode === 'prepare') {
+      // Transpiled and the tools recorded by the load: nothing to measure.
+      process.send!({ loadMs });
+      return;
+    }
     if (mode === 'wake') {
       const h = handles[0]!;
       const coldMs: number[] = [];
@@ -144,13 +186,45 @@ async function child(modulesDir: string, cacheDir: string, mode: 'measure' | 're
 // ---------------------------------------------------------------------------------------------
 // The parent.
 
-function runChild<T>(args: string[], env: Record<string, string> = {}): Promise<T> {
+/**
+ * How a child runs: from the TypeScript sources under tsx, or (`js`) from a plain JavaScript copy
+ * of them, as the package runs from `out/`. Under tsx, Node 20 runs tsx's loader on a thread of its
+ * own with its own heap, which a child's `gc()` does not reach: it holds the transformed text of
+ * every file loaded (more with plugins, which load more of main/plugins) and shrinks on its own
+ * clock, ±15 MB from child to child.
+ */
+type Runner = 'tsx' | 'js';
+/** The plain JavaScript copy `js` children run (`jsCopy`), once made. */
+let jsSelf: string | undefined;
+
+function runChild<T>(args: string[], env: Record<string, string> = {}, runner: Runner = 'tsx'): Promise<T> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', SELF, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
+    const entry = runner === 'js' ? ['--expose-gc', jsSelf!] : ['--expose-gc', '--import', 'tsx', SELF];
+    const proc = spawn(process.execPath, [...entry, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
     let report: T | undefined;
     proc.on('message', (msg: T) => (report = msg));
     proc.on('exit', (code) => (report !== undefined ? resolve(report) : reject(new Error(`child ${args.join(' ')} exited ${code} without a report`))));
   });
+}
+
+/**
+ * main/ and this file with their types stripped (esbuild, as tsx does, file by file), in a folder
+ * under the repository's node_modules/.cache: inside the package, so it finds its root
+ * (main/plugins/wit) and its dependencies as `out/` does. Returns the copy of this file.
+ */
+async function jsCopy(): Promise<string> {
+  const { transformSync } = await import('esbuild');
+  const repo = join(dirname(SELF), '..');
+  const into = join(repo, 'node_modules', '.cache', 'chatty-gateway', `bench-memory-js-${process.pid}`);
+  rmSync(into, { recursive: true, force: true });
+  const files = [SELF, ...readdirSync(join(repo, 'main'), { recursive: true, encoding: 'utf8' }).map((f) => join(repo, 'main', f))];
+  for (const file of files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
+    const out = join(into, relative(repo, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, transformSync(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: file }).code);
+  }
+  writeFileSync(join(into, 'package.json'), '{"type":"module"}\n');
+  return join(into, relative(repo, SELF)).replace(/\.ts$/, '.js');
 }
 
 /** `count` distinct copies of the built component, as module directories p0…p(count-1) under `root/<count>/`. */
@@ -191,35 +265,45 @@ async function parent(): Promise<void> {
     const at = process.argv.indexOf(name);
     return at >= 0 ? process.argv[at + 1] : undefined;
   };
+  if (process.argv.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const rounds = Number(arg('--rounds') ?? 3);
   const counts = (arg('--counts') ?? '0,1,2,10').split(',').map(Number);
   if (!counts.includes(0)) counts.unshift(0);
   const envB = Object.fromEntries((arg('--env-b')?.split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const variants: Array<{ label: string; env: Record<string, string> }> = [{ label: '', env: {} }];
-  if (Object.keys(envB).length > 0) variants.push({ label: ` with ${Object.entries(envB).map(([k, v]) => `${k}=${v}`).join(' ')}`, env: envB });
+  const runners = (arg('--runners') ?? 'js').split(',').filter((r): r is Runner => r === 'tsx' || r === 'js');
+  const envs: Array<{ label: string; env: Record<string, string> }> = [{ label: '', env: {} }];
+  if (Object.keys(envB).length > 0) envs.push({ label: ` with ${Object.entries(envB).map(([k, v]) => `${k}=${v}`).join(' ')}`, env: envB });
+  // Every environment under every runner, interleaved in each round; the runner is named when there are several.
+  const variants = runners.flatMap((runner) => envs.map((e) => ({ ...e, runner, label: `${e.label}${runners.length > 1 ? ` (${runner})` : ''}` })));
+  if (runners.includes('js')) jsSelf = await jsCopy();
   const scenarios = (arg('--scenarios')?.split(',') ?? [...SCENARIOS]).filter((s): s is (typeof SCENARIOS)[number] => (SCENARIOS as readonly string[]).includes(s));
   const { ensureExamplesBuilt } = await import('../main/plugins/index.js');
   const examples = await ensureExamplesBuilt(undefined, { onProgress: (line) => process.stderr.write(`${line}\n`) });
-  const root = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-'));
+  const workDir = arg('--work-dir');
+  if (workDir !== undefined) mkdirSync(workDir, { recursive: true });
+  const root = workDir ?? mkdtempSync(join(tmpdir(), 'chatty-bench-memory-'));
   try {
     const cacheDir = join(root, 'cache');
     const dirs = new Map(counts.map((n) => [n, writeModules(root, join(examples, 'json-tools'), n)]));
     // Transpile every copy once and record its tools, so `recorded` rounds start with both.
-    await runChild<ChildReport>([dirs.get(Math.max(...counts))!, cacheDir, 'measure']);
+    await runChild<{ loadMs: number }>([dirs.get(Math.max(...counts))!, cacheDir, 'prepare'], {}, runners[0]);
     const results = new Map<string, ChildReport[]>();
     for (let r = 0; r < rounds; r++) {
       for (const scenario of scenarios) {
         for (const n of counts) for (const variant of variants) {
           const cache = scenario === 'first' ? withoutRecords(cacheDir, join(root, 'cache-first')) : cacheDir;
-          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure'], variant.env);
+          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure'], variant.env, variant.runner);
           const key = `${scenario}${variant.label}:${n}`;
           results.set(key, [...(results.get(key) ?? []), report]);
-          const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
+          const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (anon ${s.anon.toFixed(0)}, file ${s.file.toFixed(0)}, heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
           process.stderr.write(`round ${r + 1} ${key}: idle ${shown(report.idle)}, called ${shown(report.called)}, stopped ${shown(report.stopped)}\n`);
         }
       }
     }
-    const wake = process.argv.includes('--no-wake') ? undefined : await runChild<WakeReport>([dirs.get(1) ?? writeModules(root, join(examples, 'json-tools'), 1), cacheDir, 'wake']);
+    const wake = process.argv.includes('--no-wake') ? undefined : await runChild<WakeReport>([dirs.get(1) ?? writeModules(root, join(examples, 'json-tools'), 1), cacheDir, 'wake'], {}, runners[runners.length - 1]);
 
     const lines = [`bench/memory: a gateway's RSS (MB) and threads, json-tools copies, median of ${rounds} interleaved rounds; Δ = minus the 0-plugin peer of the same round`];
     for (const scenario of scenarios) for (const variant of variants) {
@@ -244,16 +328,17 @@ async function parent(): Promise<void> {
       );
     }
     lines.push(
-      `  (node ${process.version}, from the TypeScript sources under tsx, ${execFileSync('nproc').toString().trim()} cores)`,
+      `  (node ${process.version}, children run ${runners.map((r) => (r === 'js' ? 'from a plain JavaScript copy of the sources' : 'from the TypeScript sources under tsx')).join(' and ')}, ${execFileSync('nproc').toString().trim()} cores)`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    if (workDir === undefined) rmSync(root, { recursive: true, force: true });
+    if (jsSelf !== undefined) rmSync(join(dirname(jsSelf), '..'), { recursive: true, force: true });
   }
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3]!, process.argv[4]!, process.argv[5] as 'measure' | 'resident' | 'wake');
+  await child(process.argv[3]!, process.argv[4]!, process.argv[5] as 'prepare' | 'measure' | 'resident' | 'wake');
 } else {
   await parent();
 }
