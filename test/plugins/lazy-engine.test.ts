@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { ENGINE_START_LIMIT, enginesStarting } from '../../main/plugins/handle/engine-starts.js';
 import { ModuleRegistry, type ModuleHandle, type ToolOutcome } from '../../main/plugins/index.js';
 import { connectClient } from '../mcp/helpers.js';
-import { startGateway, tempDir } from '../helpers/gateway.js';
+import { startGateway, tempDir, type RunningGateway } from '../helpers/gateway.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, fixtureManifest, loadFixtures, writeModuleDir, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
@@ -329,5 +329,52 @@ describe('the lazy engine: engineIdleMs 0 keeps it resident', () => {
     for (const bad of [-1, 1.5, Number.NaN, 2 ** 31]) {
       assert.throws(() => new ModuleRegistry({ engineIdleMs: bad }), /engineIdleMs must be a whole number of milliseconds/);
     }
+  });
+});
+
+/** `GET /` lists every plugin from its manifest: asking it, however often, starts no engine (issue 21 item 1). */
+const INDEX_NAMES = ['idle-a', 'idle-b', 'idle-c', 'idle-d', 'idle-e'];
+
+describe("the lazy engine: the gateway's GET / with idle plugins", () => {
+  let fx: LoadedFixtures;
+  let gw: RunningGateway;
+  const handles = (): ModuleHandle[] => INDEX_NAMES.map((n) => fx.registry.get(n)!);
+
+  before(async () => {
+    fx = await loadFixtures(INDEX_NAMES.map((name) => ({ name, kind: 'echo' as const })));
+    assert.deepEqual(fx.report.failed, []);
+    gw = await startGateway(fx.registry);
+    // A load that had no record listed the tools with the engine and is stopping it: wait for that.
+    await until(() => handles().every((h) => h.engineState === 'stopped'), 'every engine stopped after the load');
+  });
+  after(async () => {
+    await gw.close();
+    await fx.close();
+  });
+
+  it(`lists all ${INDEX_NAMES.length} plugins, asked three times, and starts none of their engines`, async () => {
+    const starts = handles().map((h) => h.stats.engineStarts);
+    for (let i = 0; i < 3; i++) {
+      const index = await unixRequest(gw.socketPath, { headers: gw.auth });
+      assert.equal(index.status, 200);
+      const body = JSON.parse(index.body) as { modules: { name: string; surfaces: string[] }[] };
+      assert.deepEqual(body.modules.map((m) => m.name), INDEX_NAMES);
+      assert.deepEqual(body.modules[0]!.surfaces, ['/mcp/idle-a', '/mcp/idle-a/sse']);
+    }
+    assert.deepEqual(handles().map((h) => h.engineState), INDEX_NAMES.map(() => 'stopped'));
+    assert.deepEqual(handles().map((h) => h.stats.engineStarts), starts, 'no worker thread was started');
+  });
+
+  it('a call to one of them starts that engine alone (the counts above do see a start)', async () => {
+    const [first, ...rest] = handles();
+    const starts = handles().map((h) => h.stats.engineStarts);
+    const outcome = await first!.invokeTool({ name: 'echo', argumentsJson: '"x"', callId: 'c1' });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    assert.equal(first!.engineState, 'running');
+    assert.equal(first!.stats.engineStarts, starts[0]! + 1);
+    assert.deepEqual(rest.map((h) => h.stats.engineStarts), starts.slice(1));
+    const index = await unixRequest(gw.socketPath, { headers: gw.auth });
+    assert.equal(index.status, 200);
+    assert.deepEqual(rest.map((h) => h.engineState), rest.map(() => 'stopped'));
   });
 });
