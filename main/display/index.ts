@@ -4,3 +4,4 @@
  */
 export { showExactly, hasHidden, shownParts, codePointLabel } from './show-exactly.js';
 export type { ShownText, ShownPart } from './show-exactly.js';
+export { GUARD_MS } from './guard-time.js';

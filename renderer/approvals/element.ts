@@ -12,6 +12,7 @@
 // - a request stays until it is answered or withdrawn; a refused answer keeps it open with the
 //   error; a withdrawn one leaves a trace line; Escape and Later put a request off, never decide it.
 import type { ChattyBridge, PendingApproval, PendingGrant, PendingQuestion, Snapshot } from '../../main/app/bridge/contract.js';
+import { GUARD_MS } from '../../main/display/index.js';
 import { approvalContent, type ApprovalAnswer } from './approval-view.js';
 import { grantContent, type GrantAnswer } from './grant-view.js';
 import { el, localClock, shown } from './parts.js';
@@ -19,8 +20,8 @@ import { questionContent, type QuestionAnswer } from './question-view.js';
 import { approvalsSheet } from './styles.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
-/** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes. */
-export const GUARD_MS = 600;
+/** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes: the one guard time of both roots (main/display). */
+export { GUARD_MS };
 
 export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion } | { kind: 'grant'; view: PendingGrant };
 

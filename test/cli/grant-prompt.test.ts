@@ -191,7 +191,7 @@ describe('on a terminal: keys read one by one (raw mode)', () => {
     return Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => undefined });
   }
 
-  test('a "y" typed before the grant prompt appeared (for the command line) is no answer to it: said to be ignored', async () => {
+  test('a "y" typed before the grant prompt appeared (for the command line) is no answer to it, nor the Enter that ends it: said to be ignored', async () => {
     const s = screen();
     const input = fakeTty();
     const lines = new LineQueue(input, s.output);
@@ -200,9 +200,9 @@ describe('on a terminal: keys read one by one (raw mode)', () => {
     input.write('y'); // typed for something else…
     await s.shows('y');
     const outcome = desk.ask(ASK); // …when the plugin's request appears
-    await s.shows('  grant? [y/N] ');
+    await s.shows('  grant? (ignored keys typed before this prompt appeared)\n  grant? [y/N] ');
     input.write('\r');
-    await s.shows('(ignored "y": it was typed before this question appeared)\n  grant? [y/N] ');
+    await s.shows('\n  (ignored keys typed before this prompt appeared)\n  grant? [y/N] ');
     input.write('n\r');
     assert.equal(await outcome, 'denied');
     terminal.close();

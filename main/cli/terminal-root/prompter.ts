@@ -3,6 +3,7 @@ import { describeMatch, type ApprovalDecision, type ApprovalMatch, type Approval
 import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
 import { approvalDetails, describeApproval, describeAsker, describeOffer, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
+import { GUARD_MS } from '../../display/index.js';
 import { LineQueue } from './line-queue.js';
 import { printable } from './safe-text.js';
 
@@ -29,11 +30,33 @@ export interface PrompterOptions {
    * under a root task.
    */
   alwaysFile?: string | undefined;
+  /**
+   * On a terminal, how long (ms) each prompt takes no answer after its request appears (default
+   * `GUARD_MS`, 600, the popover's): its answer cue (`[y/N]`) is shown only then.
+   */
+  guardMs?: number | undefined;
 }
 
 /** A question the human gave no answer to: the input ended. The asker's `human.ask` fails with this message. */
 export class NoAnswer extends Error {
   override readonly name = 'NoAnswer';
+}
+
+/** What a prompt says of the keys it dropped: typed before it appeared, or in its guard time. */
+const IGNORED = '(ignored keys typed before this prompt appeared)';
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function guardTime(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** The scopes a remembered approval can have, as the prompt's keys. */
@@ -68,6 +91,7 @@ export class TerminalPrompter {
   private readonly ownLines: boolean;
   private readonly alwaysFile: string | undefined;
   private readonly grantCommand: (plugin: string) => string;
+  private readonly guardMs: number;
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(options: PrompterOptions = {}) {
@@ -77,6 +101,7 @@ export class TerminalPrompter {
     this.prefix = options.prefix ?? 'chatty-gateway: ';
     this.alwaysFile = options.alwaysFile;
     this.grantCommand = options.grantCommand ?? plainGrantCommand;
+    this.guardMs = options.guardMs ?? GUARD_MS;
     // A terminal echoes what is typed; piped input is shown after its prompt, so the transcript reads as a dialogue.
     const input = (options.input ?? process.stdin) as NodeJS.ReadableStream & { isTTY?: boolean };
     this.echo = options.echo ?? input.isTTY !== true;
@@ -94,7 +119,7 @@ export class TerminalPrompter {
         this.write(`  y: approve once${can.task ? ' · t: approve for this task' : ''}${can.always ? ` · a: always for ${role}` : ''} · n: deny (the default)\n`);
       }
       for (;;) {
-        const word = await this.readWord('  approve? [y/N] ', signal);
+        const word = await this.readWord('  approve?', ' [y/N] ', signal);
         if (signal.aborted) return this.withdrawn('denied');
         if (word === undefined) {
           this.write('\n  (no answer: the input ended) denied\n');
@@ -135,7 +160,7 @@ export class TerminalPrompter {
       this.write(`${this.prefix}${describeGrant(request)}\n`);
       for (const line of grantDetails(request)) this.write(`${line}\n`);
       for (;;) {
-        const word = await this.readWord('  grant? [y/N] ', signal);
+        const word = await this.readWord('  grant?', ' [y/N] ', signal);
         if (signal.aborted) {
           this.write('\n  (withdrawn: the plugin no longer waits for this grant)\n');
           return 'denied';
@@ -166,7 +191,7 @@ export class TerminalPrompter {
     if (offers.length > 1) {
       offers.forEach((offer, i) => this.write(`    ${i + 1}) ${describeOffer(offer)}\n`));
       for (;;) {
-        const word = await this.readWord('  remember which? [1] ', signal);
+        const word = await this.readWord('  remember which?', ' [1] ', signal);
         if (word === undefined || signal.aborted) return signal.aborted ? undefined : null;
         const pick = word === '' ? 1 : /^\d+$/.test(word) ? Number(word) : NaN;
         if (pick >= 1 && pick <= offers.length) {
@@ -177,7 +202,7 @@ export class TerminalPrompter {
       }
     }
     const scope = remember === 'task' ? 'until this task ends' : `from now on (kept in ${shown(this.alwaysFile ?? '')})`;
-    const word = await this.readWord(`  approve ${shown(describeMatch(match))} for ${shown(request.role)} ${scope}? [y/N] `, signal);
+    const word = await this.readWord(`  approve ${shown(describeMatch(match))} for ${shown(request.role)} ${scope}?`, ' [y/N] ', signal);
     if (word === undefined || signal.aborted) return signal.aborted ? undefined : null;
     if (word === 'y' || word === 'yes') return match;
     this.write('  not remembered\n');
@@ -192,7 +217,7 @@ export class TerminalPrompter {
         this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${shown(question.question)}\n`);
         question.options.forEach((option, i) => this.write(`  ${i + 1}) ${shown(option).replaceAll(/\n +|\t/g, ' ')}\n`));
         for (;;) {
-          const line = await this.readLine(question.options.length > 0 ? '  answer (a number, or your own words): ' : '  answer: ', signal);
+          const line = await this.readLine(question.options.length > 0 ? '  answer (a number, or your own words)' : '  answer', ': ', signal);
           if (signal.aborted) return this.withdrawn([]);
           if (line === undefined) {
             this.write('\n  (no answer: the input ended)\n');
@@ -221,19 +246,29 @@ export class TerminalPrompter {
     return run;
   }
 
-  private async readWord(prompt: string, signal: AbortSignal): Promise<string | undefined> {
-    return (await this.readLine(prompt, signal))?.trim().toLowerCase();
+  private async readWord(question: string, cue: string, signal: AbortSignal): Promise<string | undefined> {
+    return (await this.readLine(question, cue, signal))?.trim().toLowerCase();
   }
 
-  /** Shows `prompt` and reads the first line typed after it appeared (what was typed before is said to be ignored). */
-  private async readLine(prompt: string, signal: AbortSignal): Promise<string | undefined> {
-    this.write(prompt);
+  /**
+   * Shows `question`, then its answer `cue` (`[y/N]`), and reads the first line typed after the
+   * cue appeared. On a terminal the cue waits for the guard time, and every key typed before it
+   * appeared — the line in progress, keys typed as the question appeared, Enter held down — is
+   * dropped (and said to be); piped input is a script, read in order, with no guard.
+   */
+  private async readLine(question: string, cue: string, signal: AbortSignal): Promise<string | undefined> {
+    this.write(question);
+    if (this.lines.readsKeys) {
+      const release = this.lines.hold();
+      await guardTime(this.guardMs, signal);
+      const dropped = release();
+      if (signal.aborted) return undefined;
+      if (dropped > 0) this.write(` ${IGNORED}\n${question}`);
+    }
+    const prompt = `${question}${cue}`;
+    this.write(cue);
     const since = this.lines.mark();
-    const line = await this.lines.next(signal, {
-      urgent: true,
-      since,
-      onSkipped: (typed) => this.write(`  (ignored ${JSON.stringify(shown(typed))}: it was typed before this question appeared)\n${prompt}`),
-    });
+    const line = await this.lines.next(signal, { urgent: true, since, onSkipped: () => this.write(`  ${IGNORED}\n${prompt}`) });
     if (line !== undefined && this.echo) this.write(`${line}\n`);
     return line;
   }

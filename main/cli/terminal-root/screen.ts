@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { fitColumns, printable } from './safe-text.js';
+import { ECHOED_ENTER } from './typed-lines.js';
 
 /** What the bottom row holds, when it is a row left unfinished. */
 type Bottom = 'prompter' | 'live' | 'text';
@@ -50,7 +51,7 @@ export class Screen {
   private droppedChars = 0;
   /** Each running task's status, on a terminal. */
   private readonly statuses = new Map<number, string>();
-  private readonly onInput: ((chunk: Buffer | string) => void) | undefined;
+  private readonly onInput: (() => void) | undefined;
   private readonly onResize = (): void => this.redraw();
 
   readonly prompts: Writable;
@@ -66,13 +67,14 @@ export class Screen {
     this.prompts = writer((text) => this.fromPrompter(printable(text)));
     this.lines = writer((text) => this.fromLines(printable(text)));
     if (terminal) {
-      this.onInput = (chunk) => {
-        if (!/[\r\n]/.test(String(chunk))) return;
-        this.set('', undefined); // the terminal echoed Enter: the row is left as it is
+      // An Enter echoed (`TypedLines`): the row is left as it is. An Enter dropped unechoed (a
+      // prompt's guard time) leaves the row unfinished, and says nothing.
+      this.onInput = () => {
+        this.set('', undefined);
         this.showHeldLines(); // a question was answered: what came meanwhile, in the order it came
         this.redraw();
       };
-      terminal.on('data', this.onInput);
+      terminal.on(ECHOED_ENTER, this.onInput);
       // The terminal's width changed: the live row is cut to the new width and drawn again.
       out.on('resize', this.onResize);
     } else this.onInput = undefined;
@@ -135,7 +137,7 @@ export class Screen {
     if (this.partialOf === 'text' && this.openText !== undefined) this.endText(this.openText);
     this.showHeldLines();
     this.redraw();
-    if (this.terminal && this.onInput) this.terminal.off('data', this.onInput);
+    if (this.terminal && this.onInput) this.terminal.off(ECHOED_ENTER, this.onInput);
     if (this.terminal) this.out.off('resize', this.onResize);
   }
 

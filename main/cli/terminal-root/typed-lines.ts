@@ -1,9 +1,14 @@
+import type { EventEmitter } from 'node:events';
+import { columnsOf, printable } from './safe-text.js';
+
 /**
  * Lines typed on a terminal, read key by key (raw mode) so that each line knows when its first key
  * was typed: a prompt can then take only what was typed after it appeared. The terminal's own line
  * editing is done here instead: printable keys are echoed, Backspace erases, Ctrl-U clears the
  * line, Enter ends it; Ctrl-C, Ctrl-\ and Ctrl-Z signal the foreground process group, as the
  * terminal would; Ctrl-D on an empty line ends the input; other escape sequences (arrows) are ignored.
+ * While held (`hold()`, a prompt's guard time) every other key is dropped unechoed, and counted;
+ * an Enter after the release that only ends a line dropped by the hold is no answer either.
  */
 export interface TypedLine {
   text: string;
@@ -22,6 +27,12 @@ export function canReadKeys(input: NodeJS.ReadableStream): input is TtyInput & {
   return tty.isTTY === true && typeof tty.setRawMode === 'function';
 }
 
+/**
+ * The event a `TypedLines` emits on its input once it has echoed an Enter: the cursor is on a new
+ * row (the screen's cue that the row it left unfinished is done). An Enter dropped unechoed emits nothing.
+ */
+export const ECHOED_ENTER = Symbol('chatty:echoed-enter');
+
 const SIGNALS: Record<string, NodeJS.Signals> = { '\x03': 'SIGINT', '\x1c': 'SIGQUIT', '\x1a': 'SIGTSTP' };
 /** An escape sequence a key sends (CSI, SS3, or ESC and one character). */
 const ESCAPE = /^\x1b(\[[0-?]*[ -/]*[@-~]|O.|.)?/;
@@ -32,6 +43,15 @@ export class TypedLines {
   /** Keys typed so far: the clock `startedAt` and a prompt's mark read. */
   private keys = 0;
   private afterCr = false;
+  /** Holds in force (`hold()`): while any is, keys other than the signals are dropped. */
+  private holds = 0;
+  /** Keys dropped since the first hold began (the line in progress then included). */
+  private dropped = 0;
+  /**
+   * Whether the keys dropped last were a line with no Enter yet: the Enter that comes after the
+   * release ends that line, not one of its own (it is handed on as begun before any mark).
+   */
+  private dangling = false;
   private readonly onData = (chunk: Buffer | string): void => this.take(String(chunk));
 
   constructor(
@@ -42,8 +62,7 @@ export class TypedLines {
   ) {
     input.setRawMode(true);
     (input as NodeJS.ReadableStream & { setEncoding(e: string): void }).setEncoding('utf8');
-    // First: the echo of Enter must be out before another listener (the screen) redraws its row.
-    (input as unknown as NodeJS.EventEmitter).prependListener('data', this.onData);
+    input.on('data', this.onData);
     input.once('end', this.onEnd);
     input.resume();
   }
@@ -51,6 +70,28 @@ export class TypedLines {
   /** The key count now: a line whose first key comes later was typed after this moment. */
   mark(): number {
     return this.keys;
+  }
+
+  /**
+   * Drops every key from now until the returned release is called (the signals still act): the
+   * line in progress is dropped too, unechoed and counted with them. The release says how many
+   * keys were dropped; once every hold is released, keys are typed again.
+   */
+  hold(): () => number {
+    if (this.holds++ === 0) {
+      this.dropped = [...this.line].length;
+      this.dangling = this.line !== '';
+      this.line = '';
+      this.startedAt = undefined;
+      this.afterCr = false;
+    }
+    let released = false;
+    return () => {
+      if (released) return 0;
+      released = true;
+      this.holds -= 1;
+      return this.dropped;
+    };
   }
 
   close(): void {
@@ -73,23 +114,32 @@ export class TypedLines {
       }
       i += c.length;
       this.keys++;
+      if (this.holds > 0 && SIGNALS[c] === undefined) {
+        this.dropped += 1;
+        this.dangling = c !== '\r' && c !== '\n' && c !== '\x15';
+        continue;
+      }
       if (c === '\n' && this.afterCr) {
         this.afterCr = false; // `\r\n` is one Enter
         continue;
       }
       this.afterCr = c === '\r';
+      const endsDropped = this.dangling && this.line === '';
+      this.dangling = false;
       if (c === '\r' || c === '\n') {
         this.echo.write('\n'); // the terminal's output processing (ONLCR, kept in raw mode) makes it \r\n
-        const line = { text: this.line, startedAt: this.startedAt ?? this.keys };
+        (this.input as unknown as EventEmitter).emit(ECHOED_ENTER);
+        const line = { text: this.line, startedAt: endsDropped ? -1 : (this.startedAt ?? this.keys) };
         this.line = '';
         this.startedAt = undefined;
         this.onLine(line);
       } else if (c === '\x7f' || c === '\b') {
         if (this.line === '') continue;
-        this.line = [...this.line].slice(0, -1).join('');
-        this.echo.write('\b \b');
+        const chars = [...this.line];
+        this.echo.write('\b \b'.repeat(echoColumns(chars.pop()!)));
+        this.line = chars.join('');
       } else if (c === '\x15') {
-        this.echo.write('\b \b'.repeat([...this.line].length));
+        this.echo.write('\b \b'.repeat(echoColumns(this.line)));
         this.line = '';
         this.startedAt = undefined;
       } else if (c === '\x04') {
@@ -105,8 +155,22 @@ export class TypedLines {
       } else if (c === '\t' || c >= ' ') {
         this.startedAt ??= this.keys;
         this.line += c;
-        this.echo.write(c);
+        this.echo.write(echoed(c));
       }
     }
   }
+}
+
+/**
+ * A typed character as it is echoed: through the terminal's printable rule, so that a pasted bidi
+ * override shows as `<U+202E>` (and reorders nothing on the answer's row) and a C1 control (8-bit
+ * CSI) moves no cursor; a tab as one space. The line keeps the character itself.
+ */
+function echoed(char: string): string {
+  return char === '\t' ? ' ' : printable(char);
+}
+
+/** How many columns the echo of `text` took: what Backspace and Ctrl-U erase (a wide character two). */
+function echoColumns(text: string): number {
+  return [...text].reduce((sum, c) => sum + columnsOf(echoed(c)), 0);
 }

@@ -1,0 +1,8 @@
+/**
+ * How long (ms) a request shown to a person takes no answer after it appears (or its content
+ * changes): a click, a key or a line that was on its way for something else — a double click, a
+ * `y` typed for the previous prompt, a paste, Enter held down — lands in this window and is
+ * dropped, not taken as the answer to what the person has not read yet. Both roots use it: the
+ * renderer popover (`<chatty-approvals>`) and `serve`'s terminal prompt.
+ */
+export const GUARD_MS = 600;

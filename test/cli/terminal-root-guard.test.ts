@@ -1,0 +1,125 @@
+/**
+ * The terminal prompt's guard time, on a real pseudo-terminal (util-linux `script`): keys typed
+ * before a prompt appeared, or in its guard time after, answer nothing — they are dropped, said so,
+ * and the prompt waits for a line typed after its cue (`[y/N]`) appeared. The fixture
+ * (fixtures/terminal-guard.ts) runs the prompter alone with a guard of GUARD seconds, long enough
+ * that keys typed on seeing the request always land in it.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { shellWord } from '../../main/cli/shell-word.js';
+import { exited, ptyScreen } from '../helpers/cli.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/terminal-guard.ts', import.meta.url));
+const GUARD_MS = 1000;
+const IGNORED = '(ignored keys typed before this prompt appeared)';
+
+const temporary: string[] = [];
+/** A test that failed leaves its fixture waiting: ending `script` hangs up its terminal. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) child.kill();
+  running.clear();
+});
+after(() => {
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The fixture in `mode` on a pty; `go()` writes its FIFO. */
+function onPty(mode: 'typeahead' | 'guard' | 'switch') {
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-guard-pty-'));
+  temporary.push(dir);
+  const fifo = join(dir, 'go');
+  execFileSync('mkfifo', [fifo]);
+  const command = `exec ${[process.execPath, '--import', import.meta.resolve('tsx'), FIXTURE, mode, fifo, String(GUARD_MS)].map(shellWord).join(' ')}`;
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: dir, env: { ...process.env, SHELL: '/bin/sh' }, stdio: 'pipe' });
+  running.add(child);
+  const ended = exited(child);
+  const { screen, until } = ptyScreen(child, ended);
+  return {
+    screen,
+    until,
+    type: (keys: string) => void child.stdin.write(keys),
+    go: () => writeFile(fifo, 'go\n'),
+    async ended(): Promise<number | null> {
+      const status = await ended;
+      child.stdin.end();
+      return status.code;
+    },
+  };
+}
+
+test('type-ahead: a "y⏎" typed before the prompt appeared, read only after, does not approve it; a deliberate answer after the guard does', { timeout: 30_000 }, async () => {
+  const s = onPty('typeahead');
+  await s.until('type now\n');
+  s.type('y\r');
+  await s.until('type now\ny\n'); // the terminal itself echoed it: the keys wait in its buffer, unread
+  await s.go();
+  let at = await s.until('asker-0 (root → asker) asks to run: rm -rf ~/work\n');
+  at = await s.until(`  approve? ${IGNORED}\n  approve? [y/N] `, at);
+  assert.ok(!s.screen().includes('verdict'), s.screen());
+  s.type('y\r');
+  await s.until('y\n  approved\nverdict rm -rf ~/work: approved\n', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('guard: keys typed as the request appears are dropped unechoed, said so once the cue appears; then "n⏎" answers', { timeout: 30_000 }, async () => {
+  const s = onPty('guard');
+  let at = await s.until('asks to run: rm -rf ~/work\n');
+  s.type('y\r'); // a paste, or a reflex, on seeing the request: inside the guard
+  at = await s.until(`  approve? ${IGNORED}\n  approve? [y/N] `, at);
+  assert.ok(!s.screen().includes('approved'), s.screen());
+  assert.ok(!s.screen().slice(0, at).includes('y\n'), `the dropped keys were not echoed:\n${s.screen()}`);
+  s.type('n\r');
+  await s.until('n\n  denied\nverdict rm -rf ~/work: denied\n', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('guard: Enter held down through the guard answers nothing while it lasts', { timeout: 30_000 }, async () => {
+  const s = onPty('guard');
+  let at = await s.until('asks to run: rm -rf ~/work\n');
+  s.type('\r\r\r\r\r\r\r\r'); // auto-repeat
+  at = await s.until(`  approve? ${IGNORED}\n  approve? [y/N] `, at);
+  assert.ok(!s.screen().includes('verdict'), s.screen());
+  s.type('y\r');
+  await s.until('verdict rm -rf ~/work: approved\n', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('switch: a "y⏎" meant for a withdrawn prompt, arriving as the next one appears, does not approve the next', { timeout: 30_000 }, async () => {
+  const s = onPty('switch');
+  let at = await s.until('asks to run: ls\n');
+  at = await s.until('  approve? [y/N] ', at);
+  await s.go(); // ls is withdrawn, and rm -rf asked in its place…
+  at = await s.until('  (withdrawn: the agent no longer waits for this)\nverdict ls: denied\n', at);
+  at = await s.until('asks to run: rm -rf ~/work\n', at);
+  s.type('y\r'); // …as the person's "y⏎" for ls arrives
+  at = await s.until(`  approve? ${IGNORED}\n  approve? [y/N] `, at);
+  assert.ok(!s.screen().includes('verdict rm'), s.screen());
+  s.type('n\r');
+  await s.until('verdict rm -rf ~/work: denied\n', at);
+  assert.ok(!s.screen().includes('approved'), s.screen());
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('switch: the Enter that ends a "y" typed for a withdrawn prompt answers nothing, and says so', { timeout: 30_000 }, async () => {
+  const s = onPty('switch');
+  let at = await s.until('  approve? [y/N] ');
+  s.type('y'); // the person starts answering ls…
+  at = await s.until('y', at);
+  await s.go(); // …which is withdrawn, and rm -rf asked in its place
+  at = await s.until('asks to run: rm -rf ~/work\n', at);
+  at = await s.until(`  approve? ${IGNORED}\n  approve? [y/N] `, at);
+  s.type('\r'); // Enter, ending the "y" for ls
+  at = await s.until(`\n  ${IGNORED}\n  approve? [y/N] `, at);
+  assert.ok(!s.screen().includes('verdict rm'), s.screen());
+  s.type('n\r');
+  await s.until('verdict rm -rf ~/work: denied\n', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
