@@ -4,9 +4,7 @@ import type { RemoteModuleDirectory } from './a2a/cards.js';
 import type { GatewayMiddleware, GatewayState } from './context.js';
 import type { EdgeLog } from './edge/edge-log.js';
 import { errorBoundary, notFound } from './errors.js';
-import { bearerGuard } from './guards/bearer.js';
-import { bodyLimitGuard } from './guards/body-limit.js';
-import { loopbackGuard } from './guards/loopback.js';
+import { requestGuards } from './guards/request-guards.js';
 import { surfacesOf, type ModuleDirectory } from './modules.js';
 
 export interface GatewayAppOptions {
@@ -35,9 +33,7 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   app.silent = true;
   app.use(options.edgeLog.middleware());
   app.use(errorBoundary(options.onError));
-  app.use(loopbackGuard());
-  app.use(bearerGuard(options.token));
-  app.use(bodyLimitGuard(options.maxRequestBytes));
+  app.use(requestGuards(options.token, options.maxRequestBytes));
   for (const handler of options.handlers ?? []) app.use(handler);
 
   const index = new Router<GatewayState>();

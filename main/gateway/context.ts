@@ -11,6 +11,20 @@ export interface GatewayState {
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
 export type GatewayMiddleware = Koa.Middleware<GatewayState>;
 
+/** What a guard decided against a request: the status, the body's error, the edge log's reason, and a header to send. */
+export interface GuardRefusal {
+  readonly status: number;
+  readonly error: string;
+  readonly reason: string;
+  readonly header?: readonly [name: string, value: string];
+}
+
+/** Ends the request with a guard's refusal. */
+export function refuseWith(ctx: GatewayContext, refusal: GuardRefusal): void {
+  if (refusal.header) ctx.set(refusal.header[0], refusal.header[1]);
+  refuse(ctx, refusal.status, refusal.error, refusal.reason);
+}
+
 /** Ends the request with a JSON refusal; the reason goes to the edge log, never to the body. */
 export function refuse(ctx: GatewayContext, status: number, error: string, reason: string = error): void {
   ctx.state.refusal = reason;

@@ -6,10 +6,9 @@ import type { GatewayMiddleware } from './context.js';
  * whose detail stays in the log.
  */
 export function errorBoundary(onError: (err: unknown) => void): GatewayMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
+  // A plain function over next()'s promise (Koa's compose turns a synchronous throw into a rejection).
+  return (ctx, next) =>
+    next().catch((err: unknown) => {
       const e = err as { status?: unknown; expose?: unknown; message?: unknown };
       const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : 500;
       const shown = e.expose === true && typeof e.message === 'string' ? e.message : status === 500 ? 'internal error' : 'request failed';
@@ -17,8 +16,7 @@ export function errorBoundary(onError: (err: unknown) => void): GatewayMiddlewar
       ctx.status = status;
       ctx.body = { error: shown };
       if (status >= 500) onError(err);
-    }
-  };
+    });
 }
 
 /** Unknown routes: a JSON 404 after every guard has passed. */

@@ -20,10 +20,18 @@ export function writeTokenFile(path: string, token: string): void {
   }
 }
 
+let expectedText: string | undefined;
+let expectedBytes = Buffer.alloc(0);
+
 /** Constant-time comparison of a presented token with the launch token. */
 export function tokenMatches(presented: string, expected: string): boolean {
   const a = Buffer.from(presented, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
+  // The launch token is the same on every request: its bytes are made once.
+  if (expected !== expectedText) {
+    expectedText = expected;
+    expectedBytes = Buffer.from(expected, 'utf8');
+  }
+  const b = expectedBytes;
   // Compare against itself when lengths differ so the time does not depend on where they differ.
   if (a.length !== b.length) {
     timingSafeEqual(b, b);

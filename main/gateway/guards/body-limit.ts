@@ -1,4 +1,4 @@
-import { clientGone, refuse, type GatewayMiddleware } from '../context.js';
+import { clientGone, refuse, type GatewayContext } from '../context.js';
 
 /** `MAX_REQUEST_BYTES`: 10 MiB. */
 export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -6,27 +6,29 @@ export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 export const BODY_TOO_LARGE = 'payload too large: request bodies are limited to 10 MiB';
 
 /**
- * Reads the body whole, up to the cap, before any handler runs. A declared length over the cap is
+ * Reads the body whole, up to the cap, into `ctx.state.rawBody`; false when the request was
+ * answered instead (413, or the 499 row of a client gone). A declared length over the cap is
  * refused without reading; a chunked body is refused as soon as it passes the cap. Node drains
  * what is left after the response, so the keep-alive connection goes on serving.
  */
-export function bodyLimitGuard(maxBytes: number = MAX_REQUEST_BYTES): GatewayMiddleware {
-  return async (ctx, next) => {
-    const declared = ctx.req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxBytes) {
-      return refuse(ctx, 413, BODY_TOO_LARGE, `declared body of ${declared} bytes over ${maxBytes}`);
-    }
-    const body = await readCapped(ctx.req, maxBytes);
-    if (body === CLIENT_GONE) {
-      // Nobody is left to answer, and nothing failed on our side: a row that says so, not a stack.
-      return clientGone(ctx, CLIENT_GONE_REASON);
-    }
-    if (body === undefined) {
-      return refuse(ctx, 413, BODY_TOO_LARGE, `streamed body over ${maxBytes} bytes`);
-    }
-    ctx.state.rawBody = body;
-    await next();
-  };
+export async function readBodyWithin(ctx: GatewayContext, maxBytes: number = MAX_REQUEST_BYTES): Promise<boolean> {
+  const declared = ctx.req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) {
+    refuse(ctx, 413, BODY_TOO_LARGE, `declared body of ${declared} bytes over ${maxBytes}`);
+    return false;
+  }
+  const body = await readCapped(ctx.req, maxBytes);
+  if (body === CLIENT_GONE) {
+    // Nobody is left to answer, and nothing failed on our side: a row that says so, not a stack.
+    clientGone(ctx, CLIENT_GONE_REASON);
+    return false;
+  }
+  if (body === undefined) {
+    refuse(ctx, 413, BODY_TOO_LARGE, `streamed body over ${maxBytes} bytes`);
+    return false;
+  }
+  ctx.state.rawBody = body;
+  return true;
 }
 
 const discard = (): void => {};

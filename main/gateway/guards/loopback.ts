@@ -1,5 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { refuse, type GatewayMiddleware } from '../context.js';
+import type { GuardRefusal } from '../context.js';
 
 export const HOST_NOT_LOOPBACK = 'forbidden: the Host header is not a loopback name';
 export const ORIGIN_NOT_LOOPBACK = 'forbidden: the Origin header is not loopback';
@@ -8,18 +9,16 @@ export const ORIGIN_NOT_LOOPBACK = 'forbidden: the Origin header is not loopback
  * Loopback Host and Origin only: a guard against DNS rebinding for any listener an embedder puts
  * in front of the socket. A request without Host (not a browser's) is served.
  */
-export function loopbackGuard(): GatewayMiddleware {
-  return async (ctx, next) => {
-    const host = ctx.req.headers.host;
-    if (host !== undefined && !isLoopbackHost(host)) {
-      return refuse(ctx, 403, HOST_NOT_LOOPBACK, `host not loopback: ${truncate(host)}`);
-    }
-    const origin = ctx.req.headers.origin;
-    if (origin !== undefined && !isLoopbackOrigin(origin)) {
-      return refuse(ctx, 403, ORIGIN_NOT_LOOPBACK, `origin not loopback: ${truncate(origin)}`);
-    }
-    await next();
-  };
+export function loopbackRefusal(headers: IncomingHttpHeaders): GuardRefusal | undefined {
+  const host = headers.host;
+  if (host !== undefined && !isLoopbackHost(host)) {
+    return { status: 403, error: HOST_NOT_LOOPBACK, reason: `host not loopback: ${truncate(host)}` };
+  }
+  const origin = headers.origin;
+  if (origin !== undefined && !isLoopbackOrigin(origin)) {
+    return { status: 403, error: ORIGIN_NOT_LOOPBACK, reason: `origin not loopback: ${truncate(origin)}` };
+  }
+  return undefined;
 }
 
 /** `localhost`, `127.0.0.0/8` or `[::1]`, with or without a port. */
