@@ -46,6 +46,8 @@ const BUILT_DIR = new URL('../tmp/bench-mcp/', import.meta.url);
 /** `--against REF`: REF's `main/` (from `git archive`) in `src/`, compiled into `out/`. */
 const BEFORE_DIR = new URL('../tmp/bench-mcp-before/', import.meta.url);
 const FROM_SOURCE = process.argv.includes('--tsx');
+/** `--js-echo`: every gateway child serves the JS echo (no WASM worker). */
+const JS_ECHO = process.argv.includes('--js-echo');
 
 async function gatewayModules(kind: ServerKind): Promise<{
   ProtocolGateway: typeof import('../main/gateway/index.js').ProtocolGateway;
@@ -136,7 +138,7 @@ async function serve(kind: ServerKind, dir: string): Promise<Ready> {
       const { ProtocolGateway, ModuleRegistry } = await gatewayModules(kind);
       let directory: import('../main/gateway/index.js').ModuleDirectory;
       // `--js-echo`: every gateway child (today's and `--against`'s) serves the JS echo, to pair changes to the HTTP path alone.
-      if (kind === 'gateway-js' || process.argv.includes('--js-echo')) {
+      if (kind === 'gateway-js' || JS_ECHO) {
         // The gateway's HTTP and MCP path alone: the same echo as a plain JS module, no WASM worker.
         const echo = {
           name: 'echo', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
@@ -374,9 +376,9 @@ function report(rows: Result[][], rounds: number): void {
   console.log('');
   const name: Record<ServerKind, string> = {
     bare: 'bare node:http (ceiling)',
-    gateway: 'gateway → WASM echo',
+    gateway: JS_ECHO ? 'gateway → JS echo' : 'gateway → WASM echo',
     'gateway-js': 'gateway → JS echo (no WASM)',
-    'gateway-before': 'gateway → WASM echo, --against',
+    'gateway-before': JS_ECHO ? 'gateway → JS echo, --against' : 'gateway → WASM echo, --against',
     sdk: 'SDK McpServer (stateless JSON)',
   };
   console.log(
