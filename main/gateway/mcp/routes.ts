@@ -93,14 +93,13 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (answer === undefined) return accepted(ctx);
     const error = answer.kind === 'message' && 'error' in answer.message ? answer.message.error : undefined;
     const http = error && httpAnswerOf(error);
-    ctx.status = http?.status ?? statusFor(error);
+    const status = http?.status ?? statusFor(error);
     if (http?.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(http.retryAfterSeconds));
     // A standalone error answered with an error status is a refusal row like the others: its reason is the error's message.
-    if (error && ctx.status >= 400) ctx.state.refusal = error.message;
+    if (error && status >= 400) ctx.state.refusal = error.message;
     if (error?.code === REQUEST_CANCELLED) ctx.state.refusal = `cancelled: ${error.message.replace(/^Request cancelled: /, '')}`;
     if (isInitialized(frame, answer)) ctx.set('Mcp-Session-Id', randomBytes(16).toString('hex'));
-    ctx.type = 'application/json';
-    ctx.body = serializeFrame(answer);
+    respondJson(ctx, status, serializeFrame(answer));
   };
 
   const legacy = (ctx: GatewayContext, name: string): void => {
@@ -223,6 +222,20 @@ function bodyText(ctx: GatewayContext): string {
  */
 function statusFor(error: ErrorObject | undefined): number {
   return error !== undefined && (error.code === ErrorCode.ParseError || error.code === ErrorCode.InvalidRequest) ? 400 : 200;
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The answer written straight to Node's response, as Koa would write it (the same status, type
+ * and length; headers set before, such as `Mcp-Session-Id`, kept), with Koa's respond step
+ * skipped (`ctx.respond = false`): the `tools/call` path's one write, without the body setter's
+ * type lookup and Koa's checks of a body it already knows is a string.
+ */
+function respondJson(ctx: GatewayContext, status: number, text: string): void {
+  ctx.respond = false;
+  ctx.res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
+  ctx.res.end(text);
 }
 
 function accepted(ctx: GatewayContext): void {
