@@ -50,3 +50,45 @@ describe('a module holding its cap of waiting calls (MAX_WAITING_CALLS) refuses 
     assert.equal(slow.stats.busy, 1);
   });
 });
+
+describe('the waiting-calls cap with a credit meter', () => {
+  let fx: LoadedFixtures;
+  let admitted = 0;
+  before(async () => {
+    fx = await loadFixtures([{ name: 'slow', kind: 'slow' }], {
+      meter: {
+        admit() {
+          admitted++;
+          return true;
+        },
+      },
+    });
+    assert.deepEqual(fx.report.failed, []);
+  });
+  after(() => fx.close());
+
+  it('calls that filled the queue while the meter was asked are counted again after it; a call past the cap is never shown to the meter', async () => {
+    const slow = fx.registry.get('slow')!;
+    const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
+    const first = call('slow', '200', 'first');
+    await running(slow, 'first');
+    // One more than fits, all asked of the meter before any is queued: the last is refused after it.
+    const burst = Array.from({ length: SLOTS - 1 + MAX_WAITING_CALLS + 1 }, (_, i) => call('echo', JSON.stringify(`call ${i}`), `burst-${i}`));
+    const settled = Promise.allSettled(burst);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(slow.queued, SLOTS - 1 + MAX_WAITING_CALLS);
+    const asked = admitted;
+    await assert.rejects(call('echo', '"late"', 'late'), (err: unknown) => err instanceof PluginCallError && err.kind === 'busy');
+    assert.equal(admitted, asked, 'the meter was not asked about a call refused busy');
+
+    assert.equal((await first).ok, true);
+    const outcomes = await settled;
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    assert.equal(refused.length, 1);
+    assert.ok((refused[0] as PromiseRejectedResult).reason instanceof PluginCallError);
+    assert.equal(((refused[0] as PromiseRejectedResult).reason as PluginCallError).kind, 'busy');
+    assert.equal(outcomes.at(-1)!.status, 'rejected', 'the last of the burst is the one refused');
+    outcomes.slice(0, -1).forEach((o, i) => assert.deepEqual(o, { status: 'fulfilled', value: { ok: true, value: { content: JSON.stringify(`call ${i}`), usage: undefined } } }));
+    assert.equal(slow.stats.busy, 2);
+  });
+});
