@@ -13,6 +13,14 @@ export const METADATA_TIMEOUT_MS = 1_000;
 export const MAX_FILE_BYTES = 256 * MIB;
 /** Instantiating a component (its start function and initialisers included). */
 export const INSTANTIATE_TIMEOUT_MS = 10_000;
+/**
+ * After a start that ran past `INSTANTIATE_TIMEOUT_MS`, a module refuses calls for this long before
+ * it tries again; the wait doubles at each such failure up to `START_RETRY_MAX_MS`, and a start
+ * that succeeds resets it. A component whose top-level code spins would otherwise hold a start
+ * turn for the whole limit at every call.
+ */
+export const START_RETRY_FIRST_MS = 1_000;
+export const START_RETRY_MAX_MS = 60_000;
 /** A guest's log line is cut to this many bytes before the host reads it. */
 export const MAX_LOG_BYTES = 64 * 1024;
 /** WebAssembly pages per MiB. */

@@ -58,7 +58,9 @@ export type FixtureKind =
   | 'sockets'
   | 'hostile'
   | 'wasi'
-  | 'tables';
+  | 'tables'
+  /** Its core module's start function spins: instantiation never finishes (not in FIXTURE_KINDS). */
+  | 'start-spins';
 
 export const FIXTURE_KINDS: readonly FixtureKind[] = [
   'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile', 'wasi', 'tables',
@@ -299,6 +301,9 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
       break;
     case 'loop-list-tools':
       listToolsPrelude = '(loop $spin (br $spin))';
+      break;
+    case 'start-spins':
+      extraDefs = '(func $spin_at_start (loop $spin (br $spin))) (start $spin_at_start)';
       break;
     case 'trap':
       tools.push({ name: 'trap', description: 'Traps.', schema: anySchema, body: `(unreachable)` });

@@ -5,6 +5,13 @@ import { spawnWorker } from '../spawn.js';
 import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
 import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
 
+/** A start that did not finish instantiating within its limit (a component whose top-level code spins, say). */
+export class InstantiateTimedOut extends PluginLoadError {
+  constructor(readonly limitMs: number) {
+    super(`instantiating took longer than ${limitMs} ms`);
+  }
+}
+
 /** What the worker is started with, less the channels and ports made here. */
 export type GuestWorkerConfig = Omit<GuestWorkerData, 'control' | 'hostPort' | 'channel' | 'callPort'>;
 
@@ -58,11 +65,18 @@ export class GuestWorker {
   /**
    * Starts a worker and instantiates the component in it; resolves once it is ready, rejects with
    * `PluginLoadError` if it cannot (or with `events.unloaded()` if the handle closed meanwhile).
+   * Past `instantiateTimeoutMs` (default `INSTANTIATE_TIMEOUT_MS`) it rejects with `InstantiateTimedOut`.
    * Aborting `signal` abandons the start: the worker is terminated at once (a component whose
    * top-level code spins is not waited for until the instantiation limit) and the start rejects
    * with the signal's reason once the thread has ended.
    */
-  static start(config: GuestWorkerConfig, heapMb: number, events: GuestWorkerEvents, signal?: AbortSignal): Promise<GuestWorker> {
+  static start(
+    config: GuestWorkerConfig,
+    heapMb: number,
+    events: GuestWorkerEvents,
+    signal?: AbortSignal,
+    instantiateTimeoutMs = INSTANTIATE_TIMEOUT_MS,
+  ): Promise<GuestWorker> {
     signal?.throwIfAborted();
     const { port1, port2 } = new MessageChannel();
     const calls = new MessageChannel();
@@ -79,9 +93,7 @@ export class GuestWorker {
     live.callPort.unref();
     return new Promise<GuestWorker>((resolve, reject) => {
       let ready = false;
-      const timer = setTimeout(() => {
-        fail(new PluginLoadError(`instantiating took longer than ${INSTANTIATE_TIMEOUT_MS} ms`));
-      }, INSTANTIATE_TIMEOUT_MS);
+      const timer = setTimeout(() => fail(new InstantiateTimedOut(instantiateTimeoutMs)), instantiateTimeoutMs);
       const fail = (err: unknown): void => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', abandon);

@@ -1,7 +1,7 @@
 import type { AbortLike } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
-import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_CALLS, MIB, WORKER_HEAP_MB } from '../limits.js';
+import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
 import { monotonicMs } from '../worker/call-channel.js';
@@ -18,7 +18,7 @@ import type {
 } from '../worker/protocol.js';
 import { CallQueue, type Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
-import { GuestWorker, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
+import { GuestWorker, InstantiateTimedOut, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
 import { inStartTurn } from './engine-starts.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
@@ -77,6 +77,8 @@ export interface ModuleHandleInit
   logger: PluginLogger;
   /** The worker's JS heap limit (default `WORKER_HEAP_MB`); WebAssembly memory is bounded apart. */
   workerHeapMb?: number | undefined;
+  /** How long an engine start may take to instantiate the component (default `INSTANTIATE_TIMEOUT_MS`). */
+  instantiateTimeoutMs?: number | undefined;
 }
 
 /** Counters for logs and benches. */
@@ -127,6 +129,11 @@ export class ModuleHandle implements ModuleInfo {
   /** An idle stop under way: the next start waits for it, so a module never has two engines. */
   private stopping: Promise<void> | undefined;
   private readonly idle: IdleTimer;
+  /**
+   * After a start that ran out of time: no call is taken before `until` (monotonic ms), and the
+   * next such failure waits twice `waitMs`. A start that succeeds clears it.
+   */
+  private startRetry: { until: number; waitMs: number; why: string } | undefined;
   /** The tools as the load listed (or found recorded) them, schemas checked; `tools/list` answers from them. */
   private recordedTools: ToolDefinition[] | undefined;
 
@@ -237,6 +244,8 @@ export class ModuleHandle implements ModuleInfo {
   async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     if (this.closed) throw this.unloadedError();
     if (this.calls.waiting.length >= MAX_WAITING_CALLS) throw this.busyError();
+    const notYet = this.startRefusal();
+    if (notYet) throw notYet;
     const signal = options.signal;
     if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
     const meter = this.init.meter;
@@ -298,9 +307,24 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('busy', `busy: module ${this.name} has ${this.calls.waiting.length} calls waiting; try again later`, this.name);
   }
 
+  /**
+   * While a start that ran out of time waits to be tried again, a call is refused at once with
+   * `crashed`, naming the wait, rather than setting off another start that would hold a start turn
+   * for the whole instantiation limit.
+   */
+  private startRefusal(): PluginCallError | undefined {
+    const retry = this.startRetry;
+    if (!retry || this.live) return undefined;
+    const leftMs = retry.until - monotonicMs();
+    if (leftMs <= 0) return undefined;
+    return new PluginCallError('crashed', `module '${this.name}' could not start: ${retry.why}; it is tried again in ${(leftMs / 1000).toFixed(1)} s`, this.name);
+  }
+
   private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortLike): Promise<unknown> {
     if (this.closed) return Promise.reject(this.unloadedError());
     if (this.calls.waiting.length >= MAX_WAITING_CALLS) return Promise.reject(this.busyError());
+    const notYet = this.startRefusal();
+    if (notYet) return Promise.reject(notYet);
     return new Promise((resolve, reject) => {
       const job: Job = { op, request, timeoutMs, resolve, reject, seq: 0, counted: false, cancelled: false };
       if (signal) {
@@ -434,10 +458,17 @@ export class ModuleHandle implements ModuleInfo {
           if (err instanceof StartAbandoned) return this.pump();
           // Every call waiting was waiting for this start: all fail now, rather than one per
           // further start (a burst of 64 calls at a component that cannot start would otherwise
-          // hold a start turn for 64 instantiation limits). The next call tries again.
+          // hold a start turn for 64 instantiation limits). The next call tries again, at once
+          // unless the start ran out of time: then only after a wait that doubles each time.
+          let why = `module '${this.name}' could not start: ${messageOf(err)}`;
+          if (err instanceof InstantiateTimedOut) {
+            const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
+            this.startRetry = { until: monotonicMs() + waitMs, waitMs, why: `${messageOf(err)} at its last start` };
+            why += `; it is tried again in ${(waitMs / 1000).toFixed(1)} s`;
+          }
           for (const job of this.calls.waiting.splice(0)) {
             if (!job.counted) this.stats.calls++;
-            job.reject(new PluginCallError('crashed', `module '${this.name}' could not start: ${messageOf(err)}`, this.name));
+            job.reject(new PluginCallError('crashed', why, this.name));
           }
           this.pump();
         },
@@ -529,7 +560,7 @@ export class ModuleHandle implements ModuleInfo {
     if (this.lastEnd === 'failed') this.stats.restarts++;
     return inStartTurn(async () => {
       const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
-      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal);
+      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal, this.init.instantiateTimeoutMs);
     }, signal);
   }
 
@@ -565,6 +596,7 @@ export class ModuleHandle implements ModuleInfo {
     ready: (live) => {
       if (this.closed) return false;
       this.live = live;
+      this.startRetry = undefined;
       return true;
     },
     gone: (live, why) => this.onWorkerGone(live, why),

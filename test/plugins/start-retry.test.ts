@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ComponentCache, type CompiledComponent } from '../../main/plugins/component-cache.js';
+import { ModuleHandle, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
+import { PluginCallError } from '../../main/plugins/index.js';
+import { START_RETRY_FIRST_MS } from '../../main/plugins/limits.js';
+import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+/**
+ * A component whose top-level code spins (the `start-spins` fixture: its core module's start
+ * function never returns) fails its start by timeout. The handle then refuses calls for a while
+ * that doubles at each such failure, instead of starting again (and holding a start turn for the
+ * whole limit) at every call. The handle here runs with a 300 ms instantiation limit.
+ */
+const INSTANTIATE_MS = 300;
+
+describe('after a start that ran out of time, a module waits before it starts again', () => {
+  let fx: LoadedFixtures;
+  let echoInit: ModuleHandleInit;
+  let spinning: CompiledComponent;
+  let cache: ComponentCache;
+  let cacheDir: string;
+  const made: ModuleHandle[] = [];
+
+  before(async () => {
+    fx = await loadFixtures([{ name: 'echo', kind: 'echo' }]);
+    assert.deepEqual(fx.report.failed, []);
+    echoInit = (fx.registry.get('echo') as unknown as { init: ModuleHandleInit }).init;
+    cacheDir = mkdtempSync(join(tmpdir(), 'chatty-start-retry-'));
+    cache = new ComponentCache(cacheDir);
+    const prepared = await cache.prepare(await buildFixture('start-spins'));
+    spinning = await cache.compile(prepared, 256);
+  });
+  after(async () => {
+    await Promise.all(made.map((h) => h.close()));
+    await cache.close();
+    rmSync(cacheDir, { recursive: true, force: true });
+    await fx.close();
+  });
+
+  const call = (handle: ModuleHandle, text: string) => handle.invokeTool({ name: 'echo', argumentsJson: JSON.stringify(text), callId: text });
+  const crashed = (pattern: RegExp) => (err: unknown) => err instanceof PluginCallError && err.kind === 'crashed' && pattern.test(err.message);
+
+  it('refuses calls at once for 1 s, naming the wait, without starting; then tries once more and waits 2 s', async () => {
+    let spins = true;
+    let compiles = 0;
+    const handle = new ModuleHandle({
+      ...echoInit,
+      toolRecord: undefined,
+      instantiateTimeoutMs: INSTANTIATE_MS,
+      compile: async () => (compiles++, spins ? spinning : echoInit.compile()),
+    });
+    made.push(handle);
+
+    // The first start runs out of time: the calls waiting for it fail, naming the wait.
+    const first = await Promise.allSettled([call(handle, 'a'), call(handle, 'b')]);
+    for (const outcome of first) {
+      assert.equal(outcome.status, 'rejected');
+      assert.ok(crashed(new RegExp(`could not start: instantiating took longer than ${INSTANTIATE_MS} ms; it is tried again in 1\\.0 s$`))((outcome as PromiseRejectedResult).reason));
+    }
+    assert.equal(compiles, 1);
+
+    // During the wait: refused at once, no start tried.
+    const refusedAt = performance.now();
+    await assert.rejects(call(handle, 'c'), crashed(/could not start: instantiating took longer than 300 ms at its last start; it is tried again in (0\.\d|1\.0) s$/));
+    assert.ok(performance.now() - refusedAt < INSTANTIATE_MS, 'refused without a start');
+    assert.equal(compiles, 1);
+    assert.equal(handle.engineState, 'stopped');
+
+    // After the wait the next call starts again; it runs out of time too, and the wait doubles.
+    while (performance.now() - refusedAt < START_RETRY_FIRST_MS) await new Promise((resolve) => setImmediate(resolve));
+    let retried: unknown;
+    for (;;) {
+      try {
+        await call(handle, 'd');
+      } catch (err) {
+        if (/tried again in 0\.0 s$/.test((err as Error).message)) continue; // the last moments of the first wait
+        retried = err;
+        break;
+      }
+    }
+    assert.ok(crashed(/could not start: instantiating took longer than 300 ms; it is tried again in 2\.0 s$/)(retried), String(retried));
+    assert.equal(compiles, 2);
+    await assert.rejects(call(handle, 'e'), crashed(/tried again in (1\.\d|2\.0) s$/));
+    assert.equal(compiles, 2);
+  });
+
+  it('a start that succeeds clears the wait: a later timeout waits 1 s again', async () => {
+    let spins = true;
+    const handle = new ModuleHandle({
+      ...echoInit,
+      toolRecord: undefined,
+      instantiateTimeoutMs: INSTANTIATE_MS,
+      engineIdleMs: 0,
+      compile: async () => (spins ? spinning : echoInit.compile()),
+    });
+    made.push(handle);
+    await assert.rejects(call(handle, 'a'), crashed(/tried again in 1\.0 s$/));
+    spins = false;
+    const since = performance.now();
+    while (performance.now() - since < START_RETRY_FIRST_MS) await new Promise((resolve) => setImmediate(resolve));
+    let answer: unknown;
+    for (;;) {
+      try {
+        answer = await call(handle, 'b');
+        break;
+      } catch (err) {
+        if (!/tried again in 0\.0 s$/.test((err as Error).message)) throw err;
+      }
+    }
+    assert.deepEqual(answer, { ok: true, value: { content: '"b"', usage: undefined } });
+    // The engine ends (a crash stands for any end); its next start times out and waits 1 s, not 2.
+    spins = true;
+    await (handle as unknown as { live: { kill(): Promise<void> } }).live.kill();
+    await assert.rejects(call(handle, 'c'), crashed(/tried again in 1\.0 s$/));
+  });
+});
