@@ -57,8 +57,9 @@ function readCapped(req: NodeJS.ReadableStream & { complete?: boolean }, maxByte
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
+      // No cleanup: an ended stream sends no more data, and a later error finds the promise settled.
+      // A body that came in one chunk (most do) is that chunk, not a copy of it.
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (): void => {
       cleanup();

@@ -79,7 +79,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       gone = true;
       for (const id of ids) surface.inflight.cancel(peer, id, CLIENT_WENT_AWAY);
     };
-    if (ids.length > 0) ctx.res.once('close', onClose);
+    if (ids.length > 0) ctx.res.on('close', onClose); // on(), not once(): it is taken off below, and once() wraps it
     let answer: TransportFrame | undefined;
     try {
       answer = await dispatchOnce(surface.dispatcher, frame, { peer });
