@@ -2,7 +2,7 @@
  * bench/memory: what an idle plugin costs the process that serves it, and what waking it costs.
  *
  *   node --import tsx bench/memory.ts [--rounds N] [--counts 0,1,2,10] [--scenarios recorded,first,resident]
- *                                     [--env-b NAME=VALUE,…] [--no-wake] [--work-dir DIR] [--runners tsx,js] [--help]
+ *                                     [--env-b NAME=VALUE,…] [--no-wake] [--idle-only] [--work-dir DIR] [--runners tsx,js] [--help]
  *
  * Each measurement is a fresh child process running a real gateway (ProtocolGateway on a Unix
  * socket over a ModuleRegistry) with 0, 1, 2 or 10 plugins, each a distinct copy of the bundled
@@ -51,6 +51,7 @@ const USAGE = `usage: node --import tsx bench/memory.ts [options]
   --scenarios LIST        recorded, first, resident (default: all three)
   --env-b NAME=VALUE,...  run each child also with these environment variables, side by side
   --no-wake               skip the first-call-after-an-idle-stop measurement
+  --idle-only             measure the idle point only (a child takes ~20 s instead of ~40 s)
   --work-dir DIR          keep the plugin copies and their transpile cache in DIR between runs
   --runners tsx,js        run the children from a plain JavaScript copy of the sources (js, the
                           default: as the package runs), under tsx, or both, interleaved
@@ -126,7 +127,7 @@ async function settled(quiet = false): Promise<Sample> {
 // ---------------------------------------------------------------------------------------------
 // The child: one gateway, measured.
 
-async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'measure' | 'resident' | 'wake'): Promise<void> {
+async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'measure' | 'idle' | 'resident' | 'wake'): Promise<void> {
   const { ModuleRegistry } = await import('../main/plugins/index.js');
   const { ProtocolGateway } = await import('../main/gateway/index.js');
   const runtime = mkdtempSync(join(tmpdir(), 'chatty-bench-memory-run-'));
@@ -166,7 +167,7 @@ async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'me
     }
     for (const h of handles) await h.listTools();
     const idle = await settled(true);
-    if (mode === 'resident') {
+    if (mode === 'resident' || mode === 'idle') {
       process.send!({ idle, called: idle, stopped: idle, loadMs } satisfies ChildReport);
       return;
     }
@@ -270,6 +271,7 @@ async function parent(): Promise<void> {
     return;
   }
   const rounds = Number(arg('--rounds') ?? 3);
+  const idleOnly = process.argv.includes('--idle-only');
   const counts = (arg('--counts') ?? '0,1,2,10').split(',').map(Number);
   if (!counts.includes(0)) counts.unshift(0);
   const envB = Object.fromEntries((arg('--env-b')?.split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
@@ -295,7 +297,7 @@ async function parent(): Promise<void> {
       for (const scenario of scenarios) {
         for (const n of counts) for (const variant of variants) {
           const cache = scenario === 'first' ? withoutRecords(cacheDir, join(root, 'cache-first')) : cacheDir;
-          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : 'measure'], variant.env, variant.runner);
+          const report = await runChild<ChildReport>([dirs.get(n)!, cache, scenario === 'resident' ? 'resident' : idleOnly ? 'idle' : 'measure'], variant.env, variant.runner);
           const key = `${scenario}${variant.label}:${n}`;
           results.set(key, [...(results.get(key) ?? []), report]);
           const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (anon ${s.anon.toFixed(0)}, file ${s.file.toFixed(0)}, heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
@@ -318,7 +320,8 @@ async function parent(): Promise<void> {
           const thr = median(mine.map((m) => m[point].threads));
           return `${rss.toFixed(0).padStart(5)} ${(delta >= 0 ? '+' : '') + delta.toFixed(1)}`.padEnd(14) + String(thr).padStart(4);
         };
-        lines.push(`  ${String(n).padStart(7)} | ${cell('idle')} | ${cell('called').padStart(27)} | ${cell('stopped').padStart(24)} | ${median(mine.map((m) => m.loadMs)).toFixed(0).padStart(7)}`);
+        const later = idleOnly ? `${''.padStart(27)} | ${''.padStart(24)}` : `${cell('called').padStart(27)} | ${cell('stopped').padStart(24)}`;
+        lines.push(`  ${String(n).padStart(7)} | ${cell('idle')} | ${later} | ${median(mine.map((m) => m.loadMs)).toFixed(0).padStart(7)}`);
       }
     }
     if (wake) {
@@ -338,7 +341,7 @@ async function parent(): Promise<void> {
 }
 
 if (process.argv[2] === '--child') {
-  await child(process.argv[3]!, process.argv[4]!, process.argv[5] as 'prepare' | 'measure' | 'resident' | 'wake');
+  await child(process.argv[3]!, process.argv[4]!, process.argv[5] as 'prepare' | 'measure' | 'idle' | 'resident' | 'wake');
 } else {
   await parent();
 }
