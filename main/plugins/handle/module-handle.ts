@@ -129,6 +129,8 @@ export class ModuleHandle implements ModuleInfo {
   /** An idle stop under way: the next start waits for it, so a module never has two engines. */
   private stopping: Promise<void> | undefined;
   private readonly idle: IdleTimer;
+  /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
+  private admitting = 0;
   /**
    * After a start that ran out of time: no call is taken before `until` (monotonic ms), and the
    * next such failure waits twice `waitMs`. A start that succeeds clears it.
@@ -238,12 +240,13 @@ export class ModuleHandle implements ModuleInfo {
    * The guest's `invoke-tool`. The guest's own `result` resolves (`ok: false` is its tool-error);
    * anything else rejects with `PluginCallError`. The credit meter is asked first, before the call
    * waits for this module's lock; a refusal never queues. A module already holding
-   * `MAX_WAITING_CALLS` waiting refuses the call `busy` at once (before the meter is asked, and
-   * again after it). `options.signal` cancels it.
+   * `MAX_WAITING_CALLS` waiting (the calls the meter is still being asked about counted in) refuses
+   * the call `busy` at once, before the meter is asked; a call the meter admitted is never then
+   * refused `busy`. `options.signal` cancels it.
    */
   async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     if (this.closed) throw this.unloadedError();
-    if (this.calls.waiting.length >= MAX_WAITING_CALLS) throw this.busyError();
+    if (this.waitingCalls >= MAX_WAITING_CALLS) throw this.busyError();
     const notYet = this.startRefusal();
     if (notYet) throw notYet;
     const signal = options.signal;
@@ -251,10 +254,14 @@ export class ModuleHandle implements ModuleInfo {
     const meter = this.init.meter;
     if (meter) {
       let admission: Admission;
+      // The call holds its place while the meter is asked: a slow meter cannot gather unbounded calls.
+      this.admitting++;
       try {
         admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
       } catch (err) {
         throw new PluginCallError('credit_refused', `credit check failed: ${messageOf(err)}`, this.name);
+      } finally {
+        this.admitting--;
       }
       const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
       if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
@@ -262,7 +269,13 @@ export class ModuleHandle implements ModuleInfo {
     if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
     const request: ToolCallRequest = { name: req.name, argumentsJson: req.argumentsJson, callId: req.callId };
     if (req.caller !== undefined) request.caller = req.caller;
-    return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs, signal) as Promise<ToolOutcome>;
+    // Its place was held since the check above: not refused busy now (a metered call was counted).
+    return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs, signal, true) as Promise<ToolOutcome>;
+  }
+
+  /** Calls held for this module's engine: queued, or being asked of the credit meter (those posted ahead are not counted). */
+  private get waitingCalls(): number {
+    return this.calls.waiting.length + this.admitting;
   }
 
   /** The call-id of the `invoke-tool` the guest is running now, if any. */
@@ -304,7 +317,7 @@ export class ModuleHandle implements ModuleInfo {
   /** A call past the cap of waiting ones: refused, never queued; those waiting are untouched. */
   private busyError(): PluginCallError {
     this.stats.busy++;
-    return new PluginCallError('busy', `busy: module ${this.name} has ${this.calls.waiting.length} calls waiting; try again later`, this.name);
+    return new PluginCallError('busy', `busy: module ${this.name} has ${this.waitingCalls} calls waiting; try again later`, this.name);
   }
 
   /**
@@ -320,9 +333,10 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('crashed', `module '${this.name}' could not start: ${retry.why}; it is tried again in ${(leftMs / 1000).toFixed(1)} s`, this.name);
   }
 
-  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortLike): Promise<unknown> {
+  /** `placeHeld`: the caller checked the cap already and held its place since (`invokeTool`). */
+  private enqueue(op: CallOp, request: ToolCallRequest | undefined, timeoutMs: number, signal?: AbortLike, placeHeld = false): Promise<unknown> {
     if (this.closed) return Promise.reject(this.unloadedError());
-    if (this.calls.waiting.length >= MAX_WAITING_CALLS) return Promise.reject(this.busyError());
+    if (!placeHeld && this.waitingCalls >= MAX_WAITING_CALLS) return Promise.reject(this.busyError());
     const notYet = this.startRefusal();
     if (notYet) return Promise.reject(notYet);
     return new Promise((resolve, reject) => {
