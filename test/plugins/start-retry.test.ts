@@ -7,6 +7,7 @@ import { ComponentCache, type CompiledComponent } from '../../main/plugins/compo
 import { ModuleHandle, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
 import { PluginCallError } from '../../main/plugins/index.js';
 import { START_RETRY_FIRST_MS } from '../../main/plugins/limits.js';
+import { httpAnswerOf, pluginFailure } from '../../main/gateway/mcp/index.js';
 import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
 /**
@@ -116,5 +117,22 @@ describe('after a start that ran out of time, a module waits before it starts ag
     spins = true;
     await (handle as unknown as { live: { kill(): Promise<void> } }).live.kill();
     await assert.rejects(call(handle, 'c'), crashed(/tried again in 1\.0 s$/));
+  });
+  it('over MCP the refusals are a 503 whose Retry-After is the wait left (rounded up), not a 500', async () => {
+    const handle = new ModuleHandle({ ...echoInit, toolRecord: undefined, instantiateTimeoutMs: INSTANTIATE_MS, compile: async () => spinning });
+    made.push(handle);
+    const http = (err: unknown) => {
+      const rpc = pluginFailure(err);
+      const object = rpc.toErrorObject();
+      return { ...httpAnswerOf(object), message: object.message };
+    };
+    const waited = await call(handle, 'a').then(() => assert.fail('the start spins'), http);
+    assert.equal(waited.status, 503);
+    assert.equal(waited.retryAfterSeconds, 1);
+    assert.match(waited.message, /could not start: instantiating took longer than 300 ms; it is tried again in 1\.0 s$/);
+    const refused = await call(handle, 'b').then(() => assert.fail('refused during the wait'), http);
+    assert.equal(refused.status, 503);
+    assert.equal(refused.retryAfterSeconds, 1);
+    assert.match(refused.message, /tried again in (0\.\d|1\.0) s$/);
   });
 });

@@ -74,11 +74,18 @@ export function moduleNotFoundMessage(name: string): string {
  * A plugin call that failed outside the guest's own `result`: output over the cap is a 502 with
  * a short message (never the output), a credit refusal is -32000 with the reason (HTTP 200), a
  * module with too many calls waiting (`busy`) is -32000 `busy: …` with 503 and `Retry-After: 1`,
+ * a module whose engine start ran out of time and waits to be tried again is -32000 `crashed: …`
+ * with 503 and `Retry-After` (the wait left, in whole seconds rounded up),
  * anything else (trap, timeout, crash, unloaded) is a 500.
  */
 export function pluginFailure(err: unknown): RpcError {
   const kind = typeof err === 'object' && err !== null ? (err as { kind?: unknown }).kind : undefined;
   const message = err instanceof Error ? err.message : String(err);
+  // A module whose engine is not tried again yet (`StartWaitError`): the client may come back after the wait.
+  const retryAfterMs = typeof err === 'object' && err !== null ? (err as { retryAfterMs?: unknown }).retryAfterMs : undefined;
+  if (kind === 'crashed' && typeof retryAfterMs === 'number') {
+    return new HttpRpcError(BUSY, `crashed: ${short(message)}`, 503, Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  }
   switch (kind) {
     case 'output_too_large':
       return new HttpRpcError(ErrorCode.InternalError, OUTPUT_TOO_LARGE, 502);

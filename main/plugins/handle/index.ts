@@ -4,4 +4,5 @@
  * (`guest-worker.ts`), started on the first call and stopped when idle.
  */
 export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats, type ModuleHandleInit, type ToolRecordStore } from './module-handle.js';
+export { StartWaitError } from './start-wait.js';
 export { DEFAULT_ENGINE_IDLE_MS, checkedEngineIdleMs } from './idle-timer.js';

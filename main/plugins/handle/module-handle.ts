@@ -20,6 +20,7 @@ import { CallQueue, type Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
 import { GuestWorker, InstantiateTimedOut, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
 import { inStartTurn } from './engine-starts.js';
+import { StartWaitError } from './start-wait.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
 
@@ -330,7 +331,7 @@ export class ModuleHandle implements ModuleInfo {
     if (!retry || this.live) return undefined;
     const leftMs = retry.until - monotonicMs();
     if (leftMs <= 0) return undefined;
-    return new PluginCallError('crashed', `module '${this.name}' could not start: ${retry.why}; it is tried again in ${(leftMs / 1000).toFixed(1)} s`, this.name);
+    return new StartWaitError(this.name, `module '${this.name}' could not start: ${retry.why}; it is tried again in ${(leftMs / 1000).toFixed(1)} s`, leftMs);
   }
 
   /** `placeHeld`: the caller checked the cap already and held its place since (`invokeTool`). */
@@ -474,15 +475,16 @@ export class ModuleHandle implements ModuleInfo {
           // further start (a burst of 64 calls at a component that cannot start would otherwise
           // hold a start turn for 64 instantiation limits). The next call tries again, at once
           // unless the start ran out of time: then only after a wait that doubles each time.
-          let why = `module '${this.name}' could not start: ${messageOf(err)}`;
+          const why = `module '${this.name}' could not start: ${messageOf(err)}`;
+          let failure = (): PluginCallError => new PluginCallError('crashed', why, this.name);
           if (err instanceof InstantiateTimedOut) {
             const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
             this.startRetry = { until: monotonicMs() + waitMs, waitMs, why: `${messageOf(err)} at its last start` };
-            why += `; it is tried again in ${(waitMs / 1000).toFixed(1)} s`;
+            failure = () => new StartWaitError(this.name, `${why}; it is tried again in ${(waitMs / 1000).toFixed(1)} s`, waitMs);
           }
           for (const job of this.calls.waiting.splice(0)) {
             if (!job.counted) this.stats.calls++;
-            job.reject(new PluginCallError('crashed', why, this.name));
+            job.reject(failure());
           }
           this.pump();
         },
