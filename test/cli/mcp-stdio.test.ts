@@ -253,21 +253,14 @@ describe('chatty-gateway mcp-stdio on raw lines', () => {
     assert.equal((await b.finish()).status.code, 0);
   });
 
-  test('an HTTP error without a JSON-RPC body (413, over 10 MiB) becomes an error for the request id', async () => {
+  test('a line over the gateway\'s 10 MiB body limit is refused by the bridge, never sent nor held whole: under the id it begins with, else id null', async () => {
     const b = bridge('echo');
+    const error = { code: -32000, message: 'mcp-stdio: this line is over 10 MiB (10485760 bytes), the most the gateway takes in a request body; it was not sent', data: { maxLineBytes: 10485760 } };
     b.send(call(6, 'echo', { pad: 'x'.repeat(10 * 1024 * 1024) }));
-    assert.deepEqual(await b.next(), {
-      jsonrpc: '2.0',
-      id: 6,
-      error: { code: -32000, message: 'the gateway answered HTTP 413: payload too large: request bodies are limited to 10 MiB', data: { httpStatus: 413 } },
-    });
-    b.send([ping(7), call(8, 'echo', { pad: 'x'.repeat(10 * 1024 * 1024) })]);
-    const error = { code: -32000, message: 'the gateway answered HTTP 413: payload too large: request bodies are limited to 10 MiB', data: { httpStatus: 413 } };
-    assert.deepEqual(await b.next(), [
-      { jsonrpc: '2.0', id: 7, error },
-      { jsonrpc: '2.0', id: 8, error },
-    ]);
-    b.send(ping(9)); // the connection goes on serving
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 6, error });
+    b.send([ping(7), call(8, 'echo', { pad: 'x'.repeat(10 * 1024 * 1024) })]); // a batch: no one id to answer under
+    assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error });
+    b.send(ping(9)); // the bridge goes on
     assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 9, result: {} });
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
@@ -434,28 +427,32 @@ describe('runMcpStdio against a server that answers as SSE, and its readers', ()
     ]);
   });
 
-  test('readFrames: one frame per line across chunks; a line not UTF-8 or over the cap is one unreadable frame', async () => {
+  test('readFrames: one frame per line across chunks, with its size; a line not UTF-8 is one unreadable frame; one over the cap is too long, with the id it begins with', async () => {
     const input = new PassThrough();
     const frames: string[] = [];
-    const done = readFrames(input, (frame) => frames.push(frame.kind === 'malformed' ? frame.reason : serializeFrame(frame)), 40);
+    const done = readFrames(input, (line) => frames.push(line.kind === 'too-long' ? `too long, id ${JSON.stringify(line.id)}` : line.frame.kind === 'malformed' ? line.frame.reason : `${serializeFrame(line.frame)} ${line.bytes}`), 40);
     input.write('{"jsonrpc":"2.0",');
     input.write('"method":"a"}\n\n[1]\n7\n');
     input.write(Buffer.from([0xc3, 0x28, 0x0a])); // not UTF-8
-    input.write('x'.repeat(50)); // over the cap before its newline: dropped up to the newline
-    input.write('yyy\n{"jsonrpc":"2.0","method":"b"}\n');
+    input.write('{"id":"é",'); // over the cap before its newline: dropped up to the newline
+    input.write(`${'x'.repeat(50)}yyy\n{"jsonrpc":"2.0","method":"b"}\n`);
     input.write(`${'z'.repeat(30)}`);
     input.write(`${'z'.repeat(30)}\n`); // over the cap in the chunk that ends it
+    input.write(`{"jsonrpc":"2.0","id":7,"method":"m","params":"${'p'.repeat(40)}"}\n`);
+    input.write(`{"params":{"id":1},"id":8,"method":"m","params":"${'p'.repeat(40)}"}\n`); // its id after an object: not read
     input.end('{"jsonrpc":"2.0","method":"c"}'); // the last line needs no newline
     await done;
     assert.deepEqual(frames, [
-      '{"jsonrpc":"2.0","method":"a"}',
-      '[1]',
+      '{"jsonrpc":"2.0","method":"a"} 30',
+      '[1] 3',
       'shape',
       'parse',
-      'parse',
-      '{"jsonrpc":"2.0","method":"b"}',
-      'parse',
-      '{"jsonrpc":"2.0","method":"c"}',
+      'too long, id "é"',
+      '{"jsonrpc":"2.0","method":"b"} 30',
+      'too long, id null',
+      'too long, id 7',
+      'too long, id null',
+      '{"jsonrpc":"2.0","method":"c"} 30',
     ]);
   });
 

@@ -33,6 +33,7 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
     resume: () => {
       if (stdin.isPaused() && !stdin.destroyed) stdin.resume();
     },
+    report: options.report,
     clientGone: (err) => {
       options.report(err instanceof Error ? err.message : `mcp-stdio: ${String(err)}`);
       stdin.destroy();
@@ -42,7 +43,7 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
 
   let code = 0;
   try {
-    await readFrames(stdin, (frame) => inFlight.take(frame));
+    await readFrames(stdin, (line) => inFlight.take(line));
   } catch (err) {
     options.report(`mcp-stdio: stdin: ${err instanceof Error ? err.message : String(err)}`);
     code = 1;
