@@ -57,3 +57,11 @@ export const MAX_MANIFEST_BYTES = 1 * MIB;
  * the 32-client bench), and small enough that a module's waiting arguments stay bounded.
  */
 export const MAX_WAITING_CALLS = 256;
+
+/**
+ * The arguments (the JSON text's length) one module's waiting calls may hold together, those the
+ * credit meter is being asked about included. A request body may be 10 MiB, so the count alone
+ * (`MAX_WAITING_CALLS`) would let a module hold gigabytes. A call that would take them past it is
+ * refused `busy` as one past the count is, unless no call is waiting (a lone call always fits).
+ */
+export const MAX_WAITING_ARGUMENT_BYTES = 64 * MIB;

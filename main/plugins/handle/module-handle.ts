@@ -1,7 +1,7 @@
 import type { AbortLike } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
-import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
+import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
 import { monotonicMs } from '../worker/call-channel.js';
@@ -132,6 +132,7 @@ export class ModuleHandle implements ModuleInfo {
   private readonly idle: IdleTimer;
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
+  private admittingBytes = 0;
   /**
    * After a start that ran out of time: no call is taken before `until` (monotonic ms), and the
    * next such failure waits twice `waitMs`. A start that succeeds clears it.
@@ -247,7 +248,9 @@ export class ModuleHandle implements ModuleInfo {
    */
   async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     if (this.closed) throw this.unloadedError();
+    const bytes = req.argumentsJson.length;
     if (this.waitingCalls >= MAX_WAITING_CALLS) throw this.busyError();
+    if (this.waitingCalls > 0 && this.waitingArgumentBytes() + bytes > MAX_WAITING_ARGUMENT_BYTES) throw this.busyError(true);
     const notYet = this.startRefusal();
     if (notYet) throw notYet;
     const signal = options.signal;
@@ -257,12 +260,14 @@ export class ModuleHandle implements ModuleInfo {
       let admission: Admission;
       // The call holds its place while the meter is asked: a slow meter cannot gather unbounded calls.
       this.admitting++;
+      this.admittingBytes += bytes;
       try {
         admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
       } catch (err) {
         throw new PluginCallError('credit_refused', `credit check failed: ${messageOf(err)}`, this.name);
       } finally {
         this.admitting--;
+        this.admittingBytes -= bytes;
       }
       const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
       if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
@@ -277,6 +282,13 @@ export class ModuleHandle implements ModuleInfo {
   /** Calls held for this module's engine: queued, or being asked of the credit meter (those posted ahead are not counted). */
   private get waitingCalls(): number {
     return this.calls.waiting.length + this.admitting;
+  }
+
+  /** The arguments those calls hold (the JSON text's length), against `MAX_WAITING_ARGUMENT_BYTES`. */
+  private waitingArgumentBytes(): number {
+    let bytes = this.admittingBytes;
+    for (const job of this.calls.waiting) bytes += job.request?.argumentsJson.length ?? 0;
+    return bytes;
   }
 
   /** The call-id of the `invoke-tool` the guest is running now, if any. */
@@ -316,9 +328,10 @@ export class ModuleHandle implements ModuleInfo {
   }
 
   /** A call past the cap of waiting ones: refused, never queued; those waiting are untouched. */
-  private busyError(): PluginCallError {
+  private busyError(bySize = false): PluginCallError {
     this.stats.busy++;
-    return new PluginCallError('busy', `busy: module ${this.name} has ${this.waitingCalls} calls waiting; try again later`, this.name);
+    const what = bySize ? ` holding ${(this.waitingArgumentBytes() / MIB).toFixed(1)} MiB of arguments` : '';
+    return new PluginCallError('busy', `busy: module ${this.name} has ${this.waitingCalls} calls waiting${what}; try again later`, this.name);
   }
 
   /**
