@@ -32,7 +32,7 @@ after(() => {
 });
 
 /** The fixture in `mode` on a pty; `go()` writes its FIFO. */
-function onPty(mode: 'typeahead' | 'guard' | 'switch') {
+function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall') {
   const dir = mkdtempSync(join(tmpdir(), 'chatty-guard-pty-'));
   temporary.push(dir);
   const fifo = join(dir, 'go');
@@ -121,5 +121,16 @@ test('switch: the Enter that ends a "y" typed for a withdrawn prompt answers not
   assert.ok(!s.screen().includes('verdict rm'), s.screen());
   s.type('n\r');
   await s.until('verdict rm -rf ~/work: denied\n', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('tall: a command taller than the terminal is recalled (its start and size) right above the prompt, where the answer is typed', { timeout: 30_000 }, async () => {
+  const s = onPty('tall');
+  let at = await s.until('asks to run: rm -rf ~/work; \\\n');
+  at = await s.until('    echo 98\n', at);
+  at = await s.until('  you answer for: run: rm -rf ~/work; \\ … (100 lines · ', at);
+  at = await s.until(' chars in all; scroll up to read it whole)\n  approve? [y/N] ', at);
+  s.type('n\r');
+  await s.until('verdict rm -rf ~/work; \\', at);
   assert.equal(await s.ended(), 0, s.screen());
 });

@@ -39,8 +39,9 @@ export interface InFlightOptions {
  * (correlated by the JSON-RPC id, as the client correlates them), so answers may come back out of
  * request order. Bounded: at most `MAX_REQUESTS_IN_FLIGHT` lines owing answers at once (one more is
  * answered at once with -32000 under each of its ids, and never sent), and stdin pauses while
- * `MAX_QUIET_IN_FLIGHT` others are on their way. An `initialize` is a barrier: lines read after
- * it are sent once it is answered, so they carry the protocol version and session it negotiated.
+ * `MAX_QUIET_IN_FLIGHT` others are on their way, or while the lines in flight hold
+ * `MAX_HELD_BYTES`. A line over `MAX_LINE_BYTES` is answered at once, never sent. An
+ * `initialize` is a barrier: lines read after it are sent once it is answered, so they carry the protocol version and session it negotiated.
  */
 export class InFlight {
   private requests = 0;

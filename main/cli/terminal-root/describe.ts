@@ -1,5 +1,11 @@
 import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
 import { codePointLabel, hasHidden, showExactly } from '../../display/index.js';
+import { fitColumns } from './safe-text.js';
+
+/** A command longer than this (characters as shown), or of more than one line, is recalled above the prompt. */
+const RECALL_CHARS = 200;
+/** How many columns of a recalled command's first line are shown. */
+const RECALL_COLUMNS = 60;
 
 /**
  * A field a worker controls, as the terminal shows it: through the display rule (each hidden
@@ -29,6 +35,22 @@ export function describeApproval(request: Pick<ApprovalRequest, 'kind' | 'comman
   const bounded = text === '' || text.trim() !== text ? `⟦${text}⟧` : text;
   return `${request.kind === 'exec' ? 'run' : 'write'}: ${bounded}`;
 }
+
+/**
+ * A command or path too tall to stay in view (more than one line, or over `RECALL_CHARS`): the
+ * line just above the answer prompt names it again — its start and its size — so that whatever
+ * scrolled out of view, what is answered is named where the answer is typed. Undefined when short.
+ */
+export function recallApproval(request: Pick<ApprovalRequest, 'kind' | 'command_or_path'>): string | undefined {
+  const text = showExactly(request.command_or_path).text;
+  const lines = text.split('\n');
+  if (lines.length === 1 && text.length <= RECALL_CHARS) return undefined;
+  const start = fitColumns(shownOneLine(lines[0]!), RECALL_COLUMNS);
+  const size = `${count(lines.length)} line${lines.length === 1 ? '' : 's'} · ${count([...text].length)} chars`;
+  return `  you answer for: ${request.kind === 'exec' ? 'run' : 'write'}: ${start}${start.endsWith('…') ? '' : ' …'} (${size} in all; scroll up to read it whole)`;
+}
+
+const count = (n: number): string => n.toLocaleString('en');
 
 /**
  * The lines under an approval's first line: what the gateway vouches for (the workspace, a

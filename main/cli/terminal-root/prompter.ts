@@ -1,7 +1,7 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
 import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
 import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
-import { approvalDetails, describeApproval, describeAsker, describeOffer, shown, shownOneLine } from './describe.js';
+import { approvalDetails, describeApproval, describeAsker, describeOffer, recallApproval, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
 import { GUARD_MS } from '../../display/index.js';
 import { LineQueue } from './line-queue.js';
@@ -79,9 +79,13 @@ type Remember = 'task' | 'always';
  *   ended fails the question (`NoAnswer`).
  * - A plugin's capability request (`grant`): what it asks for, one ask a line; `y` grants, `n`,
  *   an empty line or the input's end denies (nothing is granted by default).
- * - On a terminal a prompt takes only what was typed after it appeared: a line begun before (typed
- *   for a prompt since withdrawn, or for the command line) is not its answer, and is said to be
- *   ignored. A request withdrawn while it waits is dropped, saying so if it was on the screen.
+ * - On a terminal each prompt has a guard time (`guardMs`, `GUARD_MS` = 600 ms, the popover's):
+ *   the request is shown at once, its answer cue (`[y/N]`) only after the guard, and only a line
+ *   typed after the cue appeared answers it. Keys typed before (type-ahead, a `y` for a prompt
+ *   since withdrawn, a paste, Enter held down) are dropped unechoed and said to be ignored, and the
+ *   Enter that ends a dropped line is no answer either. A command too tall to stay in view is
+ *   recalled (its start and size) just above `approve?`. A request withdrawn while it waits is
+ *   dropped, saying so if it was on the screen.
  */
 export class TerminalPrompter {
   private readonly lines: LineQueue;
@@ -118,6 +122,8 @@ export class TerminalPrompter {
         const role = shown(request.role);
         this.write(`  y: approve once${can.task ? ' · t: approve for this task' : ''}${can.always ? ` · a: always for ${role}` : ''} · n: deny (the default)\n`);
       }
+      const recall = recallApproval(request);
+      if (recall !== undefined) this.write(`${recall}\n`);
       for (;;) {
         const word = await this.readWord('  approve?', ' [y/N] ', signal);
         if (signal.aborted) return this.withdrawn('denied');
