@@ -12,4 +12,4 @@ export { describeGrant, grantDetails } from './describe-grant.js';
 export { approvalDetails, describeApproval, describeAsker, describeOffer, describeQuestions, shown, shownOneLine } from './describe.js';
 export { Screen, writer } from './screen.js';
 export { fitColumns, printable } from './safe-text.js';
-export { canReadKeys, TypedLines, type TypedLine } from './typed-lines.js';
+export { canReadKeys, ECHOED_ENTER, TypedLines, type TypedLine } from './typed-lines.js';

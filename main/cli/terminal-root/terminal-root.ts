@@ -26,6 +26,8 @@ export interface TerminalRootOptions {
    * `--approvals`: `allow` grants for this run, `deny` refuses), so it is not decided twice.
    */
   grants?: GrantDesk | undefined;
+  /** On a terminal, each prompt's guard time in ms (default `GUARD_MS`, 600: see `PrompterOptions.guardMs`). */
+  guardMs?: number | undefined;
   /** How a denied grant says to give it later (`serve`: the command with its own `--modules-dir` and `--approvals-file`). Default `chatty-gateway plugin grant NAME`. */
   grantCommand?: ((plugin: string) => string) | undefined;
 }
@@ -53,7 +55,7 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
   const off: (() => void)[] = [];
   let prompter: TerminalPrompter | undefined;
   if (options.approvals === 'prompt') {
-    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output: out, prefix, ...(options.lines ? { lines: options.lines } : {}), alwaysFile: options.alwaysFile, grantCommand: options.grantCommand }));
+    const p = (prompter = new TerminalPrompter({ input: options.input ?? process.stdin, output: out, prefix, ...(options.lines ? { lines: options.lines } : {}), alwaysFile: options.alwaysFile, grantCommand: options.grantCommand, guardMs: options.guardMs }));
     off.push(root.onApproval((request, signal) => p.approve(request, signal)));
     off.push(root.onQuestion((request, signal) => p.ask(request, signal)));
     if (options.grants) off.push(options.grants.onRequest((request, signal) => p.grant(request, signal)));
