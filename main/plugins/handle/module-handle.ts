@@ -1,7 +1,7 @@
 import type { AbortLike } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
-import { MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
+import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
 import { monotonicMs } from '../worker/call-channel.js';
@@ -138,6 +138,8 @@ export class ModuleHandle implements ModuleInfo {
    * next such failure waits twice `waitMs`. A start that succeeds clears it.
    */
   private startRetry: { until: number; waitMs: number; why: string } | undefined;
+  /** Turn time held by starts given up for want of callers since the last start that succeeded (`abandonedStartsWait`). */
+  private abandonedStartsMs = 0;
   /** The tools as the load listed (or found recorded) them, schemas checked; `tools/list` answers from them. */
   private recordedTools: ToolDefinition[] | undefined;
 
@@ -482,18 +484,21 @@ export class ModuleHandle implements ModuleInfo {
         (err: unknown) => {
           this.awaitingWorker = false;
           if (this.closed) return;
-          // Abandoned for want of callers: a call that came since starts a fresh engine.
-          if (err instanceof StartAbandoned) return this.pump();
-          // Every call waiting was waiting for this start: all fail now, rather than one per
-          // further start (a burst of 64 calls at a component that cannot start would otherwise
-          // hold a start turn for 64 instantiation limits). The next call tries again, at once
-          // unless the start ran out of time: then only after a wait that doubles each time.
-          const why = `module '${this.name}' could not start: ${messageOf(err)}`;
-          let failure = (): PluginCallError => new PluginCallError('crashed', why, this.name);
-          if (err instanceof InstantiateTimedOut) {
-            const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
-            this.startRetry = { until: monotonicMs() + waitMs, waitMs, why: `${messageOf(err)} at its last start` };
-            failure = () => new StartWaitError(this.name, `${why}; it is tried again in ${(waitMs / 1000).toFixed(1)} s`, waitMs);
+          // Abandoned for want of callers: a call that came since starts a fresh engine, unless
+          // the abandoned starts have now run as long as one start may (see `abandonedStartsWait`).
+          let failure: () => PluginCallError;
+          if (err instanceof StartAbandoned) {
+            const wait = this.abandonedStartsWait(err.heldTurnMs);
+            if (!wait) return this.pump();
+            failure = wait;
+          } else {
+            // Every call waiting was waiting for this start: all fail now, rather than one per
+            // further start (a burst of 64 calls at a component that cannot start would otherwise
+            // hold a start turn for 64 instantiation limits). The next call tries again, at once
+            // unless the start ran out of time: then only after a wait that doubles each time.
+            const why = `module '${this.name}' could not start: ${messageOf(err)}`;
+            failure = () => new PluginCallError('crashed', why, this.name);
+            if (err instanceof InstantiateTimedOut) failure = this.waitBeforeStarting(`${messageOf(err)} at its last start`, messageOf(err));
           }
           for (const job of this.calls.waiting.splice(0)) {
             if (!job.counted) this.stats.calls++;
@@ -526,6 +531,32 @@ export class ModuleHandle implements ModuleInfo {
     this.calls.settleDone(live, this.settler);
     this.pump();
     if (live === this.live) this.awaitAnswers(live);
+  }
+
+  /**
+   * Starts no call before a wait (1 s, doubling at each such failure up to 60 s), and says so:
+   * `why` for the calls refused during it, `now` for those that waited for the failed start.
+   */
+  private waitBeforeStarting(why: string, now: string): () => PluginCallError {
+    const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
+    this.startRetry = { until: monotonicMs() + waitMs, waitMs, why };
+    this.abandonedStartsMs = 0;
+    const message = `module '${this.name}' could not start: ${now}; it is tried again in ${(waitMs / 1000).toFixed(1)} s`;
+    return () => new StartWaitError(this.name, message, waitMs);
+  }
+
+  /**
+   * A start given up because its calls were cancelled held its turn for `heldTurnMs`. Once such
+   * starts have held turns, without one becoming ready, as long as one start may take (the
+   * instantiation limit), the module waits as after a start that ran out of time: a client whose
+   * calls time out (and cancel) before the limit would otherwise keep a component whose top-level
+   * code spins starting at every call. A component that starts in good time never gets near it.
+   */
+  private abandonedStartsWait(heldTurnMs: number): (() => PluginCallError) | undefined {
+    this.abandonedStartsMs += heldTurnMs;
+    if (this.abandonedStartsMs < (this.init.instantiateTimeoutMs ?? INSTANTIATE_TIMEOUT_MS)) return undefined;
+    const why = `its starts ran ${Math.round(this.abandonedStartsMs)} ms in all without becoming ready, each given up when its calls were cancelled`;
+    return this.waitBeforeStarting(why, why);
   }
 
   private readonly settler: Settler = {
@@ -587,10 +618,17 @@ export class ModuleHandle implements ModuleInfo {
     if (this.closed) throw this.unloadedError();
     this.stats.engineStarts++;
     if (this.lastEnd === 'failed') this.stats.restarts++;
-    return inStartTurn(async () => {
-      const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
-      return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal, this.init.instantiateTimeoutMs);
-    }, signal);
+    let turnSince: number | undefined;
+    try {
+      return await inStartTurn(async () => {
+        turnSince = monotonicMs();
+        const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
+        return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal, this.init.instantiateTimeoutMs);
+      }, signal);
+    } catch (err) {
+      if (err instanceof StartAbandoned && turnSince !== undefined) err.heldTurnMs = monotonicMs() - turnSince;
+      throw err;
+    }
   }
 
   /** What the worker is started with, less its compiled core modules and their sandbox plan. */
@@ -626,6 +664,7 @@ export class ModuleHandle implements ModuleInfo {
       if (this.closed) return false;
       this.live = live;
       this.startRetry = undefined;
+      this.abandonedStartsMs = 0;
       return true;
     },
     gone: (live, why) => this.onWorkerGone(live, why),
@@ -679,6 +718,8 @@ export class ModuleHandle implements ModuleInfo {
 
 /** Why a start no call wants any more was abandoned (never seen by a caller). */
 class StartAbandoned extends Error {
+  /** How long the start had held its start turn (compiling, instantiating) when it was given up. */
+  heldTurnMs = 0;
   constructor() {
     super('the engine start was abandoned: no call waits for it');
   }

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ComponentCache, type CompiledComponent } from '../../main/plugins/component-cache.js';
+import { ModuleHandle, StartWaitError, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
+import { PluginCallError } from '../../main/plugins/index.js';
+import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+
+/**
+ * A client whose calls time out before the instantiation limit (and cancel) would otherwise keep
+ * a component whose top-level code spins starting at every call, holding a start turn each time,
+ * without the start ever running out of time and so without the wait. Limit here: 300 ms.
+ */
+const INSTANTIATE_MS = 300;
+/** Each call is cancelled this long after its start began instantiating: well inside the limit. */
+const CANCEL_AFTER_MS = 120;
+
+/** One turn of the event loop (polling, no timer). */
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('starts abandoned while instantiating count toward the wait after a start that runs out of time', () => {
+  let fx: LoadedFixtures;
+  let echoInit: ModuleHandleInit;
+  let spinning: CompiledComponent;
+  let cache: ComponentCache;
+  let cacheDir: string;
+  const made: ModuleHandle[] = [];
+
+  before(async () => {
+    fx = await loadFixtures([{ name: 'echo', kind: 'echo' }]);
+    assert.deepEqual(fx.report.failed, []);
+    echoInit = (fx.registry.get('echo') as unknown as { init: ModuleHandleInit }).init;
+    cacheDir = mkdtempSync(join(tmpdir(), 'chatty-start-retry-cancelled-'));
+    cache = new ComponentCache(cacheDir);
+    spinning = await cache.compile(await cache.prepare(await buildFixture('start-spins')), 256);
+  });
+  after(async () => {
+    await Promise.all(made.map((h) => h.close()));
+    await cache.close();
+    rmSync(cacheDir, { recursive: true, force: true });
+    await fx.close();
+  });
+
+  it('calls each cancelled while the start spins: once those starts have spun as long as the limit, the next call is refused with the wait, starting nothing', async () => {
+    let compiles = 0;
+    let compiledAt = 0;
+    const handle = new ModuleHandle({
+      ...echoInit,
+      toolRecord: undefined,
+      instantiateTimeoutMs: INSTANTIATE_MS,
+      compile: async () => {
+        compiles++;
+        compiledAt = performance.now();
+        return spinning;
+      },
+    });
+    made.push(handle);
+    let refused: unknown;
+    for (let i = 0; i < 6 && refused === undefined; i++) {
+      const abort = new AbortController();
+      const before = compiles;
+      let settled = false;
+      const outcome = handle.invokeTool({ name: 'echo', argumentsJson: '"x"', callId: `c${i}` }, { signal: abort.signal }).catch((err: unknown) => err);
+      void outcome.then(() => (settled = true));
+      // Until its start has instantiated for CANCEL_AFTER_MS (or the call was refused without one).
+      while (!settled && (compiles === before || performance.now() - compiledAt < CANCEL_AFTER_MS)) await tick();
+      abort.abort();
+      const err = await outcome;
+      assert.ok(err instanceof PluginCallError, String(err));
+      if (err instanceof StartWaitError) refused = err;
+      else assert.equal(err.kind, 'cancelled', err.message);
+      while (handle.engineState === 'starting') await tick(); // the abandoned start settles
+    }
+    assert.ok(refused instanceof StartWaitError, 'every call started the spinning component again');
+    assert.match(refused.message, /could not start: its starts ran \d+ ms in all without becoming ready, each given up when its calls were cancelled; it is tried again in (0\.\d|1\.0) s$/);
+    assert.ok(compiles <= Math.ceil(INSTANTIATE_MS / CANCEL_AFTER_MS), `${compiles} starts`);
+  });
+});
