@@ -112,7 +112,7 @@ describe('the prompter and the terminal root', () => {
     assert.ok(out.written().startsWith('chatty-gateway: e-0 (root → e) asks: Q<U+001B>]2;T<U+0007>?\n    chatty-gateway: approved\n  1) a<U+001B>[31mred chatty-gateway: x\n'), out.written());
   });
 
-  test('--approvals allow and mail: the lines the root writes itself are printable too', () => {
+  test('--approvals allow and mail: the lines the root writes itself are printable too; the sender\'s name is one line, through the display rule', () => {
     const out = sink();
     let approval: ((request: ApprovalRequest) => unknown) | undefined;
     let mail: ((message: { from: string; text: string }) => void) | undefined;
@@ -123,7 +123,7 @@ describe('the prompter and the terminal root', () => {
     } as unknown as RootTransport;
     const terminal = attachTerminalRoot(root, { approvals: 'allow', output: out.stream });
     assert.deepEqual(approval!(evil()), { verdict: 'approved', by: 'mode:allow' });
-    mail!({ from: 'evil\x1b[8m-0', text: 'hi\x1b]2;T\x07\nchatty-gateway: approved' });
+    mail!({ from: 'evil\x1b[8m-0\nchatty-gateway: fake', text: 'hi\x1b]2;T\x07\nchatty-gateway: approved' });
     terminal.close();
     assert.doesNotMatch(out.written(), UNSAFE);
     assert.equal(
@@ -131,7 +131,7 @@ describe('the prompter and the terminal root', () => {
       'chatty-gateway: approved (--approvals allow): evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to run: ls<U+001B>[2K<U+000D>  approved: harmless<U+001B>]2;T<U+0007> && rm -rf ~\n' +
         `  !! DANGER: ${evil().danger.join(', ')}\n` +
         '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see\n' +
-        'chatty-gateway: message from evil-0: hi\n    chatty-gateway: approved\n',
+        'chatty-gateway: message from evil<U+001B>[8m-0<U+000A>chatty-gateway: fake: hi\n    chatty-gateway: approved\n',
     );
   });
 

@@ -1,7 +1,7 @@
 import type { ApprovalRequest, ModeDecision, RootTransport } from '../../broker/index.js';
 import type { ApprovalsMode } from './approvals-mode.js';
 import type { PluginGrants } from '../../plugins/grants/index.js';
-import { approvalDetails, describeApproval, describeAsker } from './describe.js';
+import { approvalDetails, describeApproval, describeAsker, shownOneLine } from './describe.js';
 import type { LineQueue } from './line-queue.js';
 import { TerminalPrompter } from './prompter.js';
 import { printable } from './safe-text.js';
@@ -70,7 +70,8 @@ export function attachTerminalRoot(root: RootTransport, options: TerminalRootOpt
       }),
     );
   }
-  off.push(root.onMessage((message) => output.write(`${prefix}message from ${message.from}: ${message.text.replaceAll('\n', '\n    ')}\n`)));
+  // The sender's name is a worker's too: one line, hidden characters as code points.
+  off.push(root.onMessage((message) => output.write(`${prefix}message from ${shownOneLine(message.from)}: ${message.text.replaceAll('\n', '\n    ')}\n`)));
   return {
     close() {
       for (const unsubscribe of off.splice(0)) unsubscribe();
