@@ -20,7 +20,7 @@ const CANCEL_AFTER_MS = 120;
 /** One turn of the event loop (polling, no timer). */
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('starts abandoned while instantiating count toward the wait after a start that runs out of time', () => {
+describe('starts that end without becoming ready, abandoned or failed, count toward the wait after a start that runs out of time', () => {
   let fx: LoadedFixtures;
   let echoInit: ModuleHandleInit;
   let spinning: CompiledComponent;
@@ -74,7 +74,34 @@ describe('starts abandoned while instantiating count toward the wait after a sta
       while (handle.engineState === 'starting') await tick(); // the abandoned start settles
     }
     assert.ok(refused instanceof StartWaitError, 'every call started the spinning component again');
-    assert.match(refused.message, /could not start: its starts ran \d+ ms in all without becoming ready, each given up when its calls were cancelled; it is tried again in (0\.\d|1\.0) s$/);
+    assert.match(refused.message, /could not start: its starts ran \d+ ms in all without becoming ready \(the last: given up when its calls were cancelled\); it is tried again in (0\.\d|1\.0) s$/);
     assert.ok(compiles <= Math.ceil(INSTANTIATE_MS / CANCEL_AFTER_MS), `${compiles} starts`);
+  });
+  it('starts that each fail after holding their turn a while (a compile that fails after 120 ms here; a component that spins, then traps, in its start): once they add up to the limit, the next call is refused with the wait', async () => {
+    let compiles = 0;
+    const handle = new ModuleHandle({
+      ...echoInit,
+      toolRecord: undefined,
+      instantiateTimeoutMs: INSTANTIATE_MS,
+      compile: async () => {
+        compiles++;
+        // Stands for the start's own work, which holds the turn: not a wait for a race.
+        await new Promise((resolve) => setTimeout(resolve, CANCEL_AFTER_MS));
+        throw new Error('the component is broken');
+      },
+    });
+    made.push(handle);
+    const outcomes: unknown[] = [];
+    for (let i = 0; i < 6 && !(outcomes.at(-1) instanceof StartWaitError); i++) {
+      outcomes.push(await handle.invokeTool({ name: 'echo', argumentsJson: '"x"', callId: `f${i}` }).catch((err: unknown) => err));
+    }
+    const last = outcomes.at(-1);
+    assert.ok(last instanceof StartWaitError, `every call started again: ${String(last)}`);
+    assert.match(last.message, /could not start: .*its starts ran \d+ ms in all without becoming ready \(the last: the component is broken\); it is tried again in 1\.0 s$/);
+    const started = compiles;
+    assert.ok(started <= Math.ceil(INSTANTIATE_MS / CANCEL_AFTER_MS), `${started} starts`);
+    // During the wait: refused at once, nothing compiled.
+    await assert.rejects(handle.invokeTool({ name: 'echo', argumentsJson: '"x"', callId: 'during' }), (err: unknown) => err instanceof StartWaitError);
+    assert.equal(compiles, started);
   });
 });

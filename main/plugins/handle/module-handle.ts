@@ -138,8 +138,10 @@ export class ModuleHandle implements ModuleInfo {
    * next such failure waits twice `waitMs`. A start that succeeds clears it.
    */
   private startRetry: { until: number; waitMs: number; why: string } | undefined;
-  /** Turn time held by starts given up for want of callers since the last start that succeeded (`abandonedStartsWait`). */
-  private abandonedStartsMs = 0;
+  /** Turn time held by starts that did not become ready (failed, given up) since the last one that did (`unreadyStartsWait`). */
+  private unreadyStartsMs = 0;
+  /** How long the last start held its start turn (compiling, instantiating). */
+  private lastStartTurnMs = 0;
   /** The tools as the load listed (or found recorded) them, schemas checked; `tools/list` answers from them. */
   private recordedTools: ToolDefinition[] | undefined;
 
@@ -485,20 +487,21 @@ export class ModuleHandle implements ModuleInfo {
           this.awaitingWorker = false;
           if (this.closed) return;
           // Abandoned for want of callers: a call that came since starts a fresh engine, unless
-          // the abandoned starts have now run as long as one start may (see `abandonedStartsWait`).
+          // the starts that did not become ready have now run as long as one start may (`unreadyStartsWait`).
           let failure: () => PluginCallError;
           if (err instanceof StartAbandoned) {
-            const wait = this.abandonedStartsWait(err.heldTurnMs);
+            const wait = this.unreadyStartsWait('given up when its calls were cancelled');
             if (!wait) return this.pump();
             failure = wait;
+          } else if (err instanceof InstantiateTimedOut) {
+            failure = this.waitBeforeStarting(`${messageOf(err)} at its last start`, messageOf(err));
           } else {
             // Every call waiting was waiting for this start: all fail now, rather than one per
             // further start (a burst of 64 calls at a component that cannot start would otherwise
             // hold a start turn for 64 instantiation limits). The next call tries again, at once
-            // unless the start ran out of time: then only after a wait that doubles each time.
+            // unless the start ran out of time (above) or such starts add up to as long.
             const why = `module '${this.name}' could not start: ${messageOf(err)}`;
-            failure = () => new PluginCallError('crashed', why, this.name);
-            if (err instanceof InstantiateTimedOut) failure = this.waitBeforeStarting(`${messageOf(err)} at its last start`, messageOf(err));
+            failure = this.unreadyStartsWait(messageOf(err)) ?? (() => new PluginCallError('crashed', why, this.name));
           }
           for (const job of this.calls.waiting.splice(0)) {
             if (!job.counted) this.stats.calls++;
@@ -540,22 +543,23 @@ export class ModuleHandle implements ModuleInfo {
   private waitBeforeStarting(why: string, now: string): () => PluginCallError {
     const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
     this.startRetry = { until: monotonicMs() + waitMs, waitMs, why };
-    this.abandonedStartsMs = 0;
+    this.unreadyStartsMs = 0;
     const message = `module '${this.name}' could not start: ${now}; it is tried again in ${(waitMs / 1000).toFixed(1)} s`;
     return () => new StartWaitError(this.name, message, waitMs);
   }
 
   /**
-   * A start given up because its calls were cancelled held its turn for `heldTurnMs`. Once such
-   * starts have held turns, without one becoming ready, as long as one start may take (the
-   * instantiation limit), the module waits as after a start that ran out of time: a client whose
-   * calls time out (and cancel) before the limit would otherwise keep a component whose top-level
-   * code spins starting at every call. A component that starts in good time never gets near it.
+   * The last start ended without becoming ready (`last` says how) after holding its start turn
+   * for `lastStartTurnMs`. Once such starts have held turns, with none becoming ready between, as
+   * long as one start may take (the instantiation limit), the module waits as after a start that
+   * ran out of time. Otherwise a component whose top-level code spins would start at every call
+   * for a client whose calls time out (and cancel) before the limit, and one that spins nearly to
+   * the limit and then traps would never run out of time at all.
    */
-  private abandonedStartsWait(heldTurnMs: number): (() => PluginCallError) | undefined {
-    this.abandonedStartsMs += heldTurnMs;
-    if (this.abandonedStartsMs < (this.init.instantiateTimeoutMs ?? INSTANTIATE_TIMEOUT_MS)) return undefined;
-    const why = `its starts ran ${Math.round(this.abandonedStartsMs)} ms in all without becoming ready, each given up when its calls were cancelled`;
+  private unreadyStartsWait(last: string): (() => PluginCallError) | undefined {
+    this.unreadyStartsMs += this.lastStartTurnMs;
+    if (this.unreadyStartsMs < (this.init.instantiateTimeoutMs ?? INSTANTIATE_TIMEOUT_MS)) return undefined;
+    const why = `its starts ran ${Math.round(this.unreadyStartsMs)} ms in all without becoming ready (the last: ${last})`;
     return this.waitBeforeStarting(why, why);
   }
 
@@ -625,9 +629,8 @@ export class ModuleHandle implements ModuleInfo {
         const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
         return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal, this.init.instantiateTimeoutMs);
       }, signal);
-    } catch (err) {
-      if (err instanceof StartAbandoned && turnSince !== undefined) err.heldTurnMs = monotonicMs() - turnSince;
-      throw err;
+    } finally {
+      this.lastStartTurnMs = turnSince === undefined ? 0 : monotonicMs() - turnSince;
     }
   }
 
@@ -664,7 +667,7 @@ export class ModuleHandle implements ModuleInfo {
       if (this.closed) return false;
       this.live = live;
       this.startRetry = undefined;
-      this.abandonedStartsMs = 0;
+      this.unreadyStartsMs = 0;
       return true;
     },
     gone: (live, why) => this.onWorkerGone(live, why),
@@ -718,8 +721,6 @@ export class ModuleHandle implements ModuleInfo {
 
 /** Why a start no call wants any more was abandoned (never seen by a caller). */
 class StartAbandoned extends Error {
-  /** How long the start had held its start turn (compiling, instantiating) when it was given up. */
-  heldTurnMs = 0;
   constructor() {
     super('the engine start was abandoned: no call waits for it');
   }
