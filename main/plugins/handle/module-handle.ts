@@ -134,8 +134,9 @@ export class ModuleHandle implements ModuleInfo {
   private admitting = 0;
   private admittingBytes = 0;
   /**
-   * After a start that ran out of time: no call is taken before `until` (monotonic ms), and the
-   * next such failure waits twice `waitMs`. A start that succeeds clears it.
+   * After a start that ran out of time (or starts that add up to as long, `unreadyStartsWait`): no
+   * call is taken before `until` (monotonic ms), and the next such failure waits twice `waitMs`.
+   * A start that succeeds clears it.
    */
   private startRetry: { until: number; waitMs: number; why: string } | undefined;
   /** Turn time held by starts that did not become ready (failed, given up) since the last one that did (`unreadyStartsWait`). */
@@ -340,7 +341,7 @@ export class ModuleHandle implements ModuleInfo {
 
   /**
    * While a start that ran out of time waits to be tried again, a call is refused at once with
-   * `crashed`, naming the wait, rather than setting off another start that would hold a start turn
+   * `crashed` (a `StartWaitError`), naming the wait, rather than setting off another start that would hold a start turn
    * for the whole instantiation limit.
    */
   private startRefusal(): PluginCallError | undefined {
