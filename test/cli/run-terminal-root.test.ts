@@ -201,6 +201,19 @@ describe('on a terminal: keys read one by one (raw mode)', () => {
     assert.equal(input.raw, false, 'the terminal is given back as it was');
   });
 
+  test('what is typed is echoed through the printable rule: a bidi override as its code point, a C1 control not at all, an emoji whole; Backspace erases what the echo took', async () => {
+    const input = fakeTty();
+    const echo = new PassThrough();
+    let echoed = '';
+    echo.setEncoding('utf8').on('data', (chunk: string) => (echoed += chunk));
+    const lines = new LineQueue(input, echo);
+    const command = lines.next();
+    input.write('a\u202E\u009b😀\x7f\x7f\r');
+    assert.equal(await command, 'a\u202E', 'the line keeps what was typed: the emoji, then the C1 control (which took no column) erased');
+    assert.equal(echoed, `a<U+202E>😀${'\b \b'.repeat(2)}\n`, 'the row shows what the line holds');
+    lines.close();
+  });
+
   test('with no prompt waiting, a typed line goes to the command line; Ctrl-U clears what was typed', async () => {
     const input = fakeTty();
     const echo = new PassThrough();

@@ -107,7 +107,7 @@ export class TypedLines {
 
   private take(text: string): void {
     for (let i = 0; i < text.length; ) {
-      const c = text[i]!;
+      const c = String.fromCodePoint(text.codePointAt(i)!); // a whole character: an emoji is one key, echoed whole
       if (c === '\x1b') {
         i += ESCAPE.exec(text.slice(i))![0].length;
         continue;
@@ -117,6 +117,7 @@ export class TypedLines {
       if (this.holds > 0 && SIGNALS[c] === undefined) {
         this.dropped += 1;
         this.dangling = c !== '\r' && c !== '\n' && c !== '\x15';
+        this.afterCr = c === '\r'; // a `\n` just after the release completes a dropped `\r\n`
         continue;
       }
       if (c === '\n' && this.afterCr) {
