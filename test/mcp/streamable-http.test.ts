@@ -71,6 +71,14 @@ describe('tools/call', () => {
     assert.deepEqual(gw.metered.at(-1), { module: 'echo', tool: 'echo', callId: 'call-77', caller: undefined });
   });
 
+  test('the answer is JSON in UTF-8 with its exact length, as Koa wrote it before the route wrote it itself', async () => {
+    const res = await gw.post('/mcp/echo', call(11, 'tools/call', { name: 'echo', arguments: { text: 'héllo ✓' } }));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)));
+    assert.equal((json(res.body) as { id: number }).id, 11);
+  });
+
   test('a numeric id is the call-id as text; missing arguments are {}', async () => {
     const res = await gw.post('/mcp/echo', call(42, 'tools/call', { name: 'echo' }));
     assert.deepEqual((json(res.body) as { result: unknown }).result, { content: [{ type: 'text', text: '{}' }] });
