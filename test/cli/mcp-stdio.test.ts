@@ -434,10 +434,11 @@ describe('runMcpStdio against a server that answers as SSE, and its readers', ()
     input.write('{"jsonrpc":"2.0",');
     input.write('"method":"a"}\n\n[1]\n7\n');
     input.write(Buffer.from([0xc3, 0x28, 0x0a])); // not UTF-8
-    input.write('{"id":"é",'); // over the cap before its newline: dropped up to the newline
-    input.write(`${'x'.repeat(50)}yyy\n{"jsonrpc":"2.0","method":"b"}\n`);
+    input.write(`{"id":"é",${'x'.repeat(50)}`); // over the cap before its newline: dropped up to the newline
+    input.write('yyy\n');
     input.write(`${'z'.repeat(30)}`);
-    input.write(`${'z'.repeat(30)}\n`); // over the cap in the chunk that ends it
+    input.write(`${'z'.repeat(30)}\n`); // over the cap in the chunk that ends it; no id (none of the line before's)
+    input.write('{"jsonrpc":"2.0","method":"b"}\n');
     input.write(`{"jsonrpc":"2.0","id":7,"method":"m","params":"${'p'.repeat(40)}"}\n`);
     input.write(`{"params":{"id":1},"id":8,"method":"m","params":"${'p'.repeat(40)}"}\n`); // its id after an object: not read
     input.end('{"jsonrpc":"2.0","method":"c"}'); // the last line needs no newline
@@ -448,8 +449,8 @@ describe('runMcpStdio against a server that answers as SSE, and its readers', ()
       'shape',
       'parse',
       'too long, id "é"',
-      '{"jsonrpc":"2.0","method":"b"} 30',
       'too long, id null',
+      '{"jsonrpc":"2.0","method":"b"} 30',
       'too long, id 7',
       'too long, id null',
       '{"jsonrpc":"2.0","method":"c"} 30',

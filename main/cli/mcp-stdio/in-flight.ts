@@ -86,11 +86,6 @@ export class InFlight {
     while (this.running.size > 0) await Promise.all(this.running);
   }
 
-  /** The bytes of the lines in flight now (read, not yet relayed and answered). */
-  get heldBytes(): number {
-    return this.held;
-  }
-
   /** Whether a write to the client failed. */
   get clientHasGone(): boolean {
     return this.gone;

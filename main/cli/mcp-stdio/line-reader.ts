@@ -65,6 +65,10 @@ export function readFrames(input: Readable, onLine: (line: ReadLine) => void, ma
   const segment = (bytes: Uint8Array, endsLine: boolean): void => {
     if (skipping) {
       skipping = !endsLine;
+      if (endsLine) {
+        head = [];
+        headBytes = 0;
+      }
       return;
     }
     if (headBytes < HEAD_BYTES) {
