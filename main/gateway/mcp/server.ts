@@ -69,7 +69,7 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
         .invokeTool(
           {
             name: params.name,
-            argumentsJson: JSON.stringify(params.arguments ?? {}),
+            argumentsJson: argumentsJsonOf(params.arguments ?? {}),
             callId: String(id),
           },
           { signal: call.signal },
@@ -84,6 +84,15 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
   });
 
   return dispatcher;
+}
+
+/** The arguments as JSON; nested deeper than `JSON.stringify` can go (a RangeError), an Invalid params, not a handler crash. */
+function argumentsJsonOf(args: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(args);
+  } catch {
+    throw RpcError.invalidParams('arguments nested too deeply to encode');
+  }
 }
 
 function isCancelled(err: unknown): boolean {
