@@ -2,7 +2,7 @@
  * bench/broker: what the broker adds to a worker's life and to a call between two workers, each
  * next to the bare thing it is made of, measured in the same run.
  *
- *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--only spawn|calls|invoke|hand] [--variants] [--tsx]
+ *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--warm-up N] [--only spawn|calls|invoke|hand] [--variants] [--tsx]
  *
  * Spawning (rounds of one of each, the order turning every round):
  * 1. The floor: a bare Node child (`children/floor.mjs`) spawned on an fd-3 socketpair, which
@@ -56,6 +56,7 @@ const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 const ROUNDS = arg('--rounds', 30); // spawn rounds: one of each of the three per round
 const CALL_ROUNDS = arg('--call-rounds', 12); // call rounds: one batch of each row per round
 const CALLS = arg('--calls', 400); // sequential calls per batch
+const WARM_UP = arg('--warm-up', 1); // warm-up batches per call row, not recorded
 const VARIANTS = process.argv.includes('--variants'); // more hand-routed styles
 const FROM_SOURCE = process.argv.includes('--tsx');
 
@@ -485,7 +486,7 @@ async function main(): Promise<void> {
     // --only invoke (or hand): the broker's row (or the hand router's as the broker does) and the
     // ping-pong alone, for a CPU profile of the one call path.
     const rows = ONLY === 'invoke' ? [invoke, pingChild] : ONLY === 'hand' ? [hands[0]!, pingChild] : [invoke, pingChild, pingHere, ...hands];
-    for (const r of rows) await r.run(); // warm-up (JIT on every side), not recorded
+    for (let n = 0; n < WARM_UP; n++) for (const r of rows) await r.run(); // warm-up (JIT on every side), not recorded
     for (let round = 0; round < CALL_ROUNDS; round++) {
       for (let n = 0; n < rows.length; n++) {
         const r = rows[(n + round) % rows.length]!;
@@ -528,7 +529,7 @@ async function main(): Promise<void> {
       }
     }
     out.push(
-      `calls: ${CALL_ROUNDS} rounds of a batch of ${CALLS} sequential calls per row, the order turning (after a warm-up batch each);`,
+      `calls: ${CALL_ROUNDS} rounds of a batch of ${CALLS} sequential calls per row, the order turning (after ${WARM_UP} warm-up batch${WARM_UP === 1 ? '' : 'es'} each);`,
       `  the broker's rate limit (10 calls a second, burst 32, per connection) lifted for the measurement`,
       `  ${''.padEnd(62)}  median     p90  / ping   CPU µs a call (main threads)`,
       ...rows.filter((r) => r.samples.length > 0 && !hands.includes(r) && r !== pingHere).map(line),
