@@ -33,6 +33,11 @@
  * whose loader thread holds a heap of its own that no `gc()` in the child reaches, 10–35 MB that
  * moved from child to child; `--runners tsx,js` runs both, interleaved.
  *
+ * `--against REF --against-paths main/a.ts,…` adds a second JavaScript copy in which those files
+ * are taken from git REF: every child runs from both, interleaved, so a change is measured against
+ * its before in the same run. Diagnostic: `BENCH_MEMORY_SMAPS=DIR` writes each child's
+ * /proc/self/smaps at the idle reading to DIR, to compare children mapping by mapping.
+ *
  * `--work-dir DIR` keeps the plugin copies and their transpile cache (with the tool records) in
  * DIR between runs, so a measurement split into several runs (each under the bench lock's few
  * minutes) transpiles them once; without it they go in a fresh temporary folder, removed after.
@@ -40,7 +45,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -55,6 +60,8 @@ const USAGE = `usage: node --import tsx bench/memory.ts [options]
   --work-dir DIR          keep the plugin copies and their transpile cache in DIR between runs
   --runners tsx,js        run the children from a plain JavaScript copy of the sources (js, the
                           default: as the package runs), under tsx, or both, interleaved
+  --against REF           also run every child from a JavaScript copy with --against-paths taken
+  --against-paths A,B     from git REF (before/after, interleaved in each round)
   --help                  this`;
 const IDLE_MS = 5_000;
 const QUIET_MS = 15_000;
@@ -167,6 +174,9 @@ async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'me
     }
     for (const h of handles) await h.listTools();
     const idle = await settled(true);
+    // Diagnostic: the whole mapping list at the idle reading, to compare children mapping by mapping.
+    const smapsDir = process.env['BENCH_MEMORY_SMAPS'];
+    if (smapsDir) writeFileSync(join(smapsDir, `${basename(modulesDir)}-${process.pid}.smaps`), readFileSync('/proc/self/smaps'));
     if (mode === 'resident' || mode === 'idle') {
       process.send!({ idle, called: idle, stopped: idle, loadMs } satisfies ChildReport);
       return;
@@ -194,13 +204,14 @@ async function child(modulesDir: string, cacheDir: string, mode: 'prepare' | 'me
  * every file loaded (more with plugins, which load more of main/plugins) and shrinks on its own
  * clock, ±15 MB from child to child.
  */
-type Runner = 'tsx' | 'js';
-/** The plain JavaScript copy `js` children run (`jsCopy`), once made. */
+type Runner = 'tsx' | 'js' | 'against';
+/** The plain JavaScript copy `js` children run (`jsCopy`), once made, and the `--against` one. */
 let jsSelf: string | undefined;
+let againstSelf: string | undefined;
 
 function runChild<T>(args: string[], env: Record<string, string> = {}, runner: Runner = 'tsx'): Promise<T> {
   return new Promise((resolve, reject) => {
-    const entry = runner === 'js' ? ['--expose-gc', jsSelf!] : ['--expose-gc', '--import', 'tsx', SELF];
+    const entry = runner === 'js' ? ['--expose-gc', jsSelf!] : runner === 'against' ? ['--expose-gc', againstSelf!] : ['--expose-gc', '--import', 'tsx', SELF];
     const proc = spawn(process.execPath, [...entry, '--child', ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
     let report: T | undefined;
     proc.on('message', (msg: T) => (report = msg));
@@ -213,16 +224,18 @@ function runChild<T>(args: string[], env: Record<string, string> = {}, runner: R
  * under the repository's node_modules/.cache: inside the package, so it finds its root
  * (main/plugins/wit) and its dependencies as `out/` does. Returns the copy of this file.
  */
-async function jsCopy(): Promise<string> {
+async function jsCopy(against?: { ref: string; paths: string[] }): Promise<string> {
   const { transformSync } = await import('esbuild');
   const repo = join(dirname(SELF), '..');
-  const into = join(repo, 'node_modules', '.cache', 'chatty-gateway', `bench-memory-js-${process.pid}`);
+  const into = join(repo, 'node_modules', '.cache', 'chatty-gateway', `bench-memory-js-${process.pid}${against ? '-against' : ''}`);
+  const source = (file: string): string =>
+    against?.paths.includes(relative(repo, file)) ? execFileSync('git', ['show', `${against.ref}:${relative(repo, file)}`], { cwd: repo, encoding: 'utf8' }) : readFileSync(file, 'utf8');
   rmSync(into, { recursive: true, force: true });
   const files = [SELF, ...readdirSync(join(repo, 'main'), { recursive: true, encoding: 'utf8' }).map((f) => join(repo, 'main', f))];
   for (const file of files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
     const out = join(into, relative(repo, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, transformSync(readFileSync(file, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: file }).code);
+    writeFileSync(out, transformSync(source(file), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: file }).code);
   }
   writeFileSync(join(into, 'package.json'), '{"type":"module"}\n');
   return join(into, relative(repo, SELF)).replace(/\.ts$/, '.js');
@@ -276,10 +289,15 @@ async function parent(): Promise<void> {
   if (!counts.includes(0)) counts.unshift(0);
   const envB = Object.fromEntries((arg('--env-b')?.split(',') ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const runners = (arg('--runners') ?? 'js').split(',').filter((r): r is Runner => r === 'tsx' || r === 'js');
+  const againstRef = arg('--against');
+  if (againstRef !== undefined) {
+    againstSelf = await jsCopy({ ref: againstRef, paths: (arg('--against-paths') ?? '').split(',').filter(Boolean) });
+    runners.push('against');
+  }
   const envs: Array<{ label: string; env: Record<string, string> }> = [{ label: '', env: {} }];
   if (Object.keys(envB).length > 0) envs.push({ label: ` with ${Object.entries(envB).map(([k, v]) => `${k}=${v}`).join(' ')}`, env: envB });
   // Every environment under every runner, interleaved in each round; the runner is named when there are several.
-  const variants = runners.flatMap((runner) => envs.map((e) => ({ ...e, runner, label: `${e.label}${runners.length > 1 ? ` (${runner})` : ''}` })));
+  const variants = runners.flatMap((runner) => envs.map((e) => ({ ...e, runner, label: `${e.label}${runners.length > 1 ? ` (${runner === 'against' ? againstRef : runner})` : ''}` })));
   if (runners.includes('js')) jsSelf = await jsCopy();
   const scenarios = (arg('--scenarios')?.split(',') ?? [...SCENARIOS]).filter((s): s is (typeof SCENARIOS)[number] => (SCENARIOS as readonly string[]).includes(s));
   const { ensureExamplesBuilt } = await import('../main/plugins/index.js');
@@ -331,12 +349,12 @@ async function parent(): Promise<void> {
       );
     }
     lines.push(
-      `  (node ${process.version}, children run ${runners.map((r) => (r === 'js' ? 'from a plain JavaScript copy of the sources' : 'from the TypeScript sources under tsx')).join(' and ')}, ${execFileSync('nproc').toString().trim()} cores)`,
+      `  (node ${process.version}, children run ${runners.map((r) => (r === 'js' ? 'from a plain JavaScript copy of the sources' : r === 'against' ? `from a copy with ${arg('--against-paths')} at ${arg('--against')}` : 'from the TypeScript sources under tsx')).join(' and ')}, ${execFileSync('nproc').toString().trim()} cores)`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     if (workDir === undefined) rmSync(root, { recursive: true, force: true });
-    if (jsSelf !== undefined) rmSync(join(dirname(jsSelf), '..'), { recursive: true, force: true });
+    for (const copy of [jsSelf, againstSelf]) if (copy !== undefined) rmSync(join(dirname(copy), '..'), { recursive: true, force: true });
   }
 }
 

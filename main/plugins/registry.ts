@@ -14,6 +14,7 @@ import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, ty
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
 import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GrantsOptions } from './grants/index.js';
+import { pageBackedBytes } from './page-bytes.js';
 
 /** The largest component file a scan reads. */
 const MAX_COMPONENT_BYTES = 512 * MIB;
@@ -561,7 +562,7 @@ async function readInsideModule(dir: string, path: string, maxBytes: number, say
     const opened = await openedRealPath(file.fd, real, st);
     if (opened === undefined || !isWithin(opened, realDir)) throw new PluginLoadError(say('moved out of the module directory while being opened; refused'));
     if (st.size > maxBytes) throw new PluginLoadError(say(`is over ${maxBytes / MIB} MiB`));
-    const bytes = new Uint8Array(st.size);
+    const bytes = pageBackedBytes(st.size); // a component: not from the C allocator's heap
     let at = 0;
     while (at < bytes.length) {
       const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
