@@ -1,4 +1,4 @@
-import type { AbortLike } from '../../jsonrpc/index.js';
+import { type AbortLike, untilAborted } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
 import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
@@ -725,23 +725,4 @@ class StartAbandoned extends Error {
   constructor() {
     super('the engine start was abandoned: no call waits for it');
   }
-}
-
-/** `work`, or the signal's reason as soon as it is aborted (the work itself runs on, unheeded). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const abandon = (): void => reject(signal.reason);
-    signal.addEventListener('abort', abandon, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', abandon);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', abandon);
-        reject(err);
-      },
-    );
-  });
 }
