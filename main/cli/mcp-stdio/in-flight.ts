@@ -1,10 +1,20 @@
-import { messageFrame, type ErrorObject } from '../../jsonrpc/index.js';
+import { cancelledError } from '../../gateway/mcp/errors.js';
+import { isRequest, messageFrame, type ErrorObject, type RequestId, type TransportFrame } from '../../jsonrpc/index.js';
 import { MAX_LINE_BYTES, type ReadLine } from './line-reader.js';
-import { BRIDGE_ERROR, answerFrame, errorResponse, owedIds } from './owed.js';
+import { BRIDGE_ERROR, errorResponse, owedIds } from './owed.js';
 import { ClientGone, initializeIds, type McpRelay } from './relay.js';
+import { cancellationOf, sameId } from './running-calls.js';
 
-/** Lines owing answers (requests, batches with a request) relayed at once; one more is refused with a JSON-RPC error. */
+/**
+ * Lines owing answers (requests, batches with a request) relayed at once; the next ones wait
+ * their turn (`waiting`), in the order read, and are never refused for it.
+ */
 export const MAX_REQUESTS_IN_FLIGHT = 64;
+/**
+ * Requests waiting their turn at which stdin is paused too (besides the byte budget): a flood of
+ * small requests is not held without bound (a line takes more memory parsed than its bytes).
+ */
+export const MAX_REQUESTS_WAITING = 4096;
 /**
  * Lines owing nothing (notifications, responses, lines answered by the bridge itself) still on
  * their way before stdin is paused. They are never refused: a `notifications/cancelled` must get
@@ -18,6 +28,12 @@ export const MAX_QUIET_IN_FLIGHT = 16;
  * one line (`MAX_LINE_BYTES`): 42 MiB, against 80 lines of 33 MiB before.
  */
 export const MAX_HELD_BYTES = 32 * 1024 * 1024;
+
+/** A request read past `MAX_REQUESTS_IN_FLIGHT`, waiting its turn. */
+interface Waiting {
+  readonly frame: TransportFrame;
+  readonly bytes: number;
+}
 
 /** Sockets the bridge may open to the gateway: one per line in flight. */
 export const MAX_CONNECTIONS = MAX_REQUESTS_IN_FLIGHT + MAX_QUIET_IN_FLIGHT;
@@ -37,10 +53,11 @@ export interface InFlightOptions {
  * The client's lines relayed concurrently, so a `notifications/cancelled` reaches the gateway while
  * the call it names still runs. Each line is its own POST and each answer is written when it comes
  * (correlated by the JSON-RPC id, as the client correlates them), so answers may come back out of
- * request order. Bounded: at most `MAX_REQUESTS_IN_FLIGHT` lines owing answers at once (one more is
- * answered at once with -32000 under each of its ids, and never sent), and stdin pauses while
- * `MAX_QUIET_IN_FLIGHT` others are on their way, or while the lines in flight hold
- * `MAX_HELD_BYTES`. A line over `MAX_LINE_BYTES` is answered at once, never sent. An
+ * request order. Bounded: at most `MAX_REQUESTS_IN_FLIGHT` lines owing answers at once (the next
+ * wait their turn and are sent in the order read; a `notifications/cancelled` naming one drops it,
+ * answered -32800 and never sent), and stdin pauses while `MAX_QUIET_IN_FLIGHT` others are on
+ * their way, while `MAX_REQUESTS_WAITING` requests wait, or while the lines held (in flight or
+ * waiting) hold `MAX_HELD_BYTES`. A line over `MAX_LINE_BYTES` is answered at once, never sent. An
  * `initialize` is a barrier: lines read after it are sent once it is answered, so they carry the protocol version and session it negotiated.
  */
 export class InFlight {
@@ -49,6 +66,8 @@ export class InFlight {
   /** The bytes of the lines taken and not yet done with (`MAX_HELD_BYTES`). */
   private held = 0;
   private told = false;
+  /** Requests read past the bound, in the order read. */
+  private readonly waiting: Waiting[] = [];
   private readonly running = new Set<Promise<void>>();
   /** The `initialize` exchange later lines wait for, while it runs. */
   private barrier: Promise<void> | undefined;
@@ -65,12 +84,20 @@ export class InFlight {
       return;
     }
     const { frame, bytes } = line;
-    const owed = owedIds(frame);
-    if (owed.length > 0 && this.requests >= MAX_REQUESTS_IN_FLIGHT) {
-      const refusal = answerFrame(frame.kind === 'batch', [], owed, overCap());
-      if (refusal) this.track(false, 0, () => this.options.relay.answer(refusal));
+    const cancellation = cancellationOf(frame);
+    if (cancellation) this.dropWaiting(cancellation.id, cancellation.reason);
+    if (owedIds(frame).length > 0 && (this.requests >= MAX_REQUESTS_IN_FLIGHT || this.waiting.length > 0)) {
+      this.waiting.push({ frame, bytes });
+      this.held += bytes;
+      this.flow();
       return;
     }
+    this.send(frame, bytes);
+  }
+
+  /** Relays `frame` now (after a running `initialize`, if one is). */
+  private send(frame: TransportFrame, bytes: number): void {
+    const owed = owedIds(frame);
     const before = this.barrier;
     const task = this.track(owed.length > 0, bytes, () => (before ? before.then(() => this.options.relay.relay(frame)) : this.options.relay.relay(frame)));
     if (initializeIds(frame).length > 0) {
@@ -78,6 +105,31 @@ export class InFlight {
         if (this.barrier === barrier) this.barrier = undefined;
       });
       this.barrier = barrier;
+    }
+  }
+
+  /**
+   * A cancellation naming a single request still waiting its turn: that request is answered as the
+   * gateway answers a cancelled call (-32800) and never sent. (A request inside a waiting batch is
+   * left to the notification, as in flight.)
+   */
+  private dropWaiting(id: RequestId, reason: string): void {
+    for (let at = this.waiting.length - 1; at >= 0; at--) {
+      const { frame, bytes } = this.waiting[at]!;
+      if (frame.kind !== 'message' || !isRequest(frame.message) || !sameId(frame.message.id, id)) continue;
+      this.waiting.splice(at, 1);
+      this.held -= bytes;
+      const answer = messageFrame(errorResponse(frame.message.id, cancelledError(reason).toErrorObject()));
+      this.track(false, 0, () => this.options.relay.answer(answer));
+    }
+  }
+
+  /** Sends the requests waiting their turn while there is room. */
+  private sendWaiting(): void {
+    while (!this.gone && this.requests < MAX_REQUESTS_IN_FLIGHT && this.waiting.length > 0) {
+      const { frame, bytes } = this.waiting.shift()!;
+      this.held -= bytes; // counted again by `send`
+      this.send(frame, bytes);
     }
   }
 
@@ -108,7 +160,9 @@ export class InFlight {
         if (owesAnswers) this.requests -= 1;
         else this.quiet -= 1;
         this.held -= bytes;
-        if (!this.gone) this.flow();
+        if (this.gone) return;
+        this.sendWaiting();
+        this.flow();
       });
     this.running.add(task);
     return task;
@@ -121,17 +175,9 @@ export class InFlight {
       this.told = true;
       this.options.report?.(`mcp-stdio: ${this.held} bytes of lines are in flight, the budget is ${MAX_HELD_BYTES} (${MAX_HELD_BYTES / 1024 / 1024} MiB): stdin is read on as answers come (said once)`);
     }
-    if (full || this.quiet >= MAX_QUIET_IN_FLIGHT) this.options.pause();
+    if (full || this.quiet >= MAX_QUIET_IN_FLIGHT || this.waiting.length >= MAX_REQUESTS_WAITING) this.options.pause();
     else this.options.resume();
   }
-}
-
-function overCap(): ErrorObject {
-  return {
-    code: BRIDGE_ERROR,
-    message: `mcp-stdio: ${MAX_REQUESTS_IN_FLIGHT} requests are in flight already; this one was not sent (send it again once an answer has come)`,
-    data: { maxInFlight: MAX_REQUESTS_IN_FLIGHT },
-  };
 }
 
 function tooLong(): ErrorObject {

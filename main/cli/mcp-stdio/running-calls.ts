@@ -49,6 +49,11 @@ export function cancellationOf(frame: TransportFrame): { readonly id: RequestId;
   return { id: requestId, reason: `notifications/cancelled${reason !== undefined ? ` (${reason})` : ''}` };
 }
 
+/** Whether two ids name the same request: `1` and `"1"` do not. */
+export function sameId(a: RequestId, b: RequestId): boolean {
+  return keyOf(a) === keyOf(b);
+}
+
 /** `1` and `"1"` are different ids, as the gateway keeps them. */
 function keyOf(id: RequestId): string {
   return `${typeof id}:${String(id)}`;
