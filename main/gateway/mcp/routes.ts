@@ -234,8 +234,11 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  */
 function respondJson(ctx: GatewayContext, status: number, text: string): void {
   ctx.respond = false;
-  ctx.res.writeHead(status, { 'content-type': JSON_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
-  ctx.res.end(text);
+  // The body encoded once (its length is the buffer's); the headers as Node's flat [name, value, …]
+  // list, which writeHead takes without walking an object's keys.
+  const body = Buffer.from(text);
+  ctx.res.writeHead(status, ['content-type', JSON_CONTENT_TYPE, 'content-length', String(body.length)]);
+  ctx.res.end(body);
 }
 
 function accepted(ctx: GatewayContext): void {
