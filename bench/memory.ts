@@ -319,7 +319,7 @@ async function parent(): Promise<void> {
           const key = `${scenario}${variant.label}:${n}`;
           results.set(key, [...(results.get(key) ?? []), report]);
           const shown = (s: Sample): string => `${s.rss.toFixed(0)} MB (anon ${s.anon.toFixed(0)}, file ${s.file.toFixed(0)}, heap ${s.heap.toFixed(0)}, external ${s.external.toFixed(0)}, ${s.threads} threads)`;
-          process.stderr.write(`round ${r + 1} ${key}: idle ${shown(report.idle)}, called ${shown(report.called)}, stopped ${shown(report.stopped)}\n`);
+          process.stderr.write(`round ${r + 1} ${key}: idle ${shown(report.idle)}, called ${shown(report.called)}, stopped ${shown(report.stopped)}, load ${report.loadMs.toFixed(0)} ms\n`);
         }
       }
     }
