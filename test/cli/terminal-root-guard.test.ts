@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { after, afterEach, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { shellWord } from '../../main/cli/shell-word.js';
@@ -32,7 +33,7 @@ after(() => {
 });
 
 /** The fixture in `mode` on a pty; `go()` writes its FIFO. */
-function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall') {
+function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall' | 'suspend') {
   const dir = mkdtempSync(join(tmpdir(), 'chatty-guard-pty-'));
   temporary.push(dir);
   const fifo = join(dir, 'go');
@@ -46,6 +47,8 @@ function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall') {
     screen,
     until,
     type: (keys: string) => void child.stdin.write(keys),
+    /** `script` itself, which stops along with the fixture (util-linux's pty session does). */
+    scriptPid: child.pid!,
     go: () => writeFile(fifo, 'go\n'),
     async ended(): Promise<number | null> {
       const status = await ended;
@@ -132,5 +135,24 @@ test('tall: a command taller than the terminal is recalled (its start and size) 
   at = await s.until(' chars in all; scroll up to read it whole)\n  approve? [y/N] ', at);
   s.type('n\r');
   await s.until('verdict rm -rf ~/work; \\', at);
+  assert.equal(await s.ended(), 0, s.screen());
+});
+
+test('suspend: stopped and continued while it waits (a job-control shell puts the terminal back in its own line mode meanwhile), the prompt takes the terminal back key by key, so the guard still holds', { timeout: 30_000 }, async () => {
+  const s = onPty('suspend');
+  const at = await s.until('  approve? [y/N] ');
+  const [, pid, tty] = /pid (\d+) tty (\S+)\n/.exec(s.screen())!;
+  const keyByKey = (): boolean => /(^|\s)-icanon(\s|$)/.test(execFileSync('stty', ['-F', tty!, '-a'], { encoding: 'utf8' }));
+  assert.ok(keyByKey(), 'read key by key while the prompt waits');
+  process.kill(Number(pid), 'SIGSTOP');
+  execFileSync('stty', ['-F', tty!, 'sane']); // the shell's own modes, as bash leaves them when it runs `fg`
+  process.kill(Number(pid), 'SIGCONT');
+  process.kill(s.scriptPid, 'SIGCONT');
+  // In line mode a "y" typed before a prompt appeared would reach it whole with the Enter typed after.
+  for (const deadline = Date.now() + 5_000; !keyByKey(); await delay(20)) {
+    assert.ok(Date.now() < deadline, `still in line mode after SIGCONT:\n${execFileSync('stty', ['-F', tty!, '-a'], { encoding: 'utf8' })}`);
+  }
+  s.type('y\r');
+  await s.until('y\n  approved\nverdict rm -rf ~/work: approved\n', at);
   assert.equal(await s.ended(), 0, s.screen());
 });

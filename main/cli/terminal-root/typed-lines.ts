@@ -9,6 +9,7 @@ import { columnsOf, printable } from './safe-text.js';
  * terminal would; Ctrl-D on an empty line ends the input; other escape sequences (arrows) are ignored.
  * While held (`hold()`, a prompt's guard time) every other key is dropped unechoed, and counted;
  * an Enter after the release that only ends a line dropped by the hold is no answer either.
+ * Continued after a stop (Ctrl-Z, `fg`), raw mode is set again: the shell left the terminal in its own line mode.
  */
 export interface TypedLine {
   text: string;
@@ -53,6 +54,19 @@ export class TypedLines {
    */
   private dangling = false;
   private readonly onData = (chunk: Buffer | string): void => this.take(String(chunk));
+  /**
+   * Continued after a stop (Ctrl-Z, then `fg`): the shell has put the terminal back in its own line
+   * mode, where a line typed before a prompt appeared would come whole with the Enter typed after
+   * it. Raw mode is set again (off first: the terminal layer skips a mode it believes is set).
+   */
+  private readonly onContinue = (): void => {
+    try {
+      this.input.setRawMode(false);
+      this.input.setRawMode(true);
+    } catch {
+      // The terminal is gone: nothing to take back.
+    }
+  };
 
   constructor(
     private readonly input: TtyInput & { setRawMode(mode: boolean): unknown },
@@ -64,6 +78,7 @@ export class TypedLines {
     (input as NodeJS.ReadableStream & { setEncoding(e: string): void }).setEncoding('utf8');
     input.on('data', this.onData);
     input.once('end', this.onEnd);
+    process.on('SIGCONT', this.onContinue);
     input.resume();
   }
 
@@ -97,6 +112,7 @@ export class TypedLines {
   close(): void {
     this.input.off('data', this.onData);
     this.input.off('end', this.onEnd);
+    process.off('SIGCONT', this.onContinue);
     try {
       this.input.setRawMode(false);
     } catch {
