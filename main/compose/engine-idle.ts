@@ -2,7 +2,7 @@
 // CHATTY_ENGINE_IDLE_MS. Imported by the command line before anything else loads, so it reaches
 // for the one small file that holds the registry's check, not for main/plugins' door (which loads
 // the plugin runtime).
-import { checkedEngineIdleMs } from '../plugins/handle/idle-timer.js';
+import { ENGINE_IDLE_MS_RULE, checkedEngineIdleMs } from '../plugins/handle/idle-timer.js';
 
 /** The environment variable the desktop app reads its plugins' idle time from. */
 export const ENGINE_IDLE_MS_ENV = 'CHATTY_ENGINE_IDLE_MS';
@@ -28,9 +28,7 @@ export function parseEngineIdleMs(text: string, name: string): number {
     return checkedEngineIdleMs(/^\d+$/.test(text) ? Number(text) : Number.NaN);
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
-    // "engineIdleMs must be <rule>, not <value>": the rule is kept word for word.
-    const rule = /must be (.*), not [^,]*$/.exec(err.message)?.[1] ?? err.message;
-    throw new EngineIdleMsError(rule, `${name} must be ${rule}, not ${JSON.stringify(text)}`);
+    throw new EngineIdleMsError(ENGINE_IDLE_MS_RULE, `${name} must be ${ENGINE_IDLE_MS_RULE}, not ${JSON.stringify(text)}`);
   }
 }
 

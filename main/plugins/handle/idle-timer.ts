@@ -4,6 +4,9 @@ export const DEFAULT_ENGINE_IDLE_MS = 5 * 60_000;
 /** The longest a Node timer waits (about 24.8 days); longer would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** What an idle time must be, in the words every refusal of one uses (the registry's, `serve`'s, the app's). */
+export const ENGINE_IDLE_MS_RULE = `a whole number of milliseconds from 0 (keep the engine resident) to ${MAX_TIMER_MS}`;
+
 /**
  * `engineIdleMs` as given, checked: a whole number of milliseconds from 0 (keep the engine
  * resident) to about 24.8 days; absent is the default.
@@ -11,7 +14,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export function checkedEngineIdleMs(ms: number | undefined): number {
   if (ms === undefined) return DEFAULT_ENGINE_IDLE_MS;
   if (!Number.isInteger(ms) || ms < 0 || ms > MAX_TIMER_MS) {
-    throw new RangeError(`engineIdleMs must be a whole number of milliseconds from 0 (keep the engine resident) to ${MAX_TIMER_MS}, not ${String(ms)}`);
+    throw new RangeError(`engineIdleMs must be ${ENGINE_IDLE_MS_RULE}, not ${String(ms)}`);
   }
   return ms;
 }
