@@ -349,7 +349,7 @@ export class ModuleHandle implements ModuleInfo {
     if (!retry || this.live) return undefined;
     const leftMs = retry.until - monotonicMs();
     if (leftMs <= 0) return undefined;
-    return new StartWaitError(this.name, `module '${this.name}' could not start: ${retry.why}; it is tried again in ${(leftMs / 1000).toFixed(1)} s`, leftMs);
+    return new StartWaitError(this.name, retry.why, leftMs);
   }
 
   /** `placeHeld`: the caller checked the cap already and held its place since (`invokeTool`). */
@@ -545,8 +545,7 @@ export class ModuleHandle implements ModuleInfo {
     const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
     this.startRetry = { until: monotonicMs() + waitMs, waitMs, why };
     this.unreadyStartsMs = 0;
-    const message = `module '${this.name}' could not start: ${now}; it is tried again in ${(waitMs / 1000).toFixed(1)} s`;
-    return () => new StartWaitError(this.name, message, waitMs);
+    return () => new StartWaitError(this.name, now, waitMs);
   }
 
   /**

@@ -6,11 +6,12 @@ import { PluginCallError } from '../errors.js';
  * The gateway answers it as a 503 with `Retry-After`, the client being able to come back.
  */
 export class StartWaitError extends PluginCallError {
+  /** `why`: how the start failed (the last one, or the starts that added up to the limit). */
   constructor(
     module: string,
-    message: string,
+    why: string,
     readonly retryAfterMs: number,
   ) {
-    super('crashed', message, module);
+    super('crashed', `module '${module}' could not start: ${why}; it is tried again in ${(retryAfterMs / 1000).toFixed(1)} s`, module);
   }
 }
