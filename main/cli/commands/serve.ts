@@ -109,7 +109,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // at the prompt, or granted for this run (allow), or refused (deny, or no terminal to ask).
     const grants = { file: grantsFile, mode: mode === 'prompt' ? ('ask' as const) : mode, grantCommand: grantLine };
     const scanFrom = Date.now(); // what is written from here on, while the scan runs, the watch takes as changed
-    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants, ...(options.engineIdleMs !== undefined ? { engineIdleMs: options.engineIdleMs } : {}) } });
+    const opened = await openModules(options.modulesDir, { report: (line) => say(line), remoteRunner: options.remoteRunner, background: { onModule: tellModule, stop: stopBuilds.signal }, registry: { grants, engineIdleMs: options.engineIdleMs } });
     modules = opened.registry;
     tellGranted(modules, tellModule);
     // Watched from the scan on, so a change made while the gateway starts is not missed.
