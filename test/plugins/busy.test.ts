@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PluginCallError, type ModuleHandle } from '../../main/plugins/index.js';
+import { PluginCallError } from '../../main/plugins/index.js';
 import { MAX_WAITING_CALLS } from '../../main/plugins/limits.js';
 import { SLOTS } from '../../main/plugins/worker/call-channel.js';
+import { running } from '../helpers/running-call.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
-
-/** Resolves once the guest is running the call with this call-id (polled each turn of the event loop, no timer). */
-async function running(handle: ModuleHandle, callId: string): Promise<void> {
-  while (handle.runningCallId !== callId) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('a module holding its cap of waiting calls (MAX_WAITING_CALLS) refuses the next one busy', () => {
   let fx: LoadedFixtures;

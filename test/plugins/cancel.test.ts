@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PluginCallError, type ModuleHandle } from '../../main/plugins/index.js';
+import { running } from '../helpers/running-call.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
 const isCancelled = (pattern: RegExp) => (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled' && pattern.test(err.message);
-
-/** Resolves once the guest is running the call with this call-id (polled each turn of the event loop, no timer). */
-async function running(handle: ModuleHandle, callId: string): Promise<void> {
-  while (handle.runningCallId !== callId) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('cancelling a plugin call (ModuleHandle.invokeTool with a signal)', () => {
   let fx: LoadedFixtures;
