@@ -395,7 +395,8 @@ function report(rows: Result[][], rounds: number): void {
   if (process.argv.includes('--each-round')) {
     console.log('');
     for (const cell of rows) {
-      for (const [round, r] of cell.entries()) {
+      // A concurrency left out (`--conc`) has no cell.
+      for (const [round, r] of (cell ?? []).entries()) {
         console.log(`${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} round ${round + 1}: ${r.rps.toFixed(0).padStart(6)} req/s, p50 ${r.p50.toFixed(3)} ms, cpu ${r.cpuMicrosPerRequest.toFixed(0)} µs/req (main ${us(r.mainMicrosPerRequest, 0)}, other ${us(r.otherMicrosPerRequest, 0)})`);
       }
     }
