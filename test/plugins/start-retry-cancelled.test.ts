@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ComponentCache, type CompiledComponent } from '../../main/plugins/component-cache.js';
-import { ModuleHandle, StartWaitError, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
+import { StartWaitError } from '../../main/plugins/handle/index.js';
 import { PluginCallError } from '../../main/plugins/index.js';
-import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+import { spinningStart, type SpinningStart } from '../helpers/spinning-start.js';
 
 /**
  * A client whose calls time out before the instantiation limit (and cancel) would otherwise keep
@@ -21,42 +17,23 @@ const CANCEL_AFTER_MS = 120;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('starts that end without becoming ready, abandoned or failed, count toward the wait after a start that runs out of time', () => {
-  let fx: LoadedFixtures;
-  let echoInit: ModuleHandleInit;
-  let spinning: CompiledComponent;
-  let cache: ComponentCache;
-  let cacheDir: string;
-  const made: ModuleHandle[] = [];
-
+  let fx: SpinningStart;
   before(async () => {
-    fx = await loadFixtures([{ name: 'echo', kind: 'echo' }]);
-    assert.deepEqual(fx.report.failed, []);
-    echoInit = (fx.registry.get('echo') as unknown as { init: ModuleHandleInit }).init;
-    cacheDir = mkdtempSync(join(tmpdir(), 'chatty-start-retry-cancelled-'));
-    cache = new ComponentCache(cacheDir);
-    spinning = await cache.compile(await cache.prepare(await buildFixture('start-spins')), 256);
+    fx = await spinningStart('chatty-start-retry-cancelled-');
   });
-  after(async () => {
-    await Promise.all(made.map((h) => h.close()));
-    await cache.close();
-    rmSync(cacheDir, { recursive: true, force: true });
-    await fx.close();
-  });
+  after(() => fx.close());
 
   it('calls each cancelled while the start spins: once those starts have spun as long as the limit, the next call is refused with the wait, starting nothing', async () => {
     let compiles = 0;
     let compiledAt = 0;
-    const handle = new ModuleHandle({
-      ...echoInit,
-      toolRecord: undefined,
+    const handle = fx.handle({
       instantiateTimeoutMs: INSTANTIATE_MS,
       compile: async () => {
         compiles++;
         compiledAt = performance.now();
-        return spinning;
+        return fx.spinning;
       },
     });
-    made.push(handle);
     let refused: unknown;
     for (let i = 0; i < 6 && refused === undefined; i++) {
       const abort = new AbortController();
@@ -79,9 +56,7 @@ describe('starts that end without becoming ready, abandoned or failed, count tow
   });
   it('starts that each fail after holding their turn a while (a compile that fails after 120 ms here; a component that spins, then traps, in its start): once they add up to the limit, the next call is refused with the wait', async () => {
     let compiles = 0;
-    const handle = new ModuleHandle({
-      ...echoInit,
-      toolRecord: undefined,
+    const handle = fx.handle({
       instantiateTimeoutMs: INSTANTIATE_MS,
       compile: async () => {
         compiles++;
@@ -90,7 +65,6 @@ describe('starts that end without becoming ready, abandoned or failed, count tow
         throw new Error('the component is broken');
       },
     });
-    made.push(handle);
     const outcomes: unknown[] = [];
     for (let i = 0; i < 6 && !(outcomes.at(-1) instanceof StartWaitError); i++) {
       outcomes.push(await handle.invokeTool({ name: 'echo', argumentsJson: '"x"', callId: `f${i}` }).catch((err: unknown) => err));

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ComponentCache, type CompiledComponent } from '../../main/plugins/component-cache.js';
-import { ModuleHandle, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
+import type { ModuleHandle } from '../../main/plugins/handle/index.js';
 import { PluginCallError } from '../../main/plugins/index.js';
 import { START_RETRY_FIRST_MS } from '../../main/plugins/limits.js';
 import { httpAnswerOf, pluginFailure } from '../../main/gateway/mcp/index.js';
-import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
+import { spinningStart, type SpinningStart } from '../helpers/spinning-start.js';
 
 /**
  * A component whose top-level code spins (the `start-spins` fixture: its core module's start
@@ -19,28 +15,11 @@ import { buildFixture, loadFixtures, type LoadedFixtures } from '../helpers/wasm
 const INSTANTIATE_MS = 300;
 
 describe('after a start that ran out of time, a module waits before it starts again', () => {
-  let fx: LoadedFixtures;
-  let echoInit: ModuleHandleInit;
-  let spinning: CompiledComponent;
-  let cache: ComponentCache;
-  let cacheDir: string;
-  const made: ModuleHandle[] = [];
-
+  let fx: SpinningStart;
   before(async () => {
-    fx = await loadFixtures([{ name: 'echo', kind: 'echo' }]);
-    assert.deepEqual(fx.report.failed, []);
-    echoInit = (fx.registry.get('echo') as unknown as { init: ModuleHandleInit }).init;
-    cacheDir = mkdtempSync(join(tmpdir(), 'chatty-start-retry-'));
-    cache = new ComponentCache(cacheDir);
-    const prepared = await cache.prepare(await buildFixture('start-spins'));
-    spinning = await cache.compile(prepared, 256);
+    fx = await spinningStart('chatty-start-retry-');
   });
-  after(async () => {
-    await Promise.all(made.map((h) => h.close()));
-    await cache.close();
-    rmSync(cacheDir, { recursive: true, force: true });
-    await fx.close();
-  });
+  after(() => fx.close());
 
   const call = (handle: ModuleHandle, text: string) => handle.invokeTool({ name: 'echo', argumentsJson: JSON.stringify(text), callId: text });
   const crashed = (pattern: RegExp) => (err: unknown) => err instanceof PluginCallError && err.kind === 'crashed' && pattern.test(err.message);
@@ -48,13 +27,10 @@ describe('after a start that ran out of time, a module waits before it starts ag
   it('refuses calls at once for 1 s, naming the wait, without starting; then tries once more and waits 2 s', async () => {
     let spins = true;
     let compiles = 0;
-    const handle = new ModuleHandle({
-      ...echoInit,
-      toolRecord: undefined,
+    const handle = fx.handle({
       instantiateTimeoutMs: INSTANTIATE_MS,
-      compile: async () => (compiles++, spins ? spinning : echoInit.compile()),
+      compile: async () => (compiles++, spins ? fx.spinning : fx.echoInit.compile()),
     });
-    made.push(handle);
 
     // The first start runs out of time: the calls waiting for it fail, naming the wait.
     const first = await Promise.allSettled([call(handle, 'a'), call(handle, 'b')]);
@@ -91,14 +67,11 @@ describe('after a start that ran out of time, a module waits before it starts ag
 
   it('a start that succeeds clears the wait: a later timeout waits 1 s again', async () => {
     let spins = true;
-    const handle = new ModuleHandle({
-      ...echoInit,
-      toolRecord: undefined,
+    const handle = fx.handle({
       instantiateTimeoutMs: INSTANTIATE_MS,
       engineIdleMs: 0,
-      compile: async () => (spins ? spinning : echoInit.compile()),
+      compile: async () => (spins ? fx.spinning : fx.echoInit.compile()),
     });
-    made.push(handle);
     await assert.rejects(call(handle, 'a'), crashed(/tried again in 1\.0 s$/));
     spins = false;
     const since = performance.now();
@@ -119,8 +92,7 @@ describe('after a start that ran out of time, a module waits before it starts ag
     await assert.rejects(call(handle, 'c'), crashed(/tried again in 1\.0 s$/));
   });
   it('over MCP the refusals are a 503 whose Retry-After is the wait left (rounded up), not a 500', async () => {
-    const handle = new ModuleHandle({ ...echoInit, toolRecord: undefined, instantiateTimeoutMs: INSTANTIATE_MS, compile: async () => spinning });
-    made.push(handle);
+    const handle = fx.handle({ instantiateTimeoutMs: INSTANTIATE_MS, compile: async () => fx.spinning });
     const http = (err: unknown) => {
       const rpc = pluginFailure(err);
       const object = rpc.toErrorObject();
