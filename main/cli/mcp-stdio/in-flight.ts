@@ -86,20 +86,20 @@ export class InFlight {
     const { frame, bytes } = line;
     const cancellation = cancellationOf(frame);
     if (cancellation) this.dropWaiting(cancellation.id, cancellation.reason);
-    if (owedIds(frame).length > 0 && (this.requests >= MAX_REQUESTS_IN_FLIGHT || this.waiting.length > 0)) {
+    const owesAnswers = owedIds(frame).length > 0;
+    if (owesAnswers && (this.requests >= MAX_REQUESTS_IN_FLIGHT || this.waiting.length > 0)) {
       this.waiting.push({ frame, bytes });
       this.held += bytes;
       this.flow();
       return;
     }
-    this.send(frame, bytes);
+    this.send(frame, bytes, owesAnswers);
   }
 
   /** Relays `frame` now (after a running `initialize`, if one is). */
-  private send(frame: TransportFrame, bytes: number): void {
-    const owed = owedIds(frame);
+  private send(frame: TransportFrame, bytes: number, owesAnswers: boolean): void {
     const before = this.barrier;
-    const task = this.track(owed.length > 0, bytes, () => (before ? before.then(() => this.options.relay.relay(frame)) : this.options.relay.relay(frame)));
+    const task = this.track(owesAnswers, bytes, () => (before ? before.then(() => this.options.relay.relay(frame)) : this.options.relay.relay(frame)));
     if (initializeIds(frame).length > 0) {
       const barrier = task.then(() => {
         if (this.barrier === barrier) this.barrier = undefined;
@@ -129,7 +129,7 @@ export class InFlight {
     while (!this.gone && this.requests < MAX_REQUESTS_IN_FLIGHT && this.waiting.length > 0) {
       const { frame, bytes } = this.waiting.shift()!;
       this.held -= bytes; // counted again by `send`
-      this.send(frame, bytes);
+      this.send(frame, bytes, true);
     }
   }
 
