@@ -63,20 +63,16 @@ export function readFrames(input: Readable, onLine: (line: ReadLine) => void, ma
   };
   // One line at a time, so a bad line cannot take the good lines of the same chunk with it.
   const segment = (bytes: Uint8Array, endsLine: boolean): void => {
-    if (skipping) {
-      skipping = !endsLine;
-      if (endsLine) {
-        head = [];
-        headBytes = 0;
+    if (skipping) skipping = !endsLine;
+    else {
+      if (headBytes < HEAD_BYTES) {
+        const part = Buffer.from(bytes.subarray(0, HEAD_BYTES - headBytes));
+        head.push(part);
+        headBytes += part.length;
       }
-      return;
+      take(() => splitter.push(bytes), endsLine);
     }
-    if (headBytes < HEAD_BYTES) {
-      const part = Buffer.from(bytes.subarray(0, HEAD_BYTES - headBytes));
-      head.push(part);
-      headBytes += part.length;
-    }
-    take(() => splitter.push(bytes), endsLine);
+    // Each line's head is its own, whether it was read or skipped.
     if (endsLine) {
       head = [];
       headBytes = 0;
