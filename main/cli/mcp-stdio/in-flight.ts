@@ -86,10 +86,10 @@ export class InFlight {
     const { frame, bytes } = line;
     const cancellation = cancellationOf(frame);
     if (cancellation) this.dropWaiting(cancellation.id, cancellation.reason);
+    this.held += bytes; // until it is answered, or dropped while it waits
     const owesAnswers = owedIds(frame).length > 0;
     if (owesAnswers && (this.requests >= MAX_REQUESTS_IN_FLIGHT || this.waiting.length > 0)) {
       this.waiting.push({ frame, bytes });
-      this.held += bytes;
       this.flow();
       return;
     }
@@ -128,7 +128,6 @@ export class InFlight {
   private sendWaiting(): void {
     while (!this.gone && this.requests < MAX_REQUESTS_IN_FLIGHT && this.waiting.length > 0) {
       const { frame, bytes } = this.waiting.shift()!;
-      this.held -= bytes; // counted again by `send`
       this.send(frame, bytes, true);
     }
   }
@@ -143,10 +142,10 @@ export class InFlight {
     return this.gone;
   }
 
+  /** Runs `run` as one line in flight; once it is done, the `bytes` its line held are freed. */
   private track(owesAnswers: boolean, bytes: number, run: () => Promise<void>): Promise<void> {
     if (owesAnswers) this.requests += 1;
     else this.quiet += 1;
-    this.held += bytes;
     this.flow();
     const task = run()
       .catch((err: unknown) => {
