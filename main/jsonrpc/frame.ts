@@ -64,7 +64,7 @@ export function frameFromJson(value: unknown, text?: string): TransportFrame {
     const entries: BatchEntry[] = value.map(entryFromJson);
     if (isNonEmpty(entries)) return { kind: 'batch', entries };
   } else {
-    const message = quickMessage(value) ?? parsedMessage(value);
+    const message = messageOf(value);
     if (message) return { kind: 'message', message };
   }
   // JSON.stringify gives undefined (despite its type) for undefined, e.g. an empty parsed body.
@@ -96,12 +96,14 @@ function messageEntry(message: Message): BatchEntry {
 }
 
 function entryFromJson(value: unknown): BatchEntry {
-  const message = quickMessage(value) ?? parsedMessage(value);
+  const message = messageOf(value);
   return message ? messageEntry(message) : { kind: 'malformed', value };
 }
 
-/** What zod makes of a value the quick check left to it. */
-function parsedMessage(value: unknown): Message | undefined {
+/** The message a value is: the quick check's, else what zod makes of a value the quick check left to it. */
+function messageOf(value: unknown): Message | undefined {
+  const quick = quickMessage(value);
+  if (quick) return quick;
   const parsed = MessageSchema.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
