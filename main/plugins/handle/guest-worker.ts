@@ -1,6 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { PluginLoadError, messageOf } from '../errors.js';
-import { INSTANTIATE_TIMEOUT_MS } from '../limits.js';
 import { spawnWorker } from '../spawn.js';
 import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
 import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
@@ -65,18 +64,12 @@ export class GuestWorker {
   /**
    * Starts a worker and instantiates the component in it; resolves once it is ready, rejects with
    * `PluginLoadError` if it cannot (or with `events.unloaded()` if the handle closed meanwhile).
-   * Past `instantiateTimeoutMs` (default `INSTANTIATE_TIMEOUT_MS`) it rejects with `InstantiateTimedOut`.
+   * Past `instantiateTimeoutMs` (the handle's, by default `INSTANTIATE_TIMEOUT_MS`) it rejects with `InstantiateTimedOut`.
    * Aborting `signal` abandons the start: the worker is terminated at once (a component whose
    * top-level code spins is not waited for until the instantiation limit) and the start rejects
    * with the signal's reason once the thread has ended.
    */
-  static start(
-    config: GuestWorkerConfig,
-    heapMb: number,
-    events: GuestWorkerEvents,
-    signal?: AbortSignal,
-    instantiateTimeoutMs = INSTANTIATE_TIMEOUT_MS,
-  ): Promise<GuestWorker> {
+  static start(config: GuestWorkerConfig, heapMb: number, instantiateTimeoutMs: number, events: GuestWorkerEvents, signal?: AbortSignal): Promise<GuestWorker> {
     signal?.throwIfAborted();
     const { port1, port2 } = new MessageChannel();
     const calls = new MessageChannel();

@@ -328,6 +328,10 @@ export class ModuleHandle implements ModuleInfo {
     return this.init.workerHeapMb ?? WORKER_HEAP_MB;
   }
 
+  private get instantiateTimeoutMs(): number {
+    return this.init.instantiateTimeoutMs ?? INSTANTIATE_TIMEOUT_MS;
+  }
+
   private unloadedError(): PluginCallError {
     return new PluginCallError('unloaded', `module '${this.name}' was unloaded`, this.name);
   }
@@ -558,7 +562,7 @@ export class ModuleHandle implements ModuleInfo {
    */
   private unreadyStartsWait(last: string): (() => PluginCallError) | undefined {
     this.unreadyStartsMs += this.lastStartTurnMs;
-    if (this.unreadyStartsMs < (this.init.instantiateTimeoutMs ?? INSTANTIATE_TIMEOUT_MS)) return undefined;
+    if (this.unreadyStartsMs < this.instantiateTimeoutMs) return undefined;
     const why = `its starts ran ${Math.round(this.unreadyStartsMs)} ms in all without becoming ready (the last: ${last})`;
     return this.waitBeforeStarting(why, why);
   }
@@ -627,7 +631,7 @@ export class ModuleHandle implements ModuleInfo {
       return await inStartTurn(async () => {
         turnSince = monotonicMs();
         const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
-        return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.workerEvents, signal, this.init.instantiateTimeoutMs);
+        return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
       }, signal);
     } finally {
       this.lastStartTurnMs = turnSince === undefined ? 0 : monotonicMs() - turnSince;
