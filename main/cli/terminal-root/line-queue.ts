@@ -67,17 +67,17 @@ export class LineQueue {
   /**
    * On a terminal, a prompt's guard time: every key from now until the returned release is
    * dropped (the line in progress and the lines typed but not yet read too), so that nothing
-   * typed before the prompt appeared, or as it appeared, answers it. The release says how many
-   * keys were dropped. Piped input is never dropped (a script, read in order): the release says 0.
+   * typed before the prompt appeared, or as it appeared, answers it. The release says whether any
+   * key was dropped. Piped input is never dropped (a script, read in order): the release says no.
    */
-  hold(): () => number {
+  hold(): () => boolean {
     this.open();
-    if (!this.typed) return () => 0;
+    if (!this.typed) return () => false;
     const release = this.typed.hold();
-    let unread = this.lines.splice(0).reduce((sum, line) => sum + [...line.text].length + 1, 0);
+    let unread = this.lines.splice(0).length > 0;
     return () => {
-      const dropped = release() + unread;
-      unread = 0;
+      const dropped = release() || unread;
+      unread = false;
       return dropped;
     };
   }

@@ -269,7 +269,7 @@ export class TerminalPrompter {
       await guardTime(this.guardMs, signal);
       const dropped = release();
       if (signal.aborted) return undefined;
-      if (dropped > 0) this.write(` ${IGNORED}\n${question}`);
+      if (dropped) this.write(` ${IGNORED}\n${question}`);
     }
     const prompt = `${question}${cue}`;
     this.write(cue);

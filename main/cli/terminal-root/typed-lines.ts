@@ -46,8 +46,8 @@ export class TypedLines {
   private afterCr = false;
   /** Holds in force (`hold()`): while any is, keys other than the signals are dropped. */
   private holds = 0;
-  /** Keys dropped since the first hold began (the line in progress then included). */
-  private dropped = 0;
+  /** Whether a key was dropped since the first hold began (the line in progress then included). */
+  private dropped = false;
   /**
    * Whether the keys dropped last were a line with no Enter yet: the Enter that comes after the
    * release ends that line, not one of its own (it is handed on as begun before any mark).
@@ -89,12 +89,12 @@ export class TypedLines {
 
   /**
    * Drops every key from now until the returned release is called (the signals still act): the
-   * line in progress is dropped too, unechoed and counted with them. The release says how many
-   * keys were dropped; once every hold is released, keys are typed again.
+   * line in progress is dropped too, unechoed, with them. The release says whether any key was
+   * dropped; once every hold is released, keys are typed again.
    */
-  hold(): () => number {
+  hold(): () => boolean {
     if (this.holds++ === 0) {
-      this.dropped = [...this.line].length;
+      this.dropped = this.line !== '';
       this.dangling = this.line !== '';
       this.line = '';
       this.startedAt = undefined;
@@ -102,7 +102,7 @@ export class TypedLines {
     }
     let released = false;
     return () => {
-      if (released) return 0;
+      if (released) return false;
       released = true;
       this.holds -= 1;
       return this.dropped;
@@ -131,7 +131,7 @@ export class TypedLines {
       i += c.length;
       this.keys++;
       if (this.holds > 0 && SIGNALS[c] === undefined) {
-        this.dropped += 1;
+        this.dropped = true;
         this.dangling = c !== '\r' && c !== '\n' && c !== '\x15';
         this.afterCr = c === '\r'; // a `\n` just after the release completes a dropped `\r\n`
         continue;
