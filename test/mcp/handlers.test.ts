@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { dispatchOnce, parseFrame, type TransportFrame } from '../../main/jsonrpc/index.js';
 import type { CallableModule, ModuleTool, ModuleToolOutcome } from '../../main/gateway/index.js';
-import { httpAnswerOf, mcpDispatcher, statusOf } from '../../main/gateway/mcp/index.js';
+import { httpAnswerOf, mcpDispatcher } from '../../main/gateway/mcp/index.js';
 
 /**
  * The handler set on its own, against a module stand-in, for what a real guest cannot be made to
@@ -51,7 +51,7 @@ describe('tools/list', () => {
     const frame = (await dispatchOnce(mcpDispatcher(module, () => {}), parseFrame('{"jsonrpc":"2.0","id":1,"method":"tools/list"}'))) as TransportFrame;
     assert.ok(frame.kind === 'message' && 'error' in frame.message);
     assert.deepEqual(frame.message.error, { code: -32603, message: 'timeout: list-tools ran past its 1000 ms limit' });
-    assert.equal(statusOf(frame.message.error), 500);
+    assert.equal(httpAnswerOf(frame.message.error)?.status, 500);
   });
 });
 
@@ -71,7 +71,7 @@ describe('tools/call failures outside the guest', () => {
       const frame = (await dispatchOnce(mcpDispatcher(module, () => {}), parseFrame('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}'))) as TransportFrame;
       assert.ok(frame.kind === 'message' && 'error' in frame.message);
       assert.deepEqual(frame.message.error, { code, message });
-      assert.equal(statusOf(frame.message.error), status);
+      assert.equal(httpAnswerOf(frame.message.error)?.status, status);
     });
   }
 

@@ -38,11 +38,6 @@ export class HttpRpcError extends RpcError {
   }
 }
 
-/** The status an `HttpRpcError` asked for, if this error object came from one. */
-export function statusOf(error: ErrorObject): number | undefined {
-  return httpOfError.get(error)?.status;
-}
-
 /** The status and `Retry-After` an `HttpRpcError` asked for, if this error object came from one. */
 export function httpAnswerOf(error: ErrorObject): HttpAnswer | undefined {
   return httpOfError.get(error);

@@ -10,4 +10,4 @@ export {
   type SseSessionListener,
 } from './sse-sessions.js';
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, negotiateVersion, type ProtocolVersion } from './versions.js';
-export { BUSY, BUSY_RETRY_AFTER_SECONDS, HttpRpcError, OUTPUT_TOO_LARGE, CREDIT_REFUSED, httpAnswerOf, pluginFailure, statusOf, type HttpAnswer } from './errors.js';
+export { BUSY, BUSY_RETRY_AFTER_SECONDS, HttpRpcError, OUTPUT_TOO_LARGE, CREDIT_REFUSED, httpAnswerOf, pluginFailure, type HttpAnswer } from './errors.js';
