@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { signalWorker } from '../../fabric/admission/worker-group.js';
 
 /** Whether the child has exited (or was never running: a spawn that failed has no pid). */
 export function hasExited(child: ChildProcess): boolean {
@@ -12,15 +13,15 @@ export function exitOf(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Ends a child that still runs: SIGTERM, then SIGKILL if it is still there after `graceMs`.
+ * Ends a worker that still runs: SIGTERM, then SIGKILL (each to its process group) if it is still there after `graceMs`.
  * Resolves once it has exited (and been reaped: its pid is gone).
  */
 export async function endChild(child: ChildProcess, graceMs: number): Promise<void> {
   if (hasExited(child)) return;
   const exited = exitOf(child);
-  child.kill('SIGTERM');
+  signalWorker(child, 'SIGTERM');
   const timer = setTimeout(() => {
-    if (!hasExited(child)) child.kill('SIGKILL');
+    if (!hasExited(child)) signalWorker(child, 'SIGKILL');
   }, graceMs);
   try {
     await exited;
@@ -37,7 +38,7 @@ export function killIfLingering(child: ChildProcess, when: Promise<unknown>, gra
   void when.then(() => {
     if (hasExited(child)) return;
     const timer = setTimeout(() => {
-      if (!hasExited(child)) child.kill('SIGKILL');
+      if (!hasExited(child)) signalWorker(child, 'SIGKILL');
     }, graceMs);
     child.once('exit', () => clearTimeout(timer));
   });

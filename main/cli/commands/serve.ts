@@ -52,7 +52,7 @@ export interface CommandAgent {
 /** The environment variable that holds the remote runner's bearer token. */
 export const REMOTE_RUNNER_TOKEN_ENV = 'CHATTY_REMOTE_RUNNER_TOKEN';
 
-/** `chatty-gateway serve`: runs until SIGINT/SIGTERM, then removes the socket and token. */
+/** `chatty-gateway serve`: runs until SIGINT/SIGTERM/SIGHUP, then removes the socket and token. */
 export async function runServe(options: ServeOptions): Promise<number> {
   // The gateway's own lines (the broker's among them, which may quote a worker's stderr), made
   // printable; once the screen is there they go through it, so that none lands inside a question
@@ -119,9 +119,15 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await pruneWorktreesAtStart(workspace, say); // what a killed gateway left in this repository
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
     // a signal while the gateway starts must still end with its socket and token removed.
+    // A terminal that closed fails every write to it (EIO), before its SIGHUP is handled and after:
+    // serve goes on unheard, to stop cleanly on that SIGHUP. Any other write error is thrown as before.
+    for (const out of [process.stdout, process.stderr]) out.on('error', throwUnlessEio);
     stopRequested = new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
+      // The terminal closed: the workers (each in a session of its own, out of the terminal's
+      // reach) are ended by this stop, as on Ctrl-C.
+      process.once('SIGHUP', resolve);
     });
     const runnerToken = process.env[REMOTE_RUNNER_TOKEN_ENV] || undefined;
     const remoteRunner = options.remoteRunner === undefined ? undefined : { url: options.remoteRunner, ...(runnerToken ? { token: runnerToken } : {}) };
@@ -206,10 +212,11 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const leaveNow = (again: NodeJS.Signals): void => {
     rmSync(started.socketPath, { force: true });
     rmSync(started.tokenPath, { force: true });
-    process.exit(again === 'SIGINT' ? 130 : 143);
+    process.exit(again === 'SIGINT' ? 130 : again === 'SIGHUP' ? 129 : 143);
   };
   process.on('SIGINT', leaveNow);
   process.on('SIGTERM', leaveNow);
+  process.on('SIGHUP', leaveNow);
   // Each step runs whatever failed before it (the gateway removes its socket and token in any
   // case); a failure is one line and exit 1, never a stack trace.
   let code = 0;
@@ -395,4 +402,8 @@ class TaskPrompt {
   private write(line: string): void {
     this.out.write(`chatty-gateway: ${line}\n`);
   }
+}
+
+function throwUnlessEio(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EIO') throw err;
 }

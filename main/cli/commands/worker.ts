@@ -21,8 +21,8 @@ const say = (line: string): void => {
  * card, runs one task, sends its one terminal outcome, closes and resolves to 0. A descriptor that
  * is not an open socket, a refused hello, or a connection that ends before a task is one stderr
  * line and exit 1. SIGTERM (the runner stopping it) ends what the agent started, then the process
- * (143). SIGINT is ignored: a Ctrl-C at the terminal of the broker's process reaches the worker too,
- * and the broker answers it by cancelling the task.
+ * (143). SIGINT is ignored: a Ctrl-C is the broker's to answer (it cancels the task); a worker the
+ * gateway spawns runs in a session of its own, out of the terminal's reach, anyway.
  */
 export async function runWorker(options: WorkerOptions): Promise<number> {
   const fd = options.participantFd;
@@ -49,8 +49,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     agent.shutdown?.();
     process.exit(143);
   });
-  // A terminal's Ctrl-C reaches its whole foreground process group, this worker included: the
-  // broker that started it decides (it cancels the task, and the agent ends its commands then).
+  // A Ctrl-C sent to this worker's group (run by hand): the broker that started it decides (it
+  // cancels the task, and the agent ends its commands then).
   process.on('SIGINT', () => {});
 
   let socket: Socket;

@@ -6,6 +6,7 @@ import type { ParticipantConnection, ServeOptions } from './participant-connecti
 import type { ParticipantRegistry } from './registry.js';
 import { serveConnection } from './serve-connection.js';
 import { StderrTail } from './stderr-tail.js';
+import { signalWorker, WORKER_SPAWN } from './worker-group.js';
 
 export interface OpenConnectionOptions extends ServeOptions {
   directory: Directory;
@@ -31,7 +32,7 @@ export interface OpenedConnection {
  * `'pipe'` of stdio is a Unix socketpair on Linux and macOS; the child opens it with
  * `new net.Socket({ fd: 3 })`), and serves the broker's end. Resolves once the worker has said
  * hello and is registered; rejects (with the tail of its stderr) if it does not within the hello
- * timeout. When the connection closes the child is reaped.
+ * timeout. When the connection closes the child is reaped (SIGTERM to its process group).
  */
 export async function openConnection(
   spec: string,
@@ -40,7 +41,8 @@ export async function openConnection(
   options: OpenConnectionOptions,
 ): Promise<OpenedConnection> {
   const node = options.node ?? options.directory.admit(spec);
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], cwd: options.cwd, env: options.env });
+  // A session of its own: no controlling terminal, a process group of its own (worker-group.ts).
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], cwd: options.cwd, env: options.env, ...WORKER_SPAWN });
   const stderr = new StderrTail(child.stderr);
   // A child that dies or closes its pipes early must not crash the broker: EPIPE on its stdin
   // (written by whoever took it in onSpawn) and the like are the child's trouble, not ours.
@@ -53,7 +55,7 @@ export async function openConnection(
   child.on('error', (err) => connection.close(`could not run ${command}: ${err.message}`));
   // `closed` resolves once the stream is gone, after a refused hello's error has been flushed.
   void connection.closed.then(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) signalWorker(child, 'SIGTERM');
   });
   try {
     await connection.hello;
