@@ -121,13 +121,16 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // a signal while the gateway starts must still end with its socket and token removed.
     // A terminal that closed fails every write to it (EIO), before its SIGHUP is handled and after:
     // serve goes on unheard, to stop cleanly on that SIGHUP. Any other write error is thrown as before.
-    for (const out of [process.stdout, process.stderr]) out.on('error', throwUnlessEio);
+    for (const out of [process.stdout, process.stderr]) out.on('error', (err: NodeJS.ErrnoException) => throwUnlessTerminalEio(out, err));
+    // `on`, not `once`: a second signal before the stop begins (a closing terminal sends SIGHUP
+    // twice, the shell's and the kernel's) must not find the default action and kill the process
+    // with its socket and token left behind; from the stop on, `leaveNow` answers it.
     stopRequested = new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
+      process.on('SIGINT', resolve);
+      process.on('SIGTERM', resolve);
       // The terminal closed: the workers (each in a session of its own, out of the terminal's
       // reach) are ended by this stop, as on Ctrl-C.
-      process.once('SIGHUP', resolve);
+      process.on('SIGHUP', resolve);
     });
     const runnerToken = process.env[REMOTE_RUNNER_TOKEN_ENV] || undefined;
     const remoteRunner = options.remoteRunner === undefined ? undefined : { url: options.remoteRunner, ...(runnerToken ? { token: runnerToken } : {}) };
@@ -404,6 +407,7 @@ class TaskPrompt {
   }
 }
 
-function throwUnlessEio(err: NodeJS.ErrnoException): void {
-  if (err.code !== 'EIO') throw err;
+/** EIO from a terminal is the terminal gone (its SIGHUP stops serve); from anything else it is thrown. */
+function throwUnlessTerminalEio(out: NodeJS.WriteStream, err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EIO' || !out.isTTY) throw err;
 }
