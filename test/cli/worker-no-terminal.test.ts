@@ -67,6 +67,7 @@ async function serveWithWorker() {
     type: (keys: string) => void child.stdin.write(keys),
     /** Kills `script` (SIGKILL): the terminal's other end closes, as when the person closes its window, and serve (its session leader) gets SIGHUP. */
     hangUp: () => child.kill('SIGKILL'),
+    scriptPid: child.pid!,
     ended,
     /** Resolves once the worker has exited; fails after DEADLINE_MS. */
     async workerExited(): Promise<void> {
@@ -81,6 +82,28 @@ async function serveWithWorker() {
       }
     },
   };
+}
+
+/** The `serve` process among `root`'s descendants (script → shell → node), found by its command line. */
+function servePidUnder(root: number): number {
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (pid !== root && cmdline.includes('serve')) return pid;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    if (children) queue.push(...children.split(' ').map(Number));
+  }
+  throw new Error(`no serve process under ${root}`);
+}
+
+/** Resolves once `pid` has exited (it is not our child, so its exit is looked for in /proc); fails after DEADLINE_MS. */
+async function exitOf(pid: number): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (running(pid)) {
+    if (Date.now() > deadline) throw new Error(`serve ${pid} still runs ${DEADLINE_MS} ms after its terminal closed:\n${ps(pid)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10)); // a poll of /proc: no exit event reaches us for a process that is not our child
+  }
 }
 
 /** The process's line in `ps`, for a failure's message. */
@@ -122,10 +145,12 @@ test('Ctrl-C at serve ends its worker (one that ignores SIGINT), though the work
 
 test('closing serve’s terminal (SIGHUP) ends its worker (one that ignores SIGHUP) and removes the socket and token', { timeout: 60_000 }, async () => {
   const s = await serveWithWorker();
+  const serve = servePidUnder(s.scriptPid);
   s.hangUp();
   await s.workerExited();
   assert.equal(running(s.pid), false);
-  await s.ended;
+  await s.ended; // \`script\`, killed at once; serve itself goes on stopping after its worker ended
+  await exitOf(serve);
   assert.ok(!existsSync(join(s.runtimeDir, 'gateway.sock')), 'the socket was removed');
   assert.ok(!existsSync(join(s.runtimeDir, 'gateway.token')), 'the token was removed');
 });
