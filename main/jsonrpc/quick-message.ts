@@ -1,4 +1,5 @@
 import type { Message } from './wire.js';
+import { isJsonObject, keyCount, type JsonObject as Json } from './json-object.js';
 
 /**
  * A hand-written check of the two envelopes nearly every body brings (a request and a
@@ -9,19 +10,6 @@ import type { Message } from './wire.js';
  * test/jsonrpc/quick-message.test.ts proves it against the schema over generated and mutated values.
  * Why: the union of four strict objects cost ~3 µs a `tools/call` on the gateway's main thread.
  */
-
-type Json = Record<string, unknown>;
-
-function isJsonObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** How many own keys a parsed JSON object has (it inherits none that are enumerable). */
-function keyCount(value: Json): number {
-  let n = 0;
-  for (const _ in value) n++;
-  return n;
-}
 
 // Parsed JSON has no undefined values and Object.prototype none of the names read here, so
 // `value.x === undefined` means the key is absent, and a key count equal to the keys named means

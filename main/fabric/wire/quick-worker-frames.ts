@@ -1,4 +1,5 @@
 import type { WorkerMessage } from './worker-to-broker.js';
+import { isJsonObject, keyCount, type JsonObject as Json } from '../../jsonrpc/json-object.js';
 
 /**
  * A hand-written check of the frames every `agent.invoke` brings a broker (the call itself, the
@@ -9,19 +10,6 @@ import type { WorkerMessage } from './worker-to-broker.js';
  * test/fabric/quick-frames.test.ts proves it against the schemas over generated and mutated frames.
  * Why: zod's compiled parser and its defaults ran in V8's baseline tier, a third of a call's decoding.
  */
-
-type Json = Record<string, unknown>;
-
-/** How many own keys a parsed JSON object has (it inherits none that are enumerable). */
-function keyCount(value: Json): number {
-  let n = 0;
-  for (const _ in value) n++;
-  return n;
-}
-
-function isJsonObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** `RequestId`: a non-negative safe integer. */
 function isRequestId(value: unknown): value is number {
