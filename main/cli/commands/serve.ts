@@ -120,8 +120,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // From here on a signal is a clean stop: whoever reads the ready line may signal at once, and
     // a signal while the gateway starts must still end with its socket and token removed.
     // A terminal that closed fails every write to it (EIO), before its SIGHUP is handled and after:
-    // serve goes on unheard, to stop cleanly on that SIGHUP. Any other write error is thrown as before.
-    for (const out of [process.stdout, process.stderr]) out.on('error', (err: NodeJS.ErrnoException) => throwUnlessTerminalEio(out, err));
+    // serve goes on unheard, to stop cleanly on that SIGHUP. A reader that went away (`serve | head
+    // -2`, a supervisor that stopped reading) fails them with EPIPE: serve goes on serving unheard,
+    // to stop cleanly when told. Any other write error is thrown as before.
+    for (const out of [process.stdout, process.stderr]) out.on('error', (err: NodeJS.ErrnoException) => throwUnlessReaderGone(out, err));
     // `on`, not `once`: a second signal before the stop begins (a closing terminal sends SIGHUP
     // twice, the shell's and the kernel's) must not find the default action and kill the process
     // with its socket and token left behind; from the stop on, `leaveNow` answers it.
@@ -407,7 +409,11 @@ class TaskPrompt {
   }
 }
 
-/** EIO from a terminal is the terminal gone (its SIGHUP stops serve); from anything else it is thrown. */
-function throwUnlessTerminalEio(out: NodeJS.WriteStream, err: NodeJS.ErrnoException): void {
+/**
+ * EIO from a terminal is the terminal gone (its SIGHUP stops serve), EPIPE the reader of a pipe
+ * or socket gone: serve is unheard from then on, not broken. Anything else is thrown.
+ */
+function throwUnlessReaderGone(out: NodeJS.WriteStream, err: NodeJS.ErrnoException): void {
+  if (err.code === 'EPIPE') return;
   if (err.code !== 'EIO' || !out.isTTY) throw err;
 }
