@@ -2,7 +2,7 @@
  * bench/broker: what the broker adds to a worker's life and to a call between two workers, each
  * next to the bare thing it is made of, measured in the same run.
  *
- *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--warm-up N] [--only spawn|calls|invoke|hand] [--variants] [--tsx]
+ *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--warm-up N] [--only spawn|calls|invoke|hand] [--variants] [--per-round] [--tsx]
  *
  * Spawning (rounds of one of each, the order turning every round):
  * 1. The floor: a bare Node child (`children/floor.mjs`) spawned on an fd-3 socketpair, which
@@ -58,6 +58,7 @@ const CALL_ROUNDS = arg('--call-rounds', 12); // call rounds: one batch of each 
 const CALLS = arg('--calls', 400); // sequential calls per batch
 const WARM_UP = arg('--warm-up', 1); // warm-up batches per call row, not recorded
 const VARIANTS = process.argv.includes('--variants'); // more hand-routed styles
+const PER_ROUND = process.argv.includes('--per-round'); // the broker's and the router's CPU a call, round by round (tiering)
 const FROM_SOURCE = process.argv.includes('--tsx');
 
 const ROOT_DIR = fileURLToPath(new URL('../', import.meta.url));
@@ -133,6 +134,15 @@ function stats(samples: readonly number[]): Stats {
 function cpuUs(pid: number): number {
   try {
     return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
+/** A process's voluntary context switches so far (`/proc/<pid>/status`: how often it slept; NaN where there is none). */
+function sleeps(pid: number): number {
+  try {
+    return Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
   } catch {
     return NaN;
   }
@@ -398,6 +408,10 @@ interface Row {
   /** CPU µs per process over the recorded batches. */
   cpu: Record<string, number>;
   roundMedians: number[];
+  /** CPU µs a call of the first process in `pids` (the broker, the router, this process), per round. */
+  roundCpu: number[];
+  /** Voluntary context switches per process over the recorded batches (`--per-round`). */
+  sleeps: Record<string, number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,7 +480,7 @@ async function main(): Promise<void> {
     const handB = spawnOnPair('participant-b.mjs');
     const router = new HandRouter(handA.socket, handB.socket);
     const here = process.pid;
-    const row = (name: string, run: () => Promise<number[]>, pids: Record<string, number>): Row => ({ name, run, pids, samples: [], cpu: {}, roundMedians: [] });
+    const row = (name: string, run: () => Promise<number[]>, pids: Record<string, number>): Row => ({ name, run, pids, samples: [], cpu: {}, roundMedians: [], roundCpu: [], sleeps: {} });
     const invoke = row('agent.invoke a-0 → b-0 through the broker, timed in A', () => childBatch(a.child, aLines, CALLS), { broker: here, A: a.child.pid!, B: b.child.pid! });
     const pingChild = row('peer: one-line ping-pong, timed in a child', () => childBatch(pinger.c, pinger.lines, CALLS), { 'this process': here, child: pinger.c.pid! });
     const pingHere = row('  (the same ping-pong timed here)', () => hereBatch(echo.socket, CALLS), { 'this process': here, child: echo.c.pid! });
@@ -492,8 +506,11 @@ async function main(): Promise<void> {
         const r = rows[(n + round) % rows.length]!;
         const pids = Object.entries(r.pids);
         const before = pids.map(([, pid]) => cpuUs(pid));
+        const slept = PER_ROUND ? pids.map(([, pid]) => sleeps(pid)) : [];
         const samples = await r.run();
+        if (PER_ROUND) pids.forEach(([label, pid], i) => (r.sleeps[label] = (r.sleeps[label] ?? 0) + sleeps(pid) - slept[i]!));
         pids.forEach(([label, pid], i) => (r.cpu[label] = (r.cpu[label] ?? 0) + cpuUs(pid) - before[i]!));
+        r.roundCpu.push((cpuUs(pids[0]![1]) - before[0]!) / CALLS);
         r.samples.push(...samples);
         r.roundMedians.push(stats(samples).median);
       }
@@ -536,6 +553,14 @@ async function main(): Promise<void> {
       ...(rows.includes(pingHere) ? [line(pingHere), `  the same calls routed by hand here (bare JSON, no checks; another A and B; timed in A):`] : []),
       ...hands.filter((r) => r.samples.length > 0).map(line),
       ...summary,
+      ...(PER_ROUND
+        ? rows
+            .filter((r) => r === invoke || r === hands[0])
+            .flatMap((r) => [
+              `  CPU µs a call by round, ${r === invoke ? 'broker' : 'router'}: ${r.roundCpu.map((x) => Math.round(x)).join(' ')}`,
+              `    sleeps (voluntary context switches) a call: ${Object.entries(r.sleeps).map(([label, n]) => `${label} ${(n / calls).toFixed(2)}`).join(', ')}`,
+            ])
+        : []),
     );
   }
   await broker.stop();
