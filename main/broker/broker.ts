@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import {
   CallError,
@@ -29,6 +28,7 @@ import { NodeTable, ROOT, type NodeState } from './nodes.js';
 import { runTask } from './run-task.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
+import { newTaskId } from './task-id.js';
 import { MAX_TASK_TEXT_BYTES, TaskText } from './task-text.js';
 import { TaskTree, type RootCall, type TaskScope } from './task-tree.js';
 import { MAX_WORKERS, MAX_WORKERS_PER_TASK, WorkerSlots } from './worker-slots.js';
@@ -69,6 +69,19 @@ export interface BrokerOptions {
   /** How every worker connection is served (hello timeout, limits); the call handler is the broker's. */
   serve?: Omit<ServeOptions, 'calls'>;
   log?: (message: string) => void;
+}
+
+/** An agent with no settings of its own (read only: one object for all). */
+const NO_SETTINGS: AgentSettings = Object.freeze({});
+
+/** An `agent.invoke`'s callee once the call is allowed, and what its caller acts as. */
+interface Callee {
+  participant: Participant | undefined;
+  virtual: VirtualAgent | undefined;
+  role: string;
+  scope: NodeState;
+  several: NodeState[] | undefined;
+  settings: AgentSettings;
 }
 
 interface VirtualAgent {
@@ -316,7 +329,7 @@ export class Broker {
   }
 
   private settings(role: string): AgentSettings {
-    return this.options.agents?.[role] ?? {};
+    return this.options.agents?.[role] ?? NO_SETTINGS;
   }
 
   private ended(name: string): void {
@@ -358,52 +371,100 @@ export class Broker {
    * `agent.invoke` from `caller` (acting as `acting` says): checks, then one task on the callee;
    * resolves the wire's result shape. A participant running several tasks may call only what it
    * could call within each of them, and its callee's context must suit each of them.
+   *
+   * Not `async`: a call that brings no spawn context is checked and its task sent in this turn, and
+   * a participant's task resolves the result in the turn its answer is read (see `runTask`), so the
+   * caller's answer leaves one promise turn after the callee's, not four.
    */
-  private async invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall): Promise<InvokeResult> {
+  private invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall): Promise<InvokeResult> {
+    let callee: Callee;
+    try {
+      callee = this.callee(caller, params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (params.spawn_context === undefined && !callee.several) {
+      // A call that brings no context gets the caller's, derived at once (no file system, no await).
+      return this.startInvoke(caller, params, callee, deriveSpawnContext(callee.scope.spawnContext, callee.settings), progress, signal, rootCall);
+    }
+    return this.checkedSpawnContext(params, callee).then((spawnContext) => this.startInvoke(caller, params, callee, spawnContext, progress, signal, rootCall));
+  }
+
+  /** Who `params.agent` is and what `caller` acts as, once the call is allowed (else throws `CallError`). */
+  private callee(caller: NodeState, params: InvokeParams): Callee {
     if (this.stopping) throw new CallError(wireError({ kind: 'refused', reason: 'the broker is stopping' }));
     const participant = this.participant(params.agent);
     const virtual = participant ? undefined : this.virtuals.get(params.agent);
     if (!participant && !virtual) throw new CallError(wireError({ kind: 'unknown_agent', agent: params.agent }));
     const role = participant ? participant.node.spec : virtual!.name;
     const { scope, several } = this.tree.acting(caller);
-    for (const within of several ?? [scope]) {
-      checkDelegation({ name: within.name, chain: within.chain, otherChains: within.otherChains, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: params.agent, role });
-    }
-    const settings = this.settings(role);
-    // A call that brings no context gets the caller's, derived at once (no file system, no await).
+    if (several) for (const within of several) delegationCheck(within, params.agent, role);
+    else delegationCheck(scope, params.agent, role);
+    return { participant, virtual, role, scope, several, settings: this.settings(role) };
+  }
+
+  /** The callee's spawn context when the call brings one or its caller runs several tasks: checked against each (real paths). */
+  private async checkedSpawnContext(params: InvokeParams, callee: Callee): Promise<SpawnContext> {
+    const { scope, several, settings } = callee;
     const spawnContext = params.spawn_context === undefined ? deriveSpawnContext(scope.spawnContext, settings) : await checkSpawnContext(params.spawn_context, scope.spawnContext, settings);
     if (several) for (const within of several) await calleeSpawnContext(spawnContext, within.spawnContext, settings);
+    return spawnContext;
+  }
 
-    const task: TaskRunParams = { taskId: `task-${randomUUID()}`, text: params.prompt, spawnContext };
-    const placed = this.tree.place(scope, role, task.taskId, spawnContext);
-    // A virtual agent's worker takes its slot now, or the call is refused (before anything is started).
-    const releaseSlot = virtual ? this.slots.take(placed.tree) : undefined;
+  /** The checked call's task: placed, started on the callee, and its outcome made the wire's result. */
+  private startInvoke(
+    caller: NodeState,
+    params: InvokeParams,
+    callee: Callee,
+    spawnContext: SpawnContext,
+    progress: ProgressSink,
+    signal: AbortLike,
+    rootCall: RootCall | undefined,
+  ): Promise<InvokeResult> {
+    const { participant, virtual } = callee;
+    const task: TaskRunParams = { taskId: newTaskId(), text: params.prompt, spawnContext };
+    const placed = this.tree.place(callee.scope, callee.role, task.taskId, spawnContext);
+    let releaseSlot: (() => void) | undefined;
+    try {
+      // A virtual agent's worker takes its slot now, or the call is refused (before anything is started).
+      if (virtual) releaseSlot = this.slots.take(placed.tree);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (rootCall) this.tree.claim(placed.tree, rootCall);
     const text = new TaskText(this.maxTaskTextBytes);
-    // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
-    const decided = (): boolean => rootCall?.clarification !== undefined;
     const onEvent = (event: TaskEventParams): Promise<void> | undefined | void => {
       if (event.kind === 'status') return progress({ Step: event.message ?? event.state });
-      if (!decided()) text.append(event.text);
+      // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
+      if (rootCall?.clarification === undefined) text.append(event.text);
       return progress({ Text: event.text });
     };
-    let outcome: TaskOutcome;
     if (participant) {
       const name = participant.node.name;
       const served = this.tree.serve(name, placed);
-      try {
+      return new Promise<InvokeResult>((resolve) => {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
-        outcome = await this.runTask(participant.connection, task, onEvent, signal, () => void progress({ Admitted: name }));
-      } finally {
-        served();
-      }
-    } else {
-      try {
-        outcome = await this.runVirtual(virtual!, placed, task, onEvent, progress, toAbortSignal(signal));
-      } finally {
-        releaseSlot!(); // once the worker and everything it started are reaped
-      }
+        const sent = (): void => void progress({ Admitted: name });
+        this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
+          served();
+          resolve(this.invokeResult(caller, text, outcome, signal, rootCall));
+        }, sent);
+      });
     }
+    return this.runVirtual(virtual!, placed, task, onEvent, progress, toAbortSignal(signal)).then(
+      (outcome) => {
+        releaseSlot!(); // once the worker and everything it started are reaped
+        return this.invokeResult(caller, text, outcome, signal, rootCall);
+      },
+      (err: unknown) => {
+        releaseSlot!();
+        throw err;
+      },
+    );
+  }
+
+  /** A task's outcome as the wire's result of the call that started it. */
+  private invokeResult(caller: NodeState, text: TaskText, outcome: TaskOutcome, signal: AbortLike, rootCall: RootCall | undefined): InvokeResult {
     const result: InvokeResult = {
       success: outcome.state === 'completed',
       response: text.toString(),
@@ -411,8 +472,9 @@ export class Broker {
       cancelled_by_user: signal.aborted,
     };
     if (outcome.state !== 'completed') result.error = outcome.message ?? `the task ended ${outcome.state}`;
-    // What the callee says of the cut is ignored: only the broker knows what it kept.
-    const told = decided() ? undefined : outcome.metadata;
+    // What the callee says of the cut is ignored: only the broker knows what it kept. Nothing the
+    // callee says joins a root call's result once a question decided it (see `clarify`).
+    const told = rootCall?.clarification !== undefined ? undefined : outcome.metadata;
     if (told === undefined && text.cut === 0) return result;
     const metadata: TaskMetadata = { ...told };
     delete metadata.responseCutBytes;
@@ -421,13 +483,16 @@ export class Broker {
     return result;
   }
 
-  /** Runs one task on a local participant's connection (see `runTask`): the task is the participant's meanwhile (`ownsTask`). */
-  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, sent?: () => void): Promise<TaskOutcome> {
+  /**
+   * Runs one task on a local participant's connection (see `runTask`); `done` gets its outcome in
+   * the turn it ends. The task is the participant's meanwhile (`ownsTask`): no longer once `done` runs.
+   */
+  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void, sent?: () => void): void {
     const owned = this.tree.taskRunning(params.taskId);
-    const outcome = runTask(connection, params, onEvent, signal, this.graceMs, sent);
-    // Reacted to before any caller's await on it: the task is no longer owned when the caller resumes.
-    void outcome.then(owned, owned);
-    return outcome;
+    runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
+      owned();
+      done(outcome);
+    }, sent);
   }
 
   /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */
@@ -465,7 +530,7 @@ export class Broker {
       node.roster = worker.spawnContext.roster;
     }
     try {
-      return await this.runTask(worker.connection, { ...params, spawnContext: worker.spawnContext }, onEvent, signal);
+      return await new Promise<TaskOutcome>((resolve) => this.runTask(worker.connection, { ...params, spawnContext: worker.spawnContext }, onEvent, signal, resolve));
     } finally {
       await worker.stop(this.graceMs).catch((err: unknown) => this.log(`stopping ${worker.node.name}: ${(err as Error)?.message ?? String(err)}`));
       this.ended(worker.node.name);
@@ -473,6 +538,11 @@ export class Broker {
       await this.inflight.settled(worker.node.name);
     }
   }
+}
+
+/** The delegation rules for a call made as `within` to `agent` (of `role`): throws `CallError` when they refuse it. */
+function delegationCheck(within: NodeState, agent: string, role: string): void {
+  checkDelegation({ name: within.name, chain: within.chain, otherChains: within.otherChains, roster: within.kind === 'root' ? within.roster : within.roster ?? [] }, { name: agent, role });
 }
 
 function positiveInteger(option: string, value: number): number {

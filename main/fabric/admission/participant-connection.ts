@@ -81,6 +81,7 @@ interface OwedRequest {
 }
 
 interface OwedTask {
+  /** Called once with the outcome (see `sendTask`). */
   resolve: (outcome: TaskOutcome) => void;
   onEvent: TaskEventListener | undefined;
 }
@@ -197,10 +198,33 @@ export class ParticipantConnection {
    * closed, and `close()` has failed the task already).
    */
   startTask(params: TaskRunParams, onEvent?: TaskEventListener): RunningTask & { queued: Promise<void> | undefined } {
-    if (this.closeReason !== undefined) return { id: 0, outcome: Promise.resolve(this.disconnected()), queued: undefined };
+    let resolve!: (outcome: TaskOutcome) => void;
+    const outcome = new Promise<TaskOutcome>((settle) => (resolve = settle));
+    return { ...this.sendTask(params, onEvent, resolve), outcome };
+  }
+
+  /**
+   * `startTask` with the outcome handed to `onOutcome` instead of a promise: called once, in the
+   * same turn as what ends the task (its answer read, the connection closing; at once when it is
+   * closed already), so that whoever waits on the task can answer its own caller in that turn,
+   * without the promise turns in between. `onOutcome` must not throw (what it throws is logged).
+   */
+  sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: (outcome: TaskOutcome) => void): { id: number; queued: Promise<void> | undefined } {
+    if (this.closeReason !== undefined) {
+      this.deliver(onOutcome, this.disconnected());
+      return { id: 0, queued: undefined };
+    }
     const { id, line } = this.codec.request({ method: 'task.run', params });
-    const outcome = new Promise<TaskOutcome>((resolve) => this.tasks.set(id, { resolve, onEvent }));
-    return { id, outcome, queued: this.outbound.offer(line)?.catch(() => {}) };
+    this.tasks.set(id, { resolve: onOutcome, onEvent });
+    return { id, queued: this.outbound.offer(line)?.catch(() => {}) };
+  }
+
+  private deliver(onOutcome: (outcome: TaskOutcome) => void, outcome: TaskOutcome): void {
+    try {
+      onOutcome(outcome);
+    } catch (err) {
+      this.log(`a task's outcome listener threw: ${(err as Error)?.message ?? String(err)}`);
+    }
   }
 
   /** Asks the worker to stop a task (its outcome still comes as the task.run's answer). */
@@ -259,7 +283,7 @@ export class ParticipantConnection {
     const failed = this.disconnected();
     const tasks = this.tasks.sortedValues();
     this.tasks.clear();
-    for (const task of tasks) task.resolve(failed);
+    for (const task of tasks) this.deliver(task.resolve, failed);
     const calls = this.calls.sortedValues();
     this.calls.clear();
     for (const call of calls) call.cancel(new Error(`disconnected: ${reason}`));
@@ -298,8 +322,9 @@ export class ParticipantConnection {
 
   private settleTask(id: number, outcome: TaskOutcome): void {
     const task = this.tasks.get(id);
+    if (!task) return;
     this.tasks.delete(id);
-    task?.resolve(outcome);
+    this.deliver(task.resolve, outcome);
   }
 
   private settleRequest(id: number, answer: WorkerResultOf<'human.ask'> | CallError): void {
