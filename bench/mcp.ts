@@ -27,6 +27,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 
@@ -70,6 +71,8 @@ interface CpuSample {
   cpuMicros: number;
   /** Per thread (Linux: /proc/self/task/<tid>/schedstat), µs on a CPU; empty elsewhere. */
   threads: Record<string, number>;
+  /** The main thread's garbage collections so far (their pauses, as \`PerformanceObserver\` reports them), µs. */
+  gcMicros: number;
 }
 
 /** Each thread's time on a CPU, so the gateway's main thread and its plugin worker can be told apart. */
@@ -167,10 +170,15 @@ if (process.argv[2] === '--serve') {
   const dir = process.argv[4]!;
   const ready = await serve(kind, dir);
   process.send!(ready);
+  // The main thread's GC pauses, summed: a request's share says whether its objects die young.
+  let gcMicros = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMicros += entry.duration * 1000;
+  }).observe({ entryTypes: ['gc'] });
   // The parent asks for this process's CPU time (every thread) around each measurement.
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
-    process.send!({ cpuMicros: user + system, threads: threadCpu() } satisfies CpuSample);
+    process.send!({ cpuMicros: user + system, threads: threadCpu(), gcMicros } satisfies CpuSample);
   });
   process.on('disconnect', () => process.exit(0));
 } else {
@@ -192,6 +200,8 @@ interface Result {
   /** The server's main thread alone, and its busiest other thread (the gateway's plugin worker), per request. */
   mainMicrosPerRequest: number | undefined;
   otherMicrosPerRequest: number | undefined;
+  /** The server's main-thread GC pauses per request. */
+  gcMicrosPerRequest: number;
   /** The load generator (this process) per request. */
   clientMicrosPerRequest: number;
 }
@@ -266,6 +276,7 @@ async function drive(kind: ServerKind, child: ChildProcess, ready: Ready, concur
     cpuMicrosPerRequest: cpu / requests,
     mainMicrosPerRequest: split.main === undefined ? undefined : split.main / requests,
     otherMicrosPerRequest: split.other === undefined ? undefined : split.other / requests,
+    gcMicrosPerRequest: (cpu1.gcMicros - cpu0.gcMicros) / requests,
     clientMicrosPerRequest: (own.user + own.system) / requests,
   };
 }
@@ -397,7 +408,7 @@ function report(rows: Result[][], rounds: number): void {
     for (const cell of rows) {
       // A concurrency left out (`--conc`) has no cell.
       for (const [round, r] of (cell ?? []).entries()) {
-        console.log(`${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} round ${round + 1}: ${r.rps.toFixed(0).padStart(6)} req/s, p50 ${r.p50.toFixed(3)} ms, cpu ${r.cpuMicrosPerRequest.toFixed(0)} µs/req (main ${us(r.mainMicrosPerRequest, 0)}, other ${us(r.otherMicrosPerRequest, 0)})`);
+        console.log(`${name[r.kind].padEnd(32)} ${String(r.concurrency).padStart(4)} round ${round + 1}: ${r.rps.toFixed(0).padStart(6)} req/s, p50 ${r.p50.toFixed(3)} ms, cpu ${r.cpuMicrosPerRequest.toFixed(0)} µs/req (main ${us(r.mainMicrosPerRequest, 0)}, other ${us(r.otherMicrosPerRequest, 0)}, gc ${r.gcMicrosPerRequest.toFixed(1)})`);
       }
     }
   }
@@ -441,7 +452,8 @@ function report(rows: Result[][], rounds: number): void {
     const pairs = after.map((a, round) => ({ a, b: before[round]! }));
     console.log(
       `pair, concurrency ${String(c).padStart(2)}, medians over ${pairs.length} rounds: main thread ${median(after.map(main)).toFixed(1)} against ${median(before.map(main)).toFixed(1)} µs/req (within a round ${median(pairs.map(({ a, b }) => main(a) / main(b))).toFixed(3)}×; least ${Math.min(...after.map(main)).toFixed(1)} against ${Math.min(...before.map(main)).toFixed(1)}), ` +
-        `req/s ${median(after.map((r) => r.rps)).toFixed(0)} against ${median(before.map((r) => r.rps)).toFixed(0)} (${median(pairs.map(({ a, b }) => a.rps / b.rps)).toFixed(3)}×), p50 ${median(pairs.map(({ a, b }) => a.p50 / b.p50)).toFixed(3)}×`,
+        `req/s ${median(after.map((r) => r.rps)).toFixed(0)} against ${median(before.map((r) => r.rps)).toFixed(0)} (${median(pairs.map(({ a, b }) => a.rps / b.rps)).toFixed(3)}×), p50 ${median(pairs.map(({ a, b }) => a.p50 / b.p50)).toFixed(3)}×, ` +
+        `main-thread GC ${median(after.map((r) => r.gcMicrosPerRequest)).toFixed(1)} against ${median(before.map((r) => r.gcMicrosPerRequest)).toFixed(1)} µs/req`,
     );
   }
 }

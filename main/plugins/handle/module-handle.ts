@@ -16,7 +16,7 @@ import type {
   ToolDefinition,
   ToolOutcome,
 } from '../worker/protocol.js';
-import { CallQueue, type Job, type Settler } from './call-queue.js';
+import { CallQueue, InvokeToolRequest, Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
 import { GuestWorker, InstantiateTimedOut, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
 import { inStartTurn } from './engine-starts.js';
@@ -278,8 +278,7 @@ export class ModuleHandle implements ModuleInfo {
       if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
     }
     if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
-    const request: ToolCallRequest = { name: req.name, argumentsJson: req.argumentsJson, callId: req.callId };
-    if (req.caller !== undefined) request.caller = req.caller;
+    const request = new InvokeToolRequest(req.name, req.argumentsJson, req.callId, req.caller);
     // Its place was held since the check above: not refused busy now (a metered call was counted).
     return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs, signal, true) as Promise<ToolOutcome>;
   }
@@ -363,7 +362,7 @@ export class ModuleHandle implements ModuleInfo {
     const notYet = this.startRefusal();
     if (notYet) return Promise.reject(notYet);
     return new Promise((resolve, reject) => {
-      const job: Job = { op, request, timeoutMs, resolve, reject, seq: 0, counted: false, cancelled: false };
+      const job = new Job(op, request, timeoutMs, resolve, reject);
       if (signal) {
         const onAbort = (): void => this.cancel(job, signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
