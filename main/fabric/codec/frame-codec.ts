@@ -53,6 +53,8 @@ export class FrameCodec<In extends Named, Out extends Named> {
   private readonly own = new IdTable<string>();
   /** The peer's requests we have not answered: id → method. */
   private readonly peer = new IdTable<string>();
+  /** The method of our request `id` in flight (what a result's payload is checked against); made once, not per line. */
+  private readonly ownMethod = (id: number): string | undefined => this.own.get(id);
   private lastId = 0;
   private awaitingHello: boolean;
   private closedFor: string | undefined;
@@ -144,7 +146,7 @@ export class FrameCodec<In extends Named, Out extends Named> {
   }
 
   private admit(text: string): Incoming<In> {
-    const decoded = decodeFrameText(text, this.direction, (id) => this.own.get(id));
+    const decoded = decodeFrameText(text, this.direction, this.ownMethod);
     switch (decoded.type) {
       case 'invalid':
         return this.close(`decode error: ${decoded.reason}`);
@@ -195,12 +197,13 @@ export class FrameCodec<In extends Named, Out extends Named> {
   request<F extends Requests<Out>>(body: Body<F>): { id: number; line: string } {
     const id = ++this.lastId;
     this.own.set(id, body.method);
-    return { id, line: encodeFrame({ v: 3, id, ...body }) };
+    // Built whole (every frame of the wire is its envelope, `method` and `params`): not a copy of `body`.
+    return { id, line: encodeFrame({ v: 3, id, method: body.method, params: body.params }) };
   }
 
   /** Encodes a notification. */
   notify(body: Body<Notifications<Out>>): string {
-    return encodeFrame({ v: 3, ...body });
+    return encodeFrame({ v: 3, method: body.method, params: body.params });
   }
 
   /**
