@@ -235,7 +235,7 @@ describe("a participant's life", () => {
   it("the root's abort cancels a task waiting for room in a participant's full outbound queue", async () => {
     // Every call the flood makes is refused at once by the rate limit (no token, none refilled while
     // the test runs): ~6000 answers, far more than the socket's buffers take, so hundreds wait for
-    // room for good (the count still falls while the kernel takes what it can: it is not compared).
+    // room for good (the flood stops reading in libuv, so nothing drains on any Node's buffer sizes).
     const t = startBroker([], { serve: { limits: { burst: 0, callsPerSecond: 1e-9 } } });
     try {
       const opened = await t.broker.openParticipant('flood', process.execPath, ['--import', 'tsx', FLOOD]);
@@ -248,8 +248,10 @@ describe("a participant's life", () => {
       const tree = (t.broker as unknown as { tree: { servingNames(): string[] } }).tree;
       await until(() => tree.servingNames().includes('flood-0'), 'the task.run on its way');
       assert.ok(queue.waiters > 0 && !progress.events.some((e) => 'Admitted' in e), 'the task.run waits for room');
+      const waiting = queue.waiters;
       controller.abort();
       const result = await call;
+      assert.equal(queue.waiters, waiting, 'nothing found room while the task waited');
       assert.equal(result.success, false);
       assert.equal(result.cancelled_by_user, true);
       assert.equal(result.error, 'cancelled: flood-0 could not be sent the task within 1000 ms');
