@@ -139,6 +139,16 @@ function cpuUs(pid: number): number {
   }
 }
 
+/** A process's main thread's user and system CPU time so far, µs (`/proc/<pid>/stat`, in clock ticks of 10 ms). */
+function userSystemUs(pid: number): [number, number] {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return [Number(fields[11]) * 10_000, Number(fields[12]) * 10_000];
+  } catch {
+    return [NaN, NaN];
+  }
+}
+
 /** A process's voluntary context switches so far (`/proc/<pid>/status`: how often it slept; NaN where there is none). */
 function sleeps(pid: number): number {
   try {
@@ -412,6 +422,8 @@ interface Row {
   roundCpu: number[];
   /** Voluntary context switches per process over the recorded batches (`--per-round`). */
   sleeps: Record<string, number>;
+  /** User and system CPU µs of the first process in `pids` over the recorded batches (`--per-round`). */
+  userSystem: [number, number];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -480,7 +492,7 @@ async function main(): Promise<void> {
     const handB = spawnOnPair('participant-b.mjs');
     const router = new HandRouter(handA.socket, handB.socket);
     const here = process.pid;
-    const row = (name: string, run: () => Promise<number[]>, pids: Record<string, number>): Row => ({ name, run, pids, samples: [], cpu: {}, roundMedians: [], roundCpu: [], sleeps: {} });
+    const row = (name: string, run: () => Promise<number[]>, pids: Record<string, number>): Row => ({ name, run, pids, samples: [], cpu: {}, roundMedians: [], roundCpu: [], sleeps: {}, userSystem: [0, 0] });
     const invoke = row('agent.invoke a-0 → b-0 through the broker, timed in A', () => childBatch(a.child, aLines, CALLS), { broker: here, A: a.child.pid!, B: b.child.pid! });
     const pingChild = row('peer: one-line ping-pong, timed in a child', () => childBatch(pinger.c, pinger.lines, CALLS), { 'this process': here, child: pinger.c.pid! });
     const pingHere = row('  (the same ping-pong timed here)', () => hereBatch(echo.socket, CALLS), { 'this process': here, child: echo.c.pid! });
@@ -507,8 +519,13 @@ async function main(): Promise<void> {
         const pids = Object.entries(r.pids);
         const before = pids.map(([, pid]) => cpuUs(pid));
         const slept = PER_ROUND ? pids.map(([, pid]) => sleeps(pid)) : [];
+        const us0 = PER_ROUND ? userSystemUs(pids[0]![1]) : [0, 0];
         const samples = await r.run();
-        if (PER_ROUND) pids.forEach(([label, pid], i) => (r.sleeps[label] = (r.sleeps[label] ?? 0) + sleeps(pid) - slept[i]!));
+        if (PER_ROUND) {
+          pids.forEach(([label, pid], i) => (r.sleeps[label] = (r.sleeps[label] ?? 0) + sleeps(pid) - slept[i]!));
+          const us1 = userSystemUs(pids[0]![1]);
+          r.userSystem = [r.userSystem[0] + us1[0] - us0[0]!, r.userSystem[1] + us1[1] - us0[1]!];
+        }
         pids.forEach(([label, pid], i) => (r.cpu[label] = (r.cpu[label] ?? 0) + cpuUs(pid) - before[i]!));
         r.roundCpu.push((cpuUs(pids[0]![1]) - before[0]!) / CALLS);
         r.samples.push(...samples);
@@ -558,7 +575,8 @@ async function main(): Promise<void> {
             .filter((r) => r === invoke || r === hands[0])
             .flatMap((r) => [
               `  CPU µs a call by round, ${r === invoke ? 'broker' : 'router'}: ${r.roundCpu.map((x) => Math.round(x)).join(' ')}`,
-              `    sleeps (voluntary context switches) a call: ${Object.entries(r.sleeps).map(([label, n]) => `${label} ${(n / calls).toFixed(2)}`).join(', ')}`,
+              `    sleeps (voluntary context switches) a call: ${Object.entries(r.sleeps).map(([label, n]) => `${label} ${(n / calls).toFixed(2)}`).join(', ')};` +
+                ` its user / system CPU µs a call ${Math.round(r.userSystem[0] / calls)} / ${Math.round(r.userSystem[1] / calls)}`,
             ])
         : []),
     );
