@@ -232,6 +232,31 @@ describe("a participant's life", () => {
     }
   });
 
+  it("a task waiting for room when its participant's connection closes ends failed, never said to be admitted", async () => {
+    const t = startBroker([], { serve: { limits: { burst: 0, callsPerSecond: 1e-9 } } });
+    try {
+      const opened = await t.broker.openParticipant('flood', process.execPath, ['--import', 'tsx', FLOOD]);
+      const queue = opened.connection.outbound;
+      await until(() => queue.waiters > 0, 'answers waiting for room');
+      const progress = new ProgressLog();
+      const call = t.root.invoke('flood-0', 'anything', { onProgress: progress.push });
+      const tree = (t.broker as unknown as { tree: { servingNames(): string[]; liveTasks: string[] } }).tree;
+      await until(() => tree.servingNames().includes('flood-0'), 'the task.run on its way');
+      const [taskId] = tree.liveTasks;
+      assert.match(taskId ?? '', /^task-[0-9a-f]{32}$/);
+      assert.ok(t.broker.ownsTask(taskId!));
+      opened.connection.close('closed by the test');
+      const result = await call;
+      assert.equal(result.success, false);
+      assert.match(result.error ?? '', /^disconnected: flood-0's connection closed \(closed by the test\)$/);
+      assert.ok(!progress.events.some((e) => 'Admitted' in e), 'the task was never sent');
+      assert.ok(!t.broker.ownsTask(taskId!));
+      assert.deepEqual(tree.servingNames(), [], 'no participant is left running the task');
+    } finally {
+      await t.close();
+    }
+  });
+
   it("the root's abort cancels a task waiting for room in a participant's full outbound queue", async () => {
     // Every call the flood makes is refused at once by the rate limit (no token, none refilled while
     // the test runs): ~6000 answers, far more than the socket's buffers take, so hundreds wait for
