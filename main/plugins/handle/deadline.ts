@@ -8,11 +8,16 @@ import { CallChannel, DONE, RUNNING, STARTED_F64, monotonicMs } from '../worker/
 export class Deadline {
   private timer: NodeJS.Timeout | undefined;
   private at = 0;
+  /** The delay the timer was set with: due no later than that from now. */
+  private inMs = 0;
 
   constructor(private readonly onFire: () => void) {}
 
   /** A call with this limit was posted: fire no later than it could expire. */
   arm(timeoutMs: number): void {
+    // Set for no later than a limit this long from an earlier moment: due before this call could
+    // expire (the usual case, calls of one kind posted one after another), without reading the clock.
+    if (this.timer !== undefined && timeoutMs >= this.inMs) return;
     const at = monotonicMs() + timeoutMs;
     if (this.timer !== undefined && this.at <= at) return;
     clearTimeout(this.timer);
@@ -22,6 +27,7 @@ export class Deadline {
   /** Fire in `inMs` (due at `at`, on the monotonic clock). */
   fireIn(inMs: number, at = monotonicMs() + inMs): void {
     this.at = at;
+    this.inMs = inMs;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.onFire();

@@ -25,6 +25,8 @@ export interface GuestWorkerEvents {
   ready(worker: GuestWorker): boolean;
   /** The worker died (error, exit, out of heap) after it was ready. */
   gone(worker: GuestWorker, why: string): void;
+  /** `DONE` moved while `awaitAnswers` waited: answers are there to take. */
+  answers(worker: GuestWorker): void;
   /** What a start rejects with when the handle closed while the worker started. */
   unloaded(): Error;
 }
@@ -153,18 +155,19 @@ export class GuestWorker {
     Atomics.notify(this.channel.ints, REQ);
   };
 
-  /** One pending wait on `DONE` covers every call posted so far; `onAnswers` runs when it moves. */
-  awaitAnswers(onAnswers: () => void): void {
+  /** One pending wait on `DONE` covers every call posted so far; `events.answers` hears when it moves. */
+  awaitAnswers(): void {
     if (this.waiting) return;
     this.waiting = true;
     const wait = waitAsync(this.channel.ints, DONE, this.settled);
-    const done = (): void => {
-      this.waiting = false;
-      onAnswers();
-    };
-    if (typeof wait.value === 'string') queueMicrotask(done);
-    else void wait.value.then(done);
+    if (typeof wait.value === 'string') queueMicrotask(this.answersIn);
+    else void wait.value.then(this.answersIn);
   }
+
+  private readonly answersIn = (): void => {
+    this.waiting = false;
+    this.events.answers(this);
+  };
 
   /** Calls the worker has answered (the count; their answers are in the slots or on the port). */
   answered(): number {

@@ -251,35 +251,50 @@ export class ModuleHandle implements ModuleInfo {
    * the call `busy` at once, before the meter is asked; a call the meter admitted is never then
    * refused `busy`. `options.signal` cancels it.
    */
-  async invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
-    if (this.closed) throw this.unloadedError();
-    const bytes = req.argumentsJson.length;
-    if (this.waitingCalls >= MAX_WAITING_CALLS) throw this.busyError();
-    if (this.waitingCalls > 0 && this.waitingArgumentBytes() + bytes > MAX_WAITING_ARGUMENT_BYTES) throw this.busyError(true);
-    const notYet = this.startRefusal();
-    if (notYet) throw notYet;
-    const signal = options.signal;
-    if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
-    const meter = this.init.meter;
-    if (meter) {
-      let admission: Admission;
-      // The call holds its place while the meter is asked: a slow meter cannot gather unbounded calls.
-      this.admitting++;
-      this.admittingBytes += bytes;
-      try {
-        admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
-      } catch (err) {
-        throw new PluginCallError('credit_refused', `credit check failed: ${messageOf(err)}`, this.name);
-      } finally {
-        this.admitting--;
-        this.admittingBytes -= bytes;
-      }
-      const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
-      if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
+  invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
+    // Not an async function: without a credit meter the call is queued at once, and the promise
+    // `enqueue` makes is the answer (an async wrapper would cost a frame and a promise per call,
+    // and its answer two more turns of the microtask queue). A refusal still rejects, never throws.
+    try {
+      if (this.closed) throw this.unloadedError();
+      const bytes = req.argumentsJson.length;
+      if (this.waitingCalls >= MAX_WAITING_CALLS) throw this.busyError();
+      if (this.waitingCalls > 0 && this.waitingArgumentBytes() + bytes > MAX_WAITING_ARGUMENT_BYTES) throw this.busyError(true);
+      const notYet = this.startRefusal();
+      if (notYet) throw notYet;
+      const signal = options.signal;
+      if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
+      const meter = this.init.meter;
+      if (meter) return this.invokeMetered(meter, req, bytes, signal);
+      return this.enqueueInvoke(req, signal);
+    } catch (err) {
+      return Promise.reject(err);
     }
+  }
+
+  /** `invokeTool` with a credit meter: the meter is asked first, the call holding its place meanwhile. */
+  private async invokeMetered(meter: CreditMeter, req: InvokeRequest, bytes: number, signal: AbortLike | undefined): Promise<ToolOutcome> {
+    let admission: Admission;
+    // The call holds its place while the meter is asked: a slow meter cannot gather unbounded calls.
+    this.admitting++;
+    this.admittingBytes += bytes;
+    try {
+      admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
+    } catch (err) {
+      throw new PluginCallError('credit_refused', `credit check failed: ${messageOf(err)}`, this.name);
+    } finally {
+      this.admitting--;
+      this.admittingBytes -= bytes;
+    }
+    const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
+    if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
     if (signal?.aborted) throw this.cancelledError(req.name, signal.reason, 'before it was queued');
+    return this.enqueueInvoke(req, signal);
+  }
+
+  /** Its place was held since the checks in `invokeTool`: not refused busy now (a metered call was counted). */
+  private enqueueInvoke(req: InvokeRequest, signal: AbortLike | undefined): Promise<ToolOutcome> {
     const request = new InvokeToolRequest(req.name, req.argumentsJson, req.callId, req.caller);
-    // Its place was held since the check above: not refused busy now (a metered call was counted).
     return this.enqueue('invoke-tool', request, this.limits.maxExecutionMs, signal, true) as Promise<ToolOutcome>;
   }
 
@@ -365,7 +380,7 @@ export class ModuleHandle implements ModuleInfo {
       const job = new Job(op, request, timeoutMs, resolve, reject);
       if (signal) {
         const onAbort = (): void => this.cancel(job, signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
+        signal.addEventListener('abort', onAbort, ONCE);
         const settled = (): void => signal.removeEventListener('abort', onAbort);
         job.resolve = (value) => {
           settled();
@@ -530,7 +545,7 @@ export class ModuleHandle implements ModuleInfo {
 
   private awaitAnswers(live: GuestWorker): void {
     if (this.calls.inflight.length === 0) return;
-    live.awaitAnswers(() => this.onAnswers(live));
+    live.awaitAnswers();
   }
 
   private onAnswers(live: GuestWorker): void {
@@ -674,6 +689,7 @@ export class ModuleHandle implements ModuleInfo {
       return true;
     },
     gone: (live, why) => this.onWorkerGone(live, why),
+    answers: (live) => this.onAnswers(live),
     unloaded: () => this.unloadedError(),
   };
 
@@ -721,6 +737,9 @@ export class ModuleHandle implements ModuleInfo {
     this.pump();
   }
 }
+
+/** The listener options of a call's abort listener (one object, not one a call). */
+const ONCE = { once: true } as const;
 
 /** Why a start no call wants any more was abandoned (never seen by a caller). */
 class StartAbandoned extends Error {
