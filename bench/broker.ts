@@ -28,7 +28,10 @@
  *    The broker's call rate limit (10 a second, burst 32, per connection) is lifted for the run.
  *    The last line sets the broker beside the hand router's "as the broker does" row, end to end
  *    and in CPU a call (issue 21: each at most 1.25x). `--only invoke` and `--only hand` run one of
- *    the two with the ping-pong alone, for profiles of each to set side by side.
+ *    the two with the ping-pong alone, for profiles of each to set side by side. `--per-round` adds
+ *    the broker's and the router's CPU a call round by round (V8's tier-up shows in the first
+ *    rounds), each process's sleeps a call (voluntary context switches: how often a process went
+ *    to wait for a frame) and the broker's and router's user and system CPU a call.
  *
  * The broker runs as compiled JavaScript: the bench first transpiles its import graph with
  * TypeScript's `transpileModule` into `tmp/bench-broker/` (git-ignored; redone for changed files),
