@@ -1,4 +1,4 @@
-import { Op, SLOTS } from '../worker/call-channel.js';
+import { Op, SLOTS, SlotFailure } from '../worker/call-channel.js';
 import type { CallOp, GuestFailureKind, PortRequest, ToolCallRequest } from '../worker/protocol.js';
 import type { GuestWorker } from './guest-worker.js';
 
@@ -135,6 +135,6 @@ function settle(live: GuestWorker, job: Job, seq: number, settler: Settler): voi
     if (msg?.type === 'failed') return settler.fail(job, msg.kind, msg.message);
     return settler.lost(job);
   }
-  if ('value' in answer) return job.resolve(answer.value);
-  settler.fail(job, answer.failed as GuestFailureKind, answer.message);
+  if (answer instanceof SlotFailure) return settler.fail(job, answer.kind as GuestFailureKind, answer.message);
+  job.resolve(answer);
 }

@@ -16,7 +16,7 @@
  * rare calls with structured answers (`metadata`, `list-tools`) go over a `MessagePort` instead,
  * with the slot saying so; the port is FIFO, so order holds.
  */
-import type { ToolCallRequest, ToolErrorKind, ToolOutcome } from './protocol.js';
+import type { TokenUsage, ToolCallRequest, ToolErrorKind, ToolOutcome } from './protocol.js';
 
 /** Int32 indices of the header. */
 export const REQ = 0; // calls posted by the main thread (a count: the last posted seq)
@@ -49,6 +49,32 @@ export const ON_PORT = 0x100;
  * the answer is a message on the port.
  */
 const Answer = { Ok: 1, OkUsage: 2, ToolError: 3, Failed: 4, OnPort: 5 } as const;
+
+/** A failure outside the guest's own result (a trap, an output too large…), as its slot holds it. */
+export class SlotFailure {
+  constructor(
+    readonly kind: string,
+    readonly message: string,
+  ) {}
+}
+
+/**
+ * `{ ok: true, value: { content, usage } }`, built from empty objects rather than written as a
+ * literal: V8 records where each object literal with properties is made and, once a site's
+ * objects are found alive at a young-generation collection, makes its later objects straight in
+ * the old generation. It did so for this literal at 32 calls in flight, so every answer stayed
+ * until the next full collection (issue 21; `Job` in plugins/handle has the same story). An empty
+ * `{}` carries no such record.
+ */
+function okOutcome(content: string, usage: TokenUsage | undefined): ToolOutcome {
+  const value = {} as { content: string; usage: TokenUsage | undefined };
+  value.content = content;
+  value.usage = usage;
+  const outcome = {} as { ok: true; value: typeof value };
+  outcome.ok = true;
+  outcome.value = value;
+  return outcome;
+}
 
 /** A monotonic clock in milliseconds, the same on every thread of the process. */
 export function monotonicMs(): number {
@@ -103,22 +129,14 @@ export class CallChannel {
     return true;
   }
 
-  /** The slot's code and its strings (lengths in ints 1..n, -1 for absent). */
-  private get(seq: number, count: number): { code: number; strings: (string | undefined)[]; extra0: number; extra1: number } {
-    const base = this.base(seq);
+  /** String `index` of the slot at `base` (its length in int `1 + index`, -1 for absent). */
+  private text(base: number, index: number): string | undefined {
     const head = base >> 2;
     let at = base + SLOT_HEAD_BYTES;
-    const strings: (string | undefined)[] = [];
-    for (let i = 0; i < count; i++) {
-      const n = this.ints[head + 1 + i]!;
-      if (n < 0) {
-        strings.push(undefined);
-        continue;
-      }
-      strings.push(n === 0 ? '' : this.bytes.toString('utf8', at, at + n));
-      at += n;
-    }
-    return { code: this.ints[head]!, strings, extra0: this.ints[head + 5]!, extra1: this.ints[head + 6]! };
+    for (let i = 0; i < index; i++) at += Math.max(0, this.ints[head + 1 + i]!);
+    const n = this.ints[head + 1 + index]!;
+    if (n < 0) return undefined;
+    return n === 0 ? '' : this.bytes.toString('utf8', at, at + n);
   }
 
   // --- main thread -------------------------------------------------------------------------------
@@ -134,18 +152,22 @@ export class CallChannel {
     return false;
   }
 
-  /** The answer to call `seq`: an outcome, a failure, or `undefined` when it is on the port. */
-  readAnswer(seq: number): { value: ToolOutcome } | { failed: string; message: string } | undefined {
-    const { code, strings, extra0, extra1 } = this.get(seq, 2);
-    switch (code) {
+  /**
+   * The answer to call `seq`: the guest's outcome, a `SlotFailure`, or `undefined` when it is on
+   * the port. Read straight from the slot: on the `tools/call` path it is made at every answer.
+   */
+  readAnswer(seq: number): ToolOutcome | SlotFailure | undefined {
+    const base = this.base(seq);
+    const head = base >> 2;
+    switch (this.ints[head]) {
       case Answer.Ok:
-        return { value: { ok: true, value: { content: strings[0]!, usage: undefined } } };
+        return okOutcome(this.text(base, 0)!, undefined);
       case Answer.OkUsage:
-        return { value: { ok: true, value: { content: strings[0]!, usage: { inputTokens: extra0 >>> 0, outputTokens: extra1 >>> 0 } } } };
+        return okOutcome(this.text(base, 0)!, { inputTokens: this.ints[head + 5]! >>> 0, outputTokens: this.ints[head + 6]! >>> 0 });
       case Answer.ToolError:
-        return { value: { ok: false, error: { kind: strings[0] as ToolErrorKind, message: strings[1]! } } };
+        return { ok: false, error: { kind: this.text(base, 0) as ToolErrorKind, message: this.text(base, 1)! } };
       case Answer.Failed:
-        return { failed: strings[0]!, message: strings[1]! };
+        return new SlotFailure(this.text(base, 0)!, this.text(base, 1)!);
       default:
         return undefined;
     }
@@ -158,9 +180,10 @@ export class CallChannel {
     const code = this.ints[this.base(seq) >> 2]!;
     const op = (code & 0xff) as Op;
     if (op !== Op.InvokeTool || code & ON_PORT) return { op, onPort: (code & ON_PORT) !== 0, request: undefined };
-    const { strings } = this.get(seq, 4);
-    const request: ToolCallRequest = { name: strings[0]!, argumentsJson: strings[1]!, callId: strings[2]! };
-    if (strings[3] !== undefined) request.caller = strings[3];
+    const base = this.base(seq);
+    const request: ToolCallRequest = { name: this.text(base, 0)!, argumentsJson: this.text(base, 1)!, callId: this.text(base, 2)! };
+    const caller = this.text(base, 3);
+    if (caller !== undefined) request.caller = caller;
     return { op, onPort: false, request };
   }
 
