@@ -34,7 +34,8 @@ const CancelledParams = z.looseObject({ requestId: RequestIdSchema, reason: z.st
  */
 export function mcpDispatcher(module: CallableModule, onError: (err: unknown) => void, inflight = new InflightCalls()): Dispatcher {
   const dispatcher = new Dispatcher({ onHandlerError: (err) => onError(err) });
-  const failed = (err: unknown): never => {
+  // Typed on the name, so that TypeScript knows a call to it never returns.
+  const failed: (err: unknown) => never = (err) => {
     if (err instanceof RpcError) throw err;
     if (typeof err !== 'object' || err === null || !('kind' in err)) onError(err);
     throw pluginFailure(err);
@@ -65,16 +66,16 @@ export function mcpDispatcher(module: CallableModule, onError: (err: unknown) =>
     const call = inflight.begin(context.peer, id);
     let outcome;
     try {
-      outcome = await module
-        .invokeTool(
-          {
-            name: params.name,
-            argumentsJson: argumentsJsonOf(params.arguments ?? {}),
-            callId: String(id),
-          },
-          { signal: call.signal },
-        )
-        .catch((err: unknown) => failed(call.signal.aborted && isCancelled(err) ? cancelledError(call.signal.reason) : err));
+      outcome = await module.invokeTool(
+        {
+          name: params.name,
+          argumentsJson: argumentsJsonOf(params.arguments ?? {}),
+          callId: String(id),
+        },
+        { signal: call.signal },
+      );
+    } catch (err) {
+      failed(call.signal.aborted && isCancelled(err) ? cancelledError(call.signal.reason) : err);
     } finally {
       call.end();
     }

@@ -1,3 +1,4 @@
+import type { AbortLike } from '../../jsonrpc/index.js';
 import { Op, SLOTS, SlotFailure } from '../worker/call-channel.js';
 import type { CallOp, GuestFailureKind, PortRequest, ToolCallRequest } from '../worker/protocol.js';
 import type { GuestWorker } from './guest-worker.js';
@@ -19,15 +20,44 @@ export class Job {
   counted = false;
   /** Its caller cancelled it and has been answered: whatever the worker says of it is dropped. */
   cancelled = false;
+  /** The caller's signal and the listener on it, taken off when the call is settled. */
+  private signal: AbortLike | undefined;
+  private onAbort: (() => void) | undefined;
 
   constructor(
     readonly op: CallOp,
     readonly request: ToolCallRequest | undefined,
     readonly timeoutMs: number,
-    public resolve: (value: unknown) => void,
-    public reject: (err: Error) => void,
+    private readonly fulfil: (value: unknown) => void,
+    private readonly fail: (err: Error) => void,
   ) {}
+
+  /** `onAbort` runs if `signal` aborts before the call is settled. */
+  listen(signal: AbortLike, onAbort: () => void): void {
+    this.signal = signal;
+    this.onAbort = onAbort;
+    signal.addEventListener('abort', onAbort, ONCE);
+  }
+
+  resolve(value: unknown): void {
+    this.unlisten();
+    this.fulfil(value);
+  }
+
+  reject(err: Error): void {
+    this.unlisten();
+    this.fail(err);
+  }
+
+  private unlisten(): void {
+    if (this.onAbort === undefined) return;
+    this.signal!.removeEventListener('abort', this.onAbort);
+    this.onAbort = undefined;
+  }
 }
+
+/** The listener options of a call's abort listener (one object, not one a call). */
+const ONCE = { once: true } as const;
 
 /** An `invoke-tool` request as the worker gets it; a class for the reason `Job` gives. */
 export class InvokeToolRequest implements ToolCallRequest {

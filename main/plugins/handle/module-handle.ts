@@ -378,19 +378,7 @@ export class ModuleHandle implements ModuleInfo {
     if (notYet) return Promise.reject(notYet);
     return new Promise((resolve, reject) => {
       const job = new Job(op, request, timeoutMs, resolve, reject);
-      if (signal) {
-        const onAbort = (): void => this.cancel(job, signal.reason);
-        signal.addEventListener('abort', onAbort, ONCE);
-        const settled = (): void => signal.removeEventListener('abort', onAbort);
-        job.resolve = (value) => {
-          settled();
-          resolve(value);
-        };
-        job.reject = (err) => {
-          settled();
-          reject(err);
-        };
-      }
+      if (signal) job.listen(signal, () => this.cancel(job, signal.reason));
       this.calls.waiting.push(job);
       this.pump();
     });
@@ -532,16 +520,19 @@ export class ModuleHandle implements ModuleInfo {
       return;
     }
     if (this.calls.full) return;
-    this.calls.post(live, (job) => {
-      if (!job.counted) {
-        job.counted = true;
-        this.stats.calls++;
-      }
-      this.deadline.arm(job.timeoutMs);
-    });
+    this.calls.post(live, this.posted);
     live.notifyPosted();
     this.awaitAnswers(live);
   }
+
+  /** Each call as it is posted: counted once (a call posted again after a restart is not), and on the clock. */
+  private readonly posted = (job: Job): void => {
+    if (!job.counted) {
+      job.counted = true;
+      this.stats.calls++;
+    }
+    this.deadline.arm(job.timeoutMs);
+  };
 
   private awaitAnswers(live: GuestWorker): void {
     if (this.calls.inflight.length === 0) return;
@@ -737,9 +728,6 @@ export class ModuleHandle implements ModuleInfo {
     this.pump();
   }
 }
-
-/** The listener options of a call's abort listener (one object, not one a call). */
-const ONCE = { once: true } as const;
 
 /** Why a start no call wants any more was abandoned (never seen by a caller). */
 class StartAbandoned extends Error {
