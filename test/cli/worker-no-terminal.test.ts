@@ -80,6 +80,9 @@ async function serveWithWorker() {
       } finally {
         clearTimeout(timer);
       }
+      // The kernel closes an exiting process's files a few ms before it is a zombie, so the FIFO
+      // can end while /proc still shows it running (most runs on Node 22 and 24): wait for that too.
+      await exitOf(Number(pid));
     },
   };
 }
@@ -101,7 +104,7 @@ function servePidUnder(root: number): number {
 async function exitOf(pid: number): Promise<void> {
   const deadline = Date.now() + DEADLINE_MS;
   while (running(pid)) {
-    if (Date.now() > deadline) throw new Error(`serve ${pid} still runs ${DEADLINE_MS} ms after its terminal closed:\n${ps(pid)}`);
+    if (Date.now() > deadline) throw new Error(`${pid} still runs ${DEADLINE_MS} ms after it was told to stop:\n${ps(pid)}`);
     await new Promise((resolve) => setTimeout(resolve, 10)); // a poll of /proc: no exit event reaches us for a process that is not our child
   }
 }
