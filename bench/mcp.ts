@@ -20,7 +20,9 @@
  * With `--against`, the pair is also reported round by round (medians over the rounds of each
  * side's main-thread CPU a request and req/s, and of the after/before ratio within a round), which
  * on a shared machine is steadier than the best rounds. `--js-echo` makes both gateway children
- * serve the plain JS echo (no WASM worker): the HTTP and MCP path alone.
+ * serve the plain JS echo (no WASM worker): the HTTP and MCP path alone. Each server child also
+ * sums its main thread's GC pauses (`PerformanceObserver` `gc` entries): `gc` in the round rows
+ * (`--each-round`) and on the pair line, per request.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
