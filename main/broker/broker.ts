@@ -442,13 +442,18 @@ export class Broker {
     if (participant) {
       const name = participant.node.name;
       const served = this.tree.serve(name, placed);
-      return new Promise<InvokeResult>((resolve) => {
+      return new Promise<InvokeResult>((resolve, reject) => {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
         const sent = (): void => void progress({ Admitted: name });
-        this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
-          served();
-          resolve(this.invokeResult(caller, text, outcome, signal, rootCall));
-        }, sent);
+        try {
+          this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
+            served();
+            resolve(this.invokeResult(caller, text, outcome, signal, rootCall));
+          }, sent);
+        } catch (err) {
+          served(); // the task never went out: the participant does not run it
+          reject(err);
+        }
       });
     }
     return this.runVirtual(virtual!, placed, task, onEvent, progress, toAbortSignal(signal)).then(
@@ -489,10 +494,15 @@ export class Broker {
    */
   private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void, sent?: () => void): void {
     const owned = this.tree.taskRunning(params.taskId);
-    runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
-      owned();
-      done(outcome);
-    }, sent);
+    try {
+      runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
+        owned();
+        done(outcome);
+      }, sent);
+    } catch (err) {
+      owned(); // a task.run that could not be sent (see `runTask`) is nobody's
+      throw err;
+    }
   }
 
   /** One task on a fresh worker of a virtual agent: admitted, started, run, reaped (with everything it started). */

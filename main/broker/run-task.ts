@@ -11,7 +11,8 @@ import type { AbortLike } from '../jsonrpc/index.js';
  * room in a full outbound queue); a worker that has not answered within `graceMs`, or has not even
  * been sent the task by then, ends the task `canceled` here (a task worker is then reaped by its
  * caller; a long-lived participant is left running). `sent` is called once the `task.run` is on its
- * way (never for a task that ended before that).
+ * way (never for a task that ended before that). A `task.run` that cannot be encoded throws here,
+ * and `done` is never called.
  */
 export function runTask(
   connection: ParticipantConnection,
@@ -44,7 +45,16 @@ export function runTask(
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
   // Most often the task.run is queued at once; else once the outbound queue has room.
-  const task = connection.sendTask(params, onEvent, settle);
+  let task: { id: number; queued: Promise<void> | undefined };
+  try {
+    task = connection.sendTask(params, onEvent, settle);
+  } catch (err) {
+    // Never sent (its frame could not be encoded): nothing of it is left waiting, and the throw is the caller's.
+    settled = true;
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+    throw err;
+  }
   const queued = (): void => {
     running = task.id;
     // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
