@@ -193,12 +193,17 @@ export class FrameCodec<In extends Named, Out extends Named> {
     return { type: 'dropped', reason };
   }
 
-  /** Encodes one of our requests under the next id; it is in flight until the peer answers. */
+  /**
+   * Encodes one of our requests under the next id; it is in flight until the peer answers. A
+   * request that cannot be encoded throws and never went out: its id is neither in flight nor used.
+   */
   request<F extends Requests<Out>>(body: Body<F>): { id: number; line: string } {
-    const id = ++this.lastId;
-    this.own.set(id, body.method);
+    const id = this.lastId + 1;
     // Built whole (every frame of the wire is its envelope, `method` and `params`): not a copy of `body`.
-    return { id, line: encodeFrame({ v: 3, id, method: body.method, params: body.params }) };
+    const line = encodeFrame({ v: 3, id, method: body.method, params: body.params });
+    this.lastId = id;
+    this.own.set(id, body.method);
+    return { id, line };
   }
 
   /** Encodes a notification. */
