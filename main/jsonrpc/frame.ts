@@ -35,20 +35,8 @@ export type MalformedFrame =
   | { readonly kind: 'malformed'; readonly reason: 'parse'; readonly text: string }
   | { readonly kind: 'malformed'; readonly reason: 'shape'; readonly text: string; readonly value: unknown };
 
-/**
- * `{ kind: 'message', message }`, built from an empty object rather than written as a literal.
- * V8 records where each object literal with properties is made and, once a site's objects are
- * found alive at young-generation collections, makes that site's later objects straight in the
- * old generation. A `tools/call`'s frame lives until its answer, which waits on a plugin's worker:
- * at 32 calls in flight this site was so judged, and every request's frame, with what it
- * references, then stayed until a full collection (issue 21: 10-20 µs of GC a request, for the
- * life of the process). An empty `{}` carries no such record.
- */
 export function messageFrame(message: Message): MessageFrame {
-  const frame = {} as { kind: 'message'; message: Message };
-  frame.kind = 'message';
-  frame.message = message;
-  return frame;
+  return { kind: 'message', message };
 }
 
 export function batchFrame(messages: readonly [Message, ...Message[]]): BatchFrame {
@@ -77,7 +65,7 @@ export function frameFromJson(value: unknown, text?: string): TransportFrame {
     if (isNonEmpty(entries)) return { kind: 'batch', entries };
   } else {
     const message = messageOf(value);
-    if (message) return messageFrame(message);
+    if (message) return { kind: 'message', message };
   }
   // JSON.stringify gives undefined (despite its type) for undefined, e.g. an empty parsed body.
   return { kind: 'malformed', reason: 'shape', text: text ?? (JSON.stringify(value) as string | undefined) ?? '', value };
