@@ -404,6 +404,9 @@ export class ModuleHandle implements ModuleInfo {
     if (!live.channel.isRunning(job.seq)) return this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'before it started'));
     // Running: what the worker finished before it is answered first, then the worker is stopped.
     this.calls.settleDone(live, this.settler);
+    // It finished since `isRunning` looked (the worker runs on): answered above, so the worker
+    // stays; else the splice below would take the last call posted instead, which never settles.
+    if (!this.calls.inflight.includes(job)) return this.pump();
     this.live = undefined;
     this.lastEnd = 'failed';
     this.calls.inflight.splice(this.calls.inflight.indexOf(job), 1);
