@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { AbortLike } from '../../jsonrpc/index.js';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
+import { FrameTooLargeError } from '../codec/frame-too-large.js';
 import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
@@ -58,7 +59,10 @@ export interface ServeOptions {
   helloTimeoutMs?: number;
   /** The longest line read from the worker (default `MAX_FRAME_BYTES`). */
   maxFrameBytes?: number;
-  /** The longest line the worker reads: a reply over it fails that call (default `MAX_FRAME_BYTES`). */
+  /**
+   * The longest line the worker reads (default `MAX_FRAME_BYTES`): a reply over it fails that call,
+   * a task.run or request over it is refused before it is written (see `sendTask`).
+   */
   workerMaxFrameBytes?: number;
   /** Call limits; `now` is the rate limit's clock. */
   limits?: CallGateOptions;
@@ -127,10 +131,10 @@ export class ParticipantConnection {
     options: ServeOptions = {},
   ) {
     this.log = options.log ?? ((message) => console.warn(`fabric: ${node.name}: ${message}`));
-    this.codec = FrameCodec.forBroker({ maxFrameBytes: options.maxFrameBytes, log: this.log });
+    this.workerMaxFrameBytes = options.workerMaxFrameBytes ?? MAX_FRAME_BYTES;
+    this.codec = FrameCodec.forBroker({ maxFrameBytes: options.maxFrameBytes, peerMaxFrameBytes: this.workerMaxFrameBytes, log: this.log });
     this.gate = new CallGate(options.limits);
     this.handler = options.calls ?? refuseAll;
-    this.workerMaxFrameBytes = options.workerMaxFrameBytes ?? MAX_FRAME_BYTES;
     this.closeGraceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
     this.outbound = new OutboundQueue(stream);
     this.hello = new Promise((resolve, reject) => {
@@ -186,9 +190,17 @@ export class ParticipantConnection {
     return this.closeReason;
   }
 
-  /** Sends a task.run; `onEvent` sees its task.event notifications. Waits while the outbound queue is full. */
+  /**
+   * Sends a task.run; `onEvent` sees its task.event notifications. Waits while the outbound queue is
+   * full. Rejects with what `sendTask` throws for a task.run that cannot be sent.
+   */
   runTask(params: TaskRunParams, onEvent?: TaskEventListener): Promise<RunningTask> {
-    const task = this.startTask(params, onEvent);
+    let task: ReturnType<ParticipantConnection['startTask']>;
+    try {
+      task = this.startTask(params, onEvent);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return task.queued ? task.queued.then(() => task) : Promise.resolve(task);
   }
 
@@ -208,15 +220,29 @@ export class ParticipantConnection {
    * same turn as what ends the task (its answer read, the connection closing; at once when it is
    * closed already), so that whoever waits on the task can answer its own caller in that turn,
    * without the promise turns in between. `onOutcome` must not throw (what it throws is logged).
+   * A task.run that cannot be sent throws here, before anything is written, and `onOutcome` is never
+   * called: one over the worker's frame cap (which would close its connection) as a `CallError`
+   * (`failed`), one that cannot be encoded as what encoding threw.
    */
   sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: (outcome: TaskOutcome) => void): { id: number; queued: Promise<void> | undefined } {
     if (this.closeReason !== undefined) {
       this.deliver(onOutcome, this.disconnected());
       return { id: 0, queued: undefined };
     }
-    const { id, line } = this.codec.request({ method: 'task.run', params });
+    const { id, line } = this.encodeRequest(() => this.codec.request({ method: 'task.run', params }));
     this.tasks.set(id, { resolve: onOutcome, onEvent });
     return { id, queued: this.outbound.offer(line)?.catch(() => {}) };
+  }
+
+  /** Encodes a request of the broker's; one too large for the worker becomes a `CallError` (`failed`) naming it. */
+  private encodeRequest(encode: () => { id: number; line: string }): { id: number; line: string } {
+    try {
+      return encode();
+    } catch (err) {
+      if (!(err instanceof FrameTooLargeError)) throw err;
+      const reason = `the ${err.method} is ${err.bytes} bytes, over ${this.node.name}'s frame cap of ${err.maxBytes}`;
+      throw new CallError(wireError({ kind: 'failed', reason }));
+    }
   }
 
   private deliver(onOutcome: (outcome: TaskOutcome) => void, outcome: TaskOutcome): void {
@@ -243,7 +269,12 @@ export class ParticipantConnection {
   request(method: 'human.ask', params: z.input<typeof RelayedAskParams>, signal?: AbortSignal): Promise<WorkerResultOf<'human.ask'>> {
     if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const { id, line } = this.codec.request({ method, params: params as z.infer<typeof RelayedAskParams> });
+    let id: number, line: string;
+    try {
+      ({ id, line } = this.encodeRequest(() => this.codec.request({ method, params: params as z.infer<typeof RelayedAskParams> })));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         if (!this.requests.delete(id)) return;

@@ -8,6 +8,7 @@ import type { WorkerMessage } from '../wire/worker-to-broker.js';
 import { DropLog } from './drop-log.js';
 import { IdTable, type ReadonlyIdTable } from './id-table.js';
 import { decodeFrameText, encodeFrame } from './frame-text.js';
+import { FrameTooLargeError, bytesOver } from './frame-too-large.js';
 import { LineSplitter } from './line-splitter.js';
 
 /** What one line from the peer amounts to. A `close` is final: the codec reads nothing after it. */
@@ -21,6 +22,11 @@ export type Incoming<M> =
 export interface FrameCodecOptions {
   /** The longest line read (default `MAX_FRAME_BYTES`). */
   maxFrameBytes?: number;
+  /**
+   * The longest line the peer reads: a request over it throws `FrameTooLargeError` and is not sent
+   * (the peer would close the connection for it). Default: not checked.
+   */
+  peerMaxFrameBytes?: number;
   /** Where dropped frames are logged (1st, 2nd, 4th, 8th…). */
   log?: (message: string) => void;
 }
@@ -59,6 +65,7 @@ export class FrameCodec<In extends Named, Out extends Named> {
   private awaitingHello: boolean;
   private closedFor: string | undefined;
   readonly maxFrameBytes: number;
+  readonly peerMaxFrameBytes: number;
 
   constructor(
     private readonly direction: Direction<In>,
@@ -66,6 +73,7 @@ export class FrameCodec<In extends Named, Out extends Named> {
     options: FrameCodecOptions = {},
   ) {
     this.maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    this.peerMaxFrameBytes = options.peerMaxFrameBytes ?? Infinity;
     this.splitter = new LineSplitter(this.maxFrameBytes);
     this.drops = new DropLog(options.log ?? ((message) => console.warn(`fabric: ${message}`)));
     this.awaitingHello = expectHello;
@@ -195,12 +203,15 @@ export class FrameCodec<In extends Named, Out extends Named> {
 
   /**
    * Encodes one of our requests under the next id; it is in flight until the peer answers. A
-   * request that cannot be encoded throws and never went out: its id is neither in flight nor used.
+   * request that cannot be encoded, or whose line is over `peerMaxFrameBytes` (`FrameTooLargeError`),
+   * throws and never went out: its id is neither in flight nor used.
    */
   request<F extends Requests<Out>>(body: Body<F>): { id: number; line: string } {
     const id = this.lastId + 1;
     // Built whole (every frame of the wire is its envelope, `method` and `params`): not a copy of `body`.
     const line = encodeFrame({ v: 3, id, method: body.method, params: body.params });
+    const over = bytesOver(line, this.peerMaxFrameBytes);
+    if (over !== undefined) throw new FrameTooLargeError(body.method, over, this.peerMaxFrameBytes);
     this.lastId = id;
     this.own.set(id, body.method);
     return { id, line };
