@@ -14,7 +14,7 @@ export class FrameTooLargeError extends RangeError {
   }
 }
 
-/** The line's size in UTF-8 bytes when it is over `maxBytes`, else undefined (most lines are counted without a byte count). */
+/** The line's size in UTF-8 bytes when it is over `maxBytes`, else undefined (most lines are counted without a byte count): for requests here and replies (`fitReply`). */
 export function bytesOver(line: string, maxBytes: number): number | undefined {
   // A UTF-16 unit is at most 3 UTF-8 bytes.
   if (line.length * 3 <= maxBytes) return undefined;
