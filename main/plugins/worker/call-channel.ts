@@ -177,10 +177,10 @@ export class CallChannel {
 
   /** Call `seq`'s op and, for `invoke-tool` in the slot, its request. */
   readRequest(seq: number): { op: Op; onPort: boolean; request: ToolCallRequest | undefined } {
-    const code = this.ints[this.base(seq) >> 2]!;
+    const base = this.base(seq);
+    const code = this.ints[base >> 2]!;
     const op = (code & 0xff) as Op;
     if (op !== Op.InvokeTool || code & ON_PORT) return { op, onPort: (code & ON_PORT) !== 0, request: undefined };
-    const base = this.base(seq);
     const request: ToolCallRequest = { name: this.text(base, 0)!, argumentsJson: this.text(base, 1)!, callId: this.text(base, 2)! };
     const caller = this.text(base, 3);
     if (caller !== undefined) request.caller = caller;
