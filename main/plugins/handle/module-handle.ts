@@ -405,11 +405,12 @@ export class ModuleHandle implements ModuleInfo {
     // Running: what the worker finished before it is answered first, then the worker is stopped.
     this.calls.settleDone(live, this.settler);
     // It finished since `isRunning` looked (the worker runs on): answered above, so the worker
-    // stays; else the splice below would take the last call posted instead, which never settles.
-    if (!this.calls.inflight.includes(job)) return this.pump();
+    // stays; else splice(-1) would take the last call posted instead, which never settles.
+    const at = this.calls.inflight.indexOf(job);
+    if (at < 0) return this.pump();
     this.live = undefined;
     this.lastEnd = 'failed';
-    this.calls.inflight.splice(this.calls.inflight.indexOf(job), 1);
+    this.calls.inflight.splice(at, 1);
     this.calls.requeueInflight();
     this.stats.stopped++;
     this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it ran; its instance was stopped'));
