@@ -270,7 +270,7 @@ export class Broker {
         ...result,
         success: false,
         error: `${clarification.asker.agent} asked ${quoted} and this call has no question handler to answer it`,
-        // The worker's later outcome added nothing (see `decided` in invoke); a cut made before stays said.
+        // The worker's later outcome added nothing (see `decided`); a cut made before stays said.
         metadata: { ...(result.metadata ?? {}), clarification },
         cancelled_by_user: false,
       };
@@ -435,8 +435,7 @@ export class Broker {
     const text = new TaskText(this.maxTaskTextBytes);
     const onEvent = (event: TaskEventParams): Promise<void> | undefined | void => {
       if (event.kind === 'status') return progress({ Step: event.message ?? event.state });
-      // A root call's outcome is decided once it has failed with a question: from then on nothing joins its result.
-      if (rootCall?.clarification === undefined) text.append(event.text);
+      if (!decided(rootCall)) text.append(event.text);
       return progress({ Text: event.text });
     };
     if (participant) {
@@ -477,9 +476,8 @@ export class Broker {
       cancelled_by_user: signal.aborted,
     };
     if (outcome.state !== 'completed') result.error = outcome.message ?? `the task ended ${outcome.state}`;
-    // What the callee says of the cut is ignored: only the broker knows what it kept. Nothing the
-    // callee says joins a root call's result once a question decided it (see `clarify`).
-    const told = rootCall?.clarification !== undefined ? undefined : outcome.metadata;
+    // What the callee says of the cut is ignored: only the broker knows what it kept.
+    const told = decided(rootCall) ? undefined : outcome.metadata;
     if (told === undefined && text.cut === 0) return result;
     const metadata: TaskMetadata = { ...told };
     delete metadata.responseCutBytes;
@@ -548,6 +546,11 @@ export class Broker {
       await this.inflight.settled(worker.node.name);
     }
   }
+}
+
+/** A root call's outcome is decided once it has failed with a question (see `TaskTree.clarify`): from then on nothing the callee says joins its result. */
+function decided(rootCall: RootCall | undefined): boolean {
+  return rootCall?.clarification !== undefined;
 }
 
 /** The delegation rules for a call made as `within` to `agent` (of `role`): throws `CallError` when they refuse it. */
