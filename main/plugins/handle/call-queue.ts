@@ -61,16 +61,12 @@ const ONCE = { once: true } as const;
 
 /** An `invoke-tool` request as the worker gets it; a class for the reason `Job` gives. */
 export class InvokeToolRequest implements ToolCallRequest {
-  readonly caller: string | undefined;
-
   constructor(
     readonly name: string,
     readonly argumentsJson: string,
     readonly callId: string,
-    caller: string | undefined,
-  ) {
-    this.caller = caller;
-  }
+    readonly caller: string | undefined,
+  ) {}
 }
 
 /** How settling reports a call that did not end with a value. */
