@@ -142,7 +142,7 @@ function cpuUs(pid: number): number {
   }
 }
 
-/** A process's main thread's user and system CPU time so far, µs (`/proc/<pid>/stat`, in clock ticks of 10 ms). */
+/** A process's user and system CPU time so far, all its threads, µs (`/proc/<pid>/stat`, in clock ticks of 10 ms). */
 function userSystemUs(pid: number): [number, number] {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -425,7 +425,7 @@ interface Row {
   roundCpu: number[];
   /** Voluntary context switches per process over the recorded batches (`--per-round`). */
   sleeps: Record<string, number>;
-  /** User and system CPU µs of the first process in `pids` over the recorded batches (`--per-round`). */
+  /** User and system CPU µs of the first process in `pids` (all its threads) over the recorded batches (`--per-round`). */
   userSystem: [number, number];
 }
 
@@ -529,8 +529,9 @@ async function main(): Promise<void> {
           const us1 = userSystemUs(pids[0]![1]);
           r.userSystem = [r.userSystem[0] + us1[0] - us0[0]!, r.userSystem[1] + us1[1] - us0[1]!];
         }
-        pids.forEach(([label, pid], i) => (r.cpu[label] = (r.cpu[label] ?? 0) + cpuUs(pid) - before[i]!));
-        r.roundCpu.push((cpuUs(pids[0]![1]) - before[0]!) / CALLS);
+        const spent = pids.map(([, pid], i) => cpuUs(pid) - before[i]!);
+        pids.forEach(([label], i) => (r.cpu[label] = (r.cpu[label] ?? 0) + spent[i]!));
+        r.roundCpu.push(spent[0]! / CALLS);
         r.samples.push(...samples);
         r.roundMedians.push(stats(samples).median);
       }
