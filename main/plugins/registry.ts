@@ -7,7 +7,7 @@ import { pluginSourceIn } from './build/plugin-source.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
-import { checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
+import { WaitingBudget, checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
 import { MAX_MANIFEST_BYTES, MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
@@ -56,6 +56,12 @@ export interface ModuleRegistryOptions {
    * 5 min); 0 starts it at the load and keeps it resident. See docs/plugins.md, "Idle plugins".
    */
   engineIdleMs?: number;
+  /**
+   * The arguments (the JSON text's length) the waiting calls of all this registry's modules may
+   * hold together (default `DEFAULT_TOTAL_WAITING_ARGUMENT_BYTES`, 256 MiB): a call that would take
+   * them past it is refused `busy`, as one past its own module's 64 MiB. Lower it, e.g., for tests.
+   */
+  maxTotalWaitingArgumentBytes?: number;
 }
 
 /** A module that says `execution_mode = "remote"`/`"remote_only"`: reported, never loaded here. */
@@ -122,6 +128,8 @@ export class ModuleRegistry {
   private readonly gate: GrantGate | undefined;
   /** How long each module's engine stays up after its last call, in ms (0: resident from the load), as every handle is given it. */
   readonly engineIdleMs: number;
+  /** The waiting argument bytes every handle of this registry shares, against the gateway's total cap. */
+  private readonly waitingBudget: WaitingBudget;
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
@@ -129,6 +137,7 @@ export class ModuleRegistry {
     if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
     this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
     this.engineIdleMs = checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
+    this.waitingBudget = new WaitingBudget(options.maxTotalWaitingArgumentBytes);
     this.ceilings = {
       maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
       maxExecutionMs: Math.min(options.ceilings?.maxExecutionMs ?? DEFAULT_CEILINGS.maxExecutionMs, DEFAULT_CEILINGS.maxExecutionMs),
@@ -429,6 +438,7 @@ export class ModuleRegistry {
       componentUrl: prepared.componentUrl,
       compile,
       engineIdleMs: this.engineIdleMs,
+      waitingBudget: this.waitingBudget,
       toolRecord: this.cache.toolRecord(prepared),
       relistTools,
       wasiImports: prepared.world.imports.map(unversioned).filter((i) => i.startsWith('wasi:')),

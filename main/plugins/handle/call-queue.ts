@@ -2,6 +2,7 @@ import type { AbortLike } from '../../jsonrpc/index.js';
 import { Op, SLOTS, SlotFailure } from '../worker/call-channel.js';
 import type { CallOp, GuestFailureKind, PortRequest, ToolCallRequest } from '../worker/protocol.js';
 import type { GuestWorker } from './guest-worker.js';
+import type { WaitingBudget } from './waiting-budget.js';
 
 /**
  * One call to a module, from `enqueue` until it is settled.
@@ -17,6 +18,8 @@ import type { GuestWorker } from './guest-worker.js';
 export class Job {
   /** Its number on the current worker's call channel, once posted. */
   seq = 0;
+  /** Its arguments' size (the JSON text's length), counted while it waits (`CallQueue`). */
+  readonly bytes: number;
   counted = false;
   /** Its caller cancelled it and has been answered: whatever the worker says of it is dropped. */
   cancelled = false;
@@ -30,7 +33,9 @@ export class Job {
     readonly timeoutMs: number,
     private readonly fulfil: (value: unknown) => void,
     private readonly fail: (err: Error) => void,
-  ) {}
+  ) {
+    this.bytes = request?.argumentsJson.length ?? 0;
+  }
 
   /** `onAbort` runs if `signal` aborts before the call is settled. */
   listen(signal: AbortLike, onAbort: () => void): void {
@@ -83,13 +88,24 @@ const OPS: Record<CallOp, Op> = { metadata: Op.Metadata, 'list-tools': Op.ListTo
  * A module's lock: its calls in order, those waiting for the worker and those posted to it. Up to
  * the channel's `SLOTS` calls are posted ahead; the worker runs them one at a time, so the first
  * posted is the one running. A call posted to a worker that is gone but never started there goes
- * back to the front.
+ * back to the front. The arguments of the calls waiting are counted as they come and go (`waitingBytes`),
+ * and in the gateway's `budget` too: every change to `waiting` goes through this class.
  */
 export class CallQueue {
-  /** Calls not yet posted to the worker, in order. */
+  /** Calls not yet posted to the worker, in order (read it; change it only through this class). */
   readonly waiting: Job[] = [];
   /** Calls posted to the current worker, in order: the first is running (or about to). */
   readonly inflight: Job[] = [];
+  /** The arguments (the JSON text's length) the calls in `waiting` hold. */
+  waitingBytes = 0;
+
+  constructor(private readonly budget: WaitingBudget) {}
+
+  /** Queues a call behind those waiting. */
+  add(job: Job): void {
+    this.waiting.push(job);
+    this.hold(job.bytes);
+  }
 
   /** Calls waiting for the lock: all but the first in line (running, or waiting for the engine to start). */
   get queued(): number {
@@ -105,6 +121,7 @@ export class CallQueue {
   post(live: GuestWorker, posted: (job: Job) => void): void {
     while (this.waiting.length > 0 && this.inflight.length < SLOTS) {
       const job = this.waiting.shift()!;
+      this.hold(-job.bytes);
       const seq = ++live.posted;
       job.seq = seq;
       if (!live.channel.writeRequest(seq, OPS[job.op], job.request)) {
@@ -130,7 +147,10 @@ export class CallQueue {
   /** Calls posted to a worker that is gone but never started there go back to the front (cancelled ones are dropped). */
   requeueInflight(): void {
     const rest = this.inflight.splice(0).filter((job) => !job.cancelled);
-    for (const job of rest) job.seq = 0;
+    for (const job of rest) {
+      job.seq = 0;
+      this.hold(job.bytes);
+    }
     this.waiting.unshift(...rest);
   }
 
@@ -139,12 +159,25 @@ export class CallQueue {
     const at = this.waiting.indexOf(job);
     if (at < 0) return false;
     this.waiting.splice(at, 1);
+    this.hold(-job.bytes);
     return true;
+  }
+
+  /** Takes every call not posted yet out of the queue (a start that failed fails them all). */
+  takeWaiting(): Job[] {
+    this.hold(-this.waitingBytes);
+    return this.waiting.splice(0);
   }
 
   /** Empties the queue (posted calls first), for `close`. */
   takeAll(): Job[] {
-    return [...this.inflight.splice(0), ...this.waiting.splice(0)];
+    return [...this.inflight.splice(0), ...this.takeWaiting()];
+  }
+
+  /** `bytes` more (or, negative, fewer) held by waiting calls, here and in the gateway's total. */
+  private hold(bytes: number): void {
+    this.waitingBytes += bytes;
+    this.budget.held += bytes;
   }
 }
 

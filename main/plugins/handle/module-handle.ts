@@ -23,6 +23,7 @@ import { inStartTurn } from './engine-starts.js';
 import { StartWaitError } from './start-wait.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
+import { WaitingBudget } from './waiting-budget.js';
 
 /** What `invokeTool` takes; `caller` names who is calling (an MCP client, an agent), if known. */
 export interface InvokeRequest {
@@ -80,6 +81,11 @@ export interface ModuleHandleInit
   workerHeapMb?: number | undefined;
   /** How long an engine start may take to instantiate the component (default `INSTANTIATE_TIMEOUT_MS`). */
   instantiateTimeoutMs?: number | undefined;
+  /**
+   * The account of waiting argument bytes this handle shares with the other modules of its
+   * registry (the gateway's total cap); absent, the handle has its own at the default cap.
+   */
+  waitingBudget?: WaitingBudget | undefined;
 }
 
 /** Counters for logs and benches. */
@@ -95,7 +101,10 @@ export interface HandleStats {
   /** Calls cancelled by their caller, and how many of those stopped a running guest. */
   cancelled: number;
   stopped: number;
-  /** Calls refused `busy`: the module already held `MAX_WAITING_CALLS` waiting. */
+  /**
+   * Calls refused `busy`: the module already held `MAX_WAITING_CALLS` waiting or
+   * `MAX_WAITING_ARGUMENT_BYTES` of their arguments, or the gateway its total (`WaitingBudget`).
+   */
   busy: number;
 }
 
@@ -121,7 +130,9 @@ export class ModuleHandle implements ModuleInfo {
   private starting: Promise<GuestWorker> | undefined;
   /** Abandons the start under way: its handle closed, or every call that wanted it was cancelled. */
   private startAbort: AbortController | undefined;
-  private readonly calls = new CallQueue();
+  /** The waiting argument bytes of this handle and of the other modules of its registry. */
+  private readonly budget: WaitingBudget;
+  private readonly calls: CallQueue;
   private readonly deadline = new Deadline(() => this.onDeadline());
   private awaitingWorker = false;
   private closed = false;
@@ -157,6 +168,8 @@ export class ModuleHandle implements ModuleInfo {
     this.limits = init.limits;
     this.dir = init.dir;
     this.idle = new IdleTimer(checkedEngineIdleMs(init.engineIdleMs), () => this.onIdle());
+    this.budget = init.waitingBudget ?? new WaitingBudget();
+    this.calls = new CallQueue(this.budget);
   }
 
   /**
@@ -248,8 +261,10 @@ export class ModuleHandle implements ModuleInfo {
    * anything else rejects with `PluginCallError`. The credit meter is asked first, before the call
    * waits for this module's lock; a refusal never queues. A module already holding
    * `MAX_WAITING_CALLS` waiting (the calls the meter is still being asked about counted in) refuses
-   * the call `busy` at once, before the meter is asked; a call the meter admitted is never then
-   * refused `busy`. `options.signal` cancels it.
+   * the call `busy` at once, before the meter is asked; so does one whose arguments would take the
+   * module's waiting ones past `MAX_WAITING_ARGUMENT_BYTES`, or those of every module of the
+   * registry past its total (`WaitingBudget`). A call the meter admitted is never then refused
+   * `busy`. `options.signal` cancels it.
    */
   invokeTool(req: InvokeRequest, options: InvokeOptions = {}): Promise<ToolOutcome> {
     // Not an async function: without a credit meter the call is queued at once, and the promise
@@ -260,6 +275,7 @@ export class ModuleHandle implements ModuleInfo {
       const bytes = req.argumentsJson.length;
       if (this.waitingCalls >= MAX_WAITING_CALLS) throw this.busyError();
       if (this.waitingCalls > 0 && this.waitingArgumentBytes() + bytes > MAX_WAITING_ARGUMENT_BYTES) throw this.busyError(true);
+      if (this.budget.refuses(bytes)) throw this.totalBusyError();
       const notYet = this.startRefusal();
       if (notYet) throw notYet;
       const signal = options.signal;
@@ -278,6 +294,7 @@ export class ModuleHandle implements ModuleInfo {
     // The call holds its place while the meter is asked: a slow meter cannot gather unbounded calls.
     this.admitting++;
     this.admittingBytes += bytes;
+    this.budget.held += bytes;
     try {
       admission = await meter.admit(this.name, { tool: req.name, callId: req.callId, caller: req.caller });
     } catch (err) {
@@ -285,6 +302,7 @@ export class ModuleHandle implements ModuleInfo {
     } finally {
       this.admitting--;
       this.admittingBytes -= bytes;
+      this.budget.held -= bytes; // and held again, in the same turn, as `enqueueInvoke` queues it
     }
     const refused = admission === false ? 'refused by the credit meter' : typeof admission === 'object' && !admission.ok ? admission.reason : undefined;
     if (refused !== undefined) throw new PluginCallError('credit_refused', refused, this.name);
@@ -305,9 +323,7 @@ export class ModuleHandle implements ModuleInfo {
 
   /** The arguments those calls hold (the JSON text's length), against `MAX_WAITING_ARGUMENT_BYTES`. */
   private waitingArgumentBytes(): number {
-    let bytes = this.admittingBytes;
-    for (const job of this.calls.waiting) bytes += job.request?.argumentsJson.length ?? 0;
-    return bytes;
+    return this.admittingBytes + this.calls.waitingBytes;
   }
 
   /** The call-id of the `invoke-tool` the guest is running now, if any. */
@@ -357,6 +373,14 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('busy', `busy: module ${this.name} has ${this.waitingCalls} calls waiting${what}; try again later`, this.name);
   }
 
+  /** A call past the gateway's total of waiting arguments (`WaitingBudget`): refused as `busyError`, its own module maybe holding none. */
+  private totalBusyError(): PluginCallError {
+    this.stats.busy++;
+    const held = (this.budget.held / MIB).toFixed(1);
+    const cap = (this.budget.cap / MIB).toFixed(1);
+    return new PluginCallError('busy', `busy: module ${this.name}: the gateway's waiting calls hold ${held} MiB of arguments, its total cap ${cap} MiB; try again later`, this.name);
+  }
+
   /**
    * While a start that ran out of time waits to be tried again, a call is refused at once with
    * `crashed` (a `StartWaitError`), naming the wait, rather than setting off another start that would hold a start turn
@@ -379,7 +403,7 @@ export class ModuleHandle implements ModuleInfo {
     return new Promise((resolve, reject) => {
       const job = new Job(op, request, timeoutMs, resolve, reject);
       if (signal) job.listen(signal, () => this.cancel(job, signal.reason));
-      this.calls.waiting.push(job);
+      this.calls.add(job);
       this.pump();
     });
   }
@@ -514,7 +538,7 @@ export class ModuleHandle implements ModuleInfo {
             const why = `module '${this.name}' could not start: ${messageOf(err)}`;
             failure = this.unreadyStartsWait(messageOf(err)) ?? (() => new PluginCallError('crashed', why, this.name));
           }
-          for (const job of this.calls.waiting.splice(0)) {
+          for (const job of this.calls.takeWaiting()) {
             if (!job.counted) this.stats.calls++;
             job.reject(failure());
           }
