@@ -33,7 +33,7 @@ describe("a registry's modules share one cap on their waiting calls' arguments",
   after(() => fx.close());
 
   /** `handle` runs a slow call with its channel's other slots posted, and one big call waiting behind (all settled by the returned promise). */
-  async function crowd(handle: ModuleHandle, tag: string, signal?: AbortSignal): Promise<{ slow: Promise<unknown>; waiting: Promise<unknown> }> {
+  async function crowd(handle: ModuleHandle, tag: string, signal?: AbortSignal): Promise<{ slow: Promise<unknown>; waiting: ReturnType<ModuleHandle['invokeTool']> }> {
     const slow = handle.invokeTool({ name: 'slow', argumentsJson: '300', callId: `${tag}-slow` });
     await running(handle, `${tag}-slow`);
     const posted = Array.from({ length: SLOTS - 1 }, (_, i) => handle.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `${tag}-posted-${i}` }));
@@ -84,5 +84,39 @@ describe("a registry's modules share one cap on their waiting calls' arguments",
     const second = fx.registry.get('second')!;
     const huge = JSON.stringify('x'.repeat(TOTAL + 1));
     await assert.rejects(second.invokeTool({ name: 'echo', argumentsJson: huge, callId: 'huge' }), (err: unknown) => err instanceof PluginCallError && err.kind === 'output_too_large');
+  });
+});
+
+describe("the gateway's total counts the calls the credit meter is still being asked about", () => {
+  let fx: LoadedFixtures;
+  const asked: string[] = [];
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  before(async () => {
+    fx = await loadFixtures([{ name: 'held', kind: 'echo' }, { name: 'other', kind: 'echo' }], {
+      maxTotalWaitingArgumentBytes: TOTAL,
+      meter: {
+        async admit(module, call) {
+          asked.push(call.callId);
+          if (module === 'held') await gate;
+          return call.callId !== 'refused-by-meter';
+        },
+      },
+    });
+    assert.deepEqual(fx.report.failed, []);
+  });
+  after(() => fx.close());
+
+  it('a call held at the meter counts; past the total a call is refused busy unseen by the meter; the meter answering (yes or no) frees its bytes', async () => {
+    const held = fx.registry.get('held')!;
+    const other = fx.registry.get('other')!;
+    const atMeter = held.invokeTool({ name: 'echo', argumentsJson: big('held'), callId: 'at-meter' });
+    assert.match(await outcome(other.invokeTool({ name: 'echo', argumentsJson: big('other'), callId: 'over-total' })), /^busy: busy: module other: the gateway's waiting calls hold/);
+    assert.deepEqual(asked, ['at-meter'], 'the meter never saw the call refused busy');
+    open();
+    assert.equal((await atMeter).ok, true);
+    const refusing = held.invokeTool({ name: 'echo', argumentsJson: big('held'), callId: 'refused-by-meter' });
+    await assert.rejects(refusing, (err: unknown) => err instanceof PluginCallError && err.kind === 'credit_refused');
+    assert.equal((await other.invokeTool({ name: 'echo', argumentsJson: big('other'), callId: 'fits' })).ok, true);
   });
 });
