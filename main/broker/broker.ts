@@ -12,7 +12,9 @@ import {
   type ParticipantConnection,
   type ServeOptions,
   type TaskEventListener,
+  checkTaskRunSize,
   toAbortSignal,
+  workerFrameCap,
 } from '../fabric/admission/index.js';
 import type { AbortLike } from '../jsonrpc/index.js';
 import type { AgentInfo, InvokeResult, ProgressEvent, TaskRunParams } from '../fabric/wire/broker-to-worker.js';
@@ -426,8 +428,12 @@ export class Broker {
     const placed = this.tree.place(callee.scope, callee.role, task.taskId, spawnContext);
     let releaseSlot: (() => void) | undefined;
     try {
-      // A virtual agent's worker takes its slot now, or the call is refused (before anything is started).
-      if (virtual) releaseSlot = this.slots.take(placed.tree);
+      // A virtual agent's task.run must fit its worker's cap, and the worker takes its slot now, or the
+      // call is refused before anything is started (the participant path's codec measures its own line).
+      if (virtual) {
+        checkTaskRunSize(task, virtual.name, workerFrameCap(this.options.serve));
+        releaseSlot = this.slots.take(placed.tree);
+      }
     } catch (err) {
       return Promise.reject(err);
     }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { MAX_FRAME_BYTES, type WireError } from '../../main/fabric/index.js';
 import { RootCallError } from '../../main/broker/index.js';
-import { startBroker, type TestBroker } from './helpers.js';
+import { ProgressLog, plan, startBroker, until, type TestBroker } from './helpers.js';
 
 const CAPPED = fileURLToPath(new URL('./children/capped-worker.ts', import.meta.url));
 const CAP = 64 * 1024;
@@ -87,10 +87,37 @@ describe("a task.run over its callee's frame cap", () => {
         return true;
       });
       await calleeUntouched(t);
-      // A virtual agent's worker is started, refused its task before it is written, and reaped.
-      await assert.rejects(t.root.invoke('lead', huge), (err: unknown) => err instanceof RootCallError && err.error.kind === 'failed' && /over lead-0's frame cap of 34603008$/.test(err.message));
-      assert.deepEqual(treeOf(t).liveTasks, [], "no task is left owned by the virtual agent's worker");
-      assert.deepEqual(t.alive(), [], "the virtual agent's worker is reaped");
+      // A virtual agent's task is refused before its worker is started.
+      await assert.rejects(t.root.invoke('lead', huge), (err: unknown) => err instanceof RootCallError && err.error.kind === 'failed' && /over lead's frame cap of 34603008$/.test(err.message));
+      assert.deepEqual(treeOf(t).liveTasks, [], 'no task is left owned');
+      assert.deepEqual(t.pids(), [], 'no worker was started');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a virtual agent's task.run over its worker's cap is refused before a slot is taken or a worker started, with the participant path's error", { timeout: 60_000 }, async () => {
+    const t = startBroker(['lead'], { maxWorkers: 1, serve: { workerMaxFrameBytes: CAP } });
+    try {
+      const tooLarge = (err: unknown): boolean => {
+        assert.ok(err instanceof RootCallError, String(err));
+        assert.equal(err.error.kind, 'failed');
+        assert.match(err.message, new RegExp(`^the task\\.run is \\d+ bytes, over lead's frame cap of ${CAP}$`));
+        return true;
+      };
+      await assert.rejects(t.root.invoke('lead', 'x'.repeat(CAP)), tooLarge);
+      assert.deepEqual(t.pids(), [], 'no worker was started (each writes its pid at its hello)');
+      // The one slot held by a hanging worker: an oversized call still fails on its size, not on the slot it never takes.
+      const progress = new ProgressLog();
+      const controller = new AbortController();
+      const hanging = t.root.invoke('lead', plan({ hang: true }), { onProgress: progress.push, signal: controller.signal });
+      await until(() => progress.events.some((e) => 'Step' in e && e.Step.endsWith('waiting')), 'the worker waiting');
+      assert.deepEqual(progress.events[0], { Admitted: 'lead-0' }, 'the refused call admitted no node (lead-0 is the first)');
+      await assert.rejects(t.root.invoke('lead', 'x'.repeat(CAP)), tooLarge);
+      await assert.rejects(t.root.invoke('lead', plan({ echo: 'a second' })), /maxWorkers/);
+      controller.abort();
+      assert.equal((await hanging).cancelled_by_user, true);
+      assert.equal(t.pids().length, 1, 'only the hanging call started a worker');
     } finally {
       await t.close();
     }

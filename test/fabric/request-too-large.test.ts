@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CallError } from '../../main/fabric/index.js';
+import { CallError, FrameCodec, checkTaskRunSize, encodeFrame } from '../../main/fabric/index.js';
+import { jsonBytesAtMost } from '../../main/fabric/codec/json-bytes-bound.js';
+import type { TaskRunParams } from '../../main/fabric/wire/broker-to-worker.js';
 import { puppetOpener } from './helpers.js';
 
 const open = puppetOpener();
@@ -34,5 +36,32 @@ describe("a broker request over the worker's frame cap", () => {
     const request = { questions: [{ id: 'q1', question: 'x'.repeat(CAP), options: [] }], asker: { agent: 'a-0', chain: ['root', 'a'] } };
     await assert.rejects(p.connection.request('human.ask', { question: 'question-1', request }), tooLarge('human.ask'));
     assert.ok(p.connection.isOpen);
+  });
+});
+
+describe("a task.run measured before its worker exists (checkTaskRunSize, a virtual agent's call)", () => {
+  const task = (text: string): TaskRunParams => ({ taskId: 'task-1', text, spawnContext: { roster: ['lead', 'é'], workspace_root: '/tmp/w\u0001' } });
+  const lineBytes = (params: TaskRunParams): number => Buffer.byteLength(encodeFrame({ v: 3, id: 1, method: 'task.run', params }));
+
+  it('refuses exactly what the codec refuses, at the cap and one byte past it, with the error a connection gives', () => {
+    const under = task('x'.repeat(CAP - lineBytes(task(''))));
+    assert.equal(lineBytes(under), CAP);
+    assert.doesNotThrow(() => checkTaskRunSize(under, 'lead', CAP));
+    const over = { ...under, text: `${under.text}x` };
+    assert.throws(() => checkTaskRunSize(over, 'lead', CAP), (err: unknown) => {
+      assert.ok(err instanceof CallError);
+      assert.equal(err.error.kind, 'failed');
+      assert.equal(err.message, `the task.run is ${CAP + 1} bytes, over lead's frame cap of ${CAP}`);
+      return true;
+    });
+    // The same measure as a connection's codec: the line it would send is one byte over too.
+    assert.throws(() => FrameCodec.forBroker({ peerMaxFrameBytes: CAP }).request({ method: 'task.run', params: over }), { name: 'FrameTooLargeError', message: `the task.run is ${CAP + 1} bytes, over the receiver's frame cap of ${CAP}` });
+  });
+
+  it("the cheap bound is never under a string's encoded bytes (escapes, lone surrogates, astral characters)", () => {
+    for (const text of ['\u0000\u001f"\\', '\ud800\udfff\ud800', '😀é中', '\n\t\r'.repeat(100), '']) {
+      const params = task(text);
+      assert.ok(jsonBytesAtMost(params) >= Buffer.byteLength(JSON.stringify(params)), JSON.stringify(text));
+    }
   });
 });

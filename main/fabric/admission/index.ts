@@ -10,6 +10,7 @@ export {
   type TaskEventListener,
 } from './participant-connection.js';
 export { serveConnection } from './serve-connection.js';
+export { checkTaskRunSize, tooLargeFor, workerFrameCap } from './task-run-size.js';
 export { openConnection, type OpenConnectionOptions, type OpenedConnection } from './open-connection.js';
 export {
   PARTICIPANT_SOCKET_FILE,

@@ -5,23 +5,20 @@ import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { FrameTooLargeError } from '../codec/frame-too-large.js';
 import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
-import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_FRAME_BYTES } from '../limits/constants.js';
+import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
 import type { BrokerMessage, ProgressEvent, RelayedAskParams, TaskRunParams } from '../wire/broker-to-worker.js';
 import type { ParticipantCard, TaskOutcome } from '../wire/payloads.js';
 import { wireError, type WireError } from '../wire/wire-error.js';
 import type { TaskEventParams, WorkerCall, WorkerMessage, WorkerResultOf } from '../wire/worker-to-broker.js';
+import { CallError } from './call-error.js';
 import { CallSignal } from './call-signal.js';
 import type { AdmittedNode } from './directory.js';
 import type { ParticipantRegistry } from './registry.js';
+import { tooLargeFor, workerFrameCap } from './task-run-size.js';
 
-/** Throw one from a `CallHandler` to answer the call with that error. */
-export class CallError extends Error {
-  constructor(readonly error: WireError) {
-    super(error.message);
-  }
-}
+export { CallError } from './call-error.js';
 
 export interface CallContext {
   node: AdmittedNode;
@@ -131,7 +128,7 @@ export class ParticipantConnection {
     options: ServeOptions = {},
   ) {
     this.log = options.log ?? ((message) => console.warn(`fabric: ${node.name}: ${message}`));
-    this.workerMaxFrameBytes = options.workerMaxFrameBytes ?? MAX_FRAME_BYTES;
+    this.workerMaxFrameBytes = workerFrameCap(options);
     this.codec = FrameCodec.forBroker({ maxFrameBytes: options.maxFrameBytes, peerMaxFrameBytes: this.workerMaxFrameBytes, log: this.log });
     this.gate = new CallGate(options.limits);
     this.handler = options.calls ?? refuseAll;
@@ -239,9 +236,7 @@ export class ParticipantConnection {
     try {
       return encode();
     } catch (err) {
-      if (!(err instanceof FrameTooLargeError)) throw err;
-      const reason = `the ${err.method} is ${err.bytes} bytes, over ${this.node.name}'s frame cap of ${err.maxBytes}`;
-      throw new CallError(wireError({ kind: 'failed', reason }));
+      throw err instanceof FrameTooLargeError ? tooLargeFor(this.node.name, err) : err;
     }
   }
 

@@ -8,7 +8,7 @@ import type { WorkerMessage } from '../wire/worker-to-broker.js';
 import { DropLog } from './drop-log.js';
 import { IdTable, type ReadonlyIdTable } from './id-table.js';
 import { decodeFrameText, encodeFrame } from './frame-text.js';
-import { FrameTooLargeError, bytesOver } from './frame-too-large.js';
+import { requestLine } from './frame-too-large.js';
 import { LineSplitter } from './line-splitter.js';
 
 /** What one line from the peer amounts to. A `close` is final: the codec reads nothing after it. */
@@ -208,10 +208,7 @@ export class FrameCodec<In extends Named, Out extends Named> {
    */
   request<F extends Requests<Out>>(body: Body<F>): { id: number; line: string } {
     const id = this.lastId + 1;
-    // Built whole (every frame of the wire is its envelope, `method` and `params`): not a copy of `body`.
-    const line = encodeFrame({ v: 3, id, method: body.method, params: body.params });
-    const over = bytesOver(line, this.peerMaxFrameBytes);
-    if (over !== undefined) throw new FrameTooLargeError(body.method, over, this.peerMaxFrameBytes);
+    const line = requestLine(id, body.method, body.params, this.peerMaxFrameBytes);
     this.lastId = id;
     this.own.set(id, body.method);
     return { id, line };
