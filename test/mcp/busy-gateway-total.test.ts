@@ -28,7 +28,10 @@ after(async () => {
 
 test("a call over the gateway's total of waiting arguments: 503, Retry-After: 1, -32000 naming the total", async () => {
   const crowded = fx.registry.get('crowded')!;
-  const slow = crowded.invokeTool({ name: 'slow', argumentsJson: '300', callId: 'slow' });
+  // The running call lasts until it is cancelled: the refusal is then not a race with its end.
+  const stop = new AbortController();
+  const slow = crowded.invokeTool({ name: 'slow', argumentsJson: '30000', callId: 'slow' }, { signal: stop.signal });
+  const stopped = slow.then(() => 'answered', (err: unknown) => (err instanceof Error ? err.message : String(err)));
   await running(crowded, 'slow');
   const posted = Array.from({ length: SLOTS - 1 }, (_, i) => crowded.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `posted-${i}` }));
   const waiting = crowded.invokeTool({ name: 'echo', argumentsJson: JSON.stringify('w'.repeat(SIZE)), callId: 'waiting' });
@@ -42,7 +45,9 @@ test("a call over the gateway's total of waiting arguments: 503, Retry-After: 1,
   assert.equal(body.error.code, -32000);
   assert.match(body.error.message, /^busy: module idle: the gateway's waiting calls hold 0\.6 MiB of arguments, its total cap 1\.0 MiB; try again later$/);
 
-  await Promise.all([slow, ...posted, waiting]);
+  stop.abort();
+  assert.match(await stopped, /was cancelled while it ran/);
+  await Promise.all([...posted, waiting]);
   const again = await unixRequest(gw.socketPath, { method: 'POST', path: '/mcp/idle', headers: { ...gw.auth, ...STREAMABLE_HEADERS }, body: call(8) });
   assert.equal(again.status, 200, 'the total is free once the crowded module\'s calls are posted');
 });

@@ -80,6 +80,27 @@ describe("a registry's modules share one cap on their waiting calls' arguments",
     assert.equal((await second.invokeTool({ name: 'echo', argumentsJson: big('second'), callId: 'second-fits-3' })).ok, true);
   });
 
+  it("a module reloaded: its retired instance's waiting calls hold their bytes until they run, and its new instance shares the same total", async () => {
+    const old = fx.registry.get('first')!;
+    const second = fx.registry.get('second')!;
+    // The running call lasts until it is cancelled (a reload lists the tools on a fresh engine, which may take as long as any short call).
+    const stop = new AbortController();
+    const slow = old.invokeTool({ name: 'slow', argumentsJson: '30000', callId: 'reload-slow' }, { signal: stop.signal });
+    const stopped = assert.rejects(slow, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
+    await running(old, 'reload-slow');
+    const posted = Array.from({ length: SLOTS - 1 }, (_, i) => old.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `reload-posted-${i}` }));
+    const waiting = old.invokeTool({ name: 'echo', argumentsJson: big('reload'), callId: 'reload-big' });
+    await fx.registry.reload('first');
+    const fresh = fx.registry.get('first')!;
+    assert.notEqual(fresh, old);
+    assert.match(await outcome(fresh.invokeTool({ name: 'echo', argumentsJson: big('fresh'), callId: 'fresh-refused' })), /^busy: busy: module first: the gateway's waiting calls hold/);
+    stop.abort();
+    await stopped;
+    await Promise.all(posted);
+    assert.equal((await waiting).ok, true, 'the retired instance ran its waiting call');
+    assert.equal((await second.invokeTool({ name: 'echo', argumentsJson: big('second'), callId: 'second-fits-4' })).ok, true);
+  });
+
   it('a lone call larger than the total is not refused (nothing else holds any)', async () => {
     const second = fx.registry.get('second')!;
     const huge = JSON.stringify('x'.repeat(TOTAL + 1));
