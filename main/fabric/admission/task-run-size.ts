@@ -1,4 +1,3 @@
-import { jsonBytesAtMost } from '../codec/json-bytes-bound.js';
 import { FrameTooLargeError, requestLine } from '../codec/frame-too-large.js';
 import { MAX_FRAME_BYTES } from '../limits/constants.js';
 import type { TaskRunParams } from '../wire/broker-to-worker.js';
@@ -22,17 +21,13 @@ const FIRST_REQUEST_ID = 1;
 /**
  * Throws the `CallError` a connection's `sendTask` would (`tooLargeFor`) when `params` makes a
  * task.run over `maxBytes`, for a worker not started yet: a virtual agent's call is refused before
- * it costs a process. Cheap for a task far under the cap (a bound, no encoding); near it, the
- * line is encoded and measured as the codec does. The codec still measures the line it sends.
+ * it costs a process. The line is encoded and measured as the codec does (one encoding more, on a
+ * call about to spawn a process); the codec still measures the line it sends.
  */
 export function checkTaskRunSize(params: TaskRunParams, receiver: string, maxBytes: number): void {
-  if (jsonBytesAtMost(params) + ENVELOPE_BYTES <= maxBytes) return;
   try {
     requestLine(FIRST_REQUEST_ID, 'task.run', params, maxBytes);
   } catch (err) {
     throw err instanceof FrameTooLargeError ? tooLargeFor(receiver, err) : err;
   }
 }
-
-/** `{"v":3,"id":1,"method":"task.run","params":` and `}`, with room to spare. */
-const ENVELOPE_BYTES = 64;
