@@ -43,6 +43,8 @@ function mutate(value: Json, changes: Mutation[]): Json {
   for (const change of changes) {
     const inner = value.params;
     const target = change.inner && typeof inner === 'object' && inner !== null ? (inner as Json) : value;
+    // An array's `length` cannot be redefined (nor deleted), and no parsed body has it as a key: no change.
+    if (Array.isArray(target) && change.key === 'length') continue;
     if (change.remove) delete target[change.key];
     else Object.defineProperty(target, change.key, { value: change.value, enumerable: true, writable: true, configurable: true });
   }
