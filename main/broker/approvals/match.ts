@@ -1,6 +1,6 @@
 import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
-import { placePath } from './sensitive-paths.js';
+import { landing, placePath } from './sensitive-paths.js';
 import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -50,24 +50,73 @@ export function matches(match: ApprovalMatch, subject: MatchSubject): boolean {
 }
 
 /**
- * Whether a **deny** rule's `match` covers the request: as `matches`, but a prefix covers every
- * command line that runs it anywhere (`cd x && git push`, `sudo git push`, `git -C x push`,
- * `$(git push)`): its program (by name, wherever it lives) followed, in order, by its other
- * words. Errs toward denying: a deny rule must not be stepped around by writing the line another way.
+ * Whether a **deny** rule's `match` covers the request. It errs toward denying: a deny rule must
+ * not be stepped around by writing what it denies another way (under `--approvals allow` it is
+ * all that stands in the way).
+ *
+ * - A prefix covers every command line that runs it anywhere (`cd x && git push`, `sudo git
+ *   push`, `git -C x push`, `$(git push)`): its program (by name, wherever it lives, in any case)
+ *   followed, in order, by its other words.
+ * - An exact command covers the line that runs each of its simple commands anywhere, however
+ *   quoted or spaced (`make 'deploy'`, `cd x && make deploy`, `env A=1 make deploy`): the same
+ *   words, ending the simple command, the program by name in any case.
+ * - An exact path or a glob covers the write however its path is spelled (`./x`, `x//y`,
+ *   `a/../x`, absolute), in any case (macOS and Windows file systems ignore it), as asked and
+ *   where it lands through a linked folder.
  */
 export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
-  if (!('prefix' in match)) return matches(match, subject);
-  if (subject.kind !== 'exec') return false;
-  const want = isSimpleCommand(match.prefix);
-  if (want === undefined) return false;
-  return simpleCommands(subject.command_or_path).some(({ words }) =>
-    words.some((word, at) => {
-      if (posix.basename(word).toLowerCase() !== posix.basename(want[0]!).toLowerCase()) return false; // `GIT` is git on macOS
-      let next = 1;
-      for (const later of words.slice(at + 1)) if (next < want.length && later === want[next]) next++;
-      return next === want.length;
-    }),
-  );
+  if (matches(match, subject)) return true;
+  if ('prefix' in match) {
+    if (subject.kind !== 'exec') return false;
+    const want = isSimpleCommand(match.prefix);
+    if (want === undefined) return false;
+    return simpleCommands(subject.command_or_path).some(({ words }) =>
+      words.some((word, at) => {
+        if (!sameProgram(word, want[0]!)) return false;
+        let next = 1;
+        for (const later of words.slice(at + 1)) if (next < want.length && later === want[next]) next++;
+        return next === want.length;
+      }),
+    );
+  }
+  if (subject.kind === 'exec') {
+    if (!('exact' in match)) return false;
+    const wanted = simpleCommands(match.exact);
+    const run = simpleCommands(subject.command_or_path);
+    return wanted.length > 0 && wanted.every(({ words: want }) => run.some(({ words }) => endsWithCommand(words, want)));
+  }
+  return writtenPaths(subject).some((path) => ('exact' in match ? sameText(deniedPath(match.exact, subject.workspace), path) : deniedGlob(match.glob, path, subject.workspace)));
+}
+
+/** `GIT` is git on macOS, `/usr/bin/git` is git. */
+function sameProgram(word: string, program: string): boolean {
+  return posix.basename(word).toLowerCase() === posix.basename(program).toLowerCase();
+}
+
+/** Whether `words` end with the command `want` (its program by name, the other words as they are). */
+function endsWithCommand(words: readonly string[], want: readonly string[]): boolean {
+  const at = words.length - want.length;
+  return at >= 0 && want.length > 0 && sameProgram(words[at]!, want[0]!) && want.every((word, i) => i === 0 || words[at + i] === word);
+}
+
+const sameText = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+
+/** A path as a deny rule compares it: resolved against the workspace, else normalized as written. */
+function deniedPath(path: string, workspace: string | undefined): string {
+  return placePath(path, workspace).path ?? posix.normalize(path);
+}
+
+/** The paths a write reaches, as a deny rule sees them: as asked (resolved) and where it lands. */
+function writtenPaths(subject: MatchSubject): string[] {
+  const asked = subject.path ?? deniedPath(subject.command_or_path, subject.workspace);
+  return isAbsolute(asked) ? [asked, landing(asked)] : [asked];
+}
+
+/** A deny glob against one written path, without case; a relative glob within the workspace. */
+function deniedGlob(glob: string, path: string, workspace: string | undefined): boolean {
+  if (isAbsolute(glob) || workspace === undefined || !isAbsolute(path)) return globMatches(glob, path, true);
+  const rel = relative(workspace, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && globMatches(glob, rel, true);
 }
 
 /** The danger tags a match itself names: those of its own text (a rule approves no other tag). */
@@ -111,8 +160,8 @@ export function proposals(subject: MatchSubject): ApprovalMatch[] {
   return [exact, { glob: `${rel.slice(0, rel.lastIndexOf('/'))}/*` }];
 }
 
-/** `*` any characters but `/`, `**` any characters, `?` one character but `/`; the rest literal. */
-export function globMatches(glob: string, path: string): boolean {
+/** `*` any characters but `/`, `**` any characters, `?` one character but `/`; the rest literal (without case when `ignoreCase`). */
+export function globMatches(glob: string, path: string, ignoreCase = false): boolean {
   let source = '';
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
@@ -123,5 +172,5 @@ export function globMatches(glob: string, path: string): boolean {
     else if (c === '?') source += '[^/]';
     else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
-  return new RegExp(`^${source}$`, 's').test(path);
+  return new RegExp(`^${source}$`, ignoreCase ? 'si' : 's').test(path);
 }

@@ -1,0 +1,67 @@
+/**
+ * A deny rule must not be stepped around by spelling what it denies another way. A rule decides
+ * without anyone being asked, whatever the root's mode: under `serve --approvals allow` a deny
+ * rule is the only thing between a worker and what it asks, so a write to `./config/secrets.json`
+ * past a deny of `config/secrets.json` was approved unasked (`by: mode:allow`). Real workers, a
+ * real broker; the handler answers as `--approvals allow` does.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { AuditRow } from '../../main/index.js';
+import { plan, splitJson, startBroker } from './helpers.js';
+
+const approve = (kind: 'exec' | 'write', command: string) => ({ approve: { kind, command_or_path: command } });
+
+describe('a deny rule is not stepped around by another spelling', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'approval-deny-spelling-')));
+  after(() => rmSync(base, { recursive: true, force: true }));
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, 'config'), { recursive: true });
+  mkdirSync(join(ws, 'secrets'));
+  symlinkSync('secrets', join(ws, 'vault'));
+
+  it('exact and glob write denies cover ./x, x//y, a/../x, the absolute path, another case and a linked folder; an exact exec deny covers other quoting and spacing and the command run anywhere in the line', async () => {
+    const t = startBroker(['coder'], { root: { workspaceRoot: ws } });
+    try {
+      t.root.onApproval(() => ({ verdict: 'approved', by: 'mode:allow' }));
+      const writeDeny = t.broker.human.rules.add({ effect: 'deny', kind: 'write', agent: '*', match: { exact: 'config/secrets.json' } });
+      const globDeny = t.broker.human.rules.add({ effect: 'deny', kind: 'write', agent: '*', match: { glob: 'secrets/**' } });
+      const execDeny = t.broker.human.rules.add({ effect: 'deny', kind: 'exec', agent: '*', match: { exact: 'make deploy' } });
+      const rows: AuditRow[] = [];
+      t.broker.human.audit.subscribe((row) => rows.push(row));
+      const cases: [kind: 'exec' | 'write', text: string, rule: string | undefined][] = [
+        ['write', 'config/secrets.json', writeDeny.id],
+        ['write', './config/secrets.json', writeDeny.id],
+        ['write', 'config//secrets.json', writeDeny.id],
+        ['write', 'src/../config/secrets.json', writeDeny.id],
+        ['write', join(ws, 'config/secrets.json'), writeDeny.id],
+        ['write', 'Config/Secrets.json', writeDeny.id],
+        ['write', 'Secrets/key.pem', globDeny.id],
+        ['write', 'vault/key.pem', globDeny.id],
+        ['exec', 'make deploy', execDeny.id],
+        ['exec', 'make  deploy', execDeny.id],
+        ['exec', "make 'deploy'", execDeny.id],
+        ['exec', 'make deploy ', execDeny.id],
+        ['exec', 'cd . && make deploy', execDeny.id],
+        ['exec', 'env A=1 make deploy', execDeny.id],
+        // What the rules do not deny is left to the mode.
+        ['write', 'config/other.json', undefined],
+        ['write', 'notes/secrets/key.pem', undefined],
+        ['exec', 'make deploy-docs', undefined],
+        ['exec', 'make test', undefined],
+      ];
+      const result = await t.root.invoke('coder', plan({ seq: cases.map(([kind, text]) => approve(kind, text)) }));
+      assert.equal(result.success, true, result.error);
+      const verdicts = (splitJson(result.response) as string[][]).map((v) => v[0]);
+      assert.deepEqual(
+        cases.map(([kind, text], i) => [kind, text, verdicts[i], rows[i]?.by]),
+        cases.map(([kind, text, rule]) => [kind, text, rule ? 'denied' : 'approved', rule ? `rule:${rule}` : 'mode:allow']),
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
