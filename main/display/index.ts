@@ -2,6 +2,6 @@
  * The display rule: how text a worker controls is shown to the person who approves or answers
  * it, in the terminal and in the renderer alike. No Node imports (the browser loads it).
  */
-export { showExactly, hasHidden, shownParts, codePointLabel } from './show-exactly.js';
+export { showExactly, hasHidden, shownParts, codePointLabel, replaceHidden } from './show-exactly.js';
 export type { ShownText, ShownPart } from './show-exactly.js';
 export { GUARD_MS } from './guard-time.js';

@@ -34,11 +34,16 @@ export function codePointLabel(char: string): string {
 /** `raw` as a person may be shown it: each hidden character as its code point label. */
 export function showExactly(raw: string): ShownText {
   let hidden = false;
-  const text = raw.replace(HIDDEN_ALL, (char) => {
+  const text = replaceHidden(raw, (char) => {
     hidden = true;
     return codePointLabel(char);
   });
   return { text, hidden };
+}
+
+/** `raw` with each character `showExactly` would label replaced by `replace(char)` (a file format's own escape, say). */
+export function replaceHidden(raw: string, replace: (char: string) => string): string {
+  return raw.replace(HIDDEN_ALL, replace);
 }
 
 /** Whether `raw` holds any character `showExactly` would replace. */

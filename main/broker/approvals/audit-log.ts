@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { appendFileSync, chmodSync } from 'node:fs';
+import { replaceHidden } from '../../display/index.js';
 import type { AuditRow } from './types.js';
 
 /** The audit log's file name, in the runtime directory beside `edge.log`. */
@@ -35,7 +36,7 @@ export class AuditLog {
   record(row: AuditRow): void {
     if (this.path !== undefined) {
       try {
-        appendFileSync(this.path, `${JSON.stringify(row)}\n`, { mode: 0o600 });
+        appendFileSync(this.path, `${auditLine(row)}\n`, { mode: 0o600 });
       } catch (err) {
         this.log(`approvals.log: could not write a row: ${(err as Error).message}`);
       }
@@ -48,4 +49,19 @@ export class AuditLog {
       }
     }
   }
+}
+
+/**
+ * One row as a line of the file: JSON, with every character the display rule hides (bidi
+ * controls, C1 controls such as the 8-bit CSI, DEL, line separators, zero-width and tag
+ * characters…) written as its `\u` escape. JSON.stringify leaves those raw, and a person reads
+ * this file in a terminal or an editor that obeys them; a parser reads the same text back.
+ */
+export function auditLine(row: AuditRow): string {
+  return replaceHidden(JSON.stringify(row), jsonEscape);
+}
+
+/** `\u202e`; an astral character as its surrogate pair (`\udb40\udc41`), as JSON spells it. */
+function jsonEscape(char: string): string {
+  return Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
 }
