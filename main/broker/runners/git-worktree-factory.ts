@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rm } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
-import { git } from './git.js';
+import { git, GitError, GIT_TIMEOUT_MS, type GitOptions } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
 import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
@@ -20,6 +20,12 @@ export interface GitWorktreeFactoryOptions {
   branchPrefix?: string;
   /** The git executable (default `git`, from PATH). */
   git?: string;
+  /**
+   * How long one git command may run before it is ended with what it started (default 5 minutes,
+   * `GIT_TIMEOUT_MS`): a hook or filter a worker configured in its repository never holds the
+   * repository (every create and release in it waits its turn) or the broker's stop.
+   */
+  gitTimeoutMs?: number;
   /** Where the one line a prune says goes (default: nowhere). */
   log?: (line: string) => void;
 }
@@ -50,11 +56,11 @@ export function worktreeName(node: string): string {
  */
 export class GitWorktreeFactory implements WorkspaceFactory {
   private readonly branchPrefix: string;
-  private readonly gitCommand: string;
+  private readonly gitOptions: GitOptions;
 
   constructor(private readonly options: GitWorktreeFactoryOptions = {}) {
     this.branchPrefix = options.branchPrefix ?? 'chatty/';
-    this.gitCommand = options.git ?? 'git';
+    this.gitOptions = { command: options.git ?? 'git', timeoutMs: options.gitTimeoutMs ?? GIT_TIMEOUT_MS };
   }
 
   async create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
@@ -63,7 +69,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     if (!workspaceRoot) throw new Error(`${where} needs the spawn context's workspace_root (the git repository to make it in); the context has none`);
     if (!base) throw new Error(`${where} needs the spawn context's base_branch (what its branch starts from); the context has none`);
     if (base.startsWith('-')) throw new Error(`${where}: base_branch "${base}" is not a branch name`);
-    const run = (args: string[], cwd: string) => git(args, cwd, this.gitCommand);
+    const run = (args: string[], cwd: string) => git(args, cwd, this.gitOptions);
     const { root, commonDir, prefix } = await this.locate(workspaceRoot, where);
     const folder = this.folderFor(root, commonDir);
 
@@ -88,15 +94,22 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         try {
           // The commit, not the name: the base cannot move between the check above and this.
           // Locked with our record: whoever finds it after this process is gone knows it may go.
-          await run(['worktree', 'add', '--quiet', '--lock', '--reason', lockReason(baseCommit), '-b', branch, dir, baseCommit], root);
+          // The one command that runs the repository's hooks (post-checkout), as git would.
+          const add = ['worktree', 'add', '--quiet', '--lock', '--reason', lockReason(baseCommit), '-b', branch, dir, baseCommit];
+          await git(add, root, { ...this.gitOptions, hooks: true });
         } catch (err) {
+          if (err instanceof GitError && err.ended) {
+            // Ended mid-way (a hook or filter that hangs): what it made is ours, and goes.
+            await this.discard(dir, branch, commonDir);
+            throw new Error(`${where} in ${root}: ${err.message}`);
+          }
           // Another process took the name in between: step over it, as over an old one.
           if (existsSync(dir) || (await this.branchExists(branch, root))) continue;
           throw new Error(`${where} in ${root}: ${(err as Error).message}`);
         }
         const top = await realpath(dir);
         const worktree = (inTree: string) =>
-          new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitCommand);
+          new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitOptions);
         let inTree: string;
         try {
           // workspace_root was a folder inside its repository: the worker gets the same folder here.
@@ -124,7 +137,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
 
   private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
     pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
-    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitCommand), folder, this.branchPrefix);
+    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitOptions), folder, this.branchPrefix);
     if (report.worktrees + report.live > 0) this.options.log?.(describePrune(report, root)); // found none of ours: nothing to say
     return report;
   }
@@ -151,7 +164,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
 
   /** The repository `workspaceRoot` lies in: its top (canonical), common git directory, and `workspaceRoot`'s prefix in it. */
   private async locate(workspaceRoot: string, where: string): Promise<{ root: string; commonDir: string; prefix: string }> {
-    const run = (args: string[], cwd: string) => git(args, cwd, this.gitCommand);
+    const run = (args: string[], cwd: string) => git(args, cwd, this.gitOptions);
     let root: string;
     try {
       root = await realpath(workspaceRoot);
@@ -174,8 +187,17 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     return this.options.root === undefined ? join(commonDir, 'chatty-worktrees') : resolve(root, this.options.root);
   }
 
+  /** Removes what a `worktree add` that was ended mid-way made: its folder, git's entry for it, its branch. */
+  private async discard(dir: string, branch: string, commonDir: string): Promise<void> {
+    const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
+    await run(['worktree', 'remove', '--force', '--force', dir]);
+    await rm(dir, { recursive: true, force: true }); // a folder git had not registered yet (ours: made in our folder)
+    await run(['worktree', 'prune']);
+    if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
+  }
+
   private async branchExists(branch: string, cwd: string): Promise<boolean> {
-    return git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd, this.gitCommand).then(
+    return git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd, this.gitOptions).then(
       () => true,
       () => false,
     );
@@ -220,7 +242,7 @@ class GitWorktree implements Workspace {
     readonly branch: string,
     readonly baseCommit: string,
     private readonly commonDir: string,
-    private readonly gitCommand: string,
+    private readonly gitOptions: GitOptions,
   ) {}
 
   /** Idempotent; a release that failed is tried again by the next call. */
@@ -242,7 +264,7 @@ class GitWorktree implements Workspace {
 
   private async remove(): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
-    const run = (args: string[]) => git(args, this.commonDir, this.gitCommand);
+    const run = (args: string[]) => git(args, this.commonDir, this.gitOptions);
     // Twice forced: it is locked (our record of who holds it). A folder that is gone goes the same way.
     await run(['worktree', 'remove', '--force', '--force', this.top]).catch(async (err: unknown) => {
       if (existsSync(this.top)) throw err;

@@ -1,30 +1,94 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { withoutGitLocalEnv } from './worker-env.js';
 
-/** A git command that failed: its arguments, exit code and what it wrote to stderr. */
+/** How long one of the broker's git commands may run before it is ended (with what it started): 5 minutes. */
+export const GIT_TIMEOUT_MS = 5 * 60_000;
+
+/** What the broker keeps of one git command's stdout or stderr. */
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/** A git command that failed: its arguments, exit code and what it wrote to stderr; `ended` says why the broker ended it, if it did. */
 export class GitError extends Error {
   constructor(
     readonly args: readonly string[],
     readonly code: number | string | null,
     readonly stderr: string,
+    readonly ended?: string,
   ) {
-    super(`git ${args.join(' ')} failed${code === null ? '' : ` (${code})`}${stderr ? `: ${stderr}` : ''}`);
+    const what = ended === undefined ? `failed${code === null ? '' : ` (${code})`}` : ended;
+    super(`git ${args.join(' ')} ${what}${stderr ? `: ${stderr}` : ''}`);
   }
+}
+
+export interface GitOptions {
+  /** The git executable (default `git`, from PATH). */
+  command?: string;
+  /** Ended (its whole process group, SIGKILL) past this, and rejected (default `GIT_TIMEOUT_MS`). */
+  timeoutMs?: number;
+  /**
+   * Whether the repository's hooks run (default: not, `core.hooksPath=/dev/null`). A worker can
+   * write its repository's hooks and config (every worktree shares them): the broker's own
+   * bookkeeping (a release's `branch -D`, which runs `reference-transaction`) runs none of them.
+   */
+  hooks?: boolean;
 }
 
 /**
  * Runs `git <args>` in `cwd` (an argument array, never a shell) and resolves to its stdout. The
  * broker's repository-local variables (`GIT_DIR`…) are not passed: `cwd` alone says which
- * repository. Prompts are off (nothing here may wait for a terminal).
+ * repository. Prompts are off (nothing here may wait for a terminal), and what git starts (a hook,
+ * a filter: a worker can configure either) can neither hold the broker nor reach the person:
+ * - git runs in a session of its own (setsid, as workers do), so a hook has no controlling
+ *   terminal of the gateway's (no `/dev/tty` to push keys into `serve`'s prompt);
+ * - past `timeoutMs` its process group is SIGKILLed and the call rejects;
+ * - it is done when git exits: a process it left in the background holding its stdout or stderr
+ *   is not waited for (the pipes are let go of one turn after the exit, what git wrote read).
  */
-export function git(args: readonly string[], cwd: string, command = 'git'): Promise<string> {
+export function git(args: readonly string[], cwd: string, options: GitOptions = {}): Promise<string> {
+  const { command = 'git', timeoutMs = GIT_TIMEOUT_MS, hooks = false } = options;
   const env = { ...withoutGitLocalEnv(process.env), GIT_TERMINAL_PROMPT: '0' };
+  const argv = hooks ? [...args] : ['-c', 'core.hooksPath=/dev/null', ...args];
   return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const code = typeof err.code === 'number' || typeof err.code === 'string' ? err.code : null;
-        reject(new GitError(args, code, String(stderr).trim() || err.message));
-      } else resolve(String(stdout));
+    const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let errBytes = 0;
+    let ended: string | undefined; // why the broker ended it
+    let settled = false;
+    const endGroup = (why: string) => {
+      if (ended !== undefined || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      ended = why;
+      try {
+        process.kill(-child.pid, 'SIGKILL'); // the leader still runs (checked above): the group is git's
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => endGroup(`did not end within ${timeoutMs} ms, so it was ended (with the hooks and filters it ran)`), timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > MAX_OUTPUT_BYTES) endGroup(`wrote more than ${MAX_OUTPUT_BYTES} bytes to its stdout, so it was ended`);
+      else out.push(chunk);
     });
+    child.stderr.on('data', (chunk: Buffer) => {
+      errBytes += chunk.length;
+      if (errBytes <= MAX_OUTPUT_BYTES) err.push(chunk);
+    });
+    const settle = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      for (const pipe of [child.stdout, child.stderr]) if (!pipe.destroyed) pipe.destroy();
+      const stderr = Buffer.concat(err).toString().trim();
+      if (ended !== undefined) reject(new GitError(args, null, stderr, ended));
+      else if (spawnError) reject(new GitError(args, (spawnError as NodeJS.ErrnoException).code ?? null, spawnError.message));
+      else if (code !== 0) reject(new GitError(args, code ?? signal, stderr));
+      else resolve(Buffer.concat(out).toString());
+    };
+    child.once('error', (e) => settle(null, null, e));
+    child.once('close', (code, signal) => settle(code, signal));
+    // One turn after the exit, what git wrote has been read; a background process may hold the pipes longer.
+    child.once('exit', (code, signal) => setImmediate(() => settle(code, signal)));
   });
 }

@@ -1,0 +1,121 @@
+/**
+ * A hostile worker against the broker's own git (GitWorktreeFactory): the worker runs as the
+ * user, so it can write its repository's hooks and config (shared by every worktree), and the
+ * broker then runs git there to make its callees' worktrees and to release its own. What that git
+ * runs (a hook, a filter) must neither hold the gateway (its release, its stop) nor reach the
+ * person's terminal. Real workers (`chatty-gateway worker`, the scripted agent) whose approved
+ * command plants the hook, as a hostile package's `npm test` would; real git repositories.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { workerCommand } from '../../main/agents/worker-command.js';
+import { Broker, RootTransport } from '../../main/broker/index.js';
+import { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions } from '../../main/broker/runners/index.js';
+import { gitRepoOnMain, tempDir } from '../agents/helpers.js';
+
+const temporary: string[] = [];
+/** Files the planted hooks write their pids to: whatever still runs is ended after the tests. */
+const pidFiles: string[] = [];
+after(() => {
+  for (const file of pidFiles) {
+    if (!existsSync(file)) continue;
+    for (const pid of readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+  }
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Rejects when `promise` has not settled within `ms`: a hang fails the test instead of holding it. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A repository on `main`, a broker whose two agents (coder, reviewer) run the scripted worker in worktrees, every exec approved. */
+function setUp(factory: GitWorktreeFactoryOptions = {}) {
+  const home = tempDir('chatty-hostile-git-');
+  temporary.push(home);
+  const repo = join(home, 'repo');
+  execFileSync('mkdir', [repo]);
+  gitRepoOnMain(repo);
+  const broker = new Broker({ cancelGraceMs: 2_000, log: () => {}, root: { workspaceRoot: realpathSync(repo), baseBranch: 'main' } });
+  const { command, args } = workerCommand();
+  for (const name of ['coder', 'reviewer']) {
+    broker.addVirtualAgent(name, new LocalRunner({ command, args, workspaceFactory: new GitWorktreeFactory(factory), reapGraceMs: 2_000 }), { description: name });
+  }
+  const root = new RootTransport(broker);
+  root.onApproval(() => 'approved');
+  const pids = join(home, 'hook-pids');
+  pidFiles.push(pids);
+  /** A hook script the worker will copy into place (what a hostile package carries), and the command that plants it as `hook`. */
+  const payload = (hook: string, body: string): string => {
+    const file = join(home, `${hook}.payload`);
+    writeFileSync(file, `#!/bin/sh\necho $$ >> ${pids}\n${body}\n`, { mode: 0o755 });
+    return `exec cp ${file} "$(git rev-parse --git-common-dir)/hooks/${hook}"`;
+  };
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
+  return { home, repo, broker, root, payload, git };
+}
+
+/** This process's session id (the sixth field of /proc/self/stat, read after the command's name). */
+function sessionOf(stat: string): string {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]!;
+}
+
+test('a hook the worker plants cannot hold its release: the task ends and stop() resolves', async () => {
+  const { broker, root, payload, git } = setUp();
+  try {
+    // reference-transaction runs on every ref update: the branch -D of the worker's own release.
+    const result = await within(20_000, "the coder's task (its worktree's release)", root.invoke('coder', `${payload('reference-transaction', 'exec sleep 120')}\nsay planted`));
+    assert.equal(result.success, true, result.error);
+    assert.equal(result.response, '[exit code 0]\nplanted\n');
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main', 'the release deleted the empty branch');
+  } finally {
+    await within(20_000, 'the broker\'s stop', broker.stop());
+  }
+});
+
+test("a hook the broker's git runs is in a session of its own: no controlling terminal of the gateway's to type into", async () => {
+  const { home, broker, root, payload } = setUp();
+  const sid = join(home, 'hook-sid');
+  try {
+    // post-checkout runs on the `git worktree add` that makes the callee's worktree.
+    const plant = payload('post-checkout', `sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4 > ${sid}`);
+    const result = await within(20_000, "the coder's task", root.invoke('coder', `${plant}\ninvoke reviewer say reviewed`));
+    assert.equal(result.success, true, result.error);
+    assert.match(result.response, /reviewed/);
+    const hookSession = readFileSync(sid, 'utf8').trim();
+    assert.notEqual(hookSession, sessionOf(readFileSync('/proc/self/stat', 'utf8')), "the hook ran in the gateway's session");
+  } finally {
+    await within(20_000, 'the broker\'s stop', broker.stop());
+  }
+});
+
+test("a hook that never ends on a callee's worktree add is ended after gitTimeoutMs: the call fails, nothing is left, the repository is not held", async () => {
+  const { broker, root, payload, git } = setUp({ gitTimeoutMs: 1_500 });
+  try {
+    const result = await within(20_000, "the coder's task", root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`));
+    assert.equal(result.success, false);
+    assert.match(result.error ?? '', /invoke reviewer: .*git worktree add .*did not end within 1500 ms/);
+    // The coder's own release ran after (the repository was not held), and nothing of the reviewer's is left.
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.deepEqual(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  } finally {
+    await within(20_000, 'the broker\'s stop', broker.stop());
+  }
+});
