@@ -3,6 +3,7 @@
  * next to the bare thing it is made of, measured in the same run.
  *
  *   node --import tsx bench/broker.ts [--rounds N] [--call-rounds N] [--calls N] [--warm-up N] [--only spawn|calls|invoke|hand] [--variants] [--per-round] [--tsx]
+ *                                     [--against REF [--against-paths a,b] [--against-first]]
  *
  * Spawning (rounds of one of each, the order turning every round):
  * 1. The floor: a bare Node child (`children/floor.mjs`) spawned on an fd-3 socketpair, which
@@ -33,15 +34,23 @@
  *    rounds), each process's sleeps a call (voluntary context switches: how often a process went
  *    to wait for a frame) and the broker's and router's user and system CPU a call.
  *
+ * `--against REF` (with the call rows) adds the broker of git revision REF as a row of its own: its
+ * `main/` (from `git archive`; with `--against-paths a,b` only those paths from REF, the rest of
+ * `main/` from today's tree) transpiled into `tmp/bench-broker-before/`, run in this same process
+ * with its own A and B, in the same turning rounds as today's. The pair (today's broker / REF's, and
+ * each / the hand router) is then reported from one run, round by round too: the only figures this
+ * shared machine can compare. REF's broker is loaded after today's (V8 warms up whatever it loads
+ * second a little slower at first); `--against-first` loads it first, to run a pair both ways.
+ *
  * The broker runs as compiled JavaScript: the bench first transpiles its import graph with
  * TypeScript's `transpileModule` into `tmp/bench-broker/` (git-ignored; redone for changed files),
  * because tsx's transform adds a `__name(...)` call per closure created and the broker creates
  * several per call. `--tsx` runs it from the TypeScript sources instead. Every child runs
  * `process.execPath` with an environment of PATH alone. Results: docs/benchmarks.md, "Broker".
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
@@ -63,9 +72,14 @@ const WARM_UP = arg('--warm-up', 1); // warm-up batches per call row, not record
 const VARIANTS = process.argv.includes('--variants'); // more hand-routed styles
 const PER_ROUND = process.argv.includes('--per-round'); // the broker's and the router's CPU a call, round by round (tiering)
 const FROM_SOURCE = process.argv.includes('--tsx');
+const AGAINST = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : undefined; // a git revision
+const AGAINST_PATHS = process.argv.includes('--against-paths') ? process.argv[process.argv.indexOf('--against-paths') + 1]!.split(',') : [];
+const AGAINST_FIRST = process.argv.includes('--against-first');
 
 const ROOT_DIR = fileURLToPath(new URL('../', import.meta.url));
 const BUILT_DIR = join(ROOT_DIR, 'tmp/bench-broker');
+/** `--against REF`: REF's `main/` in `src/`, transpiled into `out/`. */
+const BEFORE_DIR = join(ROOT_DIR, 'tmp/bench-broker-before');
 const child = (name: string): string => fileURLToPath(new URL(`./children/${name}`, import.meta.url));
 const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '' };
 const node = process.execPath;
@@ -87,7 +101,7 @@ function relativeImports(source: string): string[] {
  * Only files whose source is newer than their output are transpiled, and TypeScript is loaded only
  * then (loading it costs seconds on a busy machine).
  */
-async function buildBroker(): Promise<void> {
+async function buildBroker(sourceDir: string, builtDir: string): Promise<void> {
   let typescript: typeof import('typescript') | undefined;
   const queue = ['main/broker/index.ts', 'main/broker/runners/index.ts'];
   const done = new Set<string>();
@@ -95,9 +109,9 @@ async function buildBroker(): Promise<void> {
     const rel = queue.pop()!;
     if (done.has(rel)) continue;
     done.add(rel);
-    const from = join(ROOT_DIR, rel);
+    const from = join(sourceDir, rel);
     const source = readFileSync(from, 'utf8');
-    const out = join(BUILT_DIR, rel.replace(/\.ts$/, '.js'));
+    const out = join(builtDir, rel.replace(/\.ts$/, '.js'));
     if (!existsSync(out) || statSync(out).mtimeMs < statSync(from).mtimeMs) {
       typescript ??= (await import('typescript')).default;
       const { ScriptTarget, ModuleKind } = typescript;
@@ -107,15 +121,36 @@ async function buildBroker(): Promise<void> {
     }
     for (const imported of relativeImports(source)) {
       const target = normalize(join(dirname(rel), imported.replace(/\.js$/, '.ts')));
-      if (existsSync(join(ROOT_DIR, target))) queue.push(target);
+      if (existsSync(join(sourceDir, target))) queue.push(target);
     }
   }
 }
 
 async function loadBroker(): Promise<{ broker: BrokerModule; runners: RunnersModule }> {
   if (FROM_SOURCE) return { broker: await import('../main/broker/index.js'), runners: await import('../main/broker/runners/index.js') };
-  await buildBroker();
-  const at = (rel: string): string => pathToFileURL(join(BUILT_DIR, rel)).href;
+  await buildBroker(ROOT_DIR, BUILT_DIR);
+  return importBuilt(BUILT_DIR);
+}
+
+/**
+ * `--against REF`: REF's `main/` (or today's with `paths` taken from REF) extracted into
+ * `tmp/bench-broker-before/src/`, its broker transpiled into `out/` (outside `src/`, so that
+ * `zod` and the other packages resolve to this checkout's `node_modules`) and loaded.
+ */
+async function loadBrokerOf(ref: string, paths: readonly string[]): Promise<BrokerModule> {
+  rmSync(BEFORE_DIR, { recursive: true, force: true });
+  const src = join(BEFORE_DIR, 'src');
+  mkdirSync(src, { recursive: true });
+  if (paths.length > 0) cpSync(join(ROOT_DIR, 'main'), join(src, 'main'), { recursive: true });
+  const archive = execFileSync('git', ['-C', ROOT_DIR, 'archive', '--format=tar', ref, ...(paths.length > 0 ? paths : ['main'])], { maxBuffer: 256 * 1024 * 1024 });
+  execFileSync('tar', ['-x', '-C', src], { input: archive });
+  const out = join(BEFORE_DIR, 'out');
+  await buildBroker(src, out);
+  return (await importBuilt(out)).broker;
+}
+
+async function importBuilt(dir: string): Promise<{ broker: BrokerModule; runners: RunnersModule }> {
+  const at = (rel: string): string => pathToFileURL(join(dir, rel)).href;
   return { broker: (await import(at('main/broker/index.js'))) as BrokerModule, runners: (await import(at('main/broker/runners/index.js'))) as RunnersModule };
 }
 
@@ -434,15 +469,21 @@ interface Row {
 async function main(): Promise<void> {
   const t0 = performance.now();
   const load0 = loadavg()[0]!;
+  const against = AGAINST !== undefined && ONLY !== 'spawn' && ONLY !== 'hand';
+  const B0 = against && AGAINST_FIRST ? await loadBrokerOf(AGAINST!, AGAINST_PATHS) : undefined;
   const { broker: B, runners: R } = await loadBroker();
-  const broker = new B.Broker({
-    log: (m) => console.error(`broker: ${m}`),
-    // a's roster is derived from the root's when a is opened: b is on it.
-    root: { roster: ['trivial', 'a', 'b'] },
-    // The rate limit (10 calls a second per connection, burst 32) would refuse A's calls from the
-    // 33rd on: lifted for the measurement. The in-flight limit (32) stays; the calls are sequential.
-    serve: { limits: { callsPerSecond: 1e9, burst: 1e9 } },
-  });
+  const BB = against ? (B0 ?? (await loadBrokerOf(AGAINST!, AGAINST_PATHS))) : undefined;
+  const newBroker = (module: BrokerModule): InstanceType<BrokerModule['Broker']> =>
+    new module.Broker({
+      log: (m) => console.error(`broker: ${m}`),
+      // a's roster is derived from the root's when a is opened: b is on it.
+      root: { roster: ['trivial', 'a', 'b'] },
+      // The rate limit (10 calls a second per connection, burst 32) would refuse A's calls from the
+      // 33rd on: lifted for the measurement. The in-flight limit (32) stays; the calls are sequential.
+      serve: { limits: { callsPerSecond: 1e9, burst: 1e9 } },
+    });
+  const broker = newBroker(B);
+  const brokerBefore = BB && newBroker(BB);
   broker.addVirtualAgent('trivial', new R.LocalRunner({ command: node, args: [child('trivial-worker.mjs')], env }));
   const root = new B.RootTransport(broker);
   const out: string[] = [];
@@ -484,10 +525,14 @@ async function main(): Promise<void> {
   }
 
   if (ONLY !== 'spawn') {
-    const b = await broker.openParticipant('b', node, [child('participant-b.mjs')], { env });
-    const a = await broker.openParticipant('a', node, [child('participant-a.mjs')], { env });
-    if (a.node.name !== 'a-0' || b.node.name !== 'b-0') throw new Error(`the participants are ${a.node.name} and ${b.node.name}`);
-    const aLines = new Lines(a.child.stdout!);
+    const openPair = async (on: InstanceType<BrokerModule['Broker']>) => {
+      const b = await on.openParticipant('b', node, [child('participant-b.mjs')], { env });
+      const a = await on.openParticipant('a', node, [child('participant-a.mjs')], { env });
+      if (a.node.name !== 'a-0' || b.node.name !== 'b-0') throw new Error(`the participants are ${a.node.name} and ${b.node.name}`);
+      return { a, b, aLines: new Lines(a.child.stdout!) };
+    };
+    const { a, b, aLines } = await openPair(broker);
+    const before = brokerBefore && (await openPair(brokerBefore));
     const pinger = spawnOnPair('pinger.mjs');
     echoBack(pinger.socket);
     const echo = spawnOnPair('echo.mjs');
@@ -497,6 +542,8 @@ async function main(): Promise<void> {
     const here = process.pid;
     const row = (name: string, run: () => Promise<number[]>, pids: Record<string, number>): Row => ({ name, run, pids, samples: [], cpu: {}, roundMedians: [], roundCpu: [], sleeps: {}, userSystem: [0, 0] });
     const invoke = row('agent.invoke a-0 → b-0 through the broker, timed in A', () => childBatch(a.child, aLines, CALLS), { broker: here, A: a.child.pid!, B: b.child.pid! });
+    const invokeBefore =
+      before && row(`  the same through the broker of ${AGAINST}${AGAINST_PATHS.length > 0 ? ' (its paths)' : ''}`, () => childBatch(before.a.child, before.aLines, CALLS), { broker: here, A: before.a.child.pid!, B: before.b.child.pid! });
     const pingChild = row('peer: one-line ping-pong, timed in a child', () => childBatch(pinger.c, pinger.lines, CALLS), { 'this process': here, child: pinger.c.pid! });
     const pingHere = row('  (the same ping-pong timed here)', () => hereBatch(echo.socket, CALLS), { 'this process': here, child: echo.c.pid! });
     const styles: RouteStyle[] = [
@@ -515,6 +562,7 @@ async function main(): Promise<void> {
     // --only invoke (or hand): the broker's row (or the hand router's as the broker does) and the
     // ping-pong alone, for a CPU profile of the one call path.
     const rows = ONLY === 'invoke' ? [invoke, pingChild] : ONLY === 'hand' ? [hands[0]!, pingChild] : [invoke, pingChild, pingHere, ...hands];
+    if (invokeBefore) rows.splice(1, 0, invokeBefore);
     for (let n = 0; n < WARM_UP; n++) for (const r of rows) await r.run(); // warm-up (JIT on every side), not recorded
     for (let round = 0; round < CALL_ROUNDS; round++) {
       for (let n = 0; n < rows.length; n++) {
@@ -564,6 +612,21 @@ async function main(): Promise<void> {
             ` ${(perCall(invoke, 'broker') / perCall(asBroker, 'router')).toFixed(2)}x the CPU a call (broker / router; target <= 1.25x each)` +
             (hands[1] ? `; / {Admitted} before the task.run: ${(iv.median / stats(hands[1].samples).median).toFixed(2)}x` : ''),
         );
+        if (invokeBefore) {
+          summary.push(
+            `  ${AGAINST}'s broker / routed by hand as the broker does: ${(stats(invokeBefore.samples).median / stats(asBroker.samples).median).toFixed(2)}x end to end,` +
+              ` ${(perCall(invokeBefore, 'broker') / perCall(asBroker, 'router')).toFixed(2)}x the CPU a call`,
+          );
+        }
+      }
+      if (invokeBefore) {
+        // The pair: today's broker against REF's, overall and within each round (the two batches of a round saw the same load).
+        const within = (x: number[], y: number[]): number => stats(x.map((v, n) => v / y[n]!)).median;
+        summary.push(
+          `  pair, today's broker / ${AGAINST}'s: end to end ${(iv.median / stats(invokeBefore.samples).median).toFixed(3)}x (within a round, median ${within(invoke.roundMedians, invokeBefore.roundMedians).toFixed(3)}x);` +
+            ` CPU a call ${perCall(invoke, 'broker').toFixed(1)} against ${perCall(invokeBefore, 'broker').toFixed(1)} µs, ${(perCall(invoke, 'broker') / perCall(invokeBefore, 'broker')).toFixed(3)}x` +
+            ` (within a round, median ${within(invoke.roundCpu, invokeBefore.roundCpu).toFixed(3)}x)`,
+        );
       }
     }
     out.push(
@@ -576,9 +639,9 @@ async function main(): Promise<void> {
       ...summary,
       ...(PER_ROUND
         ? rows
-            .filter((r) => r === invoke || r === hands[0])
+            .filter((r) => r === invoke || r === invokeBefore || r === hands[0])
             .flatMap((r) => [
-              `  CPU µs a call by round, ${r === invoke ? 'broker' : 'router'}: ${r.roundCpu.map((x) => Math.round(x)).join(' ')}`,
+              `  CPU µs a call by round, ${r === invoke ? 'broker' : r === invokeBefore ? `${AGAINST}'s broker` : 'router'}: ${r.roundCpu.map((x) => Math.round(x)).join(' ')}`,
               `    sleeps (voluntary context switches) a call: ${Object.entries(r.sleeps).map(([label, n]) => `${label} ${(n / calls).toFixed(2)}`).join(', ')};` +
                 ` its user / system CPU µs a call ${Math.round(r.userSystem[0] / calls)} / ${Math.round(r.userSystem[1] / calls)}`,
             ])
@@ -586,6 +649,7 @@ async function main(): Promise<void> {
     );
   }
   await broker.stop();
+  await brokerBefore?.stop();
   const head = `bench/broker: node ${process.version}, ${cpus().length} cores, broker ${FROM_SOURCE ? 'from source through tsx' : 'transpiled into tmp/bench-broker/'}`;
   out.unshift(`${head}, load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   process.stdout.write(`${out.join('\n')}\n`);
