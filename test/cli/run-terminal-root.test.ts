@@ -103,11 +103,11 @@ describe('TerminalPrompter', () => {
     prompter.close();
   });
 
-  test('the input ends: an approval is denied, a question fails with NoAnswer', async () => {
+  test('the input ends: an approval and a question fail with NoAnswer (the human loop denies the approval, by no-root)', async () => {
     const t = terminal();
     const prompter = new TerminalPrompter({ input: t.input, output: t.output });
     t.input.end();
-    assert.equal(await prompter.approve(exec('x'), never), 'denied');
+    await assert.rejects(prompter.approve(exec('x'), never), NoAnswer);
     await assert.rejects(prompter.ask({ questions: [{ id: 'q', question: 'Sure?', options: [] }], asker: { agent: 'a-0', chain: ['root', 'a'] } }, never), NoAnswer);
   });
 });

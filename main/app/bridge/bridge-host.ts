@@ -84,7 +84,7 @@ interface TaskRecord {
 }
 
 type Pending =
-  | { kind: 'approval'; view: PendingApproval; task: TaskRecord | undefined; settle: (decision: ApprovalDecision) => void }
+  | { kind: 'approval'; view: PendingApproval; task: TaskRecord | undefined; settle: (decision: ApprovalDecision) => void; fail: (err: Error) => void }
   | {
       kind: 'question';
       view: PendingQuestion;
@@ -173,7 +173,8 @@ export class BridgeHost {
       this.pending.delete(requestId);
       if (pending.kind === 'approval') {
         this.addEntry(pending.task, { kind: 'verdict', text: `denied ${pending.view.commandOrPath}: ${reason}`, node: pending.view.asker.agent });
-        pending.settle('denied');
+        // Nobody answered it: the human loop denies it as `no-root`, never as a person's `denied`.
+        pending.fail(new Error(`nobody answered: ${reason} before it was answered`));
       } else {
         this.addEntry(pending.task, { kind: 'withdrawn', text: `question withdrawn: ${reason}`, node: pending.view.asker.agent });
         pending.fail(new Error(`the question was withdrawn: ${reason} before it was answered`));
@@ -405,7 +406,9 @@ export class BridgeHost {
   // --- the human loop ---------------------------------------------------------------------------
 
   private askApproval(request: ApprovalRequest, signal: AbortSignal): ApprovalDecision | Promise<ApprovalDecision> {
-    if (!this.send || signal.aborted) return 'denied'; // nobody to ask: never approved by default
+    // Nobody to ask: never approved by default, and not a person's `denied` either (a handler that
+    // throws is denied `by: no-root` in the audit log).
+    if (!this.send || signal.aborted) throw new Error('no window is open to show the approval');
     const requestId = `approval-${++this.nextRequest}`;
     const task = this.attribute(request.asker);
     // The display rule decides here too: a request the page shows with code points is never remembered.
@@ -428,7 +431,7 @@ export class BridgeHost {
       proposals: hidden ? [] : structuredClone(request.proposals),
     };
     return new Promise<ApprovalDecision>((resolve, reject) => {
-      this.pending.set(requestId, { kind: 'approval', view, task, settle: resolve });
+      this.pending.set(requestId, { kind: 'approval', view, task, settle: resolve, fail: reject });
       signal.addEventListener(
         'abort',
         () => {

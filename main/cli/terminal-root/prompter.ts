@@ -37,7 +37,10 @@ export interface PrompterOptions {
   guardMs?: number | undefined;
 }
 
-/** A question the human gave no answer to: the input ended. The asker's `human.ask` fails with this message. */
+/**
+ * A question or an approval the human gave no answer to: the input ended. The asker's `human.ask`
+ * fails with this message; an approval is denied, recorded `by: no-root`.
+ */
 export class NoAnswer extends Error {
   override readonly name = 'NoAnswer';
 }
@@ -127,10 +130,7 @@ export class TerminalPrompter {
       for (;;) {
         const word = await this.readWord('  approve?', ' [y/N] ', signal);
         if (signal.aborted) return this.withdrawn('denied');
-        if (word === undefined) {
-          this.write('\n  (no answer: the input ended) denied\n');
-          return 'denied';
-        }
+        if (word === undefined) return this.noAnswer();
         if (word === 'y' || word === 'yes') {
           this.write('  approved\n');
           return 'approved';
@@ -143,10 +143,7 @@ export class TerminalPrompter {
         if (remember) {
           const match = await this.confirmMatch(request, offers, remember, signal);
           if (signal.aborted) return this.withdrawn('denied');
-          if (match === null) {
-            this.write('\n  (no answer: the input ended) denied\n');
-            return 'denied';
-          }
+          if (match === null) return this.noAnswer();
           if (match === undefined) continue; // not confirmed: the question stands
           this.write(`  approved, and ${remember === 'task' ? 'for this task' : 'always'}: ${shown(describeMatch(match))}\n`);
           return { verdict: 'approved', remember, match };
@@ -277,6 +274,15 @@ export class TerminalPrompter {
     const line = await this.lines.next(signal, { urgent: true, since, onSkipped: () => this.write(`  ${IGNORED}\n${prompt}`) });
     if (line !== undefined && this.echo) this.write(`${line}\n`);
     return line;
+  }
+
+  /**
+   * The input ended before an approval was answered: denied, said so, and thrown (not answered
+   * 'denied'), so the audit row says nobody answered (`by: no-root`), not that a person denied it.
+   */
+  private noAnswer(): never {
+    this.write('\n  (no answer: the input ended) denied\n');
+    throw new NoAnswer("no answer to the approval: the terminal's input ended");
   }
 
   private withdrawn<T>(value: T): T {
