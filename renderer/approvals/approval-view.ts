@@ -54,6 +54,28 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     ]),
   ];
 
+  // A command taller than its box: what is approved must have been in view, so the approving
+  // buttons wake only once the box has been scrolled to its end (by mouse, wheel or the keyboard:
+  // the box takes the focus). Deny and Later need no reading.
+  let readToEnd = true;
+  let approving: HTMLButtonElement[] = [];
+  const unreadNote = el('p', { className: 'unread-note', attrs: { hidden: '' } }, `Scroll the ${exec ? 'command' : 'path'} to its end to approve it: it does not fit in its box (${sizeLine(view.commandOrPath)}).`);
+  const atEnd = (): boolean => subject.scrollHeight - subject.scrollTop - subject.clientHeight <= 2;
+  const showReadState = (): void => {
+    if (!readToEnd && atEnd()) readToEnd = true;
+    for (const b of approving) b.disabled = !readToEnd;
+    unreadNote.hidden = readToEnd;
+  };
+  subject.addEventListener('scroll', showReadState);
+  const approveButton = (className: string, label: string, onClick: () => void, attrs?: Record<string, string>): HTMLButtonElement => {
+    const b = button(className, label, () => {
+      if (readToEnd) onClick();
+    }, attrs);
+    b.disabled = !readToEnd;
+    approving.push(b);
+    return b;
+  };
+
   const warnings: Node[] = [];
   if (tagged) {
     warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
@@ -63,15 +85,20 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
   }
 
   // A tagged request's default (the primary button) is Deny; otherwise Approve once.
-  const choices = (): Node[] => [
-    button(`later`, 'Later', () => context.later()),
-    button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
-    button(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
-    rememberable && view.rootTask !== undefined ? button('remember-task', 'Approve for this task', () => confirm('task')) : null,
-    rememberable ? button('remember-always', `Always for ${role}`, () => confirm('always'), { title: `Always approve for this agent (${role}), after you confirm what it matches` }) : null,
-  ].filter((n): n is HTMLButtonElement => n !== null);
+  const choices = (): Node[] => {
+    approving = [];
+    return [
+      unreadNote,
+      button(`later`, 'Later', () => context.later()),
+      button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
+      approveButton(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
+      rememberable && view.rootTask !== undefined ? approveButton('remember-task', 'Approve for this task', () => confirm('task')) : null,
+      rememberable ? approveButton('remember-always', `Always for ${role}`, () => confirm('always'), { title: `Always approve for this agent (${role}), after you confirm what it matches` }) : null,
+    ].filter((n): n is HTMLElement => n !== null);
+  };
 
   const confirm = (remember: 'task' | 'always'): void => {
+    approving = [];
     const name = `match-${view.requestId}`;
     const options = view.proposals.map((match, i) => {
       const id = `${name}-${i}`;
@@ -97,7 +124,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
         'div',
         { className: 'actions' },
         button('back', 'Back', () => context.swapActions(choices())),
-        button('confirm primary', remember === 'task' ? 'Confirm: approve for this task' : `Confirm: always for ${role}`, () =>
+        approveButton('confirm primary', remember === 'task' ? 'Confirm: approve for this task' : `Confirm: always for ${role}`, () =>
           context.decide({ verdict: 'approved', remember, match: chosen() }),
         ),
       ),
@@ -113,5 +140,9 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     actions: () => choices(),
     danger: tagged,
     hidden,
+    shown: () => {
+      readToEnd = atEnd();
+      showReadState();
+    },
   };
 }

@@ -233,6 +233,7 @@ export class ChattyApprovals extends HTMLElement {
     this.#body.scrollTop = 0;
     for (const box of this.#body.querySelectorAll<HTMLElement>('.subject')) box.scrollTop = 0;
     this.#title.focus({ preventScroll: true });
+    content.shown?.();
     this.#arm();
   }
 

@@ -13,6 +13,8 @@ export interface PopoverContent {
   actions: () => Node[];
   danger: boolean;
   hidden: boolean;
+  /** Called once the popover is open and laid out, scrolled to the top (what can only be measured then). */
+  shown?: () => void;
 }
 
 /** What a content's buttons call; every call is ignored while the guard holds or an answer is on its way. */

@@ -100,6 +100,9 @@ describe('the approvals popover: issue 18 (Chromium, real bridge host, gateway, 
       assert.equal(box.first, 'rm -rf ~/ --no-preserve-root');
       assert.ok(box.client < 220 && box.scroll > box.client, `a bounded box with its own scroll: ${JSON.stringify(box)}`);
       assert.equal(await page.textContent('#popover .size'), `121 lines · ${command.length} chars`);
+      // Approving waits until the whole command has been in view (test/renderer/approval-tall.test.ts).
+      await page.$eval('#popover .subject', (e) => e.scrollTo(0, e.scrollHeight));
+      await page.waitForSelector('#popover .remember-task:not([disabled])');
       // The confirm step keeps the exact command as it is (its lines), in a small box of its own; Confirm stays in view.
       await page.click('#popover .remember-task');
       await armedPopover(page, 'approval');
