@@ -87,14 +87,15 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
   // A tagged request's default (the primary button) is Deny; otherwise Approve once.
   const choices = (): Node[] => {
     approving = [];
-    return [
+    const nodes: (HTMLElement | null)[] = [
       unreadNote,
       button(`later`, 'Later', () => context.later()),
       button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
       approveButton(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
       rememberable && view.rootTask !== undefined ? approveButton('remember-task', 'Approve for this task', () => confirm('task')) : null,
       rememberable ? approveButton('remember-always', `Always for ${role}`, () => confirm('always'), { title: `Always approve for this agent (${role}), after you confirm what it matches` }) : null,
-    ].filter((n): n is HTMLElement => n !== null);
+    ];
+    return nodes.filter((n): n is HTMLElement => n !== null);
   };
 
   const confirm = (remember: 'task' | 'always'): void => {
