@@ -119,3 +119,46 @@ test("a hook that never ends on a callee's worktree add is ended after gitTimeou
     await within(20_000, 'the broker\'s stop', broker.stop());
   }
 });
+
+test("a hook that leaves a process in the background holding git's output does not hold the callee's worktree add", async () => {
+  const { broker, root, payload } = setUp();
+  try {
+    const result = await within(20_000, "the coder's task", root.invoke('coder', `${payload('post-checkout', 'sleep 120 &')}\ninvoke reviewer say reviewed`));
+    assert.equal(result.success, true, result.error);
+    assert.match(result.response, /reviewed/);
+  } finally {
+    await within(20_000, "the broker's stop", broker.stop());
+  }
+});
+
+test('a worker that puts a link in place of its worktree: the release removes the link, never what it leads to, and leaves no worktree or branch', async () => {
+  const { home, broker, root, git } = setUp();
+  // A folder of the person's, which the worker dresses up as its worktree (a .git file naming the worktree's git directory).
+  const victim = join(home, 'victim');
+  execFileSync('mkdir', [victim]);
+  writeFileSync(join(victim, 'precious.txt'), 'the person\'s work\n');
+  try {
+    const swap = `exec d=$PWD; g=$(git rev-parse --git-dir); cd /; echo "gitdir: $g" > ${victim}/.git; rm -rf "$d"; ln -s ${victim} "$d"`;
+    const result = await within(20_000, "the coder's task", root.invoke('coder', `${swap}\nsay swapped`));
+    assert.equal(result.success, true, result.error);
+    await within(20_000, "the broker's stop", broker.stop());
+    assert.equal(readFileSync(join(victim, 'precious.txt'), 'utf8'), "the person's work\n", 'the release deleted what the link led to');
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  } finally {
+    await within(20_000, "the broker's stop", broker.stop());
+  }
+});
+
+test('a worker that puts a file in place of its worktree: the release still leaves no worktree or branch', async () => {
+  const { broker, root, git } = setUp();
+  try {
+    const result = await within(20_000, "the coder's task", root.invoke('coder', 'exec d=$PWD; cd /; rm -rf "$d"; echo not a folder > "$d"\nsay replaced'));
+    assert.equal(result.success, true, result.error);
+    await within(20_000, "the broker's stop", broker.stop());
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  } finally {
+    await within(20_000, "the broker's stop", broker.stop());
+  }
+});

@@ -7,6 +7,7 @@ import { git, GitError, GIT_TIMEOUT_MS, type GitOptions } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
 import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
+import { removeWorktree } from './worktree-remove.js';
 import { lockReason } from './worktree-record.js';
 
 export interface GitWorktreeFactoryOptions {
@@ -190,7 +191,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   /** Removes what a `worktree add` that was ended mid-way made: its folder, git's entry for it, its branch. */
   private async discard(dir: string, branch: string, commonDir: string): Promise<void> {
     const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
-    await run(['worktree', 'remove', '--force', '--force', dir]);
+    await removeWorktree(run, dir);
     await rm(dir, { recursive: true, force: true }); // a folder git had not registered yet (ours: made in our folder)
     await run(['worktree', 'prune']);
     if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
@@ -265,8 +266,8 @@ class GitWorktree implements Workspace {
   private async remove(): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
     const run = (args: string[]) => git(args, this.commonDir, this.gitOptions);
-    // Twice forced: it is locked (our record of who holds it). A folder that is gone goes the same way.
-    await run(['worktree', 'remove', '--force', '--force', this.top]).catch(async (err: unknown) => {
+    // Our record of who holds it goes with it. A folder that is gone goes the same way; a link put in its place is never followed.
+    await removeWorktree(run, this.top).catch(async (err: unknown) => {
       if (existsSync(this.top)) throw err;
       await run(['worktree', 'prune']); // the worker removed it itself: only git's entry may be left
     });

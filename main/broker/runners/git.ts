@@ -4,6 +4,9 @@ import { withoutGitLocalEnv } from './worker-env.js';
 /** How long one of the broker's git commands may run before it is ended (with what it started): 5 minutes. */
 export const GIT_TIMEOUT_MS = 5 * 60_000;
 
+/** How long git's pipes may stay open after git has exited (a hook's background process holding them) before they are let go of. */
+const EXIT_GRACE_MS = 1_000;
+
 /** What the broker keeps of one git command's stdout or stderr. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
@@ -41,8 +44,8 @@ export interface GitOptions {
  * - git runs in a session of its own (setsid, as workers do), so a hook has no controlling
  *   terminal of the gateway's (no `/dev/tty` to push keys into `serve`'s prompt);
  * - past `timeoutMs` its process group is SIGKILLed and the call rejects;
- * - it is done when git exits: a process it left in the background holding its stdout or stderr
- *   is not waited for (the pipes are let go of one turn after the exit, what git wrote read).
+ * - it is done when its pipes close, or 1 s after git's exit: a process a hook left in the
+ *   background holding git's stdout or stderr is not waited for (the pipes are then let go of).
  */
 export function git(args: readonly string[], cwd: string, options: GitOptions = {}): Promise<string> {
   const { command = 'git', timeoutMs = GIT_TIMEOUT_MS, hooks = false } = options;
@@ -88,7 +91,8 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
     };
     child.once('error', (e) => settle(null, null, e));
     child.once('close', (code, signal) => settle(code, signal));
-    // One turn after the exit, what git wrote has been read; a background process may hold the pipes longer.
-    child.once('exit', (code, signal) => setImmediate(() => settle(code, signal)));
+    // Its pipes close once git and whatever it started have exited; a process a hook left in the
+    // background may hold them for ever, so they are not waited for long after git's own exit.
+    child.once('exit', (code, signal) => setTimeout(() => settle(code, signal), EXIT_GRACE_MS).unref());
   });
 }

@@ -1,4 +1,5 @@
 import { relative, sep } from 'node:path';
+import { removeWorktree } from './worktree-remove.js';
 import { holderAlive, readLockReason, type WorktreeRecord } from './worktree-record.js';
 
 /** What one prune did, for its log line. */
@@ -53,8 +54,8 @@ export async function pruneLeftWorktrees(run: (args: string[]) => Promise<string
       report.live++;
       continue;
     }
-    // Twice forced: it is locked (and may hold what its killed worker never committed: gone, as on release).
-    await run(['worktree', 'remove', '--force', '--force', listed.path]);
+    // It may hold what its killed worker never committed: gone, as on release (a link in its place never followed).
+    await removeWorktree(run, listed.path);
     report.worktrees++;
     const ref = `refs/heads/${listed.branch}`;
     const ahead = await run(['rev-list', '--count', `${record.base}..${ref}`]).then(
