@@ -4,7 +4,7 @@
 // through a confirm step that shows what will be remembered.
 import { hasHidden } from '../../main/display/index.js';
 import type { AnswerApproval, ApprovalMatch, DangerTag, PendingApproval } from '../../main/app/bridge/contract.js';
-import { askerFacts, button, el, facts, hiddenWarning, shown, sizeLine } from './parts.js';
+import { askerFacts, button, el, facts, hiddenWarning, shown, shownInOrder, sizeLine } from './parts.js';
 import type { PopoverContent, ViewContext } from './view.js';
 
 export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
@@ -27,9 +27,9 @@ export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;
 /** How a proposed match reads in the confirm step. */
 function matchLine(match: ApprovalMatch, kind: PendingApproval['kind']): [Node, string] {
   // The exact command may be long or span lines: kept as it is, in a small box of its own (it scrolls, so it takes the focus too).
-  if ('exact' in match) return [el('code', { className: 'exact', attrs: { tabindex: '0' } }, shown(match.exact)), kind === 'exec' ? 'this exact command' : 'this exact path'];
-  if ('prefix' in match) return [el('code', {}, shown(`${match.prefix} *`)), 'any command whose words start with these'];
-  return [el('code', {}, shown(match.glob)), 'any path this glob matches'];
+  if ('exact' in match) return [el('code', { className: 'exact in-order', attrs: { tabindex: '0' } }, shownInOrder(match.exact)), kind === 'exec' ? 'this exact command' : 'this exact path'];
+  if ('prefix' in match) return [el('code', { className: 'in-order' }, shownInOrder(`${match.prefix} *`)), 'any command whose words start with these'];
+  return [el('code', { className: 'in-order' }, shownInOrder(match.glob)), 'any path this glob matches'];
 }
 
 export function approvalContent(view: PendingApproval, context: ViewContext<ApprovalAnswer>): PopoverContent {
@@ -41,14 +41,14 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
 
   const subject = el(
     'pre',
-    { className: 'subject', attrs: { tabindex: '0', role: 'region', 'aria-label': exec ? 'the command' : 'the path, as the agent wrote it' } },
-    shown(view.commandOrPath),
+    { className: 'subject in-order', attrs: { tabindex: '0', role: 'region', 'aria-label': exec ? 'the command' : 'the path, as the agent wrote it' } },
+    shownInOrder(view.commandOrPath),
   );
   const body: Node[] = [
     el('div', { className: 'subject-wrap' }, subject, el('p', { className: 'size muted' }, sizeLine(view.commandOrPath))),
     facts('context', [
-      ['Resolved path', view.path !== undefined ? el('span', { className: 'path' }, shown(view.path), view.outside ? el('strong', { className: 'outside' }, ' (outside the workspace)') : null) : null],
-      ['Workspace', view.workspace !== undefined ? el('span', { className: 'workspace' }, shown(view.workspace)) : null],
+      ['Resolved path', view.path !== undefined ? el('span', {}, el('span', { className: 'path in-order' }, shownInOrder(view.path)), view.outside ? el('strong', { className: 'outside' }, ' (outside the workspace)') : null) : null],
+      ['Workspace', view.workspace !== undefined ? el('span', { className: 'workspace in-order' }, shownInOrder(view.workspace)) : null],
       ["Diff stat (the agent's words)", view.diffStat !== undefined ? el('span', { className: 'diffstat' }, shown(view.diffStat)) : null],
       ...askerFacts(view.asker, view.taskId),
     ]),

@@ -37,6 +37,34 @@ export function shown(raw: string): DocumentFragment {
   return fragment;
 }
 
+/** Letters of the right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko…, their presentation forms and the historic ones). */
+const RTL_RUN = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]+/gu;
+
+/**
+ * A command or a path as the display rule shows it, to be drawn in the order the shell reads it
+ * (inside an element of class `in-order`, which overrides the bidi algorithm left to right): each
+ * run of right-to-left letters is isolated so it still reads right to left within itself, but the
+ * characters between two runs (`/../`, spaces, digits) are never reordered: `cp a.txt א/../ב/` is
+ * not drawn `cp a.txt ב/../א/`.
+ */
+export function shownInOrder(raw: string): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (const part of shownParts(raw)) {
+    if (part.hidden) {
+      fragment.append(el('span', { className: 'cp', attrs: { title: 'a hidden character, shown as its code point' } }, part.text));
+      continue;
+    }
+    let from = 0;
+    for (const match of part.text.matchAll(RTL_RUN)) {
+      if (match.index > from) fragment.append(part.text.slice(from, match.index));
+      fragment.append(el('span', { className: 'rtl-run' }, match[0]));
+      from = match.index + match[0].length;
+    }
+    if (from < part.text.length) fragment.append(part.text.slice(from));
+  }
+  return fragment;
+}
+
 /** `N lines · N chars` of a text as it is (characters are code points). */
 export function sizeLine(raw: string): string {
   const lines = raw === '' ? 0 : raw.split('\n').length;

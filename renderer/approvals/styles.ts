@@ -103,6 +103,8 @@ dialog[data-armed="false"] .actions-slot button { border-style: dashed; cursor: 
 .actions-slot .actions, .actions-slot { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 0.45rem; align-items: center; }
 .actions-slot fieldset { flex: 1 1 100%; }
 .later { margin-right: auto; }
+.in-order { unicode-bidi: bidi-override; direction: ltr; }
+.in-order .rtl-run { unicode-bidi: isolate; direction: rtl; }
 .unread-note { flex: 1 1 100%; margin: 0; font-size: 0.8rem; background: var(--warn-bg); color: var(--warn); border-radius: 4px; padding: 0.25rem 0.5rem; }
 .actions-slot button:disabled { opacity: 0.55; cursor: not-allowed; }
 .hint { font-size: 0.78rem; }
