@@ -5,4 +5,4 @@ export { GitWorktreeFactory, worktreeName, type GitWorktreeFactoryOptions } from
 export type { PruneReport } from './worktree-prune.js';
 export { GitError } from './git.js';
 export { letGoOfStdioOnExit } from './end-child.js';
-export { GIT_LOCAL_ENV, NODE_PLUMBING_ENV, workerEnv } from './worker-env.js';
+export { GATEWAY_CREDENTIAL_ENV, GIT_LOCAL_ENV, NODE_PLUMBING_ENV, workerEnv } from './worker-env.js';

@@ -1,7 +1,8 @@
 /**
  * The environment a runner gives a worker by default: the broker's own, minus what would point
  * the worker somewhere else than its workspace, or is plumbing meant for the broker process only.
- * Credentials (API keys) pass: a worker is an agent the user configured, and it needs them.
+ * Credentials (API keys) pass: a worker is an agent the user configured, and it needs them; the
+ * gateway's own do not (`GATEWAY_CREDENTIAL_ENV`).
  */
 
 /**
@@ -36,6 +37,13 @@ export const GIT_LOCAL_ENV: readonly string[] = [
  */
 export const NODE_PLUMBING_ENV: readonly string[] = ['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'NODE_UNIQUE_ID'];
 
+/**
+ * The gateway's own credentials, read from its environment: the remote A2A runner's bearer token
+ * (`serve --remote-runner`). No worker needs it, and what reaches a worker reaches the commands it
+ * runs, whose output an LLM agent hands its model.
+ */
+export const GATEWAY_CREDENTIAL_ENV: readonly string[] = ['CHATTY_REMOTE_RUNNER_TOKEN'];
+
 /** `parent` without git's repository-local variables (also `GIT_CONFIG_KEY_<n>` / `GIT_CONFIG_VALUE_<n>`). */
 export function withoutGitLocalEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent };
@@ -45,12 +53,13 @@ export function withoutGitLocalEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv
 }
 
 /**
- * The default worker environment: `parent` minus `GIT_LOCAL_ENV` and `NODE_PLUMBING_ENV`, and
- * with `PWD` saying `cwd` when the worker runs somewhere else than the broker.
+ * The default worker environment: `parent` minus `GIT_LOCAL_ENV`, `NODE_PLUMBING_ENV` and
+ * `GATEWAY_CREDENTIAL_ENV`, and with `PWD` saying `cwd` when the worker runs somewhere else than
+ * the broker.
  */
 export function workerEnv(parent: NodeJS.ProcessEnv, cwd?: string): NodeJS.ProcessEnv {
   const env = withoutGitLocalEnv(parent);
-  for (const name of NODE_PLUMBING_ENV) delete env[name];
+  for (const name of [...NODE_PLUMBING_ENV, ...GATEWAY_CREDENTIAL_ENV]) delete env[name];
   if (cwd !== undefined) env.PWD = cwd;
   return env;
 }
