@@ -92,6 +92,20 @@ test('finding 1: hidden characters are shown as code points with a warning; t an
   assert.equal(await s.stop(), 0, s.screen());
 });
 
+test('tabs in a command are shown as <U+0009>, never sent raw: at the right margin a tab lets the next character overwrite the last column, so `; . x` after 40 tabs was never on the screen', { timeout: 60_000 }, async () => {
+  const s = servePty();
+  await s.until('\n> ');
+  s.type('asker tabbed\r');
+  let at = await s.until(`asks to run: echo hi${'<U+0009>'.repeat(40)};<U+0009>.<U+0009>x<U+0009>#\n`);
+  at = await s.until('  approve? [y/N] ', at);
+  const request = s.screen().slice(s.screen().lastIndexOf('asks to run:', at), at);
+  assert.ok(!request.includes('\t'), JSON.stringify(request));
+  assert.ok(request.includes('  !! HIDDEN CHARACTERS: shown as <U+XXXX>'), request);
+  s.type('n\r');
+  await s.until('  #1 | verdict denied\n', at);
+  assert.equal(await s.stop(), 0, s.screen());
+});
+
 test('t: the offered matches are listed, the chosen one confirmed, then it answers the same agent in this task; a: kept in the file', { timeout: 60_000 }, async () => {
   const s = servePty();
   await s.until(`  rules:  ${s.file} ("always" approvals; see: chatty-gateway approvals list)\n`);

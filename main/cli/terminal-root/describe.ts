@@ -10,10 +10,13 @@ const RECALL_COLUMNS = 60;
 /**
  * A field a worker controls, as the terminal shows it: through the display rule (each hidden
  * character as its code point, `<U+202E>`), a line break kept but the next line indented, so that
- * nothing in it can pass for a line of the gateway's own.
+ * nothing in it can pass for a line of the gateway's own, and a tab as its code point too: a
+ * terminal moves the cursor for a tab, and at the right margin a tab lets the next character
+ * overwrite the last column (`echo hi`, 40 tabs, then `;`, `.`, `x` each after a tab showed only
+ * the last of them, and `echo hi; . x` runs `./x`).
  */
 export function shown(text: string): string {
-  return showExactly(text).text.replaceAll('\n', '\n    ');
+  return showExactly(text).text.replaceAll('\t', codePointLabel('\t')).replaceAll('\n', '\n    ');
 }
 
 /** A one-line field (a name, a rule's id or match): a new line or a tab shown as its code point too. */
@@ -63,7 +66,7 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
-  if (request.hidden || hasHidden(request.command_or_path)) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
+  if (request.hidden || hasHidden(request.command_or_path) || request.command_or_path.includes('\t')) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
   return lines;
 }
 
