@@ -7,9 +7,12 @@
  * command plants the hook, as a hostile package's `npm test` would; real git repositories.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport } from '../../main/broker/index.js';
@@ -161,4 +164,33 @@ test('a worker that puts a file in place of its worktree: the release still leav
   } finally {
     await within(20_000, "the broker's stop", broker.stop());
   }
+});
+
+test("a link put in place of a killed gateway's worktree: the prune removes the link, never what it leads to", async () => {
+  const home = tempDir('chatty-hostile-git-');
+  temporary.push(home);
+  const repo = join(home, 'repo');
+  execFileSync('mkdir', [repo]);
+  gitRepoOnMain(repo);
+  // A gateway holding a worktree, killed (children/worktree-holder.ts stands in for it).
+  const holder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./children/worktree-holder.ts', import.meta.url)), repo, '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(createInterface({ input: holder.stdout! }), 'line')) as [string];
+  const [dir] = JSON.parse(line) as [string];
+  const exited = once(holder, 'exit');
+  holder.kill('SIGKILL');
+  await exited;
+  // Its worker (or a process it left) dressed a folder of the person's as the worktree and put a link in its place.
+  const victim = join(home, 'victim');
+  execFileSync('mkdir', [victim]);
+  writeFileSync(join(victim, 'precious.txt'), "the person's work\n");
+  writeFileSync(join(victim, '.git'), readFileSync(join(dir, '.git')));
+  rmSync(dir, { recursive: true, force: true });
+  symlinkSync(victim, dir);
+
+  const report = await new GitWorktreeFactory().prune(repo);
+  assert.equal(report.worktrees, 1);
+  assert.equal(readFileSync(join(victim, 'precious.txt'), 'utf8'), "the person's work\n", 'the prune deleted what the link led to');
+  assert.equal(existsSync(dir), false);
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
+  assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
 });
