@@ -81,6 +81,10 @@ interface TaskRecord {
   bytes: number;
   controller: AbortController;
   settled: Promise<void>;
+  /** The nodes the broker admitted for this task (`{Admitted}`): its own record, not a worker's step. */
+  admitted: Set<string>;
+  /** The gateway's root task id of this task, once an approval from an admitted node has named it. */
+  rootTask?: string;
 }
 
 type Pending =
@@ -286,7 +290,7 @@ export class BridgeHost {
     const taskId = `task-${++this.nextTask}`;
     const controller = new AbortController();
     const view: TaskView = { taskId, agent, prompt, startedAt: Date.now(), state: 'running', nodes: [], entries: [] };
-    const record: TaskRecord = { view, bytes: 0, controller, settled: Promise.resolve() };
+    const record: TaskRecord = { view, bytes: 0, controller, settled: Promise.resolve(), admitted: new Set() };
     this.tasks.set(taskId, record);
     this.forgetOldTasks();
     this.emit(EVENT_CHANNELS.task, { type: 'started', task: structuredClone(view) });
@@ -301,6 +305,7 @@ export class BridgeHost {
 
   private onProgress(task: TaskRecord, event: ProgressEvent): void {
     if ('Admitted' in event) {
+      task.admitted.add(event.Admitted);
       this.addNode(task, { name: event.Admitted, role: roleOf(event.Admitted), parent: 'root' });
       this.addEntry(task, { kind: 'admitted', text: `${event.Admitted} admitted`, node: event.Admitted });
       return;
@@ -353,18 +358,25 @@ export class BridgeHost {
   }
 
   /**
-   * The task an asker works under, and its place in that task's tree. A node already in a tree
-   * belongs to that task; otherwise the running task whose top agent has the chain's first role,
-   * when exactly one does. The chain's roles are then drawn under the root down to the asker.
+   * The task an asker works under, and its place in that task's tree. The broker's records come
+   * first, a worker's steps last (a worker can name any node as started under it): the task of
+   * the root task the gateway vouches for (`rootTask`, once known); else the task whose agent the
+   * broker admitted as this asker; else the one task whose tree (drawn from steps) has it, when
+   * exactly one does; else the running task whose top agent has the chain's first role, when
+   * exactly one does. An approval from an admitted agent teaches its task's root task id. The
+   * chain's roles are then drawn under the root down to the asker.
    */
-  private attribute(asker: Asker): TaskRecord | undefined {
+  private attribute(asker: Asker, rootTask?: string): TaskRecord | undefined {
     const running = [...this.tasks.values()].filter((t) => t.view.state === 'running');
-    let task = running.find((t) => t.view.nodes.some((n) => n.name === asker.agent));
-    if (!task) {
-      const topRole = asker.chain[1];
-      const candidates = running.filter((t) => t.view.nodes.some((n) => n.parent === 'root' && n.role === topRole));
-      if (candidates.length === 1) task = candidates[0];
-    }
+    const only = (tasks: TaskRecord[]): TaskRecord | undefined => (tasks.length === 1 ? tasks[0] : undefined);
+    const byRoot = rootTask === undefined ? undefined : running.find((t) => t.rootTask === rootTask);
+    const admitted = running.filter((t) => t.admitted.has(asker.agent));
+    const inTree = running.filter((t) => t.view.nodes.some((n) => n.name === asker.agent));
+    const topRole = asker.chain[1];
+    const task =
+      byRoot ??
+      (admitted.length > 0 ? only(admitted) : inTree.length > 0 ? only(inTree) : only(running.filter((t) => t.view.nodes.some((n) => n.parent === 'root' && n.role === topRole))));
+    if (task && rootTask !== undefined && task.rootTask === undefined && task.admitted.has(asker.agent)) task.rootTask = rootTask;
     if (task) this.placeAsker(task, asker);
     return task;
   }
@@ -410,7 +422,7 @@ export class BridgeHost {
     // throws is denied `by: no-root` in the audit log).
     if (!this.send || signal.aborted) throw new Error('no window is open to show the approval');
     const requestId = `approval-${++this.nextRequest}`;
-    const task = this.attribute(request.asker);
+    const task = this.attribute(request.asker, request.task);
     // The display rule decides here too: a request the page shows with code points is never remembered.
     const hidden = request.hidden || hasHidden(request.command_or_path) || hasHidden(request.diff_stat ?? '');
     const view: PendingApproval = {
