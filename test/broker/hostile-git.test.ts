@@ -166,6 +166,19 @@ test('a worker that puts a file in place of its worktree: the release still leav
   }
 });
 
+test("a worker that breaks its worktree's .git file: the release still removes the worktree and its branch", async () => {
+  const { broker, root, git } = setUp();
+  try {
+    const result = await within(20_000, "the coder's task", root.invoke('coder', 'exec echo "gitdir: /nowhere" > .git\nsay broken'));
+    assert.equal(result.success, true, result.error);
+    await within(20_000, "the broker's stop", broker.stop());
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  } finally {
+    await within(20_000, "the broker's stop", broker.stop());
+  }
+});
+
 test("a link put in place of a killed gateway's worktree: the prune removes the link, never what it leads to", async () => {
   const home = tempDir('chatty-hostile-git-');
   temporary.push(home);

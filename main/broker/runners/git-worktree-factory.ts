@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, realpath, rm } from 'node:fs/promises';
+import { lstat, mkdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
@@ -191,8 +191,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   /** Removes what a `worktree add` that was ended mid-way made: its folder, git's entry for it, its branch. */
   private async discard(dir: string, branch: string, commonDir: string): Promise<void> {
     const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
-    await removeWorktree(run, dir);
-    await rm(dir, { recursive: true, force: true }); // a folder git had not registered yet (ours: made in our folder)
+    await removeWorktree(run, dir); // also a folder git had not registered yet (ours: made in our folder)
     await run(['worktree', 'prune']);
     if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
   }
@@ -266,7 +265,7 @@ class GitWorktree implements Workspace {
   private async remove(): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
     const run = (args: string[]) => git(args, this.commonDir, this.gitOptions);
-    // Our record of who holds it goes with it. A folder that is gone goes the same way; a link put in its place is never followed.
+    // The folder by us (a link put in its place never followed), then git's record of it and our lock.
     await removeWorktree(run, this.top).catch(async (err: unknown) => {
       if (existsSync(this.top)) throw err;
       await run(['worktree', 'prune']); // the worker removed it itself: only git's entry may be left
