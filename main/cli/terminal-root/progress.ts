@@ -64,16 +64,24 @@ export class ProgressPrinter {
   }
 }
 
-/** An admitted node's name: `<agent>-<n>`. */
-const NODE_NAME = /^([A-Za-z0-9][A-Za-z0-9._-]*-\d+): (.*)$/s;
+/** An admitted node's name and the `: ` after it (`<agent>-<n>: `), read where the last one ended (sticky). */
+const NODE_NAME = /([A-Za-z0-9][A-Za-z0-9._-]*-\d+): /y;
 
-/** `local-reviewer-0: running npm test` from `local-coder-0` → `[local-coder-0, local-reviewer-0]`, `running npm test`. */
+/**
+ * `local-reviewer-0: running npm test` from `local-coder-0` → `[local-coder-0, local-reviewer-0]`,
+ * `running npm test`. Each name is read from where the last one ended, never the rest again: a
+ * worker names its steps, and one naming a node N times must cost N, not N² (40,000 names held
+ * the main thread 5 s).
+ */
 function chainOf(node: string, step: string): [string[], string] {
   const chain = [node];
-  let rest = step;
-  for (let m = NODE_NAME.exec(rest); m; m = NODE_NAME.exec(rest)) {
+  let at = 0;
+  for (;;) {
+    NODE_NAME.lastIndex = at;
+    const m = NODE_NAME.exec(step);
+    if (!m) break;
     chain.push(m[1]!);
-    rest = m[2]!;
+    at = NODE_NAME.lastIndex;
   }
-  return [chain, rest];
+  return [chain, step.slice(at)];
 }
