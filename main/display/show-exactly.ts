@@ -24,7 +24,29 @@ const HIDDEN_CLASS =
   '(?![\\n\\t ])[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Zs}' +
   '\\u034F\\u115F\\u1160\\u2800\\u3164\\uFFA0\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
 const HIDDEN_ALL = new RegExp(HIDDEN_CLASS, 'gu');
-const HIDDEN_ANY = new RegExp(HIDDEN_CLASS, 'u');
+
+/**
+ * Look-alike letters: in a word that has Latin letters, a letter of a script whose letters are
+ * drawn like Latin ones (Cyrillic `а е о р с і ј ѕ`, Greek `ο ρ ν ι`, Armenian `օ`) is shown as
+ * its code point too: `gіthub.com` (U+0456) is not `github.com`. A word wholly in one of those
+ * scripts (`исправил`, `λόγος`) is shown as it is: it is read as what it is.
+ */
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+const LATIN = /\p{Script=Latin}/u;
+const LOOKALIKE_CLASS = '[\\p{Script=Cyrillic}\\p{Script=Greek}\\p{Script=Armenian}]';
+const LOOKALIKE_ANY = new RegExp(LOOKALIKE_CLASS, 'u');
+const LOOKALIKE_ALL = new RegExp(LOOKALIKE_CLASS, 'gu');
+
+/** Where each character to label lies in `raw`, in order: hidden characters and look-alike letters. */
+function hiddenAt(raw: string): { index: number; char: string }[] {
+  const found = [...raw.matchAll(HIDDEN_ALL)].map((m) => ({ index: m.index, char: m[0] }));
+  if (!LOOKALIKE_ANY.test(raw)) return found; // the common case: nothing to look for
+  for (const word of raw.matchAll(WORD)) {
+    if (!LATIN.test(word[0]) || !LOOKALIKE_ANY.test(word[0])) continue;
+    for (const letter of word[0].matchAll(LOOKALIKE_ALL)) found.push({ index: word.index + letter.index, char: letter[0] });
+  }
+  return found.sort((a, b) => a.index - b.index);
+}
 
 /** `<U+202E>` for U+202E, `<U+E0041>` for a tag character, `<U+000D>` for a carriage return. */
 export function codePointLabel(char: string): string {
@@ -33,22 +55,24 @@ export function codePointLabel(char: string): string {
 
 /** `raw` as a person may be shown it: each hidden character as its code point label. */
 export function showExactly(raw: string): ShownText {
-  let hidden = false;
-  const text = replaceHidden(raw, (char) => {
-    hidden = true;
-    return codePointLabel(char);
-  });
-  return { text, hidden };
+  const parts = shownParts(raw);
+  return { text: parts.map((part) => part.text).join(''), hidden: parts.some((part) => part.hidden) };
 }
 
 /** `raw` with each character `showExactly` would label replaced by `replace(char)` (a file format's own escape, say). */
 export function replaceHidden(raw: string, replace: (char: string) => string): string {
-  return raw.replace(HIDDEN_ALL, replace);
+  let out = '';
+  let from = 0;
+  for (const { index, char } of hiddenAt(raw)) {
+    out += raw.slice(from, index) + replace(char);
+    from = index + char.length;
+  }
+  return out + raw.slice(from);
 }
 
 /** Whether `raw` holds any character `showExactly` would replace. */
 export function hasHidden(raw: string): boolean {
-  return HIDDEN_ANY.test(raw);
+  return hiddenAt(raw).length > 0;
 }
 
 /** One run of `raw` as shown: visible text as it is, or one hidden character as its label. */
@@ -64,10 +88,10 @@ export interface ShownPart {
 export function shownParts(raw: string): ShownPart[] {
   const parts: ShownPart[] = [];
   let from = 0;
-  for (const match of raw.matchAll(HIDDEN_ALL)) {
-    if (match.index > from) parts.push({ text: raw.slice(from, match.index), hidden: false });
-    parts.push({ text: codePointLabel(match[0]), hidden: true });
-    from = match.index + match[0].length;
+  for (const { index, char } of hiddenAt(raw)) {
+    if (index > from) parts.push({ text: raw.slice(from, index), hidden: false });
+    parts.push({ text: codePointLabel(char), hidden: true });
+    from = index + char.length;
   }
   if (from < raw.length) parts.push({ text: raw.slice(from), hidden: false });
   return parts;

@@ -111,7 +111,8 @@ describe('the grant prompt', () => {
     terminal.close();
     const text = s.text();
     assert.doesNotMatch(text, UNSAFE);
-    assert.ok(text.startsWith('chatty-gateway: plugin text<U+202E>slooт ⟦0.3.1<U+001B>[2K⟧ (sha256:ab12cd34ef56…) asks for:\n'), text);
+    // The Cyrillic т in a word of Latin letters is a look-alike: shown as its code point too.
+    assert.ok(text.startsWith('chatty-gateway: plugin text<U+202E>sloo<U+0442> ⟦0.3.1<U+001B>[2K⟧ (sha256:ab12cd34ef56…) asks for:\n'), text);
     assert.ok(text.includes('    file: read files under ./data<U+000A>chatty-gateway: granted\n'), text);
     assert.ok(text.includes('    network: api.github.com<U+200B>:443\n'), text);
     assert.ok(text.includes("  !! HIDDEN CHARACTERS: shown as <U+XXXX>; the plugin's request holds characters you could not see\n"), text);

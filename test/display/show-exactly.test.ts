@@ -90,6 +90,15 @@ describe('showExactly', () => {
     assert.equal(text.replace(/<U\+[0-9A-F]{4,6}>/g, ''), 'xyz\n\t w');
   });
 
+  test('look-alike letters: a Cyrillic, Greek or Armenian letter in a word that also has Latin letters is shown as its code point (gіthub.com is not github.com); whole words of those scripts are shown as they are', () => {
+    assert.equal(shown('git remote add origin https://g\u0456thub.com/me/repo', true), 'git remote add origin https://g<U+0456>thub.com/me/repo');
+    assert.equal(shown('curl -s https://\u0430pi.example.com/x', true), 'curl -s https://<U+0430>pi.example.com/x');
+    assert.equal(shown('open g\u03BFogle.com', true), 'open g<U+03BF>ogle.com', 'a Greek omicron');
+    assert.equal(shown('scp x me@h\u0585st:', true), 'scp x me@h<U+0585>st:', 'an Armenian o');
+    assert.equal(shown('p\u0430yp\u0430l2024', true), 'p<U+0430>yp<U+0430>l2024');
+    for (const raw of ['git commit -m "исправил ошибку в тесте"', 'echo λόγος', 'Windows-файл', 'а b', 'naïve café']) assert.equal(shown(raw, false), raw);
+  });
+
   test('long input is shown in linear time', () => {
     const raw = '\u200B'.repeat(200_000) + 'a'.repeat(200_000);
     const started = performance.now();

@@ -1,0 +1,33 @@
+/**
+ * Look-alike letters in what a worker asks to run: `gіthub.com` with a Cyrillic і (U+0456) reads
+ * as github.com. The display rule showed letters as they are, so the person read github.com and
+ * an allow rule `git remote *` approved it unasked. Now a Cyrillic, Greek or Armenian letter in a
+ * word of Latin letters counts as hidden: shown as its code point, tagged, never remembered and
+ * never approved by a rule. Real workers, a real broker.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ApprovalRequest } from '../../main/index.js';
+import { plan, splitJson, startBroker } from './helpers.js';
+
+test('a look-alike letter in a command is hidden: the person is asked (no rule approves it), it is tagged and nothing is offered to remember', async () => {
+  const t = startBroker(['coder']);
+  try {
+    const seen: ApprovalRequest[] = [];
+    t.root.onApproval((request) => {
+      seen.push(request);
+      return 'denied';
+    });
+    t.broker.human.rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix: 'git remote' } });
+    const spoofed = 'git remote add origin https://g\u0456thub.com/me/repo';
+    const result = await t.root.invoke('coder', plan({ seq: [{ approve: { kind: 'exec', command_or_path: 'git remote add origin https://github.com/me/repo' } }, { approve: { kind: 'exec', command_or_path: spoofed } }] }));
+    assert.deepEqual(splitJson(result.response), [['approved'], ['denied']], 'the rule approves the real one; the look-alike is asked');
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.command_or_path, spoofed);
+    assert.equal(seen[0]!.hidden, true);
+    assert.ok(seen[0]!.danger.includes('hidden-characters'), JSON.stringify(seen[0]!.danger));
+    assert.deepEqual(seen[0]!.proposals, []);
+  } finally {
+    await t.close();
+  }
+});
