@@ -346,7 +346,7 @@ export class Broker {
     const node = this.nodes.get(context.node.name);
     if (!node) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` })));
     if (node.ended) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` })));
-    if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort));
+    if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort, undefined, context));
     return this.onOtherCall(node, call, context);
   }
 
@@ -375,10 +375,11 @@ export class Broker {
    * could call within each of them, and its callee's context must suit each of them.
    *
    * Not `async`: a call that brings no spawn context is checked and its task sent in this turn, and
-   * a participant's task resolves the result in the turn its answer is read (see `runTask`), so the
-   * caller's answer leaves one promise turn after the callee's, not four.
+   * a participant's task makes the result in the turn its answer is read (see `runTask`): a
+   * worker's call (`answer`, its context) is answered in that turn, right behind the callee's last
+   * event, and the returned promise resolves with the same result.
    */
-  private invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall): Promise<InvokeResult> {
+  private invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall, answer?: Pick<CallContext, 'answerNow'>): Promise<InvokeResult> {
     let callee: Callee;
     try {
       callee = this.callee(caller, params);
@@ -387,9 +388,9 @@ export class Broker {
     }
     if (params.spawn_context === undefined && !callee.several) {
       // A call that brings no context gets the caller's, derived at once (no file system, no await).
-      return this.startInvoke(caller, params, callee, deriveSpawnContext(callee.scope.spawnContext, callee.settings), progress, signal, rootCall);
+      return this.startInvoke(caller, params, callee, deriveSpawnContext(callee.scope.spawnContext, callee.settings), progress, signal, rootCall, answer);
     }
-    return this.checkedSpawnContext(params, callee).then((spawnContext) => this.startInvoke(caller, params, callee, spawnContext, progress, signal, rootCall));
+    return this.checkedSpawnContext(params, callee).then((spawnContext) => this.startInvoke(caller, params, callee, spawnContext, progress, signal, rootCall, answer));
   }
 
   /** Who `params.agent` is and what `caller` acts as, once the call is allowed (else throws `CallError`). */
@@ -422,6 +423,7 @@ export class Broker {
     progress: ProgressSink,
     signal: AbortLike,
     rootCall: RootCall | undefined,
+    answer: Pick<CallContext, 'answerNow'> | undefined,
   ): Promise<InvokeResult> {
     const { participant, virtual } = callee;
     const task: TaskRunParams = { taskId: newTaskId(), text: params.prompt, spawnContext };
@@ -453,7 +455,9 @@ export class Broker {
         try {
           this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
             served();
-            resolve(this.invokeResult(caller, text, outcome, signal, rootCall));
+            const result = this.invokeResult(caller, text, outcome, signal, rootCall);
+            resolve(result);
+            answer?.answerNow(result);
           }, sent);
         } catch (err) {
           served(); // the task never went out: the participant does not run it

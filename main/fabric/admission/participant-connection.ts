@@ -36,6 +36,14 @@ export interface CallContext {
    * back-pressure on the connection the event came from: see `TaskEventListener`.
    */
   progress(event: ProgressEvent): Promise<void> | undefined;
+  /**
+   * Answers the call now, in this turn, with `result`: what resolving the handler's promise with
+   * it does a promise turn or more later. The handler's promise still settles (with the same
+   * result) and is then ignored. For a handler whose result is ready in a callback (a task's
+   * outcome read from its callee), so that the answer is written right behind the frame that
+   * caused it. Answering twice, or after the connection closed, does nothing.
+   */
+  answerNow(result: unknown): void;
 }
 
 /**
@@ -376,7 +384,7 @@ export class ParticipantConnection {
         return;
       }
       default:
-        void this.onCall(frame);
+        this.onCall(frame);
     }
   }
 
@@ -418,36 +426,68 @@ export class ParticipantConnection {
     this.resolveHello(card);
   }
 
-  private async onCall(call: WorkerCall): Promise<void> {
+  /**
+   * Runs a worker's call. Not `async`: the handler's promise gets one reaction, and a handler that
+   * answers in a callback (`CallContext.answerNow`) has its answer written in that turn.
+   */
+  private onCall(call: WorkerCall): void {
     const refusal = this.gate.admit();
     if (refusal) {
       this.reply(this.codec.fail(call.id, refusal));
       return;
     }
+    const id = call.id;
     const cancel = new CallSignal();
     const { abort } = cancel;
-    this.calls.set(call.id, cancel);
+    this.calls.set(id, cancel);
+    // Waits for room like every frame; withdrawn when the call is cancelled or the connection
+    // closes, so a callee paused for this caller is released at once.
+    const progress = (event: ProgressEvent): Promise<void> | undefined => {
+      if (this.closeReason !== undefined || abort.aborted) return undefined;
+      return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id, event } }), abort)?.catch(() => {});
+    };
+    const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer);
+    let running: Promise<unknown>;
+    try {
+      running = this.handler(call, context);
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    running.then(
+      (result) => this.answer(context, true, result),
+      (err: unknown) => this.answer(context, false, err),
+    );
+  }
+
+  /**
+   * A call's end, once (the first of `answerNow` and its handler's promise): its answer (the
+   * result, or the error it failed with) is queued, and its slot in the call gate is free.
+   * Nothing is sent once the connection has closed.
+   */
+  private readonly answer = (context: WorkerCallContext, ok: boolean, value: unknown): void => {
+    if (context.answered) return;
+    context.answered = true;
+    const id = context.id;
     let line: string;
     try {
-      // Waits for room like every frame; withdrawn when the call is cancelled or the connection
-      // closes, so a callee paused for this caller is released at once.
-      const progress = (event: ProgressEvent): Promise<void> | undefined => {
-        if (this.closeReason !== undefined || abort.aborted) return undefined;
-        return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id: call.id, event } }), abort)?.catch(() => {});
-      };
-      const result = await this.handler(call, new WorkerCallContext(this.node, call.id, cancel, progress));
       if (this.closeReason !== undefined) return;
-      line = fitReply(this.codec.respond(call.id, result), call.id, this.workerMaxFrameBytes);
-    } catch (err) {
-      if (this.closeReason !== undefined) return;
-      const error = err instanceof CallError ? err.error : wireError({ kind: 'failed', reason: (err as Error)?.message ?? String(err) });
-      line = fitReply(this.codec.fail(call.id, error), call.id, this.workerMaxFrameBytes);
+      try {
+        if (ok) line = fitReply(this.codec.respond(id, value), id, this.workerMaxFrameBytes);
+      } catch (err) {
+        // A result that cannot be encoded fails the call with what encoding threw.
+        ok = false;
+        value = err;
+      }
+      if (!ok) {
+        const error = value instanceof CallError ? value.error : wireError({ kind: 'failed', reason: (value as Error)?.message ?? String(value) });
+        line = fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
+      }
     } finally {
       this.gate.release();
-      this.calls.delete(call.id);
+      this.calls.delete(id);
     }
-    this.reply(line);
-  }
+    this.reply(line!);
+  };
 
   /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first). */
   private reply(line: string): void {
@@ -462,18 +502,25 @@ export class ParticipantConnection {
  */
 class WorkerCallContext implements CallContext {
   readonly abort: AbortLike;
+  /** Set once the call's answer is decided (see `ParticipantConnection.answer`). */
+  answered = false;
 
   constructor(
     readonly node: AdmittedNode,
     readonly id: number,
     private readonly cancel: CallSignal,
     readonly progress: (event: ProgressEvent) => Promise<void> | undefined,
+    private readonly answer: (context: WorkerCallContext, ok: boolean, value: unknown) => void,
   ) {
     this.abort = cancel.abort;
   }
 
   get signal(): AbortSignal {
     return this.cancel.signal;
+  }
+
+  answerNow(result: unknown): void {
+    this.answer(this, true, result);
   }
 }
 
