@@ -522,6 +522,13 @@ export class BridgeHost {
     if (asked.length !== given.length || asked.some((id, i) => id !== given[i])) {
       throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: the answers must answer each of ${requestId}'s questions once`);
     }
+    // `custom: false` tells the asker the person chose one of its options: it must be one, exactly.
+    for (const a of answers) {
+      const options = pending.view.questions.find((q) => q.id === a.id)?.options ?? [];
+      if (!a.custom && !options.includes(a.answer)) {
+        throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: the answer to ${a.id} is marked as a chosen option but is not one of the options of ${a.id}`);
+      }
+    }
     this.pending.delete(requestId);
     this.addEntry(pending.task, { kind: 'answer', text: `answered ${answers.map((a) => a.answer).join(' / ')}`, node: pending.view.asker.agent });
     pending.settle(answers.map((a) => ({ ...a })));
