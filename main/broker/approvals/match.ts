@@ -157,7 +157,10 @@ export function proposals(subject: MatchSubject): ApprovalMatch[] {
   if (subject.workspace === undefined || placed.path === undefined) return [exact];
   const rel = relative(subject.workspace, placed.path);
   if (rel.startsWith('..') || isAbsolute(rel) || !rel.includes('/')) return [exact];
-  return [exact, { glob: `${rel.slice(0, rel.lastIndexOf('/'))}/*` }];
+  const directory = rel.slice(0, rel.lastIndexOf('/'));
+  // `*` and `?` in the directory's own name would be wildcards in its glob: wider than "its directory".
+  if (/[*?]/.test(directory)) return [exact];
+  return [exact, { glob: `${directory}/*` }];
 }
 
 /** `*` any characters but `/`, `**` any characters, `?` one character but `/`; the rest literal (without case when `ignoreCase`). */
