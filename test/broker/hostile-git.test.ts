@@ -18,6 +18,7 @@ import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport } from '../../main/broker/index.js';
 import { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions } from '../../main/broker/runners/index.js';
 import { gitRepoOnMain, tempDir } from '../agents/helpers.js';
+import { until } from './helpers.js';
 
 const temporary: string[] = [];
 /** Files the planted hooks write their pids to: whatever still runs is ended after the tests. */
@@ -72,7 +73,7 @@ function setUp(factory: GitWorktreeFactoryOptions = {}) {
     return `exec cp ${file} "$(git rev-parse --git-common-dir)/hooks/${hook}"`;
   };
   const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
-  return { home, repo, broker, root, payload, git };
+  return { home, repo, broker, root, payload, git, pids };
 }
 
 /** This process's session id (the sixth field of /proc/self/stat, read after the command's name). */
@@ -120,6 +121,23 @@ test("a hook that never ends on a callee's worktree add is ended after gitTimeou
     assert.deepEqual(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
   } finally {
     await within(20_000, 'the broker\'s stop', broker.stop());
+  }
+});
+
+test("the broker's stop while a hook holds a callee's worktree add ends the add at once: nothing of the callee is left", async () => {
+  const { broker, root, payload, git, pids } = setUp(); // the default time limit, 5 minutes
+  let stopped = false;
+  try {
+    const call = root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`);
+    await until(() => existsSync(pids), 'the hook to run');
+    await within(10_000, "the broker's stop", broker.stop());
+    stopped = true;
+    const result = await within(10_000, "the coder's call", call);
+    assert.equal(result.success, false);
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  } finally {
+    if (!stopped) await within(20_000, "the broker's stop", broker.stop()).catch(() => {});
   }
 });
 

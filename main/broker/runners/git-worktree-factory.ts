@@ -64,7 +64,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     this.gitOptions = { command: options.git ?? 'git', timeoutMs: options.gitTimeoutMs ?? GIT_TIMEOUT_MS };
   }
 
-  async create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
+  async create(node: AdmittedNode, spawnContext: SpawnContext, signal?: AbortSignal): Promise<Workspace> {
     const where = `a worktree for ${node.name}`;
     const { workspace_root: workspaceRoot, base_branch: base } = spawnContext;
     if (!workspaceRoot) throw new Error(`${where} needs the spawn context's workspace_root (the git repository to make it in); the context has none`);
@@ -97,7 +97,8 @@ export class GitWorktreeFactory implements WorkspaceFactory {
           // Locked with our record: whoever finds it after this process is gone knows it may go.
           // The one command that runs the repository's hooks (post-checkout), as git would.
           const add = ['worktree', 'add', '--quiet', '--lock', '--reason', lockReason(baseCommit), '-b', branch, dir, baseCommit];
-          await git(add, root, { ...this.gitOptions, hooks: true });
+          // Its hooks and filters are the one thing here a worker can make last: a start given up ends it.
+          await git(add, root, { ...this.gitOptions, hooks: true, ...(signal ? { signal } : {}) });
         } catch (err) {
           if (err instanceof GitError && err.ended) {
             // Ended mid-way (a hook or filter that hangs): what it made is ours, and goes.

@@ -34,6 +34,8 @@ export interface GitOptions {
    * bookkeeping (a release's `branch -D`, which runs `reference-transaction`) runs none of them.
    */
   hooks?: boolean;
+  /** Ends it (its whole process group, SIGKILL) and rejects when it aborts: the start it serves was given up. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface GitOptions {
  *   background holding git's stdout or stderr is not waited for (the pipes are then let go of).
  */
 export function git(args: readonly string[], cwd: string, options: GitOptions = {}): Promise<string> {
-  const { command = 'git', timeoutMs = GIT_TIMEOUT_MS, hooks = false } = options;
+  const { command = 'git', timeoutMs = GIT_TIMEOUT_MS, hooks = false, signal } = options;
   const env = { ...withoutGitLocalEnv(process.env), GIT_TERMINAL_PROMPT: '0' };
   const argv = hooks ? [...args] : ['-c', 'core.hooksPath=/dev/null', ...args];
   return new Promise((resolve, reject) => {
@@ -69,6 +71,9 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
       }
     };
     const timer = setTimeout(() => endGroup(`did not end within ${timeoutMs} ms, so it was ended (with the hooks and filters it ran)`), timeoutMs);
+    const onAbort = () => endGroup('was ended: what it was run for was given up');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > MAX_OUTPUT_BYTES) endGroup(`wrote more than ${MAX_OUTPUT_BYTES} bytes to its stdout, so it was ended`);
@@ -78,21 +83,22 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
       errBytes += chunk.length;
       if (errBytes <= MAX_OUTPUT_BYTES) err.push(chunk);
     });
-    const settle = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
+    const settle = (code: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       for (const pipe of [child.stdout, child.stderr]) if (!pipe.destroyed) pipe.destroy();
       const stderr = Buffer.concat(err).toString().trim();
       if (ended !== undefined) reject(new GitError(args, null, stderr, ended));
       else if (spawnError) reject(new GitError(args, (spawnError as NodeJS.ErrnoException).code ?? null, spawnError.message));
-      else if (code !== 0) reject(new GitError(args, code ?? signal, stderr));
+      else if (code !== 0) reject(new GitError(args, code ?? exitSignal, stderr));
       else resolve(Buffer.concat(out).toString());
     };
     child.once('error', (e) => settle(null, null, e));
-    child.once('close', (code, signal) => settle(code, signal));
+    child.once('close', (code, exitSignal) => settle(code, exitSignal));
     // Its pipes close once git and whatever it started have exited; a process a hook left in the
     // background may hold them for ever, so they are not waited for long after git's own exit.
-    child.once('exit', (code, signal) => setTimeout(() => settle(code, signal), EXIT_GRACE_MS).unref());
+    child.once('exit', (code, exitSignal) => setTimeout(() => settle(code, exitSignal), EXIT_GRACE_MS).unref());
   });
 }

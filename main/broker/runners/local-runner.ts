@@ -61,7 +61,7 @@ export class LocalRunner implements Runner {
     let workspace: Workspace | undefined;
     if (this.options.workspaceFactory) {
       try {
-        workspace = await this.options.workspaceFactory.create(node, request.spawnContext);
+        workspace = await this.options.workspaceFactory.create(node, request.spawnContext, signal);
       } catch (err) {
         throw new Error(`runner: no workspace for ${node.name}, so its worker was not started: ${messageOf(err)}`, { cause: err });
       }

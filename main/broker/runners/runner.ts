@@ -46,5 +46,6 @@ export interface Workspace {
 
 /** Makes a workspace for a node about to be spawned; a factory that fails fails the task, and no child runs. */
 export interface WorkspaceFactory {
-  create(node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace>;
+  /** `signal` aborts when the start is given up (the call cancelled, the broker stopping): a factory may end what it runs then. */
+  create(node: AdmittedNode, spawnContext: SpawnContext, signal?: AbortSignal): Promise<Workspace>;
 }
