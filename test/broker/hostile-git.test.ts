@@ -73,7 +73,12 @@ function setUp(factory: GitWorktreeFactoryOptions = {}) {
     return `exec cp ${file} "$(git rev-parse --git-common-dir)/hooks/${hook}"`;
   };
   const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
-  return { home, repo, broker, root, payload, git, pids };
+  /** Only the repository's own checkout and branch are left: every worktree and empty branch the broker made is gone. */
+  const nothingLeft = () => {
+    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
+    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  };
+  return { home, repo, broker, root, payload, git, pids, nothingLeft };
 }
 
 /** This process's session id (the sixth field of /proc/self/stat, read after the command's name). */
@@ -111,21 +116,20 @@ test("a hook the broker's git runs is in a session of its own: no controlling te
 });
 
 test("a hook that never ends on a callee's worktree add is ended after gitTimeoutMs: the call fails, nothing is left, the repository is not held", async () => {
-  const { broker, root, payload, git } = setUp({ gitTimeoutMs: 1_500 });
+  const { broker, root, payload, nothingLeft } = setUp({ gitTimeoutMs: 1_500 });
   try {
     const result = await within(20_000, "the coder's task", root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`));
     assert.equal(result.success, false);
     assert.match(result.error ?? '', /invoke reviewer: .*git worktree add .*did not end within 1500 ms/);
     // The coder's own release ran after (the repository was not held), and nothing of the reviewer's is left.
-    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
-    assert.deepEqual(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    nothingLeft();
   } finally {
     await within(20_000, 'the broker\'s stop', broker.stop());
   }
 });
 
 test("the broker's stop while a hook holds a callee's worktree add ends the add at once: nothing of the callee is left", async () => {
-  const { broker, root, payload, git, pids } = setUp(); // the default time limit, 5 minutes
+  const { broker, root, payload, pids, nothingLeft } = setUp(); // the default time limit, 5 minutes
   let stopped = false;
   try {
     const call = root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`);
@@ -134,8 +138,7 @@ test("the broker's stop while a hook holds a callee's worktree add ends the add 
     stopped = true;
     const result = await within(10_000, "the coder's call", call);
     assert.equal(result.success, false);
-    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
-    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    nothingLeft();
   } finally {
     if (!stopped) await within(20_000, "the broker's stop", broker.stop()).catch(() => {});
   }
@@ -153,7 +156,7 @@ test("a hook that leaves a process in the background holding git's output does n
 });
 
 test('a worker that puts a link in place of its worktree: the release removes the link, never what it leads to, and leaves no worktree or branch', async () => {
-  const { home, broker, root, git } = setUp();
+  const { home, broker, root, nothingLeft } = setUp();
   // A folder of the person's, which the worker dresses up as its worktree (a .git file naming the worktree's git directory).
   const victim = join(home, 'victim');
   execFileSync('mkdir', [victim]);
@@ -164,38 +167,29 @@ test('a worker that puts a link in place of its worktree: the release removes th
     assert.equal(result.success, true, result.error);
     await within(20_000, "the broker's stop", broker.stop());
     assert.equal(readFileSync(join(victim, 'precious.txt'), 'utf8'), "the person's work\n", 'the release deleted what the link led to');
-    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
-    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    nothingLeft();
   } finally {
     await within(20_000, "the broker's stop", broker.stop());
   }
 });
 
-test('a worker that puts a file in place of its worktree: the release still leaves no worktree or branch', async () => {
-  const { broker, root, git } = setUp();
-  try {
-    const result = await within(20_000, "the coder's task", root.invoke('coder', 'exec d=$PWD; cd /; rm -rf "$d"; echo not a folder > "$d"\nsay replaced'));
-    assert.equal(result.success, true, result.error);
-    await within(20_000, "the broker's stop", broker.stop());
-    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
-    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
-  } finally {
-    await within(20_000, "the broker's stop", broker.stop());
-  }
-});
-
-test("a worker that breaks its worktree's .git file: the release still removes the worktree and its branch", async () => {
-  const { broker, root, git } = setUp();
-  try {
-    const result = await within(20_000, "the coder's task", root.invoke('coder', 'exec echo "gitdir: /nowhere" > .git\nsay broken'));
-    assert.equal(result.success, true, result.error);
-    await within(20_000, "the broker's stop", broker.stop());
-    assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main');
-    assert.equal(git('worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
-  } finally {
-    await within(20_000, "the broker's stop", broker.stop());
-  }
-});
+const RELEASE_CASES: [what: string, command: string][] = [
+  ['puts a file in place of its worktree', 'exec d=$PWD; cd /; rm -rf "$d"; echo not a folder > "$d"'],
+  ["breaks its worktree's .git file", 'exec echo "gitdir: /nowhere" > .git'],
+];
+for (const [what, command] of RELEASE_CASES) {
+  test(`a worker that ${what}: the release still leaves no worktree or branch`, async () => {
+    const { broker, root, nothingLeft } = setUp();
+    try {
+      const result = await within(20_000, "the coder's task", root.invoke('coder', `${command}\nsay done`));
+      assert.equal(result.success, true, result.error);
+      await within(20_000, "the broker's stop", broker.stop());
+      nothingLeft();
+    } finally {
+      await within(20_000, "the broker's stop", broker.stop());
+    }
+  });
+}
 
 test("a link put in place of a killed gateway's worktree: the prune removes the link, never what it leads to", async () => {
   const home = tempDir('chatty-hostile-git-');
