@@ -102,12 +102,25 @@ export class ChattyApprovals extends HTMLElement {
     // The preload's API, where the page has one (read, not declared: a page may type it its own way).
     const chatty = (window as { chatty?: ChattyBridge }).chatty;
     if (!this.#bridge && chatty) this.bridge = chatty;
+    window.addEventListener('focus', this.#onWindowFocus);
   }
 
   disconnectedCallback(): void {
     for (const off of this.#unsubscribe.splice(0)) off();
     this.#bridge = undefined;
+    window.removeEventListener('focus', this.#onWindowFocus);
   }
+
+  /**
+   * The window took the focus back (the person came back, or the app was brought forward, as a
+   * second launch does, while they typed elsewhere): the keys on their way were meant for another
+   * program. The focus goes to the title and the guard time starts again, as for a new popover.
+   */
+  readonly #onWindowFocus = (): void => {
+    if (!this.#dialog.open || this.#shown === undefined) return;
+    this.#title.focus({ preventScroll: true });
+    this.#arm();
+  };
 
   /** The `window.chatty` API it answers through; setting it subscribes and loads what waits. */
   get bridge(): ChattyBridge | undefined {
