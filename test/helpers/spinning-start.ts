@@ -12,12 +12,14 @@ export interface SpinningStart {
   echoInit: ModuleHandleInit;
   /** The `start-spins` fixture compiled: a start given it never finishes instantiating. */
   spinning: CompiledComponent;
+  /** The `loop` fixture compiled: it starts at once, and its tool `loop` never returns. */
+  looping: CompiledComponent;
   /** A handle on `echoInit` with no tool record and `init` over it; closed by `close()`. */
   handle(init: Partial<ModuleHandleInit>): ModuleHandle;
   close(): Promise<void>;
 }
 
-/** Loads the echo fixture and compiles `start-spins` (in a cache of its own under `prefix`). */
+/** Loads the echo fixture and compiles `start-spins` and `loop` (in a cache of their own under `prefix`). */
 export async function spinningStart(prefix: string): Promise<SpinningStart> {
   const fx = await loadFixtures([{ name: 'echo', kind: 'echo' }]);
   assert.deepEqual(fx.report.failed, []);
@@ -25,10 +27,12 @@ export async function spinningStart(prefix: string): Promise<SpinningStart> {
   const cacheDir = mkdtempSync(join(tmpdir(), prefix));
   const cache = new ComponentCache(cacheDir);
   const spinning = await cache.compile(await cache.prepare(await buildFixture('start-spins')), 256);
+  const looping = await cache.compile(await cache.prepare(await buildFixture('loop')), 256);
   const made: ModuleHandle[] = [];
   return {
     echoInit,
     spinning,
+    looping,
     handle(init) {
       const handle = new ModuleHandle({ ...echoInit, toolRecord: undefined, ...init });
       made.push(handle);

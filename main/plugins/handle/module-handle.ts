@@ -147,10 +147,10 @@ export class ModuleHandle implements ModuleInfo {
   /**
    * After a start that ran out of time (or starts that add up to as long, `unreadyStartsWait`): no
    * call is taken before `until` (monotonic ms), and the next such failure waits twice `waitMs`.
-   * A start that succeeds clears it.
+   * An engine's first answer clears it (becoming ready alone does not: `engineFailed`).
    */
   private startRetry: { until: number; waitMs: number; why: string } | undefined;
-  /** Turn time held by starts that did not become ready (failed, given up) since the last one that did (`unreadyStartsWait`). */
+  /** Turn time held by starts that served nothing (failed, given up, or their engine ended before answering) since an engine last answered (`unreadyStartsWait`). */
   private unreadyStartsMs = 0;
   /** How long the last start held its start turn (compiling, instantiating). */
   private lastStartTurnMs = 0;
@@ -438,6 +438,7 @@ export class ModuleHandle implements ModuleInfo {
     this.calls.requeueInflight();
     this.stats.stopped++;
     this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'while it ran; its instance was stopped'));
+    this.engineFailed(live, 'a call running on it was cancelled');
     const started = monotonicMs();
     void live.kill().then(() => {
       const stopMs = Math.round((monotonicMs() - started) * 10) / 10;
@@ -538,10 +539,7 @@ export class ModuleHandle implements ModuleInfo {
             const why = `module '${this.name}' could not start: ${messageOf(err)}`;
             failure = this.unreadyStartsWait(messageOf(err)) ?? (() => new PluginCallError('crashed', why, this.name));
           }
-          for (const job of this.calls.takeWaiting()) {
-            if (!job.counted) this.stats.calls++;
-            job.reject(failure());
-          }
+          this.failWaiting(failure);
           this.pump();
         },
       );
@@ -570,6 +568,11 @@ export class ModuleHandle implements ModuleInfo {
   private onAnswers(live: GuestWorker): void {
     if (live !== this.live) return;
     this.calls.settleDone(live, this.settler);
+    // Its engine answered: the start served, so the failed starts before it no longer add up.
+    if ((this.unreadyStartsMs !== 0 || this.startRetry !== undefined) && live.settled > 0) {
+      this.startRetry = undefined;
+      this.unreadyStartsMs = 0;
+    }
     this.pump();
     if (live === this.live) this.awaitAnswers(live);
   }
@@ -586,8 +589,30 @@ export class ModuleHandle implements ModuleInfo {
   }
 
   /**
-   * The last start ended without becoming ready (`last` says how) after holding its start turn
-   * for `lastStartTurnMs`. Once such starts have held turns, with none becoming ready between, as
+   * An engine ended before its time (`how`: past a call's limit, gone, stopped by a cancel). If
+   * it never answered a call, its start served nothing and counts as one that did not become ready:
+   * otherwise a component that starts in nearly the whole instantiation limit, then spins in every
+   * call, would hold a start turn (of the few the gateway shares) that long at every call. Once
+   * such starts add up, the calls waiting fail with the wait instead of starting it again.
+   */
+  private engineFailed(live: GuestWorker, how: string): void {
+    if (live.settled > 0) return;
+    const wait = this.unreadyStartsWait(`its engine answered no call before ${how}`);
+    if (wait) this.failWaiting(wait);
+  }
+
+  /** Fails every call not posted yet with `failure` (a start failed, or starts that served nothing added up). */
+  private failWaiting(failure: () => PluginCallError): void {
+    for (const job of this.calls.takeWaiting()) {
+      if (!job.counted) this.stats.calls++;
+      job.reject(failure());
+    }
+  }
+
+  /**
+   * The last start served nothing (`last` says how: it never became ready, or its engine ended
+   * before answering) after holding its start turn for `lastStartTurnMs`. Once such starts have
+   * held turns, with no engine answering a call between, as
    * long as one start may take (the instantiation limit), the module waits as after a start that
    * ran out of time. Otherwise a component whose top-level code spins would start at every call
    * for a client whose calls time out (and cancel) before the limit, and one that spins nearly to
@@ -632,6 +657,7 @@ export class ModuleHandle implements ModuleInfo {
     const what = job.op === 'invoke-tool' ? `tool '${job.request?.name ?? ''}'` : job.op;
     this.init.logger.log('warn', `${what} ran past ${job.timeoutMs} ms; the instance was terminated and will be replaced`, { module: this.name });
     job.reject(new PluginCallError('timeout', `module '${this.name}': ${what} ran past its ${job.timeoutMs} ms limit`, this.name));
+    this.engineFailed(live, "it ran past a call's limit");
     this.pump();
   }
 
@@ -703,8 +729,6 @@ export class ModuleHandle implements ModuleInfo {
     ready: (live) => {
       if (this.closed) return false;
       this.live = live;
-      this.startRetry = undefined;
-      this.unreadyStartsMs = 0;
       return true;
     },
     gone: (live, why) => this.onWorkerGone(live, why),
@@ -753,6 +777,7 @@ export class ModuleHandle implements ModuleInfo {
     const job = this.calls.inflight.shift();
     this.calls.requeueInflight();
     if (job) job.reject(new PluginCallError('crashed', `module '${this.name}': ${why}`, this.name));
+    this.engineFailed(live, `it ended: ${why}`);
     this.pump();
   }
 }
