@@ -9,31 +9,23 @@
  * scripted agent in git worktrees.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { bundledAgents } from '../../main/agents/bundled.js';
-import { BridgeHost, type IpcSender } from '../../main/app/bridge/bridge-host.js';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type PendingApproval, type TaskUpdate } from '../../main/app/bridge/contract.js';
 import { until } from '../broker/helpers.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-
-const TRUSTED = 'http://127.0.0.1:1/renderer-demo/index.html';
-const top: IpcSender = { url: TRUSTED, isMainFrame: true };
+import { gitRepo } from '../renderer/app-fixture.js';
+import { recordingHost, top } from './bridge-fixture.js';
 
 let gw: RunningGateway;
 let scratch: string;
 
 before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'chatty-attribution-'));
-  const repo = join(scratch, 'repo');
-  mkdirSync(repo);
-  const git = (...args: string[]): void => void execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('commit', '-q', '--allow-empty', '-m', 'start');
-  const workspaceRoot = realpathSync(repo);
+  const workspaceRoot = gitRepo(scratch);
   gw = await startGateway(undefined, { broker: { root: { workspaceRoot, baseBranch: 'main' }, cancelGraceMs: 1_000, log: () => {} } });
   for (const agent of bundledAgents({ workspace: { kind: 'git', workspaceRoot, baseBranch: 'main' }, reapGraceMs: 1_000 })) gw.gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
 });
@@ -44,10 +36,8 @@ after(async () => {
 });
 
 test("a worker's step naming another task's agent as started under it does not take that task's approvals", async () => {
-  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === TRUSTED);
-  const events: { channel: string; payload: unknown }[] = [];
-  host.attachWindow((channel, payload) => void events.push({ channel, payload }));
-  const seen = <T>(channel: string, pred: (p: T) => boolean): T | undefined => events.find((e) => e.channel === channel && pred(e.payload as T))?.payload as T | undefined;
+  const { host, events, attach, seen } = recordingHost(gw);
+  attach();
   const start = async (agent: string, prompt: string): Promise<string> => ((await host.handle(INVOKE_CHANNELS.startTask, top, { agent, prompt })) as { taskId: string }).taskId;
   try {
     // Task A's worker (local-reviewer-0) says the next local-coder, which task B will start, is its own callee.

@@ -9,21 +9,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { BridgeHost, type IpcSender } from '../../main/app/bridge/bridge-host.js';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type AuditRow, type PendingApproval, type TaskUpdate } from '../../main/app/bridge/contract.js';
 import { APPROVALS_LOG_FILE } from '../../main/broker/approvals/index.js';
-import { LocalRunner } from '../../main/broker/runners/index.js';
-import { AGENT, plan, until } from '../broker/helpers.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-
-const TRUSTED = 'http://127.0.0.1:1/renderer-demo/index.html';
-const top: IpcSender = { url: TRUSTED, isMainFrame: true };
+import { plan, until } from '../broker/helpers.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { planGateway, recordingHost, top } from './bridge-fixture.js';
 
 let gw: RunningGateway;
 
 before(async () => {
-  gw = await startGateway(undefined, { broker: { cancelGraceMs: 1_000, log: () => {} } });
-  gw.gateway.withVirtualAgent('agent', new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], reapGraceMs: 1_000 }));
+  gw = await planGateway();
 });
 
 after(async () => {
@@ -37,19 +32,16 @@ const fileRows = (): AuditRow[] =>
     .map((line) => JSON.parse(line) as AuditRow);
 
 test('an approval denied because no window showed it (none open, or the page reloaded) is by no-root in approvals.log; one the page answered is by human', async () => {
-  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === TRUSTED);
-  const events: { channel: string; payload: unknown }[] = [];
-  const seen = <T>(channel: string, pred: (p: T) => boolean): T | undefined => events.find((e) => e.channel === channel && pred(e.payload as T))?.payload as T | undefined;
+  const { host, events, attach, seen } = recordingHost(gw);
   const start = async (command: string): Promise<string> =>
     ((await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) })) as { taskId: string }).taskId;
   const ended = (taskId: string) => (u: TaskUpdate) => u.type === 'ended' && u.taskId === taskId;
   try {
     // No window yet: denied at once, nobody shown it.
-    const send = (channel: string, payload: unknown): void => void events.push({ channel, payload });
     await start('make unseen');
     await until(() => fileRows().some((r) => r.command_or_path === 'make unseen'), 'the row of make unseen');
 
-    host.attachWindow(send);
+    attach();
     const reloaded = await start('make reloaded');
     await until(() => seen<PendingApproval>(EVENT_CHANNELS.approval, (p) => p.commandOrPath === 'make reloaded') !== undefined, 'make reloaded shown');
     host.windowReset('the window was reloaded');

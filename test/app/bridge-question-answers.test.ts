@@ -8,20 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BridgeHost, type IpcSender } from '../../main/app/bridge/bridge-host.js';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type PendingQuestion, type TaskUpdate } from '../../main/app/bridge/contract.js';
-import { LocalRunner } from '../../main/broker/runners/index.js';
-import { AGENT, plan, until } from '../broker/helpers.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-
-const TRUSTED = 'http://127.0.0.1:1/renderer-demo/index.html';
-const top: IpcSender = { url: TRUSTED, isMainFrame: true };
+import { plan, until } from '../broker/helpers.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { planGateway, recordingHost, top } from './bridge-fixture.js';
 
 let gw: RunningGateway;
 
 before(async () => {
-  gw = await startGateway(undefined, { broker: { cancelGraceMs: 1_000, log: () => {} } });
-  gw.gateway.withVirtualAgent('agent', new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], reapGraceMs: 1_000 }));
+  gw = await planGateway();
 });
 
 after(async () => {
@@ -29,10 +24,8 @@ after(async () => {
 });
 
 test('an answer marked as a chosen option (custom: false) must be one of that question\'s options; the question waits until a true answer', async () => {
-  const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === TRUSTED);
-  const events: { channel: string; payload: unknown }[] = [];
-  host.attachWindow((channel, payload) => void events.push({ channel, payload }));
-  const seen = <T>(channel: string, pred: (p: T) => boolean): T | undefined => events.find((e) => e.channel === channel && pred(e.payload as T))?.payload as T | undefined;
+  const { host, attach, seen } = recordingHost(gw);
+  attach();
   try {
     const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, {
       agent: 'agent',

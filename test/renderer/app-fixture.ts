@@ -81,14 +81,19 @@ export interface AppOptions {
   planner?: boolean;
 }
 
-export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
-  const scratch = mkdtempSync(join(tmpdir(), 'chatty-renderer-'));
+/** A fresh git repository `<scratch>/repo` on `main` with one empty commit; returns its real path (the agents' workspace root). */
+export function gitRepo(scratch: string): string {
   const repo = join(scratch, 'repo');
   mkdirSync(repo);
   const git = (...args: string[]): void => void execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo, stdio: 'ignore' });
   git('init', '-q', '-b', 'main');
   git('commit', '-q', '--allow-empty', '-m', 'start');
-  const workspaceRoot = realpathSync(repo);
+  return realpathSync(repo);
+}
+
+export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
+  const scratch = mkdtempSync(join(tmpdir(), 'chatty-renderer-'));
+  const workspaceRoot = gitRepo(scratch);
   const plugins: LoadedFixtures = await loadFixtures([
     { name: 'text-tools', kind: 'echo' },
     { name: 'slow-tools', kind: 'slow' },
