@@ -2,7 +2,7 @@
 // textContent (no HTML strings, no inline handlers or styles: a page under a strict CSP runs it),
 // and every text a worker controls goes through the display rule first.
 import type { Asker } from '../../main/app/bridge/contract.js';
-import { shownParts } from '../../main/display/index.js';
+import { RIGHT_TO_LEFT_RUN, shownParts } from '../../main/display/index.js';
 
 export type Child = Node | string | null | undefined | false;
 
@@ -37,9 +37,6 @@ export function shown(raw: string): DocumentFragment {
   return fragment;
 }
 
-/** Letters of the right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko…, their presentation forms and the historic ones). */
-const RTL_RUN = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]+/gu;
-
 /**
  * A command or a path as the display rule shows it, to be drawn in the order the shell reads it
  * (inside an element of class `in-order`, which overrides the bidi algorithm left to right): each
@@ -55,7 +52,7 @@ export function shownInOrder(raw: string): DocumentFragment {
       continue;
     }
     let from = 0;
-    for (const match of part.text.matchAll(RTL_RUN)) {
+    for (const match of part.text.matchAll(RIGHT_TO_LEFT_RUN)) {
       if (match.index > from) fragment.append(part.text.slice(from, match.index));
       fragment.append(el('span', { className: 'rtl-run' }, match[0]));
       from = match.index + match[0].length;

@@ -1,5 +1,5 @@
 import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
-import { codePointLabel, hasHidden, showExactly } from '../../display/index.js';
+import { codePointLabel, hasHidden, hasRightToLeft, RIGHT_TO_LEFT_RUN, showExactly } from '../../display/index.js';
 import { fitColumns } from './safe-text.js';
 
 /** A command longer than this (characters as shown), or of more than one line, is recalled above the prompt. */
@@ -66,8 +66,18 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
+  if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   if (request.hidden || hasHidden(request.command_or_path) || request.command_or_path.includes('\t')) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
   return lines;
+}
+
+/**
+ * A command or path on one line in the order it runs, whatever the terminal's bidi: each
+ * right-to-left letter as its code point too (`cp a.txt <U+05D0>/../<U+05D1>/`), so nothing in it
+ * is drawn right to left.
+ */
+function inRunningOrder(text: string): string {
+  return shownOneLine(text).replace(RIGHT_TO_LEFT_RUN, (run) => [...run].map(codePointLabel).join(''));
 }
 
 /** A match as the prompt offers it: `npm test --watch (exactly)`, `npm test * (npm test with any arguments)`. */
