@@ -609,7 +609,8 @@ async function main(): Promise<void> {
         const byRound = invoke.roundMedians.map((m, n) => m / asBroker.roundMedians[n]!).sort((x, y) => x - y);
         summary.push(
           `  agent.invoke / routed by hand as the broker does: ${(iv.median / stats(asBroker.samples).median).toFixed(2)}x end to end (per-round ratios ${byRound[0]!.toFixed(2)}–${byRound.at(-1)!.toFixed(2)}),` +
-            ` ${(perCall(invoke, 'broker') / perCall(asBroker, 'router')).toFixed(2)}x the CPU a call (broker / router; target <= 1.25x each)` +
+            ` ${(perCall(invoke, 'broker') / perCall(asBroker, 'router')).toFixed(2)}x the CPU a call (broker / router; target <= 1.25x each;` +
+            ` the median of the per-round CPU ratios ${stats(invoke.roundCpu.map((x, n) => x / asBroker.roundCpu[n]!)).median.toFixed(2)}x)` +
             (hands[1] ? `; / {Admitted} before the task.run: ${(iv.median / stats(hands[1].samples).median).toFixed(2)}x` : ''),
         );
         if (invokeBefore) {
