@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { withoutGitLocalEnv } from './worker-env.js';
+import { brokerGitEnv } from './worker-env.js';
 
 /** How long one of the broker's git commands may run before it is ended (with what it started): 5 minutes. */
 export const GIT_TIMEOUT_MS = 5 * 60_000;
@@ -39,10 +39,12 @@ export interface GitOptions {
 }
 
 /**
- * Runs `git <args>` in `cwd` (an argument array, never a shell) and resolves to its stdout. The
- * broker's repository-local variables (`GIT_DIR`…) are not passed: `cwd` alone says which
- * repository. Prompts are off (nothing here may wait for a terminal), and what git starts (a hook,
- * a filter: a worker can configure either) can neither hold the broker nor reach the person:
+ * Runs `git <args>` in `cwd` (an argument array, never a shell) and resolves to its stdout. Its
+ * environment is a worker's (`brokerGitEnv`): the broker's repository-local variables (`GIT_DIR`…)
+ * are not passed (`cwd` alone says which repository), nor the gateway's own credential (a hook a
+ * worker planted would read it). Prompts are off (nothing here may wait for a terminal), and what
+ * git starts (a hook, a filter: a worker can configure either) can neither hold the broker nor
+ * reach the person:
  * - git runs in a session of its own (setsid, as workers do), so a hook has no controlling
  *   terminal of the gateway's (no `/dev/tty` to push keys into `serve`'s prompt);
  * - past `timeoutMs` its process group is SIGKILLed and the call rejects;
@@ -51,7 +53,7 @@ export interface GitOptions {
  */
 export function git(args: readonly string[], cwd: string, options: GitOptions = {}): Promise<string> {
   const { command = 'git', timeoutMs = GIT_TIMEOUT_MS, hooks = false, signal } = options;
-  const env = { ...withoutGitLocalEnv(process.env), GIT_TERMINAL_PROMPT: '0' };
+  const env = brokerGitEnv(process.env);
   const argv = hooks ? [...args] : ['-c', 'core.hooksPath=/dev/null', ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -63,3 +63,15 @@ export function workerEnv(parent: NodeJS.ProcessEnv, cwd?: string): NodeJS.Proce
   if (cwd !== undefined) env.PWD = cwd;
   return env;
 }
+
+/**
+ * The environment of a git command the broker runs itself: what a worker gets, with no `PWD`
+ * (git is told its folder by `cwd`) and prompts off. What that git runs (a `post-checkout` hook, a
+ * filter) is what a worker may have planted in its repository, so it gets no more than a worker.
+ */
+export function brokerGitEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env = workerEnv(parent);
+  delete env.PWD;
+  env.GIT_TERMINAL_PROMPT = '0';
+  return env;
+}
