@@ -40,6 +40,7 @@ import {
   type TimelineEntry,
 } from './contract.js';
 import { ModuleListFeed, moduleSummaries, pendingModules } from './module-list.js';
+import { TaskTree, relayedStart } from './task-tree.js';
 
 /** Who sent an IPC message, as the Electron layer reports it. */
 export interface IpcSender {
@@ -81,6 +82,10 @@ interface TaskRecord {
   bytes: number;
   controller: AbortController;
   settled: Promise<void>;
+  /** `view.nodes` with their names in a set, bounded (`MAX_NODES_PER_TASK`). */
+  tree: TaskTree;
+  /** The agent the root called, as the broker admitted it: the node the task's steps and text come from. */
+  top?: string;
   /** The nodes the broker admitted for this task (`{Admitted}`): its own record, not a worker's step. */
   admitted: Set<string>;
   /** The gateway's root task id of this task, once an approval from an admitted node has named it. */
@@ -290,7 +295,7 @@ export class BridgeHost {
     const taskId = `task-${++this.nextTask}`;
     const controller = new AbortController();
     const view: TaskView = { taskId, agent, prompt, startedAt: Date.now(), state: 'running', nodes: [], entries: [] };
-    const record: TaskRecord = { view, bytes: 0, controller, settled: Promise.resolve(), admitted: new Set() };
+    const record: TaskRecord = { view, bytes: 0, controller, settled: Promise.resolve(), tree: new TaskTree(view.nodes), admitted: new Set() };
     this.tasks.set(taskId, record);
     this.forgetOldTasks();
     this.emit(EVENT_CHANNELS.task, { type: 'started', task: structuredClone(view) });
@@ -306,11 +311,12 @@ export class BridgeHost {
   private onProgress(task: TaskRecord, event: ProgressEvent): void {
     if ('Admitted' in event) {
       task.admitted.add(event.Admitted);
+      task.top ??= event.Admitted;
       this.addNode(task, { name: event.Admitted, role: roleOf(event.Admitted), parent: 'root' });
       this.addEntry(task, { kind: 'admitted', text: `${event.Admitted} admitted`, node: event.Admitted });
       return;
     }
-    const top = task.view.nodes.find((n) => n.parent === 'root')?.name;
+    const top = task.top;
     if ('Step' in event) {
       if (top) this.placeRelayed(task, top, event.Step);
       this.addEntry(task, { kind: 'step', text: event.Step, ...(top ? { node: top } : {}) });
@@ -339,10 +345,10 @@ export class BridgeHost {
     for (const t of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_TASKS))) this.tasks.delete(t.view.taskId);
   }
 
+  /** Draws `node` unless its name is drawn already (or, past the tree's bound, the note that says so, once). */
   private addNode(task: TaskRecord, node: TaskNode): void {
-    if (task.view.nodes.some((n) => n.name === node.name)) return;
-    task.view.nodes.push(node);
-    this.emit(EVENT_CHANNELS.task, { type: 'node', taskId: task.view.taskId, node: { ...node } });
+    const added = task.tree.add(node);
+    if (added) this.emit(EVENT_CHANNELS.task, { type: 'node', taskId: task.view.taskId, node: { ...added } });
   }
 
   private addEntry(task: TaskRecord | undefined, entry: Omit<TimelineEntry, 'at'>): void {
@@ -371,7 +377,7 @@ export class BridgeHost {
     const only = (tasks: TaskRecord[]): TaskRecord | undefined => (tasks.length === 1 ? tasks[0] : undefined);
     const byRoot = rootTask === undefined ? undefined : running.find((t) => t.rootTask === rootTask);
     const admitted = running.filter((t) => t.admitted.has(asker.agent));
-    const inTree = running.filter((t) => t.view.nodes.some((n) => n.name === asker.agent));
+    const inTree = running.filter((t) => t.tree.has(asker.agent));
     const topRole = asker.chain[1];
     const task =
       byRoot ??
@@ -384,20 +390,21 @@ export class BridgeHost {
   /**
    * A worker that relays its callees' progress as steps (the scripted agent does: `helper-0
    * started`, `helper-0: leaf-0 started`, each relay adding its callee's name in front) tells
-   * the tree its deeper nodes: the last name started under the names before it, under `top`.
+   * the tree its deeper nodes: the last name started under the names before it, under `top`. A
+   * step names at most the chain the broker's delegation depth allows (`relayedStart`).
    */
   private placeRelayed(task: TaskRecord, top: string, step: string): void {
-    const match = RELAYED_START.exec(step);
-    if (!match) return;
+    const names = relayedStart(step);
+    if (!names) return;
     let parent = top;
-    for (const name of [...(match[1] ?? '').split(': ').filter((n) => n !== ''), match[2] ?? '']) {
+    for (const name of names) {
       this.addNode(task, { name, role: roleOf(name), parent });
       parent = name;
     }
   }
 
   private placeAsker(task: TaskRecord, asker: Asker): void {
-    if (task.view.nodes.some((n) => n.name === asker.agent)) return;
+    if (task.tree.has(asker.agent)) return;
     let parent = 'root';
     const roles = asker.chain.slice(1);
     roles.forEach((role, i) => {
@@ -613,9 +620,6 @@ export class BridgeHost {
     this.emit(EVENT_CHANNELS.edgeRow, { ...row });
   }
 }
-
-/** A relayed start: `<node> started` after any number of `<node>: ` relay prefixes. */
-const RELAYED_START = /^((?:[A-Za-z0-9._-]+-[0-9]+: )*)([A-Za-z0-9._-]+-[0-9]+) started$/;
 
 function isInvokeChannel(channel: string): channel is InvokeChannel {
   return Object.hasOwn(InvokeRequestSchemas, channel);

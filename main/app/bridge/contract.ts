@@ -212,7 +212,11 @@ export interface Asker {
   chain: string[];
 }
 
-/** A node of a task's delegation tree; `parent` is `root` for the agent the root called. */
+/**
+ * A node of a task's delegation tree; `parent` is `root` for the agent the root called. A full tree
+ * (`MAX_NODES_PER_TASK`, main/app/bridge/task-tree.ts) ends with one node under `root` whose name
+ * (with spaces, never a node's) says that further nodes are not drawn.
+ */
 export interface TaskNode {
   name: string;
   role: string;

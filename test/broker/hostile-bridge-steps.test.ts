@@ -1,0 +1,110 @@
+/**
+ * The desktop bridge (main/app/bridge/bridge-host.ts) learns a task's deeper nodes from its
+ * workers' steps (`<node>: <callee> started`, a scripted agent's relay). A step is a worker's
+ * words: one naming 40,000 nodes (0.4 MB) held the app's main thread 3.3 s (each name added as a
+ * node, each add looking through every node before it) and sent the window 40,001 events. Now a
+ * step names at most the chain the broker's delegation depth allows, and a task's tree holds at
+ * most MAX_NODES_PER_TASK nodes, then says once that it draws no more. A real gateway, the bridge
+ * host, a real hostile worker (children/hostile-step.ts).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { MAX_DELEGATION_DEPTH } from '../../main/broker/index.js';
+import { LocalRunner } from '../../main/broker/runners/index.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS, type TaskNode, type TaskUpdate } from '../../main/app/bridge/contract.js';
+import { MAX_NODES_PER_TASK } from '../../main/app/bridge/task-tree.js';
+import { until } from './helpers.js';
+import { recordingHost, top } from '../app/bridge-fixture.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+let gw: RunningGateway;
+let scratch: string;
+
+before(async () => {
+  scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-bridge-steps-')));
+  gw = await startGateway(undefined, { broker: { root: { workspaceRoot: scratch }, cancelGraceMs: 1_000, log: () => {} } });
+  const step = fileURLToPath(new URL('./children/hostile-step.ts', import.meta.url));
+  gw.gateway.withVirtualAgent('stepper', new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), step], reapGraceMs: 1_000 }), { description: 'stepper' });
+});
+
+after(async () => {
+  await gw?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/**
+ * Runs the hostile worker with `prompt` (`N` or `N*M`, see the child) to its end, and returns the
+ * task's node events, its step entries and the longest the main thread went without a turn of its
+ * event loop (a 10 ms ticker's widest gap: a stall shows whole, however it is made).
+ */
+async function runStepper(prompt: string): Promise<{ nodes: TaskNode[]; steps: string[]; snapshotNodes: TaskNode[]; worstMs: number }> {
+  const { host, events, attach } = recordingHost(gw);
+  attach();
+  const updates = (): TaskUpdate[] => events.flatMap((e) => (e.channel === EVENT_CHANNELS.task ? [e.payload as TaskUpdate] : []));
+  let worstMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    worstMs = Math.max(worstMs, now - last);
+    last = now;
+  }, 10);
+  try {
+    const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'stepper', prompt })) as { taskId: string };
+    await until(() => updates().some((u) => u.type === 'ended'), 'the task to end');
+    clearInterval(ticker);
+    const ended = updates().find((u) => u.type === 'ended');
+    assert.equal(ended?.type === 'ended' && ended.state, 'completed');
+    const snapshot = (await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as { tasks: { taskId: string; nodes: TaskNode[] }[] };
+    return {
+      nodes: updates().flatMap((u) => (u.type === 'node' && u.taskId === taskId ? [u.node] : [])),
+      steps: updates().flatMap((u) => (u.type === 'entry' && u.taskId === taskId && u.entry.kind === 'step' ? [u.entry.text] : [])),
+      snapshotNodes: snapshot.tasks.find((t) => t.taskId === taskId)?.nodes ?? [],
+      worstMs,
+    };
+  } finally {
+    clearInterval(ticker);
+    host.close();
+  }
+}
+
+test("a worker's step naming 40,000 nodes as started under it costs the app's main thread under a second and draws none of them (deeper than a delegation chain goes)", async () => {
+  const { nodes, steps, worstMs } = await runStepper('40000');
+  assert.ok(worstMs < 1_000, `the main thread went ${Math.round(worstMs)} ms without a turn`);
+  assert.deepEqual(
+    nodes.map((n) => n.name),
+    ['stepper-0'],
+    `the tree drew ${nodes.length} nodes from one step`,
+  );
+  // The step itself is still the timeline's, whole: only the tree does not believe it.
+  assert.equal(steps.length, 1);
+  assert.ok(steps[0]!.startsWith('x-0: x-1: ') && steps[0]!.endsWith(': x-39999 started'));
+});
+
+test('a step naming as deep a chain as the broker allows is drawn, each name under the one before; one name more and none is', async () => {
+  const deepest = MAX_DELEGATION_DEPTH - 1; // the top agent is depth 1: its relays name the depths below it
+  const drawn = await runStepper(String(deepest));
+  assert.deepEqual(
+    drawn.nodes,
+    [{ name: drawn.nodes[0]!.name, role: 'stepper', parent: 'root' }, ...Array.from({ length: deepest }, (_, i) => ({ name: `x-${i}`, role: 'x', parent: i === 0 ? drawn.nodes[0]!.name : `x-${i - 1}` }))],
+  );
+  const tooDeep = await runStepper(String(deepest + 1));
+  assert.deepEqual(tooDeep.nodes.map((n) => n.role), ['stepper']);
+});
+
+test(`steps naming 2,000 nodes one by one: the tree holds ${MAX_NODES_PER_TASK} nodes and says once that it draws no more; each event is the node it added`, async () => {
+  const { nodes, snapshotNodes, worstMs } = await runStepper('1*2000');
+  assert.ok(worstMs < 1_000, `the main thread went ${Math.round(worstMs)} ms without a turn`);
+  assert.equal(nodes.length, MAX_NODES_PER_TASK + 1, `${nodes.length} node events`);
+  const notes = nodes.filter((n) => n.name.includes(' '));
+  assert.equal(notes.length, 1, JSON.stringify(notes));
+  assert.equal(notes[0], nodes.at(-1));
+  assert.match(notes[0]!.name, new RegExp(`at most ${MAX_NODES_PER_TASK}`));
+  assert.equal(notes[0]!.parent, 'root');
+  // The window's events and the snapshot a reloaded window takes are the same tree, in order.
+  assert.deepEqual(snapshotNodes, nodes);
+  assert.equal(new Set(nodes.map((n) => n.name)).size, nodes.length);
+});
