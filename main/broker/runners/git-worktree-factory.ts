@@ -7,7 +7,7 @@ import { git, GitError, GIT_TIMEOUT_MS, type GitOptions } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
 import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
-import { removeWorktree } from './worktree-remove.js';
+import { realWorktreesFolder, removeWorktree } from './worktree-remove.js';
 import { lockReason } from './worktree-record.js';
 
 export interface GitWorktreeFactoryOptions {
@@ -86,6 +86,10 @@ export class GitWorktreeFactory implements WorkspaceFactory {
       );
       await mkdir(folder, { recursive: true });
       await this.checkFolder(folder, root, where);
+      // Not a link (a worker may have put one in its place): every worktree made here is removed by a path through it.
+      const realFolder = await realWorktreesFolder(folder).catch((err: unknown) => {
+        throw new Error(`${where}: ${(err as Error).message}`);
+      });
       const name = worktreeName(node.name);
       for (let k = 0; k < MAX_NAME_TRIES; k++) {
         const leaf = k === 0 ? name : `${name}.${k}`;
@@ -102,7 +106,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         } catch (err) {
           if (err instanceof GitError && err.ended) {
             // Ended mid-way (a hook or filter that hangs): what it made is ours, and goes.
-            await this.discard(dir, branch, commonDir);
+            await this.discard(dir, realFolder, branch, commonDir);
             throw new Error(`${where} in ${root}: ${err.message}`);
           }
           // Another process took the name in between: step over it, as over an old one.
@@ -111,7 +115,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         }
         const top = await realpath(dir);
         const worktree = (inTree: string) =>
-          new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, branch, baseCommit, commonDir, this.gitOptions);
+          new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, realFolder, branch, baseCommit, commonDir, this.gitOptions);
         let inTree: string;
         try {
           // workspace_root was a folder inside its repository: the worker gets the same folder here.
@@ -139,8 +143,9 @@ export class GitWorktreeFactory implements WorkspaceFactory {
 
   private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
     pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
-    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitOptions), folder, this.branchPrefix);
-    if (report.worktrees + report.live > 0) this.options.log?.(describePrune(report, root)); // found none of ours: nothing to say
+    const log = (line: string) => this.options.log?.(line);
+    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitOptions), folder, this.branchPrefix, log);
+    if (report.worktrees + report.live + report.refused > 0) log(describePrune(report, root)); // found none of ours: nothing to say
     return report;
   }
 
@@ -190,10 +195,9 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   }
 
   /** Removes what a `worktree add` that was ended mid-way made: its folder, git's entry for it, its branch. */
-  private async discard(dir: string, branch: string, commonDir: string): Promise<void> {
+  private async discard(dir: string, realFolder: string, branch: string, commonDir: string): Promise<void> {
     const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
-    await removeWorktree(run, dir); // also a folder git had not registered yet (ours: made in our folder)
-    await run(['worktree', 'prune']);
+    await removeWorktree(run, dir, realFolder); // also a folder git had not registered yet (ours: made in our folder)
     if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
   }
 
@@ -238,8 +242,10 @@ class GitWorktree implements Workspace {
   constructor(
     readonly dir: string,
     readonly spawnContext: SpawnContext,
-    /** The worktree's top folder (what `git worktree remove` takes). */
+    /** The worktree's top folder, by its real path when it was made. */
     readonly top: string,
+    /** The real worktrees' folder it was made in: its removal is refused when `top` no longer lies directly in it (a link on the way). */
+    private readonly realFolder: string,
     readonly branch: string,
     readonly baseCommit: string,
     private readonly commonDir: string,
@@ -266,11 +272,8 @@ class GitWorktree implements Workspace {
   private async remove(): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
     const run = (args: string[]) => git(args, this.commonDir, this.gitOptions);
-    // The folder by us (a link put in its place never followed), then git's record of it and our lock.
-    await removeWorktree(run, this.top).catch(async (err: unknown) => {
-      if (existsSync(this.top)) throw err;
-      await run(['worktree', 'prune']); // the worker removed it itself: only git's entry may be left
-    });
+    // The folder by us (a link in its place or above it never followed), then git's record of it and our lock.
+    await removeWorktree(run, this.top, this.realFolder);
     const ref = `refs/heads/${this.branch}`;
     const exists = await run(['show-ref', '--verify', '--quiet', ref]).then(
       () => true,

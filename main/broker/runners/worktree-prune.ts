@@ -1,5 +1,5 @@
 import { relative, sep } from 'node:path';
-import { removeWorktree } from './worktree-remove.js';
+import { forgetWorktree, realWorktreesFolder, removeWorktree, WorktreeRemovalRefused } from './worktree-remove.js';
 import { holderAlive, readLockReason, type WorktreeRecord } from './worktree-record.js';
 
 /** What one prune did, for its log line. */
@@ -12,6 +12,8 @@ export interface PruneReport {
   keptBranches: number;
   /** Ours whose process still runs: untouched. */
   live: number;
+  /** Ours whose path runs through a link (the worktrees' folder replaced by one, say): left alone, each said to `log`. */
+  refused: number;
 }
 
 interface ListedWorktree {
@@ -44,18 +46,45 @@ function directlyIn(path: string, folder: string): boolean {
  * entries (`git worktree prune`). Each one's branch goes too unless it has commits beyond the
  * commit it was made from, as `release()` would have done. Anything without our record is not
  * ours and is left alone. The caller holds the repository's lock.
+ *
+ * A record is git's text, which a worker can write (a "dead gateway's" record naming any folder),
+ * so a path is removed only when its real path lies directly in the real worktrees' folder, which
+ * must not be a link itself (`removeWorktree`): anything else is refused, said to `log`, and left.
  */
-export async function pruneLeftWorktrees(run: (args: string[]) => Promise<string>, folder: string, branchPrefix: string): Promise<PruneReport> {
-  const report: PruneReport = { worktrees: 0, branches: 0, keptBranches: 0, live: 0 };
+export async function pruneLeftWorktrees(
+  run: (args: string[]) => Promise<string>,
+  folder: string,
+  branchPrefix: string,
+  log: (line: string) => void = () => {},
+): Promise<PruneReport> {
+  const report: PruneReport = { worktrees: 0, branches: 0, keptBranches: 0, live: 0, refused: 0 };
+  let realFolder: string | undefined; // undefined: there is no worktrees' folder, only records may be left
+  let refusal: WorktreeRemovalRefused | undefined; // the worktrees' folder is a link: nothing in it is removed
+  try {
+    realFolder = await realWorktreesFolder(folder);
+  } catch (err) {
+    if (err instanceof WorktreeRemovalRefused) refusal = err;
+    else if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
   for (const listed of parseList(await run(['worktree', 'list', '--porcelain', '-z']))) {
     const record: WorktreeRecord | undefined = listed.lock === undefined ? undefined : readLockReason(listed.lock);
-    if (!record || listed.branch === undefined || !listed.branch.startsWith(branchPrefix) || !directlyIn(listed.path, folder)) continue;
+    if (!record || listed.branch === undefined || !listed.branch.startsWith(branchPrefix)) continue;
+    if (!directlyIn(listed.path, folder) && !(realFolder !== undefined && directlyIn(listed.path, realFolder))) continue;
     if (holderAlive(record)) {
       report.live++;
       continue;
     }
-    // It may hold what its killed worker never committed: gone, as on release (a link in its place never followed).
-    await removeWorktree(run, listed.path);
+    // It may hold what its killed worker never committed: gone, as on release (a link never followed).
+    try {
+      if (refusal !== undefined) throw refusal;
+      if (realFolder === undefined) await forgetWorktree(run, listed.path);
+      else await removeWorktree(run, listed.path, realFolder);
+    } catch (err) {
+      if (!(err instanceof WorktreeRemovalRefused)) throw err;
+      report.refused++;
+      log(`worktrees: refused to remove ${listed.path}: ${err.message}`);
+      continue;
+    }
     report.worktrees++;
     const ref = `refs/heads/${listed.branch}`;
     const ahead = await run(['rev-list', '--count', `${record.base}..${ref}`]).then(
@@ -74,8 +103,9 @@ export async function pruneLeftWorktrees(run: (args: string[]) => Promise<string
 /** The one log line a prune says. */
 export function describePrune(report: PruneReport, repository: string): string {
   const kept = report.keptBranches === 0 ? '' : `, ${report.keptBranches} kept for their commits`;
+  const refused = report.refused === 0 ? '' : `; ${report.refused} refused (a link on the way), left`;
   return (
     `worktrees: pruned ${report.worktrees} left in ${repository} by gateways that are gone (branches: ${report.branches} deleted${kept}); ` +
-    `${report.live} held by live processes kept`
+    `${report.live} held by live processes kept${refused}`
   );
 }
