@@ -160,7 +160,9 @@ export class HumanLoop {
       return verdict;
     };
     const ruled = this.rules.decide(request);
-    if (ruled) return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
+    if (ruled && ruled.effect !== 'ask') return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
+    // A deny rule may cover what the gateway cannot read: a person may approve it, a mode may not.
+    const unsure = ruled?.effect === 'ask' ? ruled.rule : undefined;
     const pending = this.approvals.get(from.name) ?? 0;
     if (pending >= MAX_PENDING_APPROVALS) return decided('denied', 'limit'); // the fifth is denied without asking anyone
     const handler = this.approvalHandler;
@@ -180,7 +182,10 @@ export class HumanLoop {
     }
     if (decision === 'approved') return decided('approved', 'human');
     if (typeof decision !== 'object' || decision === null) return decided('denied', 'human');
-    if ('by' in decision) return this.byMode(decision, decided);
+    if ('by' in decision) {
+      if (unsure && decision.verdict === 'approved' && decision.by === 'mode:allow') return decided('denied', `rule:${unsure.id}`);
+      return this.byMode(decision, decided);
+    }
     if (decision.verdict !== 'approved') return decided('denied', 'human');
     return decided('approved', 'human', this.remember(from, request, decision));
   }

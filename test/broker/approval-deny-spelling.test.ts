@@ -64,4 +64,73 @@ describe('a deny rule is not stepped around by another spelling', () => {
       await t.close();
     }
   });
+
+  it('a deny exec rule covers redirections (an fd number, input), sh -c, eval, su -c, env -S and wrappers; a program it cannot read asks the person, and under a mode is denied', async () => {
+    const t = startBroker(['coder'], { root: { workspaceRoot: ws } });
+    try {
+      const asked: string[] = [];
+      let person = false; // false: the handler answers as --approvals allow; true: a person who approves
+      t.root.onApproval((request) => {
+        if (!person) return { verdict: 'approved', by: 'mode:allow' };
+        asked.push(request.command_or_path);
+        return 'approved';
+      });
+      const exact = t.broker.human.rules.add({ effect: 'deny', kind: 'exec', agent: '*', match: { exact: 'make deploy' } });
+      const prefix = t.broker.human.rules.add({ effect: 'deny', kind: 'exec', agent: '*', match: { prefix: 'git push' } });
+      const rows: AuditRow[] = [];
+      t.broker.human.audit.subscribe((row) => rows.push(row));
+      const cases: [text: string, rule: string | undefined][] = [
+        ['make deploy 2>/dev/null', exact.id],
+        ['make deploy 2>&1', exact.id],
+        ['make deploy </dev/null', exact.id],
+        ['make deploy 1>out.txt', exact.id],
+        ['make deploy <<<x', exact.id],
+        ['make deploy <>x', exact.id],
+        ["sh -c 'make deploy'", exact.id],
+        ['bash -ec "make deploy 2>&1"', exact.id],
+        ['eval "make deploy"', exact.id],
+        ["sudo sh -c 'eval \"make deploy\"'", exact.id],
+        ["su -c 'make deploy'", exact.id],
+        ["env -S 'make deploy'", exact.id],
+        ['env make deploy', exact.id],
+        ['command make deploy', exact.id],
+        ['exec make deploy', exact.id],
+        ['nohup make deploy', exact.id],
+        ['time make deploy', exact.id],
+        ["find . -maxdepth 0 -exec make deploy ';'", exact.id],
+        ['\\make deploy', exact.id],
+        ['"make" deploy', exact.id],
+        ["sh -c 'git push --force'", prefix.id],
+        ['eval "git push"', prefix.id],
+        ['git push 2>&1', prefix.id],
+        // A program (or word) it cannot read could be what the rule denies: no one to ask under a mode, so denied.
+        ['$(echo make) deploy', exact.id],
+        ['$M deploy', exact.id],
+        ['make $TARGET', exact.id],
+        ['`echo git` push', exact.id], // a program it cannot read could be either rule's: the first one added is named
+        ['git $SUB', prefix.id],
+        // What the rules do not deny is left to the mode.
+        ['make deploy-docs 2>&1', undefined],
+        ['make test </dev/null', undefined],
+        ['echo $HOME', undefined],
+        ['make\\ deploy', undefined], // one word: a program named "make deploy", not make
+      ];
+      const result = await t.root.invoke('coder', plan({ seq: cases.map(([text]) => approve('exec', text)) }));
+      assert.equal(result.success, true, result.error);
+      const verdicts = (splitJson(result.response) as string[][]).map((v) => v[0]);
+      assert.deepEqual(
+        cases.map(([text], i) => [text, verdicts[i], rows[i]?.by]),
+        cases.map(([text, rule]) => [text, rule ? 'denied' : 'approved', rule ? `rule:${rule}` : 'mode:allow']),
+      );
+      // With a person at the root, what the rule may cover but the gateway cannot read is asked, not denied.
+      person = true;
+      const unread = ['$(echo make) deploy', 'git $SUB'];
+      const again = await t.root.invoke('coder', plan({ seq: unread.map((text) => approve('exec', text)) }));
+      assert.deepEqual(splitJson(again.response), [['approved'], ['approved']]);
+      assert.deepEqual(asked, unread);
+      assert.deepEqual(rows.slice(cases.length).map((row) => row.by), ['human', 'human']);
+    } finally {
+      await t.close();
+    }
+  });
 });

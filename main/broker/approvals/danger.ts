@@ -1,10 +1,10 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { landing, pathTags, placePath } from './sensitive-paths.js';
-import { simpleCommands, type SimpleCommand } from './shell-commands.js';
+import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, SHELLS } from './nested-lines.js';
+import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'ash']);
 /** Programs that run what they read: a pipe into one runs whatever came down the pipe. */
 const RUNNERS = new Set([...SHELLS, 'python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua', 'deno', 'bun', 'osascript', 'pwsh', 'powershell']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-request', 'ftp', 'tftp', 'nc', 'ncat', 'scp', 'rsync']);
@@ -40,7 +40,7 @@ export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, worksp
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
-  if (at.depth > MAX_DEPTH) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
+  if (at.depth > MAX_NESTING) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
   const commands = simpleCommands(line);
   let downloads = false;
   let runs = false;
@@ -61,12 +61,13 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
 }
 
 /** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */
-function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { program?: string; args: string[] } {
+function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where): { program?: string; args: string[] } {
+  const words = [...given]; // `env -Sx`'s glued string is put in its word's place
   let i = 0;
   // From which word on no word needs a second reading by `eval` (a space, an operator, a quote, `$`):
   // `eval eval … rm -rf x` is then flat, not thousands of lines deep.
   let plainFrom = words.length;
-  while (plainFrom > 0 && !/[\s;&|()<>`$'"\\#*?[~]/.test(words[plainFrom - 1]!)) plainFrom--;
+  while (plainFrom > 0 && !needsReading(words[plainFrom - 1]!)) plainFrom--;
   for (;;) {
     while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
     if (i >= words.length) return { args: [] };
@@ -83,8 +84,8 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
     if (PRIVILEGE.has(program)) {
       tags.add('privilege');
       // `su [user] -c '…'`: among its first words (a line of `sudo sudo …` stays linear).
-      const c = program === 'su' ? words.slice(i + 1, i + 9).indexOf('-c') : -1;
-      if (c >= 0 && words[i + 2 + c] !== undefined) commandTags(words[i + 2 + c]!, deeper(at), tags);
+      const inner = program === 'su' ? commandLineRun(words, i) : undefined;
+      if (inner !== undefined) commandTags(inner, deeper(at), tags);
       alsoReadAsPrograms(words, i, tags, at);
       i++;
       // Its options, and the value of those that take one (`sudo -u deploy`).
@@ -93,12 +94,16 @@ function lookThrough(words: string[], tags: Set<DangerTag>, at: Where): { progra
     }
     if (program === 'env') {
       // `env -S 'rm -rf ~'`: the string is split into the command it runs.
-      let option = i + 1;
-      while (option < words.length && (words[option]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[option]!)) && !/^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(words[option]!)) option++;
-      if (option < words.length && /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./.test(words[option]!)) {
-        const word = words[option]!;
-        const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
-        commandTags([glued ?? words[option + 1] ?? '', ...words.slice(option + (glued === undefined ? 2 : 1))].join(' '), deeper(at), tags);
+      const split = envSplitString(words, i);
+      if (split !== undefined && split.value !== undefined && !needsReading(split.value)) {
+        // One word split is that word: read on in this line (`env -S env -S …` stays linear, where
+        // reading each string again as a line of its own read the rest of the line once per `env`).
+        if (split.glued) words[split.index] = split.value;
+        i = split.index;
+        continue;
+      }
+      if (split !== undefined) {
+        commandTags(commandLineRun(words, i) ?? '', deeper(at), tags);
         return { args: [] };
       }
     }
@@ -133,21 +138,16 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
   if (program === 'find' && args.includes('-delete')) tags.add('recursive-delete');
   if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
-  if (SHELLS.has(program)) {
-    // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own.
-    const c = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a));
-    const inner = c >= 0 ? args.slice(c + 1).find((a) => !a.startsWith('-')) : undefined;
+  // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own; `eval` runs its words
+  // joined and read again (an `eval` whose words need no second reading is looked through as a wrapper).
+  if (SHELLS.has(program) || program === 'eval') {
+    const inner = commandLineRun([program, ...args], 0);
     if (inner !== undefined) commandTags(inner, deeper(at), tags);
   }
-  // `eval` runs its words joined and read again (an `eval` whose words need no second reading is looked through as a wrapper).
-  if (program === 'eval') commandTags(args.join(' '), deeper(at), tags);
   if (program === 'find') {
-    const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok');
-    if (exec >= 0) {
-      // Its words as they are (`bash -c 'rm -rf ~'` keeps its one argument), not joined and read again.
-      const rest = args.slice(exec + 1);
-      const stop = rest.findIndex((a) => a === ';' || a === '+');
-      const seen = lookThrough(rest.slice(0, Math.min(stop < 0 ? rest.length : stop, 256)), tags, at); // bounded: `find -exec find -exec …` stays fast
+    const exec = findExecWords(args);
+    if (exec !== undefined) {
+      const seen = lookThrough(exec, tags, at);
       if (seen.program !== undefined) programTags(seen.program, seen.args, at, tags);
     }
   }
@@ -185,9 +185,6 @@ interface Where {
   /** How many command lines deep (`sh -c '…'` inside `eval …`): bounded, so no line can overflow the stack. */
   depth: number;
 }
-
-/** Nested command lines read at most this deep; deeper ones are not read (no shell line nests so deep but to hide). */
-const MAX_DEPTH = 24;
 
 function deeper(at: Where): Where {
   return { ...at, depth: at.depth + 1 };

@@ -1,6 +1,7 @@
 import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
 import { landing, placePath } from './sensitive-paths.js';
+import { everyCommandRun, programName } from './nested-lines.js';
 import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -55,8 +56,8 @@ export function matches(match: ApprovalMatch, subject: MatchSubject): boolean {
  * all that stands in the way).
  *
  * - A prefix covers every command line that runs it anywhere (`cd x && git push`, `sudo git
- *   push`, `git -C x push`, `$(git push)`): its program (by name, wherever it lives, in any case)
- *   followed, in order, by its other words.
+ *   push`, `git -C x push`, `$(git push)`, `sh -c 'git push'`, `eval "git push"`): its program
+ *   (by name, wherever it lives, in any case) followed, in order, by its other words.
  * - An exact command covers the line that runs each of its simple commands anywhere, however
  *   quoted or spaced (`make 'deploy'`, `cd x && make deploy`, `env A=1 make deploy`): the same
  *   words, ending the simple command, the program by name in any case.
@@ -65,38 +66,106 @@ export function matches(match: ApprovalMatch, subject: MatchSubject): boolean {
  *   where it lands through a linked folder.
  */
 export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
-  if (matches(match, subject)) return true;
-  if ('prefix' in match) {
-    if (subject.kind !== 'exec') return false;
-    const want = isSimpleCommand(match.prefix);
-    if (want === undefined) return false;
-    return simpleCommands(subject.command_or_path).some(({ words }) =>
-      words.some((word, at) => {
-        if (!sameProgram(word, want[0]!)) return false;
-        let next = 1;
-        for (const later of words.slice(at + 1)) if (next < want.length && later === want[next]) next++;
-        return next === want.length;
-      }),
-    );
-  }
+  return deniedBy(match, subject) === 'denied';
+}
+
+/**
+ * What a **deny** rule's `match` makes of the request: `denied` (it covers the request, read as
+ * `denies` says), `maybe` (a command whose program or words the gateway cannot read, a variable
+ * or a substitution, `$(echo make) deploy`, `make $T`, or a line too nested to read whole, could
+ * be what it denies: the person must be asked, no rule or mode may approve it), or false.
+ * Redirections are no words (`make deploy 2>&1`, `</dev/null`), and the command lines a command
+ * runs from its arguments are read (`sh -c '…'`, `eval …`, `su -c`, `env -S`).
+ */
+export function deniedBy(match: ApprovalMatch, subject: MatchSubject): 'denied' | 'maybe' | false {
+  if (matches(match, subject)) return 'denied';
   if (subject.kind === 'exec') {
-    if (!('exact' in match)) return false;
-    const wanted = simpleCommands(match.exact);
-    const run = simpleCommands(subject.command_or_path);
-    return wanted.length > 0 && wanted.every(({ words: want }) => run.some(({ words }) => endsWithCommand(words, want)));
+    if (!('prefix' in match) && !('exact' in match)) return false;
+    const run = everyCommandRun(subject.command_or_path);
+    // An exact rule of several commands (`make build && make deploy`) covers a line running each one.
+    const wanted = 'prefix' in match ? [isSimpleCommand(match.prefix)] : simpleCommands(match.exact).map(({ words }) => words);
+    if (wanted.length === 0 || wanted.some((want) => want === undefined || want.length === 0)) return false;
+    const runs = (reading: 'exactly' | 'unread'): boolean =>
+      wanted.every((want) => run.commands.some(({ words }) => ('prefix' in match ? runsPrefix(words, want!, reading) : endsWithCommand(words, want!, reading))));
+    if (runs('exactly')) return 'denied';
+    return !run.complete || runs('unread') ? 'maybe' : false;
   }
-  return writtenPaths(subject).some((path) => ('exact' in match ? sameText(deniedPath(match.exact, subject.workspace), path) : deniedGlob(match.glob, path, subject.workspace)));
+  if ('prefix' in match) return false;
+  return writtenPaths(subject).some((path) => ('exact' in match ? sameText(deniedPath(match.exact, subject.workspace), path) : deniedGlob(match.glob, path, subject.workspace))) ? 'denied' : false;
 }
 
 /** `GIT` is git on macOS, `/usr/bin/git` is git. */
 function sameProgram(word: string, program: string): boolean {
-  return posix.basename(word).toLowerCase() === posix.basename(program).toLowerCase();
+  return programName(word) === programName(program);
 }
 
-/** Whether `words` end with the command `want` (its program by name, the other words as they are). */
-function endsWithCommand(words: readonly string[], want: readonly string[]): boolean {
-  const at = words.length - want.length;
-  return at >= 0 && want.length > 0 && sameProgram(words[at]!, want[0]!) && want.every((word, i) => i === 0 || words[at + i] === word);
+/**
+ * A word the gateway cannot read as what runs: a variable, a substitution (`$(…)`, backticks,
+ * each standing as one `$` word), a glob. It could be any words, or none.
+ */
+const unreadable = (word: string): boolean => /[$`*?[]/.test(word);
+
+/**
+ * Wrappers, options and assignments before a command's program (`env A=1 nice -n 5 make`): the
+ * program is the first word after them. Only for the `unread` reading, where the program's place matters.
+ */
+function programAt(words: readonly string[]): number {
+  let at = 0;
+  while (at < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=|^-/.test(words[at]!) || RUNS_OTHERS.has(programName(words[at]!)) || SHELL_WORDS.has(words[at]!))) at++;
+  return at;
+}
+const SHELL_WORDS = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'while', 'until', 'do', 'done', 'esac', 'coproc']);
+
+/**
+ * Whether `words` end with the command `want` (its program by name, the other words as they
+ * are). `unread`: the command's program (after its wrappers) is the rule's or cannot be read,
+ * and its words after it could be the rule's, each unreadable word standing for any words.
+ */
+function endsWithCommand(words: readonly string[], want: readonly string[], reading: 'exactly' | 'unread'): boolean {
+  if (reading === 'exactly') {
+    const at = words.length - want.length;
+    return at >= 0 && sameProgram(words[at]!, want[0]!) && want.every((word, i) => i === 0 || words[at + i] === word);
+  }
+  const at = programAt(words);
+  if (at >= words.length) return false;
+  if (unreadable(words[at]!)) return true; // `$(echo make) deploy`: could be anything
+  return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'whole');
+}
+
+/** Whether `words` run the program of `want` followed, in order, by its other words; `unread` as for `endsWithCommand`. */
+function runsPrefix(words: readonly string[], want: readonly string[], reading: 'exactly' | 'unread'): boolean {
+  if (reading === 'exactly') {
+    return words.some((word, at) => {
+      if (!sameProgram(word, want[0]!)) return false;
+      let next = 1;
+      for (let later = at + 1; later < words.length && next < want.length; later++) if (words[later] === want[next]) next++;
+      return next === want.length;
+    });
+  }
+  const at = programAt(words);
+  if (at >= words.length) return false;
+  if (unreadable(words[at]!)) return true;
+  return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'in order');
+}
+
+/**
+ * Whether `words` could be `want` (`whole`) or hold its words in order (`in order`), where an
+ * unreadable word stands for any words, none included (`$T` may be `deploy`, or `deploy now`, or nothing).
+ */
+function wildcardMatch(words: readonly string[], want: readonly string[], how: 'whole' | 'in order'): boolean {
+  // reach[j]: the first j words of `want` can be accounted for by the words read so far.
+  let reach = want.map((_, j) => j === 0).concat(want.length === 0);
+  for (const word of words) {
+    const next = reach.map(() => false);
+    for (let j = 0; j <= want.length; j++) {
+      if (!reach[j]) continue;
+      if (unreadable(word)) for (let k = j; k <= want.length; k++) next[k] = true;
+      else if (j < want.length && word === want[j]) next[j + 1] = true;
+      if (how === 'in order') next[j] = true; // a word of its own, between the rule's
+    }
+    reach = next;
+  }
+  return reach[want.length]!;
 }
 
 const sameText = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();

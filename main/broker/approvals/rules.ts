@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { denies, matches, namesEveryTag, type MatchSubject } from './match.js';
+import { deniedBy, matches, namesEveryTag, type MatchSubject } from './match.js';
 import { RulesFile } from './rules-file.js';
 import { NewApprovalRule, type ApprovalRule, type DangerTag } from './types.js';
 
@@ -66,8 +66,12 @@ export class ApprovalRules {
     this.memory = this.memory.filter((rule) => rule.task !== task);
   }
 
-  /** The rule that decides `subject`, if one does: a deny rule first, else an allow rule that may approve it. */
-  decide(subject: RuleSubject): { effect: 'allow' | 'deny'; rule: ApprovalRule } | undefined {
+  /**
+   * The rule that decides `subject`, if one does: a deny rule first, else an allow rule that may
+   * approve it. `ask`: a deny rule may cover it but the gateway cannot read it whole (`$(echo make)
+   * deploy` under a deny of `make deploy`): no allow rule applies, and only a person may approve it.
+   */
+  decide(subject: RuleSubject): { effect: 'allow' | 'deny' | 'ask'; rule: ApprovalRule } | undefined {
     let rules: ApprovalRule[];
     try {
       rules = this.list();
@@ -76,16 +80,19 @@ export class ApprovalRules {
       this.log(`${(err as Error).message}: no rule applies until it is fixed`);
       rules = this.memory;
     }
-    const applicable = rules.filter(
-      (rule) =>
-        rule.kind === subject.kind &&
-        (rule.agent === subject.role || rule.agent === '*') &&
-        (rule.task === undefined || rule.task === subject.task) &&
-        (rule.effect === 'deny' ? denies(rule.match, subject) : matches(rule.match, subject)),
+    const scoped = rules.filter(
+      (rule) => rule.kind === subject.kind && (rule.agent === subject.role || rule.agent === '*') && (rule.task === undefined || rule.task === subject.task),
     );
     // A deny prefix covers the program wherever the line runs it (`cd x && git push`), not only a simple command.
-    const deny = applicable.find((rule) => rule.effect === 'deny');
-    if (deny) return { effect: 'deny', rule: deny };
+    let unsure: ApprovalRule | undefined;
+    for (const rule of scoped) {
+      if (rule.effect !== 'deny') continue;
+      const covered = deniedBy(rule.match, subject);
+      if (covered === 'denied') return { effect: 'deny', rule };
+      if (covered === 'maybe') unsure ??= rule;
+    }
+    if (unsure) return { effect: 'ask', rule: unsure };
+    const applicable = scoped.filter((rule) => rule.effect === 'allow' && matches(rule.match, subject));
     if (subject.hidden) return undefined;
     if (subject.danger.includes('hidden-characters')) return undefined;
     const allow = applicable.find((rule) => rule.effect === 'allow' && namesEveryTag(rule.match, subject.kind, subject.workspace, subject.danger));

@@ -16,8 +16,13 @@ export interface SimpleCommand {
   stage: number;
 }
 
-/** Every operator shell-quote reports; the ones that end a simple command and the ones that redirect. */
-const REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '>&']);
+/**
+ * Every operator shell-quote reports; the ones that end a simple command and the ones that
+ * redirect. `<>` opens its file for reading and writing (and creates it): a write too. An input
+ * redirection's word (`< f`, `<<< text`, `<< EOF`, `<&-`) is no word of the command.
+ */
+const REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '>&', '<>']);
+const INPUTS = new Set(['<', '<<', '<<-', '<<<', '<&']);
 const PIPES = new Set(['|', '|&']);
 
 /** Variables are kept as written (`$HOME`), not expanded to the gateway's own environment. */
@@ -44,6 +49,9 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
   const found: SimpleCommand[] = [];
   let current: SimpleCommand = { words: [], writes: [], stage: 0 };
   let redirect = false;
+  let input = false;
+  /** Whether the entry just read was a word of the command (an fd number before a redirection is not). */
+  let lastWasWord = false;
   const end = (nextStage: number): void => {
     if (current.words.length > 0 || current.writes.length > 0) found.push(current);
     current = { words: [], writes: [], stage: nextStage };
@@ -65,11 +73,17 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
     entries = [];
   }
   for (const entry of entries) {
+    const wasWord = lastWasWord;
+    lastWasWord = false;
     if (typeof entry === 'string') {
       if (redirect) {
         redirect = false;
         if (!/^\d+$/.test(entry)) current.writes.push(entry);
-      } else current.words.push(entry);
+      } else if (input) input = false;
+      else {
+        current.words.push(entry);
+        lastWasWord = true;
+      }
       continue;
     }
     if ('comment' in entry) continue;
@@ -77,9 +91,14 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
       current.words.push(entry.pattern);
       continue;
     }
+    const redirects = REDIRECTS.has(entry.op) || INPUTS.has(entry.op);
+    // `2>/dev/null`, `1>out`, `0<in`: shell-quote gives the fd number as a word of its own. Read
+    // as the fd (`make deploy 2 >x` too, which a shell would pass `2` to): a word fewer only
+    // widens what a deny rule covers, and a prefix never covers a redirection.
+    if (redirects && wasWord && /^\d+$/.test(current.words.at(-1)!)) current.words.pop();
     if (REDIRECTS.has(entry.op)) redirect = true;
+    else if (INPUTS.has(entry.op)) input = true;
     else if (PIPES.has(entry.op)) end(current.stage + 1);
-    else if (entry.op === '<') redirect = false;
     else end(0); // `;`, `&&`, `||`, `&`, `(`, `)`, `<(`, `>(`: another command begins
   }
   end(0);

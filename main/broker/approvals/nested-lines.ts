@@ -1,0 +1,131 @@
+import { posix } from 'node:path';
+import { simpleCommands, type SimpleCommand } from './shell-commands.js';
+
+/**
+ * The command lines a simple command runs from its own arguments: `sh -c '…'`, `eval …`, `su -c
+ * '…'`, `env -S '…'`. Read by the danger tags and by deny rules alike, so that what one sees
+ * inside a `sh -c` the other sees too.
+ */
+
+export const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'ash']);
+
+/** Nested command lines are read at most this deep (a worker's `eval eval …` 3,000 deep overflowed the stack). */
+export const MAX_NESTING = 24;
+
+/** A word a second reading (by `eval`, `env -S`) would read otherwise than as this one word. */
+export function needsReading(word: string): boolean {
+  return /[\s;&|()<>`$'"\\#*?[~]/.test(word);
+}
+
+/** The program a word names, as the gateway compares programs: by name, wherever it lives, in lower case (`/usr/bin/GIT`). */
+export function programName(word: string): string {
+  return posix.basename(word).toLowerCase();
+}
+
+/** `env [options] -S STRING …`: where the string is (`-S x`, `-Sx`, `-iSx`, `--split-string=x`), for the `env` at `at`. */
+export function envSplitString(words: readonly string[], at: number): { index: number; value: string | undefined; glued: boolean } | undefined {
+  const split = /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./;
+  let option = at + 1;
+  while (option < words.length && (words[option]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[option]!)) && !split.test(words[option]!)) option++;
+  if (option >= words.length || !split.test(words[option]!)) return undefined;
+  const word = words[option]!;
+  const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
+  return glued !== undefined ? { index: option, value: glued, glued: true } : { index: option + 1, value: words[option + 1], glued: false };
+}
+
+/**
+ * The command line the program at `words[at]` runs from its arguments, or undefined: a shell's
+ * `-c` string (`bash -ec '…'`), `eval`'s words joined, `su`'s `-c` string, `env -S`'s string with
+ * the words after it.
+ */
+export function commandLineRun(words: readonly string[], at: number): string | undefined {
+  const program = programName(words[at]!);
+  if (SHELLS.has(program)) {
+    // Its options come before anything else (`bash -o pipefail -ec '…'`); the string is the first
+    // word after `-c` that is no option. Each word is looked at once per shell before it that reaches it.
+    let c = at + 1;
+    while (c < words.length && /^[-+]/.test(words[c]!) && !/^-[a-z]*c[a-z]*$/.test(words[c]!)) c += /^[-+][oO]$|^--(rcfile|init-file)$/.test(words[c]!) ? 2 : 1;
+    if (c >= words.length || !/^-[a-z]*c[a-z]*$/.test(words[c]!)) return undefined;
+    let inner = c + 1;
+    while (inner < words.length && words[inner]!.startsWith('-')) inner++;
+    return words[inner];
+  }
+  if (program === 'eval') return words.slice(at + 1).join(' ');
+  if (program === 'su') {
+    const c = words.slice(at + 1, at + 9).indexOf('-c');
+    return c >= 0 ? words[at + 2 + c] : undefined;
+  }
+  if (program === 'env') {
+    const split = envSplitString(words, at);
+    if (split === undefined) return undefined;
+    return [split.value ?? '', ...words.slice(split.index + 1)].join(' ');
+  }
+  return undefined;
+}
+
+/**
+ * The command `find … -exec … ;` (`-execdir`, `-ok`) runs, its words as they are (`bash -c 'rm -rf
+ * ~'` keeps its one argument), at most 256 of them; `args` are find's arguments. Undefined when none.
+ */
+export function findExecWords(args: readonly string[]): string[] | undefined {
+  const exec = args.findIndex((a) => a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir');
+  if (exec < 0) return undefined;
+  const rest = args.slice(exec + 1);
+  const stop = rest.findIndex((a) => a === ';' || a === '+');
+  return rest.slice(0, Math.min(stop < 0 ? rest.length : stop, 256)); // bounded: `find -exec find -exec …` stays fast
+}
+
+/** Every simple command a line runs, and whether it was read whole. */
+export interface CommandsRun {
+  commands: SimpleCommand[];
+  /**
+   * False when reading stopped short (nested deeper than `MAX_NESTING`, or past the reading
+   * budget): what it did not read could run anything, and a caller that must not be stepped
+   * around (a deny rule) fails closed.
+   */
+  complete: boolean;
+}
+
+/**
+ * The simple commands of `line` and of every command line nested in them (`sh -c`, `eval`, `su
+ * -c`, `env -S`, within `$(…)` and backticks too), each read on its own. A nested line whose
+ * words need no second reading (`eval make deploy`) is not read again: its words are already
+ * the outer command's. The characters read in all are bounded (a few times the line's own), so a
+ * line built to be read again and again is cut short, and says so.
+ */
+export function everyCommandRun(line: string): CommandsRun {
+  let budget = 4 * line.length + 4_096;
+  let complete = true;
+  const read = (text: string, depth: number): SimpleCommand[] => {
+    budget -= text.length;
+    if (budget < 0 || depth > MAX_NESTING) {
+      complete = false;
+      return [];
+    }
+    const queue = simpleCommands(text);
+    const all: SimpleCommand[] = [];
+    // `queue` grows as it is read: the command a `find -exec` runs is read as one of its own.
+    for (let next = 0; next < queue.length && complete; next++) {
+      const command = queue[next]!;
+      all.push(command);
+      const { words } = command;
+      const find = words.findIndex((word) => programName(word) === 'find');
+      const exec = find >= 0 ? findExecWords(words.slice(find + 1)) : undefined;
+      if (exec !== undefined && exec.length > 0) {
+        budget -= exec.length;
+        if (budget < 0) complete = false;
+        queue.push({ words: exec, writes: [], stage: command.stage });
+      }
+      let plainFrom = words.length;
+      while (plainFrom > 0 && !needsReading(words[plainFrom - 1]!)) plainFrom--;
+      for (let at = 0; at < words.length && complete; at++) {
+        if (at + 1 >= plainFrom) break; // from here on every word is read as it is: nothing more to read
+        const inner = commandLineRun(words, at);
+        if (inner !== undefined) all.push(...read(inner, depth + 1));
+      }
+    }
+    return all;
+  };
+  const commands = read(line, 0);
+  return { commands, complete };
+}
