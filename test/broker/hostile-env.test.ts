@@ -5,13 +5,11 @@
  * (`chatty-gateway worker`) started by a real broker; its approved command prints what it sees.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { workerCommand } from '../../main/agents/worker-command.js';
-import { Broker, RootTransport } from '../../main/broker/index.js';
-import { GitWorktreeFactory, LocalRunner } from '../../main/broker/runners/index.js';
 import { gitRepoOnMain, startScripted, tempDir } from '../agents/helpers.js';
+import { worktreeBroker } from './hostile-git-broker.js';
 
 /** Runs `body` with the gateway's CHATTY_REMOTE_RUNNER_TOKEN set to `token`, then puts back what was there. */
 async function withGatewayToken<T>(token: string, body: () => Promise<T>): Promise<T> {
@@ -49,13 +47,7 @@ test("a hook a worker plants, run by the broker's own git (a callee's worktree a
     const payload = join(home, 'post-checkout.payload');
     writeFileSync(payload, `#!/bin/sh\necho "token=[\${CHATTY_REMOTE_RUNNER_TOKEN-}] home=[\${HOME:+set}]" > ${seen}\n`, { mode: 0o755 });
     await withGatewayToken('the-gateway-s-own-secret', async () => {
-      const broker = new Broker({ cancelGraceMs: 2_000, log: () => {}, root: { workspaceRoot: realpathSync(repo), baseBranch: 'main' } });
-      const { command, args } = workerCommand();
-      for (const name of ['coder', 'reviewer']) {
-        broker.addVirtualAgent(name, new LocalRunner({ command, args, workspaceFactory: new GitWorktreeFactory(), reapGraceMs: 2_000 }), { description: name });
-      }
-      const root = new RootTransport(broker);
-      root.onApproval(() => 'approved');
+      const { broker, root } = worktreeBroker(repo, ['coder', 'reviewer']);
       try {
         // post-checkout runs on the `git worktree add` the broker runs for the coder's callee.
         const plant = `exec cp ${payload} "$(git rev-parse --git-common-dir)/hooks/post-checkout"`;
