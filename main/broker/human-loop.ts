@@ -4,7 +4,7 @@ import { wireError } from '../fabric/wire/wire-error.js';
 import { untilAborted } from '../jsonrpc/index.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ApprovalMatch, ApprovalRules, AuditLog, matches, namesEveryTag, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
 import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
@@ -134,6 +134,24 @@ export class HumanLoop {
    */
   async approve(from: NodeState, params: ApproveParams, signal: AbortSignal): Promise<Verdict> {
     const task = this.host.rootTask?.(from);
+    // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
+    const size = oversized(params.command_or_path, params.diff_stat);
+    if (size !== undefined) {
+      this.audit.record({
+        time: new Date().toISOString(),
+        ...(task !== undefined ? { task } : {}),
+        agent: from.name,
+        role: from.role,
+        chain: [...from.chain],
+        kind: params.kind,
+        command_or_path: '',
+        size,
+        danger: [],
+        verdict: 'denied',
+        by: 'too-long',
+      });
+      return 'denied';
+    }
     const request: ApprovalRequest = {
       kind: params.kind,
       command_or_path: params.command_or_path,

@@ -13,4 +13,5 @@ export { RulesFile, RulesFileError } from './rules-file.js';
 export { APPROVALS_LOG_FILE, AuditLog } from './audit-log.js';
 export { vouchedContext, type VouchedContext } from './request-context.js';
 export { defaultApprovalsFile } from './default-file.js';
+export { MAX_APPROVAL_TEXT_CHARS, oversized } from './text-limit.js';
 export { gatewayApprovals, type GatewayApprovals } from './gateway-approvals.js';

@@ -49,8 +49,8 @@ export type NewApprovalRule = z.infer<typeof NewApprovalRule>;
 /** The root's standing answer, no one asked (`serve`/`run --approvals allow|deny`). */
 export type ModeDecidedBy = 'mode:allow' | 'mode:deny';
 
-/** Who decided: the person, a rule, the root's mode, or the gateway itself (no root handler, the pending limit, the asker withdrew). */
-export type DecidedBy = 'human' | `rule:${string}` | ModeDecidedBy | 'no-root' | 'limit' | 'withdrawn';
+/** Who decided: the person, a rule, the root's mode, or the gateway itself (no root handler, the pending limit, a text too long to read, the asker withdrew). */
+export type DecidedBy = 'human' | `rule:${string}` | ModeDecidedBy | 'no-root' | 'limit' | 'too-long' | 'withdrawn';
 
 /** One decision, as `approvals.log` holds it (one JSON line) and `onDecision` listeners get it. */
 export interface AuditRow {
@@ -64,7 +64,10 @@ export interface AuditRow {
   role: string;
   chain: string[];
   kind: 'exec' | 'write';
+  /** What was asked; empty when it was refused unread (`by: too-long`): then `size` says how long it was. */
   command_or_path: string;
+  /** `by: too-long` only: the characters of the command or path and of the diff stat, one of them past `MAX_APPROVAL_TEXT_CHARS`. */
+  size?: { command_or_path: number; diff_stat?: number };
   danger: DangerTag[];
   verdict: 'approved' | 'denied';
   by: DecidedBy;

@@ -1,0 +1,78 @@
+/**
+ * What one hostile `human.approve` can cost the gateway's main thread. The broker reads a
+ * worker's command synchronously (danger tags, simple commands, proposals: main/broker/approvals)
+ * before anyone is asked; the wire lets `command_or_path` be as long as a frame (33 MiB). Real
+ * worker (children/agent.ts) on a real socketpair; the main thread's stalls measured while the
+ * approval is handled.
+ */
+import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { MAX_APPROVAL_TEXT_CHARS, type AuditRow } from '../../main/broker/approvals/index.js';
+import { plan, splitJson, startBroker } from './helpers.js';
+
+test("a worker's approval request with a 350 KB command line never stalls the gateway's main thread for a second", async () => {
+  const t = startBroker(['asker']);
+  const seen: number[] = [];
+  t.root.onApproval((request) => {
+    seen.push(request.command_or_path.length);
+    return 'denied';
+  });
+  try {
+    const command = 'env -S '.repeat(50_000); // 350,000 characters of one program's options
+    const stalls = monitorEventLoopDelay({ resolution: 20 });
+    stalls.enable();
+    const result = await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: command } }));
+    stalls.disable();
+    assert.ok(result.response.includes('denied'), result.response);
+    const worstMs = stalls.max / 1e6;
+    assert.ok(worstMs < 1_000, `the main thread stalled for ${Math.round(worstMs)} ms while one approval request was read`);
+  } finally {
+    await t.close();
+  }
+});
+
+test('an approval past MAX_APPROVAL_TEXT_CHARS is refused unread and unasked (no rule, no handler); its audit row keeps the size, not the text; one at the limit is asked', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'approval-size-'));
+  const t = startBroker(['asker']);
+  const seen: string[] = [];
+  t.root.onApproval((request) => {
+    seen.push(request.command_or_path);
+    return 'approved';
+  });
+  const rows: AuditRow[] = [];
+  t.broker.human.audit.subscribe((row) => rows.push(row));
+  t.broker.human.audit.writeTo(join(dir, 'approvals.log'));
+  // An allow rule that would cover the long one: it is not even read.
+  t.broker.human.rules.add({ effect: 'allow', kind: 'exec', agent: 'asker', match: { exact: 'x'.repeat(MAX_APPROVAL_TEXT_CHARS + 1) } });
+  try {
+    const atLimit = `echo ${'a'.repeat(MAX_APPROVAL_TEXT_CHARS - 5)}`;
+    const tooLong = `echo ${'a'.repeat(MAX_APPROVAL_TEXT_CHARS - 4)}`;
+    const ruled = 'x'.repeat(MAX_APPROVAL_TEXT_CHARS + 1);
+    const longStat = { approve: { kind: 'write', command_or_path: 'notes.txt', diff_stat: '+'.repeat(MAX_APPROVAL_TEXT_CHARS + 1) } };
+    const result = await t.root.invoke(
+      'asker',
+      plan({ seq: [{ approve: { kind: 'exec', command_or_path: atLimit } }, { approve: { kind: 'exec', command_or_path: tooLong } }, { approve: { kind: 'exec', command_or_path: ruled } }, longStat] }),
+    );
+    assert.deepEqual(splitJson(result.response), [['approved'], ['denied'], ['denied'], ['denied']]);
+    assert.deepEqual(seen, [atLimit], 'only the one at the limit reached the handler (the terminal prompt, the popover)');
+    assert.deepEqual(
+      rows.map((row) => [row.verdict, row.by, row.command_or_path.length, row.size]),
+      [
+        ['approved', 'human', MAX_APPROVAL_TEXT_CHARS, undefined],
+        ['denied', 'too-long', 0, { command_or_path: MAX_APPROVAL_TEXT_CHARS + 1 }],
+        ['denied', 'too-long', 0, { command_or_path: MAX_APPROVAL_TEXT_CHARS + 1 }],
+        ['denied', 'too-long', 0, { command_or_path: 9, diff_stat: MAX_APPROVAL_TEXT_CHARS + 1 }],
+      ],
+    );
+    const file = readFileSync(join(dir, 'approvals.log'), 'utf8').trimEnd().split('\n');
+    assert.equal(file.length, 4);
+    for (const line of file.slice(1)) assert.ok(line.length < 400, `a refused row is short: ${line.length} characters`);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
