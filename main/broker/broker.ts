@@ -336,7 +336,13 @@ export class Broker {
 
   private ended(name: string): void {
     const node = this.nodes.get(name);
-    if (node) node.ended = true;
+    if (node) {
+      node.ended = true;
+      // An ended node is kept only to tell mail 'recipient_ended' from 'not_on_tree' (names are never
+      // reused): what it worked with goes, or a worker's rosters (up to a frame each) would stay for the broker's life.
+      node.spawnContext = { roster: [] };
+      node.roster = [];
+    }
     this.mail.forget(name);
     this.tree.forget(name);
   }

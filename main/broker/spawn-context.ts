@@ -28,7 +28,8 @@ function context(fields: {
   verification?: string | undefined;
   endpoint?: string | undefined;
 }): SpawnContext {
-  const out: SpawnContext = { roster: [...fields.roster] };
+  // A roster is a set of names: one named a million times is kept once.
+  const out: SpawnContext = { roster: [...new Set(fields.roster)] };
   if (fields.workspace_root !== undefined) out.workspace_root = fields.workspace_root;
   if (fields.base_branch !== undefined) out.base_branch = fields.base_branch;
   if (fields.verification !== undefined) out.verification = fields.verification;

@@ -132,10 +132,11 @@ describe('accepting a requested context', () => {
     );
   });
 
-  it('accepts a narrower roster, an empty one, and repeats of allowed names', async () => {
-    for (const roster of [['helper'], [], ['tester', 'lead'], ['helper', 'helper']]) {
+  it('accepts a narrower roster, an empty one, and repeats of allowed names (kept once: a roster is a set)', async () => {
+    for (const roster of [['helper'], [], ['tester', 'lead']]) {
       assert.deepEqual((await checkSpawnContext(requested({ roster }), caller, TARGET)).roster, roster);
     }
+    assert.deepEqual((await checkSpawnContext(requested({ roster: ['helper', 'lead', 'helper', 'helper'] }), caller, TARGET)).roster, ['helper', 'lead']);
   });
 
   it('accepts no workspace and no branch when the caller has none', async () => {
