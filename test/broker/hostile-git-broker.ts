@@ -1,11 +1,39 @@
 /**
- * For the hostile-worker tests against the broker's own git: a real broker on a repository whose
- * agents run the real scripted worker (`chatty-gateway worker`) in worktrees, every exec approved.
+ * For the hostile-worker tests against the broker's own git: a repository, a real broker on it
+ * whose agents run the real scripted worker (`chatty-gateway worker`) in worktrees, and the
+ * records of "killed gateways" a worker can forge.
  */
-import { realpathSync } from 'node:fs';
+
+/** `<home>/repo`, a git repository on `main`; its common git directory is `<repo>/.git`. */
+export function repoIn(home: string): { repo: string; common: string } {
+  const repo = join(home, 'repo');
+  mkdirSync(repo);
+  gitRepoOnMain(repo);
+  return { repo, common: join(repo, '.git') };
+}
+
+/**
+ * Writes what a worker (running as the user) can write in its repository: git's record of a
+ * worktree `name` at `path`, on branch `chatty/<name>`, locked with our record of a gateway on
+ * this host whose pid does not exist, so the next prune takes it for a killed gateway's.
+ */
+export function forgeDeadRecord(common: string, name: string, path: string): void {
+  const record = join(common, 'worktrees', name);
+  mkdirSync(record, { recursive: true });
+  writeFileSync(join(record, 'gitdir'), `${join(path, '.git')}\n`);
+  writeFileSync(join(record, 'HEAD'), `ref: refs/heads/chatty/${name}\n`);
+  writeFileSync(join(record, 'commondir'), '../..\n');
+  const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: common, encoding: 'utf8' }).trim();
+  writeFileSync(join(record, 'locked'), `chatty-gateway ${JSON.stringify({ pid: 2147483646, host: hostname(), base })}`);
+}
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport } from '../../main/broker/index.js';
 import { GitWorktreeFactory, LocalRunner } from '../../main/broker/runners/index.js';
+import { gitRepoOnMain } from '../agents/helpers.js';
 
 /** A broker on `repo` (base branch `main`) with `agents` each in a `GitWorktreeFactory` worktree; its root approves every exec. */
 export function worktreeBroker(repo: string, agents: readonly string[], log: (line: string) => void = () => {}): { broker: Broker; root: RootTransport } {

@@ -6,14 +6,12 @@
  * approved command runs as the user, as in hostile-git.test.ts; real workers, real git.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { GitWorktreeFactory } from '../../main/broker/runners/index.js';
-import { gitRepoOnMain, tempDir } from '../agents/helpers.js';
-import { worktreeBroker } from './hostile-git-broker.js';
+import { tempDir } from '../agents/helpers.js';
+import { forgeDeadRecord, repoIn, worktreeBroker } from './hostile-git-broker.js';
 
 const temporary: string[] = [];
 after(() => {
@@ -24,13 +22,9 @@ after(() => {
 function setUp() {
   const home = tempDir('chatty-hostile-parent-');
   temporary.push(home);
-  const repo = join(home, 'repo');
-  mkdirSync(repo);
-  gitRepoOnMain(repo);
   const person = join(home, 'person');
   mkdirSync(person);
-  const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
-  return { home, repo, person, common: join(repo, '.git'), git };
+  return { home, person, ...repoIn(home) };
 }
 
 /** Puts `precious.txt` in the person's folder `dir`; `untouched()` says it is still there. */
@@ -43,17 +37,12 @@ function precious(dir: string, make = true): () => void {
 }
 
 test("a link in place of the worktrees' folder and a forged dead gateway's record: the prune refuses, the person's folder stays", async () => {
-  const { repo, person, common, git } = setUp();
+  const { repo, person, common } = setUp();
   const untouched = precious(join(person, 'Documents'));
   // What the worker's approved command does: the worktrees' folder becomes a link to the person's
   // folder, and a record of a "killed gateway" (a pid that does not exist) names Documents in it.
   symlinkSync(person, join(common, 'chatty-worktrees'));
-  const record = join(common, 'worktrees', 'evil');
-  mkdirSync(record, { recursive: true });
-  writeFileSync(join(record, 'gitdir'), `${join(common, 'chatty-worktrees', 'Documents', '.git')}\n`);
-  writeFileSync(join(record, 'HEAD'), 'ref: refs/heads/chatty/evil\n');
-  writeFileSync(join(record, 'commondir'), '../..\n');
-  writeFileSync(join(record, 'locked'), `chatty-gateway ${JSON.stringify({ pid: 2147483646, host: hostname(), base: git('rev-parse', 'HEAD') })}`);
+  forgeDeadRecord(common, 'evil', join(common, 'chatty-worktrees', 'Documents'));
 
   const lines: string[] = [];
   const report = await new GitWorktreeFactory({ log: (line) => lines.push(line) }).prune(repo);

@@ -69,7 +69,7 @@ describe('pruning worktrees left by a killed gateway', () => {
 
     const lines: string[] = [];
     const report = await new GitWorktreeFactory({ log: (line) => lines.push(line) }).prune(repo);
-    assert.deepEqual(report, { worktrees: 2, branches: 1, keptBranches: 1, live: 1, refused: 0 });
+    assert.deepEqual(report, { worktrees: 2, branches: 1, keptBranches: 1, live: 1, refused: 0, left: 0 });
     assert.deepEqual(lines, [`worktrees: pruned 2 left in ${repo} by gateways that are gone (branches: 1 deleted, 1 kept for their commits); 1 held by live processes kept`]);
     for (const dir of killed.dirs) assert.equal(existsSync(dir), false);
     assert.deepEqual(worktrees(repo), [repo, join(folder, 'by-hand'), join(folder, 'locked-by-hand'), ...live.dirs].sort());
@@ -79,8 +79,8 @@ describe('pruning worktrees left by a killed gateway', () => {
 
     // The live one, once killed too, goes at the next prune; a second prune finds nothing.
     await sigkill(live.child);
-    assert.deepEqual(await new GitWorktreeFactory().prune(repo), { worktrees: 1, branches: 1, keptBranches: 0, live: 0, refused: 0 });
-    assert.deepEqual(await new GitWorktreeFactory().prune(repo), { worktrees: 0, branches: 0, keptBranches: 0, live: 0, refused: 0 });
+    assert.deepEqual(await new GitWorktreeFactory().prune(repo), { worktrees: 1, branches: 1, keptBranches: 0, live: 0, refused: 0, left: 0 });
+    assert.deepEqual(await new GitWorktreeFactory().prune(repo), { worktrees: 0, branches: 0, keptBranches: 0, live: 0, refused: 0, left: 0 });
     assert.deepEqual(worktrees(repo), [repo, join(folder, 'by-hand'), join(folder, 'locked-by-hand')].sort());
   });
 

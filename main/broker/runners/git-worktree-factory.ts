@@ -29,6 +29,11 @@ export interface GitWorktreeFactoryOptions {
   gitTimeoutMs?: number;
   /** Where the one line a prune says goes (default: nowhere). */
   log?: (line: string) => void;
+  /**
+   * How many records of gateways that are gone one prune handles (default 32,
+   * `MAX_PRUNED_PER_CALL`); the rest are left for the next. A worker can forge any number of them.
+   */
+  pruneLimit?: number;
 }
 
 /** Repositories (with a folder and a branch prefix) this process has pruned: once each. */
@@ -60,6 +65,10 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   private readonly gitOptions: GitOptions;
 
   constructor(private readonly options: GitWorktreeFactoryOptions = {}) {
+    const { pruneLimit } = options;
+    if (pruneLimit !== undefined && !(Number.isSafeInteger(pruneLimit) && pruneLimit > 0)) {
+      throw new Error(`GitWorktreeFactory: pruneLimit must be a whole number above 0, not ${String(pruneLimit)}`);
+    }
     this.branchPrefix = options.branchPrefix ?? 'chatty/';
     this.gitOptions = { command: options.git ?? 'git', timeoutMs: options.gitTimeoutMs ?? GIT_TIMEOUT_MS };
   }
@@ -144,8 +153,9 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
     pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
     const log = (line: string) => this.options.log?.(line);
-    const report = await pruneLeftWorktrees((args) => git(args, commonDir, this.gitOptions), folder, this.branchPrefix, log);
-    if (report.worktrees + report.live + report.refused > 0) log(describePrune(report, root)); // found none of ours: nothing to say
+    const run = (args: string[]) => git(args, commonDir, this.gitOptions);
+    const report = await pruneLeftWorktrees(run, folder, this.branchPrefix, log, this.options.pruneLimit);
+    if (report.worktrees + report.live + report.refused + report.left > 0) log(describePrune(report, root)); // found none of ours: nothing to say
     return report;
   }
 

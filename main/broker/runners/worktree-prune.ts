@@ -2,6 +2,13 @@ import { relative, sep } from 'node:path';
 import { forgetWorktree, realWorktreesFolder, removeWorktree, WorktreeRemovalRefused } from './worktree-remove.js';
 import { holderAlive, readLockReason, type WorktreeRecord } from './worktree-record.js';
 
+/**
+ * How many records of gateways that are gone one prune handles (default): each costs a few git
+ * commands, a worker can forge any number of them (it writes the repository), and a start awaits
+ * its prune. The rest are left for the next prune, which goes on from there.
+ */
+export const MAX_PRUNED_PER_CALL = 32;
+
 /** What one prune did, for its log line. */
 export interface PruneReport {
   /** Worktrees removed: ours, made by a process that is gone. */
@@ -14,6 +21,8 @@ export interface PruneReport {
   live: number;
   /** Ours whose path runs through a link (the worktrees' folder replaced by one, say): left alone, each said to `log`. */
   refused: number;
+  /** Ours whose process is gone, past the prune's limit (`MAX_PRUNED_PER_CALL`): left for the next prune. */
+  left: number;
 }
 
 interface ListedWorktree {
@@ -50,14 +59,17 @@ function directlyIn(path: string, folder: string): boolean {
  * A record is git's text, which a worker can write (a "dead gateway's" record naming any folder),
  * so a path is removed only when its real path lies directly in the real worktrees' folder, which
  * must not be a link itself (`removeWorktree`): anything else is refused, said to `log`, and left.
+ * At most `limit` records of processes that are gone are handled (removed or refused); the rest
+ * are counted in `left` and handled by a later prune.
  */
 export async function pruneLeftWorktrees(
   run: (args: string[]) => Promise<string>,
   folder: string,
   branchPrefix: string,
   log: (line: string) => void = () => {},
+  limit = MAX_PRUNED_PER_CALL,
 ): Promise<PruneReport> {
-  const report: PruneReport = { worktrees: 0, branches: 0, keptBranches: 0, live: 0, refused: 0 };
+  const report: PruneReport = { worktrees: 0, branches: 0, keptBranches: 0, live: 0, refused: 0, left: 0 };
   let realFolder: string | undefined; // undefined: there is no worktrees' folder, only records may be left
   let refusal: WorktreeRemovalRefused | undefined; // the worktrees' folder is a link: nothing in it is removed
   try {
@@ -72,6 +84,10 @@ export async function pruneLeftWorktrees(
     if (!directlyIn(listed.path, folder) && !(realFolder !== undefined && directlyIn(listed.path, realFolder))) continue;
     if (holderAlive(record)) {
       report.live++;
+      continue;
+    }
+    if (report.worktrees + report.refused >= limit) {
+      report.left++;
       continue;
     }
     // It may hold what its killed worker never committed: gone, as on release (a link never followed).
@@ -104,8 +120,9 @@ export async function pruneLeftWorktrees(
 export function describePrune(report: PruneReport, repository: string): string {
   const kept = report.keptBranches === 0 ? '' : `, ${report.keptBranches} kept for their commits`;
   const refused = report.refused === 0 ? '' : `; ${report.refused} refused (a link on the way), left`;
+  const left = report.left === 0 ? '' : `; ${report.left} more left for the next prune`;
   return (
     `worktrees: pruned ${report.worktrees} left in ${repository} by gateways that are gone (branches: ${report.branches} deleted${kept}); ` +
-    `${report.live} held by live processes kept${refused}`
+    `${report.live} held by live processes kept${refused}${left}`
   );
 }
