@@ -92,7 +92,8 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
       button(`later`, 'Later', () => context.later()),
       button(`deny${tagged ? ' primary' : ''}`, 'Deny', () => context.decide({ verdict: 'denied' })),
       approveButton(`approve${tagged ? '' : ' primary'}`, 'Approve once', () => context.decide({ verdict: 'approved' })),
-      rememberable && view.rootTask !== undefined ? approveButton('remember-task', 'Approve for this task', () => confirm('task')) : null,
+      // Only under a task the page shows (main places it from the broker's records): the rule is scoped to that task.
+      rememberable && view.rootTask !== undefined && view.taskId !== null ? approveButton('remember-task', 'Approve for this task', () => confirm('task')) : null,
       rememberable ? approveButton('remember-always', `Always for ${role}`, () => confirm('always'), { title: `Always approve for this agent (${role}), after you confirm what it matches` }) : null,
     ];
     return nodes.filter((n): n is HTMLElement => n !== null);
@@ -112,8 +113,8 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
       const index = options.findIndex((o) => o.querySelector('input')?.checked);
       return view.proposals[Math.max(0, index)]!;
     };
-    // The task as the row above names it (the page's own label) when the page started it; else the gateway's id.
-    const scope = remember === 'task' ? `for this task (${view.taskId ?? view.rootTask ?? ''})` : 'always';
+    // The task as the row above names it (the page's own label): offered only under one.
+    const scope = remember === 'task' ? `for this task (${view.taskId ?? ''})` : 'always';
     context.swapActions([
       el(
         'fieldset',

@@ -365,6 +365,29 @@ describe('the new context and choices', () => {
     }
   });
 
+  test('an approval the broker\'s records place in no task the window shows offers no "Approve for this task", and names no task', async () => {
+    const page = await app.open();
+    const start = async (prompt: string): Promise<string> =>
+      ((await app.host.handle(INVOKE_CHANNELS.startTask, trusted(), { agent: 'local-reviewer', prompt })) as { taskId: string }).taskId;
+    try {
+      // Two tasks on local-reviewer: the callee's chain (root, local-reviewer, local-coder) fits both.
+      const idle = await start('sleep 20000');
+      await waitForState(page, idle, 'running');
+      const asking = await start('invoke local-coder exec echo unplaced');
+      await armedPopover(page, 'approval');
+      assert.equal(await page.textContent('#popover .subject'), 'echo unplaced');
+      assert.equal((await snapshot()).approvals[0]?.taskId, null);
+      assert.equal(await page.$$eval('#popover .remember-task', (bs) => bs.length), 0, 'no rule scoped to a task the popover does not name');
+      assert.equal(await page.$$eval('#popover .remember-always', (bs) => bs.length), 1);
+      assert.equal(await page.$$eval('#popover .task-id', (ts) => ts.length), 0);
+      await page.click('#popover .deny');
+      await app.host.handle(INVOKE_CHANNELS.cancelTask, trusted(), { taskId: idle });
+      await page.waitForSelector(`${card(asking)}:not([data-state="running"])`);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('"Always for this agent" is confirmed, listed on the Rules tab, and revoked there', async () => {
     const page = await app.open();
     try {

@@ -364,24 +364,27 @@ export class BridgeHost {
   }
 
   /**
-   * The task an asker works under, and its place in that task's tree. The broker's records come
-   * first, a worker's steps last (a worker can name any node as started under it): the task of
-   * the root task the gateway vouches for (`rootTask`, once known); else the task whose agent the
-   * broker admitted as this asker; else the one task whose tree (drawn from steps) has it, when
-   * exactly one does; else the running task whose top agent has the chain's first role, when
-   * exactly one does. An approval from an admitted agent teaches its task's root task id. The
-   * chain's roles are then drawn under the root down to the asker.
+   * The task an asker works under, and its place in that task's tree, from the broker's records
+   * only, never a worker's steps (any worker can say `helper-0 started`, and a top worker's relays
+   * may read otherwise: the LLM worker's `helper started as helper-0`, so a spoofed step would be
+   * the one match). The task of the root task the gateway vouches for (`rootTask`, once known);
+   * else the task whose agent the broker admitted as this asker; else the one running task whose
+   * admitted top agent has the chain's first role (a task known to be under another root task
+   * than the request's is not a candidate). None of these: no task. An approval from an admitted
+   * agent teaches its task's root task id. The chain's roles are then drawn under the root down to
+   * the asker.
    */
   private attribute(asker: Asker, rootTask?: string): TaskRecord | undefined {
     const running = [...this.tasks.values()].filter((t) => t.view.state === 'running');
     const only = (tasks: TaskRecord[]): TaskRecord | undefined => (tasks.length === 1 ? tasks[0] : undefined);
     const byRoot = rootTask === undefined ? undefined : running.find((t) => t.rootTask === rootTask);
     const admitted = running.filter((t) => t.admitted.has(asker.agent));
-    const inTree = running.filter((t) => t.tree.has(asker.agent));
-    const topRole = asker.chain[1];
-    const task =
-      byRoot ??
-      (admitted.length > 0 ? only(admitted) : inTree.length > 0 ? only(inTree) : only(running.filter((t) => t.view.nodes.some((n) => n.parent === 'root' && n.role === topRole))));
+    const [first, topRole] = asker.chain;
+    const byTopRole =
+      first !== 'root'
+        ? []
+        : running.filter((t) => (rootTask === undefined || t.rootTask === undefined || t.rootTask === rootTask) && t.top !== undefined && roleOf(t.top) === topRole);
+    const task = byRoot ?? (admitted.length > 0 ? only(admitted) : only(byTopRole));
     if (task && rootTask !== undefined && task.rootTask === undefined && task.admitted.has(asker.agent)) task.rootTask = rootTask;
     if (task) this.placeAsker(task, asker);
     return task;
@@ -511,6 +514,8 @@ export class BridgeHost {
       if (view.hidden) refuse(`${requestId} holds hidden characters: it may be approved once only`);
       if (view.proposals.length === 0) refuse(`${requestId} offers nothing to remember`);
       if (remember === 'task' && view.rootTask === undefined) refuse(`${requestId} belongs to no root task`);
+      // The window would name no task (or a task the broker's records do not place it in) for a rule scoped to one.
+      if (remember === 'task' && view.taskId === null) refuse(`${requestId} is shown under no task: the broker's records do not place it in one`);
       if (match !== undefined && !view.proposals.some((p) => sameMatch(p, match))) refuse(`the match is not one ${requestId} offers`);
       decision = { verdict: 'approved', remember, ...(match !== undefined ? { match } : {}) };
     }
