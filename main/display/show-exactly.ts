@@ -4,6 +4,7 @@
  * both roots (the terminal prompt and the renderer popover) for every field a worker controls.
  * No Node imports: the browser loads this module as it is.
  */
+import { lookAlikesAt } from './look-alikes.js';
 
 export interface ShownText {
   /** The text with each hidden character replaced by `<U+XXXX>` (at least four hex digits, upper case). */
@@ -16,36 +17,25 @@ export interface ShownText {
  * What counts as hidden: controls (C0, DEL, C1: `\r`, ESC…), format characters (bidi controls,
  * zero-width space/joiners, soft hyphen, tag characters), lone surrogates, private-use and
  * unassigned code points, line and paragraph separators, every space but U+0020 (NBSP,
- * U+2000–U+200A, U+3000…), and characters that draw nothing though Unicode calls them letters or
- * marks: the Hangul fillers, the Braille blank, the combining grapheme joiner and the variation
- * selectors. `\n` and `\t` are structure a reader sees, and are kept (the lookahead).
+ * U+2000–U+200A, U+3000…), every default-ignorable code point (what a font may draw as nothing:
+ * the Hangul fillers, the combining grapheme joiner, the variation selectors, the Khmer invisible
+ * vowels U+17B4/U+17B5, the Mongolian selectors U+180B–U+180F), the Braille blank, and U+FFFC (the
+ * object replacement, drawn as nothing or a box). `\n` and `\t` are structure a reader sees, and
+ * are kept (the lookahead).
  */
 const HIDDEN_CLASS =
-  '(?![\\n\\t ])[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Zs}' +
-  '\\u034F\\u115F\\u1160\\u2800\\u3164\\uFFA0\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
+  '(?![\\n\\t ])[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Zs}\\p{Default_Ignorable_Code_Point}' +
+  '\\u034F\\u115F\\u1160\\u2800\\u3164\\uFFA0\\uFFFC\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
 const HIDDEN_ALL = new RegExp(HIDDEN_CLASS, 'gu');
 
-/**
- * Look-alike letters: in a word that has Latin letters, a letter of a script whose letters are
- * drawn like Latin ones (Cyrillic `а е о р с і ј ѕ`, Greek `ο ρ ν ι`, Armenian `օ`) is shown as
- * its code point too: `gіthub.com` (U+0456) is not `github.com`. A word wholly in one of those
- * scripts (`исправил`, `λόγος`) is shown as it is: it is read as what it is.
- */
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
-const LATIN = /\p{Script=Latin}/u;
-const LOOKALIKE_CLASS = '[\\p{Script=Cyrillic}\\p{Script=Greek}\\p{Script=Armenian}]';
-const LOOKALIKE_ANY = new RegExp(LOOKALIKE_CLASS, 'u');
-const LOOKALIKE_ALL = new RegExp(LOOKALIKE_CLASS, 'gu');
-
-/** Where each character to label lies in `raw`, in order: hidden characters and look-alike letters. */
+/** Where each character to label lies in `raw`, in order, each once: hidden characters and look-alikes (look-alikes.ts). */
 function hiddenAt(raw: string): { index: number; char: string }[] {
   const found = [...raw.matchAll(HIDDEN_ALL)].map((m) => ({ index: m.index, char: m[0] }));
-  if (!LOOKALIKE_ANY.test(raw)) return found; // the common case: nothing to look for
-  for (const word of raw.matchAll(WORD)) {
-    if (!LATIN.test(word[0]) || !LOOKALIKE_ANY.test(word[0])) continue;
-    for (const letter of word[0].matchAll(LOOKALIKE_ALL)) found.push({ index: word.index + letter.index, char: letter[0] });
-  }
-  return found.sort((a, b) => a.index - b.index);
+  const alike = lookAlikesAt(raw);
+  if (alike.length === 0) return found; // the common case
+  const byIndex = new Map<number, string>();
+  for (const { index, char } of [...found, ...alike]) byIndex.set(index, char);
+  return [...byIndex].map(([index, char]) => ({ index, char })).sort((a, b) => a.index - b.index);
 }
 
 /** `<U+202E>` for U+202E, `<U+E0041>` for a tag character, `<U+000D>` for a carriage return. */

@@ -31,3 +31,30 @@ test('a look-alike letter in a command is hidden: the person is asked (no rule a
     await t.close();
   }
 });
+
+test('look-alikes past the three scripts (a whole Cyrillic word, ɡ, 𝗀, Lisu, an invisible Khmer vowel, a Mongolian selector, U+FFFC, an overlay) are asked, never approved by a rule', async () => {
+  const t = startBroker(['coder']);
+  try {
+    const seen: ApprovalRequest[] = [];
+    t.root.onApproval((request) => {
+      seen.push(request);
+      return 'denied';
+    });
+    t.broker.human.rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix: 'git remote' } });
+    const spoofs = [
+      'git remote add origin https://\u0440\u0430\u0443\u0440\u0430\u04CF.com/me/repo',
+      'git remote add origin https://\u0261ithub.com/me/repo',
+      'git remote add origin https://\u{1D5C0}ithub.com/me/repo',
+      'git remote add origin https://\uA4D6ithub.com/me/repo',
+      'git remote add origin https://github.com/me/repo\u17B4',
+      'git remote add origin https://github.com/me/repo\u180B',
+      'git remote add origin https://github.com/me/repo\uFFFC',
+      'git remote add origin https://github.com/me/repo;\u0338',
+    ];
+    const result = await t.root.invoke('coder', plan({ seq: spoofs.map((command_or_path) => ({ approve: { kind: 'exec', command_or_path } })) }));
+    assert.deepEqual(splitJson(result.response), spoofs.map(() => ['denied']));
+    assert.deepEqual(seen.map((request) => [request.command_or_path, request.hidden, request.danger.includes('hidden-characters')]), spoofs.map((s) => [s, true, true]));
+  } finally {
+    await t.close();
+  }
+});

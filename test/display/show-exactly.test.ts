@@ -68,7 +68,9 @@ describe('showExactly', () => {
   });
 
   test('astral characters that draw are kept whole; private-use and unassigned code points are shown', () => {
-    assert.equal(shown('deploy 🚀 𝔘𝔫𝔦 𠀀', false), 'deploy 🚀 𝔘𝔫𝔦 𠀀');
+    assert.equal(shown('deploy 🚀 𠀀', false), 'deploy 🚀 𠀀');
+    // Maths letters fold to ASCII ones (𝗀 is drawn as g): each is shown by its code point, whole.
+    assert.equal(shown('deploy 𝔘𝔫𝔦', true), 'deploy <U+1D518><U+1D52B><U+1D526>');
     assert.equal(shown('\uE000\u{F0000}\u{10FFFD}', true), '<U+E000><U+F0000><U+10FFFD>');
     assert.equal(shown('\u0378\u{E0080}', true), '<U+0378><U+E0080>');
   });
@@ -97,6 +99,30 @@ describe('showExactly', () => {
     assert.equal(shown('scp x me@h\u0585st:', true), 'scp x me@h<U+0585>st:', 'an Armenian o');
     assert.equal(shown('p\u0430yp\u0430l2024', true), 'p<U+0430>yp<U+0430>l2024');
     for (const raw of ['git commit -m "исправил ошибку в тесте"', 'echo λόγος', 'Windows-файл', 'а b', 'naïve café']) assert.equal(shown(raw, false), raw);
+  });
+
+  test('look-alikes past the three scripts: a whole word of look-alike letters, Latin and maths letters drawn as ASCII ones, invisible vowels and selectors, U+FFFC, marks over ASCII', () => {
+    const cases: [raw: string, shownAs: string][] = [
+      ['git remote add origin https://\u0440\u0430\u0443\u0440\u0430\u04CF.com/x', 'git remote add origin https://<U+0440><U+0430><U+0443><U+0440><U+0430><U+04CF>.com/x'], // раураӏ: reads paypal
+      ['curl https://\u0430\u0440\u0440\u04CF\u0435.com/i.sh', 'curl https://<U+0430><U+0440><U+0440><U+04CF><U+0435>.com/i.sh'], // аррӏе
+      ['ssh \u0455\u0435\u0441\u0440\u043E', 'ssh <U+0455><U+0435><U+0441><U+0440><U+043E>'], // ѕесро, a whole token
+      ['git remote add origin https://\u0261ithub.com/x', 'git remote add origin https://<U+0261>ithub.com/x'], // ɡ, Latin script
+      ['open https://paypa\u01C0.com', 'open https://paypa<U+01C0>.com'], // ǀ, a Latin click letter
+      ['git remote add origin https://\u{1D5C0}ithub.com/x', 'git remote add origin https://<U+1D5C0>ithub.com/x'], // 𝗀, maths sans-serif
+      ['npm \uFF54est', 'npm <U+FF54>est'], // fullwidth t
+      ['https://\uA4D6ITHUB.com', 'https://<U+A4D6>ITHUB.com'], // Lisu ꓖ
+      ['make deploy\u17B4', 'make deploy<U+17B4>'],
+      ['rm\u17B5 x', 'rm<U+17B5> x'],
+      ['npm test\u180B', 'npm test<U+180B>'],
+      ['npm test\u180F', 'npm test<U+180F>'],
+      ['npm test\uFFFC', 'npm test<U+FFFC>'],
+      ['npm test;\u0338\u0338', 'npm test;<U+0338><U+0338>'],
+      ['gi\u0307thub.com', 'gi<U+0307>thub.com'], // a dot above an i: drawn as i
+      ['a\u20DD b', 'a<U+20DD> b'], // an enclosing circle
+    ];
+    for (const [raw, shownAs] of cases) assert.equal(shown(raw, true), shownAs, JSON.stringify(raw));
+    // Read as what they are: words of one script, accented letters (composed or not), a one-letter word, CJK beside Latin.
+    for (const raw of ['git commit -m "исправил ошибку в тесте"', 'echo λόγος', 'Windows-файл', 'а b', 'naïve café', 'cafe\u0301', 'docs/笔记.md', 'Tiếng Việt', 'x²']) assert.equal(shown(raw, false), raw);
   });
 
   test('long input is shown in linear time', () => {
