@@ -113,11 +113,17 @@ describe('a deny rule is not stepped around by another spelling', () => {
         ['make deploy-docs 2>&1', undefined],
         ['make test </dev/null', undefined],
         ['echo $HOME', undefined],
+        ['$HOME/bin/tool --version', undefined], // a program named by its path: tool, whatever the folder
+        ['$DIR/make deploy', exact.id],
         ['make\\ deploy', undefined], // one word: a program named "make deploy", not make
       ];
-      const result = await t.root.invoke('coder', plan({ seq: cases.map(([text]) => approve('exec', text)) }));
-      assert.equal(result.success, true, result.error);
-      const verdicts = (splitJson(result.response) as string[][]).map((v) => v[0]);
+      // In tasks of 16 (a connection's calls are rate limited, with a burst).
+      const verdicts: (string | undefined)[] = [];
+      for (let from = 0; from < cases.length; from += 16) {
+        const result = await t.root.invoke('coder', plan({ seq: cases.slice(from, from + 16).map(([text]) => approve('exec', text)) }));
+        assert.equal(result.success, true, result.error);
+        verdicts.push(...(splitJson(result.response) as string[][]).map((v) => v[0]));
+      }
       assert.deepEqual(
         cases.map(([text], i) => [text, verdicts[i], rows[i]?.by]),
         cases.map(([text, rule]) => [text, rule ? 'denied' : 'approved', rule ? `rule:${rule}` : 'mode:allow']),

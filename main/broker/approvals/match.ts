@@ -128,7 +128,7 @@ function endsWithCommand(words: readonly string[], want: readonly string[], read
   }
   const at = programAt(words);
   if (at >= words.length) return false;
-  if (unreadable(words[at]!)) return true; // `$(echo make) deploy`: could be anything
+  if (unreadable(programName(words[at]!))) return true; // `$(echo make) deploy`: could be anything (`$HOME/bin/tool` is tool)
   return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'whole');
 }
 
@@ -144,7 +144,7 @@ function runsPrefix(words: readonly string[], want: readonly string[], reading: 
   }
   const at = programAt(words);
   if (at >= words.length) return false;
-  if (unreadable(words[at]!)) return true;
+  if (unreadable(programName(words[at]!))) return true;
   return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'in order');
 }
 
