@@ -460,34 +460,30 @@ export class ParticipantConnection {
   }
 
   /**
-   * A call's end, once (the first of `answerNow` and its handler's promise): its answer (the
-   * result, or the error it failed with) is queued, and its slot in the call gate is free.
-   * Nothing is sent once the connection has closed.
+   * A call's end, once (the first of `answerNow` and its handler's promise): its slot in the call
+   * gate is free, and its answer (the result, or the error it failed with) is queued. Nothing is
+   * sent once the connection has closed.
    */
   private readonly answer = (context: WorkerCallContext, ok: boolean, value: unknown): void => {
     if (context.answered) return;
     context.answered = true;
-    const id = context.id;
-    let line: string;
-    try {
-      if (this.closeReason !== undefined) return;
+    this.gate.release();
+    this.calls.delete(context.id);
+    if (this.closeReason === undefined) this.reply(this.answerLine(context.id, ok, value));
+  };
+
+  /** A call's answer as a line; a result that cannot be encoded fails the call with what encoding threw. */
+  private answerLine(id: number, ok: boolean, value: unknown): string {
+    if (ok) {
       try {
-        if (ok) line = fitReply(this.codec.respond(id, value), id, this.workerMaxFrameBytes);
+        return fitReply(this.codec.respond(id, value), id, this.workerMaxFrameBytes);
       } catch (err) {
-        // A result that cannot be encoded fails the call with what encoding threw.
-        ok = false;
         value = err;
       }
-      if (!ok) {
-        const error = value instanceof CallError ? value.error : wireError({ kind: 'failed', reason: (value as Error)?.message ?? String(value) });
-        line = fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
-      }
-    } finally {
-      this.gate.release();
-      this.calls.delete(id);
     }
-    this.reply(line!);
-  };
+    const error = value instanceof CallError ? value.error : wireError({ kind: 'failed', reason: (value as Error)?.message ?? String(value) });
+    return fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
+  }
 
   /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first). */
   private reply(line: string): void {
