@@ -76,3 +76,27 @@ test('an approval past MAX_APPROVAL_TEXT_CHARS is refused unread and unasked (no
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// Under the cap, a path of 8,191 parts: where it lands was read part by part from its end (a
+// realpath and a dirname of the whole path each), quadratic: 1.4-2.4 s of main thread per request.
+const deep = '/' + 'a/'.repeat((MAX_APPROVAL_TEXT_CHARS - 2) / 2); // 16,383 characters
+for (const [name, approve] of [
+  ['a write of a path of 8,191 parts', { kind: 'write', command_or_path: deep }],
+  ['an exec cp to a path of 8,191 parts', { kind: 'exec', command_or_path: `cp x ${deep.slice(0, MAX_APPROVAL_TEXT_CHARS - 5)}` }],
+] as const) {
+  test(`${name}, under MAX_APPROVAL_TEXT_CHARS, never stalls the gateway's main thread for 200 ms`, async () => {
+    const t = startBroker(['asker']);
+    t.root.onApproval(() => 'denied');
+    try {
+      const stalls = monitorEventLoopDelay({ resolution: 20 });
+      stalls.enable();
+      const result = await t.root.invoke('asker', plan({ approve }));
+      stalls.disable();
+      assert.ok(result.response.includes('denied'), result.response);
+      const worstMs = stalls.max / 1e6;
+      assert.ok(worstMs < 200, `the main thread stalled for ${Math.round(worstMs)} ms while one approval request under the cap was read`);
+    } finally {
+      await t.close();
+    }
+  });
+}
