@@ -15,7 +15,8 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { MAX_DELEGATION_DEPTH } from '../../main/broker/index.js';
 import { LocalRunner } from '../../main/broker/runners/index.js';
-import { EVENT_CHANNELS, INVOKE_CHANNELS, type TaskNode, type TaskUpdate } from '../../main/app/bridge/contract.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS, MAX_NAME_CHARS, type TaskNode, type TaskState, type TaskUpdate, type TaskView } from '../../main/app/bridge/contract.js';
+import { MAX_ERROR_CHARS, MAX_TEXT_PER_TASK } from '../../main/app/bridge/kept-text.js';
 import { MAX_NODES_PER_TASK } from '../../main/app/bridge/task-tree.js';
 import { until } from './helpers.js';
 import { recordingHost, top } from '../app/bridge-fixture.js';
@@ -29,6 +30,8 @@ before(async () => {
   gw = await startGateway(undefined, { broker: { root: { workspaceRoot: scratch }, cancelGraceMs: 1_000, log: () => {} } });
   const step = fileURLToPath(new URL('./children/hostile-step.ts', import.meta.url));
   gw.gateway.withVirtualAgent('stepper', new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), step], reapGraceMs: 1_000 }), { description: 'stepper' });
+  const longStep = fileURLToPath(new URL('./children/long-step.ts', import.meta.url));
+  gw.gateway.withVirtualAgent('long-stepper', new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), longStep], reapGraceMs: 1_000 }), { description: 'long names' });
 });
 
 after(async () => {
@@ -37,11 +40,16 @@ after(async () => {
 });
 
 /**
- * Runs the hostile worker with `prompt` (`N` or `N*M`, see the child) to its end, and returns the
- * task's node events, its step entries and the longest the main thread went without a turn of its
- * event loop (a 10 ms ticker's widest gap: a stall shows whole, however it is made).
+ * Runs a hostile worker (`agent`: `stepper` with `prompt` `N` or `N*M`, `long-stepper` with its
+ * JSON plan; see the children) to its end in `state`, and returns the task's node events, its step
+ * entries, the task as a snapshot has it and the longest the main thread went without a turn of
+ * its event loop (a 10 ms ticker's widest gap: a stall shows whole, however it is made).
  */
-async function runStepper(prompt: string): Promise<{ nodes: TaskNode[]; steps: string[]; snapshotNodes: TaskNode[]; worstMs: number }> {
+async function runStepper(
+  prompt: string,
+  agent = 'stepper',
+  state: TaskState = 'completed',
+): Promise<{ nodes: TaskNode[]; steps: string[]; snapshotNodes: TaskNode[]; snapshot: TaskView | undefined; worstMs: number }> {
   const { host, events, attach } = recordingHost(gw);
   attach();
   const updates = (): TaskUpdate[] => events.flatMap((e) => (e.channel === EVENT_CHANNELS.task ? [e.payload as TaskUpdate] : []));
@@ -53,16 +61,18 @@ async function runStepper(prompt: string): Promise<{ nodes: TaskNode[]; steps: s
     last = now;
   }, 10);
   try {
-    const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'stepper', prompt })) as { taskId: string };
+    const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent, prompt })) as { taskId: string };
     await until(() => updates().some((u) => u.type === 'ended'), 'the task to end');
     clearInterval(ticker);
     const ended = updates().find((u) => u.type === 'ended');
-    assert.equal(ended?.type === 'ended' && ended.state, 'completed');
-    const snapshot = (await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as { tasks: { taskId: string; nodes: TaskNode[] }[] };
+    assert.equal(ended?.type === 'ended' && ended.state, state);
+    const { tasks } = (await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as { tasks: TaskView[] };
+    const snapshot = tasks.find((t) => t.taskId === taskId);
     return {
       nodes: updates().flatMap((u) => (u.type === 'node' && u.taskId === taskId ? [u.node] : [])),
       steps: updates().flatMap((u) => (u.type === 'entry' && u.taskId === taskId && u.entry.kind === 'step' ? [u.entry.text] : [])),
-      snapshotNodes: snapshot.tasks.find((t) => t.taskId === taskId)?.nodes ?? [],
+      snapshotNodes: snapshot?.nodes ?? [],
+      snapshot,
       worstMs,
     };
   } finally {
@@ -107,4 +117,46 @@ test(`steps naming 2,000 nodes one by one: the tree holds ${MAX_NODES_PER_TASK} 
   // The window's events and the snapshot a reloaded window takes are the same tree, in order.
   assert.deepEqual(snapshotNodes, nodes);
   assert.equal(new Set(nodes.map((n) => n.name)).size, nodes.length);
+});
+
+test(`steps naming nodes of 64 Ki characters draw none of them (a node's name is at most ${MAX_NAME_CHARS}); a name of exactly ${MAX_NAME_CHARS} is drawn`, async () => {
+  const long = await runStepper(JSON.stringify({ nameChars: 64 * 1024, steps: 20 }), 'long-stepper');
+  assert.deepEqual(
+    long.nodes.map((n) => n.name.length),
+    ['long-stepper-0'.length],
+    'the tree drew the long names',
+  );
+  assert.deepEqual(long.snapshotNodes, long.nodes);
+  // The steps themselves stay in the timeline (within its budget): only the tree does not draw them.
+  assert.equal(long.steps.length, 20);
+
+  const longest = await runStepper(JSON.stringify({ nameChars: MAX_NAME_CHARS, steps: 1 }), 'long-stepper');
+  assert.deepEqual(
+    longest.nodes.map((n) => [n.name.length, n.parent]),
+    [
+      [longest.nodes[0]!.name.length, 'root'],
+      [MAX_NAME_CHARS, longest.nodes[0]!.name],
+    ],
+  );
+  const tooLong = await runStepper(JSON.stringify({ nameChars: MAX_NAME_CHARS + 1, steps: 1 }), 'long-stepper');
+  assert.equal(tooLong.nodes.length, 1);
+});
+
+test(`a step and a failure each longer than a task's timeline budget (${MAX_TEXT_PER_TASK} characters) are kept cut, saying so: the snapshot holds the budget, the window was sent the same`, async () => {
+  const over = 2 * MAX_TEXT_PER_TASK;
+  const { snapshot, steps } = await runStepper(JSON.stringify({ nameChars: 20, steps: 0, stepChars: over, failChars: over }), 'long-stepper', 'failed');
+  assert.ok(snapshot);
+  const chars = snapshot.entries.reduce((n, e) => n + e.text.length, 0);
+  assert.ok(chars <= MAX_TEXT_PER_TASK, `the task's timeline keeps ${chars} characters`);
+  const step = snapshot.entries.find((e) => e.kind === 'step');
+  const result = snapshot.entries.find((e) => e.kind === 'result');
+  // The newest entry, the result, is kept (cut); the step, older, went to keep the budget.
+  assert.equal(step, undefined);
+  assert.ok(result && result.text.startsWith('failed: ffff') && result.text.length <= MAX_TEXT_PER_TASK);
+  assert.match(result.text, /characters not kept\)$/);
+  assert.ok((snapshot.error?.length ?? 0) <= MAX_ERROR_CHARS, `the task's error is ${snapshot.error?.length} characters`);
+  assert.match(snapshot.error ?? '', /^f+… \(\d+ characters not kept\)$/);
+  // What the window was sent is what was kept.
+  assert.equal(steps.length, 1);
+  assert.ok(steps[0]!.length <= MAX_TEXT_PER_TASK && steps[0]!.startsWith('zzz'), `the window was sent a step of ${steps[0]!.length} characters`);
 });

@@ -40,6 +40,7 @@ import {
   type TimelineEntry,
 } from './contract.js';
 import { ModuleListFeed, moduleSummaries, pendingModules } from './module-list.js';
+import { MAX_ERROR_CHARS, MAX_TEXT_PER_TASK, keptText } from './kept-text.js';
 import { TaskTree, relayedStart } from './task-tree.js';
 
 /** Who sent an IPC message, as the Electron layer reports it. */
@@ -73,8 +74,6 @@ const MAX_AUDIT_ROWS = 200;
 const MAX_MAIL = 200;
 const MAX_ENDED_TASKS = 50;
 const MAX_ENTRIES_PER_TASK = 1000;
-/** Characters of timeline text kept per task. */
-const MAX_TEXT_PER_TASK = 1024 * 1024;
 
 interface TaskRecord {
   view: TaskView;
@@ -325,10 +324,12 @@ export class BridgeHost {
 
   private endTask(task: TaskRecord, outcome: { state: Exclude<TaskState, 'running'>; error?: string }): void {
     task.view.state = outcome.state;
-    if (outcome.error !== undefined) task.view.error = outcome.error;
+    // A failure's message is the worker's words, up to a frame: its view keeps a head of it, the result entry more.
+    const error = outcome.error === undefined ? undefined : keptText(outcome.error, MAX_ERROR_CHARS);
+    if (error !== undefined) task.view.error = error;
     const text = outcome.state === 'completed' ? 'completed' : `${outcome.state}${outcome.error !== undefined ? `: ${outcome.error}` : ''}`;
     this.addEntry(task, { kind: 'result', text });
-    this.emit(EVENT_CHANNELS.task, { type: 'ended', taskId: task.view.taskId, state: outcome.state, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+    this.emit(EVENT_CHANNELS.task, { type: 'ended', taskId: task.view.taskId, state: outcome.state, ...(error !== undefined ? { error } : {}) });
   }
 
   /** Resolves once the task has ended, everything it started reaped. */
@@ -353,7 +354,8 @@ export class BridgeHost {
 
   private addEntry(task: TaskRecord | undefined, entry: Omit<TimelineEntry, 'at'>): void {
     if (!task) return;
-    const full: TimelineEntry = { at: Date.now(), ...entry };
+    // One entry is at most the task's whole budget, so the budget holds however the text comes.
+    const full: TimelineEntry = { at: Date.now(), ...entry, text: keptText(entry.text, MAX_TEXT_PER_TASK) };
     task.view.entries.push(full);
     task.bytes += full.text.length;
     // What a snapshot carries stays bounded: the oldest entries go first (the window keeps what it was sent).

@@ -75,7 +75,12 @@ export type EventChannel = EventChannels[keyof EventChannels];
 const MAX_PROMPT_CHARS = 64 * 1024;
 const MAX_ANSWER_CHARS = 16 * 1024;
 const MAX_POST_CHARS = 8 * 1024;
-const name = z.string().min(1).max(200);
+/**
+ * The longest agent or node name the window may send (an agent to start, a node to post to). The
+ * broker's names have no bound of their own; a task's tree draws no longer name (task-tree.ts).
+ */
+export const MAX_NAME_CHARS = 200;
+const name = z.string().min(1).max(MAX_NAME_CHARS);
 const requestId = z.string().regex(/^(approval|question)-[1-9][0-9]{0,9}$/);
 const taskId = z.string().regex(/^task-[1-9][0-9]{0,9}$/);
 

@@ -1,5 +1,5 @@
 import { MAX_DELEGATION_DEPTH } from '../../broker/index.js';
-import type { TaskNode } from './contract.js';
+import { MAX_NAME_CHARS, type TaskNode } from './contract.js';
 
 /**
  * Nodes one task's tree holds. The broker bounds a real tree; steps are a worker's words and could
@@ -34,7 +34,8 @@ export class TaskTree {
    * draw: the node, or once the tree is full the note that says so (then nothing more).
    */
   add(node: TaskNode): TaskNode | undefined {
-    if (this.names.has(node.name) || this.names.has(TREE_FULL_NOTE)) return undefined;
+    // A name longer than the window can name a node is no node's (200 names of 1 MiB each stayed).
+    if (node.name.length > MAX_NAME_CHARS || this.names.has(node.name) || this.names.has(TREE_FULL_NOTE)) return undefined;
     const added = this.nodes.length < MAX_NODES_PER_TASK ? node : { name: TREE_FULL_NOTE, role: '', parent: 'root' };
     this.nodes.push(added);
     this.names.add(added.name);
@@ -49,10 +50,11 @@ const STARTED = /([A-Za-z0-9._-]+-[0-9]+) started$/y;
 
 /**
  * A relayed start, `<node> started` after relay prefixes (`helper-0: leaf-0 started`), as the
- * names from the top agent's callee down; undefined for any other step, and for one naming a
- * chain deeper than MAX_RELAYED_NAMES (no worker could truthfully relay it). Each name is read
- * from where the last one ended, and at most MAX_RELAYED_NAMES + 1 are read: a step a worker
- * fills with names costs its first few, never its length squared.
+ * names from the top agent's callee down; undefined for any other step, for one naming a chain
+ * deeper than MAX_RELAYED_NAMES (no worker could truthfully relay it) and for one with a name
+ * longer than MAX_NAME_CHARS (no node's, and the tree would keep it for the task's life). Each
+ * name is read from where the last one ended, and at most MAX_RELAYED_NAMES + 1 are read: a step
+ * a worker fills with names costs its first few, never its length squared.
  */
 export function relayedStart(step: string): string[] | undefined {
   const names: string[] = [];
@@ -60,11 +62,11 @@ export function relayedStart(step: string): string[] | undefined {
   for (;;) {
     STARTED.lastIndex = at;
     const started = STARTED.exec(step);
-    if (started) return names.length < MAX_RELAYED_NAMES ? [...names, started[1]!] : undefined;
+    if (started) return names.length < MAX_RELAYED_NAMES && started[1]!.length <= MAX_NAME_CHARS ? [...names, started[1]!] : undefined;
     if (names.length === MAX_RELAYED_NAMES) return undefined;
     RELAY_PREFIX.lastIndex = at;
     const prefix = RELAY_PREFIX.exec(step);
-    if (!prefix) return undefined;
+    if (!prefix || prefix[1]!.length > MAX_NAME_CHARS) return undefined;
     names.push(prefix[1]!);
     at = RELAY_PREFIX.lastIndex;
   }
