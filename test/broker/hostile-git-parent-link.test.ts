@@ -6,6 +6,7 @@
  * approved command runs as the user, as in hostile-git.test.ts; real workers, real git.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -84,6 +85,32 @@ test("a callee's worktree is never made through a link in place of the worktrees
     assert.equal(result.success, false);
     assert.match(result.error ?? '', /a worktree for reviewer-0: the worktrees' folder .*chatty-worktrees is a symbolic link \(to .*person\), never followed/);
     assert.deepEqual(readdirSync(person), ['coder-0'], "a worktree was made in the person's folder");
+  } finally {
+    await broker.stop();
+  }
+});
+
+test("a hook the worker planted swaps the worktrees' folder for a link while git makes a callee's worktree: the start is refused, git's record and branch of it go, nothing runs in it", async () => {
+  const { home, repo, person, common } = setUp();
+  const folder = join(common, 'chatty-worktrees');
+  const hook = join(common, 'hooks', 'reference-transaction');
+  const { broker, root } = worktreeBroker(repo, ['coder', 'reviewer']);
+  try {
+    // The coder's approved command plants the hook: once, when git has made the callee's branch
+    // (after the broker checked the folder, before git makes the worktree's folder in it), the
+    // worktrees' folder becomes a link to the person's folder.
+    const plant =
+      `exec printf '%s\\n' '#!/bin/sh' '[ "$1" = committed ] || exit 0' '[ -e ${home}/swapped ] && exit 0' 'touch ${home}/swapped' ` +
+      `'mv ${folder} ${folder}.moved && ln -s ${person} ${folder}' > ${hook} && chmod +x ${hook}`;
+    const result = await root.invoke('coder', `${plant}\ninvoke reviewer exec pwd -P`);
+    assert.equal(result.success, false, `the callee ran: ${result.response}`);
+    assert.match(result.error ?? '', /a worktree for reviewer-0: git made it in \S*person\/reviewer-0, not directly in the worktrees' folder \S*chatty-worktrees/);
+    assert.equal(lstatSync(folder).isSymbolicLink(), true, 'the swap ran');
+    // Git's record of it and its branch are gone; the folder git made in the person's folder is left (nothing is removed there).
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
+    assert.doesNotMatch(git('worktree', 'list', '--porcelain'), /reviewer/);
+    assert.equal(git('branch', '--list', 'chatty/reviewer*'), '');
+    assert.deepEqual(readdirSync(person), ['reviewer-0']);
   } finally {
     await broker.stop();
   }

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { git, GitError, GIT_TIMEOUT_MS, type GitOptions } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
 import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
-import { realWorktreesFolder, removeWorktree } from './worktree-remove.js';
+import { forgetRecordOf, realWorktreesFolder, removeWorktree } from './worktree-remove.js';
 import { lockReason } from './worktree-record.js';
 
 export interface GitWorktreeFactoryOptions {
@@ -123,6 +123,15 @@ export class GitWorktreeFactory implements WorkspaceFactory {
           throw new Error(`${where} in ${root}: ${(err as Error).message}`);
         }
         const top = await realpath(dir);
+        // The add ran the repository's hooks, which a worker can write: one may have put a link in
+        // place of the worktrees' folder after the check above, and git made the worktree where it led.
+        const stillOurs = await realWorktreesFolder(folder).then((real) => real === realFolder, () => false);
+        if (dirname(top) !== realFolder || !stillOurs) {
+          const forgotten = await this.forgetMadeElsewhere([dir, top], branch, commonDir);
+          throw new Error(
+            `${where}: git made it in ${top}, not directly in the worktrees' folder ${realFolder} (a link was put in place of ${folder} while the repository's hooks ran): refused; ${forgotten}`,
+          );
+        }
         const worktree = (inTree: string) =>
           new GitWorktree(inTree, { ...spawnContext, workspace_root: inTree, base_branch: branch }, top, realFolder, branch, baseCommit, commonDir, this.gitOptions);
         let inTree: string;
@@ -209,6 +218,26 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
     await removeWorktree(run, dir, realFolder); // also a folder git had not registered yet (ours: made in our folder)
     if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
+  }
+
+  /**
+   * Undoes a `worktree add` that made its folder outside ours (through a link): git's record of it
+   * and our lock (`forgetRecordOf`), then its branch. The folder is left where git made it: nothing
+   * outside the worktrees' folder is removed. Says what was done, for the refusal.
+   */
+  private async forgetMadeElsewhere(paths: readonly string[], branch: string, commonDir: string): Promise<string> {
+    const forgotten = await forgetRecordOf(commonDir, paths).then(
+      (n) => (n > 0 ? "git's record of it is removed" : 'git kept no record of it'),
+      (err: unknown) => `git's record of it could not be removed: ${(err as Error).message}`,
+    );
+    const run = (args: string[]) => git(args, commonDir, this.gitOptions);
+    const branchGone = !(await this.branchExists(branch, commonDir))
+      ? 'it has no branch'
+      : await run(['branch', '-D', '--', branch]).then(
+          () => 'its branch too',
+          (err: unknown) => `its branch ${branch} is left: ${(err as Error).message}`,
+        );
+    return `${forgotten}, ${branchGone}; its folder is left as it is (nothing outside the worktrees' folder is removed)`;
   }
 
   private async branchExists(branch: string, cwd: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { lstat, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { lstat, readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
 /** A removal the broker refused: the path leads somewhere else than directly in the real worktrees' folder. Nothing was removed. */
 export class WorktreeRemovalRefused extends Error {}
@@ -83,4 +83,28 @@ export async function removeWorktree(run: (args: string[]) => Promise<string>, p
     await removeInside(realFolder, leaf);
   }
   await forgetWorktree(run, path);
+}
+
+/**
+ * Removes git's record of a worktree whose folder is not ours to remove: git made it through a
+ * link, outside the worktrees' folder (a hook swapped the folder while `worktree add` ran). The
+ * record is the folder in `<commonDir>/worktrees` whose `gitdir` names `<path>/.git` for one of
+ * `paths` (git writes the real path; older gits the path given), with our lock in it; it goes by
+ * `removeInside` (no link followed), so `git worktree prune` is not needed and the worktree's
+ * own folder, wherever it is, is left as it is. `<commonDir>/worktrees` must not be a link.
+ * Resolves to how many records went.
+ */
+export async function forgetRecordOf(commonDir: string, paths: readonly string[]): Promise<number> {
+  const records = join(commonDir, 'worktrees');
+  if ((await lstat(records)).isSymbolicLink()) throw new WorktreeRemovalRefused(`git's worktree records' folder ${records} is a symbolic link, never followed`);
+  const real = await realpath(records);
+  const wanted = new Set(paths.map((path) => `${join(path, '.git')}\n`));
+  let forgotten = 0;
+  for (const id of await readdir(real)) {
+    const gitdir = await readFile(join(real, id, 'gitdir'), 'utf8').catch(() => '');
+    if (!wanted.has(gitdir.endsWith('\n') ? gitdir : `${gitdir}\n`)) continue;
+    await removeInside(real, id);
+    forgotten++;
+  }
+  return forgotten;
 }
