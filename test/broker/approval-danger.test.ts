@@ -41,6 +41,11 @@ describe('danger tags of a command', () => {
     ['echo hi > /tmp/x', ['outside-workspace']],
     ['echo hi > ../sibling/x', ['outside-workspace']],
     ['echo "tests ok\u202E"', ['hidden-characters']],
+    // A program through an expansion could be any (`P=rm/x; ${P%/x}` runs rm), braces' parts are words.
+    ['${P%/x} -rf build', ['recursive-delete']],
+    ['{/bin/rm,x} -rf build', ['recursive-delete']],
+    ['{rm,-rf,build}', ['recursive-delete']],
+    ["bash -c '{rm,-rf,build}'", ['recursive-delete']],
   ];
   for (const [command, tags] of cases) {
     it(`${JSON.stringify(command)} → ${tags.join(', ') || 'none'}`, () => {

@@ -139,4 +139,39 @@ describe('a deny rule is not stepped around by another spelling', () => {
       await t.close();
     }
   });
+  it('a program named through ${…} or a brace expansion may be what a deny rule denies: under a mode it is denied by the rule', async () => {
+    const t = startBroker(['coder'], { root: { workspaceRoot: ws } });
+    try {
+      t.root.onApproval(() => ({ verdict: 'approved', by: 'mode:allow' }));
+      const exact = t.broker.human.rules.add({ effect: 'deny', kind: 'exec', agent: '*', match: { exact: 'make deploy' } });
+      const rows: AuditRow[] = [];
+      t.broker.human.audit.subscribe((row) => rows.push(row));
+      // Each runs `make deploy` in a shell (`P=make/x; ${P%/x} deploy` in dash; `P=xake; ${P/x/m} deploy` in bash; `{make,deploy}` in bash).
+      const cases: [text: string, rule: string | undefined][] = [
+        ['${P%/x} deploy', exact.id],
+        ['${P/x/m} deploy', exact.id],
+        ['${P//\\//} deploy', exact.id],
+        ["bash -c '{make,deploy}'", exact.id],
+        ['{make,deploy}', exact.id],
+        ['{/bin/make,x} deploy', exact.id],
+        ['make {deploy,x}', exact.id],
+        ['{make,x} {deploy,y}', exact.id],
+        ['m{a..a}ke deploy', exact.id],
+        ['${D}/make deploy', exact.id], // a folder through a variable: the program is make
+        // What the rules do not deny is left to the mode.
+        ['${D}/tool --version', undefined],
+        ['echo {a,b}', undefined],
+        ['make test', undefined],
+      ];
+      const result = await t.root.invoke('coder', plan({ seq: cases.map(([text]) => approve('exec', text)) }));
+      assert.equal(result.success, true, result.error);
+      const verdicts = (splitJson(result.response) as string[][]).map((v) => v[0]);
+      assert.deepEqual(
+        cases.map(([text], i) => [text, verdicts[i], rows[i]?.by]),
+        cases.map(([text, rule]) => [text, rule ? 'denied' : 'approved', rule ? `rule:${rule}` : 'mode:allow']),
+      );
+    } finally {
+      await t.close();
+    }
+  });
 });

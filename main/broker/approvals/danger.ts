@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { landing, pathTags, placePath } from './sensitive-paths.js';
-import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, SHELLS } from './nested-lines.js';
+import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
@@ -48,16 +48,25 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
     for (const target of command.writes) if (!isDevice(target)) addAll(tags, writeTags(target, at));
     const seen = lookThrough(command.words, tags, at);
     if (seen.program === undefined) continue;
-    // A program named by a variable, a glob or a substitution could be any: read as each.
-    const programs = /[$`*?[]/.test(seen.program) ? ANY_PROGRAM : [seen.program];
+    // A program named by a variable, a glob, a substitution or a brace expansion could be any: read as each.
+    const programs = unreadable(seen.program) ? ANY_PROGRAM : [seen.program];
+    // `{rm,-rf,~}`: bash makes words of the braces' parts, the first the program, the others its arguments.
+    const args = unreadable(seen.program) ? [...braceParts(seen.program).slice(1), ...seen.args] : seen.args;
     for (const program of programs) {
       if (DOWNLOADERS.has(program)) downloads = true;
       if (RUNNERS.has(program) || program === 'eval' || program === 'source' || program === '.') runs = true;
       if (command.stage > 0 && RUNNERS.has(program)) tags.add('pipe-to-shell');
-      programTags(program, seen.args, at, tags);
+      programTags(program, args, at, tags);
     }
   }
   if (downloads && runs) tags.add('download-and-run');
+}
+
+/** The parts of a word's outermost braces (`{rm,-rf,~}`: rm, -rf, ~), at most 64; none without braces. */
+function braceParts(word: string): string[] {
+  const open = word.indexOf('{');
+  const close = word.lastIndexOf('}');
+  return open < 0 || close < open ? [] : word.slice(open + 1, close).split(',', 64);
 }
 
 /** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */
@@ -72,7 +81,7 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || RESERVED.has(words[i]!))) i++;
     if (i >= words.length) return { args: [] };
     // Lower case: on macOS (a file system that ignores case) `RM` runs /bin/rm.
-    const program = posix.basename(words[i]!).toLowerCase();
+    const program = programName(words[i]!);
     if (program === 'eval' && i + 1 >= plainFrom) {
       i++;
       continue;
@@ -126,7 +135,7 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
  */
 function alsoReadAsPrograms(words: string[], wrapper: number, tags: Set<DangerTag>, at: Where): void {
   for (let j = wrapper + 1; j < Math.min(words.length, wrapper + 8); j++) {
-    const program = posix.basename(words[j]!).toLowerCase();
+    const program = programName(words[j]!);
     // Only a program whose arguments carry tags, and its first words: a long line of wrappers stays linear.
     if (!words[j]!.startsWith('-') && (ARGUMENT_TAGGED.has(program) || program.startsWith('mkfs.'))) programTags(program, words.slice(j + 1, j + 65), at, tags);
   }

@@ -1,7 +1,7 @@
 import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
 import { landing, placePath } from './sensitive-paths.js';
-import { everyCommandRun, programName } from './nested-lines.js';
+import { everyCommandRun, programName, unreadable } from './nested-lines.js';
 import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -99,11 +99,6 @@ function sameProgram(word: string, program: string): boolean {
   return programName(word) === programName(program);
 }
 
-/**
- * A word the gateway cannot read as what runs: a variable, a substitution (`$(…)`, backticks,
- * each standing as one `$` word), a glob. It could be any words, or none.
- */
-const unreadable = (word: string): boolean => /[$`*?[]/.test(word);
 
 /**
  * Wrappers, options and assignments before a command's program (`env A=1 nice -n 5 make`): the

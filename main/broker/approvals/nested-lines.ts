@@ -17,9 +17,39 @@ export function needsReading(word: string): boolean {
   return /[\s;&|()<>`$'"\\#*?[~]/.test(word);
 }
 
-/** The program a word names, as the gateway compares programs: by name, wherever it lives, in lower case (`/usr/bin/GIT`). */
+/**
+ * The program a word names, as the gateway compares programs: by name, wherever it lives, in
+ * lower case (`/usr/bin/GIT`). Its folder ends at the last `/` outside any `${…}`, `$(…)`, `{…}`
+ * or backticks (`${D}/make` is make); a `/` inside one is the expansion's own (`${P%/x}`,
+ * `${P/x/m}`, `{/bin/make,x}` are the whole word, unreadable), in one pass.
+ */
 export function programName(word: string): string {
-  return posix.basename(word).toLowerCase();
+  const bare = word.length > 1 ? word.replace(/\/+$/, '') || '/' : word;
+  let depth = 0;
+  let quoted = false; // within backticks
+  let folder = -1;
+  for (let i = 0; i < bare.length; i++) {
+    const c = bare[i]!;
+    if (c === '`') quoted = !quoted;
+    else if (c === '{' || (c === '$' && bare[i + 1] === '(')) depth++;
+    else if ((c === '}' || c === ')') && depth > 0) depth--;
+    else if (c === '/' && depth === 0 && !quoted) folder = i;
+  }
+  return (depth > 0 || quoted ? bare : bare.slice(folder + 1)).toLowerCase();
+}
+
+/**
+ * A word the gateway cannot read as what runs: a variable, a substitution (`$(…)`, backticks,
+ * each standing as one `$` word), a glob, a brace expansion (`{make,deploy}`, `m{a..a}ke`: bash
+ * makes words of it). It could be any words, or none.
+ */
+export function unreadable(word: string): boolean {
+  if (/[$`*?[]/.test(word)) return true;
+  const open = word.indexOf('{');
+  const close = word.lastIndexOf('}');
+  if (open < 0 || close < open) return false;
+  const inside = word.slice(open + 1, close);
+  return inside.includes(',') || inside.includes('..');
 }
 
 /** `env [options] -S STRING …`: where the string is (`-S x`, `-Sx`, `-iSx`, `--split-string=x`), for the `env` at `at`. */

@@ -25,8 +25,12 @@ const REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '>&', '<>']);
 const INPUTS = new Set(['<', '<<', '<<-', '<<<', '<&']);
 const PIPES = new Set(['|', '|&']);
 
-/** Variables are kept as written (`$HOME`), not expanded to the gateway's own environment. */
-const keepVariables = (name: string): string => `$${name}`;
+/**
+ * Variables are kept as written (`$HOME`), not expanded to the gateway's own environment. An
+ * expansion that is more than a name keeps its braces (`${P%/x}`, `${P/x/m}`): its `/` is its own,
+ * not a folder's (`$P%/x` would name a program `x`).
+ */
+const keepVariables = (name: string): string => (/^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])$/.test(name) ? `$${name}` : `\${${name}}`);
 
 /** What stands in the outer line for a nested command line (`$(…)`, backticks), read on its own. */
 const SUBSTITUTED = '$CHATTY_SUBSTITUTION';
