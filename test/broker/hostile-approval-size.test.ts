@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -100,3 +100,32 @@ for (const [name, approve] of [
     }
   });
 }
+
+// Under the cap, 4,000 written paths (`$a` is any program: rm, chmod, … each writes its
+// arguments): where each lands was read, two or three realpaths each, 0.3-1.3 s of main thread.
+test("an exec writing 4,000 paths, under MAX_APPROVAL_TEXT_CHARS, never stalls the gateway's main thread for 200 ms; past 64 followed paths it is tagged outside-workspace", async () => {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'approval-size-ws-')));
+  const t = startBroker(['asker'], { root: { workspaceRoot: ws } });
+  const danger: string[][] = [];
+  t.root.onApproval((request) => {
+    danger.push(request.danger);
+    return 'denied';
+  });
+  try {
+    let many = '$a'; // `$a` may be rm or chmod: each of its arguments is a path it writes
+    for (let i = 0; many.length < MAX_APPROVAL_TEXT_CHARS - 8; i++) many += ` ${i.toString(36)}`;
+    const few = `cp ${Array.from({ length: 63 }, (_, i) => `f${i}`).join(' ')}`;
+    const stalls = monitorEventLoopDelay({ resolution: 20 });
+    stalls.enable();
+    const result = await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: many } }));
+    stalls.disable();
+    assert.ok(result.response.includes('denied'), result.response);
+    const worstMs = stalls.max / 1e6;
+    assert.ok(worstMs < 200, `the main thread stalled for ${Math.round(worstMs)} ms while one approval request under the cap was read`);
+    await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: few } }));
+    assert.deepEqual(danger, [['outside-workspace'], []], 'where the 65th path lands is not read: it could be anywhere; 63 paths (and cp\'s own word) are read');
+  } finally {
+    await t.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
