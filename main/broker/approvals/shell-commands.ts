@@ -35,7 +35,21 @@ const keepVariables = (name: string): string => (/^([A-Za-z_][A-Za-z0-9_]*|[0-9@
 /** What stands in the outer line for a nested command line (`$(…)`, backticks), read on its own. */
 const SUBSTITUTED = '$CHATTY_SUBSTITUTION';
 
-function words(text: string): ParseEntry[] {
+/**
+ * The last long line parsed, kept: one request's line is read by the danger tags, by every deny
+ * rule and for its proposals (each a parse of up to 16 Ki characters). Short lines (a rule's own
+ * text, read in between) are cheap and not kept. Read only by its callers.
+ */
+const KEPT_FROM_CHARS = 256;
+let lastParsed: { text: string; entries: readonly ParseEntry[] } | undefined;
+
+function words(text: string): readonly ParseEntry[] {
+  if (text.length < KEPT_FROM_CHARS) return parsed(text);
+  if (lastParsed?.text !== text) lastParsed = { text, entries: parsed(text) };
+  return lastParsed.entries;
+}
+
+function parsed(text: string): ParseEntry[] {
   // shell-quote reads a new line as a space: a new line ends a command, so make it say so. It
   // also starts a comment at a `#` inside a word (`npm test#; rm -rf ~`), which a shell does not.
   const line = text.replace(/\r?\n/g, ' ; ').replace(/(?<=[^\s;&|()<>])#/g, '\\#');
@@ -70,7 +84,7 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
     from = stop;
   }
   const outer = pieces.join('') + text.slice(from);
-  let entries: ParseEntry[];
+  let entries: readonly ParseEntry[];
   try {
     entries = words(outer);
   } catch {
@@ -141,7 +155,14 @@ function substitutions(line: string): { inner: string; start: number; end: numbe
  * The words of `text` when it is one simple command and nothing else: no pipe, list, redirection,
  * substitution, variable, new line or comment; undefined otherwise. What a `prefix` rule may match.
  */
-export function isSimpleCommand(text: string): string[] | undefined {
+let lastSimple: { text: string; words: readonly string[] | undefined } | undefined;
+export function isSimpleCommand(text: string): readonly string[] | undefined {
+  if (text.length < KEPT_FROM_CHARS) return simpleCommandWords(text);
+  if (lastSimple?.text !== text) lastSimple = { text, words: simpleCommandWords(text) };
+  return lastSimple.words;
+}
+
+function simpleCommandWords(text: string): string[] | undefined {
   if (/[\n\r`]|\$[({A-Za-z_0-9@*#?$!-]/.test(text)) return undefined;
   let entries: ParseEntry[];
   try {
