@@ -20,6 +20,7 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'shell-dotfile': 'a shell start-up file',
   'ci-config': 'CI configuration',
   'hidden-characters': 'hidden characters',
+  'unread-landing': 'where it writes could not be read',
 };
 
 export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;

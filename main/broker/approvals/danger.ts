@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
-import { landing, pathTags, placePath } from './sensitive-paths.js';
+import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
@@ -221,8 +221,10 @@ function writeTags(target: string, at: Where): DangerTag[] {
     tags = [...new Set<DangerTag>([...tags, 'outside-workspace'])];
   } else if (placed !== undefined) {
     at.written.landingsLeft--;
-    const lands = landing(placed);
-    if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
+    const lands = landing(asWritten(target, at.workspace) ?? placed);
+    // Not read (a `..` after a part that does not exist or cannot be read): a person is asked, no rule approves it.
+    if (lands === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
+    else if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
   }
   at.written.read.set(target, tags);
   return tags;

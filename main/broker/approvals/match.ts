@@ -1,6 +1,6 @@
 import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
-import { landing, placePath } from './sensitive-paths.js';
+import { asWritten, landing, placePath } from './sensitive-paths.js';
 import { everyCommandRun, programName, unreadable, type CommandsRun } from './nested-lines.js';
 import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
@@ -91,7 +91,9 @@ export function deniedBy(match: ApprovalMatch, subject: MatchSubject): 'denied' 
     return !run.complete || runs('unread') ? 'maybe' : false;
   }
   if ('prefix' in match) return false;
-  return writtenPaths(subject).some((path) => ('exact' in match ? sameText(deniedPath(match.exact, subject.workspace), path) : deniedGlob(match.glob, path, subject.workspace))) ? 'denied' : false;
+  const paths = writtenPaths(subject);
+  if (paths.some((path) => path !== undefined && ('exact' in match ? sameText(deniedPath(match.exact, subject.workspace), path) : deniedGlob(match.glob, path, subject.workspace)))) return 'denied';
+  return paths.includes(undefined) ? 'maybe' : false; // where it lands was not read: it could be what the rule denies
 }
 
 /**
@@ -180,10 +182,13 @@ function deniedPath(path: string, workspace: string | undefined): string {
   return placePath(path, workspace).path ?? posix.normalize(path);
 }
 
-/** The paths a write reaches, as a deny rule sees them: as asked (resolved) and where it lands. */
-function writtenPaths(subject: MatchSubject): string[] {
+/**
+ * The paths a write reaches, as a deny rule sees them: as asked (resolved) and where it lands,
+ * walked as written (`d/../x` follows `d` before its `..`); undefined where that was not read.
+ */
+function writtenPaths(subject: MatchSubject): (string | undefined)[] {
   const asked = subject.path ?? deniedPath(subject.command_or_path, subject.workspace);
-  return isAbsolute(asked) ? [asked, landing(asked)] : [asked];
+  return isAbsolute(asked) ? [asked, landing(asWritten(subject.command_or_path, subject.workspace) ?? asked)] : [asked];
 }
 
 /** A deny glob against one written path, without case; a relative glob within the workspace. */

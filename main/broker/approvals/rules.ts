@@ -94,7 +94,8 @@ export class ApprovalRules {
     if (unsure) return { effect: 'ask', rule: unsure };
     const applicable = scoped.filter((rule) => rule.effect === 'allow' && matches(rule.match, subject));
     if (subject.hidden) return undefined;
-    if (subject.danger.includes('hidden-characters')) return undefined;
+    // Where a written path lands was not read: no rule's text can name that, a person is asked.
+    if (subject.danger.includes('hidden-characters') || subject.danger.includes('unread-landing')) return undefined;
     const allow = applicable.find((rule) => rule.effect === 'allow' && namesEveryTag(rule.match, subject.kind, subject.workspace, subject.danger));
     return allow ? { effect: 'allow', rule: allow } : undefined;
   }

@@ -55,22 +55,51 @@ export function pathTags(target: string, workspace: string | undefined): DangerT
 }
 
 /**
- * Where a write to absolute `path` lands: the real path of its deepest part that exists, the rest
- * joined on. A part exists only if every part above it does, so the deepest one is found by
+ * A write's path as the kernel walks it: joined to the workspace but not normalized, so a `..` is
+ * still after the part it steps back from (`d/../x`, `d` a link: the kernel follows `d` first).
+ */
+export function asWritten(target: string, workspace: string | undefined): string | undefined {
+  if (/^(~|\$HOME|\$\{HOME\})(\/|$)/.test(target)) return undefined;
+  if (isAbsolute(target)) return target;
+  return workspace === undefined ? undefined : `${workspace}/${target}`;
+}
+
+/** At most this many parts before a path's last `..` are resolved part by part; past them where it lands is not read. */
+export const MAX_PARTS_BEFORE_UP = 64;
+
+/**
+ * Where a write to absolute `path` (as written, `..` kept) lands: the real path of its deepest
+ * part that exists, the rest joined on; undefined when it cannot be read. A `..` is applied after
+ * the link before it is followed, as the kernel does (`d/../x` with `d -> .git/hooks/sub` is
+ * `.git/hooks/x`; resolving `..` as text first, as `path.resolve` and Node's `realpathSync` do,
+ * said `x`): the part up to the last `..` goes to libc's `realpath`, which walks it part by part
+ * (bounded: past 64 parts, or a part that cannot be read, the landing is not read: fails closed).
+ * After it, a part exists only if every part above it does, so the deepest one is found by
  * halving (about 13 realpaths for 8,191 parts): reading every parent from the end was quadratic
  * in the path's length (1-2 s of main thread for a 16 Ki path).
  */
-export function landing(path: string): string {
-  const parts = path.split('/').filter((part) => part !== '');
+export function landing(path: string): string | undefined {
+  let parts = path.split('/').filter((part) => part !== '' && part !== '.');
+  let base = '/';
+  const lastUp = parts.lastIndexOf('..');
+  if (lastUp >= 0) {
+    if (lastUp > MAX_PARTS_BEFORE_UP) return undefined;
+    try {
+      base = realpathSync.native('/' + parts.slice(0, lastUp + 1).join('/'));
+    } catch {
+      return undefined; // a part before a `..` that does not exist or cannot be read: the kernel's walk is unknown
+    }
+    parts = parts.slice(lastUp + 1);
+  }
   const real = (count: number): string | undefined => {
     try {
-      return realpathSync('/' + parts.slice(0, count).join('/'));
+      return realpathSync(join(base, ...parts.slice(0, count)));
     } catch {
       return undefined;
     }
   };
   let found = real(0);
-  if (found === undefined) return path;
+  if (found === undefined) return lastUp >= 0 ? undefined : path;
   let lo = 0; // parts known to exist
   let hi = parts.length + 1; // parts known not to
   while (hi - lo > 1) {

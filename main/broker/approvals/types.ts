@@ -14,6 +14,8 @@ export const DANGER_TAGS = [
   'shell-dotfile',
   'ci-config',
   'hidden-characters',
+  /** Where a written path lands was not read (a `..` after an unreadable part; past the paths followed): fails closed. */
+  'unread-landing',
 ] as const;
 export const DangerTag = z.enum(DANGER_TAGS);
 export type DangerTag = z.infer<typeof DangerTag>;
