@@ -108,7 +108,7 @@ for (const [name, approve] of [
 
 // Under the cap, 4,000 written paths (`$a` is any program: rm, chmod, … each writes its
 // arguments): where each lands was read, two or three realpaths each, 0.3-1.3 s of main thread.
-test("an exec writing 4,000 paths, under MAX_APPROVAL_TEXT_CHARS, never stalls the gateway's main thread for 400 ms; past 64 followed paths it is tagged outside-workspace", async () => {
+test("an exec writing 4,000 paths, under MAX_APPROVAL_TEXT_CHARS, never stalls the gateway's main thread for 400 ms; past 64 followed paths it is tagged unread-landing", async () => {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), 'approval-size-ws-')));
   const t = startBroker(['asker'], { root: { workspaceRoot: ws } });
   const danger: string[][] = [];
@@ -123,7 +123,7 @@ test("an exec writing 4,000 paths, under MAX_APPROVAL_TEXT_CHARS, never stalls t
     await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: few } })); // the code compiled: the line's reading is measured
     await readWithin(t, { kind: 'exec', command_or_path: many }, 400);
     await t.root.invoke('asker', plan({ approve: { kind: 'exec', command_or_path: few } }));
-    assert.deepEqual(danger, [[], ['outside-workspace'], []], 'where the 65th path lands is not read: it could be anywhere; 63 paths (and cp\'s own word) are read');
+    assert.deepEqual(danger, [[], ['unread-landing'], []], 'where the 65th path lands is not read: it could be anywhere; 63 paths (and cp\'s own word) are read');
   } finally {
     await t.close();
     rmSync(ws, { recursive: true, force: true });

@@ -217,8 +217,9 @@ function writeTags(target: string, at: Where): DangerTag[] {
   tags = pathTags(target, at.workspace);
   const placed = at.followLinks ? placePath(target, at.workspace).path : undefined;
   if (placed !== undefined && at.written.landingsLeft <= 0) {
-    // Past the budget, where it lands is not read: it could be anywhere (fails closed: a person is asked, Deny by default).
-    tags = [...new Set<DangerTag>([...tags, 'outside-workspace'])];
+    // Past the budget, where it lands is not read: it could be anywhere. A tag of its own, which no
+    // filter drops (chmod's drops outside-workspace) and no rule names (`cp /tmp/x *` names outside-workspace): a person is asked.
+    tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
   } else if (placed !== undefined) {
     at.written.landingsLeft--;
     const lands = landing(asWritten(target, at.workspace) ?? placed);
