@@ -88,7 +88,7 @@ export function deniedBy(match: ApprovalMatch, subject: MatchSubject): 'denied' 
     const runs = (reading: 'exactly' | 'unread'): boolean =>
       wanted.every((want) => run.commands.some(({ words }) => ('prefix' in match ? runsPrefix(words, want!, reading) : endsWithCommand(words, want!, reading))));
     if (runs('exactly')) return 'denied';
-    return !run.complete || runs('unread') ? 'maybe' : false;
+    return !run.complete || runs('unread') || run.commands.some(({ words }) => definesAlias(words)) ? 'maybe' : false;
   }
   if ('prefix' in match) return false;
   const paths = writtenPaths(subject);
@@ -137,6 +137,15 @@ function endsWithCommand(words: readonly string[], want: readonly string[], read
   if (at >= words.length) return false;
   if (unreadable(programName(words[at]!))) return true; // `$(echo make) deploy`: could be anything (`$HOME/bin/tool` is tool)
   return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'whole');
+}
+
+/**
+ * Whether the command defines an alias (`alias m=make`): a later line's `m deploy` runs `make
+ * deploy` (dash always, bash with `expand_aliases`), and aliases are not expanded here.
+ */
+function definesAlias(words: readonly string[]): boolean {
+  const at = programAt(words);
+  return at < words.length && programName(words[at]!) === 'alias' && words.slice(at + 1).some((word) => word.includes('='));
 }
 
 /** Whether `words` run the program of `want` followed, in order, by its other words; `unread` as for `endsWithCommand`. */
