@@ -136,7 +136,7 @@ function endsWithCommand(words: readonly string[], want: readonly string[], read
   const at = programAt(words);
   if (at >= words.length) return false;
   if (unreadable(programName(words[at]!))) return true; // `$(echo make) deploy`: could be anything (`$HOME/bin/tool` is tool)
-  return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'whole');
+  return sameProgram(words[at]!, want[0]!) && wildcardMatch(argumentsRun(words, at), want.slice(1), 'whole');
 }
 
 /**
@@ -161,7 +161,23 @@ function runsPrefix(words: readonly string[], want: readonly string[], reading: 
   const at = programAt(words);
   if (at >= words.length) return false;
   if (unreadable(programName(words[at]!))) return true;
-  return sameProgram(words[at]!, want[0]!) && wildcardMatch(words.slice(at + 1), want.slice(1), 'in order');
+  return sameProgram(words[at]!, want[0]!) && wildcardMatch(argumentsRun(words, at), want.slice(1), 'in order');
+}
+
+/** Programs that add words read from their input to the command they run (`echo deploy | xargs make`). */
+const ADDS_INPUT_WORDS = new Set(['xargs', 'parallel']);
+/** A word that stands for any words (unreadable). */
+const ANY_WORDS = '$@';
+
+/**
+ * The words after the program at `at`, as it runs them: after `xargs` or `parallel` they are
+ * followed by words read from input (any), and their `{}` and `:::` are any words too; a `{}`
+ * (`find … -exec make {} +`, `xargs -I{} make {}`) is a file's name, any words.
+ */
+function argumentsRun(words: readonly string[], at: number): string[] {
+  const fed = words.slice(0, at).some((word) => ADDS_INPUT_WORDS.has(programName(word)));
+  const args = words.slice(at + 1).map((word) => (word.includes('{}') || (fed && word.startsWith(':::')) ? ANY_WORDS : word));
+  return fed ? [...args, ANY_WORDS] : args;
 }
 
 /**
