@@ -111,7 +111,6 @@ function sameProgram(word: string, program: string): boolean {
   return programName(word) === programName(program);
 }
 
-
 /**
  * Wrappers, options and assignments before a command's program (`env A=1 nice -n 5 make`): the
  * program is the first word after them. Only for the `unread` reading, where the program's place matters.
@@ -133,10 +132,18 @@ function endsWithCommand(words: readonly string[], want: readonly string[], read
     const at = words.length - want.length;
     return at >= 0 && sameProgram(words[at]!, want[0]!) && want.every((word, i) => i === 0 || words[at + i] === word);
   }
+  return couldRun(words, want, 'whole');
+}
+
+/**
+ * The `unread` reading of both rules: the command's program (after its wrappers) is the rule's or
+ * cannot be read, and the words it runs could be the rule's other words (`how`, as `wildcardMatch`).
+ */
+function couldRun(words: readonly string[], want: readonly string[], how: 'whole' | 'in order'): boolean {
   const at = programAt(words);
   if (at >= words.length) return false;
   if (unreadable(programName(words[at]!))) return true; // `$(echo make) deploy`: could be anything (`$HOME/bin/tool` is tool)
-  return sameProgram(words[at]!, want[0]!) && wildcardMatch(argumentsRun(words, at), want.slice(1), 'whole');
+  return sameProgram(words[at]!, want[0]!) && wildcardMatch(argumentsRun(words, at), want.slice(1), how);
 }
 
 /**
@@ -158,10 +165,7 @@ function runsPrefix(words: readonly string[], want: readonly string[], reading: 
       return next === want.length;
     });
   }
-  const at = programAt(words);
-  if (at >= words.length) return false;
-  if (unreadable(programName(words[at]!))) return true;
-  return sameProgram(words[at]!, want[0]!) && wildcardMatch(argumentsRun(words, at), want.slice(1), 'in order');
+  return couldRun(words, want, 'in order');
 }
 
 /** Programs that add words read from their input to the command they run (`echo deploy | xargs make`). */
