@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
-import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable } from './nested-lines.js';
+import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
@@ -64,9 +64,7 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
 
 /** The parts of a word's outermost braces (`{rm,-rf,~}`: rm, -rf, ~), at most 64; none without braces. */
 function braceParts(word: string): string[] {
-  const open = word.indexOf('{');
-  const close = word.lastIndexOf('}');
-  return open < 0 || close < open ? [] : word.slice(open + 1, close).split(',', 64);
+  return withinBraces(word)?.split(',', 64) ?? [];
 }
 
 /** Skips environment assignments, privilege and wrapper programs (tagging privilege) to the program that runs. */

@@ -45,11 +45,15 @@ export function programName(word: string): string {
  */
 export function unreadable(word: string): boolean {
   if (/[$`*?[]/.test(word)) return true;
+  const inside = withinBraces(word);
+  return inside !== undefined && (inside.includes(',') || inside.includes('..'));
+}
+
+/** What a word's outermost braces hold (`{rm,-rf,~}`: `rm,-rf,~`), or undefined without braces. */
+export function withinBraces(word: string): string | undefined {
   const open = word.indexOf('{');
   const close = word.lastIndexOf('}');
-  if (open < 0 || close < open) return false;
-  const inside = word.slice(open + 1, close);
-  return inside.includes(',') || inside.includes('..');
+  return open < 0 || close < open ? undefined : word.slice(open + 1, close);
 }
 
 /** `env [options] -S STRING …`: where the string is (`-S x`, `-Sx`, `-iSx`, `--split-string=x`), for the `env` at `at`. */
