@@ -134,9 +134,8 @@ export class HumanLoop {
    */
   async approve(from: NodeState, params: ApproveParams, signal: AbortSignal): Promise<Verdict> {
     const task = this.host.rootTask?.(from);
-    // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
-    const size = oversized(params.command_or_path, params.diff_stat);
-    if (size !== undefined) {
+    /** Records the request's audit row (`text`: what was asked and its danger, or its size alone) and returns the verdict. */
+    const record = (verdict: Verdict, by: DecidedBy, text: Pick<AuditRow, 'command_or_path' | 'size' | 'danger'>, remembered?: string): Verdict => {
       this.audit.record({
         time: new Date().toISOString(),
         ...(task !== undefined ? { task } : {}),
@@ -144,14 +143,16 @@ export class HumanLoop {
         role: from.role,
         chain: [...from.chain],
         kind: params.kind,
-        command_or_path: '',
-        size,
-        danger: [],
-        verdict: 'denied',
-        by: 'too-long',
+        ...text,
+        verdict,
+        by,
+        ...(remembered !== undefined ? { remembered } : {}),
       });
-      return 'denied';
-    }
+      return verdict;
+    };
+    // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
+    const size = oversized(params.command_or_path, params.diff_stat);
+    if (size !== undefined) return record('denied', 'too-long', { command_or_path: '', size, danger: [] });
     const request: ApprovalRequest = {
       kind: params.kind,
       command_or_path: params.command_or_path,
@@ -160,23 +161,8 @@ export class HumanLoop {
       role: from.role,
       ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task),
     };
-    const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict => {
-      const row: AuditRow = {
-        time: new Date().toISOString(),
-        ...(request.task !== undefined ? { task: request.task } : {}),
-        agent: request.asker.agent,
-        role: request.role,
-        chain: request.asker.chain,
-        kind: request.kind,
-        command_or_path: request.command_or_path,
-        danger: request.danger,
-        verdict,
-        by,
-        ...(remembered !== undefined ? { remembered } : {}),
-      };
-      this.audit.record(row);
-      return verdict;
-    };
+    const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict =>
+      record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger }, remembered);
     const ruled = this.rules.decide(request);
     if (ruled && ruled.effect !== 'ask') return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
     // A deny rule may cover what the gateway cannot read: a person may approve it, a mode may not.
