@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { signalWorker } from '../../fabric/admission/worker-group.js';
+import { hasExited } from './end-child.js';
 import { brokerGitEnv } from './worker-env.js';
 
 /** How long one of the broker's git commands may run before it is ended (with what it started): 5 minutes. */
@@ -64,13 +66,9 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
     let ended: string | undefined; // why the broker ended it
     let settled = false;
     const endGroup = (why: string) => {
-      if (ended !== undefined || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      if (ended !== undefined || hasExited(child)) return;
       ended = why;
-      try {
-        process.kill(-child.pid, 'SIGKILL'); // the leader still runs (checked above): the group is git's
-      } catch {
-        child.kill('SIGKILL');
-      }
+      signalWorker(child, 'SIGKILL'); // the leader still runs (checked above): the group is git's
     };
     const timer = setTimeout(() => endGroup(`did not end within ${timeoutMs} ms, so it was ended (with the hooks and filters it ran)`), timeoutMs);
     const onAbort = () => endGroup('was ended: what it was run for was given up');
