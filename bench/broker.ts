@@ -48,13 +48,14 @@
  * several per call. `--tsx` runs it from the TypeScript sources instead. Every child runs
  * `process.execPath` with an environment of PATH alone. Results: docs/benchmarks.md, "Broker".
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { extractRefSources } from './ref-sources.js';
 
 type BrokerModule = typeof import('../main/broker/index.js');
 type RunnersModule = typeof import('../main/broker/runners/index.js');
@@ -140,10 +141,7 @@ async function loadBroker(): Promise<{ broker: BrokerModule; runners: RunnersMod
 async function loadBrokerOf(ref: string, paths: readonly string[]): Promise<BrokerModule> {
   rmSync(BEFORE_DIR, { recursive: true, force: true });
   const src = join(BEFORE_DIR, 'src');
-  mkdirSync(src, { recursive: true });
-  if (paths.length > 0) cpSync(join(ROOT_DIR, 'main'), join(src, 'main'), { recursive: true });
-  const archive = execFileSync('git', ['-C', ROOT_DIR, 'archive', '--format=tar', ref, ...(paths.length > 0 ? paths : ['main'])], { maxBuffer: 256 * 1024 * 1024 });
-  execFileSync('tar', ['-x', '-C', src], { input: archive });
+  extractRefSources(ROOT_DIR, ref, paths, src);
   const out = join(BEFORE_DIR, 'out');
   await buildBroker(src, out);
   return (await importBuilt(out)).broker;

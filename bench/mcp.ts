@@ -25,13 +25,14 @@
  * (`--each-round`) and on the pair line, per request.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { extractRefSources } from './ref-sources.js';
 
 type ServerKind = 'gateway' | 'bare' | 'sdk' | 'gateway-js' | 'gateway-before';
 interface Ready {
@@ -313,10 +314,7 @@ function buildBefore(ref: string, paths: readonly string[]): void {
   const dir = fileURLToPath(BEFORE_DIR);
   rmSync(dir, { recursive: true, force: true });
   const src = join(dir, 'src');
-  mkdirSync(src, { recursive: true });
-  if (paths.length > 0) cpSync(join(root, 'main'), join(src, 'main'), { recursive: true });
-  const archive = execFileSync('git', ['-C', root, 'archive', '--format=tar', ref, ...(paths.length > 0 ? paths : ['main'])], { maxBuffer: 256 * 1024 * 1024 });
-  execFileSync('tar', ['-x', '-C', src], { input: archive });
+  extractRefSources(root, ref, paths, src);
   const tsconfig = { extends: join(root, 'tsconfig.json'), compilerOptions: { noEmit: false, rootDir: '.' }, include: ['main/**/*.ts'] };
   writeFileSync(join(src, 'tsconfig.json'), JSON.stringify(tsconfig));
   compile(join(src, 'tsconfig.json'), join(dir, 'out'));
