@@ -176,7 +176,7 @@ describe('async tools and tool schemas, in components built by plugin build', ()
 });
 
 describe('checkedTools: what a tool schema must be', () => {
-  const tool = (parametersSchema: string) => ({ name: 't', description: '', parametersSchema });
+  const tool = (parametersSchema: string, name = 't') => ({ name, description: '', parametersSchema });
   const refusal = (parametersSchema: string): string => {
     try {
       checkedTools([tool(parametersSchema)]);
@@ -188,7 +188,7 @@ describe('checkedTools: what a tool schema must be', () => {
   };
 
   it('adds "type":"object" in front when the schema names no type, and keeps the rest as written', () => {
-    assert.deepEqual(checkedTools([tool('{}'), tool('{"properties":{"a":{"type":"number"}},"required":["a"]}'), tool('{"type":"object","additionalProperties":false}')]).map((t) => t.parametersSchema), [
+    assert.deepEqual(checkedTools([tool('{}', 'a'), tool('{"properties":{"a":{"type":"number"}},"required":["a"]}', 'b'), tool('{"type":"object","additionalProperties":false}', 'c')]).map((t) => t.parametersSchema), [
       '{"type":"object"}',
       '{"type":"object","properties":{"a":{"type":"number"}},"required":["a"]}',
       '{"type":"object","additionalProperties":false}',

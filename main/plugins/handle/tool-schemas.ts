@@ -14,7 +14,40 @@ export class ToolSchemaError extends Error {
  * or says another type throws `ToolSchemaError` naming the tool.
  */
 export function checkedTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
+  checkNames(tools);
   return tools.map((tool) => ({ ...tool, parametersSchema: checkedSchema(tool) }));
+}
+
+/** MCP's tool-name rule (SEP-986): 1–128 characters, each an ASCII letter, a digit, `_`, `-` or `.`. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** How much of a refused name a message quotes. */
+const QUOTED_NAME_CHARS = 80;
+
+/**
+ * An MCP client's model picks a tool by its name alone, so a name must say one thing: MCP's
+ * rule (no look-alike letters from other scripts, no bidi or control characters, no spaces), and
+ * no two names in the list equal or equal but for case (`greet` twice: which one runs?;
+ * `delete_file` beside `Delete_File`).
+ */
+function checkNames(tools: readonly ToolDefinition[]): void {
+  const seen = new Map<string, string>();
+  for (const { name } of tools) {
+    if (!TOOL_NAME.test(name)) {
+      const quoted = asciiOnly(JSON.stringify(name.slice(0, QUOTED_NAME_CHARS)));
+      const shown = name.length > QUOTED_NAME_CHARS ? `${quoted}… (${name.length} characters)` : quoted;
+      throw new ToolSchemaError(`tool ${shown}: a tool name is 1–128 of A–Z a–z 0–9 _ - . (MCP's tool-name rule), so a client's model cannot confuse it with another`);
+    }
+    const folded = name.toLowerCase();
+    const other = seen.get(folded);
+    if (other === name) throw new ToolSchemaError(`tool '${name}' is listed twice; each tool needs a name of its own`);
+    if (other !== undefined) throw new ToolSchemaError(`tools '${other}' and '${name}' differ only in case; a client's model would confuse them`);
+    seen.set(folded, name);
+  }
+}
+
+/** JSON text with every character past ASCII escaped, so a look-alike or a bidi control shows as what it is. */
+function asciiOnly(json: string): string {
+  return json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function checkedSchema(tool: ToolDefinition): string {
