@@ -11,10 +11,25 @@ export type SplitResult = { blocks: Buffer[]; oversized: boolean };
 
 const NEWLINE = 0x0a;
 
+/**
+ * A piece of an unfinished line shorter than this is copied into an owned buffer (`spare`) instead
+ * of kept as a view of its chunk. Each chunk a socket reads is a buffer of its own, costing some
+ * hundreds of bytes whatever its size: a worker writing a line a byte per read made the broker keep
+ * ~190 bytes per byte of it (a 33 MiB line, gigabytes). Pieces this long or longer are kept as they
+ * are (their overhead is under 15% of them), so a large frame read in large chunks is not copied
+ * one time more.
+ */
+const SMALL_PIECE_BYTES = 4096;
+/** The size of each owned buffer small pieces are copied into. */
+const SPARE_BYTES = 16 * 1024;
+
 export class LineSplitter {
   private parts: Buffer[] = [];
   private pending = 0;
   private spent = false;
+  /** Where small pieces of the unfinished line are copied (see `SMALL_PIECE_BYTES`); its first `spareUsed` bytes follow `parts`. */
+  private spare: Buffer | undefined;
+  private spareUsed = 0;
 
   constructor(private readonly maxBytes: number) {}
 
@@ -31,18 +46,18 @@ export class LineSplitter {
         this.spent = true;
         this.parts = [];
         this.pending = 0;
+        this.spare = undefined;
+        this.spareUsed = 0;
         return { blocks, oversized: true };
       }
       if (nl < 0) {
         if (from > blockStart) blocks.push(chunk.subarray(blockStart, from));
-        if (end > from) {
-          this.parts.push(chunk.subarray(from));
-          this.pending += end - from;
-        }
+        if (end > from) this.hold(chunk.subarray(from));
         return { blocks, oversized: false };
       }
-      if (this.parts.length > 0) {
+      if (this.pending > 0) {
         // The end of a line begun in an earlier chunk: a block of its own.
+        this.flushSpare();
         this.parts.push(chunk.subarray(from, nl + 1));
         blocks.push(Buffer.concat(this.parts, this.pending + (nl + 1 - from)));
         this.parts = [];
@@ -51,6 +66,29 @@ export class LineSplitter {
       }
       from = nl + 1;
     }
+  }
+
+  /** Keeps a piece of the unfinished line: a small one copied into the spare buffer, a large one as it is. */
+  private hold(piece: Buffer): void {
+    this.pending += piece.length;
+    if (piece.length >= SMALL_PIECE_BYTES) {
+      this.flushSpare();
+      this.parts.push(piece);
+      return;
+    }
+    if (this.spare !== undefined && this.spareUsed + piece.length > this.spare.length) this.flushSpare();
+    this.spare ??= Buffer.allocUnsafe(SPARE_BYTES);
+    this.spareUsed += piece.copy(this.spare, this.spareUsed);
+  }
+
+  /** Puts what the spare buffer holds in `parts` (in order; copied out when it fills less than half), and lets the buffer go. */
+  private flushSpare(): void {
+    if (this.spare === undefined) return;
+    const used = this.spare.subarray(0, this.spareUsed);
+    if (this.spareUsed * 2 >= SPARE_BYTES) this.parts.push(used);
+    else if (this.spareUsed > 0) this.parts.push(Buffer.from(used)); // a few bytes must not hold 16 KiB
+    this.spare = undefined;
+    this.spareUsed = 0;
   }
 
   /** Bytes of an unfinished line still held (at most `maxBytes`). */

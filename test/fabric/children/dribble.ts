@@ -1,0 +1,35 @@
+/**
+ * A worker that says hello, then writes the start of a line one byte per write, pausing a few
+ * microseconds between writes so that the broker reads them one by one, and never ends the line.
+ * argv[2] is how many bytes per round: after each round it reports {"sent": <total>} on stdout and
+ * waits for a line on stdin before the next. Writes go straight to fd 3 (`writeSync`), so each
+ * byte is its own write.
+ */
+import { readSync, writeSync } from 'node:fs';
+
+const round = Number(process.argv[2] ?? '0');
+const write = (bytes: Buffer): void => {
+  for (let at = 0; at < bytes.length; ) {
+    try {
+      at += writeSync(3, bytes, at);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+    }
+  }
+};
+write(Buffer.from(`${JSON.stringify({ v: 3, id: 1, method: 'session.hello', params: { card: { name: 'x', description: 'dribble', version: '0', skills: [] } } })}\n`));
+const head = Buffer.from('{"v":3,"method":"task.event","params":{"id":1,"kind":"artifact","text":"');
+const x = Buffer.from('x');
+let sent = 0;
+const stdin = Buffer.alloc(1);
+for (;;) {
+  for (const end = sent + round; sent < end; sent++) {
+    write(sent < head.length ? head.subarray(sent, sent + 1) : x);
+    // A few microseconds (spun: a timer is far longer) for the broker to read the byte alone.
+    for (const until = performance.now() + 0.015; performance.now() < until; );
+  }
+  process.stdout.write(`${JSON.stringify({ sent })}\n`);
+  // Waits for the test's go (a line on stdin); its end ends the worker.
+  do if (readSync(0, stdin) === 0) process.exit(0);
+  while (stdin[0] !== 0x0a);
+}

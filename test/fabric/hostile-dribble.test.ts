@@ -1,0 +1,74 @@
+/**
+ * A worker that writes a line a byte at a time, each byte read by the broker alone, and never ends
+ * it: what the broker holds for that unfinished line is about its bytes, not a buffer (and its
+ * hundreds of bytes of bookkeeping) per read. A real child (children/dribble.ts) on a real
+ * socketpair; the heap and array buffers measured after a full garbage collection.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { openConnection } from '../../main/fabric/index.js';
+import { LineSplitter } from '../../main/fabric/codec/line-splitter.js';
+import { childArgs, newFabric } from './helpers.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function heldAfterGc(): number {
+  gc();
+  gc();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+}
+
+test('a line written one byte per read costs the broker about its bytes, not a buffer per read', async () => {
+  const round = 20_000;
+  let reads = 0;
+  const opened = await openConnection('dribble', process.execPath, childArgs('dribble.ts', String(round)), {
+    ...newFabric(),
+    log: () => {},
+    onSpawn: (child) => child.stdio[3]!.on('data', () => reads++),
+  });
+  try {
+    const reports = createInterface({ input: opened.child.stdout! })[Symbol.asyncIterator]();
+    await reports.next(); // the first round: every structure of the connection is made by now
+    const before = heldAfterGc();
+    const readsBefore = reads;
+    opened.child.stdin!.write('\n');
+    await reports.next();
+    const grown = heldAfterGc() - before;
+    const perRead = (reads - readsBefore) / round;
+    // Each read a buffer of its own kept as a piece of the line: ~190 bytes per byte read alone
+    // (3.8 MB here). Copied into owned buffers: the bytes and a 16 KiB buffer's rounding.
+    assert.ok(perRead > 0.25, `the broker read ${(round * perRead).toFixed(0)} times for ${round} bytes: too few reads for this test to tell`);
+    assert.ok(grown < 256 * 1024, `the unfinished line grew the broker by ${grown} bytes for ${round} bytes in ${reads - readsBefore} reads`);
+    assert.equal(opened.connection.isOpen, true);
+  } finally {
+    opened.connection.close('the test is over');
+    opened.child.stdin!.end();
+    await once(opened.child, 'exit');
+  }
+});
+
+test('the splitter gives back a line cut into pieces of every size as it was written', () => {
+  // Small pieces are copied into owned buffers, large ones kept as they are: the line's bytes, in order.
+  const line = Buffer.from(Array.from({ length: 40_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''));
+  const sizes = [1, 4095, 4096, 1, 1, 9000, 3, 16_384, 2, 5000];
+  for (const rotate of [0, 3, 7]) {
+    const splitter = new LineSplitter(1 << 20);
+    const blocks: Buffer[] = [];
+    let at = 0;
+    for (let k = 0; at < line.length; k++) {
+      const size = Math.min(sizes[(k + rotate) % sizes.length]!, line.length - at);
+      blocks.push(...splitter.push(line.subarray(at, at + size)).blocks);
+      at += size;
+    }
+    assert.equal(splitter.buffered, line.length);
+    blocks.push(...splitter.push(Buffer.from('\nnext')).blocks);
+    assert.equal(Buffer.concat(blocks).toString(), `${line.toString()}\n`);
+    assert.equal(splitter.buffered, 4);
+  }
+});
