@@ -316,6 +316,13 @@ export class ModuleRegistry {
     // A module not served for want of a grant may be loaded again from its directory (granted since).
     if (other === dir && !this.handles.has(name) && this.pendingByName.get(name)?.state === 'ungranted') return;
     if (other !== undefined) throw new PluginLoadError(`duplicate module name '${name}' (already loaded from ${other})`);
+    // `Echo` beside `echo` would be a second server taken for the first (an address, a grant prompt).
+    const folded = name.toLowerCase();
+    for (const [taken, takenDir] of this.claimed) {
+      if (taken.toLowerCase() === folded) {
+        throw new PluginLoadError(`module name '${name}' differs only in case from '${taken}' (loaded from ${takenDir}); a client would take one for the other`);
+      }
+    }
     this.claimed.set(name, dir);
   }
 

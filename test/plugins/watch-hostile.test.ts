@@ -71,6 +71,13 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
     assert.equal(registry.get('other'), undefined);
   });
 
+  it("a module.toml renamed to another folder's name in other case is refused the same way: the folder's module keeps serving", async () => {
+    writeFileSync(join(root, 'other', 'module.toml'), fixtureManifest('ECHO'));
+    assert.match(await said.next(/module folder other|module renamed:|module ECHO:/), /^warning: module folder other: its module\.toml now names 'ECHO', which echo serves: refused; renamed keeps serving$/);
+    assert.ok(registry.get('renamed'), 'renamed is still served');
+    writeFileSync(join(root, 'other', 'module.toml'), fixtureManifest('renamed'));
+  });
+
   it('a symbolic link in the modules directory is not served, as at start; a served folder replaced by one is unloaded', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'chatty-watch-outside-'));
     try {

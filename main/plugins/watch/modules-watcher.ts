@@ -246,9 +246,13 @@ export class ModulesWatcher {
     return undefined;
   }
 
-  /** The directory module `name` (local or remote) is served from, if it is served. */
+  /**
+   * The directory module `name` (local or remote), or one whose name differs from it only in
+   * case, is served from, if it is served: the registry refuses both (`Echo` beside `echo`).
+   */
   private servedDir(name: string): string | undefined {
-    const m = this.registry.get(name) ?? this.registry.remote(name);
+    const folded = name.toLowerCase();
+    const m = [...this.registry.list(), ...this.registry.remoteModules()].find((served) => served.name.toLowerCase() === folded);
     return m === undefined ? undefined : resolve(m.dir);
   }
 
