@@ -229,7 +229,9 @@ export class HumanLoop {
       if (task === undefined || task !== request.task) return refuse('its root task is not running');
     } else if (decision.remember !== 'always') return refuse('remember is neither "task" nor "always"');
     try {
-      return this.rules.add({ effect: 'allow', kind: request.kind, agent: from.role, match, ...(task !== undefined ? { task } : {}) }).id;
+      // A task grant holds where the person saw the request: another folder of the same task (a delegation may name any inside its caller's) is asked.
+      const scope = task !== undefined ? { task, ...(request.workspace !== undefined ? { workspace: request.workspace } : {}) } : {};
+      return this.rules.add({ effect: 'allow', kind: request.kind, agent: from.role, match, ...scope }).id;
     } catch (err) {
       return refuse((err as Error)?.message ?? String(err));
     }

@@ -115,7 +115,8 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
       return view.proposals[Math.max(0, index)]!;
     };
     // The task as the row above names it (the page's own label): offered only under one.
-    const scope = remember === 'task' ? `for this task (${view.taskId ?? ''})` : 'always';
+    // A task grant holds in the workspace shown above only (main/broker/human-loop.ts).
+    const scope = remember === 'task' ? `for this task (${view.taskId ?? ''})${view.workspace !== undefined ? ' in this workspace' : ''}` : 'always';
     context.swapActions([
       el(
         'fieldset',

@@ -116,7 +116,7 @@ test('t: the offered matches are listed, the chosen one confirmed, then it answe
   s.type('t\r');
   at = await s.until('    1) npm test --watch (exactly)\n    2) npm test * (npm test with any arguments)\n  remember which? [1] ', at);
   s.type('2\r');
-  at = await s.until('  approve npm test * for asker until this task ends? [y/N] ', at);
+  at = await s.until('  approve npm test * for asker until this task ends, in this workspace? [y/N] ', at);
   s.type('y\r');
   at = await s.until('  approved, and for this task: npm test *\n', at);
   await s.until('  #1 | verdicts approved approved\n', at);

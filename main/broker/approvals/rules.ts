@@ -13,7 +13,8 @@ export interface RuleSubject extends MatchSubject {
 
 /**
  * The remembered decisions. A rule applies to a request of its kind from its agent (a role, or
- * `'*'` for every agent), within its task when it has one, whose command or path its match covers.
+ * `'*'` for every agent), within its task and its workspace when it has them, whose command or
+ * path its match covers.
  * Deny rules win. An allow rule never applies to a request with hidden characters, nor to one
  * carrying a danger tag that its match does not itself name (`rm -rf build` names
  * recursive-delete; `npm test *` names nothing, so `npm test && curl … | sh` is asked).
@@ -81,7 +82,11 @@ export class ApprovalRules {
       rules = this.memory;
     }
     const scoped = rules.filter(
-      (rule) => rule.kind === subject.kind && (rule.agent === subject.role || rule.agent === '*') && (rule.task === undefined || rule.task === subject.task),
+      (rule) =>
+        rule.kind === subject.kind &&
+        (rule.agent === subject.role || rule.agent === '*') &&
+        (rule.task === undefined || rule.task === subject.task) &&
+        (rule.workspace === undefined || rule.workspace === subject.workspace),
     );
     // A deny prefix covers the program wherever the line runs it (`cd x && git push`), not only a simple command.
     let unsure: ApprovalRule | undefined;

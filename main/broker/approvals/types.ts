@@ -33,7 +33,11 @@ export const ApprovalMatch = z.union([
 ]);
 export type ApprovalMatch = z.infer<typeof ApprovalMatch>;
 
-/** A remembered decision: `agent` is the asker's role (or `'*'`, only when an embedder sets it); `task` a root task id it ends with. */
+/**
+ * A remembered decision: `agent` is the asker's role (or `'*'`, only when an embedder sets it);
+ * `task` a root task id it ends with; `workspace` the asker's workspace (a real path) it holds in
+ * only, as a person's "for this task" is: what they saw was the command in that folder.
+ */
 export const ApprovalRule = z.strictObject({
   id: z.string().min(1),
   effect: z.enum(['allow', 'deny']),
@@ -41,6 +45,7 @@ export const ApprovalRule = z.strictObject({
   agent: z.string().min(1),
   match: ApprovalMatch,
   task: z.string().min(1).optional(),
+  workspace: z.string().min(1).optional(),
 });
 export type ApprovalRule = z.infer<typeof ApprovalRule>;
 

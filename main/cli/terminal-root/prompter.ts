@@ -204,7 +204,8 @@ export class TerminalPrompter {
         this.write(`  please answer a number from 1 to ${offers.length}\n`);
       }
     }
-    const scope = remember === 'task' ? 'until this task ends' : `from now on (kept in ${shown(this.alwaysFile ?? '')})`;
+    // A task grant holds in the workspace shown above only (human-loop.ts): said where it is confirmed.
+    const scope = remember === 'task' ? `until this task ends${request.workspace !== undefined ? ', in this workspace' : ''}` : `from now on (kept in ${shown(this.alwaysFile ?? '')})`;
     const word = await this.readWord(`  approve ${shown(describeMatch(match))} for ${shown(request.role)} ${scope}?`, ' [y/N] ', signal);
     if (word === undefined || signal.aborted) return signal.aborted ? undefined : null;
     if (word === 'y' || word === 'yes') return match;
