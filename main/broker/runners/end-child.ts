@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { ParticipantConnection } from '../../fabric/admission/index.js';
 import { signalWorker } from '../../fabric/admission/worker-group.js';
 
 /** Whether the child has exited (or was never running: a spawn that failed has no pid). */
@@ -60,4 +61,27 @@ export function letGoOfStdioOnExit(child: ChildProcess): void {
     });
   if (hasExited(child)) letGo();
   else child.once('exit', letGo);
+}
+
+/**
+ * Closes the connection of a worker that has exited while a process of its own still holds the
+ * other end (it started one that inherited fd 3, in a session of its own): the socket never ends,
+ * and its task would wait for ever on a process the broker never started, holding its worker
+ * slot. `graceMs` after the exit, time for everything the worker wrote before it to be read; a
+ * connection whose reading is paused (its caller's queue is full) is looked at again a grace
+ * later, so what an honest worker wrote last (its outcome) is never cut off by a slow caller.
+ */
+export function closeWhenOrphaned(child: ChildProcess, connection: ParticipantConnection, graceMs: number): void {
+  void exitOf(child).then(() => {
+    const look = (): void => {
+      if (!connection.isOpen) return;
+      if (connection.readingPaused) {
+        setTimeout(look, graceMs).unref();
+        return;
+      }
+      connection.close(`${connection.node.name}'s process exited; a process it left still held its connection`);
+    };
+    // Unref'd: a stopped gateway's process does not wait for it (its connection is closed by then).
+    setTimeout(look, graceMs).unref();
+  });
 }

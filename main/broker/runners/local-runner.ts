@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { openConnection, type AdmittedNode, type OpenedConnection, type ParticipantConnection } from '../../fabric/admission/index.js';
 import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
-import { endChild, killIfLingering, letGoOfStdioOnExit } from './end-child.js';
+import { closeWhenOrphaned, endChild, killIfLingering, letGoOfStdioOnExit } from './end-child.js';
 import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
 import { workerEnv } from './worker-env.js';
 
@@ -109,6 +109,8 @@ export class LocalRunner implements Runner {
       signal?.removeEventListener('abort', onAbort);
     }
     const worker = new LocalWorker(opened, workspace?.spawnContext ?? request.spawnContext, release);
+    // A worker gone with its connection still held by a process of its own must not hold its task (and slot) for ever.
+    closeWhenOrphaned(opened.child, opened.connection, this.reapGraceMs);
     if (signal?.aborted) {
       await worker.stop(this.reapGraceMs).catch(() => {});
       signal.throwIfAborted();
