@@ -40,6 +40,8 @@ export function runTask(
     timer = setTimeout(() => {
       const message = running !== undefined ? `${name} did not end its task within ${graceMs} ms` : `${name} could not be sent the task within ${graceMs} ms`;
       settle({ state: 'canceled', message: `cancelled: ${message}` });
+      // Ended here: the connection keeps nothing of it (a worker may never answer it, and go on streaming into it).
+      if (running !== undefined) connection.abandonTask(running);
     }, graceMs);
   };
   if (signal.aborted) onAbort();
@@ -59,6 +61,7 @@ export function runTask(
     running = task.id;
     // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
     if (signal.aborted) void connection.cancelTask(task.id);
+    if (settled) connection.abandonTask(task.id); // after the cancel, which names a task still held
     if (!settled) sent?.();
   };
   if (task.queued) void task.queued.then(queued);

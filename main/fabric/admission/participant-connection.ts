@@ -263,6 +263,18 @@ export class ParticipantConnection {
   }
 
   /**
+   * Lets go of a task whose outcome was decided without the worker (its cancel grace ran out): its
+   * outcome listener and event listener (and what they hold: the text kept for its caller) go, and
+   * what the worker still sends for it (events, a late answer) is dropped as naming nothing in
+   * flight. A worker that never ends its cancelled tasks otherwise kept each one for as long as it
+   * lived. `onOutcome` is never called after this.
+   */
+  abandonTask(id: number): void {
+    if (!this.tasks.delete(id)) return;
+    this.codec.forget(id);
+  }
+
+  /**
    * Sends the worker a request of the broker's own (a relayed `human.ask {question, request}`);
    * resolves with the worker's result (`{answers}` or `"escalate"`), rejects with a `CallError`
    * carrying the worker's error, or `disconnected: …` if the connection closes first. When `signal`

@@ -214,6 +214,15 @@ export class FrameCodec<In extends Named, Out extends Named> {
     return { id, line };
   }
 
+  /**
+   * Stops awaiting our request `id` (a task the broker ended itself, a relayed question withdrawn):
+   * the peer's late answer, and a late `task.event` for it, are then dropped as naming nothing in
+   * flight, instead of kept track of for as long as the connection lives.
+   */
+  forget(id: number): void {
+    this.own.delete(id);
+  }
+
   /** Encodes a notification. */
   notify(body: Body<Notifications<Out>>): string {
     return encodeFrame({ v: 3, method: body.method, params: body.params });
