@@ -46,6 +46,22 @@ export const DEFAULT_PAGE_URL = `${APP_ORIGIN}/index.html`;
 const attached = new WeakSet<BridgedWebContents>();
 
 /**
+ * Each gateway's bridges whose window is open, oldest first. The last is the root's human; when
+ * its window closes or it is detached, the one before it takes the root back (else a second
+ * window closing left approvals denied at once while the first window's page was still there).
+ */
+const humans = new WeakMap<ProtocolGateway, BridgeHost[]>();
+
+/** `host`'s window is gone: it leaves the gateway's list, and if it was the human, the one before it is again. */
+function leaveHumans(gateway: ProtocolGateway, host: BridgeHost): void {
+  const hosts = humans.get(gateway) ?? [];
+  const at = hosts.indexOf(host);
+  if (at === -1) return;
+  hosts.splice(at, 1);
+  if (at === hosts.length) hosts.at(-1)?.takeRoot();
+}
+
+/**
  * Makes the window's page the human of `gateway`'s in-process root: each `window.chatty` call
  * (the preload's IPC channels) is answered only for the window's top frame at `pageUrl`, with its
  * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
@@ -62,19 +78,21 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
-  const unbind = bindBridge(host, contents);
+  humans.set(gateway, [...(humans.get(gateway) ?? []), host]);
+  const unbind = bindBridge(host, contents, () => leaveHumans(gateway, host));
   let detached = false;
   return () => {
     if (detached) return;
     detached = true;
     unbind();
     host.close();
+    leaveHumans(gateway, host);
     attached.delete(contents);
   };
 }
 
-/** Binds a BridgeHost to the window's webContents; returns the unbind function. */
-function bindBridge(host: BridgeHost, contents: BridgedWebContents): () => void {
+/** Binds a BridgeHost to the window's webContents (`closed` when it is destroyed); returns the unbind function. */
+function bindBridge(host: BridgeHost, contents: BridgedWebContents, closed: () => void): () => void {
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
@@ -91,7 +109,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents): () => void 
   // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
   const onNavigation = (): void => host.windowReset('the window was reloaded');
   const onCrash = (): void => host.windowReset('the window crashed');
-  const onDestroyed = (): void => host.detachWindow('the window was closed');
+  const onDestroyed = (): void => {
+    host.detachWindow('the window was closed');
+    closed();
+  };
   contents.on('did-navigate', onNavigation);
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);

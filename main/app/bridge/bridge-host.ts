@@ -127,6 +127,8 @@ export class BridgeHost {
   private readonly auditRows: AuditRow[] = [];
   private readonly approvals: ProtocolGateway['approvals'];
   private readonly unsubscribe: (() => void)[] = [];
+  /** This host as the root's human (its approval and question handlers), until another takes the root. */
+  private readonly rootHandlers: (() => void)[] = [];
   private nextTask = 0;
   private nextRequest = 0;
   private nextMail = 0;
@@ -142,9 +144,8 @@ export class BridgeHost {
     this.root = gateway.transport();
     this.log = options.log ?? (() => {});
     this.approvals = gateway.approvals;
+    this.takeRoot();
     this.unsubscribe.push(
-      this.root.onApproval((request, signal) => this.askApproval(request, signal)),
-      this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
       this.root.onMessage((message) => this.addMail({ id: message.id, direction: 'in', from: message.from, text: message.text, at: Date.now() })),
       gateway.onEdge((row) => this.addEdgeRow({ ...row })),
     );
@@ -163,6 +164,20 @@ export class BridgeHost {
       if (err instanceof BridgeRefusal) this.log(`bridge: ${err.message}`);
       throw err;
     }
+  }
+
+  /**
+   * Makes this host the root's human: the root's approvals and questions come here (from the one
+   * host that had them before). The constructor does it; electron-bridge.ts again when the bridge
+   * attached after this one is gone and this one's window is still open.
+   */
+  takeRoot(): void {
+    if (this.closed) return;
+    for (const off of this.rootHandlers.splice(0)) off();
+    this.rootHandlers.push(
+      this.root.onApproval((request, signal) => this.askApproval(request, signal)),
+      this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
+    );
   }
 
   /** The window exists: events go to it through `send`. */
@@ -201,7 +216,7 @@ export class BridgeHost {
     if (this.closed) return;
     this.closed = true;
     this.detachWindow('the app is closing');
-    for (const off of this.unsubscribe.splice(0)) off();
+    for (const off of [...this.rootHandlers.splice(0), ...this.unsubscribe.splice(0)]) off();
   }
 
   // -------------------------------------------------------------------------------------------

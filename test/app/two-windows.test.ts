@@ -1,0 +1,70 @@
+// Two windows with a bridge each on one gateway: the root has one human at a time, the window
+// attached last. When that window closes (or its bridge is detached), the approvals and questions
+// go back to the window before it, still open, instead of being denied at once with nobody asked
+// (before: `by: no-root` while the first window's page sat there). A real gateway, the broker
+// tests' JSON-plan agent as a real child per task, stand-in webContents.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
+import type { PendingApproval, TaskUpdate } from '../../main/app/bridge/contract.js';
+import { plan } from '../broker/helpers.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { planGateway } from './bridge-fixture.js';
+import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
+
+let gw: RunningGateway;
+before(async () => {
+  gw = await planGateway();
+});
+after(() => gw.close());
+
+const ipc = new StandInIpcMain();
+function windowAtPage(): StandInWebContents {
+  const contents = new StandInWebContents();
+  contents.mainFrame.url = DEFAULT_PAGE_URL;
+  return contents;
+}
+
+/** Starts `exec <command>` from `from`'s page; resolves with where its approval was shown, or 'nowhere' when the task ended without one. */
+async function approvalShownOn(from: StandInWebContents, command: string, windows: Record<string, StandInWebContents>): Promise<string> {
+  const { taskId } = (await ipc.invoke('chatty:start-task', from, from.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) })) as { taskId: string };
+  const shown = Object.entries(windows).map(async ([name, contents]) => {
+    const view = await contents.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === command);
+    await ipc.invoke('chatty:answer-approval', contents, contents.mainFrame, { requestId: view.requestId, verdict: 'approved' });
+    return name;
+  });
+  const ended = from.sentOn<TaskUpdate>('chatty:task', (u) => u.type === 'ended' && u.taskId === taskId).then(() => 'nowhere');
+  return Promise.race([...shown, ended]);
+}
+
+test('the window attached last is the human; when it closes, the window before it (still open) is asked again; detaching the last one hands it back too', async () => {
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  assert.equal(await approvalShownOn(first, 'make one', { first }), 'first');
+  const detachSecond = attachDesktopBridge(gw.gateway, second);
+  assert.equal(await approvalShownOn(first, 'make two', { first, second }), 'second', 'the second window took the root over');
+  second.destroy();
+  assert.equal(await approvalShownOn(first, 'make three', { first }), 'first', 'the first window is the human again');
+  detachSecond(); // after its window closed: nothing changes
+  assert.equal(await approvalShownOn(first, 'make four', { first }), 'first');
+
+  // Detaching (not closing) the last one hands the root back too.
+  const third = windowAtPage();
+  const detachThird = attachDesktopBridge(gw.gateway, third);
+  assert.equal(await approvalShownOn(first, 'make five', { first, third }), 'third');
+  detachThird();
+  assert.equal(await approvalShownOn(first, 'make six', { first }), 'first');
+  detachFirst();
+});
+
+test('closing a window that is not the human changes nothing: the last attached stays the human', async () => {
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  const detachSecond = attachDesktopBridge(gw.gateway, second);
+  first.destroy();
+  assert.equal(await approvalShownOn(second, 'make seven', { second }), 'second');
+  detachSecond();
+  detachFirst();
+});
