@@ -13,7 +13,7 @@ import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type Mod
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
-import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GrantsOptions } from './grants/index.js';
+import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions } from './grants/index.js';
 import { pageBackedBytes } from './page-bytes.js';
 
 /** The largest component file a scan reads. */
@@ -285,6 +285,7 @@ export class ModuleRegistry {
     const remote = this.remotes.get(name);
     if (!handle && !remote) return this.dropUngranted(name);
     this.gate?.withdraw(name); // a reload of it waiting for a grant: its request goes with it
+    this.gate?.unserved(name);
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);
@@ -424,14 +425,9 @@ export class ModuleRegistry {
     checkWorld(prepared.world);
     if (!prepared.componentUrl) throw new PluginLoadError('the component could not be transpiled');
     if (this.gate && manifest.files) await resolveFilesRoot(dir, manifest.files.root); // a bad root is refused before anyone is asked
-    const granted = new Set<Capability>(
-      this.gate
-        ? this.gate.capabilities(
-            { name, version: manifest.module.version, dir, digest: componentDigest(bytes), manifest, imports: prepared.world.imports, providers: this.options.providers ?? {} },
-            () => this.loadClaimed(dir, parsed, relistTools),
-          )
-        : this.grantsFor(name, manifest),
-    );
+    const gateInput: GateInput = { name, version: manifest.module.version, dir, digest: componentDigest(bytes), manifest, imports: prepared.world.imports, providers: this.options.providers ?? {} };
+    const loadAgain = () => this.loadClaimed(dir, parsed, relistTools);
+    const granted = new Set<Capability>(this.gate ? this.gate.capabilities(gateInput, loadAgain) : this.grantsFor(name, manifest));
     const filesRoot = granted.has('file') && manifest.files ? await resolveFilesRoot(dir, manifest.files.root) : null;
     const providers = this.options.providers ?? {};
     const state = (cap: 'llm' | 'billing'): GrantState =>
@@ -465,6 +461,7 @@ export class ModuleRegistry {
       throw err;
     }
     await this.install(name, dir, handle);
+    this.gate?.served(gateInput, loadAgain); // a grant taken out of the grants file from now on unloads it
     return { name, dir, warnings, cached: prepared.cached };
   }
 
@@ -494,6 +491,16 @@ export class ModuleRegistry {
         this.logger.log('warn', `granted, but not loaded: ${reason}`, { module: name });
       },
       stillWanted: (name, dir) => !this.closed && this.claimed.get(name) === dir,
+      revoked: async (name, reason) => {
+        const handle = this.handles.get(name);
+        if (!handle) return;
+        // Not served from now on; the name stays claimed, listed as ungranted, until the file grants it again.
+        this.handles.delete(name);
+        this.changed(name, 'unloaded');
+        this.setPending({ name, state: 'ungranted', reason });
+        // Its calls in flight end now, a reload's retired instances' with them: none keeps what was taken back.
+        await Promise.all([handle, ...[...this.retiring.keys()].filter((h) => h.name === name)].map((h) => h.close()));
+      },
     };
   }
 

@@ -1,4 +1,4 @@
-import { unwatchFile, watchFile } from 'node:fs';
+import { unwatchFile, watchFile, type StatWatcher } from 'node:fs';
 import { messageOf } from '../errors.js';
 import type { Manifest } from '../manifest.js';
 import type { PluginLogger, Providers } from '../providers.js';
@@ -19,6 +19,11 @@ export interface GateHost {
   failed(name: string, reason: string): void;
   /** Whether `dir` still holds module `name`'s claim (not unloaded, the registry not closed). */
   stillWanted(name: string, dir: string): boolean;
+  /**
+   * Module `name`'s grant was taken out of the grants file while it was served: it stops being
+   * served now (its calls in flight end with its worker) and is listed as ungranted for `reason`.
+   */
+  revoked(name: string, reason: string): Promise<void>;
 }
 
 /** One module's load, as far as the gate is concerned. */
@@ -34,6 +39,19 @@ export interface GateInput {
   providers: Providers;
 }
 
+/** A module served on grants the grants file may take back. */
+interface ServedModule {
+  input: GateInput;
+  asks: CapabilityAsk[];
+  load: () => Promise<unknown>;
+  /**
+   * The digest of a newer build of it, granted since and loading: that grant replaced this one's
+   * entry in the file (one entry per plugin), which is no revocation. This instance serves on,
+   * as the previous instance of any reload does, while the file grants the newer build.
+   */
+  successor?: string;
+}
+
 /**
  * Between a module's component and its instance: what it asks for must be granted for this
  * digest (`GrantStore`) before it is served. What is not is refused (`mode: 'deny'`), granted for
@@ -45,8 +63,13 @@ export class GrantGate {
   private readonly asking = new Map<string, AbortController>();
   /** Modules not served for want of a grant, with what they miss: loaded once the grants file grants it. */
   private readonly waiting = new Map<string, { input: GateInput; missing: CapabilityAsk[]; load: () => Promise<unknown> }>();
-  /** Whether the grants file is watched (only while a module waits). */
-  private watching = false;
+  /**
+   * Modules served with a grant the grants file may take back, with what they asked: checked
+   * against the file at each change of it, and unloaded once it no longer grants it all.
+   */
+  private readonly serving = new Map<string, ServedModule>();
+  /** The grants file's watch: while a module waits for it (keeping the process alive) or is served on it (not). */
+  private watcher: StatWatcher | undefined;
   private readonly mode: NonNullable<GrantsOptions['mode']>;
 
   constructor(
@@ -92,7 +115,30 @@ export class GrantGate {
 
   close(): void {
     for (const name of [...this.asking.keys(), ...this.waiting.keys()]) this.withdraw(name);
-    this.unwatch();
+    this.serving.clear();
+    this.rewatch();
+  }
+
+  /**
+   * Module `input.name` is served now, as `capabilities` granted it: from now on a change of the
+   * grants file that takes back what it asks for unloads it (`GateHost.revoked`). Checked at once
+   * too, for a grant taken back while it loaded. Only grants the file holds can be taken back: a
+   * lock's entry or a grant for this run (`mode: 'allow'`) holds for the registry's life.
+   */
+  served(input: GateInput, load: () => Promise<unknown>): void {
+    const asks = pluginAsks(input);
+    if (!this.store.file || asks.length === 0) {
+      this.unserved(input.name);
+      return;
+    }
+    this.serving.set(input.name, { input, asks, load });
+    this.rewatch();
+    this.checkServed(input.name);
+  }
+
+  /** Module `name` is served no more (unloaded, or its new instance asks for nothing the file grants). */
+  unserved(name: string): void {
+    if (this.serving.delete(name)) this.rewatch();
   }
 
   /**
@@ -101,28 +147,42 @@ export class GrantGate {
    * it now covers is loaded, its request at the desk withdrawn.
    */
   private await(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): void {
+    if (!this.store.file) return;
+    this.waiting.set(input.name, { input, missing, load });
+    this.rewatch();
+  }
+
+  /** Module `name` no longer waits for the grants file. */
+  private stopWaiting(name: string): void {
+    if (this.waiting.delete(name)) this.rewatch();
+  }
+
+  /**
+   * Polls the grants file once a second while a module waits for it or is served on it. A waiting
+   * module keeps the process alive (a registry with a module waiting is a registry still in use;
+   * `close()` stops it); a served one alone does not.
+   */
+  private rewatch(): void {
     const path = this.store.file?.path;
     if (path === undefined) return;
-    this.waiting.set(input.name, { input, missing, load });
-    if (this.watching) return;
-    this.watching = true;
-    // Persistent: a registry with a module waiting is a registry still in use (close() stops it).
-    watchFile(path, { interval: 1000, persistent: true }, this.fileChanged);
+    const wanted = this.waiting.size > 0 || this.serving.size > 0;
+    if (!wanted) {
+      if (this.watcher) unwatchFile(path, this.fileChanged);
+      this.watcher = undefined;
+      return;
+    }
+    this.watcher ??= watchFile(path, { interval: 1000, persistent: true }, this.fileChanged);
+    if (this.waiting.size > 0) this.watcher.ref();
+    else this.watcher.unref();
   }
 
-  /** Module `name` no longer waits for the grants file; the file is watched no longer once none does. */
-  private stopWaiting(name: string): void {
-    this.waiting.delete(name);
-    if (this.waiting.size === 0) this.unwatch();
-  }
-
-  private unwatch(): void {
-    if (!this.watching || !this.store.file) return;
-    this.watching = false;
-    unwatchFile(this.store.file.path, this.fileChanged);
-  }
-
+  /** Waiting modules first: one now granted may be the successor of one served (`ServedModule.successor`). */
   private readonly fileChanged = (): void => {
+    this.loadNowGranted();
+    for (const name of [...this.serving.keys()]) this.checkServed(name);
+  };
+
+  private loadNowGranted(): void {
     for (const [name, { input, missing, load }] of [...this.waiting]) {
       let still: CapabilityAsk[];
       try {
@@ -137,7 +197,33 @@ export class GrantGate {
       this.host.logger.log('info', `granted in the grants file: ${describeAsks(missing)} for component ${shortDigest(input.digest)}`, { module: name });
       this.load(input, load);
     }
-  };
+  }
+
+  /**
+   * Whether the grants file still grants served module `name` what it asks for; if not, it is
+   * unloaded and waits, as a module refused with `mode: 'deny'`, for the file to grant it again
+   * (nobody is asked: taking a grant out is a person's answer already). A file that has become
+   * malformed takes nothing back (a slip of an editor is no revocation): said, and it serves on.
+   */
+  private checkServed(name: string): void {
+    const entry = this.serving.get(name);
+    if (!entry) return;
+    const { input, asks, load, successor } = entry;
+    let missing: CapabilityAsk[];
+    try {
+      missing = this.store.missing(name, successor ?? input.digest, input.dir, asks);
+    } catch (err) {
+      this.host.logger.log('warn', `${messageOf(err)}; what it granted holds meanwhile`, { module: name });
+      return;
+    }
+    if (missing.length === 0) return;
+    const reason = ungrantedReason(name, input.digest, missing, 'withdrawn', this.store.grantCommand(name));
+    this.host.logger.log('warn', `unloaded: ${reason}`, { module: name });
+    // Not served from here on (the host drops it before it returns); waiting from the same moment, so the watch never lapses.
+    void this.host.revoked(name, reason);
+    this.serving.delete(name);
+    this.await(input, missing, load);
+  }
 
   private refuse(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): never {
     const { name, digest } = input;
@@ -185,6 +271,8 @@ export class GrantGate {
   /** Loads a module now granted; a failure lists it as failed. */
   private load(input: GateInput, load: () => Promise<unknown>): void {
     const { name } = input;
+    const served = this.serving.get(name);
+    if (served && served.input.digest !== input.digest) served.successor = input.digest;
     load().then(() => this.host.logger.log('info', 'served, now that it is granted', { module: name }), (err: unknown) => {
       if (err instanceof PluginGrantError) return; // it changed meanwhile and asks again: listed already
       if (this.host.stillWanted(name, input.dir)) this.host.failed(name, messageOf(err));

@@ -14,8 +14,8 @@ export class PluginGrantError extends PluginLoadError {
   }
 }
 
-/** Why the grant is missing: a request waits at the desk, no one is asked (`mode: 'deny'`), or a person denied it. */
-export type UngrantedWhy = 'asking' | 'not-asked' | 'denied';
+/** Why the grant is missing: a request waits at the desk, no one is asked (`mode: 'deny'`), a person denied it, or took it out of the grants file while it was served. */
+export type UngrantedWhy = 'asking' | 'not-asked' | 'denied' | 'withdrawn';
 
 /** `chatty-gateway plugin grant NAME`: how to grant module `name` when nothing says where it is served from (`GrantsOptions.grantCommand`'s default). */
 export function plainGrantCommand(name: string): string {
@@ -30,6 +30,7 @@ export function ungrantedReason(name: string, digest: string, missing: readonly 
   const what = `${describeAsks(missing)} for component ${shortDigest(digest)}`;
   const how = `\`${command}\``;
   if (why === 'asking') return `waiting for a grant: it asks for ${what}; answer the request, or grant it with ${how}`;
+  if (why === 'withdrawn') return `not granted: its grant of ${what} was withdrawn from the grants file; to grant it: ${how} (served once the grants file has it)`;
   if (why === 'denied') return `not granted: its request for ${what} was denied; to grant it: ${how} (served once the grants file has it)`;
   return `not granted: it asks for ${what}, and no one is asked (approvals: deny, or no one to ask); to grant it: ${how} (served once the grants file has it)`;
 }
