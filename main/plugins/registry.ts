@@ -405,6 +405,7 @@ export class ModuleRegistry {
     const old = this.handles.get(m.name);
     const had = old !== undefined || this.remotes.has(m.name);
     this.remotes.set(m.name, remote);
+    this.gate?.unserved(m.name); // a remote module runs nothing here for a grant to be taken back from
     if (old) {
       this.handles.delete(m.name);
       void this.retire(old);
