@@ -32,15 +32,15 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport } from '../../main/broker/index.js';
-import { GitWorktreeFactory, LocalRunner } from '../../main/broker/runners/index.js';
+import { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions } from '../../main/broker/runners/index.js';
 import { gitRepoOnMain } from '../agents/helpers.js';
 
 /** A broker on `repo` (base branch `main`) with `agents` each in a `GitWorktreeFactory` worktree; its root approves every exec. */
-export function worktreeBroker(repo: string, agents: readonly string[], log: (line: string) => void = () => {}): { broker: Broker; root: RootTransport } {
+export function worktreeBroker(repo: string, agents: readonly string[], log: (line: string) => void = () => {}, factory: GitWorktreeFactoryOptions = {}): { broker: Broker; root: RootTransport } {
   const broker = new Broker({ cancelGraceMs: 2_000, log, root: { workspaceRoot: realpathSync(repo), baseBranch: 'main' } });
   const { command, args } = workerCommand();
   for (const name of agents) {
-    broker.addVirtualAgent(name, new LocalRunner({ command, args, workspaceFactory: new GitWorktreeFactory(), reapGraceMs: 2_000 }), { description: name });
+    broker.addVirtualAgent(name, new LocalRunner({ command, args, workspaceFactory: new GitWorktreeFactory(factory), reapGraceMs: 2_000 }), { description: name });
   }
   const root = new RootTransport(broker);
   root.onApproval(() => 'approved');

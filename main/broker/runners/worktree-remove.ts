@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { lstat, readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { readRecordFile } from './read-record-file.js';
 
 /** A removal the broker refused: the path leads somewhere else than directly in the real worktrees' folder. Nothing was removed. */
 export class WorktreeRemovalRefused extends Error {}
@@ -101,7 +102,7 @@ export async function forgetRecordOf(commonDir: string, paths: readonly string[]
   const wanted = new Set(paths.map((path) => `${join(path, '.git')}\n`));
   let forgotten = 0;
   for (const id of await readdir(real)) {
-    const gitdir = await readFile(join(real, id, 'gitdir'), 'utf8').catch(() => '');
+    const gitdir = await readRecordFile(join(real, id, 'gitdir')); // a worker can make it a fifo, or gigabytes
     if (!wanted.has(gitdir.endsWith('\n') ? gitdir : `${gitdir}\n`)) continue;
     await removeInside(real, id);
     forgotten++;

@@ -1,0 +1,69 @@
+/**
+ * What the broker reads of git's worktree records, which a worker (running as the user) can
+ * write: a record's `gitdir` made a fifo must not hang the broker (a read of a fifo with no writer
+ * blocks one of libuv's four threads for good, and with it the repository's lock and `stop()`).
+ * Git's own commands read it too, each ended after the factory's `gitTimeoutMs` (short here).
+ * Real workers, real git, as in hostile-git-parent-link.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { tempDir } from '../agents/helpers.js';
+import { repoIn, worktreeBroker } from './hostile-git-broker.js';
+
+const temporary: string[] = [];
+after(() => {
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Fails (not hangs) when `promise` has not settled within `ms`. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer!: NodeJS.Timeout;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Lets a reader blocked on the fifo go (a writer opens and closes it), so that a failed test does not hang the run. */
+function releaseFifo(fifo: string): void {
+  try {
+    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // no reader waits on it
+  }
+}
+
+test("a fifo put as a worktree record's gitdir: a start refused for a link the worker swapped in still ends, the broker never reading the fifo", async () => {
+  const home = tempDir('chatty-hostile-record-');
+  temporary.push(home);
+  const person = join(home, 'person');
+  mkdirSync(person);
+  const { repo, common } = repoIn(home);
+  const folder = join(common, 'chatty-worktrees');
+  const hook = join(common, 'hooks', 'reference-transaction');
+  const fifo = join(common, 'worktrees', 'a-fifo', 'gitdir');
+  const { broker, root } = worktreeBroker(repo, ['coder', 'reviewer'], () => {}, { gitTimeoutMs: 2_000 });
+  try {
+    // As in hostile-git-parent-link: the hook swaps the worktrees' folder for a link while git
+    // makes the callee's worktree, so the broker looks through git's records for the one it must
+    // forget; and the worker has put a fifo among them.
+    // The fifo is made by a post-checkout hook, the last thing git's add runs: made
+    // before, git's own add reads them (a stall bounded by gitTimeoutMs, not the broker's read).
+    const postCheckout = join(common, 'hooks', 'post-checkout');
+    const plant =
+      `exec printf '%s\\n' '#!/bin/sh' '[ "$1" = committed ] || exit 0' '[ -e ${home}/swapped ] && exit 0' 'touch ${home}/swapped' ` +
+      `'mv ${folder} ${folder}.moved && ln -s ${person} ${folder}' > ${hook} && chmod +x ${hook} && ` +
+      `printf '%s\\n' '#!/bin/sh' '[ -e ${home}/swapped ] || exit 0' ` +
+      `'mkdir -p ${join(common, 'worktrees', 'a-fifo')} && mkfifo ${fifo}' > ${postCheckout} && chmod +x ${postCheckout}`;
+    const result = await within(root.invoke('coder', `${plant}\ninvoke reviewer exec pwd -P`), 30_000, "the coder's call");
+    assert.equal(lstatSync(fifo).isFIFO(), true, 'the fifo was made');
+    assert.equal(existsSync(join(home, 'swapped')), true, 'the swap ran');
+    assert.equal(result.success, false, `the callee ran: ${result.response}`);
+    assert.match(result.error ?? '', /git made it in \S*person\/reviewer-0, not directly in the worktrees' folder/);
+    // The broker's own look through the records passed the fifo by; git's branch -D read it, and was ended.
+    assert.match(result.error ?? '', /git's record of it is removed, its branch chatty\/reviewer-0 is left: git branch -D -- chatty\/reviewer-0 did not end within 2000 ms/);
+  } finally {
+    releaseFifo(fifo);
+    await broker.stop();
+  }
+});
