@@ -23,6 +23,9 @@ import type { PopoverContent, ViewContext } from './view.js';
 /** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes: the one guard time of both roots (main/display). */
 export { GUARD_MS };
 
+/** How many guard times a popover that takes the place of a withdrawn request stays inert. */
+export const REPLACED_GUARD_TIMES = 3;
+
 export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion } | { kind: 'grant'; view: PendingGrant };
 
 /** The element whose shadow root holds focus, followed down: the focused element itself. */
@@ -49,6 +52,8 @@ export class ChattyApprovals extends HTMLElement {
   #armTimer: ReturnType<typeof setTimeout> | undefined;
   #returnFocus: HTMLElement | null = null;
   #closing = false;
+  /** The request on the screen was withdrawn (not answered): what it was, for the popover that takes its place. */
+  #replaced: string | undefined;
 
   readonly #waitingButton: HTMLButtonElement;
   readonly #trace: HTMLParagraphElement;
@@ -154,7 +159,10 @@ export class ChattyApprovals extends HTMLElement {
     this.#queue = this.#queue.filter((w) => w !== waiting);
     this.#later.delete(requestId);
     this.#leaveTrace(`withdrawn (${reason}): ${describe(waiting)}`);
+    // The person may have been about to answer it: what takes its place says so, and waits longer.
+    if (this.#shown === requestId && this.#dialog.open) this.#replaced = describe(waiting);
     this.#render();
+    this.#replaced = undefined;
   }
 
   /** Shows the waiting requests again, those put off included. */
@@ -226,7 +234,13 @@ export class ChattyApprovals extends HTMLElement {
           : grantContent(waiting.view, this.#context<GrantAnswer>(waiting));
     this.#title.textContent = content.title;
     this.#desc.replaceChildren(...content.desc);
-    this.#warnings.replaceChildren(...content.warnings);
+    const replaced = this.#replaced;
+    this.#replaced = undefined;
+    const replacedNote =
+      replaced !== undefined
+        ? [el('p', { className: 'replaced-note' }, el('strong', {}, 'The request you were reading was withdrawn: '), shown(replaced), '. This is another request: read it before you answer.')]
+        : [];
+    this.#warnings.replaceChildren(...replacedNote, ...content.warnings);
     this.#body.replaceChildren(...content.body);
     this.#actions.replaceChildren(...content.actions());
     this.#error.hidden = true;
@@ -247,7 +261,9 @@ export class ChattyApprovals extends HTMLElement {
     for (const box of this.#body.querySelectorAll<HTMLElement>('.subject')) box.scrollTop = 0;
     this.#title.focus({ preventScroll: true });
     content.shown?.();
-    this.#arm();
+    // In place of a withdrawn request (a swap the person did not make): three guard times, so a
+    // click or key meant for the one they were reading lands nowhere.
+    this.#arm(replaced !== undefined ? REPLACED_GUARD_TIMES * this.guardMs : this.guardMs);
   }
 
   #close(): void {
@@ -269,7 +285,7 @@ export class ChattyApprovals extends HTMLElement {
   }
 
   /** Buttons and keys inert for the guard time; the cue shows meanwhile. */
-  #arm(): void {
+  #arm(ms = this.guardMs): void {
     this.#disarm();
     this.#armed = false;
     this.#dialog.dataset['armed'] = 'false';
@@ -281,7 +297,7 @@ export class ChattyApprovals extends HTMLElement {
       this.#dialog.dataset['armed'] = 'true';
       this.#actions.inert = false;
       this.#guard.hidden = true;
-    }, this.guardMs);
+    }, ms);
   }
 
   #disarm(): void {

@@ -1,5 +1,6 @@
-// What a question popover shows: each question with its options (choosing one only selects it)
-// and a free-text answer, then Send: choosing and sending are separate acts. Every label is the
+// What a question popover shows: each question with its options (choosing one only selects it;
+// each drawn as a choice, ○ / ●, never like the approval's action buttons) and a free-text
+// answer, then Send: choosing and sending are separate acts. It says that an answer approves nothing. Every label is the
 // worker's text through the display rule; what is sent is the option as the worker wrote it.
 import { hasHidden } from '../../main/display/index.js';
 import type { ANSWER_LIMITS, AnswerQuestion, PendingQuestion } from '../../main/app/bridge/contract.js';
@@ -56,7 +57,7 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     return el(
       'fieldset',
       { className: 'question' },
-      el('legend', {}, shown(q.question)),
+      el('legend', { className: 'question-text' }, shown(q.question)),
       options.length > 0 ? el('div', { className: 'options', attrs: { role: 'group', 'aria-label': 'options' } }, ...options) : null,
       el('label', { attrs: { for: `free-${i}` } }, options.length > 0 ? 'Or your own answer' : 'Your answer'),
       free,
@@ -77,7 +78,11 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     kind: 'question',
     title: 'A question for you',
     desc: [el('span', { className: 'asker-name' }, shown(view.asker.agent)), single ? ' asks. Choose an option or write your own answer, then send.' : ' asks. Answer each question, then send.'],
-    warnings: hidden ? [hiddenWarning('this question', '.')] : [],
+    // A question can be dressed as an approval ("Run this?" with options "Approve once", "Deny"): said plainly what an answer is.
+    warnings: [
+      el('p', { className: 'question-note' }, el('strong', {}, "The agent's own words. "), 'Your answer is sent back to it and approves nothing: a command it runs or a file it writes is asked for on its own.'),
+      ...(hidden ? [hiddenWarning('this question', '.')] : []),
+    ],
     body: [...fieldsets, facts('context', askerFacts(view.asker, view.taskId))],
     actions: () => {
       const sendButton = button('send primary', single ? 'Send answer' : 'Send answers', () => send());

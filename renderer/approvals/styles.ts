@@ -69,12 +69,13 @@ h2 { font-size: 1.05rem; margin: 0 0 0.2rem; }
 h2:focus { outline: none; }
 .head p { margin: 0.25rem 0; overflow-wrap: anywhere; }
 .danger-line { background: var(--bad-bg); color: var(--bad); border-radius: 4px; padding: 0.25rem 0.5rem; }
+.replaced-note { background: var(--warn-bg); color: var(--warn); border-radius: 4px; padding: 0.25rem 0.5rem; max-height: 4.5em; overflow: auto; }
 .hidden-warning { background: var(--warn-bg); color: var(--warn); border-radius: 4px; padding: 0.25rem 0.5rem; }
 .body { flex: 1 1 auto; min-height: 4.5rem; overflow: auto; padding: 0.2rem 1.1rem 0.4rem; overscroll-behavior: contain; }
 .foot { flex: none; padding: 0.4rem 1.1rem 0.7rem; border-top: 1px solid var(--line); }
 .foot p { margin: 0.2rem 0; }
 .subject {
-  margin: 0; max-height: 9.5em; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere;
+  margin: 0; max-height: 9.5em; overflow: auto; white-space: break-spaces; overflow-wrap: anywhere;
   font-family: var(--mono); font-size: 0.85rem; background: #1d2126; color: #f5f6f8; padding: 0.35rem 0.5rem; border-radius: 4px; border: 1px solid var(--line);
 }
 .subject .cp { color: #1d2126; background: #ffd866; border-color: #ffd866; }
@@ -94,8 +95,15 @@ legend { font-weight: 600; padding: 0 0.3rem; overflow-wrap: anywhere; max-width
 .options { display: flex; flex-wrap: wrap; gap: 0.35rem; }
 .option { overflow-wrap: anywhere; max-width: 100%; text-align: left; }
 .option[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: var(--accent-fg); }
+/* An option is a choice, not an action: a mark of its own, a dotted border, so "Approve once" as an option never looks like the approval's button. */
+.option { border-style: dotted; border-radius: 1rem; }
+.option::before { content: '○'; margin-right: 0.4em; }
+.option[aria-pressed="true"]::before { content: '●'; }
+/* Floated, a legend is drawn inside its box like any block: a question of several lines stays in one frame. */
+.question-text { white-space: pre-wrap; float: left; width: 100%; padding: 0; }
+.question-note { font-size: 0.85rem; background: var(--panel); border-radius: 4px; padding: 0.25rem 0.5rem; }
 .match { display: flex; gap: 0.4rem; align-items: baseline; overflow-wrap: anywhere; }
-.match code { font-family: var(--mono); white-space: pre-wrap; }
+.match code { font-family: var(--mono); }
 .match code.exact { display: inline-block; max-height: 4.5em; overflow: auto; vertical-align: top; }
 .error { color: var(--bad); font-weight: 600; overflow-wrap: anywhere; max-height: 6em; overflow: auto; }
 .guard { color: var(--muted); font-size: 0.8rem; }
@@ -104,6 +112,8 @@ dialog[data-armed="false"] .actions-slot button { border-style: dashed; cursor: 
 .actions-slot fieldset { flex: 1 1 100%; }
 .later { margin-right: auto; }
 .in-order { unicode-bidi: bidi-override; direction: ltr; }
+/* What runs or is written, with every space taking its room and wrapping (not hung at a line's end, not collapsed): 2,000 spaces are drawn as a terminal draws them. */
+.in-order { white-space: break-spaces; }
 .in-order .rtl-run { unicode-bidi: isolate; direction: rtl; }
 .unread-note { flex: 1 1 100%; margin: 0; font-size: 0.8rem; background: var(--warn-bg); color: var(--warn); border-radius: 4px; padding: 0.25rem 0.5rem; }
 .actions-slot button:disabled { opacity: 0.55; cursor: not-allowed; }
