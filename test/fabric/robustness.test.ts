@@ -82,6 +82,17 @@ describe('StderrTail', () => {
     assert.equal(tail.text(), all.slice(-STDERR_TAIL_BYTES));
   });
 
+  it('keeps the last bytes whatever the chunks: one exactly filling it, one larger than it, one byte at a time', () => {
+    const stream = new PassThrough();
+    const tail = new StderrTail(stream, 16);
+    let all = '';
+    for (const chunk of ['abc', 'd'.repeat(13), 'efghijklmnopqrstuvwxyz0123', ...'456789'.split(''), 'X'.repeat(16), 'yz']) {
+      all += chunk;
+      stream.emit('data', Buffer.from(chunk));
+      assert.equal(tail.text(), all.slice(-16), `after ${JSON.stringify(chunk)}`);
+    }
+  });
+
   it('keeps everything while there is less', async () => {
     const stream = new PassThrough();
     const tail = new StderrTail(stream);

@@ -1,10 +1,18 @@
 import type { Readable } from 'node:stream';
 import { STDERR_TAIL_BYTES } from '../limits/constants.js';
 
-/** Keeps the last `maxBytes` a child wrote to stderr, for the message when it fails. */
+/**
+ * Keeps the last `maxBytes` a child wrote to stderr, for the message when it fails. One ring of
+ * `maxBytes`, the chunks copied in: a chunk kept as it came costs some hundreds of bytes of
+ * bookkeeping whatever its size, so a worker writing its stderr a byte per read made the tail cost
+ * ~130 times its bytes.
+ */
 export class StderrTail {
-  private chunks: Buffer[] = [];
-  private bytes = 0;
+  private ring: Buffer | undefined;
+  /** Where the next byte goes. */
+  private at = 0;
+  /** Whether the ring has wrapped (every byte of it is kept text). */
+  private full = false;
 
   constructor(
     stream: Readable | null,
@@ -14,14 +22,23 @@ export class StderrTail {
   }
 
   private add(chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.bytes += chunk.length;
-    while (this.bytes - this.chunks[0]!.length >= this.maxBytes) this.bytes -= this.chunks.shift()!.length;
+    if (this.maxBytes <= 0) return;
+    this.ring ??= Buffer.alloc(this.maxBytes);
+    const kept = chunk.length > this.maxBytes ? chunk.subarray(chunk.length - this.maxBytes) : chunk;
+    const first = kept.copy(this.ring, this.at);
+    if (first < kept.length) {
+      kept.copy(this.ring, 0, first);
+      this.full = true;
+    }
+    const end = this.at + kept.length;
+    if (end >= this.maxBytes) this.full = true;
+    this.at = end % this.maxBytes;
   }
 
   /** The kept bytes as text (a multi-byte character cut at the start shows as U+FFFD). */
   text(): string {
-    const all = Buffer.concat(this.chunks, this.bytes);
-    return all.subarray(Math.max(0, all.length - this.maxBytes)).toString('utf8');
+    if (!this.ring) return '';
+    if (!this.full) return this.ring.toString('utf8', 0, this.at);
+    return Buffer.concat([this.ring.subarray(this.at), this.ring.subarray(0, this.at)]).toString('utf8');
   }
 }

@@ -1,13 +1,15 @@
 /**
  * A worker that says hello, then writes the start of a line one byte per write, pausing a few
- * microseconds between writes so that the broker reads them one by one, and never ends the line.
- * argv[2] is how many bytes per round: after each round it reports {"sent": <total>} on stdout and
- * waits for a line on stdin before the next. Writes go straight to fd 3 (`writeSync`), so each
+ * microseconds between writes so that the broker reads them one by one, and never ends the line
+ * (with argv[3] `stderr`, the bytes go to its stderr instead).
+ * argv[2] is how many bytes per round (argv[4], when given, for the first): after each round it
+ * reports {"sent": <total>} on stdout and waits for a line on stdin before the next. Writes go straight to fd 3 (`writeSync`), so each
  * byte is its own write.
  */
 import { readSync, writeSync } from 'node:fs';
 
 const round = Number(process.argv[2] ?? '0');
+const toStderr = process.argv[3] === 'stderr';
 const write = (bytes: Buffer): void => {
   for (let at = 0; at < bytes.length; ) {
     try {
@@ -22,11 +24,12 @@ const head = Buffer.from('{"v":3,"method":"task.event","params":{"id":1,"kind":"
 const x = Buffer.from('x');
 let sent = 0;
 const stdin = Buffer.alloc(1);
-for (;;) {
-  for (const end = sent + round; sent < end; sent++) {
-    write(sent < head.length ? head.subarray(sent, sent + 1) : x);
+for (let first = true; ; first = false) {
+  for (const end = sent + (first && process.argv[4] ? Number(process.argv[4]) : round); sent < end; sent++) {
+    if (toStderr) writeSync(2, x);
+    else write(sent < head.length ? head.subarray(sent, sent + 1) : x);
     // A few microseconds (spun: a timer is far longer) for the broker to read the byte alone.
-    for (const until = performance.now() + 0.015; performance.now() < until; );
+    for (const until = performance.now() + 0.03; performance.now() < until; );
   }
   process.stdout.write(`${JSON.stringify({ sent })}\n`);
   // Waits for the test's go (a line on stdin); its end ends the worker.
