@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { classifyEntry, classifyMalformed, classifyMessage, type Incoming } from './classify.js';
-import { batchFrame, isNonEmpty, messageFrame, type TransportFrame } from './frame.js';
+import { BATCH_TOO_LONG_MESSAGE, batchFrame, isNonEmpty, messageFrame, type TransportFrame } from './frame.js';
 import { RpcError } from './rpc-error.js';
 import { JSONRPC_VERSION, type Notification, type Params, type Request, type RequestId, type Response } from './wire.js';
 
@@ -92,6 +92,8 @@ export class Dispatcher {
         // Not JSON: Parse error under id null. JSON but no message (the empty array included):
         // Invalid Request, unless it is a response, which is never answered.
         if (frame.reason === 'parse') return messageFrame(errorResponse(null, RpcError.parseError()));
+        // A batch over the entry cap: refused whole, as one Invalid Request, none of it run.
+        if (frame.reason === 'batch-too-long') return messageFrame(errorResponse(null, RpcError.invalidRequest(BATCH_TOO_LONG_MESSAGE)));
         const answer = await this.start(classifyMalformed(frame.value), options);
         return answer && messageFrame(answer);
       }

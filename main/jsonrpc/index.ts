@@ -30,6 +30,8 @@ export {
 export { ErrorCode, RpcError } from './rpc-error.js';
 export { ConnectionClosedError, RequestTimeoutError } from './errors.js';
 export {
+  BATCH_TOO_LONG_MESSAGE,
+  MAX_BATCH_ENTRIES,
   batchFrame,
   frameFromJson,
   messageFrame,

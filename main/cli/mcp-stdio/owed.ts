@@ -1,6 +1,7 @@
 import { classifyEntry, classifyMalformed } from '../../jsonrpc/classify.js';
 import { isNonEmpty } from '../../jsonrpc/frame.js';
 import {
+  BATCH_TOO_LONG_MESSAGE,
   ErrorCode,
   JSONRPC_VERSION,
   batchFrame,
@@ -40,6 +41,11 @@ export function owedIds(frame: TransportFrame): RequestId[] {
 
 export function errorResponse(id: RequestId | null, error: ErrorObject): ErrorResponse {
   return { jsonrpc: JSONRPC_VERSION, id, error };
+}
+
+/** The answer to a batch over the entry cap, which the gateway would refuse the same way: one Invalid Request, id null. */
+export function batchTooLongFrame(): TransportFrame {
+  return messageFrame(errorResponse(null, { code: ErrorCode.InvalidRequest, message: BATCH_TOO_LONG_MESSAGE }));
 }
 
 /** The answer to a line that is not JSON: Parse error, id null (nothing else can be read). */

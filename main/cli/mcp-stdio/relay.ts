@@ -13,7 +13,7 @@ import {
 } from '../../jsonrpc/index.js';
 import { describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
 import { cancelledError } from '../../gateway/mcp/errors.js';
-import { BRIDGE_ERROR, answerFrame, owedIds, parseErrorFrame } from './owed.js';
+import { BRIDGE_ERROR, answerFrame, batchTooLongFrame, owedIds, parseErrorFrame } from './owed.js';
 import { RunningCalls, cancellationOf } from './running-calls.js';
 import { SseParser } from './sse-parser.js';
 
@@ -67,6 +67,8 @@ export class McpRelay {
 
   async relay(frame: TransportFrame): Promise<void> {
     if (frame.kind === 'malformed' && frame.reason === 'parse') return this.write(parseErrorFrame());
+    // Answered here, never sent: the gateway would refuse it whole, and it need not pay for it.
+    if (frame.kind === 'malformed' && frame.reason === 'batch-too-long') return this.write(batchTooLongFrame());
     const exchange: Exchange = {
       sentBatch: frame.kind === 'batch',
       sentMalformed: frame.kind === 'malformed',

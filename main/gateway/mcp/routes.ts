@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BATCH_TOO_LONG_MESSAGE,
   ErrorCode,
   JSONRPC_VERSION,
   dispatchOnce,
@@ -125,6 +126,9 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     const refusal = checkLegacyPost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
     const frame = parseFrame(bodyText(ctx));
+    // A batch over the entry cap is refused on the POST itself (nothing goes on the stream): the
+    // error cannot name a request, so only the POST's own answer reaches the client that sent it.
+    if (frame.kind === 'malformed' && frame.reason === 'batch-too-long') return rpcRefusal(ctx, 400, ErrorCode.InvalidRequest, BATCH_TOO_LONG_MESSAGE, null);
     const peer = ssePeer(session.id);
     noteCancellation(ctx, frame, surface!.inflight, peer);
     // Notifications (a cancellation among them) are never refused: only requests count.
