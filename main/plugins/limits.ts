@@ -65,3 +65,17 @@ export const MAX_WAITING_CALLS = 256;
  * refused `busy` as one past the count is, unless no call is waiting (a lone call always fits).
  */
 export const MAX_WAITING_ARGUMENT_BYTES = 64 * MIB;
+
+/**
+ * How many times one module is put to the grant desk in a registry's life without being granted
+ * (each reload of a changed folder asks again): past it, it is not asked again, and waits for the
+ * grants file (`plugin grant`). A folder rewriting its module.toml could otherwise ask a person
+ * without end. A grant resets the count.
+ */
+export const MAX_UNGRANTED_ASKS = 3;
+/**
+ * Grant requests waiting at the desk at once, for all modules: a modules folder of a thousand
+ * plugins that all ask would otherwise put a thousand requests before a person. The others are
+ * listed ungranted, not asked, and wait for the grants file.
+ */
+export const MAX_OPEN_GRANT_ASKS = 16;

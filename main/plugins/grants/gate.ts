@@ -6,7 +6,8 @@ import type { Capability } from '../worker/protocol.js';
 import { capabilitiesOf, describeAsks, pluginAsks } from './asks.js';
 import type { PluginGrants } from './desk.js';
 import { shortDigest } from './digest.js';
-import { PluginGrantError, ungrantedReason } from './refusal.js';
+import { MAX_OPEN_GRANT_ASKS, MAX_UNGRANTED_ASKS } from '../limits.js';
+import { PluginGrantError, ungrantedReason, type UngrantedWhy } from './refusal.js';
 import type { GrantStore, GrantsOptions } from './store.js';
 import type { CapabilityAsk } from './types.js';
 
@@ -68,6 +69,8 @@ export class GrantGate {
    * against the file at each change of it, and unloaded once it no longer grants it all.
    */
   private readonly serving = new Map<string, ServedModule>();
+  /** How many times each module was put to the desk without being granted since (`MAX_UNGRANTED_ASKS`). */
+  private readonly asked = new Map<string, number>();
   /** The grants file's watch: while a module waits for it (keeping the process alive) or is served on it (not). */
   private watcher: StatWatcher | undefined;
   private readonly mode: NonNullable<GrantsOptions['mode']>;
@@ -126,6 +129,7 @@ export class GrantGate {
    * lock's entry or a grant for this run (`mode: 'allow'`) holds for the registry's life.
    */
   served(input: GateInput, load: () => Promise<unknown>): void {
+    this.asked.delete(input.name); // granted: a later change of it may be asked about again
     const asks = pluginAsks(input);
     if (!this.store.file || asks.length === 0) {
       this.unserved(input.name);
@@ -225,14 +229,29 @@ export class GrantGate {
     this.await(input, missing, load);
   }
 
+  /**
+   * Why module `name` is not put to the desk, if it is not: nobody is asked (`mode: 'deny'`), it
+   * was put there `MAX_UNGRANTED_ASKS` times without a grant, or `MAX_OPEN_GRANT_ASKS` other
+   * requests wait already. A person is asked about a plugin a few times, not at its every change.
+   */
+  private notAsked(name: string): { why: UngrantedWhy; count?: number } | undefined {
+    if (this.mode === 'deny') return { why: 'not-asked' };
+    const asked = this.asked.get(name) ?? 0;
+    if (asked >= MAX_UNGRANTED_ASKS) return { why: 'asked-enough', count: asked };
+    if (this.asking.size >= MAX_OPEN_GRANT_ASKS) return { why: 'desk-full', count: this.asking.size };
+    return undefined;
+  }
+
   private refuse(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): never {
     const { name, digest } = input;
     this.await(input, missing, load);
-    if (this.mode === 'deny') {
-      const reason = ungrantedReason(name, digest, missing, 'not-asked', this.store.grantCommand(name));
+    const notAsked = this.notAsked(name);
+    if (notAsked !== undefined) {
+      const reason = ungrantedReason(name, digest, missing, notAsked.why, this.store.grantCommand(name), notAsked.count);
       this.host.ungranted(name, reason);
       throw new PluginGrantError(reason, missing);
     }
+    this.asked.set(name, (this.asked.get(name) ?? 0) + 1);
     const reason = ungrantedReason(name, digest, missing, 'asking', this.store.grantCommand(name));
     const open = new AbortController();
     this.asking.set(name, open);
