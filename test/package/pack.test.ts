@@ -1,9 +1,11 @@
 // The package as someone outside this repository gets it: `npm pack` of the working tree (a copy,
 // so its `prepack` and `prepare` rebuild out/ there, not here), the tarball installed into a copy
-// of examples/electron-app in a scratch folder (outside this repository: its node_modules are out
-// of reach) with every script refused, its dependencies from the registry through npm's cache.
-// Then: every export docs/embedding.md lists, imported from the installed package with its kind;
-// the example type-checked against the installed declarations; and the example's main.js run on
+// of examples/electron-app taken out of the tarball, in a scratch folder (outside this repository:
+// its node_modules are out of reach) with every script refused, its dependencies from the registry
+// through npm's cache. Then: every export docs/embedding.md lists, imported from the installed
+// package with its kind; the preload by its subpath, sandboxed; a TypeScript consumer of every
+// entry point (skipLibCheck false, no any); the example type-checked against the installed
+// declarations; and the example's main.js run on
 // the stand-in electron, its page served by its own app: handler to Chromium, where
 // <chatty-approvals> shows a real worker's approval and the answer reaches the worker.
 import assert from 'node:assert/strict';
@@ -11,7 +13,7 @@ import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,10 +21,12 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
+import type * as TypeScript from 'typescript';
 import type { ChattyBridge, Snapshot, TaskUpdate } from '../../main/app/bridge/contract.js';
 import { gitRepoOnMain } from '../agents/helpers.js';
 import { resetElectron, StandInFrame, type StandIn } from '../app/electron-stand-in/electron.js';
 import { installPreload, launchChromium } from '../helpers/renderer-page.js';
+import { anyInPublicTypes, writeConsumer } from './public-types.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-pack-')));
@@ -43,8 +47,9 @@ async function run(command: string, args: string[], cwd: string): Promise<string
   try {
     return (await promisify(execFile)(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 })).stdout;
   } catch (err) {
-    const failed = err as { stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stderr ?? ''}`);
+    // (tsc says what is wrong on stdout.)
+    const failed = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`${command} ${args.join(' ')} failed: ${failed.message}\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);
   }
 }
 
@@ -82,9 +87,14 @@ before(async () => {
   const [packed] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], src)) as { filename: string; files: { path: string }[] }[];
   assert.ok(packed, 'npm pack says what it packed');
   packedFiles = packed.files.map((f) => f.path);
+  // The example as a developer with only the tarball gets it: out of the tarball, not this repository.
+  const unpacked = join(scratch, 'unpacked');
+  mkdirSync(unpacked);
+  await run('tar', ['-xzf', join(scratch, packed.filename), '-C', unpacked, 'package/examples/electron-app'], scratch);
   mkdirSync(app);
-  const example = join(repo, 'examples', 'electron-app');
+  const example = join(unpacked, 'package', 'examples', 'electron-app');
   for (const file of readdirSync(example)) if (statSync(join(example, file)).isFile()) copyFileSync(join(example, file), join(app, file));
+  assert.deepEqual(readdirSync(app).sort(), readdirSync(join(repo, 'examples', 'electron-app')).sort(), 'the tarball has the whole example');
   const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   assert.equal(manifest.dependencies['chatty-protocol-gateway'], 'file:../..', 'the example depends on the project by a relative path');
   manifest.dependencies['chatty-protocol-gateway'] = `file:${join(scratch, packed.filename)}`;
@@ -99,16 +109,16 @@ before(async () => {
   ]);
 }, SLOW);
 
-test('the tarball holds the built out/ (JavaScript and declarations of every subpath), the preload, the plugin WIT and example plugins, the README and LICENSE; no sources, tests or maps', () => {
+test('the tarball holds the built out/ (JavaScript and declarations of every subpath, ./preload among them), the preload, the example Electron app, the plugin WIT and example plugins, the README and LICENSE; no sources, tests or maps', () => {
   const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
   const subpaths = Object.keys(manifest.exports).filter((s) => s !== './package.json');
-  assert.deepEqual(subpaths.sort(), ['.', './electron', './renderer', './terminal', './worker']);
+  assert.deepEqual(subpaths.sort(), ['.', './electron', './preload', './renderer', './terminal', './worker']);
   for (const subpath of subpaths) {
     const target = manifest.exports[subpath];
     assert.ok(target && typeof target === 'object');
     for (const file of [target.types, target.default]) assert.ok(packedFiles.includes(file.replace(/^\.\//, '')), `${subpath}: ${file} is packed`);
   }
-  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'examples/agents/helper.js', 'main/worker/README.md', 'README.md', 'LICENSE', 'docs/embedding.md']) {
+  for (const file of ['out/main/cli/bin.js', 'out/preload/index.cjs', 'examples/electron-app/main.js', 'examples/electron-app/page.js', 'examples/electron-app/index.html', 'examples/electron-app/package.json', 'out/main/display/index.js', 'main/plugins/wit/plugin.wit', 'examples/plugins/text-tools/module.toml', 'examples/agents/helper.js', 'main/worker/README.md', 'README.md', 'LICENSE', 'docs/embedding.md']) {
     assert.ok(packedFiles.includes(file), `${file} is packed`);
   }
   const stray = packedFiles.filter((f) => /\.map$|^test\/|^bench\/|^(main|renderer|preload)\/.*\.c?ts$|\.wasm$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.d.cts'));
@@ -156,8 +166,40 @@ test('every documented export of ., ./worker, ./electron and ./terminal imports 
   assert.deepEqual(required.trim().split('\n'), ['true', 'true', 'true', 'true']);
 });
 
+test("the preload resolves by the package's ./preload subpath (a bundled main process cannot use preloadPath's own location), to preloadPath's file: one CommonJS file that, sandboxed, requires nothing but electron", async () => {
+  const script = `
+    const vm = require('node:vm');
+    const path = require.resolve('chatty-protocol-gateway/preload');
+    const exposed = {};
+    const electron = { contextBridge: { exposeInMainWorld: (key, api) => { exposed[key] = api; } }, ipcRenderer: { invoke: async () => {}, on() {}, removeListener() {} } };
+    // A sandboxed preload's require: electron and nothing else (no fs, no path, no file of the package).
+    const sandboxedRequire = (name) => { if (name !== 'electron') throw new Error('sandboxed preload cannot require ' + name); return electron; };
+    const module = { exports: {} };
+    vm.runInNewContext('(function (require, module, exports) {' + require('node:fs').readFileSync(path, 'utf8') + '\\n})', {})(sandboxedRequire, module, module.exports);
+    import('chatty-protocol-gateway/electron').then(({ preloadPath }) => console.log(JSON.stringify({ path, preloadPath, keys: Object.keys(exposed), api: Object.keys(exposed.chatty ?? {}).length })));`;
+  const { path, preloadPath, keys, api } = JSON.parse(await run(process.execPath, ['--input-type=commonjs', '-e', script], app)) as { path: string; preloadPath: string; keys: string[]; api: number };
+  assert.equal(path, join(installed, 'out', 'preload', 'index.cjs'));
+  assert.equal(preloadPath, path);
+  assert.deepEqual(keys, ['chatty']);
+  assert.ok(api >= 12, `window.chatty has the bridge's functions (${api})`);
+});
+
 test('examples/electron-app type-checks (checkJs, strict) against the installed declarations', async () => {
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+});
+
+test('a TypeScript consumer of all five entry points compiles with skipLibCheck false, under module nodenext and under moduleResolution bundler, and no export\'s public type has an any in it', async () => {
+  const ts = createRequire(join(app, 'package.json'))('typescript') as typeof TypeScript;
+  // docs/embedding.md's one line for skipLibCheck false: @types/koa reads content-disposition's own types otherwise.
+  const paths = { 'content-disposition': ['../node_modules/@types/content-disposition'] };
+  for (const [name, options] of [
+    ['ts-nodenext', { module: 'nodenext', skipLibCheck: false, paths }],
+    ['ts-bundler', { module: 'esnext', moduleResolution: 'bundler', skipLibCheck: false, paths }],
+  ] as const) {
+    const config = writeConsumer(join(app, name), options);
+    await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', config], app);
+    assert.deepEqual(anyInPublicTypes(ts, config), [], `${name}: no any in the public types`);
+  }
 });
 
 test("the example's npm start checks the Node version before Electron is reached: below 22.12, one line saying so and exit 1", async () => {
