@@ -68,6 +68,13 @@ export async function until(condition: () => boolean, what = 'the condition'): P
   }
 }
 
+/** Fails (not hangs) when `promise` has not settled within `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer!: NodeJS.Timeout;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** A plan for the test agent, as the task text it reads. */
 export const plan = (p: unknown): string => JSON.stringify(p);
 

@@ -11,18 +11,12 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../agents/helpers.js';
 import { repoIn, worktreeBroker } from './hostile-git-broker.js';
+import { within } from './helpers.js';
 
 const temporary: string[] = [];
 after(() => {
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Fails (not hangs) when `promise` has not settled within `ms`. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer!: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 /** Lets a reader blocked on the fifo go (a writer opens and closes it), so that a failed test does not hang the run. */
 function releaseFifo(fifo: string): void {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LocalRunner } from '../../main/broker/runners/index.js';
-import { isAlive, plan, startBroker } from './helpers.js';
+import { isAlive, plan, startBroker, within } from './helpers.js';
 
 const ORPHAN = fileURLToPath(new URL('./children/orphan-holder.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'chatty-orphan-'));
@@ -26,13 +26,6 @@ after(() => {
   }
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Fails (not hangs) when `promise` has not settled within `ms`. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer!: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 function orphanRunner(name: string, ...extra: string[]): LocalRunner {
   const pidFile = join(dir, `${name}.pid`);
