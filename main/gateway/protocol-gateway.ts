@@ -133,6 +133,11 @@ export class ProtocolGateway {
     return this.sseSessions.size;
   }
 
+  /** Bytes written to legacy MCP SSE streams that their clients have not read yet, all streams together. */
+  get sseBacklogBytes(): number {
+    return this.sseSessions.backlogBytes;
+  }
+
   /** Legacy MCP SSE sessions as they open and close; returns the unsubscribe function. */
   onSseSession(listener: SseSessionListener): () => void {
     return this.sseSessions.subscribe(listener);

@@ -6,6 +6,8 @@ export {
   SseSession,
   SSE_KEEP_ALIVE_MS,
   MAX_SSE_BACKLOG_BYTES,
+  MAX_SSE_SESSIONS,
+  MAX_SSE_TOTAL_BACKLOG_BYTES,
   type SseSessionEvent,
   type SseSessionListener,
 } from './sse-sessions.js';

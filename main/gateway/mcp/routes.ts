@@ -19,7 +19,7 @@ import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls
 import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
 import { MAX_REQUESTS_IN_FLIGHT, overCapAnswer, tooManyRequestsMessage } from './request-cap.js';
-import type { SseSessions } from './sse-sessions.js';
+import { sseSessionsFullMessage, type SseSessions } from './sse-sessions.js';
 
 export interface McpSurfaceOptions {
   modules: ModuleDirectory;
@@ -110,6 +110,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (!dispatcher) return moduleNotServed(ctx, options.modules, name, () => refuse(ctx, 404, moduleNotFoundMessage(name)));
       const refusal = checkStreamGet(ctx.req.headers);
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
+      if (options.sessions.isFull) return refuse(ctx, 503, sseSessionsFullMessage(name));
       ctx.status = 200;
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
       const session = options.sessions.open(name, ctx.res);

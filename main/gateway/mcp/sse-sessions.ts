@@ -5,8 +5,16 @@ import { formatSseComment, formatSseEvent, formatSseMessage, type TransportFrame
 
 /** A legacy SSE stream gets a comment line every 15 s to keep it alive. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
-/** A client that stops reading loses its session once this much is waiting to be sent to it. */
+/** A client that stops reading loses its session when a write would leave more than this waiting to be sent to it. */
 export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
+/** Legacy SSE sessions one gateway holds open at once (each holds a connection and a timer); the next GET is refused 503. */
+export const MAX_SSE_SESSIONS = 64;
+/**
+ * What all of one gateway's SSE streams together may hold unsent (in the Electron main process):
+ * a write that would go over it first closes the streams with the largest backlogs, so clients
+ * that never read cannot add up past it (before: 8 unread sessions held +275 MB).
+ */
+export const MAX_SSE_TOTAL_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 const KEEP_ALIVE = formatSseComment();
 
@@ -23,6 +31,8 @@ export class SseSession {
     private readonly res: ServerResponse,
     keepAliveMs: number,
     onClose: (session: SseSession) => void,
+    /** Frees room for `bytes` more among all sessions; false when this session was closed for it. */
+    private readonly makeRoom: (writer: SseSession, bytes: number) => boolean,
   ) {
     this.timer = setInterval(() => this.write(KEEP_ALIVE), keepAliveMs);
     this.timer.unref();
@@ -35,6 +45,10 @@ export class SseSession {
 
   get isOpen(): boolean {
     return this.open;
+  }
+
+  get backlogBytes(): number {
+    return this.open ? this.res.writableLength : 0;
   }
 
   /** The first event: where to POST. */
@@ -52,12 +66,18 @@ export class SseSession {
     if (this.open) this.res.end();
   }
 
+  /** Closes the stream at once, whatever it still holds (its client is not reading). */
+  drop(): void {
+    if (!this.open) return;
+    this.open = false; // at once: its backlog no longer counts, though 'close' comes a tick later
+    this.res.destroy();
+  }
+
   private write(chunk: string): void {
     if (!this.open || this.res.writableEnded) return;
-    if (this.res.writableLength > MAX_SSE_BACKLOG_BYTES) {
-      this.res.destroy();
-      return;
-    }
+    const bytes = Buffer.byteLength(chunk);
+    if (this.res.writableLength + bytes > MAX_SSE_BACKLOG_BYTES) return this.drop();
+    if (!this.makeRoom(this, bytes)) return;
     this.res.write(chunk);
   }
 }
@@ -84,16 +104,35 @@ export class SseSessions {
    */
   open(module: string, res: ServerResponse): SseSession {
     const id = randomBytes(16).toString('hex');
-    const session = new SseSession(id, module, res, this.keepAliveMs, (s) => {
+    const onClose = (s: SseSession): void => {
       if (this.sessions.get(s.id) !== s) return;
       this.sessions.delete(s.id);
       this.events.emit('session', { id: s.id, module: s.module, state: 'closed' } satisfies SseSessionEvent);
-    });
+    };
+    const session = new SseSession(id, module, res, this.keepAliveMs, onClose, (writer, bytes) => this.makeRoom(writer, bytes));
     this.sessions.set(id, session);
     this.events.emit('session', { id, module, state: 'open' } satisfies SseSessionEvent);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform' });
     session.sendEndpoint(`/mcp/${encodeURIComponent(module)}/sse?sessionId=${id}`);
     return session;
+  }
+
+  /** No room for another session (`MAX_SSE_SESSIONS`): the GET is refused with `fullMessage`. */
+  get isFull(): boolean {
+    return this.sessions.size >= MAX_SSE_SESSIONS;
+  }
+
+  /** Closes the streams with the largest backlogs until `bytes` more fit in `MAX_SSE_TOTAL_BACKLOG_BYTES`. */
+  private makeRoom(writer: SseSession, bytes: number): boolean {
+    let total = bytes + this.backlogBytes;
+    while (total > MAX_SSE_TOTAL_BACKLOG_BYTES) {
+      let largest: SseSession | undefined;
+      for (const session of this.sessions.values()) if (session.backlogBytes > (largest?.backlogBytes ?? 0)) largest = session;
+      if (!largest) break;
+      total -= largest.backlogBytes;
+      largest.drop();
+    }
+    return writer.isOpen;
   }
 
   get(id: string): SseSession | undefined {
@@ -108,6 +147,12 @@ export class SseSessions {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  get backlogBytes(): number {
+    let total = 0;
+    for (const session of this.sessions.values()) total += session.backlogBytes;
+    return total;
   }
 
   /** Sends `frame` (a notification) on every open session of `module`; returns how many it went to. */
@@ -125,4 +170,9 @@ export class SseSessions {
   endAll(): void {
     for (const session of this.sessions.values()) session.end();
   }
+}
+
+/** The refusal of a GET past `MAX_SSE_SESSIONS`. */
+export function sseSessionsFullMessage(module: string): string {
+  return `too many open SSE sessions: at most ${MAX_SSE_SESSIONS}; close one, or use Streamable HTTP (POST /mcp/${module})`;
 }

@@ -1,0 +1,90 @@
+/**
+ * Legacy SSE sessions that are never read: each held up to 16 MiB plus one message, and nothing
+ * bounded how many, so 8 unread sessions cost the gateway +275 MB. Now at most MAX_SSE_SESSIONS
+ * are open at once (the next GET is refused 503) and all streams together hold at most
+ * MAX_SSE_TOTAL_BACKLOG_BYTES unsent (the largest backlogs are closed to make room); a session
+ * that reads is served throughout. Measured as the bytes queued on the streams, not RSS.
+ */
+import assert from 'node:assert/strict';
+import { createConnection, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { MAX_SSE_SESSIONS, MAX_SSE_TOTAL_BACKLOG_BYTES } from '../../main/gateway/mcp/index.js';
+import { unixRequest } from '../helpers/http.js';
+import { startMcpGateway, type McpGateway } from './helpers.js';
+import { SseStream } from './sse-reader.js';
+
+let gw: McpGateway;
+before(async () => {
+  gw = await startMcpGateway(['echo']);
+});
+after(async () => {
+  await gw.close();
+});
+
+/** A legacy session whose client reads its endpoint event, then never another byte. */
+async function unreadSession(): Promise<{ endpoint: string; socket: Socket }> {
+  const socket = createConnection(gw.socketPath);
+  socket.write(`GET /mcp/echo/sse HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: text/event-stream\r\n\r\n`);
+  let text = '';
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('latin1');
+      const match = /data: (\/mcp\/echo\/sse\?sessionId=[0-9a-f]{32})\n/.exec(text);
+      if (!match) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve(match[1]!);
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
+  return { endpoint, socket };
+}
+
+const postTo = (endpoint: string, body: string) =>
+  unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body });
+
+describe('unread legacy SSE sessions', () => {
+  test('what all unread streams hold stays under the gateway-wide cap; a reading session is still answered', { timeout: 60_000 }, async () => {
+    const honest = await SseStream.open(gw.socketPath, '/mcp/echo/sse', gw.auth);
+    const honestEndpoint = (await honest.nextEvent()).data;
+    const unread = await Promise.all(Array.from({ length: 8 }, unreadSession));
+    const bigId = 'x'.repeat(5 * 1024 * 1024);
+    let sent = 0;
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (const { endpoint } of unread) {
+          const res = await postTo(endpoint, JSON.stringify({ jsonrpc: '2.0', id: bigId, method: 'ping' }));
+          if (res.status === 202) sent += bigId.length;
+        }
+        // The honest session's answer comes after every answer posted before it was written.
+        assert.equal((await postTo(honestEndpoint, JSON.stringify({ jsonrpc: '2.0', id: `honest-${round}`, method: 'ping' }))).status, 202);
+        assert.deepEqual(JSON.parse((await honest.nextEvent()).data), { jsonrpc: '2.0', id: `honest-${round}`, result: {} });
+        const queued = gw.gateway.sseBacklogBytes;
+        assert.ok(queued <= MAX_SSE_TOTAL_BACKLOG_BYTES, `round ${round}: ${queued} bytes queued on SSE streams`);
+      }
+      assert.ok(sent > MAX_SSE_TOTAL_BACKLOG_BYTES, `the clients asked for ${sent} bytes of answers`);
+    } finally {
+      for (const { socket } of unread) socket.destroy();
+      honest.disconnect();
+    }
+  });
+
+  test(`at most MAX_SSE_SESSIONS open at once: the next GET is refused 503 with a clear error, and served again once one closes`, { timeout: 30_000 }, async () => {
+    assert.equal(MAX_SSE_SESSIONS, 64);
+    while (gw.gateway.openSseSessions > 0) await new Promise((resolve) => setImmediate(resolve));
+    const held = await Promise.all(Array.from({ length: MAX_SSE_SESSIONS }, unreadSession));
+    try {
+      const refused = await unixRequest(gw.socketPath, { path: '/mcp/echo/sse', headers: { ...gw.auth, accept: 'text/event-stream' } });
+      assert.equal(refused.status, 503);
+      assert.deepEqual(JSON.parse(refused.body), { error: `too many open SSE sessions: at most ${MAX_SSE_SESSIONS}; close one, or use Streamable HTTP (POST /mcp/echo)` });
+      held.pop()!.socket.destroy();
+      while (gw.gateway.openSseSessions >= MAX_SSE_SESSIONS) await new Promise((resolve) => setImmediate(resolve));
+      const again = await SseStream.open(gw.socketPath, '/mcp/echo/sse', gw.auth);
+      assert.equal(again.status, 200);
+      again.disconnect();
+    } finally {
+      for (const { socket } of held) socket.destroy();
+    }
+  });
+});
