@@ -4,13 +4,37 @@
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppResponse } from './app-protocol.js';
+import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppOrigin, type AppResponse } from './app-protocol.js';
 
 /** The window's origin: `app://chatty`. */
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 
 /** For `protocol.registerSchemesAsPrivileged([APP_SCHEME_REGISTRATION])`, before `app` is ready. */
 export const APP_SCHEME_REGISTRATION = { scheme: APP_SCHEME, privileges: { ...APP_SCHEME_PRIVILEGES } };
+
+/**
+ * The registration of the scheme of an origin the app chose (`AppPagesOptions.origin`), with the
+ * same privileges (standard, secure). Electron keeps only the last `registerSchemesAsPrivileged`
+ * call: pass it in the app's one call, beside the app's own schemes.
+ */
+export function appSchemeRegistration(scheme: string = APP_SCHEME): typeof APP_SCHEME_REGISTRATION {
+  if (!/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new Error(`appSchemeRegistration: '${scheme}' is not a URL scheme (lower-case letters, digits, + . -, a letter first)`);
+  return { scheme, privileges: { ...APP_SCHEME_PRIVILEGES } };
+}
+
+/** `<scheme>://<host>` as an `AppOrigin`; anything else (a path, a user, no host) is refused with what is wrong. */
+function parseOrigin(origin: string | undefined): AppOrigin {
+  if (origin === undefined) return { scheme: APP_SCHEME, host: APP_HOST };
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    parsed = undefined;
+  }
+  const plain = parsed && parsed.host !== '' && parsed.username === '' && parsed.password === '' && (parsed.pathname === '' || parsed.pathname === '/') && parsed.search === '' && parsed.hash === '';
+  if (!parsed || !plain || !origin.startsWith(`${parsed.protocol}//`)) throw new Error(`app protocol: origin must be <scheme>://<host> (like ${APP_ORIGIN}), not '${origin}'`);
+  return { scheme: parsed.protocol.slice(0, -1), host: parsed.host };
+}
 
 /**
  * The package's root: three levels up from the build's out/main/app/, two from the sources (the
@@ -25,8 +49,8 @@ export const preloadPath = join(PACKAGE_ROOT, 'out', 'preload', 'index.cjs');
 const PAGE_FILE = /^\/([A-Za-z0-9_-][A-Za-z0-9._-]*)\.(html|css|m?js|svg|png)$/;
 
 /** The file of the app's `pages` folder an `app:` URL names, or undefined. */
-function pageFile(url: string, pages: string): { path: string; contentType: string } | undefined {
-  const pathname = appPathname(url);
+function pageFile(url: string, pages: string, origin: AppOrigin): { path: string; contentType: string } | undefined {
+  const pathname = appPathname(url, origin);
   const match = pathname === undefined ? null : PAGE_FILE.exec(pathname);
   const type = match ? APP_CONTENT_TYPES[match[2] ?? ''] : undefined;
   return match && type ? { path: join(pages, `${match[1]}.${match[2]}`), contentType: type } : undefined;
@@ -37,6 +61,12 @@ export interface AppPagesOptions {
   pages?: string;
   /** Each refused request (not 200), e.g. the main-process log. */
   log?: (line: string) => void;
+  /**
+   * The origin served, `<scheme>://<host>` (default `app://chatty`, `APP_ORIGIN`): another when the
+   * app's own pages already use `app:` (electron-serve's default). Register its scheme with
+   * `appSchemeRegistration(scheme)` and give the bridge the page's URL (`pageUrl`).
+   */
+  origin?: string;
 }
 
 /**
@@ -45,14 +75,16 @@ export interface AppPagesOptions {
  * anything else, 405 for a method other than GET and HEAD. Every page comes with the CSP.
  */
 export async function answerAppRequest(request: { url: string; method: string }, options: AppPagesOptions = {}): Promise<AppResponse> {
-  const page = options.pages === undefined ? undefined : pageFile(request.url, options.pages);
+  const origin = parseOrigin(options.origin);
+  const page = options.pages === undefined ? undefined : pageFile(request.url, options.pages, origin);
   // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).
   const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method) : undefined;
-  return served ?? serveAppRequest(request, PACKAGE_ROOT);
+  return served ?? serveAppRequest(request, PACKAGE_ROOT, origin);
 }
 
 /** The handler for `session.protocol.handle('app', …)`. */
 export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
+  parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
   return async (request) => {
     const answer = await answerAppRequest({ url: request.url, method: request.method }, options);
     if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);
@@ -69,8 +101,9 @@ export interface ProtocolSession {
 /**
  * Serves the `app:` scheme on `session` (register it first with `APP_SCHEME_REGISTRATION`): the
  * window then loads `app://chatty/index.html` from `pages`, with its scripts, and may import the
- * package's renderer module from `app://chatty/out/renderer/index.js`.
+ * package's renderer module from `app://chatty/out/renderer/index.js`. With `origin`, the same on
+ * that origin's scheme and host.
  */
 export function handleAppProtocol(session: ProtocolSession, options: AppPagesOptions = {}): void {
-  session.protocol.handle(APP_SCHEME, appProtocolHandler(options));
+  session.protocol.handle(parseOrigin(options.origin).scheme, appProtocolHandler(options));
 }

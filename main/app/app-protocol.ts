@@ -10,6 +10,13 @@ import { CONTENT_SECURITY_POLICY } from './window-options.js';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'chatty';
+
+/** The origin the `app:` files are served on: `app://chatty` unless an embedding app chooses another (app-pages.ts). */
+export interface AppOrigin {
+  scheme: string;
+  host: string;
+}
+const DEFAULT_ORIGIN: AppOrigin = { scheme: APP_SCHEME, host: APP_HOST };
 /** The page the window loads; the bridge answers only its top frame at exactly this URL. */
 export const APP_PAGE_URL = `${APP_SCHEME}://${APP_HOST}/renderer-demo/index.html`;
 
@@ -51,9 +58,9 @@ export interface AppAsset {
   contentType: string;
 }
 
-/** The file an `app:` URL names, or undefined when it may not be served. */
-export function appAsset(url: string): AppAsset | undefined {
-  const pathname = appPathname(url);
+/** The file an `app:` URL names (on `origin`), or undefined when it may not be served. */
+export function appAsset(url: string, origin: AppOrigin = DEFAULT_ORIGIN): AppAsset | undefined {
+  const pathname = appPathname(url, origin);
   if (pathname === undefined) return undefined;
   const path = pathname.replace(/^\//, '');
   for (const allowed of ALLOWED) {
@@ -67,11 +74,11 @@ export function appAsset(url: string): AppAsset | undefined {
 }
 
 /**
- * The path an `app://chatty/…` URL names (`/index.html`), or undefined for any other scheme or host,
- * a user or password, or a percent-escape (refused outright: an encoded slash or dot never reaches
- * the file system). Each folder's own pattern then decides which names it serves.
+ * The path an `app://chatty/…` URL (or one on `origin`) names (`/index.html`), or undefined for any
+ * other scheme or host, a user or password, or a percent-escape (refused outright: an encoded slash
+ * or dot never reaches the file system). Each folder's own pattern then decides which names it serves.
  */
-export function appPathname(url: string): string | undefined {
+export function appPathname(url: string, origin: AppOrigin = DEFAULT_ORIGIN): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -79,7 +86,7 @@ export function appPathname(url: string): string | undefined {
     return undefined;
   }
   // (`URL.origin` is "null" for a scheme Node does not know: the scheme and host are compared.)
-  if (parsed.protocol !== `${APP_SCHEME}:` || parsed.host !== APP_HOST || parsed.username !== '' || parsed.password !== '') return undefined;
+  if (parsed.protocol !== `${origin.scheme}:` || parsed.host !== origin.host || parsed.username !== '' || parsed.password !== '') return undefined;
   if (parsed.pathname.includes('%')) return undefined;
   return parsed.pathname;
 }
@@ -108,10 +115,10 @@ export interface AppResponse {
  * and the security headers, 404 for anything not on the allow-list or not there, 405 for a method
  * other than GET or HEAD.
  */
-export async function serveAppRequest(request: { url: string; method: string }, root: string): Promise<AppResponse> {
+export async function serveAppRequest(request: { url: string; method: string }, root: string, origin: AppOrigin = DEFAULT_ORIGIN): Promise<AppResponse> {
   const plain = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
   if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: plain, body: 'method not allowed' };
-  const asset = appAsset(request.url);
+  const asset = appAsset(request.url, origin);
   const served = asset && (await serveAppFile(join(root, ...asset.path.split('/')), asset.contentType, request.method));
   return served ?? { status: 404, headers: plain, body: 'not found' };
 }

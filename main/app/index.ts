@@ -9,6 +9,7 @@ export {
   APP_ORIGIN,
   APP_SCHEME_REGISTRATION,
   appProtocolHandler,
+  appSchemeRegistration,
   handleAppProtocol,
   preloadPath,
   type AppPagesOptions,
