@@ -6,3 +6,10 @@
  * renderer popover (`<chatty-approvals>`) and `serve`'s terminal prompt.
  */
 export const GUARD_MS = 600;
+
+/**
+ * How many guard times a request waits for its first answer when it takes the place of one that
+ * was withdrawn while shown (a swap the person did not make: a worker showed one request, waited
+ * for the person to reach Approve or type `y`, and withdrew it with another queued behind).
+ */
+export const REPLACED_GUARD_TIMES = 3;

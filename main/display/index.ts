@@ -4,5 +4,5 @@
  */
 export { showExactly, hasHidden, shownParts, codePointLabel, replaceHidden } from './show-exactly.js';
 export type { ShownText, ShownPart } from './show-exactly.js';
-export { GUARD_MS } from './guard-time.js';
+export { GUARD_MS, REPLACED_GUARD_TIMES } from './guard-time.js';
 export { hasRightToLeft, RIGHT_TO_LEFT_RUN } from './right-to-left.js';

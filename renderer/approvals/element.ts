@@ -12,7 +12,7 @@
 // - a request stays until it is answered or withdrawn; a refused answer keeps it open with the
 //   error; a withdrawn one leaves a trace line; Escape and Later put a request off, never decide it.
 import type { ChattyBridge, PendingApproval, PendingGrant, PendingQuestion, Snapshot } from '../../main/app/bridge/contract.js';
-import { GUARD_MS } from '../../main/display/index.js';
+import { GUARD_MS, REPLACED_GUARD_TIMES } from '../../main/display/index.js';
 import { approvalContent, type ApprovalAnswer } from './approval-view.js';
 import { grantContent, type GrantAnswer } from './grant-view.js';
 import { el, localClock, shown } from './parts.js';
@@ -22,9 +22,6 @@ import type { PopoverContent, ViewContext } from './view.js';
 
 /** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes: the one guard time of both roots (main/display). */
 export { GUARD_MS };
-
-/** How many guard times a popover that takes the place of a withdrawn request stays inert. */
-export const REPLACED_GUARD_TIMES = 3;
 
 export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion } | { kind: 'grant'; view: PendingGrant };
 

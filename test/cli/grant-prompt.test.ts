@@ -147,7 +147,7 @@ describe('the grant prompt', () => {
     await s.shows('  grant? [y/N] ', 2);
     input.write('y\n');
     assert.equal(await second, 'granted');
-    assert.ok(s.text().includes('  grant? [y/N] \n  (withdrawn: the plugin no longer waits for this grant)\nchatty-gateway: plugin second 0.3.1'), s.text());
+    assert.ok(s.text().includes('  grant? [y/N] \n  (withdrawn: the plugin no longer waits for this grant)\n  !! the request above was withdrawn: the one below is another request (its answer waits 3 guard times)\nchatty-gateway: plugin second 0.3.1'), s.text());
     terminal.close();
   });
 

@@ -3,7 +3,7 @@ import { describeMatch, type ApprovalDecision, type ApprovalMatch, type Approval
 import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
 import { approvalDetails, describeApproval, describeAsker, describeOffer, recallApproval, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
-import { GUARD_MS } from '../../display/index.js';
+import { GUARD_MS, REPLACED_GUARD_TIMES } from '../../display/index.js';
 import { LineQueue } from './line-queue.js';
 import { printable } from './safe-text.js';
 
@@ -100,6 +100,8 @@ export class TerminalPrompter {
   private readonly grantCommand: (plugin: string) => string;
   private readonly guardMs: number;
   private turn: Promise<unknown> = Promise.resolve();
+  /** The request last on the screen was withdrawn, not answered: the next one says so and waits longer for its answer. */
+  private afterWithdrawal = false;
 
   constructor(options: PrompterOptions = {}) {
     this.ownLines = options.lines === undefined;
@@ -166,6 +168,7 @@ export class TerminalPrompter {
         const word = await this.readWord('  grant?', ' [y/N] ', signal);
         if (signal.aborted) {
           this.write('\n  (withdrawn: the plugin no longer waits for this grant)\n');
+          this.afterWithdrawal = true;
           return 'denied';
         }
         if (word === undefined) {
@@ -245,7 +248,12 @@ export class TerminalPrompter {
 
   /** Runs `prompt` once every earlier prompt is done; a request withdrawn before its turn is never shown. */
   private inTurn<T>(signal: AbortSignal, ifWithdrawn: T, prompt: () => Promise<T>): Promise<T> {
-    const run = this.turn.then(() => (signal.aborted ? ifWithdrawn : prompt()));
+    const run = this.turn.then(() => {
+      if (signal.aborted) return ifWithdrawn;
+      // A swap the person did not make (a worker withdrew what they read, another was queued): said before it.
+      if (this.afterWithdrawal) this.write(`  !! the request above was withdrawn: the one below is another request (its answer waits ${REPLACED_GUARD_TIMES} guard times)\n`);
+      return prompt();
+    });
     this.turn = run.catch(() => {});
     return run;
   }
@@ -262,9 +270,12 @@ export class TerminalPrompter {
    */
   private async readLine(question: string, cue: string, signal: AbortSignal): Promise<string | undefined> {
     this.write(question);
+    // After a withdrawal, longer: a `y` the person was about to type for the request they read lands nowhere.
+    const guard = this.afterWithdrawal ? REPLACED_GUARD_TIMES * this.guardMs : this.guardMs;
+    this.afterWithdrawal = false;
     if (this.lines.readsKeys) {
       const release = this.lines.hold();
-      await guardTime(this.guardMs, signal);
+      await guardTime(guard, signal);
       const dropped = release();
       if (signal.aborted) return undefined;
       if (dropped) this.write(` ${IGNORED}\n${question}`);
@@ -288,6 +299,7 @@ export class TerminalPrompter {
 
   private withdrawn<T>(value: T): T {
     this.write('\n  (withdrawn: the agent no longer waits for this)\n');
+    this.afterWithdrawal = true;
     return value;
   }
 
