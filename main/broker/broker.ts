@@ -463,7 +463,8 @@ export class Broker {
             served();
             const result = this.invokeResult(caller, text, outcome, signal, rootCall);
             resolve(result);
-            answer?.answerNow(result);
+            // An answer waiting for room (a caller that stopped reading) holds the participant's reading.
+            return answer?.answerNow(result);
           }, sent);
         } catch (err) {
           served(); // the task never went out: the participant does not run it
@@ -506,12 +507,12 @@ export class Broker {
    * Runs one task on a local participant's connection (see `runTask`); `done` gets its outcome in
    * the turn it ends. The task is the participant's meanwhile (`ownsTask`): no longer once `done` runs.
    */
-  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void, sent?: () => void): void {
+  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void | Promise<void>, sent?: () => void): void {
     const owned = this.tree.taskRunning(params.taskId);
     try {
       runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
         owned();
-        done(outcome);
+        return done(outcome);
       }, sent);
     } catch (err) {
       owned(); // a task.run that could not be sent (see `runTask`) is nobody's

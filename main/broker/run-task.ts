@@ -20,19 +20,20 @@ export function runTask(
   onEvent: TaskEventListener,
   signal: AbortLike,
   graceMs: number,
-  done: (outcome: TaskOutcome) => void,
+  done: (outcome: TaskOutcome) => void | Promise<void>,
   sent?: () => void,
 ): void {
   const name = connection.node.name;
   let running: number | undefined;
   let settled = false;
   let timer: NodeJS.Timeout | undefined;
-  const settle = (outcome: TaskOutcome): void => {
+  // What `done` returns (its caller's answer waiting for room) holds the connection's reading: see `OutcomeListener`.
+  const settle = (outcome: TaskOutcome): void | Promise<void> => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
-    done(outcome);
+    return done(outcome);
   };
   // Installed before the task.run waits for room, so that a full queue cannot hold off the abort.
   const onAbort = (): void => {

@@ -41,9 +41,12 @@ export interface CallContext {
    * it does a promise turn or more later. The handler's promise still settles (with the same
    * result) and is then ignored. For a handler whose result is ready in a callback (a task's
    * outcome read from its callee), so that the answer is written right behind the frame that
-   * caused it. Answering twice, or after the connection closed, does nothing.
+   * caused it. Answering twice, or after the connection closed, does nothing. Returns what
+   * `progress` does: undefined when the answer was queued at once (or dropped), else a promise
+   * that resolves once it is queued or dropped. Returned from a task's outcome listener
+   * (`sendTask`), that promise holds the reading of the connection the outcome came from.
    */
-  answerNow(result: unknown): void;
+  answerNow(result: unknown): Promise<void> | undefined;
 }
 
 /**
@@ -89,9 +92,16 @@ interface OwedRequest {
   reject: (err: Error) => void;
 }
 
+/**
+ * Gets a task's outcome, once (see `sendTask`). When it returns a promise, the connection reads no
+ * more from its worker until that promise settles, as for a `TaskEventListener`: a caller's answer
+ * waiting for room in its full queue pauses the callee whose outcome made it.
+ */
+export type OutcomeListener = (outcome: TaskOutcome) => void | Promise<void>;
+
 interface OwedTask {
   /** Called once with the outcome (see `sendTask`). */
-  resolve: (outcome: TaskOutcome) => void;
+  resolve: OutcomeListener;
   onEvent: TaskEventListener | undefined;
 }
 
@@ -229,7 +239,7 @@ export class ParticipantConnection {
    * called: one over the worker's frame cap (which would close its connection) as a `CallError`
    * (`failed`), one that cannot be encoded as what encoding threw.
    */
-  sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: (outcome: TaskOutcome) => void): { id: number; queued: Promise<void> | undefined } {
+  sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: OutcomeListener): { id: number; queued: Promise<void> | undefined } {
     if (this.closeReason !== undefined) {
       this.deliver(onOutcome, this.disconnected());
       return { id: 0, queued: undefined };
@@ -248,12 +258,16 @@ export class ParticipantConnection {
     }
   }
 
-  private deliver(onOutcome: (outcome: TaskOutcome) => void, outcome: TaskOutcome): void {
+  /** Hands a task its outcome; what the listener returns holds reading (see `OutcomeListener`). */
+  private deliver(onOutcome: OutcomeListener, outcome: TaskOutcome): void {
+    let forwarding: void | Promise<void>;
     try {
-      onOutcome(outcome);
+      forwarding = onOutcome(outcome);
     } catch (err) {
       this.log(`a task's outcome listener threw: ${(err as Error)?.message ?? String(err)}`);
+      return;
     }
+    if (forwarding instanceof Promise) this.holdFor(forwarding, "a task's outcome listener");
   }
 
   /** Asks the worker to stop a task (its outcome still comes as the task.run's answer). */
@@ -414,9 +428,14 @@ export class ParticipantConnection {
       this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`);
       return;
     }
-    if (!(forwarding instanceof Promise)) return;
+    if (forwarding instanceof Promise) this.holdFor(forwarding, 'a task.event listener');
+  }
+
+  /** Reading waits for `forwarding` (see `holdReading`); its rejection is logged as `what`'s. */
+  private holdFor(forwarding: Promise<void>, what: string): void {
+    if (this.closeReason !== undefined) return;
     const hold: Promise<void> = forwarding
-      .catch((err: unknown) => this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`))
+      .catch((err: unknown) => this.log(`${what} threw: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => this.holds.delete(hold));
     this.holds.add(hold);
   }
@@ -476,12 +495,12 @@ export class ParticipantConnection {
    * gate is free, and its answer (the result, or the error it failed with) is queued. Nothing is
    * sent once the connection has closed.
    */
-  private readonly answer = (context: WorkerCallContext, ok: boolean, value: unknown): void => {
-    if (context.answered) return;
+  private readonly answer = (context: WorkerCallContext, ok: boolean, value: unknown): Promise<void> | undefined => {
+    if (context.answered) return undefined;
     context.answered = true;
     this.gate.release();
     this.calls.delete(context.id);
-    if (this.closeReason === undefined) this.reply(this.answerLine(context.id, ok, value));
+    return this.closeReason === undefined ? this.reply(this.answerLine(context.id, ok, value)) : undefined;
   };
 
   /** A call's answer as a line; a result that cannot be encoded fails the call with what encoding threw. */
@@ -497,9 +516,9 @@ export class ParticipantConnection {
     return fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
   }
 
-  /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first). */
-  private reply(line: string): void {
-    void this.outbound.offer(line)?.catch(() => {});
+  /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first): a promise while it waits. */
+  private reply(line: string): Promise<void> | undefined {
+    return this.outbound.offer(line)?.catch(() => {});
   }
 }
 
@@ -518,7 +537,7 @@ class WorkerCallContext implements CallContext {
     readonly id: number,
     private readonly cancel: CallSignal,
     readonly progress: (event: ProgressEvent) => Promise<void> | undefined,
-    private readonly answer: (context: WorkerCallContext, ok: boolean, value: unknown) => void,
+    private readonly answer: (context: WorkerCallContext, ok: boolean, value: unknown) => Promise<void> | undefined,
   ) {
     this.abort = cancel.abort;
   }
@@ -527,8 +546,8 @@ class WorkerCallContext implements CallContext {
     return this.cancel.signal;
   }
 
-  answerNow(result: unknown): void {
-    this.answer(this, true, result);
+  answerNow(result: unknown): Promise<void> | undefined {
+    return this.answer(this, true, result);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * A raw participant for the broker tests: says hello, reads its answer, then makes one
- * `agent.invoke` (the JSON params in CHATTY_TEST_INVOKE) and never reads again, so whatever the
- * broker sends it for that call (its progress, its result) waits in the broker's outbound queue.
+ * `agent.invoke` (the JSON params in CHATTY_TEST_INVOKE; CHATTY_TEST_INVOKE_COUNT of them, in one
+ * write, when set) and never reads again, so whatever the broker sends it for those calls (their
+ * progress, their results) waits in the broker's outbound queue.
  */
 import { Socket } from 'node:net';
 
@@ -10,6 +11,8 @@ const frame = (id: number, method: string, params: unknown): string => JSON.stri
 socket.write(frame(1, 'session.hello', { card: { name: 'deaf', description: 'stops reading', version: '1.0.0', skills: [] } }));
 socket.once('data', () => {
   socket.pause(); // the hello's answer is the last thing read
-  socket.write(frame(2, 'agent.invoke', JSON.parse(process.env['CHATTY_TEST_INVOKE']!)));
+  const params = JSON.parse(process.env['CHATTY_TEST_INVOKE']!) as unknown;
+  const count = Number(process.env['CHATTY_TEST_INVOKE_COUNT'] ?? '1');
+  socket.write(Array.from({ length: count }, (_, i) => frame(2 + i, 'agent.invoke', params)).join(''));
 });
 setInterval(() => {}, 1 << 30); // lives until it is ended
