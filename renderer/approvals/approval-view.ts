@@ -49,6 +49,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     el('div', { className: 'subject-wrap' }, subject, el('p', { className: 'size muted' }, sizeLine(view.commandOrPath))),
     facts('context', [
       ['Resolved path', view.path !== undefined ? el('span', {}, el('span', { className: 'path in-order' }, shownInOrder(view.path)), view.outside ? el('strong', { className: 'outside' }, ' (outside the workspace)') : null) : null],
+      ['Lands in (through a link)', view.lands !== undefined ? el('span', { className: 'lands in-order' }, shownInOrder(view.lands)) : null],
       ['Workspace', view.workspace !== undefined ? el('span', { className: 'workspace in-order' }, shownInOrder(view.workspace)) : null],
       ["Diff stat (the agent's words)", view.diffStat !== undefined ? el('span', { className: 'diffstat' }, shown(view.diffStat)) : null],
       ...askerFacts(view.asker, view.taskId),

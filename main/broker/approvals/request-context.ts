@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { hasHidden } from '../../display/index.js';
 import { dangerTags } from './danger.js';
 import { namesEveryTag, proposals } from './match.js';
-import { placePath } from './sensitive-paths.js';
+import { asWritten, landing, placePath } from './sensitive-paths.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
 /**
@@ -17,6 +17,8 @@ export interface VouchedContext {
   workspace?: string;
   /** A write's path: absolute, resolved lexically against the workspace (links not followed). */
   path?: string;
+  /** A write's path through the links on it, where the kernel writes, when that is another path than `path` (`docs -> ~/x` makes `docs/a` land in `~/x/a`). */
+  lands?: string;
   /** A write's path lies outside the workspace. */
   outside?: boolean;
   /** The command, path or diff stat holds characters a reader could not see (the display rule): never remembered. */
@@ -40,10 +42,14 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   // request carries the tags of where it lands too. The path shown stays the one asked for.
   const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
+  // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
+  const written = kind === 'write' && placed.path !== undefined && !danger.includes('unread-landing') ? asWritten(commandOrPath, real) : undefined;
+  const lands = written !== undefined ? landing(written) : undefined;
   return {
     ...(task !== undefined ? { task } : {}),
     ...(real !== undefined ? { workspace: real } : {}),
     ...(placed.path !== undefined ? { path: placed.path } : {}),
+    ...(lands !== undefined && lands !== placed.path ? { lands } : {}),
     ...(outside !== undefined ? { outside } : {}),
     hidden,
     danger,

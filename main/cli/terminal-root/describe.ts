@@ -64,6 +64,7 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   const lines: string[] = [];
   if (request.workspace !== undefined) lines.push(`  workspace: ${shown(request.workspace)}`);
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
+  if (request.kind === 'write' && request.lands !== undefined) lines.push(`  lands in: ${shown(request.lands)} (through a link)`);
   if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
