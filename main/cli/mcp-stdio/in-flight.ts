@@ -149,10 +149,12 @@ export class InFlight {
     this.flow();
     const task = run()
       .catch((err: unknown) => {
-        // Only a failed write to the client gets here: nothing more can be answered.
+        // Only a failed write to the client means it has gone: nothing more can be answered.
+        // Anything else (a bug) costs this line only, said on stderr; the session goes on.
+        if (!(err instanceof ClientGone)) return this.options.report?.(`mcp-stdio: a line was lost: ${err instanceof Error ? err.message : String(err)}`);
         if (this.gone) return;
         this.gone = true;
-        this.options.clientGone(err instanceof ClientGone ? err : new ClientGone(err));
+        this.options.clientGone(err);
       })
       .finally(() => {
         this.running.delete(task);

@@ -76,10 +76,18 @@ export class McpRelay {
       initializeIds: initializeIds(frame),
       gathered: [],
     };
+    let body: string;
+    try {
+      body = serializeFrame(frame);
+    } catch (err) {
+      // JSON.stringify is recursive (JSON.parse is not): a line nested some 8,000 deep parses but
+      // cannot be re-encoded. Only that line is answered so; the session goes on.
+      return this.fail(exchange, bridgeError(`mcp-stdio: this line is nested too deeply to re-encode (${describeFailure(err)}); it was not sent`));
+    }
     const call = frame.kind === 'message' && exchange.owed.length === 1 ? this.calls.begin(exchange.owed[0]!) : undefined;
     const cancellation = cancellationOf(frame);
     try {
-      await this.exchange(serializeFrame(frame), exchange, call?.signal);
+      await this.exchange(body, exchange, call?.signal);
     } finally {
       call?.end();
       // Once the gateway has had the cancellation: if it read it before the call, the call's POST is dropped now.

@@ -28,7 +28,17 @@ export async function runStdioLoop(options: StdioLoopOptions): Promise<number> {
   // unheard 'error' event would crash the process.
   stdout.on('error', () => {});
   const inFlight = new InFlight({
-    relay: options.relay((frame) => writeLine(stdout, `${serializeFrame(frame)}\n`)),
+    relay: options.relay((frame) => {
+      let line: string;
+      try {
+        line = `${serializeFrame(frame)}\n`;
+      } catch (err) {
+        // An answer nested too deeply to re-encode is not a closed stdout: it alone is dropped, said on stderr.
+        options.report(`mcp-stdio: an answer could not be encoded, dropped: ${err instanceof Error ? err.message : String(err)}`);
+        return Promise.resolve();
+      }
+      return writeLine(stdout, line);
+    }),
     pause: () => stdin.pause(),
     resume: () => {
       if (stdin.isPaused() && !stdin.destroyed) stdin.resume();
