@@ -23,41 +23,58 @@ export interface InflightCall {
  * `CallAbort`, which costs next to nothing when nobody cancels.
  */
 export class InflightCalls {
-  private readonly calls = new Map<string, CallAbort>();
+  /** One signal, or several when a client runs two calls under one id (a client bug, which must not let one outlive a cancellation). */
+  private readonly calls = new Map<string, CallAbort | CallAbort[]>();
 
   begin(peer: string | undefined, id: RequestId): InflightCall {
     const key = keyOf(peer, id);
     const signal = new CallAbort();
-    this.calls.set(key, signal);
-    return {
-      signal,
-      end: () => {
-        if (this.calls.get(key) === signal) this.calls.delete(key);
-      },
-    };
+    const running = this.calls.get(key);
+    if (running === undefined) this.calls.set(key, signal);
+    else if (Array.isArray(running)) running.push(signal);
+    else this.calls.set(key, [running, signal]);
+    return { signal, end: () => this.end(key, signal) };
   }
 
   has(peer: string | undefined, id: RequestId): boolean {
     return this.calls.has(keyOf(peer, id));
   }
 
-  /** Cancels the call `id` of `peer` because of `why`; false when no such call is running (answered already, or never seen). */
+  /** Cancels every call `id` of `peer` because of `why`; false when no such call is running (answered already, or never seen). */
   cancel(peer: string | undefined, id: RequestId, why: string): boolean {
-    const signal = this.calls.get(keyOf(peer, id));
-    if (!signal) return false;
-    signal.abort(new CallCancelled(why));
+    const running = this.calls.get(keyOf(peer, id));
+    if (!running) return false;
+    abortAll(running, why);
     return true;
   }
 
   /** Cancels every running call of `peer` (its stream closed). */
   cancelPeer(peer: string, why: string): void {
     const prefix = `${peer}\n`;
-    for (const [key, signal] of this.calls) if (key.startsWith(prefix)) signal.abort(new CallCancelled(why));
+    for (const [key, running] of this.calls) if (key.startsWith(prefix)) abortAll(running, why);
   }
 
+  /** Keys with a call running. */
   get size(): number {
     return this.calls.size;
   }
+
+  private end(key: string, signal: CallAbort): void {
+    const running = this.calls.get(key);
+    if (running === signal) {
+      this.calls.delete(key);
+      return;
+    }
+    if (!Array.isArray(running)) return;
+    const at = running.indexOf(signal);
+    if (at >= 0) running.splice(at, 1);
+    if (running.length === 1) this.calls.set(key, running[0]!);
+  }
+}
+
+function abortAll(running: CallAbort | CallAbort[], why: string): void {
+  if (!Array.isArray(running)) return running.abort(new CallCancelled(why));
+  for (const signal of running) signal.abort(new CallCancelled(why));
 }
 
 /** `1` and `"1"` are different ids. */
