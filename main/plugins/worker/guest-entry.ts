@@ -9,10 +9,11 @@ import { CallChannel, DONE, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonic
 import { checkAnswer } from './answer-check.js';
 import { CoreInstances } from './core-instances.js';
 import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
+import { oneLogLine } from './log-line.js';
 import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
 import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
+import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
 import { GuestNetwork } from '../network/guest-network.js';
 
 interface PluginExports {
@@ -52,10 +53,16 @@ const send = (message: FromWorker): void => {
  */
 const budget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
-  log(level, message, source) {
+  log(level, raw, source) {
+    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
+      budget.dropped++;
+      return;
+    }
+    // The guest's words as one visible line, cut again to a line's length (an escape is longer than its character).
+    const message = source === 'host' ? raw : oneLogLine(raw, MAX_LOG_BYTES);
     // Bytes, not UTF-16 units: a line of 3-byte characters costs three times its `length`.
     const bytes = Buffer.byteLength(message, 'utf8');
-    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes + bytes > MAX_LOG_BYTES_PER_CALL) {
+    if (budget.bytes + bytes > MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
     }
