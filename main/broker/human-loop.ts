@@ -135,7 +135,7 @@ export class HumanLoop {
   async approve(from: NodeState, params: ApproveParams, signal: AbortSignal): Promise<Verdict> {
     const task = this.host.rootTask?.(from);
     /** Records the request's audit row (`text`: what was asked and its danger, or its size alone) and returns the verdict. */
-    const record = (verdict: Verdict, by: DecidedBy, text: Pick<AuditRow, 'command_or_path' | 'size' | 'danger'>, remembered?: string): Verdict => {
+    const record = (verdict: Verdict, by: DecidedBy, text: Pick<AuditRow, 'command_or_path' | 'size' | 'danger' | 'workspace' | 'lands'>, remembered?: string): Verdict => {
       this.audit.record({
         time: new Date().toISOString(),
         ...(task !== undefined ? { task } : {}),
@@ -143,7 +143,12 @@ export class HumanLoop {
         role: from.role,
         chain: [...from.chain],
         kind: params.kind,
-        ...text,
+        // Where: the asker's workspace (a task grant holds in one), and where a write lands through links.
+        ...(text.workspace !== undefined ? { workspace: text.workspace } : {}),
+        command_or_path: text.command_or_path,
+        ...(text.size !== undefined ? { size: text.size } : {}),
+        ...(text.lands !== undefined ? { lands: text.lands } : {}),
+        danger: text.danger,
         verdict,
         by,
         ...(remembered !== undefined ? { remembered } : {}),
@@ -152,7 +157,7 @@ export class HumanLoop {
     };
     // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
     const size = oversized(params.command_or_path, params.diff_stat);
-    if (size !== undefined) return record('denied', 'too-long', { command_or_path: '', size, danger: [] });
+    if (size !== undefined) return record('denied', 'too-long', { command_or_path: '', size, danger: [], workspace: from.spawnContext.workspace_root });
     const request: ApprovalRequest = {
       kind: params.kind,
       command_or_path: params.command_or_path,
@@ -162,7 +167,7 @@ export class HumanLoop {
       ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task),
     };
     const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict =>
-      record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger }, remembered);
+      record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger, workspace: request.workspace, lands: request.lands }, remembered);
     const ruled = this.rules.decide(request);
     if (ruled && ruled.effect !== 'ask') return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
     // A deny rule may cover what the gateway cannot read: a person may approve it, a mode may not.

@@ -71,10 +71,14 @@ export interface AuditRow {
   role: string;
   chain: string[];
   kind: 'exec' | 'write';
+  /** The asker's workspace (a real path), when it has one: where the command ran or the path is resolved. */
+  workspace?: string;
   /** What was asked; empty when it was refused unread (`by: too-long`): then `size` says how long it was. */
   command_or_path: string;
   /** `by: too-long` only: the characters of the command or path and of the diff stat, one of them past `MAX_APPROVAL_TEXT_CHARS`. */
   size?: { command_or_path: number; diff_stat?: number };
+  /** A write's path through the links on it, when it lands elsewhere than asked (the request's `lands`). */
+  lands?: string;
   danger: DangerTag[];
   verdict: 'approved' | 'denied';
   by: DecidedBy;
