@@ -1,5 +1,6 @@
 import { chmodSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
@@ -24,6 +25,8 @@ export interface ProtocolGatewayOptions {
   onError?: (err: unknown) => void;
   /** Interval of the keep-alive comment on legacy MCP SSE streams (default 15 s); tests shorten it. */
   sseKeepAliveMs?: number;
+  /** Slow and idle clients: headers within 10 s, a whole request within 60 s, 512 connections at once (`DEFAULT_CONNECTION_LIMITS`); tests lower them. */
+  connectionLimits?: Partial<ConnectionLimits>;
   /**
    * The broker's settings: the root's own spawn context (`root.workspaceRoot`, `root.baseBranch`,
    * `root.roster`, default every published agent), each agent's `verification` and `endpoint`
@@ -168,8 +171,7 @@ export class ProtocolGateway {
     await clearStaleSocket(socketPath);
     writeTokenFile(tokenPath, this.launchToken);
 
-    // A request without Host (not a browser's) is served; Node would answer it 400 by default.
-    const server = createServer({ requireHostHeader: false }, this.buildRouter().callback());
+    const server = limitedServer(this.options.connectionLimits, this.buildRouter().callback());
     let listening = false;
     try {
       await new Promise<void>((resolve, reject) => {
