@@ -151,11 +151,11 @@ export class McpRelay {
         return this.fail(exchange, bridgeError(`the gateway answered HTTP ${status} without an answer`, status));
       }
       if (answer.kind === 'malformed') return this.fail(exchange, bridgeError(`the gateway's answer (HTTP ${status}) is not JSON-RPC`, status));
-      return this.deliver(answer, exchange);
+      return this.deliverAll(answer, exchange, status);
     }
     // An error the gateway addressed to the client's ids (a trap, an unknown module) goes as it is.
     if (answer !== undefined && answer.kind !== 'malformed' && (isAddressed(answer) || exchange.sentMalformed)) {
-      return this.deliver(answer, exchange);
+      return this.deliverAll(answer, exchange, status);
     }
     return this.fail(exchange, httpError(status, res.statusMessage, answer));
   }
@@ -182,6 +182,16 @@ export class McpRelay {
       return;
     }
     await this.deliver(frame, exchange);
+  }
+
+  /**
+   * Writes a whole answer, then answers any id it left unanswered (an answer under an id never
+   * asked, a batch missing one): the client must never wait for ever. For a batch that is a
+   * second array, with only those ids.
+   */
+  private async deliverAll(answer: TransportFrame, exchange: Exchange, status: number): Promise<void> {
+    await this.deliver(answer, exchange);
+    if (exchange.owed.length > 0) await this.fail(exchange, bridgeError(`the gateway's answer (HTTP ${status}) did not answer this request`, status));
   }
 
   /** Writes an answer the bridge made itself (a refusal), as one line. */

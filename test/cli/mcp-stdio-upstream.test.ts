@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
+import { afterEach, test } from 'node:test';
+import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
+
+/**
+ * `mcp-stdio` against a broken upstream (a real HTTP server on a Unix socket in an owner-only
+ * runtime directory, standing in for the gateway): what it answers must never leave a client's
+ * request unanswered.
+ */
+let stop: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
+
+/** A stand-in gateway: `GET /` lists module `echo`; every POST goes to `onPost`. */
+async function upstream(onPost: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-upstream-'));
+  chmodSync(dir, 0o700);
+  writeFileSync(join(dir, 'gateway.token'), 'a'.repeat(64), { mode: 0o600 });
+  const server: Server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ modules: [{ name: 'echo', surfaces: ['/mcp/echo'] }] }));
+      return;
+    }
+    req.resume();
+    req.on('end', () => onPost(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(join(dir, 'gateway.sock'), resolve));
+  stop = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return dir;
+}
+
+function bridge(runtimeDir: string) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let said = '';
+  stderr.setEncoding('utf8').on('data', (c: string) => (said += c));
+  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
+  const code = runMcpStdio({ module: 'echo', runtimeDir }, { stdin, stdout, stderr });
+  return {
+    write: (line: string) => stdin.write(`${line}\n`),
+    next: async (): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string } }> => {
+      const { value, done } = await lines.next();
+      assert.ok(!done, 'the bridge closed stdout before answering');
+      return JSON.parse(value as string);
+    },
+    finish: async () => {
+      stdin.end();
+      return { code: await code, stderr: said };
+    },
+  };
+}
+
+test('a 2xx answer under an id never asked: relayed, and the request asked is answered an error saying so', { timeout: 10_000 }, async () => {
+  const dir = await upstream((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{"jsonrpc":"2.0","id":"other","result":{}}');
+  });
+  const b = bridge(dir);
+  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 'other', result: {} });
+  const owed = await b.next();
+  assert.equal(owed.id, 1);
+  assert.equal(owed.error?.code, -32000);
+  assert.match(owed.error?.message ?? '', /did not answer/);
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+});
