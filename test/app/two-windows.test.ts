@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
-import type { PendingApproval, TaskUpdate } from '../../main/app/bridge/contract.js';
+import type { PendingApproval, PendingGrant, TaskUpdate } from '../../main/app/bridge/contract.js';
+import { PluginGrants } from '../../main/plugins/grants/index.js';
+import { grantRequest } from '../helpers/grant-request.js';
 import { plan } from '../broker/helpers.js';
 import type { RunningGateway } from '../helpers/gateway.js';
 import { planGateway } from './bridge-fixture.js';
@@ -66,5 +68,21 @@ test('closing a window that is not the human changes nothing: the last attached 
   first.destroy();
   assert.equal(await approvalShownOn(second, 'make seven', { second }), 'second');
   detachSecond();
+  detachFirst();
+});
+
+test("a plugin's capability request waiting in the closed window goes back to the window before it, with the approvals", { timeout: 20_000 }, async () => {
+  const desk = new PluginGrants();
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first, { grants: desk });
+  attachDesktopBridge(gw.gateway, second, { grants: desk });
+  const outcome = desk.ask(grantRequest());
+  await second.sentOn<PendingGrant>('chatty:grant');
+  second.destroy();
+  // Before: it stayed with the closed window's bridge, shown nowhere, until the app quit.
+  const shown = await first.sentOn<PendingGrant>('chatty:grant');
+  assert.deepEqual(await ipc.invoke('chatty:answer-grant', first, first.mainFrame, { requestId: shown.requestId, decision: 'granted' }), { accepted: true });
+  assert.equal(await outcome, 'granted');
   detachFirst();
 });

@@ -127,8 +127,9 @@ export class BridgeHost {
   private readonly auditRows: AuditRow[] = [];
   private readonly approvals: ProtocolGateway['approvals'];
   private readonly unsubscribe: (() => void)[] = [];
-  /** This host as the root's human (its approval and question handlers), until another takes the root. */
+  /** This host as the root's human (its approval, question and grant handlers), until another takes the root. */
   private readonly rootHandlers: (() => void)[] = [];
+  private readonly grants: GrantDesk | undefined;
   private nextTask = 0;
   private nextRequest = 0;
   private nextMail = 0;
@@ -144,13 +145,13 @@ export class BridgeHost {
     this.root = gateway.transport();
     this.log = options.log ?? (() => {});
     this.approvals = gateway.approvals;
+    this.grants = options.grants;
     this.takeRoot();
     this.unsubscribe.push(
       this.root.onMessage((message) => this.addMail({ id: message.id, direction: 'in', from: message.from, text: message.text, at: Date.now() })),
       gateway.onEdge((row) => this.addEdgeRow({ ...row })),
     );
     this.unsubscribe.push(this.approvals.onDecision((row) => this.addAuditRow(structuredClone(row))));
-    if (options.grants) this.unsubscribe.push(options.grants.onRequest((request, signal) => this.askGrant(request, signal)));
     this.unsubscribe.push(new ModuleListFeed(gateway.registry, (list) => this.emit(EVENT_CHANNELS.modules, list), this.log).start());
   }
 
@@ -167,9 +168,10 @@ export class BridgeHost {
   }
 
   /**
-   * Makes this host the root's human: the root's approvals and questions come here (from the one
-   * host that had them before). The constructor does it; electron-bridge.ts again when the bridge
-   * attached after this one is gone and this one's window is still open.
+   * Makes this host the root's human: the root's approvals and questions, and the grant desk's
+   * requests (those still open are handed over by the desk), come here from the one host that had
+   * them before. The constructor does it; electron-bridge.ts again when the bridge attached after
+   * this one is gone and this one's window is still open.
    */
   takeRoot(): void {
     if (this.closed) return;
@@ -178,6 +180,7 @@ export class BridgeHost {
       this.root.onApproval((request, signal) => this.askApproval(request, signal)),
       this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
     );
+    if (this.grants) this.rootHandlers.push(this.grants.onRequest((request, signal) => this.askGrant(request, signal)));
   }
 
   /** The window exists: events go to it through `send`. */
