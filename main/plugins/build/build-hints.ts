@@ -2,7 +2,7 @@
  * What a plugin written in JavaScript tells its author at load when its component is missing or
  * older than its sources: the `plugin build` command to run, for the directory it is in.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { opendirSync, statSync, type Dir } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { shellWord } from '../../shell/shell-word.js';
 import { ENTRY_PREFIX } from './entry.js';
@@ -27,22 +27,30 @@ export function sourcesNewerThan(dir: string, wasmPath: string): string[] {
   const newer: string[] = [];
   let budget = MAX_ENTRIES;
   const walk = (path: string): void => {
-    let entries;
+    // Entries one at a time, never a directory read whole: a folder of a million files costs the
+    // bound, not a million (this runs on the gateway's main thread at each load and look).
+    let folder: Dir;
     try {
-      entries = readdirSync(path, { withFileTypes: true });
+      folder = opendirSync(path);
     } catch {
       return; // an unreadable folder is not the plugin's source
     }
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (--budget < 0) return;
-      const full = join(path, entry.name);
-      if (entry.isDirectory()) {
-        if (!entry.name.startsWith('.') && !NOT_SOURCE_DIRS.has(entry.name)) walk(full);
-      } else if (entry.isFile() && /\.(?:m?js|cjs)$/.test(entry.name) && !entry.name.startsWith(ENTRY_PREFIX)) {
-        if ((statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0) > built) newer.push(relative(dir, full).split(sep).join('/'));
+    try {
+      for (let entry = folder.readSync(); entry !== null; entry = folder.readSync()) {
+        if (--budget < 0) return;
+        const full = join(path, entry.name);
+        if (entry.isDirectory()) {
+          if (!entry.name.startsWith('.') && !NOT_SOURCE_DIRS.has(entry.name)) walk(full);
+        } else if (entry.isFile() && /\.(?:m?js|cjs)$/.test(entry.name) && !entry.name.startsWith(ENTRY_PREFIX)) {
+          if ((statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? 0) > built) newer.push(relative(dir, full).split(sep).join('/'));
+        }
       }
+    } catch {
+      return; // a folder that vanished while read: what was read stands
+    } finally {
+      folder.closeSync();
     }
   };
   walk(dir);
-  return newer;
+  return newer.sort(); // the directory's own order is no order
 }
