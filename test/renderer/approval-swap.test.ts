@@ -5,10 +5,11 @@
 // withdrawn one (not one the person answered) says so in its head and keeps its buttons inert for
 // three guard times. In Chromium, on the built page with the real bridge host, gateway and broker.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { INVOKE_CHANNELS } from '../../main/app/bridge/contract.js';
 import { plan } from '../broker/helpers.js';
-import { startApp, type AppFixture } from './app-fixture.js';
+import { SCREENSHOTS, startApp, type AppFixture } from './app-fixture.js';
 import { armedPopover, setGuard } from './popover-helpers.js';
 import { trustedFrame, waitForState } from './task-cards.js';
 
@@ -39,6 +40,7 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .subject')?.textContent === 'npm publish');
     const shownAt = Date.now();
     assert.match((await page.textContent('#popover .replaced-note')) ?? '', /was withdrawn.*npm test.*this is another request/is);
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval-swap.png') });
     await armedPopover(page, 'approval');
     const inert = Date.now() - shownAt;
     assert.ok(inert >= 3 * 400 - 50, `awake after ${inert} ms`);
