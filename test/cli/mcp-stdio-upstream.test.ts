@@ -78,3 +78,45 @@ test('a 2xx answer under an id never asked: relayed, and the request asked is an
   assert.match(owed.error?.message ?? '', /did not answer/);
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
 });
+
+/** An upstream answer that never ends: 1 MiB chunks as fast as the bridge takes them. */
+function endless(contentType: string, prefix = '') {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
+    res.writeHead(200, { 'content-type': contentType });
+    res.write(prefix);
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const more = (): void => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once('drain', more);
+    };
+    more();
+  };
+}
+
+test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is answered an error saying so, the next line served', { timeout: 30_000 }, async () => {
+  let posts = 0;
+  const dir = await upstream((req, res) => {
+    if (posts++ === 0) return endless('application/json')(req, res);
+    res.setHeader('content-type', 'application/json');
+    res.end('{"jsonrpc":"2.0","id":2,"result":{}}');
+  });
+  const b = bridge(dir);
+  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  const cut = await b.next();
+  assert.equal(cut.id, 1);
+  assert.equal(cut.error?.code, -32000);
+  assert.match(cut.error?.message ?? '', /the gateway's answer is over 128 MiB/);
+  b.write('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+  assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+});
+
+test('an event that never ends is cut the same way', { timeout: 30_000 }, async () => {
+  const dir = await upstream(endless('text/event-stream', 'data: '));
+  const b = bridge(dir);
+  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  const cut = await b.next();
+  assert.equal(cut.id, 1);
+  assert.match(cut.error?.message ?? '', /the gateway's answer is over 128 MiB/);
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+});

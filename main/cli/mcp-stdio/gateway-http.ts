@@ -51,12 +51,36 @@ export class GatewayHttp {
   }
 }
 
-/** A response body read whole, as text. Rejects if the connection fails before it ends. */
-export async function readBody(res: IncomingMessage): Promise<string> {
-  res.setEncoding('utf8');
-  let text = '';
-  for await (const chunk of res) text += String(chunk);
-  return text;
+/**
+ * The most of one gateway answer the bridge holds (a body, or one event of a stream): the
+ * gateway's largest honest answer is a batch of 64 calls at 1 MiB of guest output each, escaped,
+ * plus the ids of a 10 MiB body. Past it the answer is dropped as it comes, its ids answered an error.
+ */
+export const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
+
+/** An answer from the gateway over `MAX_ANSWER_BYTES`: its connection is dropped. */
+export class AnswerTooLargeError extends Error {
+  override readonly name = 'AnswerTooLargeError';
+
+  constructor(maxBytes: number) {
+    super(`the gateway's answer is over ${maxBytes / 1024 / 1024} MiB (${maxBytes} bytes), the most the bridge holds; it was dropped`);
+  }
+}
+
+/** A response body read whole, as text, up to `maxBytes`. Rejects if the connection fails before it ends, or with AnswerTooLargeError. */
+export async function readBody(res: IncomingMessage, maxBytes: number = MAX_ANSWER_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of res) {
+    const part = chunk as Buffer;
+    bytes += part.length;
+    if (bytes > maxBytes) {
+      res.destroy();
+      throw new AnswerTooLargeError(maxBytes);
+    }
+    chunks.push(part);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A failed connection, in words: `ECONNREFUSED`, `ENOENT` and the like, with Node's message. */

@@ -11,7 +11,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
+import { AnswerTooLargeError, describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
 import { cancelledError } from '../../gateway/mcp/errors.js';
 import { BRIDGE_ERROR, answerFrame, batchTooLongFrame, owedIds, parseErrorFrame } from './owed.js';
 import { RunningCalls, cancellationOf } from './running-calls.js';
@@ -109,6 +109,7 @@ export class McpRelay {
       else await this.relayBody(res, await readBody(res), exchange);
     } catch (err) {
       if (err instanceof ClientGone) throw err;
+      if (err instanceof AnswerTooLargeError) return this.fail(exchange, bridgeError(`mcp-stdio: ${err.message}`));
       if (signal?.aborted) return this.fail(exchange, cancelledError(signal.reason).toErrorObject());
       return this.fail(exchange, bridgeError(`the connection to the gateway failed mid-answer: ${describeFailure(err)}`));
     }

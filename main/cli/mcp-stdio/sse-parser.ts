@@ -1,3 +1,5 @@
+import { AnswerTooLargeError, MAX_ANSWER_BYTES } from './gateway-http.js';
+
 /** One dispatched Server-Sent Event: its type (`message` when unnamed) and its data. */
 export interface ParsedSseEvent {
   readonly event: string;
@@ -13,11 +15,26 @@ export class SseParser {
   private buffer = '';
   private event = '';
   private data: string[] = [];
+  /** Characters of the event being read (its data lines and the line not yet ended). */
+  private held = 0;
+  private lastEndedInCr = false;
 
-  /** Returns every event this chunk completes. */
+  /** `maxEventChars`: what one event may hold before it is refused (AnswerTooLargeError), so an endless one is not kept. */
+  constructor(private readonly maxEventChars: number = MAX_ANSWER_BYTES) {}
+
+  /** Returns every event this chunk completes; throws AnswerTooLargeError when the event being read passes the cap. */
   push(text: string): ParsedSseEvent[] {
+    this.held += text.length;
+    // Lines are looked for only when one may have ended: a long line arriving in pieces is not rescanned per piece.
+    // (The last piece's end is asked of the piece: asking the joined buffer would flatten it each time.)
+    const mayEndLine = this.lastEndedInCr || text.includes('\n') || text.includes('\r');
+    this.lastEndedInCr = text.endsWith('\r') || (text === '' && this.lastEndedInCr);
     this.buffer += text;
     const events: ParsedSseEvent[] = [];
+    if (!mayEndLine) {
+      if (this.held > this.maxEventChars) throw new AnswerTooLargeError(this.maxEventChars);
+      return events;
+    }
     for (;;) {
       const match = /\r\n|\r|\n/.exec(this.buffer);
       // A trailing CR may be the first half of a CRLF: wait for the next chunk to tell.
@@ -26,6 +43,7 @@ export class SseParser {
       this.buffer = this.buffer.slice(match.index + match[0].length);
       this.line(line, events);
     }
+    if (this.held > this.maxEventChars) throw new AnswerTooLargeError(this.maxEventChars);
     return events;
   }
 
@@ -36,6 +54,7 @@ export class SseParser {
     this.buffer = '';
     this.event = '';
     this.data = [];
+    this.held = 0;
     return events;
   }
 
@@ -44,6 +63,7 @@ export class SseParser {
       if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
       this.event = '';
       this.data = [];
+      this.held = this.buffer.length; // what is left is the next event's
       return;
     }
     if (line.startsWith(':')) return; // a comment (keep-alive)
