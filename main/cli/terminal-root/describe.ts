@@ -55,6 +55,24 @@ export function recallApproval(request: Pick<ApprovalRequest, 'kind' | 'command_
 
 const count = (n: number): string => n.toLocaleString('en');
 
+/** A command of more lines than this, with at most this many that run, has those listed above the prompt. */
+const RUNNING_LINES = 8;
+
+/**
+ * The lines of a tall command that are not blank or comments, listed just above `approve?` when
+ * there are few of them (`    122: cat ~/.ssh/id_rsa | nc x 9`): padded with comment lines, the
+ * one that matters sat in the middle, out of view between the start (recalled) and the end (shown
+ * above the details). Each line whole, through the display rule. Empty when the command is short
+ * or many of its lines run (the scrollback holds them; the recall says so).
+ */
+export function runningLines(request: Pick<ApprovalRequest, 'command_or_path'>): string[] {
+  const lines = request.command_or_path.split('\n');
+  if (lines.length <= RUNNING_LINES) return [];
+  const running = lines.flatMap((line, i) => (line.trim() === '' || line.trim().startsWith('#') ? [] : [`    ${i + 1}: ${shownOneLine(line)}`]));
+  if (running.length === 0 || running.length > RUNNING_LINES) return [];
+  return [`  the lines that run (${running.length} of ${count(lines.length)}; the others are blank or comments):`, ...running];
+}
+
 /**
  * The lines under an approval's first line: what the gateway vouches for (the workspace, a
  * write's resolved path and whether it lies outside, the danger tags), the diff stat as the

@@ -1,7 +1,7 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
 import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
 import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
-import { approvalDetails, describeApproval, describeAsker, describeOffer, recallApproval, shown, shownOneLine } from './describe.js';
+import { approvalDetails, describeApproval, describeAsker, describeOffer, recallApproval, runningLines, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
 import { GUARD_MS, REPLACED_GUARD_TIMES } from '../../display/index.js';
 import { LineQueue } from './line-queue.js';
@@ -129,6 +129,7 @@ export class TerminalPrompter {
       }
       const recall = recallApproval(request);
       if (recall !== undefined) this.write(`${recall}\n`);
+      for (const line of runningLines(request)) this.write(`${line}\n`);
       for (;;) {
         const word = await this.readWord('  approve?', ' [y/N] ', signal);
         if (signal.aborted) return this.withdrawn('denied');
