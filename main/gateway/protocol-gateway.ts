@@ -1,4 +1,4 @@
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
@@ -65,6 +65,8 @@ export class ProtocolGateway {
   private runtimeDir: string;
   private server: Server | undefined;
   private started: StartedGateway | undefined;
+  /** The socket and token this launch made, removed at stop only while they are still these files. */
+  private ownFiles: FileIdentity[] = [];
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
   /** Stops telling SSE sessions of module changes (at `stop`). */
@@ -183,6 +185,7 @@ export class ProtocolGateway {
       });
       listening = true;
       chmodSync(socketPath, 0o600);
+      this.ownFiles = [fileIdentity(socketPath), fileIdentity(tokenPath)];
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
@@ -222,13 +225,43 @@ export class ProtocolGateway {
       await this.broker.stop();
       this.sseSessions.endAll();
       await closeServer(server);
+      // At once: from here a successor may take the directory (our socket is stale), and what it
+      // makes there is not ours to remove.
+      this.removeOwnFiles();
       await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
       this.broker.human.audit.stopWriting();
     } finally {
-      removeQuietly(started.socketPath);
-      removeQuietly(started.tokenPath);
+      this.removeOwnFiles();
     }
+  }
+
+  /** Removes the socket and the token if they are still the files this launch made (same device and inode), once. */
+  private removeOwnFiles(): void {
+    const own = this.ownFiles;
+    this.ownFiles = [];
+    for (const file of own) if (isSameFile(file)) removeQuietly(file.path);
+  }
+}
+
+/** A file as this launch made it: a successor's file at the same path has another inode. */
+interface FileIdentity {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+function fileIdentity(path: string): FileIdentity {
+  const { dev, ino } = lstatSync(path);
+  return { path, dev, ino };
+}
+
+function isSameFile(file: FileIdentity): boolean {
+  try {
+    const now = lstatSync(file.path);
+    return now.dev === file.dev && now.ino === file.ino;
+  } catch {
+    return false; // gone already
   }
 }
 
