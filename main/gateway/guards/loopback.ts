@@ -5,11 +5,15 @@ import type { GuardRefusal } from '../context.js';
 export const HOST_NOT_LOOPBACK = 'forbidden: the Host header is not a loopback name';
 export const ORIGIN_NOT_LOOPBACK = 'forbidden: the Origin header is not loopback';
 
+export const DUPLICATE_HOST = 'bad request: more than one Host header';
+
 /**
  * Loopback Host and Origin only: a guard against DNS rebinding for any listener an embedder puts
- * in front of the socket. A request without Host (not a browser's) is served.
+ * in front of the socket. A request without Host (not a browser's) is served. More than one Host
+ * is a 400 (RFC 9112 §3.2): Node keeps the first, a proxy in front may have read the last.
  */
-export function loopbackRefusal(headers: IncomingHttpHeaders): GuardRefusal | undefined {
+export function loopbackRefusal(headers: IncomingHttpHeaders, rawHeaders: readonly string[] = []): GuardRefusal | undefined {
+  if (hasSecondHost(rawHeaders)) return { status: 400, error: DUPLICATE_HOST, reason: DUPLICATE_HOST };
   const host = headers.host;
   if (host !== undefined && !isLoopbackHost(host)) {
     return { status: 403, error: HOST_NOT_LOOPBACK, reason: `host not loopback: ${truncate(host)}` };
@@ -19,6 +23,18 @@ export function loopbackRefusal(headers: IncomingHttpHeaders): GuardRefusal | un
     return { status: 403, error: ORIGIN_NOT_LOOPBACK, reason: `origin not loopback: ${truncate(origin)}` };
   }
   return undefined;
+}
+
+/** Whether Host comes twice in Node's flat [name, value, …] list (a length test first: this runs on every request). */
+function hasSecondHost(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
 }
 
 /** `localhost`, `127.0.0.0/8` or `[::1]`, with or without a port. */

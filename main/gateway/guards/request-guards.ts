@@ -4,7 +4,7 @@ import { readBodyWithin } from './body-limit.js';
 import { loopbackRefusal } from './loopback.js';
 
 /**
- * Every guard, in its order, as one middleware: loopback Host/Origin (403), then the launch token
+ * Every guard, in its order, as one middleware: one loopback Host (400 for two) and Origin (403), then the launch token
  * (401), then the body cap (413, the body read whole). Each guard is a plain check in its own
  * file; running them from one function spares every request two of Koa's middleware steps (a
  * bound dispatch and two promises each), on the path every `tools/call` takes.
@@ -12,7 +12,7 @@ import { loopbackRefusal } from './loopback.js';
 export function requestGuards(token: () => string, maxBytes: number): GatewayMiddleware {
   return (ctx, next) => {
     const headers = ctx.req.headers;
-    const refusal = loopbackRefusal(headers) ?? bearerRefusal(headers.authorization, token());
+    const refusal = loopbackRefusal(headers, ctx.req.rawHeaders) ?? bearerRefusal(headers.authorization, token());
     if (refusal !== undefined) {
       refuseWith(ctx, refusal);
       return Promise.resolve();
