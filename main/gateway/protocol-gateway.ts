@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
@@ -186,6 +187,7 @@ export class ProtocolGateway {
       listening = true;
       chmodSync(socketPath, 0o600);
       this.ownFiles = [fileIdentity(socketPath), fileIdentity(tokenPath)];
+      for (const log of [EDGE_LOG_FILE, APPROVALS_LOG_FILE]) claimLogFile(join(dir, log));
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
