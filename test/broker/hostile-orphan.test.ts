@@ -60,3 +60,17 @@ test('a task worker that answers and then exits leaving a process on its connect
     await t.close();
   }
 });
+
+test("an orphaned task worker that left its own calls' answers unread: its task still fails and its slot is free (the pause for its own answers does not put the close off)", async () => {
+  const t = startBroker(['echo'], { maxWorkers: 1 });
+  t.broker.addVirtualAgent('talker', orphanRunner('talker', 'calls', '600'), { description: 'talker' });
+  try {
+    const result = await within(t.root.invoke('talker', 'go'), 10_000, "the orphaned worker's task");
+    assert.equal(result.success, false);
+    assert.match(result.error ?? '', /process exited/);
+    const next = await within(t.root.invoke('echo', plan({ echo: 'after' })), 10_000, 'the next task');
+    assert.equal(next.response, 'after', next.error);
+  } finally {
+    await t.close();
+  }
+});

@@ -68,14 +68,16 @@ export function letGoOfStdioOnExit(child: ChildProcess): void {
  * other end (it started one that inherited fd 3, in a session of its own): the socket never ends,
  * and its task would wait for ever on a process the broker never started, holding its worker
  * slot. `graceMs` after the exit, time for everything the worker wrote before it to be read; a
- * connection whose reading is paused (its caller's queue is full) is looked at again a grace
- * later, so what an honest worker wrote last (its outcome) is never cut off by a slow caller.
+ * connection whose reading waits for a caller (its events or outcome wait for room in the caller's
+ * queue) is looked at again a grace later, so what an honest worker wrote last (its outcome) is
+ * never cut off by a slow caller. A pause for the connection's own answers puts nothing off: the
+ * worker has exited, so nobody honest will read them, and waiting for that waited for ever.
  */
 export function closeWhenOrphaned(child: ChildProcess, connection: ParticipantConnection, graceMs: number): void {
   void exitOf(child).then(() => {
     const look = (): void => {
       if (!connection.isOpen) return;
-      if (connection.readingPaused) {
+      if (connection.waitingForCaller) {
         setTimeout(look, graceMs).unref();
         return;
       }

@@ -184,6 +184,14 @@ export class ParticipantConnection {
   }
 
   /**
+   * Whether reading waits for a caller: this worker's task events or outcomes waiting for room in
+   * another connection's queue (see `TaskEventListener`), not for this connection's own answers.
+   */
+  get waitingForCaller(): boolean {
+    return this.holds.size > 0;
+  }
+
+  /**
    * Answers waiting for room in this connection's full queue, or task events waiting for room in
    * a caller's (see `TaskEventListener`): read no more until they are queued. A peer that sends
    * calls and never reads holds at most one chunk's answers here, never an unbounded pile; a task

@@ -4,10 +4,12 @@
  * the worker's group miss it) that holds fd 3, its connection, then exits without answering the
  * task. The process's pid is written to argv[2] (the test ends it). With argv[3] `answer` it
  * answers the task first (`completed`, text "done"), as an honest worker that leaves a helper
- * running would.
+ * running would. With argv[3] `calls` and argv[4] N, it writes N agent.list calls straight to fd 3
+ * just before it exits: nobody reads their answers (the holder reads nothing), so the broker's
+ * queue to this connection fills and its reading is paused for its own answers.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, writeSync } from 'node:fs';
 import { connectWorker } from '../../../main/worker/index.js';
 
 const { session } = await connectWorker({ name: 'orphan-holder', description: 'leaves its connection to a process of its own', version: '1.0.0', skills: [] });
@@ -20,6 +22,17 @@ if (task) {
   if (process.argv[3] === 'answer') {
     session.event({ id: task.id, kind: 'artifact', text: 'done' });
     session.finish(task.id, { state: 'completed' });
+  }
+  if (process.argv[3] === 'calls') {
+    const count = Number(process.argv[4]);
+    const bytes = Buffer.from(Array.from({ length: count }, (_, i) => `{"v":3,"id":${100_000 + i},"method":"agent.list"}\n`).join(''));
+    for (let at = 0; at < bytes.length; ) {
+      try {
+        at += writeSync(3, bytes, at);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      }
+    }
   }
 }
 // Exits with the holder keeping fd 3 open: the broker sees no end of the connection.
