@@ -23,6 +23,9 @@ import type { PopoverContent, ViewContext } from './view.js';
 /** How long (ms) a popover's buttons and keys stay inert after it appears or its content changes: the one guard time of both roots (main/display). */
 export { GUARD_MS };
 
+/** How many of the requests waiting behind the shown one the queue line names. */
+const QUEUE_NAMED = 3;
+
 export type Waiting = { kind: 'approval'; view: PendingApproval } | { kind: 'question'; view: PendingQuestion } | { kind: 'grant'; view: PendingGrant };
 
 /** The element whose shadow root holds focus, followed down: the focused element itself. */
@@ -276,9 +279,13 @@ export class ChattyApprovals extends HTMLElement {
     if (target?.isConnected) target.focus();
   }
 
+  /** `2 more waiting after this one: planner-1 asks for approval · coder-0 asks a question`: who waits is named (at most three; the rest counted). */
   #updateQueueLine(): void {
-    const more = this.#queue.length - 1;
-    this.#queueLine.textContent = more > 0 ? `${more} more waiting after this one` : '';
+    const others = this.#ordered().filter((w) => w.view.requestId !== this.#shown);
+    if (others.length === 0) return this.#queueLine.replaceChildren();
+    const named = others.slice(0, QUEUE_NAMED).map(announcement).join(' · ');
+    const rest = others.length > QUEUE_NAMED ? ` · ${others.length - QUEUE_NAMED} more` : '';
+    this.#queueLine.replaceChildren(`${others.length} more waiting after this one: `, shown(named), rest);
   }
 
   /** Buttons and keys inert for the guard time; the cue shows meanwhile. */

@@ -107,6 +107,7 @@ legend { font-weight: 600; padding: 0 0.3rem; overflow-wrap: anywhere; max-width
 .match code.exact { display: inline-block; max-height: 4.5em; overflow: auto; vertical-align: top; }
 .error { color: var(--bad); font-weight: 600; overflow-wrap: anywhere; max-height: 6em; overflow: auto; }
 .guard { color: var(--muted); font-size: 0.8rem; }
+.queue { overflow-wrap: anywhere; max-height: 3em; overflow: auto; }
 dialog[data-armed="false"] .actions-slot button { border-style: dashed; cursor: wait; }
 .actions-slot .actions, .actions-slot { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: 0.45rem; align-items: center; }
 .actions-slot fieldset { flex: 1 1 100%; }

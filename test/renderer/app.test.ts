@@ -224,7 +224,7 @@ describe('the app window (real preload, bridge, gateway, broker and agents; Chro
       await waitingIs(page, '2 waiting');
       await armedPopover(page, 'approval');
       const first = await page.$eval('#popover', (d) => (d as HTMLElement).dataset['requestId']);
-      assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one');
+      assert.match((await page.textContent('#popover .queue')) ?? '', /^1 more waiting after this one: local-(coder|reviewer)-\d+ asks for approval$/);
       await page.screenshot({ path: join(SCREENSHOTS, 'two-approvals.png') });
       await page.click('#popover .approve');
       await page.waitForFunction((id) => {

@@ -36,6 +36,8 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
     await armedPopover(page, 'approval');
     const swapped = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .queue')?.textContent?.includes('1 more'));
+    // Who waits behind it is named, so a queued request is never a stranger when it appears.
+    assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one: planner-1 asks for approval');
     await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: harmless });
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .subject')?.textContent === 'npm publish');
     const shownAt = Date.now();
@@ -49,6 +51,8 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
 
     // After an answer the next one has the usual guard and no note.
     const first = await startPlan({ seq: [{ approve: { kind: 'exec', command_or_path: 'npm test' } }, { approve: { kind: 'exec', command_or_path: 'npm run lint' } }] });
+    // (The denied popover may still be open while its answer returns: wait for this one.)
+    await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover[open] .subject')?.textContent === 'npm test');
     await armedPopover(page, 'approval');
     await page.click('#popover .deny');
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .subject')?.textContent === 'npm run lint');
