@@ -26,6 +26,14 @@ test('a write through a linked folder names where it lands; a plain write says n
     const linked = write('docs/notes.md');
     assert.equal(linked.lands, join(base, 'elsewhere', 'notes.md'));
     assert.equal(write('src/a.ts').lands, undefined);
+    // A right-to-left override in the linked folder's name: the request is hidden (code points, never remembered).
+    mkdirSync(join(base, 'else\u202ewhere'));
+    symlinkSync(join(base, 'else\u202ewhere'), join(workspace, 'notes'));
+    const bidi = write('notes/a.md');
+    assert.equal(bidi.lands, join(base, 'else\u202ewhere', 'a.md'));
+    assert.equal(bidi.hidden, true);
+    assert.deepEqual(bidi.proposals, []);
+    assert.equal(linked.hidden, false);
     const output = new PassThrough();
     let text = '';
     output.on('data', (chunk: Buffer) => (text += String(chunk)));

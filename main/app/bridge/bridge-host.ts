@@ -454,7 +454,7 @@ export class BridgeHost {
     const requestId = `approval-${++this.nextRequest}`;
     const task = this.attribute(request.asker, request.task);
     // The display rule decides here too: a request the page shows with code points is never remembered.
-    const hidden = request.hidden || hasHidden(request.command_or_path) || hasHidden(request.diff_stat ?? '');
+    const hidden = request.hidden || hasHidden(request.command_or_path) || hasHidden(request.diff_stat ?? '') || hasHidden(request.lands ?? '');
     const view: PendingApproval = {
       requestId,
       taskId: task?.view.taskId ?? null,
@@ -468,6 +468,7 @@ export class BridgeHost {
       ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
       ...(request.path !== undefined ? { path: request.path } : {}),
       ...(request.outside !== undefined ? { outside: request.outside } : {}),
+      ...(request.lands !== undefined ? { lands: request.lands } : {}),
       hidden,
       danger: [...request.danger],
       proposals: hidden ? [] : structuredClone(request.proposals),

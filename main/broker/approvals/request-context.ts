@@ -37,7 +37,6 @@ export interface VouchedContext {
 export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, diffStat: string | undefined, workspace: string | undefined, task: string | undefined): VouchedContext {
   const real = workspace === undefined ? undefined : realPath(workspace);
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
-  const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat));
   // The kernel follows the links on a written path (`hooks -> .git/hooks`, `out -> ~`): the
   // request carries the tags of where it lands too. The path shown stays the one asked for.
   const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true });
@@ -45,6 +44,8 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
   const written = kind === 'write' && placed.path !== undefined && !danger.includes('unread-landing') ? asWritten(commandOrPath, real) : undefined;
   const lands = written !== undefined ? landing(written) : undefined;
+  // Shown with code points (and never remembered) when any of what is shown hides a character.
+  const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat)) || (lands !== undefined && hasHidden(lands));
   return {
     ...(task !== undefined ? { task } : {}),
     ...(real !== undefined ? { workspace: real } : {}),
