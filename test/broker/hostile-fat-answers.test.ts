@@ -5,6 +5,9 @@
  * (children/deaf-caller.ts, children/fat-answers.ts).
  */
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ParticipantConnection } from '../../main/fabric/index.js';
@@ -29,5 +32,32 @@ test("a caller that stops reading with 32 calls to a participant answering each 
   } finally {
     // Closing the deaf caller drops its waiting answer: the participant reads on.
     await t.close();
+  }
+});
+
+const BATCH = fileURLToPath(new URL('./children/batch-outcomes.ts', import.meta.url));
+const READS_THEN_DEAF = fileURLToPath(new URL('./children/reads-then-deaf.ts', import.meta.url));
+
+test("a caller that reads its 31 calls' progress and then stops, while their callee sends every outcome in one read: the callee is paused after the first answer that waits, not after the chunk", async () => {
+  const t = startBroker([]);
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-batch-'));
+  const marker = join(dir, 'deaf');
+  try {
+    const KIB = 512;
+    const batch = (await t.broker.openParticipant('batch', process.execPath, ['--import', 'tsx', BATCH, String(KIB), '32'])).connection as ParticipantConnection;
+    const env = { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify({ agent: 'batch-0', prompt: 'go' }) };
+    const deaf = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', READS_THEN_DEAF, '31', String(31 * (KIB / 64)), marker], { env });
+    const queue = deaf.connection.outbound;
+    // 31 calls streamed, then a 32nd (the most in flight) that makes the callee answer all at once.
+    // Once the caller has read every progress line, what waits for it is answers; a chunk is acted
+    // on in one turn, so the first look at a waiting answer sees every answer that chunk made.
+    await until(() => existsSync(marker), 'the caller read all progress and stopped');
+    await until(() => queue.waiters > 0, 'an answer waiting for the deaf caller');
+    assert.equal(batch.readingPaused, true, 'the participant is paused');
+    assert.equal(queue.waiters, 1, `${queue.waiters} answers wait (${(queue.heldBytes / 1024 / 1024).toFixed(0)} MiB)`);
+    assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + KIB * 1024 + 64 * 1024, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -129,6 +129,9 @@ export class ParticipantConnection {
   /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
   private readonly holds = new Set<Promise<void>>();
   private pausedForRoom = false;
+  /** The frames of a chunk not yet acted on when reading was paused for room (see `act`). */
+  private unread: Incoming<WorkerMessage>[] | undefined;
+  private unreadAt = 0;
   private readonly helloTimer: NodeJS.Timeout;
   private readonly workerMaxFrameBytes: number;
   private readonly closeGraceMs: number;
@@ -161,14 +164,7 @@ export class ParticipantConnection {
     const helloMs = options.helloTimeoutMs ?? HELLO_TIMEOUT_MS;
     this.helloTimer = setTimeout(() => this.close(`no session.hello within ${helloMs / 1000} s`), helloMs).unref();
 
-    stream.on('data', (chunk: Buffer) => {
-      for (const incoming of this.codec.push(chunk)) {
-        // Closing (a refused hello, say) ends reading: the rest of the chunk is never acted on.
-        if (this.closeReason !== undefined) return;
-        this.receive(incoming);
-      }
-      this.holdReading();
-    });
+    stream.on('data', (chunk: Buffer) => this.act(this.codec.push(chunk), 0));
     stream.on('end', () => this.close('the worker closed the connection'));
     stream.on('close', () => this.close('the connection closed'));
     stream.on('error', (err) => this.close(`connection error: ${err.message}`));
@@ -192,10 +188,32 @@ export class ParticipantConnection {
   }
 
   /**
+   * Acts on a chunk's frames from `from` on. Stops at the first frame that leaves something waiting
+   * for room (an answer in this connection's full queue, an event or outcome in a caller's: see
+   * `holdReading`) and keeps the rest, to be acted on once it has room: a frame of ~50 bytes (a
+   * task's outcome) can make an answer of megabytes (the task's kept text), so checking only after
+   * the chunk let one read pile up one waiting answer per frame in it.
+   */
+  private act(frames: Incoming<WorkerMessage>[], from: number): void {
+    for (let at = from; at < frames.length; at++) {
+      // Closing (a refused hello, say) ends reading: the rest of the chunk is never acted on.
+      if (this.closeReason !== undefined) return;
+      this.receive(frames[at]!);
+      if (this.outbound.waiters === 0 && this.holds.size === 0) continue;
+      if (at + 1 < frames.length) {
+        this.unread = frames;
+        this.unreadAt = at + 1;
+      }
+      break;
+    }
+    this.holdReading();
+  }
+
+  /**
    * Answers waiting for room in this connection's full queue, or task events waiting for room in
-   * a caller's (see `TaskEventListener`): read no more until they are queued. A peer that sends
-   * calls and never reads holds at most one chunk's answers here, never an unbounded pile; a task
-   * whose caller stopped reading is paused after one chunk's events.
+   * a caller's (see `TaskEventListener`): read (and act) no more until they are queued. A peer
+   * that sends calls and never reads holds at most one waiting answer here, never an unbounded
+   * pile; a task whose caller stopped reading is paused after one waiting event or outcome.
    */
   private holdReading(): void {
     if (this.pausedForRoom || this.closeReason !== undefined) return;
@@ -204,7 +222,14 @@ export class ParticipantConnection {
     this.stream.pause();
     void Promise.all([this.outbound.whenNoWaiters(), ...this.holds]).then(() => {
       this.pausedForRoom = false;
-      if (this.closeReason === undefined) this.stream.resume();
+      if (this.closeReason !== undefined) return;
+      const unread = this.unread;
+      if (unread !== undefined) {
+        this.unread = undefined;
+        this.act(unread, this.unreadAt);
+        if (this.pausedForRoom) return;
+      }
+      this.stream.resume();
     });
   }
 
@@ -337,6 +362,7 @@ export class ParticipantConnection {
   close(reason: string, lastLine?: string): void {
     if (this.closeReason !== undefined) return;
     this.closeReason = reason;
+    this.unread = undefined;
     clearTimeout(this.helloTimer);
     this.codec.close(reason);
     const gone = new Error(`disconnected: ${reason}`);

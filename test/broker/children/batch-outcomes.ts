@@ -1,0 +1,27 @@
+/**
+ * A hostile long-lived participant for test/broker/hostile-fat-answers.test.ts: for each task.run
+ * it streams argv[2] KiB of artifact text (64 KiB an event), which the broker keeps for the task's
+ * caller; once argv[3] tasks have come it answers every one of them, `completed` and nothing
+ * more, in ONE write. The outcome frames are ~50 bytes each, so they reach the broker in one read,
+ * while each makes an answer carrying its task's kept text.
+ */
+import { Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+
+const fd3 = new Socket({ fd: 3, readable: true, writable: true });
+fd3.on('error', () => {});
+const kib = Number(process.argv[2]);
+const expected = Number(process.argv[3]);
+const piece = 'e'.repeat(64 * 1024);
+fd3.write(`${JSON.stringify({ v: 3, id: 1, method: 'session.hello', params: { card: { name: 'batch', description: 'answers in one write', version: '0', skills: [] } } })}\n`);
+const ids: number[] = [];
+createInterface({ input: fd3 }).on('line', (line) => {
+  const frame = JSON.parse(line) as { id?: number; method?: string };
+  if (frame.method !== 'task.run') return;
+  ids.push(frame.id!);
+  if (ids.length === expected) {
+    fd3.write(ids.map((id) => `{"v":3,"id":${id},"result":{"state":"completed"}}\n`).join(''));
+    return;
+  }
+  for (let sent = 0; sent < kib; sent += 64) fd3.write(`{"v":3,"method":"task.event","params":{"id":${frame.id},"kind":"artifact","text":"${piece}"}}\n`);
+});
