@@ -1,10 +1,14 @@
-import { existsSync, lstatSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { messageOf } from '../errors.js';
 import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
 import { buildInChildProcess } from '../build/index.js';
 import { buildDue, changed, lookAt, mtimeOf, type FolderLook } from './plugin-folder.js';
+import { MAX_WATCHED_FOLDERS, TreeWatch } from './tree-watch.js';
+
+/** The longest the watcher looks at folders back to back before the event loop gets a turn. */
+const SETTLE_SLICE_MS = 5;
 
 /** Quiet time after the last event of a burst before the folder is looked at again. */
 export const WATCH_DEBOUNCE_MS = 150;
@@ -62,7 +66,7 @@ export class ModulesWatcher {
   /** When the first event not yet settled came. */
   private burstSince: number | undefined;
   private running: Promise<void> | undefined;
-  private watcher: FSWatcher | undefined;
+  private watcher: TreeWatch | undefined;
   private closed = false;
   /** Stops the build in progress when the watcher closes. */
   private readonly stopBuilds = new AbortController();
@@ -89,8 +93,11 @@ export class ModulesWatcher {
       // A plugin whose component is missing or older than its sources is built now, as a first edit would.
       if (buildDue(join(this.root, folder), look) !== undefined) this.due.add(folder);
     }
-    this.watcher = watch(this.root, { recursive: true }, (_event, filename) => this.heard(filename));
-    this.watcher.on('error', (err) => this.stopWatching(messageOf(err)));
+    this.watcher = new TreeWatch(this.root, {
+      heard: (path) => this.heard(path),
+      failed: (err) => this.stopWatching(messageOf(err)),
+      full: () => this.options.say(`warning: watching the first ${MAX_WATCHED_FOLDERS} folders of ${this.root} only: changes in the others are seen once a restart (or a change beside them) looks again`),
+    });
     if (this.due.size > 0) this.drain();
     return this;
   }
@@ -144,7 +151,13 @@ export class ModulesWatcher {
     if (this.running || this.closed) return;
     if (!isDirectory(this.root)) return this.stopWatching('it is gone');
     this.running = (async () => {
+      let since = performance.now();
       while (this.due.size > 0 && !this.closed) {
+        // A look that finds nothing to do never awaits: thousands in a row would hold the loop.
+        if (performance.now() - since > SETTLE_SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          since = performance.now();
+        }
         const [folder] = this.due;
         this.due.delete(folder!);
         try {
