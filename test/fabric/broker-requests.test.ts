@@ -1,12 +1,13 @@
 /**
  * `ParticipantConnection.request`: the broker's own requests to a worker (a relayed `human.ask`),
  * over an in-memory stream with the worker played by hand: the frame sent, the worker's result and
- * error, withdrawal by signal (req.cancel, the late answer dropped), and a close.
+ * error, withdrawal by signal (req.cancel, the late answer dropped), and a close; and, with a
+ * puppet worker on a real socketpair, that a withdrawn request is forgotten by the codec.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CallError, serveConnection } from '../../main/fabric/index.js';
-import { HELLO, memoryPeer, newFabric } from './helpers.js';
+import { HELLO, memoryPeer, newFabric, puppetOpener } from './helpers.js';
 
 const RELAYED = {
   question: 'Which database?',
@@ -101,5 +102,29 @@ describe('the broker asks a worker (request)', () => {
     worker.end();
     await assert.rejects(asked, /disconnected: the worker closed the connection/);
     await assert.rejects(connection.request('human.ask', RELAYED), /disconnected: the worker closed the connection/);
+  });
+});
+
+describe('withdrawn requests over a real socketpair', () => {
+  const openPuppet = puppetOpener();
+
+  it("a withdrawn relayed question is forgotten by the codec: the worker's late answer to it is dropped as naming nothing in flight", async () => {
+    const logged: string[] = [];
+    const p = await openPuppet({ log: (message) => logged.push(message) });
+    const withdrawn: Promise<unknown>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const withdraw = new AbortController();
+      withdrawn.push(assert.rejects(p.connection.request('human.ask', RELAYED, withdraw.signal), { name: 'AbortError' }));
+      withdraw.abort();
+    }
+    await Promise.all(withdrawn);
+    const next = p.connection.request('human.ask', RELAYED);
+    await p.next((m) => (m.got as { id?: number } | undefined)?.id === 4);
+    // Late answers to the three withdrawn ones, then the answer to the one still asked.
+    for (const id of [1, 2, 3]) p.send(`{"v":3,"id":${id},"result":"escalate"}`);
+    p.send('{"v":3,"id":4,"result":"escalate"}');
+    assert.equal(await next, 'escalate');
+    assert.ok(p.connection.isOpen);
+    assert.equal(logged.filter((line) => /dropped a result for id [123], which is not in flight/.test(line)).length, 2, logged.join('\n')); // the 1st and 2nd drops are logged, the 3rd is not (1, 2, 4, 8…)
   });
 });

@@ -340,6 +340,7 @@ export class ParticipantConnection {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         if (!this.requests.delete(id)) return;
+        this.codec.forget(id); // its late answer is dropped, not kept track of for the connection's life
         if (this.closeReason === undefined) void this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
         reject(abortError(signal!));
       };
