@@ -2,6 +2,8 @@
 // A minimal Electron app embedding chatty-protocol-gateway: the gateway with the bundled agents,
 // and this window's page as the human who answers their approvals (docs/embedding.md).
 import { app, BrowserWindow, Menu, protocol, session } from 'electron';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundledAgents, detectWorkspace, openModules, ProtocolGateway } from 'chatty-protocol-gateway';
 import {
@@ -28,9 +30,11 @@ app.whenReady().then(async () => {
   handleAppProtocol(session.defaultSession, { pages: fileURLToPath(new URL('.', import.meta.url)) });
 
   // The plugins of CHATTY_MODULES_DIR (without it, the package's example plugins), and the
-  // bundled agents working in CHATTY_WORKSPACE or here (in git worktrees in a repository).
+  // bundled agents working in CHATTY_WORKSPACE (in git worktrees in a repository), else in a folder
+  // of their own: never this folder, whose page.js answers their approvals (attachDesktopBridge
+  // refuses a workspace that holds or lies in the served pages).
   const { registry } = await openModules(env['CHATTY_MODULES_DIR'] || undefined, { report: console.warn });
-  const workspace = await detectWorkspace(env['CHATTY_WORKSPACE'] || process.cwd());
+  const workspace = await detectWorkspace(env['CHATTY_WORKSPACE'] || ownWorkspace());
   const root = { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) };
   const gateway = new ProtocolGateway(registry, { runtimeDir: env['CHATTY_RUNTIME_DIR'] || undefined, broker: { root } });
   for (const agent of bundledAgents({ workspace })) gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
@@ -47,3 +51,10 @@ app.whenReady().then(async () => {
   console.error('chatty example:', err);
   void stop().finally(() => app.exit(1));
 });
+
+/** `<userData>/workspace`, created owner-only: the agents' folder when CHATTY_WORKSPACE is not set. */
+function ownWorkspace() {
+  const dir = join(app.getPath('userData'), 'workspace');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}

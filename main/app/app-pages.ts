@@ -4,6 +4,7 @@
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { servePagesFolder } from './pages-guard.js';
 import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppOrigin, type AppResponse } from './app-protocol.js';
 
 /** The window's origin: `app://chatty`. */
@@ -57,7 +58,11 @@ function pageFile(url: string, pages: string, origin: AppOrigin): { path: string
 }
 
 export interface AppPagesOptions {
-  /** The folder of the app's own pages (`app://chatty/<name>.html|css|js|mjs|svg|png`); none when absent. */
+  /**
+   * The folder of the app's own pages (`app://chatty/<name>.html|css|js|mjs|svg|png`); none when
+   * absent. Never the agents' workspace, a folder in it, or one holding it: refused at start
+   * (pages-guard.ts) while a bridge's gateway works there.
+   */
   pages?: string;
   /** Each refused request (not 200), e.g. the main-process log. */
   log?: (line: string) => void;
@@ -85,6 +90,7 @@ export async function answerAppRequest(request: { url: string; method: string },
 /** The handler for `session.protocol.handle('app', …)`. */
 export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
   parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
+  if (options.pages !== undefined) servePagesFolder(options.pages); // never in the agents' workspace
   return async (request) => {
     const answer = await answerAppRequest({ url: request.url, method: request.method }, options);
     if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);

@@ -5,6 +5,7 @@
 import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
+import { bridgeWorkspace } from './pages-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
 export interface BridgeInvokeEvent {
@@ -67,7 +68,8 @@ function leaveHumans(gateway: ProtocolGateway, host: BridgeHost): void {
  * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
  * navigation of the top frame, or a crash, denies the approvals waiting and withdraws the
  * questions (nobody is looking at them any more); the window closing detaches the bridge. The
- * gateway must be started, and the webContents without a bridge. Returns the function that
+ * gateway must be started, the webContents without a bridge, and the gateway's workspace apart
+ * from every `pages` folder served (else it throws: pages-guard.ts). Returns the function that
  * detaches it (every handler removed, what waits denied, and from then on approvals denied and
  * questions refused at once).
  */
@@ -76,10 +78,15 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
   if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
+  // Before anything is attached: the served pages must not be where this gateway's agents write.
+  const forgetWorkspace = bridgeWorkspace(gateway);
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   humans.set(gateway, [...(humans.get(gateway) ?? []), host]);
-  const unbind = bindBridge(host, contents, () => leaveHumans(gateway, host));
+  const unbind = bindBridge(host, contents, () => {
+    leaveHumans(gateway, host);
+    forgetWorkspace();
+  });
   let detached = false;
   return () => {
     if (detached) return;
@@ -87,6 +94,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     unbind();
     host.close();
     leaveHumans(gateway, host);
+    forgetWorkspace();
     attached.delete(contents);
   };
 }

@@ -255,8 +255,10 @@ describe('the example app, its main.js on the stand-in electron and its page in 
 
   before(async () => {
     register('../app/electron-stand-in/hooks.mjs', { parentURL: import.meta.url, data: { parents: [pathToFileURL(`${app}/`).href] } });
-    for (const dir of ['modules', 'workspace']) mkdirSync(join(scratch, dir));
-    Object.assign(process.env, { CHATTY_MODULES_DIR: join(scratch, 'modules'), CHATTY_RUNTIME_DIR: join(scratch, 'run'), CHATTY_WORKSPACE: join(scratch, 'workspace') });
+    mkdirSync(join(scratch, 'modules'));
+    // No CHATTY_WORKSPACE: the agents get a folder of their own, never the app's (its page.js answers their approvals).
+    delete process.env['CHATTY_WORKSPACE'];
+    Object.assign(process.env, { CHATTY_MODULES_DIR: join(scratch, 'modules'), CHATTY_RUNTIME_DIR: join(scratch, 'run') });
     electron = resetElectron({ paths: { userData: join(scratch, 'user-data'), logs: join(scratch, 'logs') } });
     await import(pathToFileURL(join(app, 'main.js')).href);
     electron.app.ready();
@@ -279,6 +281,7 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     assert.ok(electron.applicationMenu, 'the menu without Reload is set');
     const [window] = electron.windows;
     assert.equal(window?.loadedUrl, 'app://chatty/index.html');
+    assert.ok(statSync(join(scratch, 'user-data', 'workspace')).isDirectory(), "the agents' own workspace, <userData>/workspace, not the app's folder");
     const prefs = window?.options['webPreferences'] as Record<string, unknown>;
     assert.deepEqual([prefs['preload'], prefs['sandbox'], prefs['contextIsolation'], prefs['nodeIntegration']], [join(installed, 'out', 'preload', 'index.cjs'), true, true, false]);
   });

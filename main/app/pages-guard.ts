@@ -1,0 +1,72 @@
+// The page the bridge trusts is never a file the agents may write: a `pages` folder served by
+// handleAppProtocol and the workspace root of a gateway a bridge is attached to must be apart
+// (neither is, holds or lies inside the other, compared as real paths). Else one approved write of
+// `page.js` would make an agent's script the page that answers every later approval.
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { BrokerOptions } from '../broker/index.js';
+import type { ProtocolGateway } from '../gateway/index.js';
+
+/** The real paths of the `pages` folders served in this process. */
+const servedPages = new Set<string>();
+/** The real workspace roots of the gateways with a bridge attached, with how many bridges each. */
+const bridgedWorkspaces = new Map<string, number>();
+
+/** `path` through its links; a part that does not exist yet is kept as written under its real parent. */
+function realPath(path: string): string {
+  const absolute = resolve(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    const parent = dirname(absolute);
+    return parent === absolute ? absolute : join(realPath(parent), basename(absolute));
+  }
+}
+
+function within(inner: string, outer: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+function refuseOverlap(pages: string, workspace: string): void {
+  if (within(pages, workspace) || within(workspace, pages)) {
+    throw new Error(
+      `the pages folder ${pages} and the agents' workspace ${workspace} overlap: an agent's write there would become the page that answers approvals; serve the pages from a folder outside the workspace (and give the agents a workspace of their own)`,
+    );
+  }
+}
+
+/** A `pages` folder is about to be served: refused when a bridged gateway's workspace overlaps it. */
+export function servePagesFolder(pages: string): void {
+  const real = realPath(pages);
+  for (const workspace of bridgedWorkspaces.keys()) refuseOverlap(real, workspace);
+  servedPages.add(real);
+}
+
+/**
+ * The broker's root workspace (`broker.root.workspaceRoot`), as the gateway was given it. The broker
+ * keeps its options to itself; they are read here, and only read.
+ */
+function workspaceRootOf(gateway: ProtocolGateway): string | undefined {
+  return (gateway.broker as unknown as { options?: BrokerOptions }).options?.root?.workspaceRoot;
+}
+
+/**
+ * A bridge is about to be attached to `gateway`: refused when its workspace overlaps a served pages
+ * folder. Returns the function that forgets it (the bridge detached).
+ */
+export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
+  const root = workspaceRootOf(gateway);
+  if (root === undefined) return () => {};
+  const real = realPath(root);
+  for (const pages of servedPages) refuseOverlap(pages, real);
+  bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
+  let forgotten = false;
+  return () => {
+    if (forgotten) return;
+    forgotten = true;
+    const left = (bridgedWorkspaces.get(real) ?? 1) - 1;
+    if (left === 0) bridgedWorkspaces.delete(real);
+    else bridgedWorkspaces.set(real, left);
+  };
+}

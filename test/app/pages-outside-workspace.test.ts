@@ -1,0 +1,82 @@
+// The page the bridge trusts must never be a file the agents may write: the example app served its
+// pages from its own folder while its agents worked in that same folder (process.cwd()), so one
+// approved write of page.js made an agent's script the approvals page. Now serving a `pages`
+// folder and attaching a bridge to a gateway whose workspace root is inside it, is it, or contains
+// it (through links too) is refused at start, in whichever order the two are called.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { attachDesktopBridge, DEFAULT_PAGE_URL, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { StandInWebContents } from './electron-stand-in/electron.js';
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-pages-ws-')));
+const gateways: RunningGateway[] = [];
+after(async () => {
+  for (const gw of gateways) await gw.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A fresh folder under the scratch dir, with its sub-folders. */
+function folder(name: string, ...subs: string[]): string {
+  const dir = join(scratch, name);
+  for (const sub of ['', ...subs]) mkdirSync(join(dir, sub), { recursive: true });
+  return dir;
+}
+const session = (): ProtocolSession & { schemes: string[] } => {
+  const schemes: string[] = [];
+  return { schemes, protocol: { handle: (scheme) => void schemes.push(scheme) } };
+};
+async function gatewayIn(workspaceRoot: string): Promise<RunningGateway> {
+  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot } } });
+  gateways.push(gw);
+  return gw;
+}
+const window = (): StandInWebContents => {
+  const contents = new StandInWebContents();
+  contents.mainFrame.url = DEFAULT_PAGE_URL;
+  return contents;
+};
+
+test('attaching a bridge is refused when the served pages folder is the workspace root, inside it, contains it, or reaches it through a link', async () => {
+  const cases: [string, (base: string) => { pages: string; workspace: string }][] = [
+    ['equal', (base) => ({ pages: base, workspace: base })],
+    ['pages inside the workspace', (base) => ({ pages: join(base, 'app'), workspace: base })],
+    ['workspace inside the pages', (base) => ({ pages: base, workspace: join(base, 'work') })],
+    ['pages through a link into the workspace', (base) => {
+      symlinkSync(join(base, 'app'), join(scratch, `${base.split('/').at(-1)}-link`));
+      return { pages: join(scratch, `${base.split('/').at(-1)}-link`), workspace: base };
+    }],
+  ];
+  for (const [name, make] of cases) {
+    const base = folder(name.replace(/ /g, '-'), 'app', 'work');
+    const { pages, workspace } = make(base);
+    const gw = await gatewayIn(workspace);
+    const s = session();
+    handleAppProtocol(s, { pages });
+    assert.throws(() => attachDesktopBridge(gw.gateway, window()), /the pages folder .* and the agents' workspace .* overlap/, name);
+  }
+});
+
+test('serving a pages folder is refused when a bridge is attached to a gateway whose workspace overlaps it', async () => {
+  const base = folder('attached-first', 'app');
+  const gw = await gatewayIn(base);
+  const detach = attachDesktopBridge(gw.gateway, window());
+  const s = session();
+  assert.throws(() => handleAppProtocol(s, { pages: join(base, 'app') }), /the pages folder .* and the agents' workspace .* overlap/);
+  assert.deepEqual(s.schemes, [], 'nothing was served');
+  detach();
+  // Detached, that gateway's workspace no longer stands in the way.
+  handleAppProtocol(s, { pages: join(base, 'app') });
+  assert.deepEqual(s.schemes, ['app']);
+});
+
+test('pages and a workspace side by side are served and attached', async () => {
+  const pages = folder('apart/pages');
+  const gw = await gatewayIn(folder('apart/workspace'));
+  handleAppProtocol(session(), { pages });
+  const detach = attachDesktopBridge(gw.gateway, window());
+  detach();
+});
