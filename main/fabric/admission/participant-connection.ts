@@ -510,7 +510,10 @@ export class ParticipantConnection {
     // closes, so a callee paused for this caller is released at once.
     const progress = (event: ProgressEvent): Promise<void> | undefined => {
       if (this.closeReason !== undefined || abort.aborted) return undefined;
-      return this.outbound.offer(this.codec.notify({ method: 'req.progress', params: { id, event } }), abort)?.catch(() => {});
+      const line = this.codec.notify({ method: 'req.progress', params: { id, event } });
+      // UTF-8 is at most 3 bytes per UTF-16 unit: only a line over a third of the cap is measured.
+      if (line.length * 3 > this.workerMaxFrameBytes && Buffer.byteLength(line) > this.workerMaxFrameBytes) return inParts(event, progress);
+      return this.outbound.offer(line, abort)?.catch(() => {});
     };
     const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer);
     let running: Promise<unknown>;
@@ -584,6 +587,32 @@ class WorkerCallContext implements CallContext {
   answerNow(result: unknown): Promise<void> | undefined {
     return this.answer(this, true, result);
   }
+}
+
+/**
+ * Sends a progress event whose line is over the caller's frame cap (the call id in it is the
+ * caller's choice: a 16-digit one makes a callee's event at the cap a few bytes too long) as two:
+ * a `Text` in two halves, in order (the caller joins the texts: nothing is lost), a `Step` or
+ * `Admitted` (a message, a name) cut to its first half. Each half is checked again. An event of
+ * one character over the cap (a cap smaller than the envelope) is dropped: it cannot be sent.
+ */
+function inParts(event: ProgressEvent, progress: (event: ProgressEvent) => Promise<void> | undefined): Promise<void> | undefined {
+  if (('Text' in event ? event.Text : 'Step' in event ? event.Step : event.Admitted).length < 2) return undefined;
+  if ('Text' in event) {
+    const at = halfway(event.Text);
+    const first = progress({ Text: event.Text.slice(0, at) });
+    const second = { Text: event.Text.slice(at) };
+    return first ? first.then(() => progress(second)) : progress(second);
+  }
+  if ('Step' in event) return progress({ Step: event.Step.slice(0, halfway(event.Step)) });
+  return progress({ Admitted: event.Admitted.slice(0, halfway(event.Admitted)) });
+}
+
+/** The middle of `text`, moved off a surrogate pair's second half so that neither part breaks a character. */
+function halfway(text: string): number {
+  const at = text.length >> 1;
+  const unit = text.charCodeAt(at);
+  return unit >= 0xdc00 && unit <= 0xdfff ? at + 1 : at;
 }
 
 /** What an aborted broker request rejects with. */
