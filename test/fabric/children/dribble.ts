@@ -10,10 +10,12 @@ import { readSync, writeSync } from 'node:fs';
 
 const round = Number(process.argv[2] ?? '0');
 const toStderr = process.argv[3] === 'stderr';
-const write = (bytes: Buffer): void => {
+// Retried on EAGAIN: fd 3 is non-blocking, and so may fd 2 be (a socketpair, where each one-byte
+// write takes hundreds of bytes of the send buffer: unretried, the worker died after ~280 bytes).
+const write = (bytes: Buffer, fd = 3): void => {
   for (let at = 0; at < bytes.length; ) {
     try {
-      at += writeSync(3, bytes, at);
+      at += writeSync(fd, bytes, at);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
     }
@@ -24,15 +26,25 @@ const head = Buffer.from('{"v":3,"method":"task.event","params":{"id":1,"kind":"
 const x = Buffer.from('x');
 let sent = 0;
 const stdin = Buffer.alloc(1);
+/** One byte of stdin (0 at its end), retried on EAGAIN should fd 0 be non-blocking too. */
+const readStdin = (): number => {
+  for (;;) {
+    try {
+      return readSync(0, stdin);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+    }
+  }
+};
 for (let first = true; ; first = false) {
   for (const end = sent + (first && process.argv[4] ? Number(process.argv[4]) : round); sent < end; sent++) {
-    if (toStderr) writeSync(2, x);
+    if (toStderr) write(x, 2);
     else write(sent < head.length ? head.subarray(sent, sent + 1) : x);
     // A few microseconds (spun: a timer is far longer) for the broker to read the byte alone.
     for (const until = performance.now() + 0.03; performance.now() < until; );
   }
   process.stdout.write(`${JSON.stringify({ sent })}\n`);
   // Waits for the test's go (a line on stdin); its end ends the worker.
-  do if (readSync(0, stdin) === 0) process.exit(0);
+  do if (readStdin() === 0) process.exit(0);
   while (stdin[0] !== 0x0a);
 }
