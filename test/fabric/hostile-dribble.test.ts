@@ -96,3 +96,35 @@ test("a worker's stderr written one byte per read: the tail the broker keeps cos
     await once(opened.child, 'exit');
   }
 });
+
+test('an unfinished line cut into pieces around 4 KiB, or small ones between pooled allocations: it costs at most ~15% over its bytes', () => {
+  // Each chunk a buffer of its own, as a socket read's is.
+  const chunk = (n: number): Buffer => Buffer.allocUnsafeSlow(n).fill(0x78);
+  const costs: string[] = [];
+  const patterns: [string, number[], (() => void) | undefined][] = [
+    ['2048 x4, 4096', [2048, 2048, 2048, 2048, 4096], undefined],
+    ['2048 x4 + 1, 4096', [2048, 2048, 2048, 2049, 4096], undefined],
+    // Pooled allocations between reads (the broker makes them: `Buffer.from` of a task's text).
+    ['1, 4096, 8 KiB pooled between', [1, 4096], () => {
+      for (let i = 0; i < 80; i++) pooled.push(Buffer.from('y'.repeat(100)));
+      pooled.length = 0;
+    }],
+  ];
+  const pooled: Buffer[] = [];
+  for (const [name, sizes, between] of patterns) {
+    const splitter = new LineSplitter(64 * 1024 * 1024);
+    splitter.push(Buffer.from('{"v":3,"method":"task.event","params":{"id":1,"kind":"artifact","text":"'));
+    const before = heldAfterGc();
+    let sent = 0;
+    for (let k = 0; sent < 16 * 1024 * 1024; k++) {
+      const n = sizes[k % sizes.length]!;
+      splitter.push(chunk(n));
+      sent += n;
+      between?.();
+    }
+    const perByte = (heldAfterGc() - before) / sent;
+    assert.equal(splitter.buffered > sent, true); // still held, so still measured
+    costs.push(`${name}: ${perByte.toFixed(2)} bytes/byte`);
+    assert.ok(perByte < 1.15, costs.join('; '));
+  }
+});
