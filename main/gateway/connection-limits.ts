@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
  * How long a client may take to send a request, and how many connections the gateway holds at
@@ -11,11 +12,22 @@ export interface ConnectionLimits {
   readonly headersTimeoutMs: number;
   /** The whole request, body included, must be in within this; else 408 and closed. Answers and SSE streams are not timed. */
   readonly requestTimeoutMs: number;
-  /** Connections held at once; past it a new connection is closed at once, unanswered. */
+  /**
+   * Connections held at once. Past it the oldest connection that has not yet sent an authorised
+   * request is closed, unanswered (the newcomer itself when every other one has).
+   */
   readonly maxConnections: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, maxConnections: 512 };
+
+/** Connections that have sent a request with the launch token: never the ones closed to make room. */
+const authorised = new WeakSet<Socket>();
+
+/** Called by the token guard for each authorised request (a WeakSet add: tens of nanoseconds). */
+export function connectionAuthorised(socket: Socket): void {
+  authorised.add(socket);
+}
 
 /** The HTTP server with the limits applied; a request without Host (not a browser's) is served, which Node would answer 400. */
 export function limitedServer(limits: Partial<ConnectionLimits> | undefined, listener: RequestListener): Server {
@@ -30,6 +42,36 @@ export function limitedServer(limits: Partial<ConnectionLimits> | undefined, lis
     },
     listener,
   );
-  server.maxConnections = maxConnections;
+  capConnections(server, maxConnections);
   return server;
+}
+
+/**
+ * Not `server.maxConnections`, which refuses the newcomer: a process without the token could then
+ * hold every slot with silent connections (reopening each one the headers timeout closes) and
+ * lock honest clients out. Here room is made by closing the oldest connection not yet authorised.
+ */
+function capConnections(server: Server, max: number): void {
+  const open = new Set<Socket>();
+  /** Not known to be authorised when added, oldest first; an authorised one is skipped (and dropped) when room is made. */
+  const unproven = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    unproven.add(socket);
+    socket.once('close', () => {
+      open.delete(socket);
+      unproven.delete(socket);
+    });
+    if (open.size > max) closeOldestUnproven(open, unproven);
+  });
+}
+
+function closeOldestUnproven(open: Set<Socket>, unproven: Set<Socket>): void {
+  for (const socket of unproven) {
+    unproven.delete(socket);
+    if (authorised.has(socket)) continue;
+    open.delete(socket); // now: its 'close' comes later, and the next newcomer must not count it
+    socket.destroy();
+    return;
+  }
 }

@@ -1,3 +1,4 @@
+import { connectionAuthorised } from '../connection-limits.js';
 import { refuseWith, type GatewayMiddleware } from '../context.js';
 import { bearerRefusal } from './bearer.js';
 import { readBodyWithin } from './body-limit.js';
@@ -17,6 +18,8 @@ export function requestGuards(token: () => string, maxBytes: number): GatewayMid
       refuseWith(ctx, refusal);
       return Promise.resolve();
     }
+    // Its connection is now never the one closed to make room at the connection cap.
+    connectionAuthorised(ctx.req.socket);
     return readBodyWithin(ctx, maxBytes).then((read) => (read ? next() : undefined));
   };
 }
