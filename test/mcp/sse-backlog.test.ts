@@ -70,6 +70,47 @@ describe('unread legacy SSE sessions', () => {
     }
   });
 
+  test('a reading session whose answers are in transit is not closed for sessions that stopped reading, however small theirs', { timeout: 60_000 }, async () => {
+    while (gw.gateway.openSseSessions > 0) await new Promise((resolve) => setImmediate(resolve));
+    const honest = await unreadSession();
+    const unread = await Promise.all(Array.from({ length: 6 }, unreadSession));
+    const id = (mib: number, c: string): string => c.repeat(mib * 1024 * 1024);
+    try {
+      // 6 × 8 MiB unread: each smaller than the honest session's answers below.
+      for (const { endpoint } of unread) for (let i = 0; i < 2; i++) assert.equal((await postTo(endpoint, JSON.stringify({ jsonrpc: '2.0', id: id(4, 'u'), method: 'ping' }))).status, 202);
+      // The honest client reads, at ~4 MiB/s, until the attack is sent; then as fast as it can.
+      let text = '';
+      let paced = true;
+      let taken = 0;
+      honest.socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        taken += chunk.length;
+        if (paced && taken >= 64 * 1024) {
+          taken = 0;
+          honest.socket.pause();
+          setTimeout(() => honest.socket.resume(), 16);
+        }
+      });
+      honest.socket.resume();
+      const closed = new Promise<void>((resolve) => honest.socket.once('close', resolve));
+      let isClosed = false;
+      void closed.then(() => (isClosed = true));
+      // 12 MiB of answers in transit to it (two, each under the body cap).
+      for (const c of ['g', 'h']) assert.equal((await postTo(honest.endpoint, JSON.stringify({ jsonrpc: '2.0', id: id(6, c), method: 'ping' }))).status, 202);
+      // Over the gateway-wide budget: one session must go.
+      assert.equal((await postTo(unread[0]!.endpoint, JSON.stringify({ jsonrpc: '2.0', id: id(5, 'x'), method: 'ping' }))).status, 202);
+      paced = false;
+      honest.socket.resume();
+      const answered = `"id":"${id(6, 'h')}","result":{}}\n\n`;
+      while (!text.includes(answered) && !isClosed) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(isClosed, false, 'the reading session was closed');
+      assert.ok(text.includes(answered), 'the reading session got its whole answer');
+      assert.ok(gw.gateway.openSseSessions < 7, 'an unread session was closed instead');
+    } finally {
+      for (const { socket } of [honest, ...unread]) socket.destroy();
+    }
+  });
+
   test(`at most MAX_SSE_SESSIONS open at once: the next GET is refused 503 with a clear error, and served again once one closes`, { timeout: 30_000 }, async () => {
     assert.equal(MAX_SSE_SESSIONS, 64);
     while (gw.gateway.openSseSessions > 0) await new Promise((resolve) => setImmediate(resolve));

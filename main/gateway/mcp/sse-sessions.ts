@@ -11,8 +11,8 @@ export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
 export const MAX_SSE_SESSIONS = 64;
 /**
  * What all of one gateway's SSE streams together may hold unsent (in the Electron main process):
- * a write that would go over it first closes the streams with the largest backlogs, so clients
- * that never read cannot add up past it (before: 8 unread sessions held +275 MB).
+ * a write that would go over it first closes the streams that have gone longest without reading,
+ * so clients that never read cannot add up past it (before: 8 unread sessions held +275 MB).
  */
 export const MAX_SSE_TOTAL_BACKLOG_BYTES = 64 * 1024 * 1024;
 
@@ -24,6 +24,10 @@ export class SseSession {
   private open = true;
   /** Requests posted on the session whose answers are not sent yet (at most `MAX_REQUESTS_IN_FLIGHT`). */
   callsInFlight = 0;
+  /** Its backlog right after the last write: seen smaller later, the client has read since. */
+  private backlogAfterWrite = 0;
+  /** When the client was last seen reading (its backlog empty, or smaller than after the last write). */
+  private readAt = performance.now();
 
   constructor(
     readonly id: string,
@@ -49,6 +53,16 @@ export class SseSession {
 
   get backlogBytes(): number {
     return this.open ? this.res.writableLength : 0;
+  }
+
+  /** When its client was last seen reading, looking now: a backlog that shrank or emptied since the last write is reading. */
+  lastReadAt(now: number): number {
+    const backlog = this.backlogBytes;
+    if (backlog === 0 || backlog < this.backlogAfterWrite) {
+      this.readAt = now;
+      this.backlogAfterWrite = backlog;
+    }
+    return this.readAt;
   }
 
   /** The first event: where to POST. */
@@ -77,8 +91,10 @@ export class SseSession {
     if (!this.open || this.res.writableEnded) return;
     const bytes = Buffer.byteLength(chunk);
     if (this.res.writableLength + bytes > MAX_SSE_BACKLOG_BYTES) return this.drop();
+    this.lastReadAt(performance.now());
     if (!this.makeRoom(this, bytes)) return;
     this.res.write(chunk);
+    this.backlogAfterWrite = this.res.writableLength;
   }
 }
 
@@ -122,15 +138,27 @@ export class SseSessions {
     return this.sessions.size >= MAX_SSE_SESSIONS;
   }
 
-  /** Closes the streams with the largest backlogs until `bytes` more fit in `MAX_SSE_TOTAL_BACKLOG_BYTES`. */
+  /**
+   * Until `bytes` more fit in `MAX_SSE_TOTAL_BACKLOG_BYTES`, closes the session holding a backlog
+   * that has gone longest without reading. Not the largest backlog: bytes in transit to a client
+   * that reads (while the gateway is busy) are not a client that stopped, and unread sessions
+   * kept small each would make an honest reader's answers the largest.
+   */
   private makeRoom(writer: SseSession, bytes: number): boolean {
     let total = bytes + this.backlogBytes;
+    if (total <= MAX_SSE_TOTAL_BACKLOG_BYTES) return true;
+    const now = performance.now();
     while (total > MAX_SSE_TOTAL_BACKLOG_BYTES) {
-      let largest: SseSession | undefined;
-      for (const session of this.sessions.values()) if (session.backlogBytes > (largest?.backlogBytes ?? 0)) largest = session;
-      if (!largest) break;
-      total -= largest.backlogBytes;
-      largest.drop();
+      let stalest: SseSession | undefined;
+      let stalestReadAt = Infinity;
+      for (const session of this.sessions.values()) {
+        if (session.backlogBytes === 0) continue; // closing it frees nothing
+        const readAt = session.lastReadAt(now);
+        if (readAt < stalestReadAt) [stalest, stalestReadAt] = [session, readAt];
+      }
+      if (!stalest) break;
+      total -= stalest.backlogBytes;
+      stalest.drop();
     }
     return writer.isOpen;
   }
