@@ -91,8 +91,8 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   return () => {
     if (detached) return;
     detached = true;
+    host.close(); // first: the page, still there, is told what it no longer waits for
     unbind();
-    host.close();
     leaveHumans(gateway, host);
     forgetWorkspace();
     attached.delete(contents);

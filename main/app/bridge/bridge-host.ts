@@ -68,6 +68,14 @@ export interface BridgeHostOptions {
 /** What the bridge needs of a `PluginGrants` desk: to be its one handler. */
 export type GrantDesk = Pick<PluginGrants, 'onRequest'>;
 
+/**
+ * The number of the last request put to a page, shared by every host in the process: a window
+ * moved to another bridge (of this gateway or another) never sees an id it already holds, so a
+ * popover left from the old bridge can never answer the new one's request.
+ */
+let lastRequest = 0;
+const nextRequestId = <K extends 'approval' | 'question' | 'grant'>(kind: K): `${K}-${number}` => `${kind}-${++lastRequest}`;
+
 /** Kept for a (re)loaded window's snapshot. */
 const MAX_EDGE_ROWS = 200;
 const MAX_AUDIT_ROWS = 200;
@@ -131,7 +139,6 @@ export class BridgeHost {
   private readonly rootHandlers: (() => void)[] = [];
   private readonly grants: GrantDesk | undefined;
   private nextTask = 0;
-  private nextRequest = 0;
   private nextMail = 0;
   private closed = false;
 
@@ -183,9 +190,14 @@ export class BridgeHost {
     if (this.grants) this.rootHandlers.push(this.grants.onRequest((request, signal) => this.askGrant(request, signal)));
   }
 
-  /** The window exists: events go to it through `send`. */
+  /**
+   * The window exists: events go to it through `send`. The grant desk's requests this host took
+   * before it (at its construction) are sent now: a page that stays loaded across a bridge's
+   * detach and re-attach reads no new snapshot (a page still loading finds them there too).
+   */
   attachWindow(send: WindowSend): void {
     this.send = send;
+    for (const pending of this.pending.values()) if (pending.kind === 'grant') this.emit(EVENT_CHANNELS.grant, structuredClone(pending.view));
   }
 
   /**
@@ -193,10 +205,12 @@ export class BridgeHost {
    * withdrawn. A plugin's capability request keeps waiting (no agent is held up by it): the next
    * page finds it in its snapshot.
    */
-  windowReset(reason = 'the window was reloaded'): void {
+  windowReset(reason = 'the window was reloaded', tellPage = false): void {
     for (const [requestId, pending] of [...this.pending]) {
       if (pending.kind === 'grant') continue;
       this.pending.delete(requestId);
+      // A page that stays (the bridge detached, the window open) closes its popover of it.
+      if (tellPage) this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason });
       if (pending.kind === 'approval') {
         this.addEntry(pending.task, { kind: 'verdict', text: `denied ${pending.view.commandOrPath}: ${reason}`, node: pending.view.asker.agent });
         // Nobody answered it: the human loop denies it as `no-root`, never as a person's `denied`.
@@ -208,18 +222,25 @@ export class BridgeHost {
     }
   }
 
-  /** The window closed: as a reset, and nothing is sent until a window is attached again. */
+  /**
+   * The window closed, or the bridge is taken off it: as a reset, the page (if it is still there)
+   * told of each request withdrawn, and nothing is sent until a window is attached again.
+   */
   detachWindow(reason = 'the window was closed'): void {
+    this.windowReset(reason, true);
     this.send = undefined;
-    this.windowReset(reason);
   }
 
-  /** Stops answering for the root and forgets the window; running tasks are left to `gateway.stop()`. */
-  close(): void {
+  /**
+   * Stops answering for the root and forgets the window; running tasks are left to `gateway.stop()`.
+   * The grant desk's requests go back to it first, so the page still there is told they are withdrawn.
+   */
+  close(reason = 'the bridge was detached'): void {
     if (this.closed) return;
     this.closed = true;
-    this.detachWindow('the app is closing');
-    for (const off of [...this.rootHandlers.splice(0), ...this.unsubscribe.splice(0)]) off();
+    for (const off of this.rootHandlers.splice(0)) off();
+    this.detachWindow(reason);
+    for (const off of this.unsubscribe.splice(0)) off();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -451,7 +472,7 @@ export class BridgeHost {
     // Nobody to ask: never approved by default, and not a person's `denied` either (a handler that
     // throws is denied `by: no-root` in the audit log).
     if (!this.send || signal.aborted) throw new Error('no window is open to show the approval');
-    const requestId = `approval-${++this.nextRequest}`;
+    const requestId = nextRequestId('approval');
     const task = this.attribute(request.asker, request.task);
     // The display rule decides here too: a request the page shows with code points is never remembered.
     const hidden = request.hidden || hasHidden(request.command_or_path) || hasHidden(request.diff_stat ?? '') || hasHidden(request.lands ?? '');
@@ -496,7 +517,7 @@ export class BridgeHost {
     // A question the page could not answer is refused here, not shown to wait forever.
     const unanswerable = unanswerableBecause(request);
     if (unanswerable !== undefined) return Promise.reject(new Error(`the question cannot be answered: ${unanswerable}`));
-    const requestId = `question-${++this.nextRequest}`;
+    const requestId = nextRequestId('question');
     const task = this.attribute(request.asker);
     const view: PendingQuestion = {
       requestId,
@@ -576,7 +597,7 @@ export class BridgeHost {
    */
   private askGrant(request: PluginGrantRequest, signal: AbortSignal): PluginGrantDecision | Promise<PluginGrantDecision> {
     if (signal.aborted) return 'denied';
-    const requestId = `grant-${++this.nextRequest}`;
+    const requestId = nextRequestId('grant');
     const view: PendingGrant = {
       requestId,
       plugin: request.plugin,
