@@ -10,7 +10,7 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
-import { SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
+import { SSE_IDLE_MS, SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
 import { APPROVALS_LOG_FILE, Broker, RootTransport, gatewayApprovals, type AgentCard, type BrokerOptions, type GatewayApprovals } from '../broker/index.js';
@@ -26,6 +26,8 @@ export interface ProtocolGatewayOptions {
   onError?: (err: unknown) => void;
   /** Interval of the keep-alive comment on legacy MCP SSE streams (default 15 s); tests shorten it. */
   sseKeepAliveMs?: number;
+  /** How long a legacy SSE session's client may send nothing before its session may be closed to let a new one in when all 64 are open (default 5 min, `SSE_IDLE_MS`); tests shorten it. */
+  sseIdleMs?: number;
   /** Slow and idle clients: headers within 10 s, a whole request within 60 s, 512 connections at once (`DEFAULT_CONNECTION_LIMITS`); tests lower them. */
   connectionLimits?: Partial<ConnectionLimits>;
   /**
@@ -85,7 +87,7 @@ export class ProtocolGateway {
     private readonly options: ProtocolGatewayOptions = {},
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
-    this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS);
+    this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS, options.sseIdleMs ?? SSE_IDLE_MS);
     // A module reloaded or back online may have other tools: its SSE sessions are told at once.
     this.unwatchModules = registry.onChange?.(({ name, change }) => {
       if (change === 'served' || change === 'reloaded') this.sseSessions.broadcast(name, TOOLS_LIST_CHANGED);

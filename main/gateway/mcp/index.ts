@@ -5,6 +5,7 @@ export {
   SseSessions,
   SseSession,
   SSE_KEEP_ALIVE_MS,
+  SSE_IDLE_MS,
   MAX_SSE_BACKLOG_BYTES,
   MAX_SSE_SESSIONS,
   MAX_SSE_TOTAL_BACKLOG_BYTES,

@@ -110,7 +110,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (!dispatcher) return moduleNotServed(ctx, options.modules, name, () => refuse(ctx, 404, moduleNotFoundMessage(name)));
       const refusal = checkStreamGet(ctx.req.headers);
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
-      if (options.sessions.isFull) return refuse(ctx, 503, sseSessionsFullMessage(name));
+      if (!options.sessions.makeRoomForSession()) return refuse(ctx, 503, sseSessionsFullMessage(name));
       ctx.status = 200;
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
       const session = options.sessions.open(name, ctx.res);
@@ -124,6 +124,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (typeof id !== 'string' || id === '') return refuse(ctx, 400, 'the sessionId query parameter is required');
     const session = options.sessions.get(id);
     if (!session || session.module !== name) return refuse(ctx, 404, `no open SSE session '${id}'`);
+    session.lastMessageAt = performance.now(); // in use: not closed to let a new session in
     const refusal = checkLegacyPost(ctx.req.headers);
     if (refusal) return transportRefusal(ctx, refusal);
     const frame = parseFrame(bodyText(ctx));

@@ -7,8 +7,17 @@ import { formatSseComment, formatSseEvent, formatSseMessage, type TransportFrame
 export const SSE_KEEP_ALIVE_MS = 15_000;
 /** A client that stops reading loses its session when a write would leave more than this waiting to be sent to it. */
 export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
-/** Legacy SSE sessions one gateway holds open at once (each holds a connection and a timer); the next GET is refused 503. */
+/**
+ * Legacy SSE sessions one gateway holds open at once (each holds a connection and a timer). Past
+ * it a GET closes the session idle longest when that is past `SSE_IDLE_MS`, else it is refused 503.
+ */
 export const MAX_SSE_SESSIONS = 64;
+/**
+ * A session whose client has sent nothing (no POST) for this long, with no call in flight, may be
+ * closed to let a new session in when all are open. Keep-alives read do not count: a holder that
+ * only reads them would keep legacy clients out for ever.
+ */
+export const SSE_IDLE_MS = 5 * 60_000;
 /**
  * What all of one gateway's SSE streams together may hold unsent (in the Electron main process):
  * a write that would go over it first closes the streams that have gone longest without reading,
@@ -28,6 +37,8 @@ export class SseSession {
   private backlogAfterWrite = 0;
   /** When the client was last seen reading (its backlog empty, or smaller than after the last write). */
   private readAt = performance.now();
+  /** When the session opened or its client last posted a message on it. */
+  lastMessageAt = performance.now();
 
   constructor(
     readonly id: string,
@@ -112,7 +123,10 @@ export class SseSessions {
   private readonly sessions = new Map<string, SseSession>();
   private readonly events = new EventEmitter();
 
-  constructor(private readonly keepAliveMs: number = SSE_KEEP_ALIVE_MS) {}
+  constructor(
+    private readonly keepAliveMs: number = SSE_KEEP_ALIVE_MS,
+    private readonly idleMs: number = SSE_IDLE_MS,
+  ) {}
 
   /**
    * Starts the event stream on `res` (200, `text/event-stream`) and sends the `endpoint` event,
@@ -120,12 +134,7 @@ export class SseSessions {
    */
   open(module: string, res: ServerResponse): SseSession {
     const id = randomBytes(16).toString('hex');
-    const onClose = (s: SseSession): void => {
-      if (this.sessions.get(s.id) !== s) return;
-      this.sessions.delete(s.id);
-      this.events.emit('session', { id: s.id, module: s.module, state: 'closed' } satisfies SseSessionEvent);
-    };
-    const session = new SseSession(id, module, res, this.keepAliveMs, onClose, (writer, bytes) => this.makeRoom(writer, bytes));
+    const session = new SseSession(id, module, res, this.keepAliveMs, (s) => this.forget(s), (writer, bytes) => this.makeRoom(writer, bytes));
     this.sessions.set(id, session);
     this.events.emit('session', { id, module, state: 'open' } satisfies SseSessionEvent);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform' });
@@ -133,9 +142,29 @@ export class SseSessions {
     return session;
   }
 
-  /** No room for another session (`MAX_SSE_SESSIONS`): the GET is refused with `fullMessage`. */
-  get isFull(): boolean {
-    return this.sessions.size >= MAX_SSE_SESSIONS;
+  /**
+   * Room for one more session: when all `MAX_SSE_SESSIONS` are open, closes the one whose client
+   * has sent nothing for longest if that is at least the idle limit and it has no call in flight.
+   * False when none may go: the GET is refused with `sseSessionsFullMessage`.
+   */
+  makeRoomForSession(): boolean {
+    if (this.sessions.size < MAX_SSE_SESSIONS) return true;
+    let idlest: SseSession | undefined;
+    for (const session of this.sessions.values()) {
+      if (session.callsInFlight === 0 && session.lastMessageAt < (idlest?.lastMessageAt ?? Infinity)) idlest = session;
+    }
+    if (!idlest || performance.now() - idlest.lastMessageAt < this.idleMs) return false;
+    // Forgotten now (its 'close' comes later); a stream with nothing waiting ends cleanly.
+    this.forget(idlest);
+    if (idlest.backlogBytes === 0) idlest.end();
+    else idlest.drop();
+    return true;
+  }
+
+  private forget(session: SseSession): void {
+    if (this.sessions.get(session.id) !== session) return;
+    this.sessions.delete(session.id);
+    this.events.emit('session', { id: session.id, module: session.module, state: 'closed' } satisfies SseSessionEvent);
   }
 
   /**
