@@ -63,6 +63,24 @@ function leaveHumans(gateway: ProtocolGateway, host: BridgeHost): void {
 }
 
 /**
+ * Each grant desk's bridges whose window is open, oldest first, whatever their gateways (one
+ * registry's desk may serve a gateway per window). The last holds the desk; when its window closes
+ * or it is detached, it drops the desk and the one before it takes it back; with none left the
+ * desk keeps the requests for the next bridge given it.
+ */
+const deskHolders = new WeakMap<GrantDesk, BridgeHost[]>();
+
+/** `host`'s window is gone: it no longer holds `desk`, and if it held it, the one before it does again. */
+function leaveDesk(desk: GrantDesk | undefined, host: BridgeHost): void {
+  host.dropDesk();
+  const hosts = desk && deskHolders.get(desk);
+  const at = hosts ? hosts.indexOf(host) : -1;
+  if (!hosts || at === -1) return;
+  hosts.splice(at, 1);
+  if (at === hosts.length) hosts.at(-1)?.takeDesk();
+}
+
+/**
  * Makes the window's page the human of `gateway`'s in-process root: each `window.chatty` call
  * (the preload's IPC channels) is answered only for the window's top frame at `pageUrl`, with its
  * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
@@ -83,8 +101,10 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   humans.set(gateway, [...(humans.get(gateway) ?? []), host]);
+  if (options.grants) deskHolders.set(options.grants, [...(deskHolders.get(options.grants) ?? []), host]);
   const unbind = bindBridge(host, contents, () => {
     leaveHumans(gateway, host);
+    leaveDesk(options.grants, host);
     forgetWorkspace();
   });
   let detached = false;
@@ -94,6 +114,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     host.close(); // first: the page, still there, is told what it no longer waits for
     unbind();
     leaveHumans(gateway, host);
+    leaveDesk(options.grants, host);
     forgetWorkspace();
     attached.delete(contents);
   };

@@ -135,9 +135,11 @@ export class BridgeHost {
   private readonly auditRows: AuditRow[] = [];
   private readonly approvals: ProtocolGateway['approvals'];
   private readonly unsubscribe: (() => void)[] = [];
-  /** This host as the root's human (its approval, question and grant handlers), until another takes the root. */
+  /** This host as the root's human (its approval and question handlers), until another takes the root. */
   private readonly rootHandlers: (() => void)[] = [];
   private readonly grants: GrantDesk | undefined;
+  /** Removes this host as the grant desk's handler (set while it holds the desk). */
+  private deskHandler: (() => void) | undefined;
   private nextTask = 0;
   private nextMail = 0;
   private closed = false;
@@ -154,6 +156,7 @@ export class BridgeHost {
     this.approvals = gateway.approvals;
     this.grants = options.grants;
     this.takeRoot();
+    this.takeDesk();
     this.unsubscribe.push(
       this.root.onMessage((message) => this.addMail({ id: message.id, direction: 'in', from: message.from, text: message.text, at: Date.now() })),
       gateway.onEdge((row) => this.addEdgeRow({ ...row })),
@@ -175,10 +178,9 @@ export class BridgeHost {
   }
 
   /**
-   * Makes this host the root's human: the root's approvals and questions, and the grant desk's
-   * requests (those still open are handed over by the desk), come here from the one host that had
-   * them before. The constructor does it; electron-bridge.ts again when the bridge attached after
-   * this one is gone and this one's window is still open.
+   * Makes this host the root's human: the root's approvals and questions come here from the one
+   * host that had them before. The constructor does it; electron-bridge.ts again when the bridge
+   * attached after this one on the gateway is gone and this one's window is still open.
    */
   takeRoot(): void {
     if (this.closed) return;
@@ -187,7 +189,24 @@ export class BridgeHost {
       this.root.onApproval((request, signal) => this.askApproval(request, signal)),
       this.root.onQuestion((request, signal) => this.askQuestion(request, signal)),
     );
-    if (this.grants) this.rootHandlers.push(this.grants.onRequest((request, signal) => this.askGrant(request, signal)));
+  }
+
+  /**
+   * Makes this host the grant desk's handler (when it was given one): the desk hands it the
+   * requests still open. The constructor does it; electron-bridge.ts again when the bridge given
+   * the same desk after this one is gone and this one's window is still open (whatever the gateway).
+   */
+  takeDesk(): void {
+    if (this.closed || !this.grants) return;
+    this.deskHandler?.();
+    this.deskHandler = this.grants.onRequest((request, signal) => this.askGrant(request, signal));
+  }
+
+  /** This host no longer answers for the desk (its window is gone): what it held goes back to the desk, for its next handler. */
+  dropDesk(): void {
+    const off = this.deskHandler;
+    this.deskHandler = undefined;
+    off?.();
   }
 
   /**
@@ -238,6 +257,7 @@ export class BridgeHost {
   close(reason = 'the bridge was detached'): void {
     if (this.closed) return;
     this.closed = true;
+    this.dropDesk();
     for (const off of this.rootHandlers.splice(0)) off();
     this.detachWindow(reason);
     for (const off of this.unsubscribe.splice(0)) off();
