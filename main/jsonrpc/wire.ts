@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { util } from 'zod/v4/core';
 
 /**
  * JSON-RPC 2.0 envelopes, written once as zod schemas; the TypeScript types are inferred.
@@ -14,9 +15,25 @@ export const JSONRPC_VERSION = '2.0';
 export const RequestIdSchema = z.union([z.string(), z.number()]);
 export type RequestId = z.infer<typeof RequestIdSchema>;
 
-/** By-name or by-position parameters; anything else is an Invalid Request. */
-export const ParamsSchema = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]);
-export type Params = z.infer<typeof ParamsSchema>;
+export type Params = Record<string, unknown> | unknown[];
+
+/**
+ * By-name or by-position parameters; anything else is an Invalid Request. Checked without looking
+ * inside: a `z.record` walked and copied every key (in each branch of the message union), ~3–5×
+ * JSON.parse, so one wide `params` with an extra envelope key stalled every client. It accepts
+ * what that record-or-array union accepted (zod's own plain-object test) and gives the same value,
+ * the object itself unless it has an own `__proto__` key, which the record dropped (and so here).
+ */
+export const ParamsSchema = z
+  .custom<Params>((value) => Array.isArray(value) || util.isPlainObject(value), { message: 'params must be an object or an array' })
+  .transform((params) => (Array.isArray(params) || !Object.hasOwn(params, '__proto__') ? params : withoutProtoKey(params)));
+
+/** A copy without the own `__proto__` key (defined as data, never set as the prototype), keys in order. */
+function withoutProtoKey(params: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(params)) if (key !== '__proto__') copy[key] = params[key];
+  return copy;
+}
 
 export const RequestSchema = z.strictObject({
   jsonrpc: z.literal(JSONRPC_VERSION),
