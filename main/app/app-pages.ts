@@ -4,6 +4,7 @@
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkCustomHost, checkCustomScheme } from './custom-origin.js';
 import { servePagesFolder } from './pages-guard.js';
 import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppOrigin, type AppResponse } from './app-protocol.js';
 
@@ -19,11 +20,15 @@ export const APP_SCHEME_REGISTRATION = { scheme: APP_SCHEME, privileges: { ...AP
  * call: pass it in the app's one call, beside the app's own schemes.
  */
 export function appSchemeRegistration(scheme: string = APP_SCHEME): typeof APP_SCHEME_REGISTRATION {
-  if (!/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new Error(`appSchemeRegistration: '${scheme}' is not a URL scheme (lower-case letters, digits, + . -, a letter first)`);
+  checkCustomScheme(scheme, 'appSchemeRegistration');
   return { scheme, privileges: { ...APP_SCHEME_PRIVILEGES } };
 }
 
-/** `<scheme>://<host>` as an `AppOrigin`; anything else (a path, a user, no host) is refused with what is wrong. */
+/**
+ * `<scheme>://<host>` as an `AppOrigin`: a custom scheme and a lower-case ASCII host
+ * (custom-origin.ts); anything else (a path, a user, no host, a web or built-in scheme) is refused
+ * with what is wrong.
+ */
 function parseOrigin(origin: string | undefined): AppOrigin {
   if (origin === undefined) return { scheme: APP_SCHEME, host: APP_HOST };
   let parsed: URL | undefined;
@@ -34,7 +39,10 @@ function parseOrigin(origin: string | undefined): AppOrigin {
   }
   const plain = parsed && parsed.host !== '' && parsed.username === '' && parsed.password === '' && (parsed.pathname === '' || parsed.pathname === '/') && parsed.search === '' && parsed.hash === '';
   if (!parsed || !plain || !origin.startsWith(`${parsed.protocol}//`)) throw new Error(`app protocol: origin must be <scheme>://<host> (like ${APP_ORIGIN}), not '${origin}'`);
-  return { scheme: parsed.protocol.slice(0, -1), host: parsed.host };
+  const scheme = parsed.protocol.slice(0, -1);
+  checkCustomScheme(scheme, 'app protocol: origin');
+  checkCustomHost(origin.slice(`${scheme}://`.length).replace(/\/$/, ''), 'app protocol: origin');
+  return { scheme, host: parsed.host };
 }
 
 /**

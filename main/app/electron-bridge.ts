@@ -5,6 +5,7 @@
 import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
+import { checkCustomPageUrl } from './custom-origin.js';
 import { bridgeWorkspace } from './pages-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
@@ -32,6 +33,8 @@ export interface DesktopBridgeOptions {
   /**
    * The page the bridge answers: the exact URL of the window's top frame (default
    * `app://chatty/index.html`, the page `handleAppProtocol` serves from an app's `pages` folder).
+   * On a custom scheme with a lower-case ASCII host, like `origin`: a web or built-in scheme
+   * (a dev server's http://localhost too) throws.
    */
   pageUrl?: string;
   /** Where refusals and other notes go (default: nowhere). */
@@ -96,6 +99,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
   if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
+  checkCustomPageUrl(pageUrl); // never a web page's (or a built-in scheme's) top frame
   // Before anything is attached: the served pages must not be where this gateway's agents write.
   const forgetWorkspace = bridgeWorkspace(gateway);
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
