@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
@@ -68,8 +68,8 @@ export class ProtocolGateway {
   private runtimeDir: string;
   private server: Server | undefined;
   private started: StartedGateway | undefined;
-  /** The socket and token this launch made, removed at stop only while they are still these files. */
-  private ownFiles: FileIdentity[] = [];
+  /** The token file this launch wrote, removed at stop only while it still holds this launch's token. */
+  private ownToken: string | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
   /** Stops telling SSE sessions of module changes (at `stop`). */
@@ -188,17 +188,14 @@ export class ProtocolGateway {
       });
       listening = true;
       chmodSync(socketPath, 0o600);
-      this.ownFiles = [fileIdentity(socketPath), fileIdentity(tokenPath)];
+      this.ownToken = tokenPath;
       for (const log of [EDGE_LOG_FILE, APPROVALS_LOG_FILE]) claimLogFile(join(dir, log));
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
       // Whatever failed, nothing of this launch is left behind.
-      if (listening) {
-        await closeServer(server);
-        removeQuietly(socketPath);
-      }
-      removeQuietly(tokenPath);
+      if (listening) await closeServer(server); // Node unlinks the socket
+      if (holdsToken(tokenPath, this.launchToken)) removeQuietly(tokenPath);
       throw err;
     }
     this.server = server;
@@ -225,47 +222,44 @@ export class ProtocolGateway {
       await this.remoteRunner?.close();
       return;
     }
+    let closed = false;
     try {
       await this.broker.stop();
       this.sseSessions.endAll();
       await closeServer(server);
-      // At once: from here a successor may take the directory (our socket is stale), and what it
+      closed = true;
+      // At once: from here a successor may take the directory (our socket is gone), and what it
       // makes there is not ours to remove.
-      this.removeOwnFiles();
+      this.removeOwnToken();
       await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
       this.broker.human.audit.stopWriting();
     } finally {
-      this.removeOwnFiles();
+      if (!closed) await closeServer(server);
+      this.removeOwnToken();
     }
   }
 
-  /** Removes the socket and the token if they are still the files this launch made (same device and inode), once. */
-  private removeOwnFiles(): void {
-    const own = this.ownFiles;
-    this.ownFiles = [];
-    for (const file of own) if (isSameFile(file)) removeQuietly(file.path);
+  /**
+   * The socket is never removed by path: Node unlinks it when the server closes, and a file there
+   * afterwards is a successor's (ext4 hands a freed inode number straight to the next file, so an
+   * identity recorded at start cannot tell). The token is removed only while the file still holds
+   * this launch's token (256 random bits: no successor's), once.
+   */
+  private removeOwnToken(): void {
+    const path = this.ownToken;
+    this.ownToken = undefined;
+    if (path !== undefined && holdsToken(path, this.launchToken)) removeQuietly(path);
   }
 }
 
-/** A file as this launch made it: a successor's file at the same path has another inode. */
-interface FileIdentity {
-  readonly path: string;
-  readonly dev: number;
-  readonly ino: number;
-}
-
-function fileIdentity(path: string): FileIdentity {
-  const { dev, ino } = lstatSync(path);
-  return { path, dev, ino };
-}
-
-function isSameFile(file: FileIdentity): boolean {
+/** A regular file (never a link or a FIFO, which a read would follow or block on) whose text is `token`. */
+function holdsToken(path: string, token: string): boolean {
   try {
-    const now = lstatSync(file.path);
-    return now.dev === file.dev && now.ino === file.ino;
+    const stat = lstatSync(path);
+    return stat.isFile() && stat.size === Buffer.byteLength(token) && readFileSync(path, 'utf8') === token;
   } catch {
-    return false; // gone already
+    return false; // gone already, or not a file we can read: not ours to remove
   }
 }
 

@@ -6,7 +6,8 @@
  * still its own, right after its server closes.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { ProtocolGateway } from '../../main/gateway/index.js';
 import { unixRequest } from '../helpers/http.js';
@@ -37,4 +38,28 @@ test('a successor started the moment the first has stopped listening keeps its s
     await first.close();
   }
   assert.ok(!existsSync(first.socketPath) && !existsSync(first.tokenPath), 'the successor’s own stop removes both');
+});
+
+test('a stopping gateway leaves a successor’s files that took its inode numbers (forced order: they appear before its removal)', { timeout: 20_000 }, async () => {
+  const first = await startMcpGateway(['echo']);
+  const successor = createServer();
+  try {
+    const stream = await SseStream.open(first.socketPath, '/mcp/echo/sse', first.auth);
+    await stream.nextEvent();
+    // The stream closes once the first no longer listens and before it removes its files: the
+    // successor's files are made then, at once. Its token is written over the same inode, as
+    // ext4 hands a freed inode number straight to the next file (same device and inode: the
+    // identity the first recorded at start).
+    first.gateway.onSseSession((event) => {
+      if (event.state !== 'closed') return;
+      writeFileSync(first.tokenPath, 'successor-token');
+      successor.listen(first.socketPath); // binds now (Node unlinked the first's socket at close)
+    });
+    await first.gateway.stop();
+    assert.equal(readFileSync(first.tokenPath, 'utf8'), 'successor-token', 'the successor’s token is kept');
+    assert.ok(lstatSync(first.socketPath).isSocket(), 'the successor’s socket is kept');
+  } finally {
+    successor.close();
+    await first.close();
+  }
 });
