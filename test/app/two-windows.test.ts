@@ -86,3 +86,26 @@ test("a plugin's capability request waiting in the closed window goes back to th
   assert.equal(await outcome, 'granted');
   detachFirst();
 });
+
+test('an approval waiting in the human window when it closes is not handed over: denied by no-root though the window before it is open; the next one goes there', { timeout: 20_000 }, async () => {
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  attachDesktopBridge(gw.gateway, second);
+  const rows: string[] = [];
+  let decided: () => void = () => {};
+  const firstDecision = new Promise<void>((resolve) => (decided = resolve));
+  const off = gw.gateway.approvals.onDecision((row) => {
+    rows.push(`${row.command_or_path}: ${row.verdict} by ${row.by}`);
+    decided();
+  });
+  await ipc.invoke('chatty:start-task', first, first.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'make waiting' } }) });
+  await second.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === 'make waiting');
+  second.destroy();
+  await firstDecision;
+  assert.deepEqual(rows, ['make waiting: denied by no-root'], 'docs/embedding.md, "Two windows": not handed over');
+  assert.equal(first.sent.filter((s) => s.channel === 'chatty:approval').length, 0);
+  assert.equal(await approvalShownOn(first, 'make after', { first }), 'first');
+  off();
+  detachFirst();
+});
