@@ -1,4 +1,4 @@
-import { unwatchFile, watchFile, type StatWatcher } from 'node:fs';
+import { statSync } from 'node:fs';
 import { messageOf } from '../errors.js';
 import type { Manifest } from '../manifest.js';
 import type { PluginLogger, Providers } from '../providers.js';
@@ -71,8 +71,10 @@ export class GrantGate {
   private readonly serving = new Map<string, ServedModule>();
   /** How many times each module was put to the desk without being granted since (`MAX_UNGRANTED_ASKS`). */
   private readonly asked = new Map<string, number>();
-  /** The grants file's watch: while a module waits for it (keeping the process alive) or is served on it (not). */
-  private watcher: StatWatcher | undefined;
+  /** The grants file's poll: while a module waits for it (keeping the process alive) or is served on it (not). */
+  private poll: NodeJS.Timeout | undefined;
+  /** The file's stamp the poll last acted on (`undefined`: not looked at since the poll started). */
+  private polledStamp: string | undefined;
   private readonly mode: NonNullable<GrantsOptions['mode']>;
 
   constructor(
@@ -164,20 +166,33 @@ export class GrantGate {
   /**
    * Polls the grants file once a second while a module waits for it or is served on it. A waiting
    * module keeps the process alive (a registry with a module waiting is a registry still in use;
-   * `close()` stops it); a served one alone does not.
+   * `close()` stops it); a served one alone does not. The poll acts on its first look whatever the
+   * file is then, and on every change of its stamp after: a revoke written between a module being
+   * served and that first look is not taken as the file's starting state (as `watchFile` took it).
    */
   private rewatch(): void {
     const path = this.store.file?.path;
     if (path === undefined) return;
     const wanted = this.waiting.size > 0 || this.serving.size > 0;
     if (!wanted) {
-      if (this.watcher) unwatchFile(path, this.fileChanged);
-      this.watcher = undefined;
+      clearInterval(this.poll);
+      this.poll = undefined;
       return;
     }
-    this.watcher ??= watchFile(path, { interval: 1000, persistent: true }, this.fileChanged);
-    if (this.waiting.size > 0) this.watcher.ref();
-    else this.watcher.unref();
+    if (!this.poll) {
+      this.polledStamp = undefined;
+      this.poll = setInterval(() => this.look(path), 1000);
+    }
+    if (this.waiting.size > 0) this.poll.ref();
+    else this.poll.unref();
+  }
+
+  /** One poll: one stat; the file is read again (and acted on) only when it changed since the last look. */
+  private look(path: string): void {
+    const stamp = fileStamp(path);
+    if (stamp === this.polledStamp) return;
+    this.polledStamp = stamp;
+    this.fileChanged();
   }
 
   /** Waiting modules first: one now granted may be the successor of one served (`ServedModule.successor`). */
@@ -296,5 +311,15 @@ export class GrantGate {
       if (err instanceof PluginGrantError) return; // it changed meanwhile and asks again: listed already
       if (this.host.stillWanted(name, input.dir)) this.host.failed(name, messageOf(err));
     });
+  }
+}
+
+/** What identifies one version of the grants file (`'absent'`, or why it cannot be looked at). */
+function fileStamp(path: string): string {
+  try {
+    const s = statSync(path, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}:${s.uid}`;
+  } catch (err) {
+    return `unstatable:${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`;
   }
 }
