@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { simpleCommands, type SimpleCommand } from './shell-commands.js';
+import { readCommands, type SimpleCommand } from './shell-commands.js';
 
 /**
  * The command lines a simple command runs from its own arguments: `sh -c '…'`, `eval …`, `su -c
@@ -113,8 +113,8 @@ export function findExecWords(args: readonly string[]): string[] | undefined {
 export interface CommandsRun {
   commands: SimpleCommand[];
   /**
-   * False when reading stopped short (nested deeper than `MAX_NESTING`, or past the reading
-   * budget): what it did not read could run anything, and a caller that must not be stepped
+   * False when reading stopped short (nested deeper than `MAX_NESTING`, past the reading budget,
+   * or a line the shell reader could not follow to its end, `shell-text.ts`): what it did not read could run anything, and a caller that must not be stepped
    * around (a deny rule) fails closed.
    */
   complete: boolean;
@@ -130,16 +130,21 @@ export interface CommandsRun {
 export function everyCommandRun(line: string): CommandsRun {
   let budget = 4 * line.length + 4_096;
   let complete = true;
+  /** Past the budget or too deep: reading stops (an unfollowed line is still read on, as far as it goes). */
+  let stopped = false;
   const read = (text: string, depth: number): SimpleCommand[] => {
     budget -= text.length;
     if (budget < 0 || depth > MAX_NESTING) {
       complete = false;
+      stopped = true;
       return [];
     }
-    const queue = simpleCommands(text);
+    const reading = readCommands(text);
+    if (!reading.complete) complete = false; // read as far as it goes (and flat), but what it could not follow could be anything
+    const queue = reading.commands;
     const all: SimpleCommand[] = [];
     // `queue` grows as it is read: the command a `find -exec` runs is read as one of its own.
-    for (let next = 0; next < queue.length && complete; next++) {
+    for (let next = 0; next < queue.length && !stopped; next++) {
       const command = queue[next]!;
       all.push(command);
       const { words } = command;
@@ -147,12 +152,15 @@ export function everyCommandRun(line: string): CommandsRun {
       const exec = find >= 0 ? findExecWords(words.slice(find + 1)) : undefined;
       if (exec !== undefined && exec.length > 0) {
         budget -= exec.length;
-        if (budget < 0) complete = false;
+        if (budget < 0) {
+          complete = false;
+          stopped = true;
+        }
         queue.push({ words: exec, writes: [], stage: command.stage });
       }
       let plainFrom = words.length;
       while (plainFrom > 0 && !needsReading(words[plainFrom - 1]!)) plainFrom--;
-      for (let at = 0; at < words.length && complete; at++) {
+      for (let at = 0; at < words.length && !stopped; at++) {
         if (at + 1 >= plainFrom) break; // from here on every word is read as it is: nothing more to read
         const inner = commandLineRun(words, at);
         if (inner !== undefined) all.push(...read(inner, depth + 1));

@@ -1,4 +1,5 @@
 import { parse, type ParseEntry } from 'shell-quote';
+import { readShellText, type ShellText } from './shell-text.js';
 
 /**
  * A command line cut into what a shell would run, well enough to see what a person approving it
@@ -49,10 +50,9 @@ function words(text: string): readonly ParseEntry[] {
   return lastParsed.entries;
 }
 
-function parsed(text: string): ParseEntry[] {
-  // shell-quote reads a new line as a space: a new line ends a command, so make it say so. It
-  // also starts a comment at a `#` inside a word (`npm test#; rm -rf ~`), which a shell does not.
-  const line = text.replace(/\r?\n/g, ' ; ').replace(/(?<=[^\s;&|()<>])#/g, '\\#');
+function parsed(line: string): ParseEntry[] {
+  // `line` is already read for comments, continued lines and heredocs (`shell-text.ts`): no `#`
+  // left in it starts a comment, and each new line that ends a command is a `;`.
   try {
     return parse(line, keepVariables);
   } catch {
@@ -62,8 +62,34 @@ function parsed(text: string): ParseEntry[] {
   }
 }
 
+/** The last long text read for its lines, kept (as `words`). */
+let lastText: ShellText & { text: string } | undefined;
+function shellText(text: string): ShellText {
+  if (text.length < KEPT_FROM_CHARS) return readShellText(text);
+  if (lastText?.text !== text) lastText = { text, ...readShellText(text) };
+  return lastText;
+}
+
+/** The simple commands of `text`, and whether it was read whole (a shell text followed to its end, each nested line read). */
+export interface ReadCommands {
+  commands: SimpleCommand[];
+  complete: boolean;
+}
+
 /** The simple commands of `text`, nested command lines included (each read on its own). */
-export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
+export function simpleCommands(text: string): SimpleCommand[] {
+  return readCommands(text).commands;
+}
+
+/**
+ * As `simpleCommands`, and whether all of it was read: not when the text could not be followed to
+ * its end (`shell-text.ts`: then it is also read flat), shell-quote could not read it, or a
+ * substitution is nested deeper than four: a deny rule then fails closed.
+ */
+export function readCommands(given: string, depth = 0): ReadCommands {
+  const reading = shellText(given);
+  const text = reading.readable;
+  let complete = reading.complete;
   const found: SimpleCommand[] = [];
   let current: SimpleCommand = { words: [], writes: [], stage: 0 };
   let redirect = false;
@@ -89,6 +115,7 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
     entries = words(outer);
   } catch {
     entries = [];
+    complete = false;
   }
   for (const entry of entries) {
     const wasWord = lastWasWord;
@@ -114,18 +141,25 @@ export function simpleCommands(text: string, depth = 0): SimpleCommand[] {
     // as the fd (`make deploy 2 >x` too, which a shell would pass `2` to): a word fewer only
     // widens what a deny rule covers, and a prefix never covers a redirection.
     if (redirects && wasWord && /^\d+$/.test(current.words.at(-1)!)) current.words.pop();
-    if (REDIRECTS.has(entry.op)) redirect = true;
-    else if (INPUTS.has(entry.op)) input = true;
-    else if (PIPES.has(entry.op)) end(current.stage + 1);
-    else end(0); // `;`, `&&`, `||`, `&`, `(`, `)`, `<(`, `>(`: another command begins
+    // An operator where a redirection's word should be (`cat << ; make deploy`): that word is missing, the next command's is not it.
+    redirect = REDIRECTS.has(entry.op);
+    input = INPUTS.has(entry.op);
+    if (PIPES.has(entry.op)) end(current.stage + 1);
+    else if (!redirects) end(0); // `;`, `&&`, `||`, `&`, `(`, `)`, `<(`, `>(`: another command begins
   }
   end(0);
-  if (depth < 4) {
-    // What the shell runs when it expands `$(…)` and backticks, quoted or not (read from the raw
-    // line: shell-quote cuts a backtick's command at its operators).
-    for (const { inner } of nested) found.push(...simpleCommands(inner, depth + 1));
+  // What the shell runs when it expands `$(…)` and backticks, quoted or not (read from the raw
+  // line: shell-quote cuts a backtick's command at its operators).
+  for (const { inner } of nested) {
+    if (depth >= 4) {
+      complete = false;
+      break;
+    }
+    const read = readCommands(inner, depth + 1);
+    found.push(...read.commands);
+    complete &&= read.complete;
   }
-  return found;
+  return { commands: found, complete };
 }
 
 /** The command lines inside `$(…)`, `<(…)`, `>(…)` and backticks, outermost only, with where each stands in `line`. */

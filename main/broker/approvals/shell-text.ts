@@ -1,0 +1,219 @@
+/**
+ * A command line read the way a shell reads its lines, before it is cut into words: which `#`
+ * starts a comment (one at a word's start, outside quotes, `${…}` and heredoc bodies, ending at
+ * its line), where a line goes on (`\` then a new line), where a heredoc's body lies. shell-quote
+ * knows none of these: its comment ran to the end of the whole text (`# deploy⏎make deploy` was
+ * never read), so what it is given comes from here.
+ */
+export interface ShellText {
+  /**
+   * The text for shell-quote: comments removed, continued lines joined, each new line that ends a
+   * command as ` ; `, a `#` that starts no comment escaped (`npm test#x`), and each heredoc body
+   * line with its quotes, backslashes and `#` escaped, read as a command line of its own (errs
+   * toward tagging: no quote in a body can hide the lines after it).
+   */
+  readable: string;
+  /** Per line of the text (split at `\n`): true when a shell runs nothing on it (blank, or wholly a comment). */
+  silent: boolean[];
+  /**
+   * False when the reading could not be followed to the end (the text ends inside a quote, a
+   * substitution or `${…}`, or a heredoc has no delimiter): every line is then also read flat
+   * (each a command, quotes and `#` escaped), and a deny rule fails closed.
+   */
+  complete: boolean;
+}
+
+/** A nesting the reader is in: a command list (top, `$(…)`, `(…)`, backticks), a double-quoted string, a `${…}`. */
+type Frame = { kind: 'commands'; close: ')' | '`' | ''; substitution: boolean } | { kind: 'double' } | { kind: 'brace' };
+
+const OPERATORS = ';&|<>';
+const BLANKS = ' \t\r';
+
+/** A body line, or a line read flat: nothing in it can quote, comment or escape past its end. */
+const inert = (line: string): string => line.replace(/[\\'"#]/g, '\\$&');
+
+export function readShellText(text: string): ShellText {
+  const silent = Array.from({ length: countLines(text) }, () => true);
+  const out: string[] = [];
+  const stack: Frame[] = [{ kind: 'commands', close: '', substitution: false }];
+  const heredocs: { delimiter: string; strip: boolean }[] = [];
+  let complete = true;
+  let line = 0;
+  let wordStart = true;
+  /** Where the last unescaped `$` of a command list was. */
+  let dollarAt = -1;
+  /** Copies text[from, to) as it is, counting its lines and marking those with something on them. */
+  const take = (from: number, to: number): void => {
+    for (let k = from; k < to; k++) {
+      const c = text[k]!;
+      if (c === '\n') line++;
+      else if (!BLANKS.includes(c)) silent[line] = false;
+    }
+    out.push(text.slice(from, to));
+  };
+  /** Reads the bodies of the heredocs begun on the line that just ended, from `from`; where reading goes on. */
+  const bodies = (from: number): number => {
+    let at = from;
+    for (const { delimiter, strip } of heredocs.splice(0)) {
+      while (at < text.length) {
+        const end = text.indexOf('\n', at) < 0 ? text.length : text.indexOf('\n', at);
+        const body = text.slice(at, end);
+        if (body.trim() !== '') silent[line] = false;
+        at = end + 1;
+        if (end < text.length) line++;
+        if ((strip ? body.replace(/^\t+/, '') : body) === delimiter) break;
+        out.push(inert(body), ' ; ');
+      }
+    }
+    return at;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    const next = text[i + 1];
+    const frame = stack.at(-1)!;
+    if (c === '\\' && next === '\n') {
+      i++; // a continued line: joined, mid-word if it was (`x\⏎#y` is the word `x#y`)
+      line++;
+      continue;
+    }
+    if (c === '\\') {
+      take(i, Math.min(i + 2, text.length));
+      i++;
+      wordStart = false;
+      continue;
+    }
+    if (frame.kind !== 'commands') {
+      // Within a double-quoted string or `${…}`: no comment, no word; only what nests.
+      const width = c === '$' && (next === '(' || next === '{') ? 2 : 1;
+      const depth = stack.length;
+      if ((c === '"' && frame.kind === 'double') || (c === '}' && frame.kind === 'brace')) stack.pop();
+      else if (width === 2) stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
+      else if (c === '`') stack.push({ kind: 'commands', close: '`', substitution: true });
+      else if (c === '"') stack.push({ kind: 'double' });
+      take(i, i + width);
+      i += width - 1;
+      wordStart = stack.length > depth && stack.at(-1)!.kind === 'commands'; // a command list just opened; else mid-word
+      continue;
+    }
+    // A command list.
+    if (c === '\n') {
+      line++;
+      out.push(' ; ');
+      wordStart = true;
+      if (heredocs.length > 0) i = bodies(i + 1) - 1;
+      continue;
+    }
+    if (c === '#' && wordStart) {
+      const end = text.indexOf('\n', i);
+      i = (end < 0 ? text.length : end) - 1; // a comment: to the end of its line, not a character past it
+      continue;
+    }
+    if (BLANKS.includes(c)) {
+      out.push(c);
+      wordStart = true;
+      continue;
+    }
+    silent[line] = false;
+    if (c === '#') {
+      out.push(dollarAt === i - 1 ? c : '\\#'); // `$#` is a variable, as shell-quote reads it (`\\$#` is not)
+    } else if (c === "'" || (c === '$' && next === "'")) {
+      const close = quoteEnd(text, c === '$' ? i + 2 : i + 1, c === '$');
+      if (close < 0) {
+        complete = false;
+        break;
+      }
+      take(i, close + 1);
+      i = close;
+    } else if (c === '"') {
+      stack.push({ kind: 'double' });
+      out.push(c);
+    } else if (c === '$' && (next === '(' || next === '{')) {
+      stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
+      out.push(c, next);
+      i++;
+      wordStart = next === '(';
+      continue;
+    } else if (c === '`' && frame.close === '`') {
+      stack.pop();
+      out.push(c);
+    } else if (c === '`') {
+      stack.push({ kind: 'commands', close: '`', substitution: true });
+      out.push(c);
+      wordStart = true;
+      continue;
+    } else if (c === '(') {
+      stack.push({ kind: 'commands', close: ')', substitution: false });
+      out.push(c);
+      wordStart = true;
+      continue;
+    } else if (c === ')' && frame.close === ')') {
+      stack.pop();
+      out.push(c);
+      wordStart = !frame.substitution; // `$(x)#y` is one word; `(x) #y` a comment
+      continue;
+    } else if (c === '<' && next === '<' && text[i + 2] !== '<') {
+      const heredoc = heredocAt(text, i + 2);
+      if (heredoc === undefined) {
+        complete = false;
+        break;
+      }
+      heredocs.push(heredoc);
+      take(i, heredoc.end);
+      i = heredoc.end - 1;
+    } else if (OPERATORS.includes(c) || c === ')') {
+      out.push(c);
+      wordStart = true;
+      continue;
+    } else {
+      if (c === '$') dollarAt = i;
+      out.push(c);
+    }
+    wordStart = false;
+  }
+  if (stack.length > 1) complete = false;
+  let readable = out.join('');
+  if (!complete) {
+    // What it could not follow is read again flat, every line a command: nothing is hidden by a quote or `#`.
+    readable += ` ; ${text.split('\n').map(inert).join(' ; ')}`;
+    silent.fill(false);
+  }
+  return { readable, silent, complete };
+}
+
+function countLines(text: string): number {
+  let n = 1;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}
+
+/** Where a quote opened just before `from` closes: `'…'`, or `$'…'` (`ansi`: a backslash escapes); -1 when it does not. */
+function quoteEnd(text: string, from: number, ansi: boolean): number {
+  for (let k = from; k < text.length; k++) {
+    if (ansi && text[k] === '\\') k++;
+    else if (text[k] === "'") return k;
+  }
+  return -1;
+}
+
+/**
+ * The heredoc after `<<` at `from` (`-EOF` strips tabs, `'EOF'`, `"EOF"`, `\EOF` quoted): its
+ * delimiter with the quotes removed, and where its word ends; undefined when it has none.
+ */
+function heredocAt(text: string, from: number): { delimiter: string; strip: boolean; end: number } | undefined {
+  let at = from;
+  const strip = text[at] === '-';
+  if (strip) at++;
+  while (text[at] === ' ' || text[at] === '\t') at++;
+  let delimiter = '';
+  for (; at < text.length && !(BLANKS + OPERATORS + '()\n').includes(text[at]!); at++) {
+    const c = text[at]!;
+    if (c === "'" || c === '"') {
+      const close = text.indexOf(c, at + 1);
+      if (close < 0) return undefined;
+      delimiter += text.slice(at + 1, close);
+      at = close;
+    } else if (c === '\\') delimiter += text[++at] ?? '';
+    else delimiter += c;
+  }
+  return delimiter === '' ? undefined : { delimiter, strip, end: at };
+}
