@@ -81,9 +81,18 @@ const KIND_OF = `(v) => typeof v === 'function' ? (/^class[\\s{]/.test(Function.
 
 let packedFiles: string[] = [];
 
+/** What a killed `plugin build` leaves in a plugin's folder, and a stray script beside the example app: never packed. */
+const LEFTOVERS = [
+  'examples/plugins/text-tools/plugin.wasm.4242.tmp',
+  'examples/plugins/text-tools/.chatty-build-entry-4242.js',
+  'examples/plugins/text-tools/.build-stamp',
+  'examples/electron-app/scratch.js',
+];
+
 before(async () => {
   const src = join(scratch, 'src');
   await copyWorkingTree(src);
+  for (const leftover of LEFTOVERS) writeFileSync(join(src, leftover), 'left over\n');
   const [packed] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], src)) as { filename: string; files: { path: string }[] }[];
   assert.ok(packed, 'npm pack says what it packed');
   packedFiles = packed.files.map((f) => f.path);
@@ -123,6 +132,10 @@ test('the tarball holds the built out/ (JavaScript and declarations of every sub
   }
   const stray = packedFiles.filter((f) => /\.map$|^test\/|^bench\/|^(main|renderer|preload)\/.*\.c?ts$|\.wasm$/.test(f) && !f.endsWith('.d.ts') && !f.endsWith('.d.cts'));
   assert.deepEqual(stray, []);
+});
+
+test("a killed plugin build's leftovers (<wasm>.<pid>.tmp, .chatty-build-entry-*.js, .build-stamp) and a stray script beside the example app are not packed", () => {
+  assert.deepEqual(LEFTOVERS.filter((file) => packedFiles.includes(file)), []);
 });
 
 test('it installs with every script refused; electron is an optional peer, so a project without it never gets it', () => {
