@@ -9,7 +9,7 @@
  * grants it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { pbkdf2 } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,4 +70,37 @@ describe('a grant taken out of the grants file', () => {
     assert.equal(await read(registry), 'unloaded');
     await registry.close();
   });
+
+  for (const [how, write] of [
+    ['written group-writable (umask 002: 0664)', (file: string): void => {
+      writeFileSync(`${file}.edit`, JSON.stringify({ version: 1, grants: [] }));
+      chmodSync(`${file}.edit`, 0o664);
+      renameSync(`${file}.edit`, file);
+    }],
+    ['deleted leaving a trailing comma', (file: string): void => writeFileSync(file, '{"version":1,"grants":[\n],}', { mode: 0o600 })],
+  ] as const) {
+    it(`by a file then refused (${how}) unloads it (fail closed), and it is served again once the file reads and grants it`, { timeout: 15_000 }, async () => {
+      const logs: string[] = [];
+      const { registry, file, root, slow } = await servedNotes(logs);
+      await registry.scanDirectory(root);
+      assert.deepEqual(await read(registry), { ok: true, value: { content: 'secret note', usage: undefined } });
+      const unloaded = changeOf(registry, 'notes', 'unloaded');
+      write(file);
+      await unloaded; // before: it kept reading files, with a warning
+      assert.equal(await read(registry), 'unloaded');
+      const pending = registry.pending().find((p) => p.name === 'notes');
+      assert.equal(pending?.state, 'ungranted');
+      assert.match(pending!.reason!, /^not granted: the grants file can no longer be read, so its grant of file \(read files under \.\/data\) for component sha256:[0-9a-f]{12}… is not held; /);
+      assert.ok(logs.some((l) => l.startsWith('warn: unloaded: not granted: the grants file can no longer be read')), logs.join('\n'));
+      assert.ok(logs.some((l) => /warn: grants file .* (is writable by its group|is not valid JSON)/.test(l)), logs.join('\n'));
+
+      // The file repaired, still granting it: served again.
+      const served = changeOf(registry, 'notes', 'served');
+      rmSync(file);
+      new GrantsFile(file).remember('notes', componentDigest(slow), [FILE_ASK]);
+      await served;
+      assert.deepEqual(await read(registry), { ok: true, value: { content: 'secret note', usage: undefined } });
+      await registry.close();
+    });
+  }
 });

@@ -221,22 +221,26 @@ export class GrantGate {
   /**
    * Whether the grants file still grants served module `name` what it asks for; if not, it is
    * unloaded and waits, as a module refused with `mode: 'deny'`, for the file to grant it again
-   * (nobody is asked: taking a grant out is a person's answer already). A file that has become
-   * malformed takes nothing back (a slip of an editor is no revocation): said, and it serves on.
+   * (nobody is asked: taking a grant out is a person's answer already). A file that can no longer
+   * be read (malformed, or refused as not owner-only) grants nothing: the module is unloaded the
+   * same way (fail closed: a person who rewrote the file to revoke sees the grant gone, so the
+   * module must not keep it), and served again once the file reads and grants it.
    */
   private checkServed(name: string): void {
     const entry = this.serving.get(name);
     if (!entry) return;
     const { input, asks, load, successor } = entry;
     let missing: CapabilityAsk[];
+    let why: UngrantedWhy = 'withdrawn';
     try {
       missing = this.store.missing(name, successor ?? input.digest, input.dir, asks);
     } catch (err) {
-      this.host.logger.log('warn', `${messageOf(err)}; what it granted holds meanwhile`, { module: name });
-      return;
+      this.host.logger.log('warn', `${messageOf(err)}; the modules served on its grants are unloaded until it reads again`, { module: name });
+      missing = asks;
+      why = 'unreadable';
     }
     if (missing.length === 0) return;
-    const reason = ungrantedReason(name, input.digest, missing, 'withdrawn', this.store.grantCommand(name));
+    const reason = ungrantedReason(name, input.digest, missing, why, this.store.grantCommand(name));
     this.host.logger.log('warn', `unloaded: ${reason}`, { module: name });
     // Not served from here on (the host drops it before it returns); waiting from the same moment, so the watch never lapses.
     void this.host.revoked(name, reason);
