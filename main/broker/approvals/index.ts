@@ -8,6 +8,7 @@ export { dangerTags } from './danger.js';
 export { denies, describeMatch, globMatches, matches, namesEveryTag, proposals, type MatchSubject } from './match.js';
 export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';
 export { isSimpleCommand, simpleCommands, type SimpleCommand } from './shell-commands.js';
+export { readShellText, type ShellText } from './shell-text.js';
 export { ApprovalRules, type RuleSubject } from './rules.js';
 export { RulesFile, RulesFileError } from './rules-file.js';
 export { APPROVALS_LOG_FILE, AuditLog } from './audit-log.js';

