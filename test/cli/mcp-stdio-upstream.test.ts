@@ -7,6 +7,8 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { afterEach, test } from 'node:test';
 import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
+import { AnswerTooLargeError } from '../../main/cli/mcp-stdio/gateway-http.js';
+import { SseParser } from '../../main/cli/mcp-stdio/sse-parser.js';
 
 /**
  * `mcp-stdio` against a broken upstream (a real HTTP server on a Unix socket in an owner-only
@@ -119,4 +121,31 @@ test('an event that never ends is cut the same way', { timeout: 30_000 }, async 
   assert.equal(cut.id, 1);
   assert.match(cut.error?.message ?? '', /the gateway's answer is over 128 MiB/);
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+});
+
+test('a batch answered as events is held up to MAX_ANSWER_BYTES in all, not per event: past it every id is answered an error', { timeout: 30_000 }, async () => {
+  // Four events of 40 MiB (each under the cap, 160 MiB together), then the stream is held open.
+  const pad = 'x'.repeat(40 * 1024 * 1024);
+  const dir = await upstream((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const id of [1, 2, 3, 4]) res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"pad":"${pad}"}}\n\n`);
+  });
+  const b = bridge(dir);
+  b.write(JSON.stringify([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }))));
+  const answer = (await b.next()) as unknown as { id: number; error?: { code: number; message: string } }[];
+  assert.ok(Array.isArray(answer), 'one array for the batch');
+  assert.deepEqual(answer.map((a) => a.id).sort(), [1, 2, 3, 4, 5]);
+  for (const a of answer) {
+    assert.equal(a.error?.code, -32000, `id ${a.id}`);
+    assert.match(a.error?.message ?? '', /the gateway's answer is over 128 MiB/);
+  }
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
+});
+
+test('the event parser counts bytes, not characters, against its cap', () => {
+  // 'é' is one UTF-16 unit and two UTF-8 bytes: 14 characters, 22 bytes.
+  const parser = new SseParser(20);
+  assert.throws(() => parser.push(`data: ${'é'.repeat(8)}`), AnswerTooLargeError);
+  const within = new SseParser(22);
+  assert.deepEqual(within.push(`data: ${'é'.repeat(8)}\n\n`), [{ event: 'message', data: 'é'.repeat(8) }]);
 });

@@ -11,7 +11,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { AnswerTooLargeError, describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
+import { AnswerTooLargeError, MAX_ANSWER_BYTES, describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
 import { cancelledError } from '../../gateway/mcp/errors.js';
 import { BRIDGE_ERROR, answerFrame, batchTooLongFrame, owedIds, parseErrorFrame } from './owed.js';
 import { RunningCalls, cancellationOf } from './running-calls.js';
@@ -43,7 +43,9 @@ interface Exchange {
   owed: RequestId[];
   readonly initializeIds: readonly RequestId[];
   /** Answers to a batch that arrived one by one (as SSE events), written together as one array. */
-  readonly gathered: Message[];
+  gathered: Message[];
+  /** Bytes of the gathered answers' events: held together, they are capped together (`MAX_ANSWER_BYTES`). */
+  gatheredBytes: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export class McpRelay {
       owed: owedIds(frame),
       initializeIds: initializeIds(frame),
       gathered: [],
+      gatheredBytes: 0,
     };
     let body: string;
     try {
@@ -180,6 +183,8 @@ export class McpRelay {
     if (exchange.sentBatch && frame.kind === 'message' && isResponse(frame.message) && takeOwed(exchange, frame.message.id)) {
       this.noteInitialize(frame.message, exchange);
       exchange.gathered.push(frame.message);
+      exchange.gatheredBytes += Buffer.byteLength(data);
+      if (exchange.gatheredBytes > MAX_ANSWER_BYTES) dropGathered(exchange);
       return;
     }
     await this.deliver(frame, exchange);
@@ -263,6 +268,18 @@ function messagesOf(frame: TransportFrame): Message[] {
 /** The ids of a frame's `initialize` requests. */
 export function initializeIds(frame: TransportFrame): RequestId[] {
   return messagesOf(frame).flatMap((m) => (isRequest(m) && m.method === 'initialize' ? [m.id] : []));
+}
+
+/**
+ * A batch's answers gathered past `MAX_ANSWER_BYTES` (each event under it, many together over): they
+ * are let go and their ids owed again, so each gets the error with the rest; the stream is dropped.
+ */
+function dropGathered(exchange: Exchange): never {
+  const ids = exchange.gathered.flatMap((m) => ('id' in m && m.id !== null ? [m.id] : []));
+  exchange.owed = [...ids, ...exchange.owed];
+  exchange.gathered = [];
+  exchange.gatheredBytes = 0;
+  throw new AnswerTooLargeError(MAX_ANSWER_BYTES);
 }
 
 function takeOwed(exchange: Exchange, id: RequestId | null): boolean {

@@ -15,16 +15,20 @@ export class SseParser {
   private buffer = '';
   private event = '';
   private data: string[] = [];
-  /** Characters of the event being read (its data lines and the line not yet ended). */
+  /** Bytes (UTF-8, as they came) of the event being read: its data lines and the line not yet ended. */
   private held = 0;
   private lastEndedInCr = false;
 
-  /** `maxEventChars`: what one event may hold before it is refused (AnswerTooLargeError), so an endless one is not kept. */
-  constructor(private readonly maxEventChars: number = MAX_ANSWER_BYTES) {}
+  /**
+   * `maxEventBytes`: what one event may hold before it is refused (AnswerTooLargeError), so an
+   * endless one is not kept. Bytes, as the body cap counts: counted in UTF-16 units, text of two-
+   * and three-byte characters was held up to 2× past it.
+   */
+  constructor(private readonly maxEventBytes: number = MAX_ANSWER_BYTES) {}
 
   /** Returns every event this chunk completes; throws AnswerTooLargeError when the event being read passes the cap. */
   push(text: string): ParsedSseEvent[] {
-    this.held += text.length;
+    this.held += Buffer.byteLength(text);
     // Lines are looked for only when one may have ended: a long line arriving in pieces is not rescanned per piece.
     // (The last piece's end is asked of the piece: asking the joined buffer would flatten it each time.)
     const mayEndLine = this.lastEndedInCr || text.includes('\n') || text.includes('\r');
@@ -32,7 +36,7 @@ export class SseParser {
     this.buffer += text;
     const events: ParsedSseEvent[] = [];
     if (!mayEndLine) {
-      if (this.held > this.maxEventChars) throw new AnswerTooLargeError(this.maxEventChars);
+      if (this.held > this.maxEventBytes) throw new AnswerTooLargeError(this.maxEventBytes);
       return events;
     }
     for (;;) {
@@ -43,7 +47,7 @@ export class SseParser {
       this.buffer = this.buffer.slice(match.index + match[0].length);
       this.line(line, events);
     }
-    if (this.held > this.maxEventChars) throw new AnswerTooLargeError(this.maxEventChars);
+    if (this.held > this.maxEventBytes) throw new AnswerTooLargeError(this.maxEventBytes);
     return events;
   }
 
@@ -63,7 +67,7 @@ export class SseParser {
       if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
       this.event = '';
       this.data = [];
-      this.held = this.buffer.length; // what is left is the next event's
+      this.held = Buffer.byteLength(this.buffer); // what is left is the next event's
       return;
     }
     if (line.startsWith(':')) return; // a comment (keep-alive)
