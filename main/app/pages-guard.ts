@@ -4,7 +4,6 @@
 // `page.js` would make an agent's script the page that answers every later approval.
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import type { BrokerOptions } from '../broker/index.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 
 /** The real paths of the `pages` folders served in this process. */
@@ -44,19 +43,11 @@ export function servePagesFolder(pages: string): void {
 }
 
 /**
- * The broker's root workspace (`broker.root.workspaceRoot`), as the gateway was given it. The broker
- * keeps its options to itself; they are read here, and only read.
- */
-function workspaceRootOf(gateway: ProtocolGateway): string | undefined {
-  return (gateway.broker as unknown as { options?: BrokerOptions }).options?.root?.workspaceRoot;
-}
-
-/**
  * A bridge is about to be attached to `gateway`: refused when its workspace overlaps a served pages
  * folder. Returns the function that forgets it (the bridge detached).
  */
 export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
-  const root = workspaceRootOf(gateway);
+  const root = gateway.broker.workspaceRoot;
   if (root === undefined) return () => {};
   const real = realPath(root);
   for (const pages of servedPages) refuseOverlap(pages, real);

@@ -136,6 +136,11 @@ export class Broker {
 
   private readonly rootWorkspace: string | undefined;
 
+  /** The root's workspace (`root.workspaceRoot`) as a real path: where the agents' workspaces come from. */
+  get workspaceRoot(): string | undefined {
+    return this.rootWorkspace;
+  }
+
   constructor(private readonly options: BrokerOptions = {}) {
     // Compared as a canonical real path by the spawn-context rules: resolved once, here.
     this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
