@@ -6,14 +6,19 @@ export const HOST_NOT_LOOPBACK = 'forbidden: the Host header is not a loopback n
 export const ORIGIN_NOT_LOOPBACK = 'forbidden: the Origin header is not loopback';
 
 export const DUPLICATE_HOST = 'bad request: more than one Host header';
+export const TARGET_NOT_LOOPBACK = "forbidden: the request target's host is not a loopback name";
 
 /**
  * Loopback Host and Origin only: a guard against DNS rebinding for any listener an embedder puts
  * in front of the socket. A request without Host (not a browser's) is served. More than one Host
  * is a 400 (RFC 9112 §3.2): Node keeps the first, a proxy in front may have read the last.
  */
-export function loopbackRefusal(headers: IncomingHttpHeaders, rawHeaders: readonly string[] = []): GuardRefusal | undefined {
+export function loopbackRefusal(headers: IncomingHttpHeaders, rawHeaders: readonly string[] = [], target = '/'): GuardRefusal | undefined {
   if (hasSecondHost(rawHeaders)) return { status: 400, error: DUPLICATE_HOST, reason: DUPLICATE_HOST };
+  // An absolute-form target's authority replaces Host (RFC 9112 §3.2.2): checked as Host is. One char test on the usual path.
+  if (target.charCodeAt(0) !== 0x2f && !isLoopbackTarget(target)) {
+    return { status: 403, error: TARGET_NOT_LOOPBACK, reason: `request target not loopback: ${truncate(target)}` };
+  }
   const host = headers.host;
   if (host !== undefined && !isLoopbackHost(host)) {
     return { status: 403, error: HOST_NOT_LOOPBACK, reason: `host not loopback: ${truncate(host)}` };
@@ -35,6 +40,16 @@ function hasSecondHost(rawHeaders: readonly string[]): boolean {
     seen = true;
   }
   return false;
+}
+
+/** An absolute-form target (`http://host[:port]/…`) whose host is loopback; anything else that is not a path is not. */
+function isLoopbackTarget(target: string): boolean {
+  try {
+    const url = new URL(target);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host);
+  } catch {
+    return false;
+  }
 }
 
 /** `localhost`, `127.0.0.0/8` or `[::1]`, with or without a port. */

@@ -13,7 +13,7 @@ import { loopbackRefusal } from './loopback.js';
 export function requestGuards(token: () => string, maxBytes: number): GatewayMiddleware {
   return (ctx, next) => {
     const headers = ctx.req.headers;
-    const refusal = loopbackRefusal(headers, ctx.req.rawHeaders) ?? bearerRefusal(headers.authorization, token());
+    const refusal = loopbackRefusal(headers, ctx.req.rawHeaders, ctx.req.url) ?? bearerRefusal(headers.authorization, token());
     if (refusal !== undefined) {
       refuseWith(ctx, refusal);
       return Promise.resolve();
