@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { messageOf } from '../errors.js';
 import type { Manifest } from '../manifest.js';
 import type { PluginLogger, Providers } from '../providers.js';
@@ -61,7 +62,15 @@ interface ServedModule {
  * module loaded (`load` again). One request per module at a time: a newer load withdraws it.
  */
 export class GrantGate {
-  private readonly asking = new Map<string, AbortController>();
+  /** The requests at the desk, by module name, with the folder (`folderKey`) that asks. */
+  private readonly asking = new Map<string, { open: AbortController; folder: string }>();
+  /**
+   * Modules refused `desk-full`, oldest first: each slot at the desk that frees (an answer, a
+   * withdrawal) goes to the oldest of them still wanted and not asked enough, before any newer
+   * load can take it, so co-tenants reloading cannot keep a plugin from the desk.
+   */
+  private readonly queued = new Map<string, { input: GateInput; missing: CapabilityAsk[]; load: () => Promise<unknown> }>();
+  private closed = false;
   /** Modules not served for want of a grant, with what they miss: loaded once the grants file grants it. */
   private readonly waiting = new Map<string, { input: GateInput; missing: CapabilityAsk[]; load: () => Promise<unknown> }>();
   /**
@@ -69,8 +78,13 @@ export class GrantGate {
    * against the file at each change of it, and unloaded once it no longer grants it all.
    */
   private readonly serving = new Map<string, ServedModule>();
-  /** How many times each module was put to the desk without being granted since (`MAX_UNGRANTED_ASKS`). */
+  /**
+   * How many times each module name, and each folder (`folderKey`), was put to the desk without
+   * being granted since (`MAX_UNGRANTED_ASKS`): by folder too, or a folder renaming its module at
+   * each change would be asked at every change.
+   */
   private readonly asked = new Map<string, number>();
+  private readonly askedFolders = new Map<string, number>();
   /** The grants file's poll: while a module waits for it (keeping the process alive) or is served on it (not). */
   private poll: NodeJS.Timeout | undefined;
   /** The file's stamp the poll last acted on (`undefined`: not looked at since the poll started). */
@@ -95,6 +109,9 @@ export class GrantGate {
     const { name, manifest, providers } = input;
     const asks = pluginAsks(input);
     this.withdraw(name); // a newer load of the module: its older request is moot
+    // The same folder under another name (its module.toml renamed it): the old name's request is moot too.
+    const folder = folderKey(input.dir);
+    for (const [other, open] of [...this.asking]) if (other !== name && open.folder === folder) this.withdraw(other);
     const missing = this.store.missing(name, input.digest, input.dir, asks);
     if (missing.length > 0) {
       if (this.mode !== 'allow') this.refuse(input, missing, load);
@@ -111,15 +128,18 @@ export class GrantGate {
   /** Withdraws module `name`'s open request (unloaded, loaded again); whether there was one. */
   withdraw(name: string): boolean {
     this.stopWaiting(name);
+    this.queued.delete(name);
     const open = this.asking.get(name);
     if (!open) return false;
     this.asking.delete(name);
-    open.abort();
+    open.open.abort();
+    this.handOver();
     return true;
   }
 
   close(): void {
-    for (const name of [...this.asking.keys(), ...this.waiting.keys()]) this.withdraw(name);
+    this.closed = true;
+    for (const name of [...this.asking.keys(), ...this.waiting.keys(), ...this.queued.keys()]) this.withdraw(name);
     this.serving.clear();
     this.rewatch();
   }
@@ -132,6 +152,7 @@ export class GrantGate {
    */
   served(input: GateInput, load: () => Promise<unknown>): void {
     this.asked.delete(input.name); // granted: a later change of it may be asked about again
+    this.askedFolders.delete(folderKey(input.dir));
     const asks = pluginAsks(input);
     if (!this.store.file || asks.length === 0) {
       this.unserved(input.name);
@@ -253,9 +274,9 @@ export class GrantGate {
    * was put there `MAX_UNGRANTED_ASKS` times without a grant, or `MAX_OPEN_GRANT_ASKS` other
    * requests wait already. A person is asked about a plugin a few times, not at its every change.
    */
-  private notAsked(name: string): { why: UngrantedWhy; count?: number } | undefined {
+  private notAsked(name: string, folder: string): { why: UngrantedWhy; count?: number } | undefined {
     if (this.mode === 'deny') return { why: 'not-asked' };
-    const asked = this.asked.get(name) ?? 0;
+    const asked = Math.max(this.asked.get(name) ?? 0, this.askedFolders.get(folder) ?? 0);
     if (asked >= MAX_UNGRANTED_ASKS) return { why: 'asked-enough', count: asked };
     if (this.asking.size >= MAX_OPEN_GRANT_ASKS) return { why: 'desk-full', count: this.asking.size };
     return undefined;
@@ -264,22 +285,33 @@ export class GrantGate {
   private refuse(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): never {
     const { name, digest } = input;
     this.await(input, missing, load);
-    const notAsked = this.notAsked(name);
+    const notAsked = this.notAsked(name, folderKey(input.dir));
     if (notAsked !== undefined) {
+      if (notAsked.why === 'desk-full') this.queued.set(name, { input, missing, load });
       const reason = ungrantedReason(name, digest, missing, notAsked.why, this.store.grantCommand(name), notAsked.count);
       this.host.ungranted(name, reason);
       throw new PluginGrantError(reason, missing);
     }
+    throw new PluginGrantError(this.putToDesk(input, missing, load), missing);
+  }
+
+  /** Puts module `input.name`'s request to the desk; the reason it is listed ungranted meanwhile. */
+  private putToDesk(input: GateInput, missing: CapabilityAsk[], load: () => Promise<unknown>): string {
+    const { name, digest } = input;
+    const folder = folderKey(input.dir);
     this.asked.set(name, (this.asked.get(name) ?? 0) + 1);
+    this.askedFolders.set(folder, (this.askedFolders.get(folder) ?? 0) + 1);
     const reason = ungrantedReason(name, digest, missing, 'asking', this.store.grantCommand(name));
     const open = new AbortController();
-    this.asking.set(name, open);
+    const entry = { open, folder };
+    this.asking.set(name, entry);
     this.host.ungranted(name, reason);
     void this.desk
       .ask({ plugin: name, version: input.manifest.module.version, digest, asks: missing, dir: input.dir }, open.signal)
       .then((outcome) => {
-        if (this.asking.get(name) !== open) return; // withdrawn, or a newer load asks now
+        if (this.asking.get(name) !== entry) return; // withdrawn, or a newer load asks now
         this.asking.delete(name);
+        this.handOver();
         if (outcome === 'withdrawn' || !this.host.stillWanted(name, input.dir)) return;
         if (outcome === 'denied') {
           const denied = ungrantedReason(name, digest, missing, 'denied', this.store.grantCommand(name));
@@ -289,7 +321,18 @@ export class GrantGate {
         }
         this.granted(input, missing, load);
       });
-    throw new PluginGrantError(reason, missing);
+    return reason;
+  }
+
+  /** Slots freed at the desk go to the modules refused `desk-full`, oldest first. */
+  private handOver(): void {
+    for (const [name, { input, missing, load }] of [...this.queued]) {
+      if (this.closed || this.asking.size >= MAX_OPEN_GRANT_ASKS) return;
+      this.queued.delete(name);
+      if (!this.host.stillWanted(name, input.dir) || this.notAsked(name, folderKey(input.dir)) !== undefined) continue;
+      this.host.logger.log('info', 'put to the desk, now that a request there was answered or withdrawn', { module: name });
+      this.putToDesk(input, missing, load);
+    }
   }
 
   /** A person granted `missing`: remembered (or, when the grants file refuses it, granted for this run and said), then the module loads. */
@@ -325,5 +368,15 @@ function fileStamp(path: string): string {
     return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}:${s.uid}`;
   } catch (err) {
     return `unstatable:${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`;
+  }
+}
+
+/** A plugin folder as the desk's bounds count it: its inode (a rename of the folder keeps it), else its path. */
+function folderKey(dir: string): string {
+  try {
+    const s = statSync(dir, { bigint: true });
+    return `${s.dev}:${s.ino}`;
+  } catch {
+    return resolve(dir);
   }
 }
