@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:http';
 import { createRequire, register } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -40,7 +40,9 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 const SLOW = { timeout: 15 * 60_000 };
 
 /** The environment of the commands run here: npm's own settings of a parent `npm test` are not passed on. */
-const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
+// The Node running this test comes first on PATH, so npm's scripts (the example's Node check) run
+// under it, not under another `node` the machine has.
+const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key))), PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}` };
 
 /** A command's output; its stderr is in the error when it fails. */
 async function run(command: string, args: string[], cwd: string): Promise<string> {
