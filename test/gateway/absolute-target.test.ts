@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { RawConnection } from '../helpers/http.js';
+import { sendHead } from './raw-head.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 let gw: RunningGateway;
@@ -15,15 +15,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-async function send(head: string): Promise<{ status: number; body: string }> {
-  const conn = await RawConnection.open(gw.socketPath);
-  try {
-    await conn.write(`${head}Authorization: ${gw.auth.authorization}\r\n\r\n`);
-    return await conn.readResponse();
-  } finally {
-    conn.close();
-  }
-}
+const send = (head: string) => sendHead(gw, head);
 
 test('an absolute-form target whose authority is not loopback is 403, with a loopback Host or none', async () => {
   for (const head of ['GET http://evil.example/ HTTP/1.1\r\nHost: localhost\r\n', 'GET http://evil.example/ HTTP/1.1\r\n', 'GET http://evil.example:80/ HTTP/1.1\r\nHost: 127.0.0.1\r\n']) {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { RawConnection } from '../helpers/http.js';
+import { sendHead } from './raw-head.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
 let gw: RunningGateway;
@@ -14,15 +14,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-async function send(head: string): Promise<{ status: number; body: string }> {
-  const conn = await RawConnection.open(gw.socketPath);
-  try {
-    await conn.write(`${head}Authorization: ${gw.auth.authorization}\r\n\r\n`);
-    return await conn.readResponse();
-  } finally {
-    conn.close();
-  }
-}
+const send = (head: string) => sendHead(gw, head);
 
 test('two Host headers, loopback then foreign, or both loopback: 400 with a clear error', async () => {
   for (const hosts of [['localhost', 'evil.example'], ['localhost', 'localhost'], ['evil.example', 'localhost']]) {
