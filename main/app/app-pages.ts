@@ -88,8 +88,12 @@ export interface AppPagesOptions {
  * anything else, 405 for a method other than GET and HEAD. Every page comes with the CSP.
  */
 export async function answerAppRequest(request: { url: string; method: string }, options: AppPagesOptions = {}): Promise<AppResponse> {
-  const origin = parseOrigin(options.origin);
-  const page = options.pages === undefined ? undefined : pageFile(request.url, options.pages, origin);
+  return answerOn(parseOrigin(options.origin), request, options.pages);
+}
+
+/** `answerAppRequest` with the origin already parsed (the handler parses it once, not per request). */
+async function answerOn(origin: AppOrigin, request: { url: string; method: string }, pages: string | undefined): Promise<AppResponse> {
+  const page = pages === undefined ? undefined : pageFile(request.url, pages, origin);
   // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).
   const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method) : undefined;
   return served ?? serveAppRequest(request, PACKAGE_ROOT, origin);
@@ -97,10 +101,10 @@ export async function answerAppRequest(request: { url: string; method: string },
 
 /** The handler for `session.protocol.handle('app', …)`. */
 export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
-  parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
+  const origin = parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
   if (options.pages !== undefined) servePagesFolder(options.pages); // never in the agents' workspace
   return async (request) => {
-    const answer = await answerAppRequest({ url: request.url, method: request.method }, options);
+    const answer = await answerOn(origin, { url: request.url, method: request.method }, options.pages);
     if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);
     const body = typeof answer.body === 'string' ? answer.body : Uint8Array.from(answer.body);
     return new Response(body, { status: answer.status, headers: answer.headers });
