@@ -293,14 +293,7 @@ export class ParticipantConnection {
 
   /** Hands a task its outcome; what the listener returns holds reading (see `OutcomeListener`). */
   private deliver(onOutcome: OutcomeListener, outcome: TaskOutcome): void {
-    let forwarding: void | Promise<void>;
-    try {
-      forwarding = onOutcome(outcome);
-    } catch (err) {
-      this.log(`a task's outcome listener threw: ${(err as Error)?.message ?? String(err)}`);
-      return;
-    }
-    if (forwarding instanceof Promise) this.holdFor(forwarding, "a task's outcome listener");
+    this.callListener("a task's outcome listener", () => onOutcome(outcome));
   }
 
   /** Asks the worker to stop a task (its outcome still comes as the task.run's answer). */
@@ -455,20 +448,22 @@ export class ParticipantConnection {
    */
   private onTaskEvent(event: TaskEventParams): void {
     const listener = this.tasks.get(event.id)?.onEvent;
-    if (!listener) return;
-    let forwarding: void | Promise<void>;
-    try {
-      forwarding = listener(event);
-    } catch (err) {
-      this.log(`a task.event listener threw: ${(err as Error)?.message ?? String(err)}`);
-      return;
-    }
-    if (forwarding instanceof Promise) this.holdFor(forwarding, 'a task.event listener');
+    if (listener) this.callListener('a task.event listener', () => listener(event));
   }
 
-  /** Reading waits for `forwarding` (see `holdReading`); its rejection is logged as `what`'s. */
-  private holdFor(forwarding: Promise<void>, what: string): void {
-    if (this.closeReason !== undefined) return;
+  /**
+   * Calls a task's listener (`what`, in the log): one that throws (or rejects) is logged, never
+   * thrown into the stream, and the promise it returns holds reading until it settles (see `holdReading`).
+   */
+  private callListener(what: string, call: () => void | Promise<void>): void {
+    let forwarding: void | Promise<void>;
+    try {
+      forwarding = call();
+    } catch (err) {
+      this.log(`${what} threw: ${(err as Error)?.message ?? String(err)}`);
+      return;
+    }
+    if (!(forwarding instanceof Promise) || this.closeReason !== undefined) return;
     const hold: Promise<void> = forwarding
       .catch((err: unknown) => this.log(`${what} threw: ${(err as Error)?.message ?? String(err)}`))
       .finally(() => this.holds.delete(hold));
