@@ -26,12 +26,9 @@ export class StderrTail {
     this.ring ??= Buffer.alloc(this.maxBytes);
     const kept = chunk.length > this.maxBytes ? chunk.subarray(chunk.length - this.maxBytes) : chunk;
     const first = kept.copy(this.ring, this.at);
-    if (first < kept.length) {
-      kept.copy(this.ring, 0, first);
-      this.full = true;
-    }
+    if (first < kept.length) kept.copy(this.ring, 0, first); // the rest wraps to the start
     const end = this.at + kept.length;
-    if (end >= this.maxBytes) this.full = true;
+    if (end >= this.maxBytes) this.full = true; // wrapped, or filled to the end
     this.at = end % this.maxBytes;
   }
 
