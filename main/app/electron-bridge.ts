@@ -56,15 +56,6 @@ const attached = new WeakSet<BridgedWebContents>();
  */
 const humans = new WeakMap<ProtocolGateway, BridgeHost[]>();
 
-/** `host`'s window is gone: it leaves the gateway's list, and if it was the human, the one before it is again. */
-function leaveHumans(gateway: ProtocolGateway, host: BridgeHost): void {
-  const hosts = humans.get(gateway) ?? [];
-  const at = hosts.indexOf(host);
-  if (at === -1) return;
-  hosts.splice(at, 1);
-  if (at === hosts.length) hosts.at(-1)?.takeRoot();
-}
-
 /**
  * Each grant desk's bridges whose window is open, oldest first, whatever their gateways (one
  * registry's desk may serve a gateway per window). The last holds the desk; when its window closes
@@ -73,14 +64,19 @@ function leaveHumans(gateway: ProtocolGateway, host: BridgeHost): void {
  */
 const deskHolders = new WeakMap<GrantDesk, BridgeHost[]>();
 
-/** `host`'s window is gone: it no longer holds `desk`, and if it held it, the one before it does again. */
-function leaveDesk(desk: GrantDesk | undefined, host: BridgeHost): void {
-  host.dropDesk();
-  const hosts = desk && deskHolders.get(desk);
-  const at = hosts ? hosts.indexOf(host) : -1;
-  if (!hosts || at === -1) return;
+/** `host` joins the bridges holding `key` (`humans` or `deskHolders`), as the newest: the holder. */
+function joinHolders<K extends object>(holders: WeakMap<K, BridgeHost[]>, key: K, host: BridgeHost): void {
+  holders.set(key, [...(holders.get(key) ?? []), host]);
+}
+
+/** `host`'s window is gone: it leaves `key`'s bridges, and if it was the holder, `retake` makes the one before it the holder again. */
+function leaveHolders<K extends object>(holders: WeakMap<K, BridgeHost[]>, key: K, host: BridgeHost, retake: (previous: BridgeHost) => void): void {
+  const hosts = holders.get(key) ?? [];
+  const at = hosts.indexOf(host);
+  if (at === -1) return;
   hosts.splice(at, 1);
-  if (at === hosts.length) hosts.at(-1)?.takeDesk();
+  const previous = hosts.at(-1);
+  if (at === hosts.length && previous) retake(previous);
 }
 
 /**
@@ -104,22 +100,24 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const forgetWorkspace = bridgeWorkspace(gateway);
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
-  humans.set(gateway, [...(humans.get(gateway) ?? []), host]);
-  if (options.grants) deskHolders.set(options.grants, [...(deskHolders.get(options.grants) ?? []), host]);
-  const unbind = bindBridge(host, contents, () => {
-    leaveHumans(gateway, host);
-    leaveDesk(options.grants, host);
+  const desk = options.grants;
+  joinHolders(humans, gateway, host);
+  if (desk) joinHolders(deskHolders, desk, host);
+  // The window closed or the bridge detached (either first, the other then does nothing more).
+  const leave = (): void => {
+    leaveHolders(humans, gateway, host, (previous) => previous.takeRoot());
+    host.dropDesk();
+    if (desk) leaveHolders(deskHolders, desk, host, (previous) => previous.takeDesk());
     forgetWorkspace();
-  });
+  };
+  const unbind = bindBridge(host, contents, leave);
   let detached = false;
   return () => {
     if (detached) return;
     detached = true;
     host.close(); // first: the page, still there, is told what it no longer waits for
     unbind();
-    leaveHumans(gateway, host);
-    leaveDesk(options.grants, host);
-    forgetWorkspace();
+    leave();
     attached.delete(contents);
   };
 }
