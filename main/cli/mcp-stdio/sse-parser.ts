@@ -39,14 +39,19 @@ export class SseParser {
       if (this.held > this.maxEventBytes) throw new AnswerTooLargeError(this.maxEventBytes);
       return events;
     }
+    /** The text after the last blank line (an event's end) of this chunk: all the next event holds. */
+    let afterLastEnd: string | undefined;
     for (;;) {
       const match = /\r\n|\r|\n/.exec(this.buffer);
       // A trailing CR may be the first half of a CRLF: wait for the next chunk to tell.
       if (!match || (match[0] === '\r' && match.index === this.buffer.length - 1)) break;
       const line = this.buffer.slice(0, match.index);
       this.buffer = this.buffer.slice(match.index + match[0].length);
+      if (line === '') afterLastEnd = this.buffer;
       this.line(line, events);
     }
+    // Counted once per chunk, not at each event's end: that rescanned the rest of the chunk per event.
+    if (afterLastEnd !== undefined) this.held = Buffer.byteLength(afterLastEnd);
     if (this.held > this.maxEventBytes) throw new AnswerTooLargeError(this.maxEventBytes);
     return events;
   }
@@ -67,7 +72,6 @@ export class SseParser {
       if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
       this.event = '';
       this.data = [];
-      this.held = Buffer.byteLength(this.buffer); // what is left is the next event's
       return;
     }
     if (line.startsWith(':')) return; // a comment (keep-alive)
