@@ -52,7 +52,11 @@ export class ChattyApprovals extends HTMLElement {
   #armTimer: ReturnType<typeof setTimeout> | undefined;
   #returnFocus: HTMLElement | null = null;
   #closing = false;
-  /** The request on the screen was withdrawn (not answered): what it was, for the popover that takes its place. */
+  /**
+   * The request on the screen was withdrawn (not answered): what it was, for the next popover,
+   * whether it was already queued or is asked a moment later (a withdraw, then a new ask, reopened
+   * in the same place with the same buttons). Kept until a request is shown, as the terminal's.
+   */
   #replaced: string | undefined;
 
   readonly #waitingButton: HTMLButtonElement;
@@ -162,7 +166,6 @@ export class ChattyApprovals extends HTMLElement {
     // The person may have been about to answer it: what takes its place says so, and waits longer.
     if (this.#shown === requestId && this.#dialog.open) this.#replaced = describe(waiting);
     this.#render();
-    this.#replaced = undefined;
   }
 
   /** Shows the waiting requests again, those put off included. */

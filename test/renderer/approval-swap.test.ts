@@ -4,14 +4,16 @@
 // about to make for the request they read approved the other one. Now a popover that replaces a
 // withdrawn one (not one the person answered) says so in its head and keeps its buttons inert for
 // three guard times. In Chromium, on the built page with the real bridge host, gateway and broker.
+// The same when nothing was queued at the withdraw and the other request is asked a moment later:
+// the popover closed, reopened in the same place with the same buttons, no note, one guard time.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { INVOKE_CHANNELS } from '../../main/app/bridge/contract.js';
 import { plan } from '../broker/helpers.js';
 import { SCREENSHOTS, startApp, type AppFixture } from './app-fixture.js';
-import { armedPopover, setGuard } from './popover-helpers.js';
-import { trustedFrame, waitForState } from './task-cards.js';
+import { armedPopover, popoverClosed, setGuard } from './popover-helpers.js';
+import { hostSnapshot, trustedFrame, waitForState } from './task-cards.js';
 
 let app: AppFixture;
 
@@ -60,6 +62,79 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
     await armedPopover(page, 'approval');
     await page.click('#popover .deny');
     await waitForState(page, first, 'completed');
+  } finally {
+    await page.close();
+  }
+});
+
+const subjectIs = (page: Awaited<ReturnType<AppFixture['open']>>, text: string) =>
+  page.waitForFunction((t) => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover[open] .subject')?.textContent === t, text);
+
+test('withdrawn with nothing queued, then another request asked a moment later (at the element): the note, inert three guard times', async () => {
+  const page = await app.open();
+  try {
+    await setGuard(page, 400);
+    const task = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm test' } });
+    await armedPopover(page, 'approval');
+    const view = (await hostSnapshot(app)).approvals[0]!;
+    const shownAt = await page.evaluate(
+      (v) =>
+        new Promise<number>((resolve) => {
+          const element = document.querySelector('chatty-approvals') as unknown as { withdraw(id: string, reason: string): void; add(w: unknown): void };
+          element.withdraw(v.requestId, 'cancelled');
+          setTimeout(() => {
+            element.add({ kind: 'approval', view: { ...v, requestId: 'swap-b', commandOrPath: 'npm publish', proposals: [] } });
+            resolve(Date.now());
+          }, 5);
+        }),
+      view,
+    );
+    await subjectIs(page, 'npm publish');
+    assert.match((await page.textContent('#popover .replaced-note')) ?? '', /was withdrawn.*npm test.*this is another request/is);
+    await armedPopover(page, 'approval');
+    const inert = Date.now() - shownAt;
+    assert.ok(inert >= 3 * 400 - 50, `awake after ${inert} ms`);
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: task });
+  } finally {
+    await page.close();
+  }
+});
+
+test('a task cancelled while its request is shown, nothing queued, then another task asks (real stack): the note, inert three guard times', async () => {
+  const page = await app.open();
+  try {
+    await setGuard(page, 400);
+    const first = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm test' } });
+    await armedPopover(page, 'approval');
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: first });
+    await popoverClosed(page); // withdrawn with nothing queued: the popover closes
+    // When it opens again and when it wakes, as the page saw them.
+    await page.evaluate(() => {
+      const dialog = document.querySelector('chatty-approvals')!.shadowRoot!.getElementById('popover') as HTMLDialogElement;
+      const times: { opened?: number; armed?: number } = {};
+      (window as unknown as { swapTimes: typeof times }).swapTimes = times;
+      new MutationObserver(() => {
+        if (dialog.open && times.opened === undefined) times.opened = performance.now();
+        if (times.opened !== undefined && times.armed === undefined && dialog.dataset['armed'] === 'true') times.armed = performance.now();
+      }).observe(dialog, { attributes: true });
+    });
+    const second = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
+    await subjectIs(page, 'npm publish');
+    assert.match((await page.textContent('#popover .replaced-note')) ?? '', /was withdrawn.*npm test/is);
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval-swap-after-close.png') });
+    await armedPopover(page, 'approval');
+    const times = await page.evaluate(() => (window as unknown as { swapTimes: { opened: number; armed: number } }).swapTimes);
+    const inert = times.armed - times.opened;
+    assert.ok(inert >= 3 * 400 - 20, `awake after ${inert} ms`);
+    await page.click('#popover .deny');
+    await waitForState(page, second, 'completed');
+    // Shown and answered: the next one has no note and the usual guard.
+    const third = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm run lint' } });
+    await subjectIs(page, 'npm run lint');
+    assert.equal(await page.isHidden('#popover .replaced-note'), true);
+    await armedPopover(page, 'approval');
+    await page.click('#popover .deny');
+    await waitForState(page, third, 'completed');
   } finally {
     await page.close();
   }
