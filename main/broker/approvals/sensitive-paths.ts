@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, posix, relative, resolve } from 'node:path';
 import type { DangerTag } from './types.js';
 
@@ -78,7 +78,7 @@ export const MAX_PARTS_BEFORE_UP = 64;
  * halving (about 13 realpaths for 8,191 parts): reading every parent from the end was quadratic
  * in the path's length (1-2 s of main thread for a 16 Ki path).
  */
-export function landing(path: string): string | undefined {
+export function landing(path: string, hops = 0): string | undefined {
   let parts = path.split('/').filter((part) => part !== '' && part !== '.');
   let base = '/';
   const lastUp = parts.lastIndexOf('..');
@@ -108,5 +108,22 @@ export function landing(path: string): string | undefined {
     if (at === undefined) hi = mid;
     else [lo, found] = [mid, at];
   }
-  return lo === parts.length ? found : join(found, parts.slice(lo).join('/'));
+  if (lo === parts.length) return found;
+  // The first part that does not resolve may be a link to what does not exist (yet): the kernel
+  // follows it (`open(O_CREAT)` creates its target), so it is read (readlink) and followed as
+  // written, one link at a time, at most as many as the kernel would (ELOOP past 40).
+  const link = join(found, parts[lo]!);
+  let target: string;
+  try {
+    if (!lstatSync(link).isSymbolicLink()) return join(found, parts.slice(lo).join('/'));
+    target = readlinkSync(link);
+  } catch {
+    return join(found, parts.slice(lo).join('/')); // not there at all: created where it is asked
+  }
+  if (hops >= MAX_LINKS_FOLLOWED) return undefined;
+  const through = [target.startsWith('/') ? target : `${found}/${target}`, ...parts.slice(lo + 1)].join('/');
+  return landing(through, hops + 1);
 }
+
+/** Links followed on one path before the kernel gives up (Linux's MAXSYMLINKS): past them, where it lands is not read. */
+const MAX_LINKS_FOLLOWED = 40;
