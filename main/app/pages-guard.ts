@@ -3,7 +3,8 @@
 // (neither is, holds or lies inside the other, compared as real paths). Else one approved write of
 // `page.js` would make an agent's script the page that answers every later approval.
 import { realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 
 /** The real paths of the `pages` folders served in this process. */
@@ -22,13 +23,8 @@ function realPath(path: string): string {
   }
 }
 
-function within(inner: string, outer: string): boolean {
-  const rel = relative(outer, inner);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
 function refuseOverlap(pages: string, workspace: string): void {
-  if (within(pages, workspace) || within(workspace, pages)) {
+  if (isInside(pages, workspace) || isInside(workspace, pages)) {
     throw new Error(
       `the pages folder ${pages} and the agents' workspace ${workspace} overlap: an agent's write there would become the page that answers approvals; serve the pages from a folder outside the workspace (and give the agents a workspace of their own)`,
     );

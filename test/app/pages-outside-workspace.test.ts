@@ -45,13 +45,15 @@ test('attaching a bridge is refused when the served pages folder is the workspac
     ['equal', (base) => ({ pages: base, workspace: base })],
     ['pages inside the workspace', (base) => ({ pages: join(base, 'app'), workspace: base })],
     ['workspace inside the pages', (base) => ({ pages: base, workspace: join(base, 'work') })],
+    // `..app` is a name like any other, not a way out of the workspace.
+    ['pages inside the workspace, its name starting with two dots', (base) => ({ pages: join(base, '..app'), workspace: base })],
     ['pages through a link into the workspace', (base) => {
       symlinkSync(join(base, 'app'), join(scratch, `${base.split('/').at(-1)}-link`));
       return { pages: join(scratch, `${base.split('/').at(-1)}-link`), workspace: base };
     }],
   ];
   for (const [name, make] of cases) {
-    const base = folder(name.replace(/ /g, '-'), 'app', 'work');
+    const base = folder(name.replace(/[ ,]+/g, '-'), 'app', '..app', 'work');
     const { pages, workspace } = make(base);
     const gw = await gatewayIn(workspace);
     const s = session();
