@@ -134,16 +134,12 @@ export class Broker {
   private readonly log: (message: string) => void;
   private stopping: Promise<void> | undefined;
 
-  private readonly rootWorkspace: string | undefined;
-
   /** The root's workspace (`root.workspaceRoot`) as a real path: where the agents' workspaces come from. */
-  get workspaceRoot(): string | undefined {
-    return this.rootWorkspace;
-  }
+  readonly workspaceRoot: string | undefined;
 
   constructor(private readonly options: BrokerOptions = {}) {
     // Compared as a canonical real path by the spawn-context rules: resolved once, here.
-    this.rootWorkspace = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
+    this.workspaceRoot = options.root?.workspaceRoot === undefined ? undefined : realpathSync(options.root.workspaceRoot);
     this.graceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
     this.maxTaskTextBytes = positiveInteger('maxTaskTextBytes', options.maxTaskTextBytes ?? MAX_TASK_TEXT_BYTES);
     this.slots = new WorkerSlots(positiveInteger('maxWorkers', options.maxWorkers ?? MAX_WORKERS), positiveInteger('maxWorkersPerTask', options.maxWorkersPerTask ?? MAX_WORKERS_PER_TASK));
@@ -318,7 +314,7 @@ export class Broker {
     const root = this.nodes.get(ROOT)!;
     const configured = this.options.root;
     root.spawnContext = {
-      ...(this.rootWorkspace !== undefined ? { workspace_root: this.rootWorkspace } : {}),
+      ...(this.workspaceRoot !== undefined ? { workspace_root: this.workspaceRoot } : {}),
       ...(configured?.baseBranch !== undefined ? { base_branch: configured.baseBranch } : {}),
       roster: [...(configured?.roster ?? this.publishedNames())],
     };
