@@ -68,8 +68,6 @@ export class ProtocolGateway {
   private runtimeDir: string;
   private server: Server | undefined;
   private started: StartedGateway | undefined;
-  /** The token file this launch wrote, removed at stop only while it still holds this launch's token. */
-  private ownToken: string | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
   /** Stops telling SSE sessions of module changes (at `stop`). */
@@ -188,14 +186,13 @@ export class ProtocolGateway {
       });
       listening = true;
       chmodSync(socketPath, 0o600);
-      this.ownToken = tokenPath;
       for (const log of [EDGE_LOG_FILE, APPROVALS_LOG_FILE]) claimLogFile(join(dir, log));
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
       // Whatever failed, nothing of this launch is left behind.
       if (listening) await closeServer(server); // Node unlinks the socket
-      if (holdsToken(tokenPath, this.launchToken)) removeQuietly(tokenPath);
+      removeOwnToken(tokenPath, this.launchToken);
       throw err;
     }
     this.server = server;
@@ -230,27 +227,27 @@ export class ProtocolGateway {
       closed = true;
       // At once: from here a successor may take the directory (our socket is gone), and what it
       // makes there is not ours to remove.
-      this.removeOwnToken();
+      removeOwnToken(started.tokenPath, this.launchToken);
       await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
       this.broker.human.audit.stopWriting();
     } finally {
-      if (!closed) await closeServer(server);
-      this.removeOwnToken();
+      if (!closed) {
+        await closeServer(server);
+        removeOwnToken(started.tokenPath, this.launchToken);
+      }
     }
   }
+}
 
-  /**
-   * The socket is never removed by path: Node unlinks it when the server closes, and a file there
-   * afterwards is a successor's (ext4 hands a freed inode number straight to the next file, so an
-   * identity recorded at start cannot tell). The token is removed only while the file still holds
-   * this launch's token (256 random bits: no successor's), once.
-   */
-  private removeOwnToken(): void {
-    const path = this.ownToken;
-    this.ownToken = undefined;
-    if (path !== undefined && holdsToken(path, this.launchToken)) removeQuietly(path);
-  }
+/**
+ * The socket is never removed by path: Node unlinks it when the server closes, and a file there
+ * afterwards is a successor's (ext4 hands a freed inode number straight to the next file, so an
+ * identity recorded at start cannot tell). The token is removed only while the file still holds
+ * this launch's token (256 random bits: no successor's).
+ */
+function removeOwnToken(path: string, token: string): void {
+  if (holdsToken(path, token)) removeQuietly(path);
 }
 
 /** A regular file (never a link or a FIFO, which a read would follow or block on) whose text is `token`. */
