@@ -43,9 +43,8 @@ export function servePagesFolder(pages: string): void {
  * folder. Returns the function that forgets it (the bridge detached).
  */
 export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
-  const root = gateway.broker.workspaceRoot;
-  if (root === undefined) return () => {};
-  const real = realPath(root);
+  const real = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
+  if (real === undefined) return () => {};
   for (const pages of servedPages) refuseOverlap(pages, real);
   bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
   let forgotten = false;
