@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import type { AbortLike } from '../../jsonrpc/index.js';
 import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
-import { FrameTooLargeError } from '../codec/frame-too-large.js';
+import { bytesOver, FrameTooLargeError } from '../codec/frame-too-large.js';
 import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
 import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS } from '../limits/constants.js';
@@ -506,8 +506,7 @@ export class ParticipantConnection {
     const progress = (event: ProgressEvent): Promise<void> | undefined => {
       if (this.closeReason !== undefined || abort.aborted) return undefined;
       const line = this.codec.notify({ method: 'req.progress', params: { id, event } });
-      // UTF-8 is at most 3 bytes per UTF-16 unit: only a line over a third of the cap is measured.
-      if (line.length * 3 > this.workerMaxFrameBytes && Buffer.byteLength(line) > this.workerMaxFrameBytes) return inParts(event, progress);
+      if (bytesOver(line, this.workerMaxFrameBytes) !== undefined) return inParts(event, progress);
       return this.outbound.offer(line, abort)?.catch(() => {});
     };
     const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer);
