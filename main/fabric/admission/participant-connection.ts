@@ -187,6 +187,11 @@ export class ParticipantConnection {
     return this.holds.size > 0;
   }
 
+  /** Whether something waits for room: an answer in this connection's queue, or a hold (`waitingForCaller`). */
+  private get waitingForRoom(): boolean {
+    return this.outbound.waiters > 0 || this.waitingForCaller;
+  }
+
   /**
    * Acts on a chunk's frames from `from` on. Stops at the first frame that leaves something waiting
    * for room (an answer in this connection's full queue, an event or outcome in a caller's: see
@@ -199,7 +204,7 @@ export class ParticipantConnection {
       // Closing (a refused hello, say) ends reading: the rest of the chunk is never acted on.
       if (this.closeReason !== undefined) return;
       this.receive(frames[at]!);
-      if (this.outbound.waiters === 0 && this.holds.size === 0) continue;
+      if (!this.waitingForRoom) continue;
       if (at + 1 < frames.length) {
         this.unread = frames;
         this.unreadAt = at + 1;
@@ -217,7 +222,7 @@ export class ParticipantConnection {
    */
   private holdReading(): void {
     if (this.pausedForRoom || this.closeReason !== undefined) return;
-    if (this.outbound.waiters === 0 && this.holds.size === 0) return;
+    if (!this.waitingForRoom) return;
     this.pausedForRoom = true;
     this.stream.pause();
     void Promise.all([this.outbound.whenNoWaiters(), ...this.holds]).then(() => {
