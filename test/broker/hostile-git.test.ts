@@ -18,7 +18,7 @@ import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport } from '../../main/broker/index.js';
 import { GitWorktreeFactory, LocalRunner, type GitWorktreeFactoryOptions } from '../../main/broker/runners/index.js';
 import { gitRepoOnMain, tempDir } from '../agents/helpers.js';
-import { until } from './helpers.js';
+import { until, within } from './helpers.js';
 
 const temporary: string[] = [];
 /** Files the planted hooks write their pids to: whatever still runs is ended after the tests. */
@@ -36,19 +36,6 @@ after(() => {
   }
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Rejects when `promise` has not settled within `ms`: a hang fails the test instead of holding it. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not end within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A repository on `main`, a broker whose two agents (coder, reviewer) run the scripted worker in worktrees, every exec approved. */
 function setUp(factory: GitWorktreeFactoryOptions = {}) {
@@ -90,12 +77,12 @@ test('a hook the worker plants cannot hold its release: the task ends and stop()
   const { broker, root, payload, git } = setUp();
   try {
     // reference-transaction runs on every ref update: the branch -D of the worker's own release.
-    const result = await within(20_000, "the coder's task (its worktree's release)", root.invoke('coder', `${payload('reference-transaction', 'exec sleep 120')}\nsay planted`));
+    const result = await within(root.invoke('coder', `${payload('reference-transaction', 'exec sleep 120')}\nsay planted`), 20_000, "the coder's task (its worktree's release)");
     assert.equal(result.success, true, result.error);
     assert.equal(result.response, '[exit code 0]\nplanted\n');
     assert.deepEqual(git('branch', '--format=%(refname:short)'), 'main', 'the release deleted the empty branch');
   } finally {
-    await within(20_000, 'the broker\'s stop', broker.stop());
+    await within(broker.stop(), 20_000, 'the broker\'s stop');
   }
 });
 
@@ -105,26 +92,26 @@ test("a hook the broker's git runs is in a session of its own: no controlling te
   try {
     // post-checkout runs on the `git worktree add` that makes the callee's worktree.
     const plant = payload('post-checkout', `sed 's/.*) //' /proc/$$/stat | cut -d' ' -f4 > ${sid}`);
-    const result = await within(20_000, "the coder's task", root.invoke('coder', `${plant}\ninvoke reviewer say reviewed`));
+    const result = await within(root.invoke('coder', `${plant}\ninvoke reviewer say reviewed`), 20_000, "the coder's task");
     assert.equal(result.success, true, result.error);
     assert.match(result.response, /reviewed/);
     const hookSession = readFileSync(sid, 'utf8').trim();
     assert.notEqual(hookSession, sessionOf(readFileSync('/proc/self/stat', 'utf8')), "the hook ran in the gateway's session");
   } finally {
-    await within(20_000, 'the broker\'s stop', broker.stop());
+    await within(broker.stop(), 20_000, 'the broker\'s stop');
   }
 });
 
 test("a hook that never ends on a callee's worktree add is ended after gitTimeoutMs: the call fails, nothing is left, the repository is not held", async () => {
   const { broker, root, payload, nothingLeft } = setUp({ gitTimeoutMs: 1_500 });
   try {
-    const result = await within(20_000, "the coder's task", root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`));
+    const result = await within(root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`), 20_000, "the coder's task");
     assert.equal(result.success, false);
     assert.match(result.error ?? '', /invoke reviewer: .*git worktree add .*did not end within 1500 ms/);
     // The coder's own release ran after (the repository was not held), and nothing of the reviewer's is left.
     nothingLeft();
   } finally {
-    await within(20_000, 'the broker\'s stop', broker.stop());
+    await within(broker.stop(), 20_000, 'the broker\'s stop');
   }
 });
 
@@ -134,24 +121,24 @@ test("the broker's stop while a hook holds a callee's worktree add ends the add 
   try {
     const call = root.invoke('coder', `${payload('post-checkout', 'exec sleep 120')}\ninvoke reviewer say reviewed`);
     await until(() => existsSync(pids), 'the hook to run');
-    await within(10_000, "the broker's stop", broker.stop());
+    await within(broker.stop(), 10_000, "the broker's stop");
     stopped = true;
-    const result = await within(10_000, "the coder's call", call);
+    const result = await within(call, 10_000, "the coder's call");
     assert.equal(result.success, false);
     nothingLeft();
   } finally {
-    if (!stopped) await within(20_000, "the broker's stop", broker.stop()).catch(() => {});
+    if (!stopped) await within(broker.stop(), 20_000, "the broker's stop").catch(() => {});
   }
 });
 
 test("a hook that leaves a process in the background holding git's output does not hold the callee's worktree add", async () => {
   const { broker, root, payload } = setUp();
   try {
-    const result = await within(20_000, "the coder's task", root.invoke('coder', `${payload('post-checkout', 'sleep 120 &')}\ninvoke reviewer say reviewed`));
+    const result = await within(root.invoke('coder', `${payload('post-checkout', 'sleep 120 &')}\ninvoke reviewer say reviewed`), 20_000, "the coder's task");
     assert.equal(result.success, true, result.error);
     assert.match(result.response, /reviewed/);
   } finally {
-    await within(20_000, "the broker's stop", broker.stop());
+    await within(broker.stop(), 20_000, "the broker's stop");
   }
 });
 
@@ -163,13 +150,13 @@ test('a worker that puts a link in place of its worktree: the release removes th
   writeFileSync(join(victim, 'precious.txt'), 'the person\'s work\n');
   try {
     const swap = `exec d=$PWD; g=$(git rev-parse --git-dir); cd /; echo "gitdir: $g" > ${victim}/.git; rm -rf "$d"; ln -s ${victim} "$d"`;
-    const result = await within(20_000, "the coder's task", root.invoke('coder', `${swap}\nsay swapped`));
+    const result = await within(root.invoke('coder', `${swap}\nsay swapped`), 20_000, "the coder's task");
     assert.equal(result.success, true, result.error);
-    await within(20_000, "the broker's stop", broker.stop());
+    await within(broker.stop(), 20_000, "the broker's stop");
     assert.equal(readFileSync(join(victim, 'precious.txt'), 'utf8'), "the person's work\n", 'the release deleted what the link led to');
     nothingLeft();
   } finally {
-    await within(20_000, "the broker's stop", broker.stop());
+    await within(broker.stop(), 20_000, "the broker's stop");
   }
 });
 
@@ -181,12 +168,12 @@ for (const [what, command] of RELEASE_CASES) {
   test(`a worker that ${what}: the release still leaves no worktree or branch`, async () => {
     const { broker, root, nothingLeft } = setUp();
     try {
-      const result = await within(20_000, "the coder's task", root.invoke('coder', `${command}\nsay done`));
+      const result = await within(root.invoke('coder', `${command}\nsay done`), 20_000, "the coder's task");
       assert.equal(result.success, true, result.error);
-      await within(20_000, "the broker's stop", broker.stop());
+      await within(broker.stop(), 20_000, "the broker's stop");
       nothingLeft();
     } finally {
-      await within(20_000, "the broker's stop", broker.stop());
+      await within(broker.stop(), 20_000, "the broker's stop");
     }
   });
 }
