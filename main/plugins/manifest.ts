@@ -24,7 +24,7 @@ const moduleName = z
   .string()
   .min(1, { message: 'must not be empty' })
   .max(64, { message: 'must be at most 64 characters (it is an address a person reads)' })
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'must be letters, digits, ".", "_" or "-", not starting with "." "_" or "-"' });
+  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/, { message: 'must be letters, digits, ".", "_" or "-", not starting or ending with "." "_" or "-"' });
 
 /** `[network] allow`: each entry a host, `*.suffix` or IP literal with an optional `:port` (`network/allow-entry.ts`). */
 const allowEntry = z.string().superRefine((entry, ctx) => {

@@ -14,6 +14,7 @@ import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, ty
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
 import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions } from './grants/index.js';
+import { howAlike, nameSkeleton } from './name-skeleton.js';
 import { pageBackedBytes } from './page-bytes.js';
 
 /** The largest component file a scan reads. */
@@ -318,10 +319,10 @@ export class ModuleRegistry {
     if (other === dir && !this.handles.has(name) && this.pendingByName.get(name)?.state === 'ungranted') return;
     if (other !== undefined) throw new PluginLoadError(`duplicate module name '${name}' (already loaded from ${other})`);
     // `Echo` beside `echo` would be a second server taken for the first (an address, a grant prompt).
-    const folded = name.toLowerCase();
+    const folded = nameSkeleton(name);
     for (const [taken, takenDir] of this.claimed) {
-      if (taken.toLowerCase() === folded) {
-        throw new PluginLoadError(`module name '${name}' differs only in case from '${taken}' (loaded from ${takenDir}); a client would take one for the other`);
+      if (nameSkeleton(taken) === folded) {
+        throw new PluginLoadError(`module name '${name}' ${howAlike(taken, name).replace('differ ', 'differs ')} from '${taken}' (loaded from ${takenDir}); a client would take one for the other`);
       }
     }
     this.claimed.set(name, dir);

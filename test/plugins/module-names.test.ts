@@ -40,6 +40,19 @@ describe('module names that look like another', () => {
     assert.deepEqual(registry.list().map((m) => m.name), ['echo']);
   });
 
+  it('refuses a module name that differs from one served only in - _ . or 0/O or 1/l/I, and one ending in . _ or - (review r2 F8)', async () => {
+    const component = await buildFixture('echo');
+    const alike = join(root, 'alike');
+    writeModuleDir(alike, 'a', { manifest: fixtureManifest('my-echo1'), component });
+    for (const [i, name] of ['my_echo1', 'my.ech01', 'My-EchoL', 'my-echoI'].entries()) writeModuleDir(alike, `b${i}`, { manifest: fixtureManifest(name), component });
+    const report = await registry.scanDirectory(alike);
+    assert.deepEqual(report.loaded.map((l) => l.name), ['my-echo1']);
+    assert.equal(report.failed.length, 4);
+    for (const failed of report.failed) assert.match(failed.reason, /differs only in case or look-alike characters .* from 'my-echo1'/);
+    for (const name of ['echo.', 'echo-', 'echo_', 'echo..']) assert.throws(() => parseManifest(fixtureManifest(name)), /not starting or ending with/);
+    assert.doesNotThrow(() => parseManifest(fixtureManifest('e.c.h-o_2')));
+  });
+
   it('refuses a module name over 64 characters', () => {
     assert.doesNotThrow(() => parseManifest(fixtureManifest('n'.repeat(64))));
     assert.throws(() => parseManifest(fixtureManifest('n'.repeat(65))), /at most 64 characters/);

@@ -59,6 +59,13 @@ describe('tool names a plugin lists', () => {
     assert.match(await refusal([{ name: 'delete_file' }, { name: 'Delete_File' }]), /tools 'delete_file' and 'Delete_File' differ only in case/);
   });
 
+  it('refuses names that differ only in - _ . or in 0/O or 1/l/I (review r2 F8: one plugin served delete_file, delete-file, de1ete_fi1e, rm_O0 and rm_0O)', async () => {
+    const alike = /tools '(.+)' and '(.+)' differ only in case or look-alike characters \(- _ \. alike, 0 O alike, 1 l I alike\)/;
+    for (const [a, b] of [['delete_file', 'delete-file'], ['delete_file', 'delete.file'], ['delete_file', 'de1ete_fi1e'], ['delete_file', 'deIete_fiIe'], ['rm_O0', 'rm_0O']]) {
+      assert.match(await refusal([{ name: a! }, { name: b! }]), alike);
+    }
+  });
+
   it('refuses a look-alike letter, a bidi control, a space, a control character, an empty or an overlong name', async () => {
     assert.match(await refusal([{ name: 'gr\u0435et' }]), /tool "gr\\u0435et": a tool name is 1–128 of A–Z a–z 0–9 _ - \./);
     assert.match(await refusal([{ name: 'safe\u202etxt.exe' }]), /tool "safe\\u202etxt\.exe": a tool name is/);

@@ -1,3 +1,4 @@
+import { howAlike, nameSkeleton } from '../name-skeleton.js';
 import type { ToolDefinition } from '../worker/protocol.js';
 
 /** A tool whose `parametersSchema` is not a JSON Schema for an object of arguments. */
@@ -37,10 +38,10 @@ function checkNames(tools: readonly ToolDefinition[]): void {
       const shown = name.length > QUOTED_NAME_CHARS ? `${quoted}… (${name.length} characters)` : quoted;
       throw new ToolSchemaError(`tool ${shown}: a tool name is 1–128 of A–Z a–z 0–9 _ - . (MCP's tool-name rule), so a client's model cannot confuse it with another`);
     }
-    const folded = name.toLowerCase();
+    const folded = nameSkeleton(name);
     const other = seen.get(folded);
     if (other === name) throw new ToolSchemaError(`tool '${name}' is listed twice; each tool needs a name of its own`);
-    if (other !== undefined) throw new ToolSchemaError(`tools '${other}' and '${name}' differ only in case; a client's model would confuse them`);
+    if (other !== undefined) throw new ToolSchemaError(`tools '${other}' and '${name}' ${howAlike(other, name)}; a client's model would confuse them`);
     seen.set(folded, name);
   }
 }

@@ -5,6 +5,7 @@ import { PluginGrantError } from '../grants/index.js';
 import type { ModuleRegistry } from '../registry.js';
 import { buildInChildProcess } from '../build/index.js';
 import { buildDue, changed, lookAt, mtimeOf, type FolderLook } from './plugin-folder.js';
+import { nameSkeleton } from '../name-skeleton.js';
 import { MAX_WATCHED_FOLDERS, TreeWatch } from './tree-watch.js';
 
 /** The longest the watcher looks at folders back to back before the event loop gets a turn. */
@@ -264,8 +265,8 @@ export class ModulesWatcher {
    * case, is served from, if it is served: the registry refuses both (`Echo` beside `echo`).
    */
   private servedDir(name: string): string | undefined {
-    const folded = name.toLowerCase();
-    const m = [...this.registry.list(), ...this.registry.remoteModules()].find((served) => served.name.toLowerCase() === folded);
+    const folded = nameSkeleton(name);
+    const m = [...this.registry.list(), ...this.registry.remoteModules()].find((served) => nameSkeleton(served.name) === folded);
     return m === undefined ? undefined : resolve(m.dir);
   }
 
