@@ -3,10 +3,19 @@ import { BridgeHost, type IpcSender } from '../../main/app/bridge/bridge-host.js
 import { LocalRunner } from '../../main/broker/runners/index.js';
 import { AGENT } from '../broker/helpers.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { DEFAULT_PAGE_URL } from '../../main/app/index.js';
+import { StandInWebContents } from './electron-stand-in/electron.js';
 
 /** The window's page, as the host's guard is told it; `top` is its top frame. */
 export const TRUSTED = 'http://127.0.0.1:1/renderer-demo/index.html';
 export const top: IpcSender = { url: TRUSTED, isMainFrame: true };
+
+/** A stand-in window whose top frame is at the bridge's default page. */
+export function windowAtPage(): StandInWebContents {
+  const contents = new StandInWebContents();
+  contents.mainFrame.url = DEFAULT_PAGE_URL;
+  return contents;
+}
 
 /** A real gateway whose virtual agent `agent` is the broker tests' JSON-plan agent (a real child per task). */
 export async function planGateway(): Promise<RunningGateway> {

@@ -7,13 +7,13 @@
 // bridge denies, withdraws or hands back. A real gateway and agent child, stand-in webContents.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
+import { attachDesktopBridge } from '../../main/app/index.js';
 import type { PendingApproval, PendingGrant, Withdrawn } from '../../main/app/bridge/contract.js';
 import { PluginGrants } from '../../main/plugins/grants/index.js';
 import { plan } from '../broker/helpers.js';
 import type { RunningGateway } from '../helpers/gateway.js';
 import { grantRequest } from '../helpers/grant-request.js';
-import { planGateway } from './bridge-fixture.js';
+import { planGateway, windowAtPage } from './bridge-fixture.js';
 import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw1: RunningGateway;
@@ -31,8 +31,7 @@ const ask = (contents: StandInWebContents, command: string): Promise<unknown> =>
 
 for (const [name, second] of [['the same gateway', () => gw1], ['another gateway', () => gw2]] as const) {
   test(`detached and attached again on one window (${name}): the page is told the old request is withdrawn, and the new request has an id of its own`, { timeout: 15_000 }, async () => {
-    const contents = new StandInWebContents();
-    contents.mainFrame.url = DEFAULT_PAGE_URL;
+    const contents = windowAtPage();
     const detach1 = attachDesktopBridge(gw1.gateway, contents);
     await ask(contents, 'echo harmless');
     const old = await contents.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === 'echo harmless');
@@ -53,8 +52,7 @@ for (const [name, second] of [['the same gateway', () => gw1], ['another gateway
 
 test("a grant shown in a window whose bridge is detached: the page is told it is withdrawn, and the next bridge's popover of it has another id", { timeout: 15_000 }, async () => {
   const desk = new PluginGrants();
-  const contents = new StandInWebContents();
-  contents.mainFrame.url = DEFAULT_PAGE_URL;
+  const contents = windowAtPage();
   const detach1 = attachDesktopBridge(gw1.gateway, contents, { grants: desk });
   const outcome = desk.ask(grantRequest());
   const old = await contents.sentOn<PendingGrant>('chatty:grant');

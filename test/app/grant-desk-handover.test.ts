@@ -7,14 +7,13 @@
 // the next bridge given it. A real gateway each, stand-in webContents.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
+import { attachDesktopBridge } from '../../main/app/index.js';
 import type { PendingGrant } from '../../main/app/bridge/contract.js';
 import type { GrantDesk } from '../../main/app/bridge/bridge-host.js';
 import { PluginGrants } from '../../main/plugins/grants/index.js';
 import type { RunningGateway } from '../helpers/gateway.js';
 import { grantRequest } from '../helpers/grant-request.js';
-import { planGateway } from './bridge-fixture.js';
-import { StandInWebContents } from './electron-stand-in/electron.js';
+import { planGateway, windowAtPage } from './bridge-fixture.js';
 
 let gw1: RunningGateway;
 let gw2: RunningGateway;
@@ -24,12 +23,6 @@ before(async () => {
 after(async () => {
   await Promise.all([gw1.close(), gw2.close()]);
 });
-
-const windowAtPage = (): StandInWebContents => {
-  const contents = new StandInWebContents();
-  contents.mainFrame.url = DEFAULT_PAGE_URL;
-  return contents;
-};
 
 /** The desk, and how many handlers it has set and not removed (the bridges holding it). */
 function countingDesk(): { desk: PluginGrants; counted: GrantDesk; holders: () => number } {

@@ -8,9 +8,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { attachDesktopBridge, DEFAULT_PAGE_URL, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
+import { attachDesktopBridge, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { StandInWebContents } from './electron-stand-in/electron.js';
+import { windowAtPage } from './bridge-fixture.js';
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-pages-ws-')));
 const gateways: RunningGateway[] = [];
@@ -34,11 +34,6 @@ async function gatewayIn(workspaceRoot: string): Promise<RunningGateway> {
   gateways.push(gw);
   return gw;
 }
-const window = (): StandInWebContents => {
-  const contents = new StandInWebContents();
-  contents.mainFrame.url = DEFAULT_PAGE_URL;
-  return contents;
-};
 
 test('attaching a bridge is refused when the served pages folder is the workspace root, inside it, contains it, or reaches it through a link', async () => {
   const cases: [string, (base: string) => { pages: string; workspace: string }][] = [
@@ -58,14 +53,14 @@ test('attaching a bridge is refused when the served pages folder is the workspac
     const gw = await gatewayIn(workspace);
     const s = session();
     handleAppProtocol(s, { pages });
-    assert.throws(() => attachDesktopBridge(gw.gateway, window()), /the pages folder .* and the agents' workspace .* overlap/, name);
+    assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage()), /the pages folder .* and the agents' workspace .* overlap/, name);
   }
 });
 
 test('serving a pages folder is refused when a bridge is attached to a gateway whose workspace overlaps it', async () => {
   const base = folder('attached-first', 'app');
   const gw = await gatewayIn(base);
-  const detach = attachDesktopBridge(gw.gateway, window());
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
   const s = session();
   assert.throws(() => handleAppProtocol(s, { pages: join(base, 'app') }), /the pages folder .* and the agents' workspace .* overlap/);
   assert.deepEqual(s.schemes, [], 'nothing was served');
@@ -79,6 +74,6 @@ test('pages and a workspace side by side are served and attached', async () => {
   const pages = folder('apart/pages');
   const gw = await gatewayIn(folder('apart/workspace'));
   handleAppProtocol(session(), { pages });
-  const detach = attachDesktopBridge(gw.gateway, window());
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
   detach();
 });

@@ -5,13 +5,13 @@
 // tests' JSON-plan agent as a real child per task, stand-in webContents.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
+import { attachDesktopBridge } from '../../main/app/index.js';
 import type { PendingApproval, PendingGrant, TaskUpdate } from '../../main/app/bridge/contract.js';
 import { PluginGrants } from '../../main/plugins/grants/index.js';
 import { grantRequest } from '../helpers/grant-request.js';
 import { plan } from '../broker/helpers.js';
 import type { RunningGateway } from '../helpers/gateway.js';
-import { planGateway } from './bridge-fixture.js';
+import { planGateway, windowAtPage } from './bridge-fixture.js';
 import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
@@ -21,11 +21,6 @@ before(async () => {
 after(() => gw.close());
 
 const ipc = new StandInIpcMain();
-function windowAtPage(): StandInWebContents {
-  const contents = new StandInWebContents();
-  contents.mainFrame.url = DEFAULT_PAGE_URL;
-  return contents;
-}
 
 /** Starts `exec <command>` from `from`'s page; resolves with where its approval was shown, or 'nowhere' when the task ended without one. */
 async function approvalShownOn(from: StandInWebContents, command: string, windows: Record<string, StandInWebContents>): Promise<string> {
