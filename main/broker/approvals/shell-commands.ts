@@ -63,10 +63,10 @@ function parsed(line: string): ParseEntry[] {
 }
 
 /** The last long text read for its lines, kept (as `words`). */
-let lastText: ShellText & { text: string } | undefined;
-function shellText(text: string): ShellText {
-  if (text.length < KEPT_FROM_CHARS) return readShellText(text);
-  if (lastText?.text !== text) lastText = { text, ...readShellText(text) };
+let lastText: (ShellText & { text: string; flat: boolean }) | undefined;
+function shellText(text: string, flat: boolean): ShellText {
+  if (text.length < KEPT_FROM_CHARS) return readShellText(text, flat);
+  if (lastText?.text !== text || lastText.flat !== flat) lastText = { text, flat, ...readShellText(text, flat) };
   return lastText;
 }
 
@@ -87,7 +87,8 @@ export function simpleCommands(text: string): SimpleCommand[] {
  * substitution is nested deeper than four: a deny rule then fails closed.
  */
 export function readCommands(given: string, depth = 0): ReadCommands {
-  const reading = shellText(given);
+  // A nested line is part of one already read flat when it could not be followed.
+  const reading = shellText(given, depth === 0);
   const text = reading.readable;
   let complete = reading.complete;
   const found: SimpleCommand[] = [];

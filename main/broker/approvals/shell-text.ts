@@ -18,7 +18,7 @@ export interface ShellText {
   /**
    * False when the reading could not be followed to the end (the text ends inside a quote, a
    * substitution or `${…}`, or a heredoc has no delimiter): every line is then also read flat
-   * (each a command, quotes and `#` escaped), and a deny rule fails closed.
+   * (each a command, quotes and `#` escaped; see `flat`), and a deny rule fails closed.
    */
   complete: boolean;
 }
@@ -32,7 +32,12 @@ const BLANKS = ' \t\r';
 /** A body line, or a line read flat: nothing in it can quote, comment or escape past its end. */
 const inert = (line: string): string => line.replace(/[\\'"#]/g, '\\$&');
 
-export function readShellText(text: string): ShellText {
+/**
+ * `text` read for its lines. `flat`: when it cannot be followed to its end, also read it flat
+ * (false for a line nested in one already read so: a `$(` left open reads to the end, and each
+ * level read flat again doubled the text, four deep).
+ */
+export function readShellText(text: string, flat = true): ShellText {
   const silent = Array.from({ length: countLines(text) }, () => true);
   const out: string[] = [];
   const stack: Frame[] = [{ kind: 'commands', close: '', substitution: false }];
@@ -172,7 +177,7 @@ export function readShellText(text: string): ShellText {
   }
   if (stack.length > 1) complete = false;
   let readable = out.join('');
-  if (!complete) {
+  if (!complete && flat) {
     // What it could not follow is read again flat, every line a command: nothing is hidden by a quote or `#`.
     readable += ` ; ${text.split('\n').map(inert).join(' ; ')}`;
     silent.fill(false);
