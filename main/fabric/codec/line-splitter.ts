@@ -62,8 +62,9 @@ export class LineSplitter {
         return { blocks, oversized: false };
       }
       if (this.pending > 0) {
-        // The end of a line begun in an earlier chunk: a block of its own.
-        this.flushSpare();
+        // The end of a line begun in an earlier chunk: a block of its own. The concat below copies
+        // the spare's bytes: they go in as a view, not first copied out at their exact size.
+        this.flushSpare(false);
         this.parts.push(chunk.subarray(from, nl + 1));
         blocks.push(Buffer.concat(this.parts, this.pending + (nl + 1 - from)));
         this.parts = [];
@@ -89,14 +90,15 @@ export class LineSplitter {
 
   /**
    * Puts what the spare buffer holds in `parts` (in order; copied out at its exact size unless it
-   * is nearly full), and lets the buffer go. The copy is a buffer of its own, not a slice of Node's
-   * shared 8 KiB pool (`Buffer.from` of under 4 KiB is one): a byte kept there kept the whole pool,
-   * and with other allocations between reads a line cost ~3 bytes a byte.
+   * is nearly full, or `kept` is false: the line ends now), and lets the buffer go. The copy is a
+   * buffer of its own, not a slice of Node's shared 8 KiB pool (`Buffer.from` of under 4 KiB is
+   * one): a byte kept there kept the whole pool, and with other allocations between reads a line
+   * cost ~3 bytes a byte.
    */
-  private flushSpare(): void {
+  private flushSpare(kept = true): void {
     if (this.spare === undefined) return;
     const used = this.spare.subarray(0, this.spareUsed);
-    if (this.spareUsed >= SPARE_KEPT_BYTES) this.parts.push(used);
+    if (!kept || this.spareUsed >= SPARE_KEPT_BYTES) this.parts.push(used);
     else if (this.spareUsed > 0) {
       const copy = Buffer.allocUnsafeSlow(this.spareUsed);
       used.copy(copy);
