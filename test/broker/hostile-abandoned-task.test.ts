@@ -6,21 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { test } from 'node:test';
+import { heldAfterGc } from '../fabric/held-after-gc.js';
 import { startBroker } from './helpers.js';
 
 const DEAF = fileURLToPath(new URL('./children/deaf-to-cancel.ts', import.meta.url));
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heldAfterGc(): number {
-  gc();
-  gc();
-  const { heapUsed, arrayBuffers } = process.memoryUsage();
-  return heapUsed + arrayBuffers;
-}
 
 test('a participant that never ends its cancelled tasks and streams into them: the broker keeps nothing of a task it ended itself', async () => {
   const t = startBroker([], { cancelGraceMs: 300 });

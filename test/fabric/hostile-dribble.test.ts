@@ -8,21 +8,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { openConnection } from '../../main/fabric/index.js';
 import { LineSplitter } from '../../main/fabric/codec/line-splitter.js';
+import { heldAfterGc } from './held-after-gc.js';
 import { childArgs, newFabric } from './helpers.js';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heldAfterGc(): number {
-  gc();
-  gc();
-  const { heapUsed, arrayBuffers } = process.memoryUsage();
-  return heapUsed + arrayBuffers;
-}
 
 test('a line written one byte per read costs the broker about its bytes, not a buffer per read', async () => {
   const round = 20_000;
