@@ -75,6 +75,8 @@ describe('a comment hides nothing after its line', () => {
     assert.deepEqual(tags('echo \\$#; rm -rf ~'), ['recursive-delete', 'outside-workspace']);
     assert.deepEqual(tags('cat >/dev/null <<EOF\n#$(rm -rf ~)\nEOF'), ['recursive-delete', 'outside-workspace']);
     assert.deepEqual(tags('echo "\n#$(rm -rf ~)\n"'), ['recursive-delete', 'outside-workspace']);
+    // A quote within `${…}` holds its `}`: the quote after it is no new one hiding the next line.
+    assert.deepEqual(tags("echo ${x:-'}'}\nrm -rf ~\necho '"), ['recursive-delete', 'outside-workspace']);
     // A quote in a heredoc body is data: it hides none of the lines after the body.
     assert.deepEqual(tags("cat > notes <<EOF\nit's\nEOF\nrm -rf ~\necho 'x'"), ['recursive-delete', 'outside-workspace']);
   });

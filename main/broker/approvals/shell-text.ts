@@ -87,6 +87,17 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = false;
       continue;
     }
+    if (frame.kind === 'brace' && c === "'") {
+      // `${x:-'}'}`: a quote within `${…}` holds its `}`.
+      const close = quoteEnd(text, i + 1, false);
+      if (close < 0) {
+        complete = false;
+        break;
+      }
+      take(i, close + 1);
+      i = close;
+      continue;
+    }
     if (frame.kind !== 'commands') {
       // Within a double-quoted string or `${…}`: no comment, no word; only what nests.
       const width = c === '$' && (next === '(' || next === '{') ? 2 : 1;
