@@ -192,6 +192,7 @@ export class ModulesWatcher {
       if (held !== undefined && (await this.registry.unload(held, { finishCalls: true }))) {
         const why = linked ? 'is now a symbolic link: unloaded (only real folders in the modules directory are served, as at start)' : 'is gone: unloaded';
         this.options.say(`module ${held}: its folder ${folder} ${why}`);
+        this.lookAgainAtHoldersOf(held, folder);
       }
       return;
     }
@@ -242,7 +243,7 @@ export class ModulesWatcher {
       this.options.say(`warning: module folder ${folder}: its module.toml now names '${look.name}', which ${relative(this.root, owner) || owner} serves: refused; ${held} keeps serving`);
       return;
     }
-    if (renamed) await this.registry.unload(held, { finishCalls: true });
+    if (renamed && (await this.registry.unload(held, { finishCalls: true }))) this.lookAgainAtHoldersOf(held, folder);
     try {
       const loaded = await this.registry.loadModule(dir);
       this.known.set(folder, { look, module: loaded.name });
@@ -251,6 +252,20 @@ export class ModulesWatcher {
       // A module waiting for a grant keeps its name (it is served once granted); any other failure frees it.
       this.known.set(folder, { look, module: err instanceof PluginGrantError ? look.name : undefined });
       this.options.say(`warning: module folder ${folder} not served: ${oneLine(messageOf(err))}`);
+    }
+  }
+
+  /**
+   * Module name `released` is free again (its folder gone, or renamed): the folders refused for
+   * naming it, or a look-alike of it, are looked at again, as if changed, so the first of them is
+   * served without waiting for a change inside it or a restart.
+   */
+  private lookAgainAtHoldersOf(released: string, except: string): void {
+    const folded = nameSkeleton(released);
+    for (const [folder, known] of this.known) {
+      if (folder === except || known.module !== undefined || known.look.name === undefined || nameSkeleton(known.look.name) !== folded) continue;
+      this.known.set(folder, { ...known, look: { ...known.look, manifest: '' } });
+      this.due.add(folder);
     }
   }
 
