@@ -9,8 +9,9 @@
  * queue to this connection fills and its reading is paused for its own answers.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync, writeSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connectWorker } from '../../../main/worker/index.js';
+import { writeAll } from '../../fabric/children/write-all.js';
 
 const { session } = await connectWorker({ name: 'orphan-holder', description: 'leaves its connection to a process of its own', version: '1.0.0', skills: [] });
 const task = await session.nextTask();
@@ -26,13 +27,7 @@ if (task) {
   if (process.argv[3] === 'calls') {
     const count = Number(process.argv[4]);
     const bytes = Buffer.from(Array.from({ length: count }, (_, i) => `{"v":3,"id":${100_000 + i},"method":"agent.list"}\n`).join(''));
-    for (let at = 0; at < bytes.length; ) {
-      try {
-        at += writeSync(3, bytes, at);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      }
-    }
+    writeAll(3, bytes);
   }
 }
 // Exits with the holder keeping fd 3 open: the broker sees no end of the connection.

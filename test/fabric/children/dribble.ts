@@ -6,21 +6,12 @@
  * reports {"sent": <total>} on stdout and waits for a line on stdin before the next. Writes go straight to fd 3 (`writeSync`), so each
  * byte is its own write.
  */
-import { readSync, writeSync } from 'node:fs';
+import { readSync } from 'node:fs';
+import { writeAll } from './write-all.js';
 
 const round = Number(process.argv[2] ?? '0');
 const toStderr = process.argv[3] === 'stderr';
-// Retried on EAGAIN: fd 3 is non-blocking, and so may fd 2 be (a socketpair, where each one-byte
-// write takes hundreds of bytes of the send buffer: unretried, the worker died after ~280 bytes).
-const write = (bytes: Buffer, fd = 3): void => {
-  for (let at = 0; at < bytes.length; ) {
-    try {
-      at += writeSync(fd, bytes, at);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-    }
-  }
-};
+const write = (bytes: Buffer, fd = 3): void => writeAll(fd, bytes);
 write(Buffer.from(`${JSON.stringify({ v: 3, id: 1, method: 'session.hello', params: { card: { name: 'x', description: 'dribble', version: '0', skills: [] } } })}\n`));
 const head = Buffer.from('{"v":3,"method":"task.event","params":{"id":1,"kind":"artifact","text":"');
 const x = Buffer.from('x');
