@@ -30,6 +30,29 @@ async function startPlan(p: unknown): Promise<string> {
   return taskId;
 }
 
+/**
+ * Records, as the page sees them, when the popover first shows `subject` and when it wakes after
+ * that (a test-side clock would start late, when its poll noticed the subject: a loaded machine
+ * would shorten the inert time it reads). `inertMs()` reads them once the popover is armed.
+ */
+async function watchWake(page: Awaited<ReturnType<AppFixture['open']>>, subject: string): Promise<{ inertMs(): Promise<number> }> {
+  await page.evaluate((text) => {
+    const dialog = document.querySelector('chatty-approvals')!.shadowRoot!.getElementById('popover') as HTMLDialogElement;
+    const times: { shown?: number; armed?: number } = {};
+    (window as unknown as { wakeTimes: typeof times }).wakeTimes = times;
+    new MutationObserver(() => {
+      if (times.shown === undefined && dialog.open && dialog.querySelector('.subject')?.textContent === text) times.shown = performance.now();
+      if (times.shown !== undefined && times.armed === undefined && dialog.dataset['armed'] === 'true') times.armed = performance.now();
+    }).observe(dialog, { attributes: true, childList: true, subtree: true, characterData: true });
+  }, subject);
+  return {
+    inertMs: async () => {
+      const times = await page.evaluate(() => (window as unknown as { wakeTimes: { shown: number; armed: number } }).wakeTimes);
+      return times.armed - times.shown;
+    },
+  };
+}
+
 test('a popover that replaces a withdrawn one says so and stays inert three guard times; one after an answer, one guard time', async () => {
   const page = await app.open();
   try {
@@ -40,14 +63,14 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .queue')?.textContent?.includes('1 more'));
     // Who waits behind it is named, so a queued request is never a stranger when it appears.
     assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one: planner-1 asks for approval');
+    const wake = await watchWake(page, 'npm publish');
     await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: harmless });
     await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .subject')?.textContent === 'npm publish');
-    const shownAt = Date.now();
     assert.match((await page.textContent('#popover .replaced-note')) ?? '', /was withdrawn.*npm test.*this is another request/is);
     await page.screenshot({ path: join(SCREENSHOTS, 'approval-swap.png') });
     await armedPopover(page, 'approval');
-    const inert = Date.now() - shownAt;
-    assert.ok(inert >= 3 * 400 - 50, `awake after ${inert} ms`);
+    const inert = await wake.inertMs();
+    assert.ok(inert >= 3 * 400 - 20, `awake after ${inert} ms`);
     await page.click('#popover .deny');
     await waitForState(page, swapped, 'completed');
 
@@ -108,23 +131,13 @@ test('a task cancelled while its request is shown, nothing queued, then another 
     await armedPopover(page, 'approval');
     await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: first });
     await popoverClosed(page); // withdrawn with nothing queued: the popover closes
-    // When it opens again and when it wakes, as the page saw them.
-    await page.evaluate(() => {
-      const dialog = document.querySelector('chatty-approvals')!.shadowRoot!.getElementById('popover') as HTMLDialogElement;
-      const times: { opened?: number; armed?: number } = {};
-      (window as unknown as { swapTimes: typeof times }).swapTimes = times;
-      new MutationObserver(() => {
-        if (dialog.open && times.opened === undefined) times.opened = performance.now();
-        if (times.opened !== undefined && times.armed === undefined && dialog.dataset['armed'] === 'true') times.armed = performance.now();
-      }).observe(dialog, { attributes: true });
-    });
+    const wake = await watchWake(page, 'npm publish');
     const second = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
     await subjectIs(page, 'npm publish');
     assert.match((await page.textContent('#popover .replaced-note')) ?? '', /was withdrawn.*npm test/is);
     await page.screenshot({ path: join(SCREENSHOTS, 'approval-swap-after-close.png') });
     await armedPopover(page, 'approval');
-    const times = await page.evaluate(() => (window as unknown as { swapTimes: { opened: number; armed: number } }).swapTimes);
-    const inert = times.armed - times.opened;
+    const inert = await wake.inertMs();
     assert.ok(inert >= 3 * 400 - 20, `awake after ${inert} ms`);
     await page.click('#popover .deny');
     await waitForState(page, second, 'completed');
