@@ -51,7 +51,6 @@ export class ChattyApprovals extends HTMLElement {
   #armed = false;
   #armTimer: ReturnType<typeof setTimeout> | undefined;
   #returnFocus: HTMLElement | null = null;
-  #closing = false;
   /**
    * The request on the screen was withdrawn (not answered): what it was, for the next popover,
    * whether it was already queued or is asked a moment later (a withdraw, then a new ask, reopened
@@ -101,8 +100,10 @@ export class ChattyApprovals extends HTMLElement {
       this.#putOff();
     });
     // Closed by the browser itself (a close request we could not cancel): put off, still waiting.
+    // `close` comes as a task after the closing: our own #close() left nothing shown by then, or
+    // the popover is open again with the next request, which this event is not about.
     this.#dialog.addEventListener('close', () => {
-      if (!this.#closing && this.#shown !== undefined) this.#putOff();
+      if (!this.#dialog.open && this.#shown !== undefined) this.#putOff();
     });
     root.append(el('div', { className: 'bar', attrs: { part: 'bar' } }, this.#waitingButton, this.#trace), this.#live, this.#dialog);
   }
@@ -273,9 +274,7 @@ export class ChattyApprovals extends HTMLElement {
     this.#shown = undefined;
     this.#disarm();
     if (!this.#dialog.open) return;
-    this.#closing = true;
     this.#dialog.close();
-    this.#closing = false;
     for (const part of [this.#desc, this.#warnings, this.#body, this.#actions]) part.replaceChildren();
     const target = this.#returnFocus;
     this.#returnFocus = null;

@@ -152,3 +152,38 @@ test('a task cancelled while its request is shown, nothing queued, then another 
     await page.close();
   }
 });
+
+// A dialog's `close` event comes as a task of its own after `close()`. The popover took every
+// `close` it had not seen coming for the browser closing it, and put off whatever was shown when the
+// event came: a request shown in the moment between one popover closing and its event (the next
+// step of a task asked right after an answer) was put off unseen, the popover closed, "1 waiting".
+test('a request shown just after the popover closed (before its close event) stays shown, not put off', async () => {
+  const page = await app.open();
+  try {
+    await setGuard(page, 0);
+    const task = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm test' } });
+    await armedPopover(page, 'approval');
+    const view = (await hostSnapshot(app)).approvals[0]!;
+    const state = await page.evaluate(
+      (v) =>
+        new Promise<{ open: boolean; subject: string | undefined; waiting: string }>((resolve) => {
+          const element = document.querySelector('chatty-approvals') as unknown as HTMLElement & { withdraw(id: string, reason: string): void; add(w: unknown): void };
+          const dialog = element.shadowRoot!.getElementById('popover') as HTMLDialogElement;
+          dialog.addEventListener(
+            'close',
+            () =>
+              // After the popover's own listener (added first) has seen the event.
+              queueMicrotask(() => resolve({ open: dialog.open, subject: dialog.querySelector('.subject')?.textContent ?? undefined, waiting: element.shadowRoot!.querySelector('.bar button')?.textContent ?? '' })),
+            { once: true },
+          );
+          element.withdraw(v.requestId, 'cancelled'); // nothing queued: the popover closes; its event is queued
+          element.add({ kind: 'approval', view: { ...v, requestId: 'next-b', commandOrPath: 'npm run lint', proposals: [] } });
+        }),
+      view,
+    );
+    assert.deepEqual({ open: state.open, subject: state.subject }, { open: true, subject: 'npm run lint' }, `the next request was put off: ${state.waiting}`);
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: task });
+  } finally {
+    await page.close();
+  }
+});
