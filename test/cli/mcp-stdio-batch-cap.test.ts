@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { createInterface } from 'node:readline';
-import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
 import type { EdgeRow } from '../../main/gateway/index.js';
 import { MAX_BATCH_ENTRIES } from '../../main/jsonrpc/index.js';
 import { startMcpGateway, type McpGateway } from '../mcp/helpers.js';
+import { stdioBridge } from './mcp-stdio-bridge.js';
 
 /**
  * `mcp-stdio` and a batch over the entry cap (a client needs no token to send one): the bridge
@@ -21,24 +19,15 @@ before(async () => {
 after(() => gw.close());
 
 test('a line holding a batch of 200,000 invalid entries is answered -32600 under id null by the bridge, never sent; the next line is served', { timeout: 20_000 }, async () => {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let said = '';
-  stderr.setEncoding('utf8').on('data', (c: string) => (said += c));
-  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
-  const code = runMcpStdio({ module: 'echo', runtimeDir: gw.runtimeDir }, { stdin, stdout, stderr });
-  const next = async (): Promise<unknown> => JSON.parse((await lines.next()).value as string);
-
+  const b = stdioBridge(gw.runtimeDir, 'echo');
   const started = performance.now();
-  stdin.write(`[${Array(200_000).fill('1').join(',')}]\n`);
-  stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'honest', method: 'ping' })}\n`);
-  assert.deepEqual(await next(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: a batch of more than ${MAX_BATCH_ENTRIES} entries` } });
-  assert.deepEqual(await next(), { jsonrpc: '2.0', id: 'honest', result: {} });
+  b.writeRaw(`[${Array(200_000).fill('1').join(',')}]\n`);
+  b.write({ jsonrpc: '2.0', id: 'honest', method: 'ping' });
+  assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: a batch of more than ${MAX_BATCH_ENTRIES} entries` } });
+  assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 'honest', result: {} });
   const ms = performance.now() - started;
   // Before: the gateway spent ~8 s on this line; the bound is an order of magnitude under.
   assert.ok(ms < 800, `${ms.toFixed(0)} ms`);
-  stdin.end();
-  assert.deepEqual({ code: await code, stderr: said }, { code: 0, stderr: '' });
+  assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
   assert.deepEqual(rows.filter((r) => r.method === 'POST').map((r) => r.status), [200], 'only the honest ping was posted');
 });

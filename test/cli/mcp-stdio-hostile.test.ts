@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { createInterface } from 'node:readline';
-import { PassThrough } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
 import { startMcpGateway, type McpGateway } from '../mcp/helpers.js';
+import { stdioBridge } from './mcp-stdio-bridge.js';
 
 /**
  * `mcp-stdio` against a client that pushes its luck: the bridge in this process
@@ -15,27 +13,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-function bridge() {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let said = '';
-  stderr.setEncoding('utf8').on('data', (c: string) => (said += c));
-  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
-  const code = runMcpStdio({ module: 'spin', runtimeDir: gw.runtimeDir }, { stdin, stdout, stderr });
-  return {
-    write: (...messages: object[]) => stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join('')),
-    next: async (): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string } }> => {
-      const { value, done } = await lines.next();
-      assert.ok(!done, 'the bridge closed stdout before answering');
-      return JSON.parse(value as string);
-    },
-    finish: async () => {
-      stdin.end();
-      return { code: await code, stderr: said };
-    },
-  };
-}
+const bridge = () => stdioBridge(gw.runtimeDir, 'spin');
 
 /** Resolves once the spin module's guest runs no call (a cancelled one stops a moment after its answer). */
 async function guestStopped(): Promise<void> {

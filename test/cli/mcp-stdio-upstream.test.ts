@@ -3,12 +3,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { PassThrough } from 'node:stream';
 import { afterEach, test } from 'node:test';
-import { runMcpStdio } from '../../main/cli/commands/mcp-stdio.js';
 import { AnswerTooLargeError } from '../../main/cli/mcp-stdio/gateway-http.js';
 import { SseParser } from '../../main/cli/mcp-stdio/sse-parser.js';
+import { stdioBridge } from './mcp-stdio-bridge.js';
 
 /**
  * `mcp-stdio` against a broken upstream (a real HTTP server on a Unix socket in an owner-only
@@ -44,27 +42,7 @@ async function upstream(onPost: (req: IncomingMessage, res: ServerResponse) => v
   return dir;
 }
 
-function bridge(runtimeDir: string) {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let said = '';
-  stderr.setEncoding('utf8').on('data', (c: string) => (said += c));
-  const lines = createInterface({ input: stdout })[Symbol.asyncIterator]();
-  const code = runMcpStdio({ module: 'echo', runtimeDir }, { stdin, stdout, stderr });
-  return {
-    write: (line: string) => stdin.write(`${line}\n`),
-    next: async (): Promise<{ id: unknown; result?: unknown; error?: { code: number; message: string } }> => {
-      const { value, done } = await lines.next();
-      assert.ok(!done, 'the bridge closed stdout before answering');
-      return JSON.parse(value as string);
-    },
-    finish: async () => {
-      stdin.end();
-      return { code: await code, stderr: said };
-    },
-  };
-}
+const bridge = (runtimeDir: string) => stdioBridge(runtimeDir, 'echo');
 
 test('a 2xx answer under an id never asked: relayed, and the request asked is answered an error saying so', { timeout: 10_000 }, async () => {
   const dir = await upstream((_req, res) => {
@@ -72,7 +50,7 @@ test('a 2xx answer under an id never asked: relayed, and the request asked is an
     res.end('{"jsonrpc":"2.0","id":"other","result":{}}');
   });
   const b = bridge(dir);
-  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  b.write({ jsonrpc: '2.0', id: 1, method: 'ping' });
   assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 'other', result: {} });
   const owed = await b.next();
   assert.equal(owed.id, 1);
@@ -103,12 +81,12 @@ test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is 
     res.end('{"jsonrpc":"2.0","id":2,"result":{}}');
   });
   const b = bridge(dir);
-  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  b.write({ jsonrpc: '2.0', id: 1, method: 'ping' });
   const cut = await b.next();
   assert.equal(cut.id, 1);
   assert.equal(cut.error?.code, -32000);
   assert.match(cut.error?.message ?? '', /the gateway's answer is over 128 MiB/);
-  b.write('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+  b.write({ jsonrpc: '2.0', id: 2, method: 'ping' });
   assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 2, result: {} });
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
 });
@@ -116,7 +94,7 @@ test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is 
 test('an event that never ends is cut the same way', { timeout: 30_000 }, async () => {
   const dir = await upstream(endless('text/event-stream', 'data: '));
   const b = bridge(dir);
-  b.write('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+  b.write({ jsonrpc: '2.0', id: 1, method: 'ping' });
   const cut = await b.next();
   assert.equal(cut.id, 1);
   assert.match(cut.error?.message ?? '', /the gateway's answer is over 128 MiB/);
@@ -131,7 +109,7 @@ test('a batch answered as events is held up to MAX_ANSWER_BYTES in all, not per 
     for (const id of [1, 2, 3, 4]) res.write(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":{"pad":"${pad}"}}\n\n`);
   });
   const b = bridge(dir);
-  b.write(JSON.stringify([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }))));
+  b.writeRaw(`${JSON.stringify([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })))}\n`);
   const answer = (await b.next()) as unknown as { id: number; error?: { code: number; message: string } }[];
   assert.ok(Array.isArray(answer), 'one array for the batch');
   assert.deepEqual(answer.map((a) => a.id).sort(), [1, 2, 3, 4, 5]);
