@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, watchModules, type ModulesWatcher } from '../../main/plugins/index.js';
 import { buildInChildProcess } from '../../main/plugins/build/index.js';
+import { stallMeter } from '../helpers/stall-meter.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { lines, sayingLogger } from './watch-lines.js';
 
@@ -43,17 +44,12 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
     // Were the FIFO read with a blocking open, this writer would be the only thing to end the stall (after 2 s).
     children.push(spawn('sh', ['-c', `sleep 2; exec 3>"$1"`, 'sh', fifo], { stdio: 'ignore' }));
-    let last = performance.now();
-    let worst = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      worst = Math.max(worst, now - last);
-      last = now;
-    }, 5);
+    const meter = stallMeter();
+    let worst: number;
     try {
       assert.match(await said.next(/module folder piped/), /^warning: module folder piped not served: cannot read module\.toml: it is not a regular file$/);
     } finally {
-      clearInterval(tick);
+      worst = meter.stop();
     }
     assert.ok(worst < 1_000, `the event loop stalled ${Math.round(worst)} ms`);
     assert.ok(registry.get('echo'), 'echo is still served');
