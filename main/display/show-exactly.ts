@@ -60,6 +60,17 @@ export function replaceHidden(raw: string, replace: (char: string) => string): s
   return out + raw.slice(from);
 }
 
+/**
+ * The first character of `raw` a reader could not see as it is (the hidden class alone, not the
+ * look-alikes: prose in Greek or Cyrillic is read as what it is), or `undefined`. For text that is
+ * refused rather than shown labelled, such as a plugin's tool descriptions a client's model reads.
+ */
+export function firstHidden(raw: string): { index: number; char: string } | undefined {
+  const m = raw.match(HIDDEN_ONE);
+  return m?.index === undefined ? undefined : { index: m.index, char: m[0] };
+}
+const HIDDEN_ONE = new RegExp(HIDDEN_CLASS, 'u');
+
 /** Whether `raw` holds any character `showExactly` would replace. */
 export function hasHidden(raw: string): boolean {
   return hiddenAt(raw).length > 0;

@@ -1,6 +1,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { PluginLoadError, messageOf } from './errors.js';
+import { hiddenIn } from './hidden-text.js';
 import { MAX_EXECUTION_MS, MAX_MEMORY_MB, MAX_OUTPUT_BYTES, METADATA_TIMEOUT_MS } from './limits.js';
 import { AllowEntryError, parseAllowEntry } from './network/allow-entry.js';
 
@@ -53,7 +54,13 @@ export const ManifestSchema = z
     module: z.strictObject({
       name: moduleName,
       version: z.string().min(1, { message: 'must not be empty' }),
-      description: z.string().default(''),
+      description: z
+        .string()
+        .superRefine((text, ctx) => {
+          const hidden = hiddenIn(text); // a model reads it (GET /, the A2A card): what a person sees is all it says
+          if (hidden !== undefined) ctx.addIssue({ code: 'custom', message: hidden });
+        })
+        .default(''),
       wasm: relativePath.optional(),
       execution_mode: ExecutionMode.default('local'),
     }),

@@ -1,3 +1,4 @@
+import { hiddenIn } from '../hidden-text.js';
 import { howAlike, nameSkeleton } from '../name-skeleton.js';
 import type { ToolDefinition } from '../worker/protocol.js';
 
@@ -12,10 +13,15 @@ export class ToolSchemaError extends Error {
  * be a JSON object whose `type`, if given, is `"object"`, whose `properties` is an object and
  * whose `required` lists strings. One without `type` (`{}` included: "any arguments") gets
  * `"type": "object"` added in front; one that is not JSON, not an object (`[]`, `true`, a string)
- * or says another type throws `ToolSchemaError` naming the tool.
+ * or says another type throws `ToolSchemaError` naming the tool. So does a description holding a
+ * character a reader cannot see (`hiddenIn`): the client's model reads what the person does.
  */
 export function checkedTools(tools: readonly ToolDefinition[]): ToolDefinition[] {
   checkNames(tools);
+  for (const { name, description } of tools) {
+    const hidden = hiddenIn(description);
+    if (hidden !== undefined) throw new ToolSchemaError(`tool '${name}': its description ${hidden}`);
+  }
   return tools.map((tool) => ({ ...tool, parametersSchema: checkedSchema(tool) }));
 }
 
