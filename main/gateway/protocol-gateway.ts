@@ -4,7 +4,7 @@ import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
-import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
+import { AccessError, EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
 import { clearStaleSocket, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
@@ -172,20 +172,17 @@ export class ProtocolGateway {
     const socketPath = join(dir, SOCKET_FILE);
     const tokenPath = join(dir, TOKEN_FILE);
     await clearStaleSocket(socketPath);
-    writeTokenFile(tokenPath, this.launchToken);
 
     const server = limitedServer(this.options.connectionLimits, this.buildRouter().callback());
     let listening = false;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(socketPath, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      await listenOn(server, socketPath);
       listening = true;
       chmodSync(socketPath, 0o600);
+      // Only now, holding the socket, is the directory ours: a gateway started at the same moment
+      // (both found the socket free) fails its bind above without having touched the token file,
+      // which before it had replaced with its own and then removed on its way out.
+      writeTokenFile(tokenPath, this.launchToken);
       for (const log of [EDGE_LOG_FILE, APPROVALS_LOG_FILE]) claimLogFile(join(dir, log));
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
@@ -258,6 +255,20 @@ function holdsToken(path: string, token: string): boolean {
   } catch {
     return false; // gone already, or not a file we can read: not ours to remove
   }
+}
+
+/** Binds the socket; a bind lost to a gateway started at the same moment is an AccessError saying so. */
+function listenOn(server: Server, socketPath: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException): void => {
+      reject(err.code === 'EADDRINUSE' ? new AccessError(`refusing to bind ${socketPath}: another gateway bound it meanwhile (started at the same time in this runtime directory)`) : err);
+    };
+    server.once('error', failed);
+    server.listen(socketPath, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
 }
 
 function closeServer(server: Server): Promise<void> {
