@@ -75,7 +75,57 @@ function checkedSchema(tool: ToolDefinition): string {
   if ('required' in schema && !(Array.isArray(schema['required']) && schema['required'].every((k) => typeof k === 'string'))) {
     return refuse('has "required" that is not a list of property names');
   }
+  const hidden = hiddenInJson(schema);
+  if (hidden !== undefined) return refuse(hidden);
   return 'type' in schema ? tool.parametersSchema : JSON.stringify({ type: 'object', ...schema });
+}
+
+/** A place in a parsed schema: its key and its parent's place (the path is spelt only when shown). */
+interface Place {
+  key: string;
+  up: Place | undefined;
+}
+
+/** How many characters of a place's path a refusal shows (its end: the nearest keys). */
+const SHOWN_PATH_CHARS = 120;
+
+/**
+ * Where a string of a parsed schema (a key or a value, however deep: a property's `description`,
+ * an `enum`, a `title`) holds a character a reader cannot see (`hiddenIn`): the client's model
+ * reads the schema as it reads the description. A loop, not recursion (a schema may nest deep),
+ * and each place links to its parent rather than carrying its path (a path per level would be
+ * quadratic in the depth).
+ */
+function hiddenInJson(root: unknown): string | undefined {
+  const stack: { value: unknown; place: Place | undefined }[] = [{ value: root, place: undefined }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { value, place } = next;
+    if (typeof value === 'string') {
+      const hidden = hiddenIn(value);
+      if (hidden !== undefined) return `${shownPlace(place)}${hidden}`;
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        const hidden = hiddenIn(key);
+        if (hidden !== undefined) return `${shownPlace(place)}${hidden.replace(/^(holds \S+ at character \d+)/, '$1 (in a key)')}`;
+        stack.push({ value: child, place: { key, up: place } });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** `at properties.path.description ` (its last `SHOWN_PATH_CHARS`), or nothing for the schema itself. */
+function shownPlace(place: Place | undefined): string {
+  if (place === undefined) return '';
+  const keys: string[] = [];
+  let length = 0;
+  let at: Place | undefined = place;
+  for (; at !== undefined && length <= SHOWN_PATH_CHARS; at = at.up) {
+    keys.unshift(at.key);
+    length += at.key.length + 1;
+  }
+  const path = keys.join('.');
+  return `at ${at !== undefined || path.length > SHOWN_PATH_CHARS ? `…${path.slice(-SHOWN_PATH_CHARS)}` : path} `;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
