@@ -5,7 +5,7 @@ import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { AccessError, EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
-import { clearStaleSocket, refuseWindows } from '../owner-only/index.js';
+import { bindOwnSocket, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
@@ -171,12 +171,11 @@ export class ProtocolGateway {
     const dir = ensureRuntimeDir(this.runtimeDir, { socketFile: SOCKET_FILE });
     const socketPath = join(dir, SOCKET_FILE);
     const tokenPath = join(dir, TOKEN_FILE);
-    await clearStaleSocket(socketPath);
-
     const server = limitedServer(this.options.connectionLimits, this.buildRouter().callback());
     let listening = false;
     try {
-      await listenOn(server, socketPath);
+      // A leftover cleared and the socket bound under gateway.sock.lock: one starter at a time.
+      await bindOwnSocket(socketPath, () => listenOn(server, socketPath));
       listening = true;
       chmodSync(socketPath, 0o600);
       // Only now, holding the socket, is the directory ours: a gateway started at the same moment

@@ -7,4 +7,5 @@ export { AccessError, WINDOWS_UNSUPPORTED, currentUid, refuseWindows } from './p
 export { defaultRuntimeDir, ensureRuntimeDir, userCacheDir, type EnsureRuntimeDirOptions } from './runtime-dir.js';
 export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './socket-path.js';
 export { clearStaleSocket } from './stale-socket.js';
+export { bindOwnSocket } from './socket-bind.js';
 export { OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';

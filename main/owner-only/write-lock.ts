@@ -1,8 +1,5 @@
-import { closeSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
-
-/** How long a writer waits for another's lock before refusing, and when a lock is a crashed writer's. */
-const WAIT_MS = 5_000;
-const STALE_MS = 10_000;
+import { closeSync, rmSync, writeSync } from 'node:fs';
+import { LOCK_WAIT_MS, tryLock } from './lock-file.js';
 
 const nap = new Int32Array(new SharedArrayBuffer(4));
 
@@ -19,30 +16,15 @@ const held = new Set<string>();
 export function withWriteLock<R>(path: string, refuse: (message: string) => Error, write: () => R): R {
   const lock = `${path}.lock`;
   if (held.has(lock)) return write();
-  const deadline = Date.now() + WAIT_MS;
+  const deadline = Date.now() + LOCK_WAIT_MS;
   let fd: number;
   for (;;) {
-    try {
-      fd = openSync(lock, 'wx', 0o600);
+    const attempt = tryLock(lock, (message) => refuse(`${message}; nothing was written`));
+    if ('fd' in attempt) {
+      fd = attempt.fd;
       break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw refuse(`cannot lock ${lock}: ${(err as Error).message}`);
     }
-    let age: number;
-    try {
-      age = Date.now() - statSync(lock).mtimeMs;
-    } catch {
-      continue; // released meanwhile
-    }
-    if (age > STALE_MS) {
-      try {
-        rmSync(lock, { force: true });
-      } catch (err) {
-        throw refuse(`cannot remove the stale lock ${lock}: ${(err as Error).message}; nothing was written`);
-      }
-      continue;
-    }
-    if (Date.now() > deadline) throw refuse(`${lock} has been held for ${Math.round(age / 1000)} s by another writer; nothing was written (remove it if no chatty-gateway is writing)`);
+    if (Date.now() > deadline) throw refuse(`${lock} has been held for ${Math.round(attempt.heldForMs / 1000)} s by another writer; nothing was written (remove it if no chatty-gateway is writing)`);
     Atomics.wait(nap, 0, 0, 1 + Math.random() * 3); // synchronous, as the write is: a few ms
   }
   held.add(lock);

@@ -5,18 +5,29 @@
  * held its own token, having replaced the winner's: the gateway left running had no token file,
  * so every client (mcp-stdio, the SDKs) was locked out until it restarted. Now the token is
  * written only once the socket is bound: the loser never touches the directory's files.
+ *
+ * With a crashed launch's socket there, both found it dead and both unlinked it: the later unlink
+ * took the earlier one's freshly bound socket, and both ran, one on a socket nobody could reach
+ * any more (its plugins and workers held for nothing), the token file whichever wrote last. Now
+ * clearing a leftover and binding are done holding `gateway.sock.lock`, one gateway at a time.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ProtocolGateway } from '../../main/gateway/index.js';
 import { tempDir } from '../helpers/gateway.js';
 import { unixRequest } from '../helpers/http.js';
+import { deadSocket } from '../helpers/owner-only.js';
 
-test('two gateways started at once in one runtime directory: the one that runs keeps its token file', { timeout: 20_000 }, async () => {
+for (const leftover of [false, true]) {
+test(`two gateways started at once in one runtime directory${leftover ? ', a crashed launch’s socket there' : ''}: one runs and keeps its token file`, { timeout: 20_000 }, async () => {
   const dir = tempDir();
   const runtimeDir = join(dir.path, 'run');
+  if (leftover) {
+    mkdirSync(runtimeDir, { mode: 0o700 });
+    deadSocket(join(runtimeDir, 'gateway.sock'));
+  }
   const gateways = [0, 1].map(() => new ProtocolGateway({ list: () => [] }, { runtimeDir }));
   try {
     const outcomes = await Promise.allSettled(gateways.map((g) => g.start()));
@@ -33,3 +44,4 @@ test('two gateways started at once in one runtime directory: the one that runs k
     dir.remove();
   }
 });
+}

@@ -3,14 +3,17 @@
  * sockets, the platform. Each user names its own socket file; here a stand-in of its length.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lstatSync, lutimesSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import {
   AccessError,
   WINDOWS_UNSUPPORTED,
   assertSocketPathFits,
+  bindOwnSocket,
   clearStaleSocket,
   defaultRuntimeDir,
   ensureRuntimeDir,
@@ -186,3 +189,45 @@ describe('stale socket', () => {
     await clearStaleSocket(fresh());
   });
 });
+
+describe('binding under the start lock', () => {
+  test('a dangling link at the lock, left by a crash long ago, is taken as a stale lock, not read as released for ever', () => {
+    // In a child: before, the lock taker spun synchronously for ever (stat through the link: ENOENT, "released meanwhile").
+    const dir = fresh();
+    mkdirSync(dir, { mode: 0o700 });
+    const path = join(dir, SOCKET);
+    symlinkSync(join(dir, 'nowhere'), `${path}.lock`);
+    const old = new Date(Date.now() - 60_000);
+    lutimesSync(`${path}.lock`, old, old);
+    const script = `import('${pathToFileURL(join(import.meta.dirname, '../../main/owner-only/index.ts')).href}').then(async (m) => {
+      const server = require('node:net').createServer();
+      await m.bindOwnSocket(${JSON.stringify(path)}, () => new Promise((resolve) => server.listen(${JSON.stringify(path)}, resolve)));
+      server.close();
+      console.log('bound');
+    })`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { timeout: 15_000, encoding: 'utf8' });
+    assert.equal(child.signal, null, 'the lock taker finished (not killed at the timeout)');
+    assert.equal(child.stdout.trim(), 'bound', child.stderr);
+    assert.ok(!existsSync(`${path}.lock`) && lstatOrNull(`${path}.lock`) === null, 'the lock is released');
+  });
+
+  test('a lock held by another starter is waited for: the second then finds the first’s socket live and is refused', async () => {
+    const dir = fresh();
+    mkdirSync(dir, { mode: 0o700 });
+    const path = join(dir, SOCKET);
+    deadSocket(path);
+    const servers = [createServer(), createServer()];
+    const outcomes = await Promise.allSettled(servers.map((server) => bindOwnSocket(path, () => new Promise<void>((resolve) => server.listen(path, resolve)))));
+    try {
+      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected']);
+      assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /something is listening on it/);
+      assert.ok(servers[0]!.listening && !servers[1]!.listening);
+    } finally {
+      for (const server of servers) server.close();
+    }
+  });
+});
+
+function lstatOrNull(path: string): ReturnType<typeof lstatSync> | null {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
+}
