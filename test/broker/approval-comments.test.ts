@@ -81,6 +81,29 @@ describe('a comment hides nothing after its line', () => {
     assert.deepEqual(tags("cat > notes <<EOF\nit's\nEOF\nrm -rf ~\necho 'x'"), ['recursive-delete', 'outside-workspace']);
   });
 
+  it('a `)` that ends a case pattern and a `<<` that shifts hide nothing (bash runs the line after them)', () => {
+    const subject = (line: string) => ({ kind: 'exec' as const, command_or_path: line, workspace: base });
+    const tags = (line: string) => dangerTags('exec', line, base);
+    // bash: the pattern's `)` does not end `$(`, so the `"` after `echo` opens a string inside it and `; rm -rf ~` runs.
+    const inCase = 'echo "$(case a in a) echo " # ";; esac)" ; rm -rf ~';
+    assert.deepEqual(tags(inCase), ['recursive-delete', 'outside-workspace']);
+    assert.notEqual(deniedBy({ exact: 'rm -rf ~' }, subject(inCase)), false);
+    const continued = 'echo "$(ca\\\nse a in a) echo " # ";; esac)" ; rm -rf ~';
+    assert.deepEqual(tags(continued), ['recursive-delete', 'outside-workspace']);
+    assert.notEqual(deniedBy({ exact: 'rm -rf ~' }, subject(continued)), false);
+    // bash reads `$((x) )` as a command substitution: not followed, read flat, and nothing after it is lost.
+    assert.deepEqual(tags('echo $((echo hi) ) ; rm -rf ~'), ['recursive-delete', 'outside-workspace']);
+    assert.notEqual(deniedBy({ exact: 'rm -rf ~' }, subject('echo $((echo hi) ) ; rm -rf ~')), false);
+    // bash: `<<` in `$((…))` is a shift, not a heredoc, so the quote on the next line spans the `2` and `; rm -rf ~` runs.
+    const shift = "echo $((1<<2))\necho '\n2\n' ; rm -rf ~ # '";
+    assert.deepEqual(tags(shift), ['recursive-delete', 'outside-workspace']);
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject(shift)), 'denied');
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("((x = 1 << 2))\necho '\n2\n' ; rm -rf ~ # '")), 'denied');
+    // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
+    assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
+    assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);
+  });
+
   it('a line the reader cannot follow to its end fails closed: read flat for tags, a deny rule says maybe', () => {
     const subject = (line: string) => ({ kind: 'exec' as const, command_or_path: line, workspace: base });
     // Ends inside a double quote: what follows the quote could be read otherwise.

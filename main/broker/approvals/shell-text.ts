@@ -23,8 +23,15 @@ export interface ShellText {
   complete: boolean;
 }
 
-/** A nesting the reader is in: a command list (top, `$(…)`, `(…)`, backticks), a double-quoted string, a `${…}`. */
-type Frame = { kind: 'commands'; close: ')' | '`' | ''; substitution: boolean } | { kind: 'double' } | { kind: 'brace' };
+/**
+ * A nesting the reader is in: a command list (top, `$(…)`, `(…)`, backticks), a double-quoted
+ * string, a `${…}`, an arithmetic `$((…))` or `((…))` (`open`: its parentheses still open inside it).
+ */
+type Frame =
+  | { kind: 'commands'; close: ')' | '`' | ''; substitution: boolean }
+  | { kind: 'double' }
+  | { kind: 'brace' }
+  | { kind: 'arithmetic'; open: number; substitution: boolean };
 
 const OPERATORS = ';&|<>';
 const BLANKS = ' \t\r';
@@ -87,8 +94,8 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = false;
       continue;
     }
-    if (frame.kind === 'brace' && c === "'") {
-      // `${x:-'}'}`: a quote within `${…}` holds its `}`.
+    if ((frame.kind === 'brace' || frame.kind === 'arithmetic') && c === "'") {
+      // `${x:-'}'}`: a quote within `${…}` holds its `}` (and within `$((…))` its `)`).
       const close = quoteEnd(text, i + 1, false);
       if (close < 0) {
         complete = false;
@@ -98,8 +105,35 @@ export function readShellText(text: string, flat = true): ShellText {
       i = close;
       continue;
     }
+    if (frame.kind === 'arithmetic') {
+      // Within `$((…))`: no comment, no heredoc (`1<<2` shifts), no word; parentheses nest.
+      if (c === '(') frame.open++;
+      else if (c === ')' && frame.open > 0) frame.open--;
+      else if (c === ')' && next === ')') {
+        stack.pop();
+        take(i, i + 2);
+        i++;
+        wordStart = !frame.substitution; // `$((1))#x` is one word; `((x++)) #y` a comment
+        continue;
+      } else if (c === ')') {
+        // `$((x) )`: bash reads it again as a command substitution; not followed.
+        complete = false;
+        break;
+      }
+      if (c === '#') {
+        out.push('\\#'); // a base (`2#101`), no comment for shell-quote either
+        continue;
+      }
+    }
     if (frame.kind !== 'commands') {
-      // Within a double-quoted string or `${…}`: no comment, no word; only what nests.
+      // Within a double-quoted string, `${…}` or `$((…))`: no comment, no word; only what nests.
+      if (c === '$' && next === '(' && text[i + 2] === '(') {
+        stack.push({ kind: 'arithmetic', open: 0, substitution: true });
+        take(i, i + 3);
+        i += 2;
+        wordStart = false;
+        continue;
+      }
       const width = c === '$' && (next === '(' || next === '{') ? 2 : 1;
       const depth = stack.length;
       if ((c === '"' && frame.kind === 'double') || (c === '}' && frame.kind === 'brace')) stack.pop();
@@ -118,6 +152,11 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = true;
       if (heredocs.length > 0) i = bodies(i + 1) - 1;
       continue;
+    }
+    if (wordStart && stack.length > 1 && /^case([\s;&|()<>]|$)/.test(joinedAt(text, i, 5))) {
+      // A case pattern's `)` ends no `$(` or `(` (`"$(case a in a) echo " # ";; esac)"`): not followed.
+      complete = false;
+      break;
     }
     if (c === '#' && wordStart) {
       const end = text.indexOf('\n', i);
@@ -143,6 +182,12 @@ export function readShellText(text: string, flat = true): ShellText {
     } else if (c === '"') {
       stack.push({ kind: 'double' });
       out.push(c);
+    } else if ((c === '$' && next === '(' && text[i + 2] === '(') || (c === '(' && next === '(' && wordStart)) {
+      // `$((…))` and the command `((…))` are arithmetic: `<<` in them shifts, `#` is a base.
+      const width = c === '$' ? 3 : 2;
+      stack.push({ kind: 'arithmetic', open: 0, substitution: c === '$' });
+      take(i, i + width);
+      i += width - 1;
     } else if (c === '$' && (next === '(' || next === '{')) {
       stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
       out.push(c, next);
@@ -189,11 +234,31 @@ export function readShellText(text: string, flat = true): ShellText {
   if (stack.length > 1) complete = false;
   let readable = out.join('');
   if (!complete && flat) {
-    // What it could not follow is read again flat, every line a command: nothing is hidden by a quote or `#`.
-    readable += ` ; ${text.split('\n').map(inert).join(' ; ')}`;
+    // What it could not follow is read again flat, every line a command: nothing is hidden by a
+    // quote or `#`. What was read is closed first, and the flat lines open nothing (a `(` or
+    // backtick ends a command there), so no `$(` left open takes the flat lines into a nested
+    // reading that could stop short again (`$((x) ) ; rm -rf ~`).
+    readable += `${closers(stack)} ; ${text.split('\n').map((line) => inert(line).replace(/[()`]/g, ' ; ')).join(' ; ')}`;
     silent.fill(false);
   }
   return { readable, silent, complete };
+}
+
+/** What closes each nesting still open, innermost first (a space first, in case the text ended in a `\\`). */
+function closers(stack: readonly Frame[]): string {
+  const close = (frame: Frame): string =>
+    frame.kind === 'double' ? '"' : frame.kind === 'brace' ? '}' : frame.kind === 'arithmetic' ? '))' : frame.close;
+  return ' ' + stack.slice(1).reverse().map(close).join('');
+}
+
+/** The `count` characters from `at` as a shell reads them, continued lines joined (`ca\\⏎se` is `case`). */
+function joinedAt(text: string, at: number, count: number): string {
+  let word = '';
+  for (let k = at; k < text.length && word.length < count; k++) {
+    if (text[k] === '\\' && text[k + 1] === '\n') k++;
+    else word += text[k];
+  }
+  return word;
 }
 
 function countLines(text: string): number {
