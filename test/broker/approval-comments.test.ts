@@ -99,6 +99,13 @@ describe('a comment hides nothing after its line', () => {
     assert.deepEqual(tags(shift), ['recursive-delete', 'outside-workspace']);
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject(shift)), 'denied');
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("((x = 1 << 2))\necho '\n2\n' ; rm -rf ~ # '")), 'denied');
+    // The same with bash's old arithmetic `$[…]`.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("echo $[1<<2]\necho '\n2]\n' ; rm -rf ~ # '")), 'denied');
+    // `<(…)` stands in a word as `$(…)` does: the `#` after it starts no comment (bash runs rm).
+    assert.deepEqual(tags('cat <(echo a)#; rm -rf ~'), ['recursive-delete', 'outside-workspace']);
+    // A carriage return separates no words for bash: `x\r#` is one word, then rm runs.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject('echo x\r#; rm -rf ~')), 'denied');
+    assert.deepEqual(tags('echo x\r#; rm -rf ~'), ['recursive-delete', 'outside-workspace', 'hidden-characters']);
     // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);

@@ -25,16 +25,18 @@ export interface ShellText {
 
 /**
  * A nesting the reader is in: a command list (top, `$(…)`, `(…)`, backticks), a double-quoted
- * string, a `${…}`, an arithmetic `$((…))` or `((…))` (`open`: its parentheses still open inside it).
+ * string, a `${…}`, an arithmetic `$((…))`, `((…))` or `$[…]` (`open`: its parentheses, or
+ * brackets, still open inside it).
  */
 type Frame =
   | { kind: 'commands'; close: ')' | '`' | ''; substitution: boolean }
   | { kind: 'double' }
   | { kind: 'brace' }
-  | { kind: 'arithmetic'; open: number; substitution: boolean };
+  | { kind: 'arithmetic'; close: '))' | ']'; open: number; substitution: boolean };
 
 const OPERATORS = ';&|<>';
-const BLANKS = ' \t\r';
+/** What separates words: a carriage return does not (`x\r#; rm -rf ~` is the word `x\r#`, then `rm`). */
+const BLANKS = ' \t';
 
 /** A body line, or a line read flat: nothing in it can quote, comment or escape past its end. */
 const inert = (line: string): string => line.replace(/[\\'"#]/g, '\\$&');
@@ -52,6 +54,8 @@ export function readShellText(text: string, flat = true): ShellText {
   let complete = true;
   let line = 0;
   let wordStart = true;
+  /** Where the last operator character of a command list was (`<` of `<(…)`). */
+  let operatorAt = -1;
   /** Where the last unescaped `$` of a command list was. */
   let dollarAt = -1;
   /** Copies text[from, to) as it is, counting its lines and marking those with something on them. */
@@ -107,12 +111,13 @@ export function readShellText(text: string, flat = true): ShellText {
     }
     if (frame.kind === 'arithmetic') {
       // Within `$((…))`: no comment, no heredoc (`1<<2` shifts), no word; parentheses nest.
-      if (c === '(') frame.open++;
-      else if (c === ')' && frame.open > 0) frame.open--;
-      else if (c === ')' && next === ')') {
+      const [opens, closes] = frame.close === ']' ? ['[', ']'] : ['(', ')'];
+      if (c === opens) frame.open++;
+      else if (c === closes && frame.open > 0) frame.open--;
+      else if (text.startsWith(frame.close, i)) {
         stack.pop();
-        take(i, i + 2);
-        i++;
+        take(i, i + frame.close.length);
+        i += frame.close.length - 1;
         wordStart = !frame.substitution; // `$((1))#x` is one word; `((x++)) #y` a comment
         continue;
       } else if (c === ')') {
@@ -127,10 +132,11 @@ export function readShellText(text: string, flat = true): ShellText {
     }
     if (frame.kind !== 'commands') {
       // Within a double-quoted string, `${…}` or `$((…))`: no comment, no word; only what nests.
-      if (c === '$' && next === '(' && text[i + 2] === '(') {
-        stack.push({ kind: 'arithmetic', open: 0, substitution: true });
-        take(i, i + 3);
-        i += 2;
+      const arithmetic = arithmeticAt(text, i, false);
+      if (arithmetic !== undefined) {
+        stack.push(arithmetic);
+        take(i, i + arithmetic.width);
+        i += arithmetic.width - 1;
         wordStart = false;
         continue;
       }
@@ -182,12 +188,11 @@ export function readShellText(text: string, flat = true): ShellText {
     } else if (c === '"') {
       stack.push({ kind: 'double' });
       out.push(c);
-    } else if ((c === '$' && next === '(' && text[i + 2] === '(') || (c === '(' && next === '(' && wordStart)) {
-      // `$((…))` and the command `((…))` are arithmetic: `<<` in them shifts, `#` is a base.
-      const width = c === '$' ? 3 : 2;
-      stack.push({ kind: 'arithmetic', open: 0, substitution: c === '$' });
-      take(i, i + width);
-      i += width - 1;
+    } else if (arithmeticAt(text, i, wordStart) !== undefined) {
+      const arithmetic = arithmeticAt(text, i, wordStart)!;
+      stack.push(arithmetic);
+      take(i, i + arithmetic.width);
+      i += arithmetic.width - 1;
     } else if (c === '$' && (next === '(' || next === '{')) {
       stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
       out.push(c, next);
@@ -203,7 +208,8 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = true;
       continue;
     } else if (c === '(') {
-      stack.push({ kind: 'commands', close: ')', substitution: false });
+      // `<(…)`, `>(…)` stand in a word as `$(…)` does (`<(x)#y` is one word); `(…)` is a command.
+      stack.push({ kind: 'commands', close: ')', substitution: operatorAt === i - 1 && '<>'.includes(text[i - 1]!) });
       out.push(c);
       wordStart = true;
       continue;
@@ -222,6 +228,7 @@ export function readShellText(text: string, flat = true): ShellText {
       take(i, heredoc.end);
       i = heredoc.end - 1;
     } else if (OPERATORS.includes(c) || c === ')') {
+      operatorAt = i;
       out.push(c);
       wordStart = true;
       continue;
@@ -247,8 +254,19 @@ export function readShellText(text: string, flat = true): ShellText {
 /** What closes each nesting still open, innermost first (a space first, in case the text ended in a `\\`). */
 function closers(stack: readonly Frame[]): string {
   const close = (frame: Frame): string =>
-    frame.kind === 'double' ? '"' : frame.kind === 'brace' ? '}' : frame.kind === 'arithmetic' ? '))' : frame.close;
+    frame.kind === 'double' ? '"' : frame.kind === 'brace' ? '}' : frame.close;
   return ' ' + stack.slice(1).reverse().map(close).join('');
+}
+
+/**
+ * The arithmetic opened at `at`, with its opener's width: `$((`, `$[` (old bash), and the command
+ * `((` (`command`: at a command's start); `<<` in one shifts, `#` is a base.
+ */
+function arithmeticAt(text: string, at: number, command: boolean): (Frame & { kind: 'arithmetic'; width: number }) | undefined {
+  if (text.startsWith('$((', at)) return { kind: 'arithmetic', close: '))', open: 0, substitution: true, width: 3 };
+  if (text.startsWith('$[', at)) return { kind: 'arithmetic', close: ']', open: 0, substitution: true, width: 2 };
+  if (command && text.startsWith('((', at)) return { kind: 'arithmetic', close: '))', open: 0, substitution: false, width: 2 };
+  return undefined;
 }
 
 /** The `count` characters from `at` as a shell reads them, continued lines joined (`ca\\⏎se` is `case`). */
