@@ -140,8 +140,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, closed: () =
   // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
   const onNavigation = (): void => host.windowReset('the window was reloaded');
   const onCrash = (): void => host.windowReset('the window crashed');
+  // The window is gone for good: the host stops answering and hearing the gateway (its edge rows,
+  // decisions, plugin changes), as a detach does; else each window closed left a live host behind.
   const onDestroyed = (): void => {
-    host.detachWindow('the window was closed');
+    host.close('the window was closed');
     closed();
   };
   contents.on('did-navigate', onNavigation);

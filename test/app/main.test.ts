@@ -14,6 +14,7 @@ import { APP_PAGE_URL } from '../../main/app/app-protocol.js';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type GatewayInfo, type ModuleList, type PendingApproval, type Snapshot, type TaskUpdate } from '../../main/app/bridge/contract.js';
 import { QUIT_SIGNALS } from '../../main/app/lifecycle.js';
 import { CONTENT_SECURITY_POLICY, openAppWindow } from '../../main/app/window-options.js';
+import { until } from '../broker/helpers.js';
 import { unixRequest } from '../helpers/http.js';
 import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { BrowserWindow, resetElectron, StandInEvent, StandInFrame, StandInWebContents, type StandIn } from './electron-stand-in/electron.js';
@@ -282,15 +283,19 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
   });
 
   test('the window closing denies what waits, and nothing more is sent to it', async () => {
-    const closed = await waitingApproval('echo closed');
+    await waitingApproval('echo closed');
     const sentBefore = contents.sent.length;
     contents.destroy();
-    await nothingWaits();
-    // Nothing reaches the closed window: the denial is read from main's side, as a new window would.
-    const snapshot = (await fromTop(electron, window, INVOKE_CHANNELS.snapshot)) as Snapshot;
-    const entries = snapshot.tasks.find((t) => t.taskId === closed)?.entries ?? [];
-    assert.ok(entries.some((e) => e.kind === 'verdict' && e.text === 'denied echo closed: the window was closed'), JSON.stringify(entries));
+    // Nothing reaches the closed window: the denial is read from main's side, in the approvals'
+    // audit log (nobody answered: `no-root`, never a person's `denied`).
+    const audit = join(booted.home, 'run', 'approvals.log');
+    const row = (): { verdict?: string; by?: string } | undefined =>
+      (existsSync(audit) ? readFileSync(audit, 'utf8') : '').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { command_or_path: string; verdict: string; by: string }).find((r) => r.command_or_path === 'echo closed');
+    await until(() => row() !== undefined, "the closed window's approval decided");
+    assert.deepEqual([row()?.verdict, row()?.by], ['denied', 'no-root']);
     assert.equal(contents.sent.length, sentBefore, 'nothing was sent after destroyed');
+    // The bridge ended with its window (it hears the gateway no more): a call naming it is refused.
+    await assert.rejects(fromTop(electron, window, INVOKE_CHANNELS.snapshot), /the bridge is closed/);
   });
 
 });
