@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, type Stats } from 'node:fs';
+import { chmod, lstat, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -40,6 +40,8 @@ export interface PreparedComponent {
 
 interface CacheMeta {
   format: number;
+  /** The entry's own name: an entry renamed into another component's place is not that component's. */
+  key?: string;
   transpiler: string;
   wit: string;
   coreFiles: string[];
@@ -77,6 +79,8 @@ export class ComponentCache {
   /** The checked JavaScript's core instantiations, by cache key. */
   private readonly checkedJs = new Map<string, string[]>();
   private readonly toolchain = new Toolchain();
+  /** `transpiled/`, made (or made again) owner-only once per cache. */
+  private transpiledDir: Promise<string> | undefined;
 
   /** `transpiler` overrides the installed jco-transpile version in the key (tests only). */
   constructor(
@@ -94,27 +98,23 @@ export class ComponentCache {
     const transpiler = this.options.transpiler ?? transpilerVersion();
     const hash = createHash('sha256').update(bytes).digest('hex');
     const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
-    const dir = join(this.dir, 'transpiled', key);
-    const cached = await readMeta(dir);
+    const dir = join(await this.ownTranspiledDir(), key);
+    const cached = await readMeta(dir, key);
     if (cached) return this.entry(key, dir, cached, true);
     const reply = await this.toolchain.transpile(bytes);
-    const meta: CacheMeta = { format: CACHE_FORMAT, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
+    const meta: CacheMeta = { format: CACHE_FORMAT, key, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
     const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
-    await mkdir(tmp, { recursive: true });
+    await mkdir(tmp, { mode: 0o700 });
     for (const [name, content] of Object.entries(reply.files ?? {})) {
       if (name.endsWith('.d.ts')) continue;
       if (name.endsWith('.wasm')) meta.coreFiles.push(name);
       const target = name === 'component.js' ? 'component.mjs' : name;
       if (target.includes('/')) continue;
-      await writeFile(join(tmp, target), content);
+      await writeFile(join(tmp, target), content, { mode: 0o600 });
     }
-    await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta));
-    try {
-      await rename(tmp, dir);
-    } catch {
-      await rm(tmp, { recursive: true, force: true }); // a concurrent load wrote it first
-    }
-    const written = await readMeta(dir);
+    await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta), { mode: 0o600 });
+    await placeEntry(tmp, dir, key);
+    const written = await readMeta(dir, key);
     if (!written) throw new PluginLoadError(`cannot write the transpile cache at ${dir}`);
     return this.entry(key, dir, written, false);
   }
@@ -171,6 +171,30 @@ export class ComponentCache {
     return compiled;
   }
 
+  /**
+   * `<cacheDir>/transpiled`, owner-only: made 0700, or made so again when an older run (or a
+   * person) left it open to others; refused when it is not this user's. What others could have
+   * done in it while it was open is caught entry by entry (`readMeta`).
+   */
+  private ownTranspiledDir(): Promise<string> {
+    this.transpiledDir ??= (async () => {
+      const dir = join(this.dir, 'transpiled');
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const st = await stat(dir);
+      const uid = process.getuid?.();
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
+        throw new PluginLoadError(`the transpile cache ${dir} is not a folder of this user's (uid ${st.uid}): its code would run as a plugin's; give the registry a cacheDir of your own`);
+      }
+      if ((st.mode & 0o077) !== 0) await chmod(dir, 0o700);
+      return dir;
+    })();
+    const made = this.transpiledDir;
+    made.catch(() => {
+      if (this.transpiledDir === made) this.transpiledDir = undefined; // said to this load; the next one looks again
+    });
+    return made;
+  }
+
   /** Where a load records the component's tools, and finds what an earlier load recorded. */
   toolRecord(prepared: PreparedComponent): ToolRecord {
     return new ToolRecord(prepared.dir);
@@ -206,16 +230,57 @@ export function planSandbox(instantiations: readonly string[], perModule: Record
   return { memories, tables, memoryPagesEach, tableEntriesEach, perModule };
 }
 
-async function readMeta(dir: string): Promise<CacheMeta | undefined> {
+/**
+ * Entry `dir`'s meta, if its code may run as component `key`'s: the entry names itself `key` (not
+ * another component's entry renamed into its place), and it and each file it runs from are this
+ * user's own, a folder and regular files (no links) that nobody else may write (a file written
+ * under umask 002 and replaced by a group member is not used). Otherwise `undefined`: transpiled
+ * again, and the entry replaced (`placeEntry`).
+ */
+async function readMeta(dir: string, key: string): Promise<CacheMeta | undefined> {
   try {
+    if (!ownedDirectory(await lstat(dir)) || !ownedFile(await lstat(join(dir, 'meta.json')))) return undefined;
     const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CacheMeta;
-    if (meta.format !== CACHE_FORMAT) return undefined;
-    const present = new Set(await readdir(dir));
-    if (meta.plugin && !present.has('component.mjs')) return undefined;
-    if (meta.coreFiles.some((f) => !present.has(f))) return undefined;
+    if (meta.format !== CACHE_FORMAT || meta.key !== key) return undefined;
+    for (const file of [...(meta.plugin ? ['component.mjs'] : []), ...meta.coreFiles]) {
+      if (file.includes('/') || !ownedFile(await lstat(join(dir, file)))) return undefined;
+    }
     return meta;
   } catch {
     return undefined;
+  }
+}
+
+/** Owned by this user and writable by nobody else. */
+function ownedOnly(st: Stats): boolean {
+  const uid = process.getuid?.();
+  return (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
+}
+const ownedDirectory = (st: Stats): boolean => st.isDirectory() && ownedOnly(st);
+const ownedFile = (st: Stats): boolean => st.isFile() && ownedOnly(st);
+
+/**
+ * Moves the entry written at `tmp` to `dir`. An entry already there that `readMeta` accepts is a
+ * concurrent load's (kept, `tmp` dropped); one it refuses is moved aside and removed first.
+ */
+async function placeEntry(tmp: string, dir: string, key: string): Promise<void> {
+  try {
+    await rename(tmp, dir);
+    return;
+  } catch {
+    // something is there
+  }
+  if (await readMeta(dir, key)) {
+    await rm(tmp, { recursive: true, force: true });
+    return;
+  }
+  const aside = `${dir}.untrusted-${process.pid}-${Math.random().toString(16).slice(2)}`;
+  await rename(dir, aside).catch(() => undefined);
+  await rm(aside, { recursive: true, force: true });
+  try {
+    await rename(tmp, dir);
+  } catch {
+    await rm(tmp, { recursive: true, force: true }); // a concurrent load placed one meanwhile: readMeta judges it
   }
 }
 

@@ -65,7 +65,7 @@ export class ToolRecord {
     const path = this.pathFor(digest);
     const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
     try {
-      await writeFile(tmp, JSON.stringify(record));
+      await writeFile(tmp, JSON.stringify(record), { mode: 0o600 }); // owner-only, as its cache entry (component-cache.ts)
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { force: true });
