@@ -102,9 +102,10 @@ async function answerOn(origin: AppOrigin, request: { url: string; method: strin
 /** The handler for `session.protocol.handle('app', …)`. */
 export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
   const origin = parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
-  if (options.pages !== undefined) servePagesFolder(options.pages); // never in the agents' workspace
+  // Never in the agents' workspace; served from the real path checked, not through links again.
+  const pages = options.pages === undefined ? undefined : servePagesFolder(options.pages);
   return async (request) => {
-    const answer = await answerOn(origin, { url: request.url, method: request.method }, options.pages);
+    const answer = await answerOn(origin, { url: request.url, method: request.method }, pages);
     if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);
     const body = typeof answer.body === 'string' ? answer.body : Uint8Array.from(answer.body);
     return new Response(body, { status: answer.status, headers: answer.headers });

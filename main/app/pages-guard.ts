@@ -31,11 +31,16 @@ function refuseOverlap(pages: string, workspace: string): void {
   }
 }
 
-/** A `pages` folder is about to be served: refused when a bridged gateway's workspace overlaps it. */
-export function servePagesFolder(pages: string): void {
+/**
+ * A `pages` folder is about to be served: refused when a bridged gateway's workspace overlaps it.
+ * Returns its real path, the folder to serve from: the one checked, whatever later becomes of a
+ * link on the way (a link that lies in the workspace, re-pointed by an agent, reaches nothing).
+ */
+export function servePagesFolder(pages: string): string {
   const real = realPath(pages);
   for (const workspace of bridgedWorkspaces.keys()) refuseOverlap(real, workspace);
   servedPages.add(real);
+  return real;
 }
 
 /**

@@ -4,11 +4,11 @@
 // folder and attaching a bridge to a gateway whose workspace root is inside it, is it, or contains
 // it (through links too) is refused at start, in whichever order the two are called.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { attachDesktopBridge, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
+import { appProtocolHandler, attachDesktopBridge, DEFAULT_PAGE_URL, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { windowAtPage } from './bridge-fixture.js';
 
@@ -75,5 +75,24 @@ test('pages and a workspace side by side are served and attached', async () => {
   const gw = await gatewayIn(folder('apart/workspace'));
   handleAppProtocol(session(), { pages });
   const detach = attachDesktopBridge(gw.gateway, windowAtPage());
+  detach();
+});
+
+test('pages named through a link in the workspace are served from where the link led when checked: the agents re-pointing the link reach nothing', async () => {
+  const base = folder('link-in-workspace', 'workspace/evil', 'pages');
+  const workspace = join(base, 'workspace');
+  writeFileSync(join(base, 'pages', 'index.html'), 'the app page');
+  writeFileSync(join(workspace, 'evil', 'index.html'), "an agent's page");
+  const link = join(workspace, 'ui'); // the app names its pages through a link that lies in the workspace
+  symlinkSync(join(base, 'pages'), link);
+  const gw = await gatewayIn(workspace);
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
+  const handler = appProtocolHandler({ pages: link }); // allowed: the link leads outside the workspace
+  const page = async (): Promise<string> => (await handler(new Request(DEFAULT_PAGE_URL))).text();
+  assert.equal(await page(), 'the app page');
+  // One approved command of an agent: `ln -sfn evil ui` in its workspace.
+  unlinkSync(link);
+  symlinkSync(join(workspace, 'evil'), link);
+  assert.equal(await page(), 'the app page', 'still the folder that was checked');
   detach();
 });
