@@ -106,6 +106,10 @@ describe('a comment hides nothing after its line', () => {
     // A carriage return separates no words for bash: `x\r#` is one word, then rm runs.
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject('echo x\r#; rm -rf ~')), 'denied');
     assert.deepEqual(tags('echo x\r#; rm -rf ~'), ['recursive-delete', 'outside-workspace', 'hidden-characters']);
+    // A backtick's command ends at the next backtick, a `#` or quote in it notwithstanding: bash runs rm
+    // on the first line before the second line's lone backtick fails to parse.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject('echo `echo a #` ; rm -rf ~\n`')), 'denied');
+    assert.deepEqual(tags("echo `echo '` ; rm -rf ~ # '`"), ['recursive-delete', 'outside-workspace']);
     // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);

@@ -24,12 +24,12 @@ export interface ShellText {
 }
 
 /**
- * A nesting the reader is in: a command list (top, `$(…)`, `(…)`, backticks), a double-quoted
+ * A nesting the reader is in: a command list (top, `$(…)`, `(…)`), a double-quoted
  * string, a `${…}`, an arithmetic `$((…))`, `((…))` or `$[…]` (`open`: its parentheses, or
  * brackets, still open inside it).
  */
 type Frame =
-  | { kind: 'commands'; close: ')' | '`' | ''; substitution: boolean }
+  | { kind: 'commands'; close: ')' | ''; substitution: boolean }
   | { kind: 'double' }
   | { kind: 'brace' }
   | { kind: 'arithmetic'; close: '))' | ']'; open: number; substitution: boolean };
@@ -98,6 +98,19 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = false;
       continue;
     }
+    if (c === '`') {
+      // bash takes a backtick's command to the next unescaped backtick, whatever quote or `#`
+      // lies between (`echo a #` ends there); it is read on its own (shell-commands.ts).
+      const close = backtickEnd(text, i + 1);
+      if (close < 0) {
+        complete = false;
+        break;
+      }
+      take(i, close + 1);
+      i = close;
+      wordStart = false;
+      continue;
+    }
     if ((frame.kind === 'brace' || frame.kind === 'arithmetic') && c === "'") {
       // `${x:-'}'}`: a quote within `${…}` holds its `}` (and within `$((…))` its `)`).
       const close = quoteEnd(text, i + 1, false);
@@ -144,7 +157,6 @@ export function readShellText(text: string, flat = true): ShellText {
       const depth = stack.length;
       if ((c === '"' && frame.kind === 'double') || (c === '}' && frame.kind === 'brace')) stack.pop();
       else if (width === 2) stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
-      else if (c === '`') stack.push({ kind: 'commands', close: '`', substitution: true });
       else if (c === '"') stack.push({ kind: 'double' });
       take(i, i + width);
       i += width - 1;
@@ -198,14 +210,6 @@ export function readShellText(text: string, flat = true): ShellText {
       out.push(c, next);
       i++;
       wordStart = next === '(';
-      continue;
-    } else if (c === '`' && frame.close === '`') {
-      stack.pop();
-      out.push(c);
-    } else if (c === '`') {
-      stack.push({ kind: 'commands', close: '`', substitution: true });
-      out.push(c);
-      wordStart = true;
       continue;
     } else if (c === '(') {
       // `<(…)`, `>(…)` stand in a word as `$(…)` does (`<(x)#y` is one word); `(…)` is a command.
@@ -283,6 +287,15 @@ function countLines(text: string): number {
   let n = 1;
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
   return n;
+}
+
+/** Where a backtick opened just before `from` closes (a backslash escapes the character after it); -1 when it does not. */
+function backtickEnd(text: string, from: number): number {
+  for (let k = from; k < text.length; k++) {
+    if (text[k] === '\\') k++;
+    else if (text[k] === '`') return k;
+  }
+  return -1;
 }
 
 /** Where a quote opened just before `from` closes: `'…'`, or `$'…'` (`ansi`: a backslash escapes); -1 when it does not. */
