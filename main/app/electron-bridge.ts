@@ -94,6 +94,9 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const started = gateway.listening;
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
   if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
+  // Its 'destroyed' never comes again: the bridge would be the root's human for good, every
+  // approval waiting in a window nobody can see.
+  if (contents.isDestroyed()) throw new Error('attachDesktopBridge: the webContents is destroyed (its window closed before the bridge was attached)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
   checkCustomPageUrl(pageUrl); // never a web page's (or a built-in scheme's) top frame
   // Before anything is attached: the served pages must not be where this gateway's agents write.

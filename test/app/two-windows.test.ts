@@ -104,3 +104,30 @@ test('an approval waiting in the human window when it closes is not handed over:
   off();
   detachFirst();
 });
+
+test("a window that is not the human can neither list nor answer the human window's approval, by its id", async () => {
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  const detachSecond = attachDesktopBridge(gw.gateway, second);
+  const command = 'make crossed';
+  await ipc.invoke('chatty:start-task', first, first.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) });
+  const view = await second.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === command);
+  const snapshot = (await ipc.invoke('chatty:snapshot', first, first.mainFrame)) as { approvals: PendingApproval[] };
+  assert.deepEqual(snapshot.approvals, [], "the first window's snapshot does not hold it");
+  await assert.rejects(ipc.invoke('chatty:answer-approval', first, first.mainFrame, { requestId: view.requestId, verdict: 'approved' }), /no approval .* is waiting/);
+  // Still the second window's to answer.
+  await ipc.invoke('chatty:answer-approval', second, second.mainFrame, { requestId: view.requestId, verdict: 'denied' });
+  detachSecond();
+  detachFirst();
+});
+
+test('a bridge is not attached to a window already closed: it would take the root over and hold every approval where nobody can answer', async () => {
+  const first = windowAtPage();
+  const closed = windowAtPage();
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  closed.destroy();
+  assert.throws(() => attachDesktopBridge(gw.gateway, closed), /the webContents is destroyed/);
+  assert.equal(await approvalShownOn(first, 'make after a late attach', { first }), 'first', 'the open window is still the human');
+  detachFirst();
+});
