@@ -34,10 +34,10 @@ export class RunningCalls {
   }
 }
 
-/** What the bridge reads of a `notifications/cancelled`: the request it names and why. */
+/** What the bridge reads of a `notifications/cancelled`: the request it names and why (other members left unread, not copied). */
 const CancelledSchema = z.object({
   method: z.literal('notifications/cancelled'),
-  params: z.looseObject({ requestId: z.union([z.string(), z.number()]), reason: z.string().optional() }),
+  params: z.object({ requestId: z.union([z.string(), z.number()]), reason: z.string().optional() }),
 });
 
 /** The id and the words of a line that is one `notifications/cancelled` naming a request. */
