@@ -99,6 +99,9 @@ interface VirtualAgent {
  */
 type ProgressSink = (event: ProgressEvent) => Promise<void> | undefined | void;
 
+/** What a worker caller's call is answered and held through (the root's calls have none). */
+type CallerSide = Pick<CallContext, 'answerNow' | 'holdReadingUntil'>;
+
 /** The root's result: the wire's, and when a question could not be carried back, that question. */
 export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
   metadata?: NonNullable<InvokeResult['metadata']> & { clarification?: Clarification };
@@ -386,7 +389,7 @@ export class Broker {
    * worker's call (`answer`, its context) is answered in that turn, right behind the callee's last
    * event, and the returned promise resolves with the same result.
    */
-  private invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall, answer?: Pick<CallContext, 'answerNow'>): Promise<InvokeResult> {
+  private invoke(caller: NodeState, params: InvokeParams, progress: ProgressSink, signal: AbortLike, rootCall?: RootCall, answer?: CallerSide): Promise<InvokeResult> {
     let callee: Callee;
     try {
       callee = this.callee(caller, params);
@@ -430,7 +433,7 @@ export class Broker {
     progress: ProgressSink,
     signal: AbortLike,
     rootCall: RootCall | undefined,
-    answer: Pick<CallContext, 'answerNow'> | undefined,
+    answer: CallerSide | undefined,
   ): Promise<InvokeResult> {
     const { participant, virtual } = callee;
     const task: TaskRunParams = { taskId: newTaskId(), text: params.prompt, spawnContext };
@@ -460,13 +463,15 @@ export class Broker {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
         const sent = (): void => void progress({ Admitted: name });
         try {
-          this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
+          const sending = this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
             served();
             const result = this.invokeResult(caller, text, outcome, signal, rootCall);
             resolve(result);
             // An answer waiting for room (a caller that stopped reading) holds the participant's reading.
             return answer?.answerNow(result);
           }, sent);
+          // The task.run waiting for room (a participant that stopped reading) holds the worker caller's reading.
+          if (sending) answer?.holdReadingUntil(sending);
         } catch (err) {
           served(); // the task never went out: the participant does not run it
           reject(err);
@@ -508,10 +513,10 @@ export class Broker {
    * Runs one task on a local participant's connection (see `runTask`); `done` gets its outcome in
    * the turn it ends. The task is the participant's meanwhile (`ownsTask`): no longer once `done` runs.
    */
-  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void | Promise<void>, sent?: () => void): void {
+  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void | Promise<void>, sent?: () => void): Promise<void> | undefined {
     const owned = this.tree.taskRunning(params.taskId);
     try {
-      runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
+      return runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
         owned();
         return done(outcome);
       }, sent);

@@ -7,12 +7,16 @@ import type { AbortLike } from '../jsonrpc/index.js';
  * Runs one task on a connection; `done` gets its outcome, once, in the turn the task ends (its
  * answer read, the connection closing, the grace timer): no promise turn in between, so a broker
  * answering its caller from `done` writes that answer right behind the task's last event. If
- * `signal` aborts, the task's `task.run` gets a `req.cancel` (as soon as it is out: it may wait for
- * room in a full outbound queue); a worker that has not answered within `graceMs`, or has not even
- * been sent the task by then, ends the task `canceled` here (a task worker is then reaped by its
+ * `signal` aborts while the `task.run` still waits for room in the worker's full outbound queue (a
+ * worker that stopped reading), it is withdrawn, never sent, and the task ends `canceled` at once
+ * (`cancelled before <name> was sent the task`); one aborted before this is called ends so too,
+ * nothing sent. Once the `task.run` is out, it gets a `req.cancel`, and a worker that has not
+ * answered within `graceMs` ends the task `canceled` here (a task worker is then reaped by its
  * caller; a long-lived participant is left running). `sent` is called once the `task.run` is on its
- * way (never for a task that ended before that). A `task.run` that cannot be encoded throws here,
- * and `done` is never called.
+ * way (never for a task that ended before that). Returns a promise while the `task.run` waits for
+ * room (undefined when it was queued at once, or never sent), settled once it is queued, withdrawn
+ * or dropped: a worker caller's reading is held on it (`CallContext.holdReadingUntil`). A
+ * `task.run` that cannot be encoded throws here, and `done` is never called.
  */
 export function runTask(
   connection: ParticipantConnection,
@@ -22,11 +26,18 @@ export function runTask(
   graceMs: number,
   done: (outcome: TaskOutcome) => void | Promise<void>,
   sent?: () => void,
-): void {
+): Promise<void> | undefined {
   const name = connection.node.name;
+  const notSent: TaskOutcome = { state: 'canceled', message: `cancelled before ${name} was sent the task` };
+  if (signal.aborted) {
+    // Nothing to cancel on the worker's side: it never hears of the task.
+    void done(notSent);
+    return undefined;
+  }
   let running: number | undefined;
   let settled = false;
   let timer: NodeJS.Timeout | undefined;
+  let task: { id: number; queued: Promise<void> | undefined } | undefined;
   // What `done` returns (its caller's answer waiting for room) holds the connection's reading: see `OutcomeListener`.
   const settle = (outcome: TaskOutcome): void | Promise<void> => {
     if (settled) return;
@@ -37,6 +48,11 @@ export function runTask(
   };
   // Installed before the task.run waits for room, so that a full queue cannot hold off the abort.
   const onAbort = (): void => {
+    // Still waiting for room: taken back, never written (a worker that stopped reading would hold it for ever).
+    if (running === undefined && task !== undefined && connection.withdrawTask(task.id, signal)) {
+      settle(notSent);
+      return;
+    }
     if (running !== undefined) void connection.cancelTask(running);
     timer = setTimeout(() => {
       const message = running !== undefined ? `${name} did not end its task within ${graceMs} ms` : `${name} could not be sent the task within ${graceMs} ms`;
@@ -45,12 +61,10 @@ export function runTask(
       if (running !== undefined) connection.abandonTask(running);
     }, graceMs);
   };
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
+  signal.addEventListener('abort', onAbort, { once: true });
   // Most often the task.run is queued at once; else once the outbound queue has room.
-  let task: { id: number; queued: Promise<void> | undefined };
   try {
-    task = connection.sendTask(params, onEvent, settle);
+    task = connection.sendTask(params, onEvent, settle, signal);
   } catch (err) {
     // Never sent (its frame could not be encoded): nothing of it is left waiting, and the throw is the caller's.
     settled = true;
@@ -58,14 +72,15 @@ export function runTask(
     signal.removeEventListener('abort', onAbort);
     throw err;
   }
+  const { id } = task;
   const queued = (): void => {
-    running = task.id;
+    running = id;
     // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
-    if (signal.aborted) void connection.cancelTask(task.id);
-    if (settled) connection.abandonTask(task.id); // after the cancel, which names a task still held
+    if (signal.aborted) void connection.cancelTask(id);
+    if (settled) connection.abandonTask(id); // after the cancel, which names a task still held
     if (!settled) sent?.();
   };
-  if (task.queued) void task.queued.then(queued);
-  else queued();
+  if (task.queued) return task.queued.then(queued);
+  queued();
+  return undefined;
 }
-

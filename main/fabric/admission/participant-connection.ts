@@ -47,6 +47,15 @@ export interface CallContext {
    * (`sendTask`), that promise holds the reading of the connection the outcome came from.
    */
   answerNow(result: unknown): Promise<void> | undefined;
+  /**
+   * Reads (and acts on) nothing more from this worker until `sending` settles: for a call whose
+   * `task.run` waits for room in its callee's full outbound queue (a callee that stopped reading),
+   * so that a worker making calls holds one such task.run (its prompt, up to a frame) waiting in
+   * the broker, not one per call. As a `TaskEventListener`'s promise holds the callee's reading for
+   * its caller, this holds the caller's for its callee. `sending` must settle once the task.run is
+   * queued or dropped (the call cancelled, a connection closed).
+   */
+  holdReadingUntil(sending: Promise<void>): void;
 }
 
 /**
@@ -128,6 +137,8 @@ export class ParticipantConnection {
   private readonly requests = new IdTable<OwedRequest>();
   /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
   private readonly holds = new Set<Promise<void>>();
+  /** Task.runs this worker's calls wait to send to a callee with no room: reading waits for them (see `CallContext.holdReadingUntil`). */
+  private readonly sending = new Set<Promise<void>>();
   private pausedForRoom = false;
   /** The frames of a chunk not yet acted on when reading was paused for room (see `act`). */
   private unread: Incoming<WorkerMessage>[] | undefined;
@@ -187,9 +198,12 @@ export class ParticipantConnection {
     return this.holds.size > 0;
   }
 
-  /** Whether something waits for room: an answer in this connection's queue, or a hold (`waitingForCaller`). */
+  /**
+   * Whether something waits for room: an answer in this connection's queue, a hold
+   * (`waitingForCaller`), or a task.run of this worker's calls in a callee's queue.
+   */
   private get waitingForRoom(): boolean {
-    return this.outbound.waiters > 0 || this.waitingForCaller;
+    return this.outbound.waiters > 0 || this.waitingForCaller || this.sending.size > 0;
   }
 
   /**
@@ -225,7 +239,7 @@ export class ParticipantConnection {
     if (!this.waitingForRoom) return;
     this.pausedForRoom = true;
     this.stream.pause();
-    void Promise.all([this.outbound.whenNoWaiters(), ...this.holds]).then(() => {
+    void Promise.all([this.outbound.whenNoWaiters(), ...this.holds, ...this.sending]).then(() => {
       this.pausedForRoom = false;
       if (this.closeReason !== undefined) return;
       const unread = this.unread;
@@ -260,7 +274,7 @@ export class ParticipantConnection {
   /**
    * `runTask` without a promise when none is needed: the task.run is queued at once when there is
    * room (`queued` undefined), else `queued` resolves once it is (or dropped: the connection
-   * closed, and `close()` has failed the task already).
+   * closed, and `close()` has failed the task already; or withdrawn, see `withdrawTask`).
    */
   startTask(params: TaskRunParams, onEvent?: TaskEventListener): RunningTask & { queued: Promise<void> | undefined } {
     let resolve!: (outcome: TaskOutcome) => void;
@@ -275,16 +289,32 @@ export class ParticipantConnection {
    * without the promise turns in between. `onOutcome` must not throw (what it throws is logged).
    * A task.run that cannot be sent throws here, before anything is written, and `onOutcome` is never
    * called: one over the worker's frame cap (which would close its connection) as a `CallError`
-   * (`failed`), one that cannot be encoded as what encoding threw.
+   * (`failed`), one that cannot be encoded as what encoding threw. A task.run sent with `abort`
+   * (not aborted yet) that waits for room can be withdrawn by it (`withdrawTask`).
    */
-  sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: OutcomeListener): { id: number; queued: Promise<void> | undefined } {
+  sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: OutcomeListener, abort?: AbortLike): { id: number; queued: Promise<void> | undefined } {
     if (this.closeReason !== undefined) {
       this.deliver(onOutcome, this.disconnected());
       return { id: 0, queued: undefined };
     }
     const { id, line } = this.encodeRequest(() => this.codec.request({ method: 'task.run', params }));
     this.tasks.set(id, { resolve: onOutcome, onEvent });
-    return { id, queued: this.outbound.offer(line)?.catch(() => {}) };
+    return { id, queued: this.outbound.offer(line, abort?.aborted ? undefined : abort)?.catch(() => {}) };
+  }
+
+  /**
+   * Takes back task `id`'s task.run while it still waits for room (sent with `abort`, see
+   * `sendTask`): it is never written, and the connection keeps nothing of it (its listeners, its
+   * line; `onOutcome` is never called). Its `queued` then resolves. False, changing nothing, when
+   * the task.run is out already (queued or written) or the task is not this connection's.
+   * Without it, a cancelled call to a participant that stopped reading left its task.run (its
+   * prompt, up to a frame) waiting for as long as that participant lived.
+   */
+  withdrawTask(id: number, abort: AbortLike): boolean {
+    if (!this.tasks.has(id) || this.outbound.withdraw(abort) === 0) return false;
+    this.tasks.delete(id);
+    this.codec.forget(id);
+    return true;
   }
 
   /** Encodes a request of the broker's; one too large for the worker becomes a `CallError` (`failed`) naming it. */
@@ -323,8 +353,10 @@ export class ParticipantConnection {
    * Sends the worker a request of the broker's own (a relayed `human.ask {question, request}`);
    * resolves with the worker's result (`{answers}` or `"escalate"`), rejects with a `CallError`
    * carrying the worker's error, or `disconnected: …` if the connection closes first. When `signal`
-   * aborts first, the worker is sent `req.cancel` for it and this rejects at once with an
-   * `AbortError`; the worker's late answer is dropped.
+   * aborts first, this rejects at once with an `AbortError`: a request still waiting for room is
+   * withdrawn, never written; one out already is followed by a `req.cancel`, and the worker's late
+   * answer is dropped. `signal` must be this request's alone (`withdraw` takes back every line sent
+   * with it).
    */
   request(method: 'human.ask', params: z.input<typeof RelayedAskParams>, signal?: AbortSignal): Promise<WorkerResultOf<'human.ask'>> {
     if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
@@ -339,7 +371,11 @@ export class ParticipantConnection {
       const onAbort = (): void => {
         if (!this.requests.delete(id)) return;
         this.codec.forget(id); // its late answer is dropped, not kept track of for the connection's life
-        if (this.closeReason === undefined) void this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
+        // Still waiting for room (a worker that stopped reading): taken back, never written, so
+        // nothing to cancel. Left there, each withdrawn question (up to a frame) stayed for as long as
+        // the worker lived without reading.
+        const unsent = this.outbound.withdraw(signal!) > 0;
+        if (!unsent && this.closeReason === undefined) void this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
         reject(abortError(signal!));
       };
       const done = (): void => signal?.removeEventListener('abort', onAbort);
@@ -348,7 +384,7 @@ export class ParticipantConnection {
         reject: (err) => (done(), reject(err)),
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      void this.outbound.send(line).catch(() => {});
+      void this.outbound.send(line, signal).catch(() => {});
     });
   }
 
@@ -514,7 +550,7 @@ export class ParticipantConnection {
       if (bytesOver(line, this.workerMaxFrameBytes) !== undefined) return inParts(event, progress);
       return this.outbound.offer(line, abort)?.catch(() => {});
     };
-    const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer);
+    const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer, this.holdUntil);
     let running: Promise<unknown>;
     try {
       running = this.handler(call, context);
@@ -553,6 +589,13 @@ export class ParticipantConnection {
     return fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
   }
 
+  /** Holds reading until `sending` settles (see `CallContext.holdReadingUntil`); nothing once the connection has closed. */
+  private readonly holdUntil = (sending: Promise<void>): void => {
+    if (this.closeReason !== undefined) return;
+    const hold: Promise<void> = sending.catch(() => {}).finally(() => this.sending.delete(hold));
+    this.sending.add(hold);
+  };
+
   /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first): a promise while it waits. */
   private reply(line: string): Promise<void> | undefined {
     return this.outbound.offer(line)?.catch(() => {});
@@ -575,6 +618,7 @@ class WorkerCallContext implements CallContext {
     private readonly cancel: CallSignal,
     readonly progress: (event: ProgressEvent) => Promise<void> | undefined,
     private readonly answer: (context: WorkerCallContext, ok: boolean, value: unknown) => Promise<void> | undefined,
+    readonly holdReadingUntil: (sending: Promise<void>) => void,
   ) {
     this.abort = cancel.abort;
   }

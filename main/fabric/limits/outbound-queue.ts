@@ -118,18 +118,22 @@ export class OutboundQueue {
 
   /**
    * Drops the lines sent with `signal` that still wait for room (their call was cancelled): called
-   * by whoever aborts it, so that no listener is added per line.
+   * by whoever aborts it, so that no listener is added per line. Returns how many it dropped (a
+   * line already queued or written is not dropped).
    */
-  withdraw(signal: AbortLike): void {
+  withdraw(signal: AbortLike): number {
     const reason = abortReason(signal);
+    let dropped = 0;
     for (let at = this.waiting.length - 1; at >= 0; at--) {
       const waiter = this.waiting[at]!;
       if (waiter.signal !== signal) continue;
       this.waiting.splice(at, 1);
       this.held -= waiter.bytes;
       waiter.failed(reason);
+      dropped++;
     }
     if (this.waiting.length === 0) this.notifyNoWaiters();
+    return dropped;
   }
 
   /** Fails every waiting producer and drops what is queued: the connection is gone. */
