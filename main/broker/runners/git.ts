@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { StderrTail } from '../../fabric/admission/stderr-tail.js';
 import { signalWorker } from '../../fabric/admission/worker-group.js';
 import { hasExited } from './end-child.js';
 import { brokerGitEnv } from './worker-env.js';
@@ -9,8 +10,15 @@ export const GIT_TIMEOUT_MS = 5 * 60_000;
 /** How long git's pipes may stay open after git has exited (a hook's background process holding them) before they are let go of. */
 const EXIT_GRACE_MS = 1_000;
 
-/** What the broker keeps of one git command's stdout or stderr. */
+/** What the broker keeps of one git command's stdout: past it, the command is ended. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What the broker keeps of one git command's stderr: its last 64 KiB (git's own complaint comes
+ * last, after what its hooks wrote), in one ring. A hook a worker planted writes to that stderr,
+ * and a chunk kept as it came cost a buffer per read: written a byte per read, ~130 bytes a byte.
+ */
+const STDERR_KEPT_BYTES = 64 * 1024;
 
 /** A git command that failed: its arguments, exit code and what it wrote to stderr; `ended` says why the broker ended it, if it did. */
 export class GitError extends Error {
@@ -60,9 +68,8 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
-    const err: Buffer[] = [];
+    const err = new StderrTail(child.stderr, STDERR_KEPT_BYTES);
     let outBytes = 0;
-    let errBytes = 0;
     let ended: string | undefined; // why the broker ended it
     let settled = false;
     const endGroup = (why: string) => {
@@ -79,17 +86,13 @@ export function git(args: readonly string[], cwd: string, options: GitOptions = 
       if (outBytes > MAX_OUTPUT_BYTES) endGroup(`wrote more than ${MAX_OUTPUT_BYTES} bytes to its stdout, so it was ended`);
       else out.push(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      errBytes += chunk.length;
-      if (errBytes <= MAX_OUTPUT_BYTES) err.push(chunk);
-    });
     const settle = (code: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       for (const pipe of [child.stdout, child.stderr]) if (!pipe.destroyed) pipe.destroy();
-      const stderr = Buffer.concat(err).toString().trim();
+      const stderr = err.text().trim();
       if (ended !== undefined) reject(new GitError(args, null, stderr, ended));
       else if (spawnError) reject(new GitError(args, (spawnError as NodeJS.ErrnoException).code ?? null, spawnError.message));
       else if (code !== 0) reject(new GitError(args, code ?? exitSignal, stderr));
