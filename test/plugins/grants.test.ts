@@ -6,7 +6,7 @@
  * `plugins.lock` entry pre-grants; a malformed grants file is refused and never overwritten.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, before, describe, it } from 'node:test';
@@ -203,6 +203,28 @@ describe('plugin grants', () => {
     // A source changed since: the pin no longer holds.
     writeFileSync(join(dir, 'data', 'note.txt'), 'changed');
     assert.match(failedReason(await registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [root] }).scanDirectory(root)), /not granted/);
+  });
+
+  it('a plugins.lock entry pinned to the sources does not pre-grant a component others could have put in the build folder (umask 002)', async () => {
+    const root = modulesWith(echo);
+    const dir = join(root, 'notes');
+    const sources = sourcesDigest(dir);
+    const lock = join(scratch, 'plugins.lock');
+    writeFileSync(lock, JSON.stringify({ version: 1, plugins: [{ name: 'notes', sources, granted: [FILE_ASK] }] }));
+    writeFileSync(join(dir, '.build-stamp'), `componentize-js 0.19:recipe:${sources.slice('sha256:'.length, 'sha256:'.length + 32)}`);
+    const scan = () => registryWith({ locks: [lock], mode: 'deny', trustedBuilds: [root] }).scanDirectory(root);
+    assert.deepEqual((await scan()).loaded.map((l) => l.name), ['notes']);
+    // The sources are digested; the component is not: one a group member could have written is not the build's.
+    chmodSync(join(dir, 'plugin.wasm'), 0o664);
+    assert.match(failedReason(await scan()), /not granted/);
+    chmodSync(join(dir, 'plugin.wasm'), 0o644);
+    chmodSync(dir, 0o775); // they could have renamed another component over it
+    assert.match(failedReason(await scan()), /not granted/);
+    chmodSync(dir, 0o755);
+    chmodSync(root, 0o777);
+    assert.match(failedReason(await scan()), /not granted/);
+    chmodSync(root, 0o755);
+    assert.deepEqual((await scan()).loaded.map((l) => l.name), ['notes']);
   });
 
   it('a malformed plugins.lock is refused, naming it', () => {

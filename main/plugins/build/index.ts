@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { cp, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { userCacheDir } from '../../owner-only/index.js';
@@ -62,10 +62,11 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   checkPluginSource(source, root);
   const started = performance.now();
   const component = await componentizePlugin(root, source);
-  await mkdir(dirname(wasmPath), { recursive: true });
+  await mkdir(dirname(wasmPath), { recursive: true, mode: 0o755 });
   // Written aside, then renamed: a build stopped mid-write (serve --watch stops one) never leaves half a component.
+  // Writable by its owner alone, whatever the umask: a lock entry pinned to sources trusts no component others could write (grants/store.ts).
   const aside = `${wasmPath}.${process.pid}.tmp`;
-  await writeFile(aside, component);
+  await writeFile(aside, component, { mode: 0o644 });
   await rename(aside, wasmPath);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
 }
@@ -213,7 +214,8 @@ export interface EnsureExamplesOptions {
 export async function ensureExamplesBuilt(source = examplesDir(), options: EnsureExamplesOptions = {}): Promise<string> {
   const cacheDir = options.cacheDir ?? join(userCacheDir(), 'chatty-gateway', 'examples');
   const modulesDir = join(cacheDir, 'modules');
-  await mkdir(modulesDir, { recursive: true });
+  await mkdir(modulesDir, { recursive: true, mode: 0o755 });
+  await closedToOthers(modulesDir); // the trusted build folder: see `closedToOthers`
   const exclude = new Set(options.exclude ?? ['template']);
   const names = readdirSync(source, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !exclude.has(e.name) && existsSync(join(source, e.name, 'module.toml')))
@@ -234,6 +236,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await rm(tmp, { recursive: true, force: true });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
+      await closedToOthers(tmp); // copied with the source tree's modes (0775 under umask 002)
       await writeFile(join(tmp, BUILD_STAMP), stamp);
       await rm(to, { recursive: true, force: true });
       await rename(tmp, to);
@@ -250,6 +253,17 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     if (!names.includes(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
   }
   return modulesDir;
+}
+
+/**
+ * Takes the group's and others' write bits off folder `dir` (the examples' build folder, an
+ * example's built folder): a lock entry pinned to sources pre-grants only a component nobody else
+ * could have put there (grants/store.ts, `builtByUs`), so a build under umask 002 would otherwise
+ * leave the examples asking a person for what their lock grants.
+ */
+async function closedToOthers(dir: string): Promise<void> {
+  const { mode } = await stat(dir);
+  if ((mode & 0o022) !== 0) await chmod(dir, mode & 0o7755);
 }
 
 function readStamp(dir: string): string | undefined {

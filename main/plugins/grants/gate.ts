@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { messageOf } from '../errors.js';
 import type { Manifest } from '../manifest.js';
 import type { PluginLogger, Providers } from '../providers.js';
@@ -9,7 +9,7 @@ import type { PluginGrants } from './desk.js';
 import { shortDigest } from './digest.js';
 import { MAX_OPEN_GRANT_ASKS, MAX_UNGRANTED_ASKS } from '../limits.js';
 import { PluginGrantError, ungrantedReason, type UngrantedWhy } from './refusal.js';
-import type { GrantStore, GrantsOptions } from './store.js';
+import type { GrantStore, GrantsOptions, ModuleFiles } from './store.js';
 import type { CapabilityAsk } from './types.js';
 
 /** What the gate needs of its registry. */
@@ -112,7 +112,7 @@ export class GrantGate {
     // The same folder under another name (its module.toml renamed it): the old name's request is moot too.
     const folder = folderKey(input.dir);
     for (const [other, open] of [...this.asking]) if (other !== name && open.folder === folder) this.withdraw(other);
-    const missing = this.store.missing(name, input.digest, input.dir, asks);
+    const missing = this.store.missing(name, input.digest, moduleFiles(input), asks);
     if (missing.length > 0) {
       if (this.mode !== 'allow') this.refuse(input, missing, load);
       this.store.allowForNow(name, input.digest, missing);
@@ -226,7 +226,7 @@ export class GrantGate {
     for (const [name, { input, missing, load }] of [...this.waiting]) {
       let still: CapabilityAsk[];
       try {
-        still = this.store.missing(name, input.digest, input.dir, missing);
+        still = this.store.missing(name, input.digest, moduleFiles(input), missing);
       } catch (err) {
         this.host.logger.log('warn', messageOf(err), { module: name });
         return;
@@ -254,7 +254,7 @@ export class GrantGate {
     let missing: CapabilityAsk[];
     let why: UngrantedWhy = 'withdrawn';
     try {
-      missing = this.store.missing(name, successor ?? input.digest, input.dir, asks);
+      missing = this.store.missing(name, successor ?? input.digest, moduleFiles(input), asks);
     } catch (err) {
       this.host.logger.log('warn', `${messageOf(err)}; the modules served on its grants are unloaded until it reads again`, { module: name });
       missing = asks;
@@ -369,6 +369,11 @@ function fileStamp(path: string): string {
   } catch (err) {
     return `unstatable:${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`;
   }
+}
+
+/** The module's folder and component file, as the store judges a lock entry pinned to sources. */
+function moduleFiles(input: GateInput): ModuleFiles {
+  return { dir: input.dir, component: join(input.dir, input.manifest.module.wasm ?? '') };
 }
 
 /** A plugin folder as the desk's bounds count it: its inode (a rename of the folder keeps it), else its path. */

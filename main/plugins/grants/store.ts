@@ -1,5 +1,5 @@
-import { readFileSync, realpathSync } from 'node:fs';
-import { join, relative, isAbsolute, sep } from 'node:path';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, relative, isAbsolute, sep } from 'node:path';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
 import { plainGrantCommand } from './refusal.js';
@@ -62,9 +62,9 @@ export class GrantStore {
     this.file?.read();
   }
 
-  /** The asks among `asks` not granted to plugin `name` (in `dir`) at component `digest`. Throws `GrantsFileError` when the file has become malformed. */
-  missing(name: string, digest: string, dir: string, asks: readonly CapabilityAsk[]): CapabilityAsk[] {
-    const granted = [...this.lockedFor(name, digest, dir), ...this.rememberedFor(name, digest)];
+  /** The asks among `asks` not granted to plugin `name` (`module`: its folder and component file) at component `digest`. Throws `GrantsFileError` when the file has become malformed. */
+  missing(name: string, digest: string, module: ModuleFiles, asks: readonly CapabilityAsk[]): CapabilityAsk[] {
+    const granted = [...this.lockedFor(name, digest, module), ...this.rememberedFor(name, digest)];
     const missing = asks.filter((ask) => !granted.some((had) => sameAsk(had, ask)));
     // The file only when the rest does not cover it: a grant given for this run holds even if the file has become unreadable.
     if (missing.length === 0 || !this.file) return missing;
@@ -92,9 +92,10 @@ export class GrantStore {
    * What the locks grant `name`: entries pinned to this digest, and entries pinned to sources when
    * the module directory lies in a trusted build folder, holds those very sources and was built
    * from them (its build stamp ends with their digest, as `ensureExamplesBuilt` writes it). The
-   * stamp proves nothing by itself (anyone can write one beside any component): the folder does.
+   * stamp proves nothing by itself (anyone can write one beside any component): the folder does,
+   * and only when nobody else could have written the component (`builtByUs`).
    */
-  private lockedFor(name: string, digest: string, dir: string): CapabilityAsk[] {
+  private lockedFor(name: string, digest: string, { dir, component }: ModuleFiles): CapabilityAsk[] {
     const entries = this.locked.filter((entry) => entry.name === name);
     if (entries.length === 0) return [];
     let sources: string | undefined;
@@ -102,21 +103,55 @@ export class GrantStore {
     for (const entry of entries) {
       if (entry.digest === digest) granted.push(...entry.granted);
       else if (entry.sources !== undefined) {
-        sources ??= this.inTrustedBuild(dir) ? builtFromSources(dir) : '';
+        sources ??= builtByUs(this.trustedBuildOf(dir), component) ? builtFromSources(dir) : '';
         if (sources === entry.sources) granted.push(...entry.granted);
       }
     }
     return granted;
   }
 
-  /** Whether module directory `dir` (its real path) lies in one of the trusted build folders. */
-  private inTrustedBuild(dir: string): boolean {
+  /** The trusted build folder (its real path) module directory `dir` (its real path) lies in, if any. */
+  private trustedBuildOf(dir: string): string | undefined {
     const real = realPathOrNothing(dir)[0];
-    if (real === undefined) return false;
-    return this.trustedBuilds.flatMap(realPathOrNothing).some((folder) => {
+    if (real === undefined) return undefined;
+    return this.trustedBuilds.flatMap(realPathOrNothing).find((folder) => {
       const rel = relative(folder, real);
       return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
     });
+  }
+}
+
+/** A module as the grants judge it: its folder and its component file (`[module] wasm`). */
+export interface ModuleFiles {
+  dir: string;
+  component: string;
+}
+
+/**
+ * Whether only this user could have put `component` where it is, inside trusted build folder
+ * `folder`: the file (its real path) and every folder from it up to `folder` are this user's own,
+ * and none of them is writable by anyone else. A build folder under umask 002 is group-writable,
+ * and a component a group member put there would otherwise be granted what the lock grants the
+ * sources beside it (the sources are digested; the component is not).
+ */
+function builtByUs(folder: string | undefined, component: string): boolean {
+  if (folder === undefined) return false;
+  const real = realPathOrNothing(component)[0];
+  if (real === undefined) return false;
+  const uid = process.getuid?.();
+  const ownOnly = (path: string, kind: 'file' | 'folder'): boolean => {
+    try {
+      const st = lstatSync(path);
+      return (kind === 'file' ? st.isFile() : st.isDirectory()) && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
+    } catch {
+      return false;
+    }
+  };
+  if (!ownOnly(real, 'file')) return false;
+  for (let at = dirname(real); ; at = dirname(at)) {
+    if (!ownOnly(at, 'folder')) return false;
+    if (at === folder) return true;
+    if (dirname(at) === at) return false; // not inside the folder after all
   }
 }
 
