@@ -13,7 +13,9 @@ export { serveConnection } from './serve-connection.js';
 export { checkTaskRunSize, tooLargeFor, workerFrameCap } from './task-run-size.js';
 export { openConnection, type OpenConnectionOptions, type OpenedConnection } from './open-connection.js';
 export {
+  MAX_SHARED_SOCKET_CONNECTIONS,
   PARTICIPANT_SOCKET_FILE,
+  SHARED_SOCKET_LINE_BYTES,
   SHARED_SOCKET_REFUSAL,
   refuseConnection,
   withParticipantSocket,

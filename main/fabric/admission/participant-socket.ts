@@ -10,6 +10,23 @@ import { wireError } from '../wire/wire-error.js';
 
 export const PARTICIPANT_SOCKET_FILE = 'participant.sock';
 
+/**
+ * Connections the shared socket holds at once (each until its first line, or its hello timeout);
+ * one more is closed as soon as it is accepted (`net.Server.maxConnections`). Any process running as
+ * the user (a worker) can connect, and each connection held is a descriptor of the gateway's: with
+ * no cap, opening connections faster than the timeout closed them ran the gateway out of descriptors
+ * (no worker spawned, no HTTP connection accepted).
+ */
+export const MAX_SHARED_SOCKET_CONNECTIONS = 16;
+
+/**
+ * The longest first line the shared socket reads: a hello's id is all its refusal needs. A longer
+ * line closes the connection without a word (a hello with a card this large gets no refusal, only
+ * the close). At the frame cap (33 MiB) each connection could hold its unfinished line until the
+ * hello timeout.
+ */
+export const SHARED_SOCKET_LINE_BYTES = 64 * 1024;
+
 /** What a hello on the shared socket is told. */
 export const SHARED_SOCKET_REFUSAL = "a worker's connection is made by the broker that spawns it; this socket admits no one";
 
@@ -43,6 +60,7 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
     socket.on('close', () => open.delete(socket));
     refuseConnection(socket, options);
   });
+  server.maxConnections = MAX_SHARED_SOCKET_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(path, () => {
@@ -73,10 +91,11 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
  * Refuses one connection to the shared socket (any duplex stream): a hello gets `refused` under
  * its id, written and flushed before the stream closes (the same `OutboundQueue.finish` a spawned
  * connection's refused hello goes through); any other first line, or silence past the timeout,
- * closes it with no reply. Nothing after the first line is read.
+ * closes it with no reply, as does a first line over `SHARED_SOCKET_LINE_BYTES`. Nothing after the
+ * first line is read.
  */
 export function refuseConnection(stream: Duplex, options: ParticipantSocketOptions = {}): void {
-  const codec = FrameCodec.forBroker({ log: () => {} });
+  const codec = FrameCodec.forBroker({ maxFrameBytes: SHARED_SOCKET_LINE_BYTES, log: () => {} });
   const queue = new OutboundQueue(stream);
   const gone = new Error('refused');
   let decided = false;
