@@ -110,6 +110,13 @@ describe('a comment hides nothing after its line', () => {
     // on the first line before the second line's lone backtick fails to parse.
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject('echo `echo a #` ; rm -rf ~\n`')), 'denied');
     assert.deepEqual(tags("echo `echo '` ; rm -rf ~ # '`"), ['recursive-delete', 'outside-workspace']);
+    // An unquoted heredoc's body joins `\\⏎` lines before its delimiter is looked for: `EO\\⏎F` ends it, and
+    // the quote after the later `EOF` line is bash's second, not a new one hiding rm.
+    const joined = "cat <<EOF\nEO\\\nF\necho '\nEOF\n' ; rm -rf ~ # '";
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject(joined)), 'denied');
+    assert.deepEqual(tags(joined), ['recursive-delete', 'outside-workspace']);
+    // A quoted one's body is read as it is: `EO\\⏎F` ends nothing, the `EOF` line does.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("cat <<'EOF'\nEO\\\nF\nEOF\nrm -rf ~")), 'denied');
     // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);

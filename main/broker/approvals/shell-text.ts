@@ -50,7 +50,7 @@ export function readShellText(text: string, flat = true): ShellText {
   const silent = Array.from({ length: countLines(text) }, () => true);
   const out: string[] = [];
   const stack: Frame[] = [{ kind: 'commands', close: '', substitution: false }];
-  const heredocs: { delimiter: string; strip: boolean }[] = [];
+  const heredocs: { delimiter: string; strip: boolean; quoted: boolean }[] = [];
   let complete = true;
   let line = 0;
   let wordStart = true;
@@ -70,13 +70,19 @@ export function readShellText(text: string, flat = true): ShellText {
   /** Reads the bodies of the heredocs begun on the line that just ended, from `from`; where reading goes on. */
   const bodies = (from: number): number => {
     let at = from;
-    for (const { delimiter, strip } of heredocs.splice(0)) {
+    for (const { delimiter, strip, quoted } of heredocs.splice(0)) {
       while (at < text.length) {
-        const end = text.indexOf('\n', at) < 0 ? text.length : text.indexOf('\n', at);
-        const body = text.slice(at, end);
-        if (body.trim() !== '') silent[line] = false;
-        at = end + 1;
-        if (end < text.length) line++;
+        let body = '';
+        // An unquoted body's `\⏎` joins its lines before the delimiter is looked for (`EO\⏎F` ends an `<<EOF`).
+        for (let joined = true; joined && at <= text.length; ) {
+          const end = text.indexOf('\n', at) < 0 ? text.length : text.indexOf('\n', at);
+          const part = text.slice(at, end);
+          if (part.trim() !== '') silent[line] = false;
+          at = end + 1;
+          if (end < text.length) line++;
+          joined = !quoted && end < text.length && /(^|[^\\])(\\\\)*\\$/.test(part);
+          body += joined ? part.slice(0, -1) : part;
+        }
         if ((strip ? body.replace(/^\t+/, '') : body) === delimiter) break;
         out.push(inert(body), ' ; ');
       }
@@ -309,16 +315,19 @@ function quoteEnd(text: string, from: number, ansi: boolean): number {
 
 /**
  * The heredoc after `<<` at `from` (`-EOF` strips tabs, `'EOF'`, `"EOF"`, `\EOF` quoted): its
- * delimiter with the quotes removed, and where its word ends; undefined when it has none.
+ * delimiter with the quotes removed, whether it was quoted (its body then read as it is), and
+ * where its word ends; undefined when it has none.
  */
-function heredocAt(text: string, from: number): { delimiter: string; strip: boolean; end: number } | undefined {
+function heredocAt(text: string, from: number): { delimiter: string; strip: boolean; quoted: boolean; end: number } | undefined {
   let at = from;
   const strip = text[at] === '-';
   if (strip) at++;
   while (text[at] === ' ' || text[at] === '\t') at++;
   let delimiter = '';
+  let quoted = false;
   for (; at < text.length && !(BLANKS + OPERATORS + '()\n').includes(text[at]!); at++) {
     const c = text[at]!;
+    if (c === "'" || c === '"' || c === '\\') quoted = true;
     if (c === "'" || c === '"') {
       const close = text.indexOf(c, at + 1);
       if (close < 0) return undefined;
@@ -327,5 +336,5 @@ function heredocAt(text: string, from: number): { delimiter: string; strip: bool
     } else if (c === '\\') delimiter += text[++at] ?? '';
     else delimiter += c;
   }
-  return delimiter === '' ? undefined : { delimiter, strip, end: at };
+  return delimiter === '' ? undefined : { delimiter, strip, quoted, end: at };
 }
