@@ -23,6 +23,7 @@ export interface PolicedContents {
   on(event: 'will-navigate', listener: (event: Preventable, url: string) => void): unknown;
   on(event: 'will-redirect', listener: (event: Preventable, url: string) => void): unknown;
   on(event: 'will-attach-webview', listener: (event: Preventable) => void): unknown;
+  on(event: 'will-prevent-unload', listener: (event: Preventable) => void): unknown;
   setWindowOpenHandler(handler: (details: { url: string }) => DenyWindowOpen): void;
 }
 
@@ -116,6 +117,18 @@ export function denyWebview(log: DenialLog): (event: Preventable) => void {
   };
 }
 
+/**
+ * The page never vetoes its own unload: a `beforeunload` handler that returns a value makes
+ * Electron cancel the close (or a quit) without a word, so a hostile page kept its window open
+ * and held the app's quit up. Main ignores the veto (`will-prevent-unload`), and says so.
+ */
+export function ignoreUnloadVeto(log: DenialLog): (event: Preventable) => void {
+  return (event) => {
+    event.preventDefault();
+    log("refused the page's veto of its unload (beforeunload)");
+  };
+}
+
 /** Nothing is downloaded to disk on the renderer's behalf. */
 export function denyDownload(log: DenialLog): (event: Preventable, item: { getURL(): string }) => void {
   return (event, item) => {
@@ -124,12 +137,13 @@ export function denyDownload(log: DenialLog): (event: Preventable, item: { getUR
   };
 }
 
-/** Applies the navigation, window and webview denials to one webContents. */
+/** Applies the navigation, window, webview and unload-veto denials to one webContents. */
 export function policeContents(contents: PolicedContents, log: DenialLog): void {
   contents.setWindowOpenHandler(denyWindowOpen(log));
   contents.on('will-navigate', denyNavigation(log));
   contents.on('will-redirect', denyNavigation(log, 'a redirect'));
   contents.on('will-attach-webview', denyWebview(log));
+  contents.on('will-prevent-unload', ignoreUnloadVeto(log));
 }
 
 /** Applies the permission and download denials to a session. */

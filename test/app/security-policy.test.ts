@@ -79,6 +79,18 @@ test('window.open (and target=_blank, middle-click) opens nothing', () => {
   assert.deepEqual(log, ['refused to open a window: https://example.com/', 'refused to open a window: about:blank', 'refused to open a window: app://chatty/renderer-demo/index.html']);
 });
 
+test("the page cannot veto its own unload (a beforeunload handler that returns a value): the window closes and the app quits all the same", () => {
+  // In Electron the veto, unless main ignores it on will-prevent-unload, cancels the close silently:
+  // a hostile page (or a buggy one) kept its window open and held up the app's quit.
+  const log: string[] = [];
+  const contents = new FakeContents();
+  policeContents(contents, (line) => log.push(line));
+  const unload = new FakeEvent();
+  contents.emit('will-prevent-unload', unload);
+  assert.equal(unload.defaultPrevented, true, "the page's veto is ignored");
+  assert.deepEqual(log, ['refused the page\'s veto of its unload (beforeunload)']);
+});
+
 test('no webview is ever attached', () => {
   const log: string[] = [];
   const contents = new FakeContents();
