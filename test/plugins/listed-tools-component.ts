@@ -15,7 +15,8 @@ export interface ListedTool {
 
 const WIT_URL = new URL('../../main/plugins/wit/plugin.wit', import.meta.url);
 const IFACE = 'chatty:plugin/plugin@0.3.0';
-const RET = 8192;
+/** Where the return area is, past the tools' data: the data may be larger than 8 KiB (a deep schema). */
+const MIN_RET = 8192;
 
 export async function listedToolsComponent(tools: readonly ListedTool[]): Promise<Uint8Array> {
   const bytes: number[] = [];
@@ -23,7 +24,7 @@ export async function listedToolsComponent(tools: readonly ListedTool[]): Promis
   const put = (b: Uint8Array | number[], align = 1): number => {
     while ((base + bytes.length) % align !== 0) bytes.push(0);
     const at = base + bytes.length;
-    bytes.push(...b);
+    for (const byte of b) bytes.push(byte); // not push(...b): a deep schema is more bytes than a call takes arguments
     return at;
   };
   const str = (s: string): [number, number] => {
@@ -40,11 +41,13 @@ export async function listedToolsComponent(tools: readonly ListedTool[]): Promis
   for (const tool of tools) records.push(...str(tool.name), ...str(tool.description ?? ''), ...str(tool.schema ?? '{"type":"object"}'));
   const list = u32s([records.length > 0 ? u32s(records) : 64, tools.length]);
   const meta = u32s([...str('listed-tools'), ...str('1.0.0'), ...str('listed tools'), 64, 0, 64, 0]);
-  if (base + bytes.length > RET) throw new Error('the tools overflow the data area');
+  const RET = Math.max(MIN_RET, (base + bytes.length + 15) & ~7);
+  const HEAP = Math.max(16384, (RET + 64 + 7) & ~7);
+  const pages = Math.ceil((HEAP + 65536) / 65536);
   const escaped = bytes.map((b) => `\\${b.toString(16).padStart(2, '0')}`).join('');
   const wat = `(module
-  (memory (export "memory") 1)
-  (global $bump (mut i32) (i32.const 16384))
+  (memory (export "memory") ${pages})
+  (global $bump (mut i32) (i32.const ${HEAP}))
   (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
     (local $p i32)
     (local.set $p (i32.and (i32.add (global.get $bump) (i32.const 7)) (i32.const -8)))
@@ -60,7 +63,7 @@ export async function listedToolsComponent(tools: readonly ListedTool[]): Promis
     (i32.store (i32.const ${RET + 8}) (local.get 3))
     (i32.store8 (i32.const ${RET + 12}) (i32.const 0))
     (i32.const ${RET}))
-  (func (export "cabi_post_${IFACE}#invoke-tool") (param i32) (global.set $bump (i32.const 16384)))
+  (func (export "cabi_post_${IFACE}#invoke-tool") (param i32) (global.set $bump (i32.const ${HEAP})))
   (data (i32.const ${base}) "${escaped}"))`;
   const wit = await readFile(WIT_URL, 'utf8');
   return componentNew(await componentEmbed({ binary: await parse(wat), witSource: wit, world: 'plugin-world' }));

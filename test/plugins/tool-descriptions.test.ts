@@ -85,6 +85,17 @@ describe('tool descriptions a plugin lists', () => {
     assert.equal((await registry.get(name)!.listTools())[0]!.name, 'y');
   });
 
+  it('refuses a parametersSchema nested deeper than 64 levels (a client serialising it runs out of stack) and serves one 64 deep', async () => {
+    const nested = (depth: number) => `{"type":"object","properties":{"x":${'{"items":'.repeat(depth - 3)}{}${'}'.repeat(depth - 3)}}}`;
+    const { name, loaded } = await load([{ name: 'deep_ok', schema: nested(64) }]);
+    await loaded;
+    assert.equal((await registry.get(name)!.listTools())[0]!.name, 'deep_ok');
+    assert.match(await refusal([{ name: 'deeper', schema: nested(65) }]), /tool 'deeper': its parametersSchema nests deeper than 64 levels/);
+    const deepest = `{"type":"object","x":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    assert.throws(() => JSON.stringify(JSON.parse(deepest)), RangeError); // what every client would meet
+    assert.match(await refusal([{ name: 'deepest', schema: deepest }]), /tool 'deepest': its parametersSchema nests deeper than 64 levels/);
+  });
+
   it("refuses a module.toml description hiding characters (GET /, the A2A card's description)", async () => {
     // TOML's \U escape: the tag character U+E0041.
     const tagged = (name: string) => fixtureManifest(name).replace(`description = "fixture ${name}"`, 'description = "Echoes.\\U000E0041"');

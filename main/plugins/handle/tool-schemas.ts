@@ -75,8 +75,8 @@ function checkedSchema(tool: ToolDefinition): string {
   if ('required' in schema && !(Array.isArray(schema['required']) && schema['required'].every((k) => typeof k === 'string'))) {
     return refuse('has "required" that is not a list of property names');
   }
-  const hidden = hiddenInJson(schema);
-  if (hidden !== undefined) return refuse(hidden);
+  const problem = problemInJson(schema);
+  if (problem !== undefined) return refuse(problem);
   return 'type' in schema ? tool.parametersSchema : JSON.stringify({ type: 'object', ...schema });
 }
 
@@ -90,24 +90,33 @@ interface Place {
 const SHOWN_PATH_CHARS = 120;
 
 /**
- * Where a string of a parsed schema (a key or a value, however deep: a property's `description`,
- * an `enum`, a `title`) holds a character a reader cannot see (`hiddenIn`): the client's model
- * reads the schema as it reads the description. A loop, not recursion (a schema may nest deep),
- * and each place links to its parent rather than carrying its path (a path per level would be
- * quadratic in the depth).
+ * How deep a schema's objects and arrays may nest. JSON.parse reads any depth, but whoever
+ * serialises it again (the MCP server's answer to `tools/list`, a client, an agent's request to
+ * its model) recurses: 200,000 levels throw `Maximum call stack size exceeded` there. Real
+ * schemas nest a few levels; 64 leaves room.
  */
-function hiddenInJson(root: unknown): string | undefined {
-  const stack: { value: unknown; place: Place | undefined }[] = [{ value: root, place: undefined }];
+export const MAX_SCHEMA_DEPTH = 64;
+
+/**
+ * What is wrong with a parsed schema beyond its shape: objects and arrays nested deeper than
+ * `MAX_SCHEMA_DEPTH`, or a string (a key or a value, however deep: a property's `description`, an
+ * `enum`, a `title`) holding a character a reader cannot see (`hiddenIn`): the client's model reads
+ * the schema as it reads the description. A loop, not recursion, and each place links to its
+ * parent rather than carrying its path (a path per level would be quadratic in the depth).
+ */
+function problemInJson(root: unknown): string | undefined {
+  const stack: { value: unknown; place: Place | undefined; depth: number }[] = [{ value: root, place: undefined, depth: 1 }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const { value, place } = next;
+    const { value, place, depth } = next;
     if (typeof value === 'string') {
       const hidden = hiddenIn(value);
       if (hidden !== undefined) return `${shownPlace(place)}${hidden}`;
     } else if (typeof value === 'object' && value !== null) {
+      if (depth > MAX_SCHEMA_DEPTH) return `nests deeper than ${MAX_SCHEMA_DEPTH} levels (${shownPlace(place).trimEnd()}); a client serialising it again would run out of stack`;
       for (const [key, child] of Object.entries(value)) {
         const hidden = hiddenIn(key);
         if (hidden !== undefined) return `${shownPlace(place)}${hidden.replace(/^(holds \S+ at character \d+)/, '$1 (in a key)')}`;
-        stack.push({ value: child, place: { key, up: place } });
+        stack.push({ value: child, place: { key, up: place }, depth: depth + 1 });
       }
     }
   }
