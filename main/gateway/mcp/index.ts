@@ -1,6 +1,7 @@
 /** The MCP surface: Streamable HTTP and legacy HTTP+SSE over one Dispatcher per module. */
 export { mcpSurface, mcpRoute, type McpSurfaceOptions } from './routes.js';
 export { mcpDispatcher, TOOLS_LIST_CHANGED } from './server.js';
+export { UnsentAnswers, MAX_UNSENT_ANSWER_BYTES } from './unsent-answers.js';
 export {
   SseSessions,
   SseSession,
