@@ -117,6 +117,9 @@ describe('a comment hides nothing after its line', () => {
     assert.deepEqual(tags(joined), ['recursive-delete', 'outside-workspace']);
     // A quoted one's body is read as it is: `EO\\⏎F` ends nothing, the `EOF` line does.
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("cat <<'EOF'\nEO\\\nF\nEOF\nrm -rf ~")), 'denied');
+    // `$'…'` within `${…}` is bash's quote with escapes: its `\\'` does not end it, so `} #` is inside it.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("echo ${x:-$'\\'} #'} ; rm -rf ~")), 'denied');
+    assert.deepEqual(tags("echo ${x:-$'\\'} #'} ; rm -rf ~"), ['recursive-delete', 'outside-workspace']);
     // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);

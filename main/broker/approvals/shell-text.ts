@@ -58,14 +58,17 @@ export function readShellText(text: string, flat = true): ShellText {
   let operatorAt = -1;
   /** Where the last unescaped `$` of a command list was. */
   let dollarAt = -1;
-  /** Copies text[from, to) as it is, counting its lines and marking those with something on them. */
-  const take = (from: number, to: number): void => {
+  /**
+   * Copies text[from, to) as it is (or `instead` of it), counting its lines and marking those
+   * with something on them.
+   */
+  const take = (from: number, to: number, instead?: string): void => {
     for (let k = from; k < to; k++) {
       const c = text[k]!;
       if (c === '\n') line++;
       else if (!BLANKS.includes(c)) silent[line] = false;
     }
-    out.push(text.slice(from, to));
+    out.push(instead ?? text.slice(from, to));
   };
   /** Reads the bodies of the heredocs begun on the line that just ended, from `from`; where reading goes on. */
   const bodies = (from: number): number => {
@@ -117,14 +120,18 @@ export function readShellText(text: string, flat = true): ShellText {
       wordStart = false;
       continue;
     }
-    if ((frame.kind === 'brace' || frame.kind === 'arithmetic') && c === "'") {
-      // `${x:-'}'}`: a quote within `${…}` holds its `}` (and within `$((…))` its `)`).
-      const close = quoteEnd(text, i + 1, false);
+    const ansi = frame.kind === 'brace' && c === '$' && next === "'";
+    if ((frame.kind === 'brace' || frame.kind === 'arithmetic') && (c === "'" || ansi)) {
+      // `${x:-'}'}`: a quote within `${…}` holds its `}` (and within `$((…))` its `)`); so does
+      // `$'…'` within `${…}`, where a backslash escapes (`${x:-$'\'} #'}` is one word for bash).
+      const close = quoteEnd(text, ansi ? i + 2 : i + 1, ansi);
       if (close < 0) {
         complete = false;
         break;
       }
-      take(i, close + 1);
+      // Within `${…}` the quote is handed on as `_`: shell-quote ends a `${` at its first `}`,
+      // quoted or not, and would read what follows the quote's `}` as a comment or a new quote.
+      take(i, close + 1, frame.kind === 'brace' ? '_' : undefined);
       i = close;
       continue;
     }
