@@ -286,12 +286,16 @@ export class ModuleRegistry {
     const remote = this.remotes.get(name);
     if (!handle && !remote) return this.dropUngranted(name);
     this.gate?.withdraw(name); // a reload of it waiting for a grant: its request goes with it
-    this.gate?.unserved(name);
+    // Calls it finishes keep its grants only while the grants file grants them: a revoke ends them too.
+    let finished: (() => void) | undefined;
+    if (handle && options.finishCalls) finished = this.gate?.finishing(name, () => void handle.close());
+    else this.gate?.unserved(name);
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);
     this.changed(name, 'unloaded');
     if (handle) await (options.finishCalls ? this.retire(handle) : handle.close());
+    finished?.();
     return true;
   }
 

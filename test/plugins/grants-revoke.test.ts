@@ -79,6 +79,23 @@ describe('a grant withdrawn from the grants file while the module is served', { 
     assert.deepEqual(await registry.get('notes')!.invokeTool({ name: 'read', argumentsJson: 'note.txt', callId: 'r1' }), { ok: true, value: { content: 'a note', usage: undefined } });
   });
 
+  it('ends the calls an instance unloaded with finishCalls is finishing (serve --watch, a folder gone), listing nothing for the name', async () => {
+    const handle = registry.get('notes')!;
+    // A call that runs 20 s, well past the poll: only the revoke ends it sooner (before, the unload stopped the watch and it ran on).
+    const outcome = handle.invokeTool({ name: 'slow', argumentsJson: '20000', callId: 'u1' }).then(() => 'answered', (err: unknown) => err);
+    const unloading = registry.unload('notes', { finishCalls: true });
+    assert.equal(registry.get('notes'), undefined);
+    revokeAll();
+    const err = await outcome;
+    assert.ok(err instanceof PluginCallError && err.kind === 'unloaded', `the call in flight: ${String(err)}`);
+    await unloading;
+    assert.deepEqual(registry.pending(), []); // unloaded, not ungranted: its name is free
+    await assert.rejects(registry.loadModule(join(scratch, 'modules', 'notes')), PluginGrantError);
+    const online = change('notes', 'served'); // the refused load waits for the file: granted, it is served for the next test
+    new GrantsFile(file).remember('notes', componentDigest(slow), [FILE_ASK]);
+    await online;
+  });
+
   it("is not what a rebuild's grant replacing the old digest's entry does: the old instance finishes its call and the new one is swapped in", async () => {
     const echo = await buildFixture('echo');
     const before = registry.get('notes')!;

@@ -79,6 +79,12 @@ export class GrantGate {
    */
   private readonly serving = new Map<string, ServedModule>();
   /**
+   * Instances unloaded but finishing the calls they were given (`finishing`), with what their
+   * load asked: checked at each change of the file as served modules are, and ended (`close`)
+   * once it no longer grants it, so no call keeps what was taken back past the poll.
+   */
+  private readonly finishingCalls = new Set<{ entry: ServedModule; close: () => void }>();
+  /**
    * How many times each module name, and each folder (`folderKey`), was put to the desk without
    * being granted since (`MAX_UNGRANTED_ASKS`): by folder too, or a folder renaming its module at
    * each change would be asked at every change.
@@ -141,6 +147,7 @@ export class GrantGate {
     this.closed = true;
     for (const name of [...this.asking.keys(), ...this.waiting.keys(), ...this.queued.keys()]) this.withdraw(name);
     this.serving.clear();
+    this.finishingCalls.clear();
     this.rewatch();
   }
 
@@ -161,6 +168,25 @@ export class GrantGate {
     this.serving.set(input.name, { input, asks, load });
     this.rewatch();
     this.checkServed(input.name);
+  }
+
+  /**
+   * Module `name` is unloaded, but its instance finishes the calls it was given first (`close`
+   * ends them now): no longer served, it is still watched until the returned function is called
+   * (its calls finished), and a grant taken back meanwhile ends them (`close`; nothing is listed
+   * or awaited: the module is gone).
+   */
+  finishing(name: string, close: () => void): () => void {
+    const entry = this.serving.get(name);
+    this.unserved(name);
+    if (!entry) return () => {};
+    const watched = { entry, close };
+    this.finishingCalls.add(watched);
+    this.rewatch();
+    this.checkFinishing(watched);
+    return () => {
+      if (this.finishingCalls.delete(watched)) this.rewatch();
+    };
   }
 
   /** Module `name` is served no more (unloaded, or its new instance asks for nothing the file grants). */
@@ -194,7 +220,7 @@ export class GrantGate {
   private rewatch(): void {
     const path = this.store.file?.path;
     if (path === undefined) return;
-    const wanted = this.waiting.size > 0 || this.serving.size > 0;
+    const wanted = this.waiting.size > 0 || this.serving.size > 0 || this.finishingCalls.size > 0;
     if (!wanted) {
       clearInterval(this.poll);
       this.poll = undefined;
@@ -220,7 +246,24 @@ export class GrantGate {
   private readonly fileChanged = (): void => {
     this.loadNowGranted();
     for (const name of [...this.serving.keys()]) this.checkServed(name);
+    for (const watched of [...this.finishingCalls]) this.checkFinishing(watched);
   };
+
+  /** An unloaded instance finishing its calls: ended once the file no longer grants what it asked (or cannot be read). */
+  private checkFinishing(watched: { entry: ServedModule; close: () => void }): void {
+    const { input, asks, successor } = watched.entry;
+    let missing: CapabilityAsk[];
+    try {
+      missing = this.store.missing(input.name, successor ?? input.digest, moduleFiles(input), asks);
+    } catch {
+      missing = asks;
+    }
+    if (missing.length === 0) return;
+    this.host.logger.log('warn', `its calls still finishing after its unload were ended: ${describeAsks(missing)} is no longer granted`, { module: input.name });
+    this.finishingCalls.delete(watched);
+    this.rewatch();
+    watched.close();
+  }
 
   private loadNowGranted(): void {
     for (const [name, { input, missing, load }] of [...this.waiting]) {
