@@ -148,10 +148,13 @@ export class Broker {
     this.slots = new WorkerSlots(positiveInteger('maxWorkers', options.maxWorkers ?? MAX_WORKERS), positiveInteger('maxWorkersPerTask', options.maxWorkersPerTask ?? MAX_WORKERS_PER_TASK));
     this.log = options.log ?? ((message) => console.warn(`broker: ${message}`));
     this.longLived = new LongLivedParticipants({ graceMs: this.graceMs, stopping: () => this.stopping !== undefined, ended: (name) => this.ended(name) });
-    this.mail = new Mailboxes((name) => {
-      const node = this.nodes.get(name);
-      return node && this.tree.acting(node).scope;
-    });
+    this.mail = new Mailboxes(
+      (name) => {
+        const node = this.nodes.get(name);
+        return node && this.tree.acting(node).scope;
+      },
+      (name) => this.hasEnded(name),
+    );
     this.human = new HumanLoop({
       relay: async (worker, question, request, signal) => {
         const participant = this.registry.get(worker);
@@ -338,24 +341,33 @@ export class Broker {
     return this.options.agents?.[role] ?? NO_SETTINGS;
   }
 
+  /**
+   * A node has ended: nothing of it is kept. Names are never reused, so a node kept (to tell mail
+   * `recipient_ended` from `not_on_tree`) cost ~470 bytes per task for the broker's life; the
+   * directory that handed the name out tells an ended name now (`hasEnded`). The object itself
+   * is marked ended too, for whoever still holds it (a call in flight, a question climbing).
+   */
   private ended(name: string): void {
     const node = this.nodes.get(name);
-    if (node) {
-      node.ended = true;
-      // An ended node is kept only to tell mail 'recipient_ended' from 'not_on_tree' (names are never
-      // reused): what it worked with goes, or a worker's rosters (up to a frame each) would stay for the broker's life.
-      node.spawnContext = { roster: [] };
-      node.roster = [];
-    }
+    if (node) node.ended = true;
+    this.nodes.delete(name);
     this.mail.forget(name);
     this.tree.forget(name);
+    this.inflight.forget(name);
+  }
+
+  /** Whether `name` is a node of this broker that has ended (admitted once, no longer known). */
+  private hasEnded(name: string): boolean {
+    return this.nodes.get(name) === undefined && this.directory.admitted(name);
   }
 
   /** Not `async`: an `agent.invoke` is handed its promise as it is (an async function returning a promise costs extra turns of the microtask queue per call). */
   private onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
     const node = this.nodes.get(context.node.name);
-    if (!node) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${context.node.name} is not a node of this broker` })));
-    if (node.ended) return Promise.reject(new CallError(wireError({ kind: 'refused', reason: `${node.name} has ended` })));
+    if (!node || node.ended) {
+      const reason = node || this.hasEnded(context.node.name) ? `${context.node.name} has ended` : `${context.node.name} is not a node of this broker`;
+      return Promise.reject(new CallError(wireError({ kind: 'refused', reason })));
+    }
     if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort, undefined, context));
     return this.onOtherCall(node, call, context);
   }

@@ -35,13 +35,21 @@ export class Mailboxes {
   private readonly pending = new Map<string, { texts: string[]; bytes: number }>();
   private readonly listeners = new Set<(message: RootMessage) => void>();
 
-  /** `node(name)`: a node as mail sees it (a long-lived participant on the tree of the one task it runs). */
-  constructor(private readonly node: (name: string) => NodeState | undefined) {}
+  /**
+   * `node(name)`: a live node as mail sees it (a long-lived participant on the tree of the one task
+   * it runs); `ended(name)`: whether `name` is a node that has ended (the broker keeps nothing else of it).
+   */
+  constructor(
+    private readonly node: (name: string) => NodeState | undefined,
+    private readonly ended: (name: string) => boolean,
+  ) {}
 
   post(from: NodeState, to: string, text: string): MailboxOutcome {
     const recipient = this.node(to);
-    if (!recipient || !sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
-    if (recipient.ended) return { status: 'refused', reason: 'recipient_ended' };
+    // An ended node is said to have ended whichever tree it was on: its name tells nothing more
+    // than the names after it do (`<spec>-<n>`, counted up).
+    if (!recipient || recipient.ended) return { status: 'refused', reason: recipient || this.ended(to) ? 'recipient_ended' : 'not_on_tree' };
+    if (!sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
     const bytes = Math.max(Buffer.byteLength(text, 'utf8'), MAILBOX_POST_MIN_BYTES);
     const used = this.sent.get(from.name) ?? 0;
     if (from.kind !== 'root' && used + bytes > MAILBOX_ALLOWANCE_BYTES) return { status: 'refused', reason: 'over_allowance' };
@@ -74,9 +82,10 @@ export class Mailboxes {
     return box?.texts ?? [];
   }
 
-  /** A node that ended: its undelivered mail goes. */
+  /** A node that ended: its undelivered mail goes, and its allowance (its run is over; its name is never used again). */
   forget(name: string): void {
     this.pending.delete(name);
+    this.sent.delete(name);
   }
 
   onRootMessage(listener: (message: RootMessage) => void): () => void {

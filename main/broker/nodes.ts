@@ -40,12 +40,19 @@ export interface NodeState {
   ended: boolean;
 }
 
-/** Every node the broker has known in its life, by name (names are never reused). */
+/**
+ * The nodes the broker knows now, by name: each from its admission until it ends (names are never
+ * reused, and an ended one is told by the directory that handed it out: see `Broker.ended`).
+ */
 export class NodeTable {
   private readonly byName = new Map<string, NodeState>();
 
   add(node: NodeState): void {
     this.byName.set(node.name, node);
+  }
+
+  delete(name: string): void {
+    this.byName.delete(name);
   }
 
   get(name: string): NodeState | undefined {

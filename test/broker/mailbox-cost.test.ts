@@ -13,7 +13,7 @@ function node(name: string, kind: NodeState['kind'], tree = 'task-1'): NodeState
 
 function mailboxes(...nodes: NodeState[]): Mailboxes {
   const byName = new Map(nodes.map((n) => [n.name, n]));
-  return new Mailboxes((name) => byName.get(name));
+  return new Mailboxes((name) => byName.get(name), () => false);
 }
 
 it('an empty post costs 64 bytes: a sender\'s 8 KiB allowance holds 128 of them, to the root or to a node', () => {

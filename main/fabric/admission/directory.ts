@@ -20,4 +20,12 @@ export class Directory {
     this.next.set(spec, n + 1);
     return { name: `${spec}-${n}`, spec, scope: 'root', owner: null };
   }
+
+  /** Whether `name` is one this directory has handed out (`<spec>-<n>`, spelt as `admit` spells it). */
+  admitted(name: string): boolean {
+    const dash = name.lastIndexOf('-');
+    const n = name.slice(dash + 1);
+    if (dash <= 0 || !/^(0|[1-9][0-9]*)$/.test(n)) return false;
+    return Number(n) < (this.next.get(name.slice(0, dash)) ?? 0);
+  }
 }
