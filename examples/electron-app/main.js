@@ -33,7 +33,11 @@ app.whenReady().then(async () => {
   // bundled agents working in CHATTY_WORKSPACE (in git worktrees in a repository), else in a folder
   // of their own: never this folder, whose page.js answers their approvals (attachDesktopBridge
   // refuses a workspace that holds or lies in the served pages).
-  const { registry } = await openModules(env['CHATTY_MODULES_DIR'] || undefined, { report: console.warn });
+  // What a plugin asks for (files, network…) is granted by the person, in the page, per component
+  // digest, and remembered in <userData>/plugin-grants.json; without `grants` the registry would
+  // give every plugin what its manifest declares, unasked.
+  const grantsFile = join(app.getPath('userData'), 'plugin-grants.json');
+  const { registry } = await openModules(env['CHATTY_MODULES_DIR'] || undefined, { report: console.warn, registry: { grants: { file: grantsFile } } });
   const workspace = await detectWorkspace(env['CHATTY_WORKSPACE'] || ownWorkspace());
   const root = { workspaceRoot: workspace.workspaceRoot, ...(workspace.kind === 'git' ? { baseBranch: workspace.baseBranch } : {}) };
   const gateway = new ProtocolGateway(registry, { runtimeDir: env['CHATTY_RUNTIME_DIR'] || undefined, broker: { root } });
@@ -45,7 +49,7 @@ app.whenReady().then(async () => {
   await gateway.start();
 
   const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadPath) });
-  attachDesktopBridge(gateway, window.webContents, { log: console.warn });
+  attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants });
   await window.loadURL(DEFAULT_PAGE_URL);
 }).catch((err) => {
   console.error('chatty example:', err);

@@ -22,10 +22,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import type * as TypeScript from 'typescript';
-import type { ChattyBridge, Snapshot, TaskUpdate } from '../../main/app/bridge/contract.js';
+import type { ChattyBridge, ModuleList, Snapshot, TaskUpdate } from '../../main/app/bridge/contract.js';
 import { gitRepoOnMain } from '../agents/helpers.js';
 import { resetElectron, StandInFrame, type StandIn } from '../app/electron-stand-in/electron.js';
 import { installPreload, launchChromium } from '../helpers/renderer-page.js';
+import { buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 import { anyInPublicTypes, writeConsumer } from './public-types.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -271,6 +272,8 @@ describe('the example app, its main.js on the stand-in electron and its page in 
   before(async () => {
     register('../app/electron-stand-in/hooks.mjs', { parentURL: import.meta.url, data: { parents: [pathToFileURL(`${app}/`).href] } });
     mkdirSync(join(scratch, 'modules'));
+    // A plugin of CHATTY_MODULES_DIR that asks to read files: the person is asked first.
+    writeModuleDir(join(scratch, 'modules'), 'notes', { manifest: fixtureManifest('notes', '[files]\nroot = "data"\n'), component: await buildFixture('echo'), extra: { 'data/note.txt': 'a note' } });
     // No CHATTY_WORKSPACE: the agents get a folder of their own, never the app's (its page.js answers their approvals).
     delete process.env['CHATTY_WORKSPACE'];
     Object.assign(process.env, { CHATTY_MODULES_DIR: join(scratch, 'modules'), CHATTY_RUNTIME_DIR: join(scratch, 'run') });
@@ -299,6 +302,19 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     assert.ok(statSync(join(scratch, 'user-data', 'workspace')).isDirectory(), "the agents' own workspace, <userData>/workspace, not the app's folder");
     const prefs = window?.options['webPreferences'] as Record<string, unknown>;
     assert.deepEqual([prefs['preload'], prefs['sandbox'], prefs['contextIsolation'], prefs['nodeIntegration']], [join(installed, 'out', 'preload', 'index.cjs'), true, true, false]);
+  });
+
+  test("a plugin of CHATTY_MODULES_DIR asking to read files is not served until the page grants it (main.js gives the bridge the registry's grant desk)", async () => {
+    const contents = electron.windows[0]?.webContents;
+    assert.ok(contents);
+    const top = (channel: string, payload?: unknown): Promise<unknown> => electron.ipcMain.invoke(channel, contents, contents.mainFrame, payload);
+    const { grants, pendingModules } = (await top('chatty:snapshot')) as Snapshot;
+    assert.deepEqual(grants.map((g) => [g.plugin, g.asks.map((a) => a.capability)]), [['notes', ['file']]], 'the page is asked');
+    assert.deepEqual(pendingModules.map((m) => m.name), ['notes'], 'not served meanwhile');
+    const served = contents.sentOn<ModuleList>('chatty:modules', (list) => list.modules.some((m) => m.name === 'notes'));
+    await top('chatty:answer-grant', { requestId: grants[0]?.requestId, decision: 'granted' });
+    await served;
+    assert.ok(readFileSync(join(scratch, 'user-data', 'plugin-grants.json'), 'utf8').includes(grants[0]?.digest ?? '?'), 'remembered in <userData>/plugin-grants.json');
   });
 
   test("the page, served by main.js's app: handler, shows <chatty-approvals> for a real worker's approval, and the answer reaches the worker", async () => {
