@@ -410,11 +410,13 @@ export class ModuleRegistry {
     const old = this.handles.get(m.name);
     const had = old !== undefined || this.remotes.has(m.name);
     this.remotes.set(m.name, remote);
-    this.gate?.unserved(m.name); // a remote module runs nothing here for a grant to be taken back from
+    // A remote module runs nothing here for a grant to be taken back from; the local instance it
+    // replaces finishes its calls only while the grants file grants them.
     if (old) {
+      const finished = this.gate?.finishing(m.name, () => void old.close());
       this.handles.delete(m.name);
-      void this.retire(old);
-    }
+      void this.retire(old).then(finished);
+    } else this.gate?.unserved(m.name);
     this.changed(m.name, had ? 'reloaded' : 'served');
     return remote;
   }

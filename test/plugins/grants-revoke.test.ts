@@ -7,7 +7,7 @@
  * ungranted saying why, and granted again it is served again.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { PluginGrantError } from '../../main/plugins/grants/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,24 @@ describe('a grant withdrawn from the grants file while the module is served', { 
     const online = change('notes', 'served'); // the refused load waits for the file: granted, it is served for the next test
     new GrantsFile(file).remember('notes', componentDigest(slow), [FILE_ASK]);
     await online;
+  });
+
+  it('ends the calls a local instance is finishing after a reload made the module remote', async () => {
+    const dir = join(scratch, 'modules', 'notes');
+    const handle = registry.get('notes')!;
+    const outcome = handle.invokeTool({ name: 'slow', argumentsJson: '20000', callId: 'm1' }).then(() => 'answered', (err: unknown) => err);
+    const manifest = readFileSync(join(dir, 'module.toml'), 'utf8');
+    writeFileSync(join(dir, 'module.toml'), manifest.replace('wasm = "plugin.wasm"\n', 'wasm = "plugin.wasm"\nexecution_mode = "remote"\n'));
+    await registry.reload('notes');
+    assert.ok(registry.remote('notes'));
+    revokeAll();
+    const err = await outcome;
+    assert.ok(err instanceof PluginCallError && err.kind === 'unloaded', `the call in flight: ${String(err)}`);
+    // Local and granted again, for the next test.
+    writeFileSync(join(dir, 'module.toml'), manifest);
+    new GrantsFile(file).remember('notes', componentDigest(slow), [FILE_ASK]);
+    await registry.reload('notes');
+    assert.ok(registry.get('notes'));
   });
 
   it("is not what a rebuild's grant replacing the old digest's entry does: the old instance finishes its call and the new one is swapped in", async () => {
