@@ -120,6 +120,8 @@ describe('a comment hides nothing after its line', () => {
     // `$'…'` within `${…}` is bash's quote with escapes: its `\\'` does not end it, so `} #` is inside it.
     assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject("echo ${x:-$'\\'} #'} ; rm -rf ~")), 'denied');
     assert.deepEqual(tags("echo ${x:-$'\\'} #'} ; rm -rf ~"), ['recursive-delete', 'outside-workspace']);
+    // A heredoc's word is no comment's start, even with a `#` in it and continued on the next line.
+    assert.equal(deniedBy({ exact: 'rm -rf ~' }, subject('echo <<-E#\\\nesac ; rm -rf ~')), 'denied');
     // Arithmetic read whole: a base-2 number is no comment, and the line after it is read as usual.
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $((2#101 << 1))\nmake deploy')), 'denied');
     assert.equal(deniedBy({ exact: 'make deploy' }, subject('echo $(( (1 + 2) + 3 ))')), false);

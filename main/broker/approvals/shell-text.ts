@@ -242,7 +242,9 @@ export function readShellText(text: string, flat = true): ShellText {
         break;
       }
       heredocs.push(heredoc);
-      take(i, heredoc.end);
+      // Its word reaches shell-quote as `_`: quoted, escaped or joined across a `\⏎`, it is no
+      // command's word, and a `#` in it (`<<E#`) would start shell-quote's comment.
+      take(i, heredoc.end, ' << _ ');
       i = heredoc.end - 1;
     } else if (OPERATORS.includes(c) || c === ')') {
       operatorAt = i;
