@@ -2,7 +2,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { clearStaleSocket, ensureRuntimeDir } from '../../owner-only/index.js';
+import { bindOwnSocket, ensureRuntimeDir } from '../../owner-only/index.js';
 import { FrameCodec } from '../codec/frame-codec.js';
 import { CLOSE_GRACE_MS, SHARED_SOCKET_HELLO_TIMEOUT_MS } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
@@ -53,7 +53,6 @@ export interface ParticipantSocketOptions {
 export async function withParticipantSocket(dir: string, options: ParticipantSocketOptions = {}): Promise<ParticipantSocket> {
   // The socket path must fit sun_path as a whole: checked for this file name, before anything is made.
   const path = join(ensureRuntimeDir(dir, { socketFile: PARTICIPANT_SOCKET_FILE }), PARTICIPANT_SOCKET_FILE);
-  await clearStaleSocket(path);
   const open = new Set<Socket>();
   const server = createServer((socket) => {
     open.add(socket);
@@ -61,13 +60,18 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
     refuseConnection(socket, options);
   });
   server.maxConnections = MAX_SHARED_SOCKET_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  // Clearing a crashed launch's leftover and binding are done holding `participant.sock.lock`:
+  // two starts at once both found the leftover dead and both unlinked it, the later unlink taking
+  // the earlier one's fresh socket. Holding the lock, the second finds the first's socket live.
+  await bindOwnSocket(path, () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    }),
+  );
   // Once bound, an error (an accept failing for want of descriptors, say) is logged: any local
   // process may open connections here, and none of that may take the broker down.
   const log = options.log ?? ((message: string) => console.warn(`fabric: participant socket: ${message}`));
