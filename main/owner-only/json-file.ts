@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { withWriteLock } from './write-lock.js';
@@ -56,12 +56,7 @@ export class OwnerOnlyJsonFile<T> {
       return undefined;
     }
     this.checkOwnerOnly();
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (err) {
-      throw refuse(`${label} ${this.path}: ${(err as Error).message}`);
-    }
+    const text = this.readText();
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -137,11 +132,39 @@ export class OwnerOnlyJsonFile<T> {
     return problem !== undefined ? { ok: false, problem } : { ok: true, data: parsed.data };
   }
 
-  /** What identifies one version of the file: it is read again only when this changes. */
+  /**
+   * The file's text, opened without blocking and refused unless it is a regular file: a fifo
+   * planted at the path held the read, and the main thread with it, until someone wrote to it.
+   */
+  private readText(): string {
+    const { label, refuse } = this.options;
+    const fd = this.attempt(() => openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK));
+    try {
+      if (!this.attempt(() => fstatSync(fd)).isFile()) throw refuse(`${label} ${this.path} is not a regular file; it was left as it is`);
+      return this.attempt(() => readFileSync(fd, 'utf8'));
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** `step`'s result, or its failure refused naming the file. */
+  private attempt<R>(step: () => R): R {
+    try {
+      return step();
+    } catch (err) {
+      throw this.options.refuse(`${this.options.label} ${this.path}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * What identifies one version of the file: it is read again only when this changes. The ctime
+   * is in it: an in-place edit of the same size whose mtime was put back (`rsync -t`, `touch -r`)
+   * changes nothing else, and no one can set a ctime.
+   */
   private stamp(): string | undefined {
     try {
-      const s = statSync(this.path);
-      return `${s.ino}:${s.size}:${s.mtimeMs}:${s.mode}:${s.uid}`;
+      const s = statSync(this.path, { bigint: true });
+      return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}:${s.uid}`;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw this.options.refuse(`${this.options.label} ${this.path}: ${(err as Error).message}`);
