@@ -1,6 +1,6 @@
 import { isJsonObject, keyCount } from './json-object.js';
 import { quickMessage } from './quick-message.js';
-import { MessageSchema, type Message } from './wire.js';
+import { ErrorObjectSchema, ErrorResponseSchema, MessageSchema, NotificationSchema, RequestSchema, SuccessResponseSchema, type Message } from './wire.js';
 
 /**
  * What crosses between a transport and the protocol layer: one message, one structurally
@@ -132,19 +132,25 @@ function messageOf(value: unknown): Message | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The most members a message has: `jsonrpc`, `id`, `method`, `params` (a response: `result` or `error` for the last two). */
-const MAX_MESSAGE_MEMBERS = 4;
+/**
+ * The most members a message has (4: `jsonrpc`, `id`, `method`, `params`) and an error object has
+ * (3: `code`, `message`, `data`), read from the strict schemas of wire.ts so the two cannot drift.
+ */
+const MAX_MESSAGE_MEMBERS = Math.max(
+  ...[RequestSchema, NotificationSchema, SuccessResponseSchema, ErrorResponseSchema].map((schema) => Object.keys(schema.shape).length),
+);
+const MAX_ERROR_MEMBERS = Object.keys(ErrorObjectSchema.shape).length;
 
 /**
  * What every branch of `MessageSchema` requires at least (parsed JSON has no undefined values),
- * and no more members than a message has: zod's strict objects list each unknown member in every
- * branch of the union (a body of one object with 700,000 members: ~2.4× JSON.parse).
+ * and no more members than a message (or its error object) has: zod's strict objects list each
+ * unknown member in every branch of the union (a body of one object with 700,000 members: ~2.4×
+ * JSON.parse; 700,000 members in the `error` of a three-member response: ~1.4×).
  */
 function hasEnvelope(value: unknown): boolean {
-  return (
-    isJsonObject(value) &&
-    value['jsonrpc'] === '2.0' &&
-    (value['method'] !== undefined || value['result'] !== undefined || value['error'] !== undefined) &&
-    keyCount(value) <= MAX_MESSAGE_MEMBERS
-  );
+  if (!isJsonObject(value) || value['jsonrpc'] !== '2.0') return false;
+  if (value['method'] === undefined && value['result'] === undefined && value['error'] === undefined) return false;
+  if (keyCount(value) > MAX_MESSAGE_MEMBERS) return false;
+  const error = value['error'];
+  return !isJsonObject(error) || keyCount(error) <= MAX_ERROR_MEMBERS;
 }

@@ -63,3 +63,20 @@ test('every message shape (four members at most) is still decided as zod decides
     assert.equal(frame.kind === 'message', MessageSchema.safeParse(value).success, JSON.stringify(value));
   }
 });
+
+test('a response whose error object has more members than an error object has is decided without zod', () => {
+  // Three top-level members pass the envelope's count; the error object is a strict object too.
+  const members = Array.from({ length: 50_000 }, (_, i) => `"k${i}":0`).join(',');
+  const text = `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x",${members}}}`;
+  let kind = '';
+  const asked = zodAsked(() => {
+    kind = parseFrame(text).kind;
+  });
+  assert.equal(kind, 'malformed');
+  assert.equal(asked, 0, 'zod was asked');
+  // One member more than code, message and data is refused without zod, as zod would refuse it.
+  const extra = { jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x', data: 1, y: 2 } };
+  assert.equal(zodAsked(() => frameFromJson(extra)), 0);
+  assert.equal(frameFromJson(extra).kind, MessageSchema.safeParse(extra).success ? 'message' : 'malformed');
+  assert.equal(frameFromJson({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'x', data: [1] } }).kind, 'message');
+});
