@@ -16,21 +16,31 @@ export async function clearStaleSocket(path: string): Promise<void> {
   }
   if (!st.isSocket()) throw refusal(path, 'it exists and is not a socket');
   if (st.uid !== currentUid()) throw refusal(path, `it is a socket owned by uid ${st.uid}, not by this user`);
-  if (await somethingListens(path)) throw refusal(path, 'something is listening on it (is another gateway running?)');
-  unlinkSync(path);
+  const probe = await probeListener(path);
+  if (probe === 'listening') throw refusal(path, 'something is listening on it (is another gateway running?)');
+  if (probe !== 'dead') throw refusal(path, `something may be listening on it (connecting said ${probe}); is another gateway running?`);
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // gone meanwhile
+  }
 }
 
-function somethingListens(path: string): Promise<boolean> {
+/**
+ * Connects to `path`: 'listening', 'dead' when the kernel says nothing listens (ECONNREFUSED, or
+ * ENOENT: gone meanwhile), else the error's code. A live gateway whose thread is stalled until its
+ * listen backlog is full answers EAGAIN; taken for dead, its socket was unlinked under it.
+ */
+function probeListener(path: string): Promise<'listening' | 'dead' | string> {
   return new Promise((resolve) => {
     const probe = createConnection({ path });
     probe.once('connect', () => {
       probe.destroy();
-      resolve(true);
+      resolve('listening');
     });
-    // ECONNREFUSED (a dead socket file) or any other error: nothing is listening.
-    probe.once('error', () => {
+    probe.once('error', (err: NodeJS.ErrnoException) => {
       probe.destroy();
-      resolve(false);
+      resolve(err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? 'dead' : (err.code ?? err.message));
     });
   });
 }
