@@ -7,7 +7,9 @@
 // entry point (skipLibCheck false, no any); the example type-checked against the installed
 // declarations; and the example's main.js run on
 // the stand-in electron, its page served by its own app: handler to Chromium, where
-// <chatty-approvals> shows a real worker's approval and the answer reaches the worker.
+// <chatty-approvals> shows a real worker's approval and the answer reaches the worker. And in a
+// project that had electron first (npm leaves componentize-js's undeclared preview2-shim nested),
+// a plugin built from an ES module and from a CommonJS file.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -35,6 +37,13 @@ const app = join(scratch, 'app');
 const installed = join(app, 'node_modules', 'chatty-protocol-gateway');
 /** A project with the tarball as its only dependency, resolved (`--package-lock-only`), not installed. */
 const cliOnly = join(scratch, 'cli-only');
+/**
+ * A project that had `electron` before it installed the tarball: npm then leaves no
+ * `@bytecodealliance/preview2-shim` at the top of its node_modules (jco-std's optional peer wants
+ * another version), only copies nested under the package and jco, while componentize-js, which
+ * imports the shim undeclared, is at the top.
+ */
+const shimless = join(scratch, 'shimless');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 // Packing builds the whole project (tsc) and installing fetches ~280 packages: minutes on a loaded machine.
@@ -115,9 +124,16 @@ before(async () => {
   mkdirSync(cliOnly);
   writeFileSync(join(cliOnly, 'package.json'), JSON.stringify({ name: 'cli-only', version: '1.0.0', private: true, dependencies: { 'chatty-protocol-gateway': manifest.dependencies['chatty-protocol-gateway'] } }));
   // No script of any package runs: the package must work as unpacked.
+  mkdirSync(shimless);
+  writeFileSync(join(shimless, 'package.json'), JSON.stringify({ name: 'shimless', version: '1.0.0', private: true }));
+  const install = ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'];
   await Promise.all([
-    run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], app),
+    run('npm', install, app),
     run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], cliOnly),
+    (async () => {
+      await run('npm', [...install, 'electron'], shimless);
+      await run('npm', [...install, manifest.dependencies['chatty-protocol-gateway']!], shimless);
+    })(),
   ]);
 }, SLOW);
 
@@ -261,6 +277,33 @@ test("the installed CLI runs README's `serve --agent helper=\"node helper.js\"` 
   assert.ok(stderr.includes('chatty-gateway: task #1 (helper) completed\n'), stderr);
   assert.ok(stderr.includes(`  #1 | wrote notes.txt in ${join(project, '.git', 'chatty-worktrees', 'helper-0')}\n`), stderr);
   assert.equal(code, 0, stderr);
+});
+
+test("a plugin builds where npm left no @bytecodealliance/preview2-shim at the top of node_modules (componentize-js imports it undeclared): through openModules from an ES module, its build in a child process, and through buildPlugin from a CommonJS file, in its own process", SLOW, async () => {
+  const top = join(shimless, 'node_modules', '@bytecodealliance');
+  assert.ok(existsSync(join(top, 'componentize-js', 'package.json')), 'componentize-js is at the top');
+  assert.equal(existsSync(join(top, 'preview2-shim')), false, 'npm left no shim at the top (the layout this test is about)');
+  // Two plugins from the installed package's template, one for each embedder.
+  const cli = join(shimless, 'node_modules', 'chatty-protocol-gateway', 'out', 'main', 'cli', 'bin.js');
+  for (const folder of ['esm-examples', 'cjs-plugins']) {
+    mkdirSync(join(shimless, folder));
+    await run(process.execPath, [cli, 'plugin', 'new', 'hello'], join(shimless, folder));
+  }
+  // The bundled examples' path with a stand-in source of one plugin: built by buildInChildProcess.
+  writeFileSync(join(shimless, 'esm.mjs'), `
+    import { openModules } from 'chatty-protocol-gateway';
+    const { scan } = await openModules(undefined, { examples: { source: ${JSON.stringify(join(shimless, 'esm-examples'))}, cacheDir: ${JSON.stringify(join(shimless, 'esm-cache'))} } });
+    console.log(JSON.stringify(scan.loaded.map((m) => m.name)));`);
+  writeFileSync(join(shimless, 'cjs.cjs'), `
+    import('chatty-protocol-gateway').then(async ({ buildPlugin }) => {
+      const { wasmPath } = await buildPlugin(${JSON.stringify(join(shimless, 'cjs-plugins', 'hello'))});
+      console.log(JSON.stringify(wasmPath));
+    });`);
+  const [esm, cjs] = await Promise.all([run(process.execPath, ['esm.mjs'], shimless), run(process.execPath, ['cjs.cjs'], shimless)]);
+  assert.deepEqual(JSON.parse(esm), ['hello'], 'openModules built and served the plugin');
+  const wasm = JSON.parse(cjs) as string;
+  assert.equal(wasm, join(shimless, 'cjs-plugins', 'hello', 'plugin.wasm'));
+  assert.ok(statSync(wasm).size > 1_000_000, 'buildPlugin wrote the component');
 });
 
 describe('the example app, its main.js on the stand-in electron and its page in Chromium', SLOW, () => {

@@ -12,6 +12,7 @@ import { userCacheDir } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
+import { importComponentize } from './componentize-import.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource } from './source-check.js';
@@ -102,7 +103,7 @@ function oneAtATime<T>(run: () => Promise<T>): Promise<T> {
  */
 function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Array> {
   return oneAtATime(async () => {
-    const { componentize } = await import('@bytecodealliance/componentize-js');
+    const { componentize } = await importComponentize();
     const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
     await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
     const cwd = process.cwd();
@@ -140,9 +141,15 @@ export function buildMustMove(cwd: string, root: string): boolean {
   return cwd === parse(cwd).root || !(root === cwd || root.startsWith(cwd + sep));
 }
 
+/**
+ * componentize-js's version, from its package.json (what its own `version` export reads), found
+ * without importing it: the process that only checks whether the examples need building (an
+ * Electron main process) loads no compiler and registers no resolve hooks (`componentize-import.ts`).
+ */
 async function componentizeVersion(): Promise<string> {
-  const mod = (await import('@bytecodealliance/componentize-js')) as { version?: string };
-  return mod.version ?? 'unknown';
+  const manifest = new URL('../package.json', import.meta.resolve('@bytecodealliance/componentize-js'));
+  const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version?: unknown };
+  return typeof version === 'string' ? version : 'unknown';
 }
 
 /** The bundled examples (`examples/plugins/` in the package). */
