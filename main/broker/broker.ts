@@ -99,8 +99,8 @@ interface VirtualAgent {
  */
 type ProgressSink = (event: ProgressEvent) => Promise<void> | undefined | void;
 
-/** What a worker caller's call is answered and held through (the root's calls have none). */
-type CallerSide = Pick<CallContext, 'answerNow' | 'holdReadingUntil'>;
+/** What a worker caller's call is answered through (the root's calls have none). */
+type CallerSide = Pick<CallContext, 'answerNow'>;
 
 /** The root's result: the wire's, and when a question could not be carried back, that question. */
 export type RootInvokeResult = Omit<InvokeResult, 'metadata'> & {
@@ -475,15 +475,13 @@ export class Broker {
         // Said once the callee's task.run is on its way: the callee's frame is the urgent one.
         const sent = (): void => void progress({ Admitted: name });
         try {
-          const sending = this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
+          this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
             served();
             const result = this.invokeResult(caller, text, outcome, signal, rootCall);
             resolve(result);
             // An answer waiting for room (a caller that stopped reading) holds the participant's reading.
             return answer?.answerNow(result);
           }, sent);
-          // The task.run waiting for room (a participant that stopped reading) holds the worker caller's reading.
-          if (sending) answer?.holdReadingUntil(sending);
         } catch (err) {
           served(); // the task never went out: the participant does not run it
           reject(err);
@@ -525,10 +523,10 @@ export class Broker {
    * Runs one task on a local participant's connection (see `runTask`); `done` gets its outcome in
    * the turn it ends. The task is the participant's meanwhile (`ownsTask`): no longer once `done` runs.
    */
-  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void | Promise<void>, sent?: () => void): Promise<void> | undefined {
+  private runTask(connection: ParticipantConnection, params: TaskRunParams, onEvent: TaskEventListener, signal: AbortLike, done: (outcome: TaskOutcome) => void | Promise<void>, sent?: () => void): void {
     const owned = this.tree.taskRunning(params.taskId);
     try {
-      return runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
+      runTask(connection, params, onEvent, signal, this.graceMs, (outcome) => {
         owned();
         return done(outcome);
       }, sent);

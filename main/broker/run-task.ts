@@ -13,10 +13,10 @@ import type { AbortLike } from '../jsonrpc/index.js';
  * nothing sent. Once the `task.run` is out, it gets a `req.cancel`, and a worker that has not
  * answered within `graceMs` ends the task `canceled` here (a task worker is then reaped by its
  * caller; a long-lived participant is left running). `sent` is called once the `task.run` is on its
- * way (never for a task that ended before that). Returns a promise while the `task.run` waits for
- * room (undefined when it was queued at once, or never sent), settled once it is queued, withdrawn
- * or dropped: a worker caller's reading is held on it (`CallContext.holdReadingUntil`). A
- * `task.run` that cannot be encoded throws here, and `done` is never called.
+ * way (never for a task that ended before that). A `task.run` that cannot be sent throws here
+ * (one that cannot be encoded, one over the worker's frame cap, one refused because another
+ * already waits for the worker's room: see `ParticipantConnection.sendTask`), and `done` is never
+ * called.
  */
 export function runTask(
   connection: ParticipantConnection,
@@ -26,16 +26,18 @@ export function runTask(
   graceMs: number,
   done: (outcome: TaskOutcome) => void | Promise<void>,
   sent?: () => void,
-): Promise<void> | undefined {
+): void {
   const name = connection.node.name;
   const notSent: TaskOutcome = { state: 'canceled', message: `cancelled before ${name} was sent the task` };
   if (signal.aborted) {
     // Nothing to cancel on the worker's side: it never hears of the task.
     void done(notSent);
-    return undefined;
+    return;
   }
   let running: number | undefined;
   let settled = false;
+  /** Taken back while it waited for room: it is never sent, so nothing is cancelled or abandoned. */
+  let withdrawn = false;
   let timer: NodeJS.Timeout | undefined;
   let task: { id: number; queued: Promise<void> | undefined } | undefined;
   // What `done` returns (its caller's answer waiting for room) holds the connection's reading: see `OutcomeListener`.
@@ -50,6 +52,7 @@ export function runTask(
   const onAbort = (): void => {
     // Still waiting for room: taken back, never written (a worker that stopped reading would hold it for ever).
     if (running === undefined && task !== undefined && connection.withdrawTask(task.id, signal)) {
+      withdrawn = true;
       settle(notSent);
       return;
     }
@@ -66,7 +69,7 @@ export function runTask(
   try {
     task = connection.sendTask(params, onEvent, settle, signal);
   } catch (err) {
-    // Never sent (its frame could not be encoded): nothing of it is left waiting, and the throw is the caller's.
+    // Never sent (see above): nothing of it is left waiting, and the throw is the caller's.
     settled = true;
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
@@ -74,13 +77,13 @@ export function runTask(
   }
   const { id } = task;
   const queued = (): void => {
+    if (withdrawn) return; // its `queued` resolves when it is withdrawn too
     running = id;
     // Sent after the abort (or after the task already ended canceled here): withdrawn at once.
     if (signal.aborted) void connection.cancelTask(id);
     if (settled) connection.abandonTask(id); // after the cancel, which names a task still held
     if (!settled) sent?.();
   };
-  if (task.queued) return task.queued.then(queued);
-  queued();
-  return undefined;
+  if (task.queued) void task.queued.then(queued);
+  else queued();
 }

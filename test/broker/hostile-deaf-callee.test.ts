@@ -1,58 +1,122 @@
 /**
  * Calls to a long-lived participant that has stopped reading: each call's task.run (its prompt, up
  * to a frame) waits for room in that participant's outbound queue. What the broker holds for them
- * must stay bounded: a worker making calls is paused at the first task.run that waits, and a
- * cancelled call's task.run that never went out is withdrawn. Real children on real socketpairs
- * (children/deaf-participant.ts, children/deaf-caller.ts).
+ * must stay bounded: one task.run waits for a callee's room, whoever the caller (a later call is
+ * refused at once, its caller reading on), and a cancelled call's task.run that never went out is
+ * withdrawn. Real children on real socketpairs (children/deaf-participant.ts,
+ * children/cancelling-caller.ts, children/deaf-caller.ts).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ParticipantConnection } from '../../main/fabric/index.js';
 import { OUTBOUND_QUEUE_BYTES } from '../../main/fabric/limits/constants.js';
-import { startBroker, until } from './helpers.js';
+import { plan, startBroker, until } from './helpers.js';
 
 const SLEEPY = fileURLToPath(new URL('./children/deaf-participant.ts', import.meta.url));
 const DEAF_CALLER = fileURLToPath(new URL('./children/deaf-caller.ts', import.meta.url));
 const MIB = 1024 * 1024;
 
-test("a worker's 32 calls with 1 MiB prompts to a participant that stopped reading: the caller is paused at the first task.run that waits, not 28 of them held", async () => {
-  const t = startBroker([]);
+const CANCELLER = fileURLToPath(new URL('./children/cancelling-caller.ts', import.meta.url));
+/** The refusal of a call while a task.run already waits for sleepy-0's room. */
+const NOT_READING = /^refused: sleepy-0 is not reading: a task\.run already waits for room in its queue/;
+
+test("a worker's 32 calls with 1 MiB prompts to a participant that stopped reading: one task.run waits, the rest are refused at once, and the worker reads on (its req.cancel too)", async () => {
+  const t = startBroker([], { cancelGraceMs: 200 });
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-canceller-'));
+  const go = join(dir, 'go');
+  const answered = join(dir, 'answered');
+  const answers = (): string[] => (existsSync(answered) ? readFileSync(answered, 'utf8').split('\n') : []);
   try {
     const sleepy = (await t.broker.openParticipant('sleepy', process.execPath, ['--import', 'tsx', SLEEPY])).connection as ParticipantConnection;
-    const env = { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify({ agent: 'sleepy-0', prompt: '' }), CHATTY_TEST_INVOKE_PROMPT_BYTES: String(MIB), CHATTY_TEST_INVOKE_COUNT: '32' };
-    const caller = (await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env })).connection as ParticipantConnection;
+    const caller = (await t.broker.openParticipant('canceller', process.execPath, ['--import', 'tsx', CANCELLER, go, answered])).connection as ParticipantConnection;
     const queue = sleepy.outbound;
-    // Either the caller is held (the fix) or most of its task.runs end up waiting.
-    await until(() => caller.readingPaused || queue.waiters >= 20, 'the caller paused, or its task.runs waiting');
-    assert.ok(caller.readingPaused, `the caller was not paused: ${queue.waiters} task.runs wait (${(queue.heldBytes / MIB).toFixed(0)} MiB)`);
+    await until(() => queue.waiters >= 1, "a task.run waiting for sleepy-0's room");
     assert.equal(queue.waiters, 1, `${queue.waiters} task.runs wait`);
     assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + 2 * MIB, `the queue holds ${(queue.heldBytes / MIB).toFixed(1)} MiB for the deaf participant`);
+    writeFileSync(go, '');
+    // Every call is answered: refused at once, withdrawn, or cancelled after the 200 ms grace.
+    // Before, the caller's reading was held behind the waiting task.run, its req.cancel never read.
+    await until(() => answers().length === 32, `the canceller's 32 calls answered (caller reading paused: ${caller.readingPaused})`).catch(() => {});
+    const got = answers();
+    assert.equal(got.length, 32, `${got.length} of 32 cancelled calls answered; caller reading paused: ${caller.readingPaused}, task.runs waiting: ${queue.waiters}`);
+    const refused = got.filter((a) => NOT_READING.test(a)).length;
+    const withdrawn = got.filter((a) => a === 'cancelled before sleepy-0 was sent the task').length;
+    const cancelled = got.filter((a) => a === 'cancelled: sleepy-0 did not end its task within 200 ms').length;
+    assert.equal(withdrawn, 1, got.join(' | '));
+    assert.ok(refused > 0 && refused + withdrawn + cancelled === 32, got.join(' | '));
+    assert.equal(caller.readingPaused, false);
+    assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + 64 * 1024, `the queue holds ${(queue.heldBytes / MIB).toFixed(1)} MiB for ended calls`);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('helpers of one tree calling a participant that stopped reading add no task.run to what waits for it: one waits, whoever the caller', async () => {
+  const t = startBroker(['helper', 'coder'], { cancelGraceMs: 200 });
+  const controller = new AbortController();
+  try {
+    const sleepy = (await t.broker.openParticipant('sleepy', process.execPath, ['--import', 'tsx', SLEEPY])).connection as ParticipantConnection;
+    const queue = sleepy.outbound;
+    // First fill the deaf participant's queue (and its socket buffers) from the root.
+    const fillers = Promise.allSettled(Array.from({ length: 8 }, () => t.root.invoke('sleepy-0', 'f'.repeat(MIB), { signal: controller.signal })));
+    await until(() => queue.waiters >= 1, 'the deaf queue full');
+    const waitingBefore = queue.waiters;
+    const heldBefore = queue.heldBytes;
+    const big = { echo: 'p'.repeat(MIB) };
+    const helpers = 6;
+    let done = false;
+    const call = t.root.invoke('helper', plan({ parallel: Array.from({ length: helpers }, () => ({ delegate: { to: 'coder', prompt: { delegate: { to: 'sleepy-0', prompt: big } } } })) }), { signal: controller.signal });
+    void call.finally(() => (done = true)).catch(() => {});
+    await until(() => done || queue.waiters >= waitingBefore + helpers, "the helpers' calls answered, or their task.runs waiting");
+    // Before, each helper's call left its own task.run waiting (6 of them, 6 MiB; 33 MiB each at the frame cap).
+    assert.equal(queue.waiters - waitingBefore, 0, `the helpers' calls added ${queue.waiters - waitingBefore} waiting task.runs, ${((queue.heldBytes - heldBefore) / MIB).toFixed(1)} MiB`);
+    assert.equal(queue.heldBytes, heldBefore);
+    assert.equal((await call).success, false);
+    // The root's own calls are bounded the same way: the fillers beyond the one waiting were refused.
+    controller.abort();
+    const filled = await fillers;
+    const refused = filled.filter((f) => f.status === 'rejected' && NOT_READING.test((f.reason as Error).message)).length;
+    assert.ok(refused > 0, filled.map((f) => (f.status === 'rejected' ? (f.reason as Error).message : f.value.error)).join(' | '));
   } finally {
     await t.close();
   }
 });
 
-test("cancelled calls whose task.runs wait for a participant that stopped reading: each is withdrawn at once, nothing of it kept", async () => {
+test("cancelled calls whose task.runs wait for a participant that stopped reading: each is withdrawn at once, nothing of it kept, however often called again", async () => {
   const t = startBroker([], { cancelGraceMs: 200 });
   try {
     const sleepy = (await t.broker.openParticipant('sleepy', process.execPath, ['--import', 'tsx', SLEEPY])).connection as ParticipantConnection;
     const queue = sleepy.outbound;
     const controllers = Array.from({ length: 12 }, () => new AbortController());
-    const calls = controllers.map((controller) => t.root.invoke('sleepy-0', 'p'.repeat(MIB), { signal: controller.signal }));
-    await until(() => queue.waiters >= 6, 'task.runs waiting for room');
-    const waiting = queue.waiters;
+    // Settled as they come: the refused ones reject while the first still waits.
+    const calls = Promise.allSettled(controllers.map((controller) => t.root.invoke('sleepy-0', 'p'.repeat(MIB), { signal: controller.signal })));
+    await until(() => queue.waiters >= 1, 'a task.run waiting for room');
     for (const controller of controllers) controller.abort();
-    const results = await Promise.all(calls);
+    const settled = await calls;
+    const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const refusals = settled.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
+    // One task.run waited; the calls after it were refused at once, naming the callee.
+    for (const message of refusals) assert.match(message, NOT_READING);
     for (const result of results) {
       assert.equal(result.success, false);
       assert.equal(result.cancelled_by_user, true);
     }
     const withdrawn = results.filter((r) => /before sleepy-0 was sent the task/.test(r.error ?? '')).length;
-    assert.equal(withdrawn, waiting, `${withdrawn} of the ${waiting} waiting task.runs withdrawn: ${results.map((r) => r.error).join(' | ')}`);
+    assert.equal(withdrawn, 1, `${withdrawn} waiting task.runs withdrawn: ${results.map((r) => r.error).join(' | ')}`);
+    // Cancel and call again: each new task.run waits alone and is withdrawn, so nothing piles up.
+    const cancels = queue.waiters;
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const call = t.root.invoke('sleepy-0', 'p'.repeat(MIB), { signal: controller.signal });
+      await until(() => queue.waiters === cancels + 1, 'the new task.run waiting');
+      controller.abort();
+      assert.equal((await call).error, 'cancelled before sleepy-0 was sent the task');
+    }
     // What still waits is a req.cancel (a few bytes) for each task.run that was out before the abort.
     assert.equal(queue.waiters, results.length - withdrawn, `${queue.waiters} frames wait for room`);
     assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + 64 * 1024, `the queue holds ${(queue.heldBytes / MIB).toFixed(1)} MiB for ended calls`);

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_FRAME_BYTES, OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES, type CallHandler } from '../../main/fabric/index.js';
+import { MAX_FRAME_BYTES, MAX_WAITING_TASK_RUNS, OUTBOUND_QUEUE_BYTES, OUTBOUND_QUEUE_FRAMES, type CallHandler } from '../../main/fabric/index.js';
 import { puppetOpener } from './helpers.js';
 
 const puppet = puppetOpener();
@@ -97,23 +97,26 @@ describe('what is dropped', () => {
 });
 
 describe('neither', () => {
-  it('a full outbound queue makes the producer wait and keeps the slow reader', async () => {
+  it('a full outbound queue makes the producer wait and keeps the slow reader; one task.run waits, the next is refused at once', async () => {
     const p = await puppet();
     p.command({ pause: true });
     await p.next((m) => m.paused === true);
     const text = 'y'.repeat(64 * 1024);
     const count = 200;
-    const sent = Array.from({ length: count }, (_, n) => p.connection.runTask({ taskId: `t${n}`, text }));
+    // Settled as they come: the refused ones reject at once.
+    const sent = Promise.allSettled(Array.from({ length: count }, (_, n) => p.connection.runTask({ taskId: `t${n}`, text }).then((task) => task.outcome)));
     // The reader is not reading: past the socket's buffers the queue fills (by bytes: 64 KiB frames)
-    // and producers wait.
+    // and one task.run waits; each after it is refused (MAX_WAITING_TASK_RUNS), not held.
     assert.ok(p.connection.outbound.length < OUTBOUND_QUEUE_FRAMES);
     assert.ok(p.connection.outbound.length * text.length <= OUTBOUND_QUEUE_BYTES);
-    assert.ok(p.connection.outbound.waiters > 0);
+    assert.equal(p.connection.outbound.waiters, MAX_WAITING_TASK_RUNS);
     assert.ok(p.connection.isOpen);
     p.command({ answerTasks: true, resume: true });
-    const outcomes = await Promise.all(sent.map(async (s) => (await s).outcome));
-    assert.equal(outcomes.length, count);
-    assert.ok(outcomes.every((o) => o.state === 'completed'));
+    const results = await sent;
+    const completed = results.filter((r) => r.status === 'fulfilled' && r.value.state === 'completed').length;
+    const refused = results.filter((r) => r.status === 'rejected' && /^refused: puppet-0 is not reading: a task\.run already waits for room in its queue/.test((r.reason as Error).message)).length;
+    assert.ok(completed > MAX_WAITING_TASK_RUNS && refused > 0, `${completed} completed, ${refused} refused`);
+    assert.equal(completed + refused, count);
     assert.ok(p.connection.isOpen);
   });
 });

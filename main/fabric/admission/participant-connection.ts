@@ -5,7 +5,7 @@ import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { bytesOver, FrameTooLargeError } from '../codec/frame-too-large.js';
 import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
-import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS } from '../limits/constants.js';
+import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_WAITING_TASK_RUNS } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
 import type { BrokerMessage, ProgressEvent, RelayedAskParams, TaskRunParams } from '../wire/broker-to-worker.js';
@@ -47,15 +47,6 @@ export interface CallContext {
    * (`sendTask`), that promise holds the reading of the connection the outcome came from.
    */
   answerNow(result: unknown): Promise<void> | undefined;
-  /**
-   * Reads (and acts on) nothing more from this worker until `sending` settles: for a call whose
-   * `task.run` waits for room in its callee's full outbound queue (a callee that stopped reading),
-   * so that a worker making calls holds one such task.run (its prompt, up to a frame) waiting in
-   * the broker, not one per call. As a `TaskEventListener`'s promise holds the callee's reading for
-   * its caller, this holds the caller's for its callee. `sending` must settle once the task.run is
-   * queued or dropped (the call cancelled, a connection closed).
-   */
-  holdReadingUntil(sending: Promise<void>): void;
 }
 
 /**
@@ -137,8 +128,8 @@ export class ParticipantConnection {
   private readonly requests = new IdTable<OwedRequest>();
   /** What task event listeners are still forwarding: reading waits for them (see `TaskEventListener`). */
   private readonly holds = new Set<Promise<void>>();
-  /** Task.runs this worker's calls wait to send to a callee with no room: reading waits for them (see `CallContext.holdReadingUntil`). */
-  private readonly sending = new Set<Promise<void>>();
+  /** The ids of this connection's task.runs waiting for room in its queue: at most `MAX_WAITING_TASK_RUNS` (see `sendTask`). */
+  private readonly waitingTasks = new Set<number>();
   private pausedForRoom = false;
   /** The frames of a chunk not yet acted on when reading was paused for room (see `act`). */
   private unread: Incoming<WorkerMessage>[] | undefined;
@@ -198,12 +189,9 @@ export class ParticipantConnection {
     return this.holds.size > 0;
   }
 
-  /**
-   * Whether something waits for room: an answer in this connection's queue, a hold
-   * (`waitingForCaller`), or a task.run of this worker's calls in a callee's queue.
-   */
+  /** Whether something waits for room: an answer in this connection's queue, or a hold (`waitingForCaller`). */
   private get waitingForRoom(): boolean {
-    return this.outbound.waiters > 0 || this.waitingForCaller || this.sending.size > 0;
+    return this.outbound.waiters > 0 || this.waitingForCaller;
   }
 
   /**
@@ -239,7 +227,7 @@ export class ParticipantConnection {
     if (!this.waitingForRoom) return;
     this.pausedForRoom = true;
     this.stream.pause();
-    void Promise.all([this.outbound.whenNoWaiters(), ...this.holds, ...this.sending]).then(() => {
+    void Promise.all([this.outbound.whenNoWaiters(), ...this.holds]).then(() => {
       this.pausedForRoom = false;
       if (this.closeReason !== undefined) return;
       const unread = this.unread;
@@ -290,16 +278,35 @@ export class ParticipantConnection {
    * A task.run that cannot be sent throws here, before anything is written, and `onOutcome` is never
    * called: one over the worker's frame cap (which would close its connection) as a `CallError`
    * (`failed`), one that cannot be encoded as what encoding threw. A task.run sent with `abort`
-   * (not aborted yet) that waits for room can be withdrawn by it (`withdrawTask`).
+   * (not aborted yet; this task's alone, as `OutboundQueue.withdraw` drops every line sent with it)
+   * that waits for room can be withdrawn by it (`withdrawTask`).
+   *
+   * At most `MAX_WAITING_TASK_RUNS` task.runs wait for room here (a worker that stopped reading),
+   * whoever the callers are (the root, a worker, each helper of a tree): while one waits, the next is
+   * refused at once, as a `CallError` (`refused`: `<name> is not reading…`), and its caller reads on.
+   * So what the broker holds for a worker that stopped reading is its queue plus one task.run (up
+   * to a frame). Before, each caller's task.runs waited (or each caller's reading was held behind
+   * its own waiting task.run, its `req.cancel` unread): one frame per caller, and a tree makes as
+   * many callers as it likes.
    */
   sendTask(params: TaskRunParams, onEvent: TaskEventListener | undefined, onOutcome: OutcomeListener, abort?: AbortLike): { id: number; queued: Promise<void> | undefined } {
     if (this.closeReason !== undefined) {
       this.deliver(onOutcome, this.disconnected());
       return { id: 0, queued: undefined };
     }
+    if (this.waitingTasks.size >= MAX_WAITING_TASK_RUNS) throw this.notReading();
     const { id, line } = this.encodeRequest(() => this.codec.request({ method: 'task.run', params }));
     this.tasks.set(id, { resolve: onOutcome, onEvent });
-    return { id, queued: this.outbound.offer(line, abort?.aborted ? undefined : abort)?.catch(() => {}) };
+    const queued = this.outbound.offer(line, abort?.aborted ? undefined : abort);
+    if (queued === undefined) return { id, queued: undefined };
+    this.waitingTasks.add(id);
+    const done = (): void => void this.waitingTasks.delete(id);
+    return { id, queued: queued.then(done, done) };
+  }
+
+  /** The refusal of a task.run while `MAX_WAITING_TASK_RUNS` wait for room (see `sendTask`). */
+  private notReading(): CallError {
+    return new CallError(wireError({ kind: 'refused', reason: `${this.node.name} is not reading: a task.run already waits for room in its queue; try again once it reads` }));
   }
 
   /**
@@ -313,6 +320,7 @@ export class ParticipantConnection {
   withdrawTask(id: number, abort: AbortLike): boolean {
     if (!this.tasks.has(id) || this.outbound.withdraw(abort) === 0) return false;
     this.tasks.delete(id);
+    this.waitingTasks.delete(id); // room for the next at once, not a promise turn later
     this.codec.forget(id);
     return true;
   }
@@ -550,7 +558,7 @@ export class ParticipantConnection {
       if (bytesOver(line, this.workerMaxFrameBytes) !== undefined) return inParts(event, progress);
       return this.outbound.offer(line, abort)?.catch(() => {});
     };
-    const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer, this.holdUntil);
+    const context = new WorkerCallContext(this.node, id, cancel, progress, this.answer);
     let running: Promise<unknown>;
     try {
       running = this.handler(call, context);
@@ -589,13 +597,6 @@ export class ParticipantConnection {
     return fitReply(this.codec.fail(id, error), id, this.workerMaxFrameBytes);
   }
 
-  /** Holds reading until `sending` settles (see `CallContext.holdReadingUntil`); nothing once the connection has closed. */
-  private readonly holdUntil = (sending: Promise<void>): void => {
-    if (this.closeReason !== undefined) return;
-    const hold: Promise<void> = sending.catch(() => {}).finally(() => this.sending.delete(hold));
-    this.sending.add(hold);
-  };
-
   /** Queues a call's answer (waiting for room if need be; dropped if the connection closes first): a promise while it waits. */
   private reply(line: string): Promise<void> | undefined {
     return this.outbound.offer(line)?.catch(() => {});
@@ -618,7 +619,6 @@ class WorkerCallContext implements CallContext {
     private readonly cancel: CallSignal,
     readonly progress: (event: ProgressEvent) => Promise<void> | undefined,
     private readonly answer: (context: WorkerCallContext, ok: boolean, value: unknown) => Promise<void> | undefined,
-    readonly holdReadingUntil: (sending: Promise<void>) => void,
   ) {
     this.abort = cancel.abort;
   }

@@ -9,6 +9,11 @@ export const OUTBOUND_QUEUE_FRAMES = 64;
  * nothing is queued before it and the stream is not backed up (see `OutboundQueue`).
  */
 export const OUTBOUND_QUEUE_BYTES = 4 * 1024 * 1024;
+/**
+ * Task.runs that may wait for room in one worker's outbound queue (a worker that stopped reading),
+ * whoever made the calls: one more is refused at once (`refused`, naming the worker as not reading).
+ */
+export const MAX_WAITING_TASK_RUNS = 1;
 /** A peer's calls in flight at once; one more is refused alone. */
 export const MAX_IN_FLIGHT_CALLS = 32;
 /** A peer's call rate: a token bucket refilling at this many per second… */

@@ -2,8 +2,7 @@
  * A raw participant for the broker tests: says hello, reads its answer, then makes one
  * `agent.invoke` (the JSON params in CHATTY_TEST_INVOKE; CHATTY_TEST_INVOKE_COUNT of them, in one
  * write, when set) and never reads again, so whatever the broker sends it for those calls (their
- * progress, their results) waits in the broker's outbound queue. CHATTY_TEST_INVOKE_PROMPT_BYTES, when
- * set, makes each call's prompt that many bytes (too large for the environment itself).
+ * progress, their results) waits in the broker's outbound queue.
  */
 import { Socket } from 'node:net';
 
@@ -12,9 +11,7 @@ const frame = (id: number, method: string, params: unknown): string => JSON.stri
 socket.write(frame(1, 'session.hello', { card: { name: 'deaf', description: 'stops reading', version: '1.0.0', skills: [] } }));
 socket.once('data', () => {
   socket.pause(); // the hello's answer is the last thing read
-  const params = JSON.parse(process.env['CHATTY_TEST_INVOKE']!) as { prompt?: string };
-  const promptBytes = process.env['CHATTY_TEST_INVOKE_PROMPT_BYTES'];
-  if (promptBytes !== undefined) params.prompt = 'p'.repeat(Number(promptBytes));
+  const params = JSON.parse(process.env['CHATTY_TEST_INVOKE']!) as unknown;
   const count = Number(process.env['CHATTY_TEST_INVOKE_COUNT'] ?? '1');
   socket.write(Array.from({ length: count }, (_, i) => frame(2 + i, 'agent.invoke', params)).join(''));
 });
