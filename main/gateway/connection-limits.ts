@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { capConnections } from '../connection-cap/index.js';
 
 /**
  * How long a client may take to send a request, and how many connections the gateway holds at
@@ -42,36 +43,7 @@ export function limitedServer(limits: Partial<ConnectionLimits> | undefined, lis
     },
     listener,
   );
-  capConnections(server, maxConnections);
+  // Room is made by closing the oldest connection not yet authorised (the shared rule: `capConnections`).
+  capConnections(server, maxConnections, (socket) => authorised.has(socket));
   return server;
-}
-
-/**
- * Not `server.maxConnections`, which refuses the newcomer: a process without the token could then
- * hold every slot with silent connections (reopening each one the headers timeout closes) and
- * lock honest clients out. Here room is made by closing the oldest connection not yet authorised.
- */
-function capConnections(server: Server, max: number): void {
-  const open = new Set<Socket>();
-  /** Not known to be authorised when added, oldest first; an authorised one is skipped (and dropped) when room is made. */
-  const unproven = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    open.add(socket);
-    unproven.add(socket);
-    socket.once('close', () => {
-      open.delete(socket);
-      unproven.delete(socket);
-    });
-    if (open.size > max) closeOldestUnproven(open, unproven);
-  });
-}
-
-function closeOldestUnproven(open: Set<Socket>, unproven: Set<Socket>): void {
-  for (const socket of unproven) {
-    unproven.delete(socket);
-    if (authorised.has(socket)) continue;
-    open.delete(socket); // now: its 'close' comes later, and the next newcomer must not count it
-    socket.destroy();
-    return;
-  }
 }

@@ -9,7 +9,7 @@ import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { MAX_SHARED_SOCKET_CONNECTIONS, withParticipantSocket } from '../../main/fabric/index.js';
+import { MAX_SHARED_SOCKET_CONNECTIONS, SHARED_SOCKET_REFUSAL, withParticipantSocket } from '../../main/fabric/index.js';
 import { until, within } from '../broker/helpers.js';
 
 const base = mkdtempSync(join(tmpdir(), 'fabric-shared-'));
@@ -36,7 +36,7 @@ test('a first line that never ends (4 MiB each, 8 connections) is cut off at the
   }
 });
 
-test(`connections past ${MAX_SHARED_SOCKET_CONNECTIONS} at once are closed at once: a worker cannot hold the gateway's descriptors`, async () => {
+test(`connections past ${MAX_SHARED_SOCKET_CONNECTIONS} at once are closed at once (the oldest silent ones): a worker cannot hold the gateway's descriptors`, async () => {
   const shared = await withParticipantSocket(join(base, 'many'), { helloTimeoutMs: 60_000 });
   const extra = 24;
   const sockets: Socket[] = [];
@@ -52,6 +52,27 @@ test(`connections past ${MAX_SHARED_SOCKET_CONNECTIONS} at once are closed at on
     assert.equal(sockets.filter((socket) => !socket.destroyed && socket.readyState === 'open').length, MAX_SHARED_SOCKET_CONNECTIONS);
   } finally {
     for (const socket of sockets) socket.destroy();
+    await shared.close();
+  }
+});
+
+test(`a hello is told why it is refused even while ${MAX_SHARED_SOCKET_CONNECTIONS} silent connections are held: the oldest silent one makes room`, async () => {
+  const shared = await withParticipantSocket(join(base, 'squat'), { helloTimeoutMs: 60_000 });
+  const squatters: Socket[] = [];
+  try {
+    for (let i = 0; i < MAX_SHARED_SOCKET_CONNECTIONS; i++) squatters.push(await connect(shared.path));
+    const firstSquatterClosed = new Promise((resolve) => squatters[0]!.once('close', resolve));
+    const worker = await connect(shared.path);
+    let heard = '';
+    worker.on('data', (chunk: Buffer) => (heard += chunk.toString()));
+    worker.write(JSON.stringify({ v: 3, id: 1, method: 'session.hello', params: { card: { name: 'w', description: 'd', version: '1.0.0', skills: [] } } }) + '\n');
+    await new Promise((resolve) => worker.once('close', resolve));
+    // Before (net.Server.maxConnections): the newcomer was closed unread, a bare close or ECONNRESET.
+    assert.ok(heard.includes(SHARED_SOCKET_REFUSAL), `the hello got ${JSON.stringify(heard)} before the close`);
+    await within(firstSquatterClosed, 5_000, 'the oldest silent connection closed to make room');
+    assert.equal(squatters.filter((socket) => !socket.destroyed && socket.readyState === 'open').length, MAX_SHARED_SOCKET_CONNECTIONS - 1);
+  } finally {
+    for (const socket of squatters) socket.destroy();
     await shared.close();
   }
 });

@@ -2,6 +2,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import { capConnections } from '../../connection-cap/index.js';
 import { bindOwnSocket, ensureRuntimeDir } from '../../owner-only/index.js';
 import { FrameCodec } from '../codec/frame-codec.js';
 import { CLOSE_GRACE_MS, SHARED_SOCKET_HELLO_TIMEOUT_MS } from '../limits/constants.js';
@@ -12,10 +13,12 @@ export const PARTICIPANT_SOCKET_FILE = 'participant.sock';
 
 /**
  * Connections the shared socket holds at once (each until its first line, or its hello timeout);
- * one more is closed as soon as it is accepted (`net.Server.maxConnections`). Any process running as
- * the user (a worker) can connect, and each connection held is a descriptor of the gateway's: with
- * no cap, opening connections faster than the timeout closed them ran the gateway out of descriptors
- * (no worker spawned, no HTTP connection accepted).
+ * one more closes the oldest that has not sent its first line yet (the newcomer itself when every
+ * other one has): the gateway's rule, `capConnections`. Any process running as the user (a worker)
+ * can connect, and each connection held is a descriptor of the gateway's: with no cap, opening
+ * connections faster than the timeout closed them ran the gateway out of descriptors (no worker
+ * spawned, no HTTP connection accepted). Not `net.Server.maxConnections`, which refuses the
+ * newcomer: 16 silent connections, renewed, then left every hello a bare close, never told why.
  */
 export const MAX_SHARED_SOCKET_CONNECTIONS = 16;
 
@@ -54,12 +57,14 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
   // The socket path must fit sun_path as a whole: checked for this file name, before anything is made.
   const path = join(ensureRuntimeDir(dir, { socketFile: PARTICIPANT_SOCKET_FILE }), PARTICIPANT_SOCKET_FILE);
   const open = new Set<Socket>();
+  /** The connections whose first line is read: never closed to make room (their refusal is on its way). */
+  const spoke = new WeakSet<Socket>();
   const server = createServer((socket) => {
     open.add(socket);
     socket.on('close', () => open.delete(socket));
-    refuseConnection(socket, options);
+    refuseConnection(socket, options, () => spoke.add(socket));
   });
-  server.maxConnections = MAX_SHARED_SOCKET_CONNECTIONS;
+  capConnections(server, MAX_SHARED_SOCKET_CONNECTIONS, (socket) => spoke.has(socket));
   // Clearing a crashed launch's leftover and binding are done holding `participant.sock.lock`:
   // two starts at once both found the leftover dead and both unlinked it, the later unlink taking
   // the earlier one's fresh socket. Holding the lock, the second finds the first's socket live.
@@ -96,9 +101,9 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
  * its id, written and flushed before the stream closes (the same `OutboundQueue.finish` a spawned
  * connection's refused hello goes through); any other first line, or silence past the timeout,
  * closes it with no reply, as does a first line over `SHARED_SOCKET_LINE_BYTES`. Nothing after the
- * first line is read.
+ * first line is read; `spoke` is called once it is.
  */
-export function refuseConnection(stream: Duplex, options: ParticipantSocketOptions = {}): void {
+export function refuseConnection(stream: Duplex, options: ParticipantSocketOptions = {}, spoke?: () => void): void {
   const codec = FrameCodec.forBroker({ maxFrameBytes: SHARED_SOCKET_LINE_BYTES, log: () => {} });
   const queue = new OutboundQueue(stream);
   const gone = new Error('refused');
@@ -117,6 +122,7 @@ export function refuseConnection(stream: Duplex, options: ParticipantSocketOptio
     decided = true;
     clearTimeout(timer);
     codec.close('refused');
+    spoke?.();
     if (first.type === 'message' && first.frame.method === 'session.hello') {
       const line = codec.fail(first.frame.id, wireError({ kind: 'refused', reason: SHARED_SOCKET_REFUSAL }));
       void queue.finish(gone, line, options.closeGraceMs ?? CLOSE_GRACE_MS);

@@ -1,0 +1,1 @@
+export { capConnections } from './cap-connections.js';
