@@ -83,15 +83,12 @@ export interface AppPagesOptions {
 }
 
 /**
- * Answers one `app:` request: a file of the app's `pages` folder, else one of the package's
- * renderer files (app-protocol.ts's allow-list: `out/renderer/…`, the demo page…); 404 for
- * anything else, 405 for a method other than GET and HEAD. Every page comes with the CSP.
+ * Answers one `app:` request: a file of the app's `pages` folder (`pages` is the real path
+ * `servePagesFolder` checked: the only way in, so no request reads a folder nobody checked), else
+ * one of the package's renderer files (app-protocol.ts's allow-list: `out/renderer/…`, the demo
+ * page…); 404 for anything else, 405 for a method other than GET and HEAD. Every page comes with
+ * the CSP.
  */
-export async function answerAppRequest(request: { url: string; method: string }, options: AppPagesOptions = {}): Promise<AppResponse> {
-  return answerOn(parseOrigin(options.origin), request, options.pages);
-}
-
-/** `answerAppRequest` with the origin already parsed (the handler parses it once, not per request). */
 async function answerOn(origin: AppOrigin, request: { url: string; method: string }, pages: string | undefined): Promise<AppResponse> {
   const page = pages === undefined ? undefined : pageFile(request.url, pages, origin);
   // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).

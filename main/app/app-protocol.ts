@@ -4,7 +4,7 @@
 // else on the disk), its responses carry the CSP as a header (`file:` responses have no headers to
 // set, and `session.webRequest.onHeadersReceived` does not see them), and only the renderer's own
 // files can be fetched: never a path outside the allow-list below.
-import { readFile } from 'node:fs/promises';
+import { constants, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CONTENT_SECURITY_POLICY } from './window-options.js';
 
@@ -123,13 +123,44 @@ export async function serveAppRequest(request: { url: string; method: string }, 
   return served ?? { status: 404, headers: plain, body: 'not found' };
 }
 
-/** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be read. */
+/** The largest file served on `app:`: a page, a script, an image; anything bigger is refused (404). */
+export const MAX_APP_FILE_BYTES = 16 * 1024 * 1024;
+
+/** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be served. */
 export async function serveAppFile(path: string, contentType: string, method: string): Promise<AppResponse | undefined> {
-  let body: Uint8Array;
+  const body = await readRegularFile(path);
+  if (body === undefined) return undefined;
+  return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
+}
+
+/**
+ * The file at `path` when it is a regular file of at most MAX_APP_FILE_BYTES, read through the one
+ * descriptor that was checked. Its own name may not be a link (O_NOFOLLOW: a page file linked into
+ * the agents' workspace would be theirs to write), and a fifo is opened without waiting for a
+ * writer (O_NONBLOCK) and then refused: else each request for it held a thread of libuv's pool.
+ */
+async function readRegularFile(path: string): Promise<Uint8Array | undefined> {
+  let file: FileHandle;
   try {
-    body = await readFile(path);
+    file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
-  return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
+  try {
+    const stat = await file.stat();
+    if (!stat.isFile() || stat.size > MAX_APP_FILE_BYTES) return undefined;
+    // Read up to the size checked: a file growing meanwhile is cut there, never read on.
+    const body = Buffer.alloc(stat.size);
+    let filled = 0;
+    while (filled < body.length) {
+      const { bytesRead } = await file.read(body, filled, body.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return body.subarray(0, filled);
+  } catch {
+    return undefined;
+  } finally {
+    await file.close();
+  }
 }

@@ -2,8 +2,8 @@
 // handleAppProtocol and the workspace root of a gateway a bridge is attached to must be apart
 // (neither is, holds or lies inside the other, compared as real paths). Else one approved write of
 // `page.js` would make an agent's script the page that answers every later approval.
-import { realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 
@@ -11,17 +11,6 @@ import type { ProtocolGateway } from '../gateway/index.js';
 const servedPages = new Set<string>();
 /** The real workspace roots of the gateways with a bridge attached, with how many bridges each. */
 const bridgedWorkspaces = new Map<string, number>();
-
-/** `path` through its links; a part that does not exist yet is kept as written under its real parent. */
-function realPath(path: string): string {
-  const absolute = resolve(path);
-  try {
-    return realpathSync(absolute);
-  } catch {
-    const parent = dirname(absolute);
-    return parent === absolute ? absolute : join(realPath(parent), basename(absolute));
-  }
-}
 
 function refuseOverlap(pages: string, workspace: string): void {
   if (isInside(pages, workspace) || isInside(workspace, pages)) {
@@ -32,12 +21,20 @@ function refuseOverlap(pages: string, workspace: string): void {
 }
 
 /**
- * A `pages` folder is about to be served: refused when a bridged gateway's workspace overlaps it.
- * Returns its real path, the folder to serve from: the one checked, whatever later becomes of a
- * link on the way (a link that lies in the workspace, re-pointed by an agent, reaches nothing).
+ * A `pages` folder is about to be served: refused when it does not exist or is not a folder (a
+ * link to nowhere yet would be checked where it lies and later lead wherever its target appears,
+ * in the workspace too), and when a bridged gateway's workspace overlaps it. Returns its real
+ * path, the folder to serve from: the one checked, whatever later becomes of a link on the way
+ * (a link that lies in the workspace, re-pointed by an agent, reaches nothing).
  */
 export function servePagesFolder(pages: string): string {
-  const real = realPath(pages);
+  let real: string;
+  try {
+    real = realpathSync(resolve(pages));
+  } catch {
+    throw new Error(`the pages folder ${pages} does not exist (or leads through a link to nowhere): create it before serving it`);
+  }
+  if (!statSync(real).isDirectory()) throw new Error(`the pages folder ${pages} is not a folder (${real})`);
   for (const workspace of bridgedWorkspaces.keys()) refuseOverlap(real, workspace);
   servedPages.add(real);
   return real;

@@ -1,12 +1,13 @@
 // The `./electron` entry's pieces that need no window: the app: handler over an app's own pages
 // and the package's files, the window's web preferences, the preload's path.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { APP_PAGE_URL } from '../../main/app/app-protocol.js';
+import { APP_PAGE_URL, MAX_APP_FILE_BYTES } from '../../main/app/app-protocol.js';
 import { APP_SCHEME_REGISTRATION, appProtocolHandler, handleAppProtocol, preloadPath, secureWebPreferences, type ProtocolSession } from '../../main/app/index.js';
 import { CONTENT_SECURITY_POLICY, openAppWindow } from '../../main/app/window-options.js';
 
@@ -74,4 +75,20 @@ test("secureWebPreferences are the demo window's own: isolated, sandboxed, no No
 
 test("preloadPath is the package's built preload", () => {
   assert.equal(preloadPath, join(repo, 'out', 'preload', 'index.cjs'));
+});
+
+test('a fifo in the pages folder is not opened to wait for a writer, and a file over the size cap is not served', async () => {
+  const folder = join(scratch, 'odd-pages');
+  mkdirSync(folder);
+  execFileSync('mkfifo', [join(folder, 'stuck.js')]);
+  writeFileSync(join(folder, 'ok.js'), 'export {};');
+  truncateSync(join(folder, 'ok.js'), MAX_APP_FILE_BYTES); // sparse: at the cap, still served
+  writeFileSync(join(folder, 'huge.js'), '');
+  truncateSync(join(folder, 'huge.js'), MAX_APP_FILE_BYTES + 1);
+  const refused: string[] = [];
+  const handler = appProtocolHandler({ pages: folder, log: (line) => refused.push(line) });
+  // Before, readFile opened the fifo and waited for a writer for good: this test never ended.
+  const statuses = await Promise.all(['stuck.js', 'huge.js', 'ok.js'].map(async (name) => (await handler(new Request(`app://chatty/${name}`))).status));
+  assert.deepEqual(statuses, [404, 404, 200]);
+  assert.equal(refused.length, 2);
 });

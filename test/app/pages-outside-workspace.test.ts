@@ -96,3 +96,41 @@ test('pages named through a link in the workspace are served from where the link
   assert.equal(await page(), 'the app page', 'still the folder that was checked');
   detach();
 });
+
+test('a pages folder that does not exist at start is refused, a link to where the agents write later too: it must exist and be a folder', async () => {
+  const base = folder('dangling', 'workspace');
+  const workspace = join(base, 'workspace');
+  const link = join(base, 'pages'); // the app's pages, named through a link to a build output not made yet
+  symlinkSync(join(workspace, 'ui'), link);
+  const gw = await gatewayIn(workspace);
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
+  try {
+    assert.throws(() => appProtocolHandler({ pages: link }), /the pages folder .*pages does not exist \(or leads through a link to nowhere\)/);
+    assert.throws(() => appProtocolHandler({ pages: join(base, 'missing') }), /does not exist/);
+    writeFileSync(join(base, 'file.html'), 'a file');
+    assert.throws(() => appProtocolHandler({ pages: join(base, 'file.html') }), /is not a folder/);
+    // Had it been allowed: one plain write of an agent in its own workspace made its file the page.
+    mkdirSync(join(workspace, 'ui'));
+    writeFileSync(join(workspace, 'ui', 'index.html'), "an agent's page");
+    assert.throws(() => appProtocolHandler({ pages: link }), /overlap/, 'once it exists, it is where the agents write');
+  } finally {
+    detach();
+  }
+});
+
+test("a page file is served only as a regular file in the pages folder: a link (into the agents' workspace or anywhere) is not followed", async () => {
+  const base = folder('file-link', 'workspace', 'pages');
+  const workspace = join(base, 'workspace');
+  const pages = join(base, 'pages');
+  writeFileSync(join(pages, 'index.html'), '<script src="page.js"></script>');
+  writeFileSync(join(base, 'elsewhere.css'), 'body {}');
+  symlinkSync(join(workspace, 'page.js'), join(pages, 'page.js'));
+  symlinkSync(join(base, 'elsewhere.css'), join(pages, 'style.css'));
+  const gw = await gatewayIn(workspace);
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
+  const handler = appProtocolHandler({ pages }); // allowed: the folders are apart
+  writeFileSync(join(workspace, 'page.js'), "/* an agent's script */"); // a plain write in the workspace
+  const answers = await Promise.all(['page.js', 'style.css', 'index.html'].map(async (name) => (await handler(new Request(`app://chatty/${name}`))).status));
+  detach();
+  assert.deepEqual(answers, [404, 404, 200]);
+});
