@@ -99,8 +99,8 @@ async function main(): Promise<void> {
     // 2. The same guest, transpiled and instantiated on this thread, called directly.
     const cache = new ComponentCache(join(root, 'cache'));
     const prepared = await cache.prepare(component);
-    const { modules: coreModules, sandbox } = await cache.compile(prepared, 256);
-    const { instantiate } = (await import(prepared.componentUrl!)) as {
+    const { modules: coreModules, sandbox, componentUrl } = await cache.compile(prepared, 256);
+    const { instantiate } = (await import(componentUrl)) as {
       instantiate: (get: (n: string) => unknown, imports: unknown, core: unknown) => Promise<Record<string, { invokeTool(r: ToolCallRequest): unknown }>>;
     };
     const data = { module: 'bench', config: null, filesRoot: null, grants: { llm: 'not-configured', billing: 'not-configured' } } as unknown as GuestWorkerData;

@@ -9,3 +9,4 @@ export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './sock
 export { clearStaleSocket } from './stale-socket.js';
 export { bindOwnSocket } from './socket-bind.js';
 export { OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';
+export { whyAncestorsOpen, whyOpenToOthers } from './closed-to-others.js';

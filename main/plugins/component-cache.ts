@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, type Stats } from 'node:fs';
+import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
+import { currentUid, whyAncestorsOpen, whyOpenToOthers } from '../owner-only/index.js';
 import { PluginLoadError } from './errors.js';
 import { checkComponentNames } from './inspect/component-names.js';
 import { capCoreModule, shapeOfCoreModule, type CoreModuleShape } from './inspect/core-limits.js';
@@ -17,7 +17,7 @@ import { parseComponentWorld, type ComponentWorld } from './world.js';
 import { Wasm, type WasmModule } from './wasm-api.js';
 
 /** Bumped when the cached layout or the way we transpile changes. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 const TOOLCHAIN_TIMEOUT_MS = 120_000;
 const TOOLCHAIN_IDLE_MS = 5_000;
 
@@ -28,8 +28,10 @@ export interface PreparedComponent {
   readonly world: ComponentWorld;
   /** The cache entry's directory. */
   readonly dir: string;
-  /** `component.mjs` (jco's `instantiate`), absent when the component is not a plugin. */
-  readonly componentUrl: string | undefined;
+  /** Whether there is a `component.mjs` (jco's `instantiate`): not when the component is not a plugin. */
+  readonly plugin: boolean;
+  /** The SHA-256 of each file the entry runs from, as written: checked again when it is used. */
+  readonly sha256: Readonly<Record<string, string>>;
   /** jco's core module files, by the name its `getCoreModule` asks for. */
   readonly coreFiles: readonly string[];
   /** The core file each of jco's `instantiateCore` calls instantiates, in order (from its checked JavaScript). */
@@ -46,6 +48,8 @@ interface CacheMeta {
   wit: string;
   coreFiles: string[];
   plugin: boolean;
+  /** Each written file's SHA-256 (format 2): what is read when the engine starts must match. */
+  sha256: Record<string, string>;
 }
 
 let transpilerVersionMemo: string | undefined;
@@ -79,8 +83,6 @@ export class ComponentCache {
   /** The checked JavaScript's core instantiations, by cache key. */
   private readonly checkedJs = new Map<string, string[]>();
   private readonly toolchain = new Toolchain();
-  /** `transpiled/`, made (or made again) owner-only once per cache. */
-  private transpiledDir: Promise<string> | undefined;
 
   /** `transpiler` overrides the installed jco-transpile version in the key (tests only). */
   constructor(
@@ -98,11 +100,11 @@ export class ComponentCache {
     const transpiler = this.options.transpiler ?? transpilerVersion();
     const hash = createHash('sha256').update(bytes).digest('hex');
     const key = `${hash.slice(0, 32)}-jco${transpiler}-f${CACHE_FORMAT}`;
-    const dir = join(await this.ownTranspiledDir(), key);
+    const dir = join(this.ownTranspiledDir(), key);
     const cached = await readMeta(dir, key);
     if (cached) return this.entry(key, dir, cached, true);
     const reply = await this.toolchain.transpile(bytes);
-    const meta: CacheMeta = { format: CACHE_FORMAT, key, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null };
+    const meta: CacheMeta = { format: CACHE_FORMAT, key, transpiler, wit: reply.wit, coreFiles: [], plugin: reply.files !== null, sha256: {} };
     const tmp = `${dir}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
     await mkdir(tmp, { mode: 0o700 });
     for (const [name, content] of Object.entries(reply.files ?? {})) {
@@ -110,6 +112,7 @@ export class ComponentCache {
       if (name.endsWith('.wasm')) meta.coreFiles.push(name);
       const target = name === 'component.js' ? 'component.mjs' : name;
       if (target.includes('/')) continue;
+      meta.sha256[target] = sha256Of(content);
       await writeFile(join(tmp, target), content, { mode: 0o600 });
     }
     await writeFile(join(tmp, 'meta.json'), JSON.stringify(meta), { mode: 0o600 });
@@ -129,7 +132,7 @@ export class ComponentCache {
   private async entry(key: string, dir: string, meta: CacheMeta, cached: boolean): Promise<PreparedComponent> {
     let instantiations = this.checkedJs.get(key);
     if (!instantiations) {
-      instantiations = meta.plugin ? await this.toolchain.checkJs(join(dir, 'component.mjs'), meta.coreFiles) : [];
+      instantiations = meta.plugin ? await this.toolchain.checkJs(await readChecked(dir, 'component.mjs', meta.sha256), meta.coreFiles) : [];
       this.checkedJs.set(key, instantiations);
     }
     return preparedFrom(key, dir, meta, cached, instantiations);
@@ -147,10 +150,14 @@ export class ComponentCache {
     const alive = known instanceof WeakRef ? known.deref() : known;
     if (alive) return Promise.resolve(alive);
     const compiled = (async () => {
+      // Used by path hours after the load checked it: the folders are checked again, and each
+      // file's bytes against the hash recorded when it was written; what runs is what was read.
+      this.ownTranspiledDir();
+      const js = prepared.plugin ? (await readChecked(prepared.dir, 'component.mjs', prepared.sha256)).toString('utf8') : '';
       const files: Record<string, Uint8Array> = {};
       const perModule: Record<string, CoreModuleShape> = {};
       for (const name of prepared.coreFiles) {
-        files[name] = await readFile(join(prepared.dir, name));
+        files[name] = await readChecked(prepared.dir, name, prepared.sha256);
         perModule[name] = shapeOfCoreModule(files[name], name);
       }
       const sandbox = planSandbox(prepared.coreInstantiations, perModule, maxMemoryMb);
@@ -159,7 +166,7 @@ export class ComponentCache {
         const capped = capCoreModule(bytes, { memoryPages: sandbox.memoryPagesEach, tableEntries: sandbox.tableEntriesEach }, name);
         modules[name] = await Wasm.compile(capped);
       }
-      return { modules, sandbox };
+      return { modules, sandbox, componentUrl: `data:text/javascript;base64,${Buffer.from(js, 'utf8').toString('base64')}` };
     })();
     compiled.then(
       (done) => {
@@ -172,27 +179,35 @@ export class ComponentCache {
   }
 
   /**
-   * `<cacheDir>/transpiled`, owner-only: made 0700, or made so again when an older run (or a
-   * person) left it open to others; refused when it is not this user's. What others could have
-   * done in it while it was open is caught entry by entry (`readMeta`).
+   * `<cacheDir>/transpiled`, checked on every load and every engine start (a folder can change
+   * between them): the cacheDir and transpiled/ are this user's and made 0700 (an older gateway
+   * made the cacheDir under the umask, 0775 under umask 002: a group member could rename
+   * transpiled/ aside and put their own there), and every folder above the cacheDir, up to `/`,
+   * is this user's or root's and writable by nobody else unless sticky (owner-only's rule).
+   * Refused otherwise, naming the folder. What others could have done in transpiled/ while it was
+   * open is caught entry by entry (`readMeta`) and file by file (`readChecked`).
    */
-  private ownTranspiledDir(): Promise<string> {
-    this.transpiledDir ??= (async () => {
-      const dir = join(this.dir, 'transpiled');
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const st = await stat(dir);
-      const uid = process.getuid?.();
-      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
-        throw new PluginLoadError(`the transpile cache ${dir} is not a folder of this user's (uid ${st.uid}): its code would run as a plugin's; give the registry a cacheDir of your own`);
-      }
-      if ((st.mode & 0o077) !== 0) await chmod(dir, 0o700);
-      return dir;
-    })();
-    const made = this.transpiledDir;
-    made.catch(() => {
-      if (this.transpiledDir === made) this.transpiledDir = undefined; // said to this load; the next one looks again
-    });
-    return made;
+  private ownTranspiledDir(): string {
+    const uid = process.platform === 'win32' ? undefined : currentUid();
+    const dir = join(this.dir, 'transpiled');
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new PluginLoadError(`cannot make the transpile cache ${dir}: ${(err as Error).message}`);
+    }
+    if (uid === undefined) return dir;
+    const refuse = (why: string): never => {
+      throw new PluginLoadError(`the transpile cache ${why}: someone else could put code there that would run as a plugin's; give the registry a cacheDir of your own (chmod 700 it, in folders only you may write)`);
+    };
+    for (const folder of [this.dir, dir]) {
+      const st = lstatSync(folder);
+      if (!st.isDirectory()) refuse(`${folder} is not a folder`);
+      if (st.uid !== uid) refuse(`${folder} is owned by another user (uid ${st.uid})`);
+      if ((st.mode & 0o077) !== 0) chmodSync(folder, 0o700);
+    }
+    const why = whyAncestorsOpen(this.dir, uid);
+    if (why) refuse(`is inside ${why}`);
+    return dir;
   }
 
   /** Where a load records the component's tools, and finds what an earlier load recorded. */
@@ -209,6 +224,8 @@ export class ComponentCache {
 export interface CompiledComponent {
   modules: Record<string, WasmModule>;
   sandbox: GuestSandbox;
+  /** The hash-checked `component.mjs` as a `data:` URL: the worker imports these bytes, not the path. */
+  componentUrl: string;
 }
 
 /** Divides the plugin's memory and table budgets among what its instantiations define. */
@@ -241,7 +258,7 @@ async function readMeta(dir: string, key: string): Promise<CacheMeta | undefined
   try {
     if (!ownedDirectory(await lstat(dir)) || !ownedFile(await lstat(join(dir, 'meta.json')))) return undefined;
     const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CacheMeta;
-    if (meta.format !== CACHE_FORMAT || meta.key !== key) return undefined;
+    if (meta.format !== CACHE_FORMAT || meta.key !== key || typeof meta.sha256 !== 'object' || meta.sha256 === null) return undefined;
     for (const file of [...(meta.plugin ? ['component.mjs'] : []), ...meta.coreFiles]) {
       if (file.includes('/') || !ownedFile(await lstat(join(dir, file)))) return undefined;
     }
@@ -253,8 +270,20 @@ async function readMeta(dir: string, key: string): Promise<CacheMeta | undefined
 
 /** Owned by this user and writable by nobody else. */
 function ownedOnly(st: Stats): boolean {
-  const uid = process.getuid?.();
-  return (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
+  return process.platform === 'win32' || whyOpenToOthers(st, currentUid()) === undefined;
+}
+
+const sha256Of = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+
+/** File `name` of entry `dir`, refused unless its bytes are the ones written (`sha256`). */
+async function readChecked(dir: string, name: string, sha256: Readonly<Record<string, string>>): Promise<Buffer> {
+  const bytes = await readFile(join(dir, name)).catch((err: Error) => {
+    throw new PluginLoadError(`cannot read ${name} of the transpile cache entry ${dir}: ${err.message}`);
+  });
+  if (sha256[name] === undefined || sha256Of(bytes) !== sha256[name]) {
+    throw new PluginLoadError(`${name} of the transpile cache entry ${dir} is not what was written there (its SHA-256 differs): refused; load the module again to transpile it afresh`);
+  }
+  return bytes;
 }
 const ownedDirectory = (st: Stats): boolean => st.isDirectory() && ownedOnly(st);
 const ownedFile = (st: Stats): boolean => st.isFile() && ownedOnly(st);
@@ -290,7 +319,8 @@ function preparedFrom(key: string, dir: string, meta: CacheMeta, cached: boolean
     key,
     dir,
     world: parseComponentWorld(meta.wit),
-    componentUrl: meta.plugin ? pathToFileURL(join(dir, 'component.mjs')).href : undefined,
+    plugin: meta.plugin,
+    sha256: meta.sha256,
     coreFiles: meta.coreFiles,
     coreInstantiations,
     cached,
@@ -312,9 +342,10 @@ class Toolchain {
     return reply;
   }
 
-  /** jco's JavaScript at `path`, checked (`inspectTranspiledJs`): its core instantiations, or its refusal. */
-  async checkJs(path: string, coreFiles: readonly string[]): Promise<string[]> {
-    const reply = await this.queued((id) => ({ id, kind: 'check-js', path, coreFiles: [...coreFiles] }), 'checking the transpiled JavaScript');
+  /** jco's JavaScript (the text read and hash-checked), checked (`inspectTranspiledJs`): its core instantiations, or its refusal. */
+  async checkJs(source: Buffer, coreFiles: readonly string[]): Promise<string[]> {
+    const text = source.toString('utf8');
+    const reply = await this.queued((id) => ({ id, kind: 'check-js', source: text, coreFiles: [...coreFiles] }), 'checking the transpiled JavaScript');
     if (reply.kind !== 'check-js') throw new PluginLoadError('the JavaScript check answered another question');
     return reply.coreInstantiations;
   }

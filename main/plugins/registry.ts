@@ -431,7 +431,7 @@ export class ModuleRegistry {
     this.warnIfStale(name, dir, wasmPath);
     const prepared = await this.cache.prepare(bytes);
     checkWorld(prepared.world);
-    if (!prepared.componentUrl) throw new PluginLoadError('the component could not be transpiled');
+    if (!prepared.plugin) throw new PluginLoadError('the component could not be transpiled');
     if (this.gate && manifest.files) await resolveFilesRoot(dir, manifest.files.root); // a bad root is refused before anyone is asked
     const gateInput: GateInput = { name, version: manifest.module.version, dir, digest: componentDigest(bytes), manifest, imports: prepared.world.imports, providers: this.options.providers ?? {} };
     const loadAgain = () => this.loadClaimed(dir, parsed, relistTools);
@@ -446,7 +446,6 @@ export class ModuleRegistry {
       manifest,
       limits,
       dir,
-      componentUrl: prepared.componentUrl,
       compile,
       engineIdleMs: this.engineIdleMs,
       waitingBudget: this.waitingBudget,

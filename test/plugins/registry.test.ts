@@ -247,7 +247,7 @@ describe('the transpile cache key', () => {
       const first = await open().prepare(echo);
       assert.equal(first.cached, false);
       const hash = createHash('sha256').update(echo).digest('hex');
-      assert.equal(first.key, `${hash.slice(0, 32)}-jco${transpilerVersion()}-f1`);
+      assert.equal(first.key, `${hash.slice(0, 32)}-jco${transpilerVersion()}-f2`);
       assert.ok(first.dir.startsWith(join(root, 'cache', 'transpiled')));
       // The same bytes (read from anywhere) hit; different bytes miss.
       assert.equal((await open().prepare(Uint8Array.from(echo))).cached, true);
@@ -255,7 +255,7 @@ describe('the transpile cache key', () => {
       // Another transpiler version is another entry, even for the same bytes.
       const other = await open('0.0.0-test').prepare(echo);
       assert.equal(other.cached, false);
-      assert.equal(other.key, `${hash.slice(0, 32)}-jco0.0.0-test-f1`);
+      assert.equal(other.key, `${hash.slice(0, 32)}-jco0.0.0-test-f2`);
       assert.equal((await open('0.0.0-test').prepare(echo)).cached, true);
     } finally {
       await Promise.all(caches.map((c) => c.close()));

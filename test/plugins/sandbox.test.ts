@@ -4,6 +4,7 @@
  * it closes. Where an escape could end the whole process, the test runs the real
  * `chatty-gateway serve` in a child and talks to it on its socket.
  */
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,7 +153,13 @@ describe('the second layer: jco\'s JavaScript is checked on every load, cached o
       await first.close();
       const [entry] = readdirSync(join(cacheDir, 'transpiled'));
       const file = join(cacheDir, 'transpiled', entry!, 'component.mjs');
-      writeFileSync(file, `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x');\n${readFileSync(file, 'utf8')}`);
+      const poisoned = `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x');\n${readFileSync(file, 'utf8')}`;
+      writeFileSync(file, poisoned);
+      // Its meta.json made to match (else the hash check refuses it first): the JavaScript check must still.
+      const metaPath = join(cacheDir, 'transpiled', entry!, 'meta.json');
+      const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { sha256: Record<string, string> };
+      meta.sha256['component.mjs'] = createHash('sha256').update(poisoned).digest('hex');
+      writeFileSync(metaPath, JSON.stringify(meta));
       const second = new ModuleRegistry({ cacheDir, logger: { log() {} } });
       try {
         await assert.rejects(second.loadModule(join(root, 'echo')), (err: unknown) => err instanceof PluginLoadError && /process/.test(err.message));

@@ -1,5 +1,6 @@
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, isAbsolute, sep } from 'node:path';
+import { currentUid, whyOpenToOthers } from '../../owner-only/index.js';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
 import { plainGrantCommand } from './refusal.js';
@@ -138,11 +139,10 @@ function builtByUs(folder: string | undefined, component: string): boolean {
   if (folder === undefined) return false;
   const real = realPathOrNothing(component)[0];
   if (real === undefined) return false;
-  const uid = process.getuid?.();
   const ownOnly = (path: string, kind: 'file' | 'folder'): boolean => {
     try {
       const st = lstatSync(path);
-      return (kind === 'file' ? st.isFile() : st.isDirectory()) && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;
+      return (kind === 'file' ? st.isFile() : st.isDirectory()) && (process.platform === 'win32' || whyOpenToOthers(st, currentUid()) === undefined);
     } catch {
       return false;
     }

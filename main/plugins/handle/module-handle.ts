@@ -52,7 +52,7 @@ export interface ToolRecordStore {
 
 /** Everything a handle needs to run its worker; built by `ModuleRegistry`. */
 export interface ModuleHandleInit
-  extends Pick<GuestWorkerData, 'componentUrl' | 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network'> {
+  extends Pick<GuestWorkerData, 'wasiImports' | 'config' | 'filesRoot' | 'grants' | 'network'> {
   /**
    * The component's core modules, compiled and memory-capped, and the sandbox plan they were
    * capped by: asked for at each engine start, held only while the engine runs.
@@ -689,19 +689,18 @@ export class ModuleHandle implements ModuleInfo {
     try {
       return await inStartTurn(async () => {
         turnSince = monotonicMs();
-        const { modules, sandbox } = await untilAborted(this.init.compile(), signal);
-        return GuestWorker.start({ ...this.workerConfig(), coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
+        const { modules, sandbox, componentUrl } = await untilAborted(this.init.compile(), signal);
+        return GuestWorker.start({ ...this.workerConfig(), componentUrl, coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
       }, signal);
     } finally {
       this.lastStartTurnMs = turnSince === undefined ? 0 : monotonicMs() - turnSince;
     }
   }
 
-  /** What the worker is started with, less its compiled core modules and their sandbox plan. */
-  private workerConfig(): Omit<GuestWorkerConfig, 'coreModules' | 'sandbox'> {
+  /** What the worker is started with, less its checked JavaScript, compiled core modules and their sandbox plan. */
+  private workerConfig(): Omit<GuestWorkerConfig, 'componentUrl' | 'coreModules' | 'sandbox'> {
     return {
       module: this.name,
-      componentUrl: this.init.componentUrl,
       wasiImports: this.init.wasiImports,
       config: this.init.config,
       filesRoot: this.init.filesRoot,
@@ -720,7 +719,7 @@ export class ModuleHandle implements ModuleInfo {
    * files root, network or limits) is not used.
    */
   private recordContext(): string {
-    const { module: _name, componentUrl: _url, ...context } = this.workerConfig();
+    const { module: _name, ...context } = this.workerConfig();
     return JSON.stringify(context);
   }
 

@@ -49,7 +49,7 @@ export type GrantState = 'granted' | 'not-granted' | 'not-configured';
 
 export interface GuestWorkerData {
   module: string;
-  /** File URL of the transpiled component (`component.mjs` in the cache). */
+  /** jco's checked JavaScript as a `data:` URL: the text whose hash the cache recorded, not a path read again. */
   componentUrl: string;
   /** Compiled core modules by the file name jco asks for (memory already capped). */
   coreModules: Record<string, WasmModule>;

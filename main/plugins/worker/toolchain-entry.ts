@@ -6,13 +6,12 @@
  * component in the thread that does it, which goes when this short-lived thread ends.
  */
 import { parentPort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
 import { PluginLoadError } from '../errors.js';
 import { inspectTranspiledJs } from '../inspect/transpiled-js.js';
 
 export type ToolchainRequest =
   | { id: number; kind: 'transpile'; bytes: Uint8Array }
-  | { id: number; kind: 'check-js'; path: string; coreFiles: string[] };
+  | { id: number; kind: 'check-js'; source: string; coreFiles: string[] };
 
 export type ToolchainReply =
   | { id: number; ok: true; kind: 'transpile'; wit: string; files: Record<string, Uint8Array> | null }
@@ -25,7 +24,7 @@ port.on('message', (req: ToolchainRequest) => {
   void (async (): Promise<ToolchainReply> => {
     try {
       if (req.kind === 'check-js') {
-        const { coreInstantiations } = inspectTranspiledJs(readFileSync(req.path, 'utf8'), req.coreFiles);
+        const { coreInstantiations } = inspectTranspiledJs(req.source, req.coreFiles);
         return { id: req.id, ok: true, kind: 'check-js', coreInstantiations };
       }
       // Loaded on the first transpile only: jco's own WebAssembly is tens of MB a check does not need.
