@@ -49,7 +49,8 @@ app.whenReady().then(async () => {
   await gateway.start();
 
   const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadPath) });
-  attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants });
+  // Refused if the agents' workspace holds the grants file (CHATTY_WORKSPACE=$HOME): one approved write would grant a plugin.
+  attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants, trustFiles: [grantsFile] });
   await window.loadURL(DEFAULT_PAGE_URL);
 }).catch((err) => {
   console.error('chatty example:', err);

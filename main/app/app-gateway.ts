@@ -34,6 +34,8 @@ export interface AppGateway {
    * digest waits here for the window (`attachDesktopBridge`'s `grants`), and is not served until then.
    */
   grants: PluginGrants;
+  /** `<userData>/plugin-grants.json`: for `attachDesktopBridge`'s `trustFiles` (the agents' workspace may not hold it). */
+  grantsFile: string;
 }
 
 /**
@@ -71,5 +73,5 @@ export async function startAppGateway(options: AppGatewayOptions, teardown: Tear
   teardown.add('stop the gateway', () => gateway.stop());
   const started = await gateway.start();
   log.info(`gateway on ${started.socketPath}; agents ${workspace.kind === 'git' ? `in worktrees of ${workspace.workspaceRoot} (${workspace.baseBranch})` : `in ${workspace.workspaceRoot}`}`);
-  return { gateway, started, workspace, grants: modules.grants };
+  return { gateway, started, workspace, grants: modules.grants, grantsFile };
 }

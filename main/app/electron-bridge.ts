@@ -3,10 +3,11 @@
 // only that webContents, Electron ≥ 17), so `chatty-protocol-gateway/electron` imports on plain
 // Node and a test drives it with a stand-in webContents.
 import type { ProtocolGateway } from '../gateway/index.js';
-import { BridgeHost, type GrantDesk } from './bridge/bridge-host.js';
+import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { bridgeWorkspace } from './pages-guard.js';
+import { refuseTrustFilesInWorkspace } from './trust-files-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
 export interface BridgeInvokeEvent {
@@ -23,6 +24,8 @@ export interface BridgedWebContents {
   };
   readonly mainFrame: unknown;
   isDestroyed(): boolean;
+  /** Whether the page's renderer process is gone (a bridge attached then asks nobody there until it loads). */
+  isCrashed(): boolean;
   send(channel: string, payload: unknown): void;
   on(event: 'did-navigate' | 'render-process-gone', listener: () => void): unknown;
   off(event: 'did-navigate' | 'render-process-gone' | 'destroyed', listener: () => void): unknown;
@@ -41,6 +44,13 @@ export interface DesktopBridgeOptions {
   log?: (line: string) => void;
   /** The plugins' grant desk (`registry.grants`, `startAppGateway`'s `grants`): its capability requests are put to the page too. */
   grants?: GrantDesk | undefined;
+  /**
+   * The app's own files the agents must never write, besides the gateway's approvals file (always
+   * checked): the plugins' grants file, a `plugins.lock`. The gateway's workspace may not hold
+   * any of them (it throws): one approved write there would grant a plugin or add an
+   * "always allow" rule.
+   */
+  trustFiles?: readonly string[] | undefined;
 }
 
 /** The default page: `index.html` of the app's own pages, on the app's origin. */
@@ -83,50 +93,72 @@ function leaveHolders<K extends object>(holders: WeakMap<K, BridgeHost[]>, key: 
  * Makes the window's page the human of `gateway`'s in-process root: each `window.chatty` call
  * (the preload's IPC channels) is answered only for the window's top frame at `pageUrl`, with its
  * payload validated; approvals and questions wait for the page, and are sent to it; a reload or
- * navigation of the top frame, or a crash, denies the approvals waiting and withdraws the
- * questions (nobody is looking at them any more); the window closing detaches the bridge. The
- * gateway must be started, the webContents without a bridge, and the gateway's workspace apart
- * from every `pages` folder served (else it throws: pages-guard.ts). Returns the function that
- * detaches it (every handler removed, what waits denied, and from then on approvals denied and
- * questions refused at once).
+ * navigation of the top frame denies the approvals waiting and withdraws the questions (nobody is
+ * looking at them any more). A crash does too, and until the page is loaded again the window is
+ * nobody to ask: the bridge attached before it (its window open) is the human, else approvals are
+ * denied at once. The window closing ends the bridge. The gateway must be started, the
+ * webContents open and without a bridge, and the gateway's workspace apart from every `pages`
+ * folder served and free of the app's trust files (else it throws: pages-guard.ts,
+ * trust-files-guard.ts). Returns the function that detaches it (every handler removed, what waits
+ * denied, and from then on approvals denied and questions refused at once).
  */
 export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedWebContents, options: DesktopBridgeOptions = {}): () => void {
   const started = gateway.listening;
   if (!started) throw new Error('attachDesktopBridge: the gateway is not started (await gateway.start() first)');
-  if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
-  // Its 'destroyed' never comes again: the bridge would be the root's human for good, every
-  // approval waiting in a window nobody can see.
+  // First: a window closed with its bridge never detached is still in `attached`, and what is
+  // wrong with it is that it is closed. Its 'destroyed' never comes again: the bridge would be
+  // the root's human for good, every approval waiting in a window nobody can see.
   if (contents.isDestroyed()) throw new Error('attachDesktopBridge: the webContents is destroyed (its window closed before the bridge was attached)');
+  if (attached.has(contents)) throw new Error('attachDesktopBridge: this webContents has a bridge already (call its detach function first)');
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
   checkCustomPageUrl(pageUrl); // never a web page's (or a built-in scheme's) top frame
-  // Before anything is attached: the served pages must not be where this gateway's agents write.
-  const forgetWorkspace = bridgeWorkspace(gateway);
+  // Before anything is attached: no file the agents may write is one the app trusts.
+  refuseTrustFilesInWorkspace(gateway, options.trustFiles ?? []);
+  const forgetWorkspace = bridgeWorkspace(gateway); // nor a page served
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const desk = options.grants;
-  joinHolders(humans, gateway, host);
-  if (desk) joinHolders(deskHolders, desk, host);
-  // The window closed or the bridge detached (either first, the other then does nothing more).
-  const leave = (): void => {
-    leaveHolders(humans, gateway, host, (previous) => previous.takeRoot());
-    host.dropDesk();
-    if (desk) leaveHolders(deskHolders, desk, host, (previous) => previous.takeDesk());
-    forgetWorkspace();
+  const humanity: WindowHumanity = {
+    join: () => {
+      joinHolders(humans, gateway, host);
+      if (desk) joinHolders(deskHolders, desk, host);
+    },
+    leave: () => {
+      leaveHolders(humans, gateway, host, (previous) => previous.takeRoot());
+      host.dropDesk();
+      if (desk) leaveHolders(deskHolders, desk, host, (previous) => previous.takeDesk());
+    },
   };
-  const unbind = bindBridge(host, contents, leave);
+  humanity.join(); // the host took the root and the desk as it was made
+  const unbind = bindBridge(host, contents, humanity, forgetWorkspace);
   let detached = false;
   return () => {
     if (detached) return;
     detached = true;
     host.close(); // first: the page, still there, is told what it no longer waits for
     unbind();
-    leave();
+    humanity.leave();
+    forgetWorkspace();
     attached.delete(contents);
   };
 }
 
-/** Binds a BridgeHost to the window's webContents (`closed` when it is destroyed); returns the unbind function. */
-function bindBridge(host: BridgeHost, contents: BridgedWebContents, closed: () => void): () => void {
+/** How a window's bridge stops and starts being a human of its gateway (and its desk's holder). */
+interface WindowHumanity {
+  /** Its page is there to ask: it is the newest holder (the host takes the root and desk itself). */
+  join(): void;
+  /** Its page is gone (crashed or closed): the bridge before it, if any, holds them again. */
+  leave(): void;
+}
+
+/**
+ * Binds a BridgeHost to the window's webContents; returns the function that only takes the
+ * listeners and handlers off again. Who ends what: the window closing ends the host
+ * (`host.close()`), then `humanity.leave()` and `forget()`; a crash takes the window away
+ * (`host.detachWindow()`, `humanity.leave()`) until the next `did-navigate` gives it back
+ * (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
+ */
+function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: WindowHumanity, forget: () => void): () => void {
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
@@ -135,30 +167,47 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, closed: () =
       return host.handle(channel, sender, payload);
     });
   }
-  host.attachWindow((channel, payload) => {
+  const send: WindowSend = (channel, payload) => {
     if (!contents.isDestroyed()) contents.send(channel, payload);
-  });
+  };
+  let crashed = false;
+  const onCrash = (): void => {
+    if (crashed) return;
+    crashed = true;
+    // What waits is denied (shown to a page that is gone); what is asked from now on goes to
+    // the bridge before this one, or is denied at once: never sent to a dead page to wait unseen.
+    host.detachWindow('the window crashed');
+    humanity.leave();
+  };
   // `did-navigate`: the top frame committed a new document (a reload). Not `did-start-navigation`,
   // which Electron fires before `will-navigate` can cancel the navigation: a refused navigation
   // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
-  const onNavigation = (): void => host.windowReset('the window was reloaded');
-  const onCrash = (): void => host.windowReset('the window crashed');
+  const onNavigation = (): void => {
+    host.windowReset('the window was reloaded');
+    if (!crashed) return;
+    crashed = false; // the page is back: it is the human again, the newest
+    host.attachWindow(send);
+    humanity.join();
+    host.takeRoot();
+    host.takeDesk();
+  };
   // The window is gone for good: the host stops answering and hearing the gateway (its edge rows,
   // decisions, plugin changes), as a detach does; else each window closed left a live host behind.
   const onDestroyed = (): void => {
     host.close('the window was closed');
-    closed();
+    humanity.leave();
+    forget();
   };
+  host.attachWindow(send);
+  if (contents.isCrashed()) onCrash(); // crashed before the attach: nobody to ask until it loads
   contents.on('did-navigate', onNavigation);
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);
   return () => {
-    if (!contents.isDestroyed()) {
-      contents.off('did-navigate', onNavigation);
-      contents.off('render-process-gone', onCrash);
-      contents.off('destroyed', onDestroyed);
-      for (const channel of host.invokeChannels) contents.ipc.removeHandler(channel);
-    }
-    host.detachWindow('the app is closing');
+    if (contents.isDestroyed()) return;
+    contents.off('did-navigate', onNavigation);
+    contents.off('render-process-gone', onCrash);
+    contents.off('destroyed', onDestroyed);
+    for (const channel of host.invokeChannels) contents.ipc.removeHandler(channel);
   };
 }

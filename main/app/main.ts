@@ -71,13 +71,14 @@ async function launch(teardown: Teardown): Promise<BrowserWindow> {
   police(session.defaultSession);
   // No Reload in the menu: a reload would deny, unseen, every approval waiting in the page.
   Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate({ platform: process.platform, devTools: !app.isPackaged })));
-  const { gateway, grants } = await startAppGateway(
+  const { gateway, grants, grantsFile } = await startAppGateway(
     { userData: app.getPath('userData'), isPackaged: app.isPackaged, env: process.env, cwd: process.cwd(), log: quitLog },
     teardown,
   );
   const window = openAppWindow(BrowserWindow, preloadPath);
   window.once('ready-to-show', () => window.show());
-  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants }));
+  // Refused when the agents' workspace holds approvals.json or plugin-grants.json (CHATTY_WORKSPACE=$HOME).
+  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants, trustFiles: [grantsFile] }));
   await window.loadURL(APP_PAGE_URL);
   return window;
 }

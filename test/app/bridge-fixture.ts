@@ -4,7 +4,9 @@ import { LocalRunner } from '../../main/broker/runners/index.js';
 import { AGENT } from '../broker/helpers.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { DEFAULT_PAGE_URL } from '../../main/app/index.js';
-import { StandInWebContents } from './electron-stand-in/electron.js';
+import type { PendingApproval, TaskUpdate } from '../../main/app/bridge/contract.js';
+import { plan } from '../broker/helpers.js';
+import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 /** The window's page, as the host's guard is told it; `top` is its top frame. */
 export const TRUSTED = 'http://127.0.0.1:1/renderer-demo/index.html';
@@ -39,4 +41,22 @@ export function recordingHost(gw: RunningGateway): {
     attach: () => host.attachWindow((channel, payload) => void events.push({ channel, payload })),
     seen: <T>(channel: string, pred: (payload: T) => boolean) => events.find((e) => e.channel === channel && pred(e.payload as T))?.payload as T | undefined,
   };
+}
+
+const ipc = new StandInIpcMain();
+
+/**
+ * Starts `exec <command>` on a `planGateway` agent from `from`'s page; resolves with the name (in
+ * `windows`) of the window its approval was shown in (and approved there), or 'nowhere' when the
+ * task ended without one.
+ */
+export async function approvalShownOn(from: StandInWebContents, command: string, windows: Record<string, StandInWebContents>): Promise<string> {
+  const { taskId } = (await ipc.invoke('chatty:start-task', from, from.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) })) as { taskId: string };
+  const shown = Object.entries(windows).map(async ([name, contents]) => {
+    const view = await contents.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === command);
+    await ipc.invoke('chatty:answer-approval', contents, contents.mainFrame, { requestId: view.requestId, verdict: 'approved' });
+    return name;
+  });
+  const ended = from.sentOn<TaskUpdate>('chatty:task', (u) => u.type === 'ended' && u.taskId === taskId).then(() => 'nowhere');
+  return Promise.race([...shown, ended]);
 }

@@ -55,3 +55,10 @@ test("a closed window's bridge stops hearing the gateway (edge rows, decisions, 
   detach();
   assert.deepEqual(counts(), [0, 0, 0], 'detached: the same');
 });
+
+test('re-attaching to a window that closed with its bridge never detached is refused as destroyed, not as one with a bridge', () => {
+  const window = windowAtPage();
+  attachDesktopBridge(gw.gateway, window);
+  window.destroy(); // nobody calls the detach function
+  assert.throws(() => attachDesktopBridge(gw.gateway, window), /the webContents is destroyed/);
+});

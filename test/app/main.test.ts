@@ -256,7 +256,10 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
     const crashed = await waitingApproval('echo crashed');
     contents.emit('render-process-gone', new StandInEvent(), { reason: 'crashed', exitCode: 139 });
     await nothingWaits();
-    assert.deepEqual(await deniedBecause(crashed), ['denied echo crashed: the window crashed']);
+    // A crashed page is sent nothing (its task's end neither) until it is loaded again.
+    contents.emit('did-navigate', new StandInEvent(), APP_PAGE_URL, 200, 'OK');
+    const snapshot = (await fromTop(electron, window, INVOKE_CHANNELS.snapshot)) as Snapshot;
+    assert.deepEqual(snapshot.tasks.find((t) => t.taskId === crashed)?.entries.filter((e) => e.kind === 'verdict').map((e) => e.text), ['denied echo crashed: the window crashed']);
   });
 
   test('the application menu has no Reload or Force Reload (a reload denies what waits), nor a key for one', () => {
@@ -349,6 +352,20 @@ test('a launch that fails is logged, stops what it started, and exits 1', WITHIN
     assert.deepEqual(booted.electron.windows, []);
     assert.match(booted.log(), /launch failed: /);
     assert.equal(existsSync(deep), false, 'nothing was made of the refused runtime directory');
+  } finally {
+    await booted.dispose();
+  }
+});
+
+test("a launch whose agents' workspace holds the app's approvals and grants files (CHATTY_WORKSPACE=$HOME) is refused, saying so", WITHIN, async () => {
+  const booted = await boot();
+  try {
+    // The boot's home, userData's parent, is the workspace: its approvals.json and plugin-grants.json are in it.
+    process.env['CHATTY_WORKSPACE'] = booted.home; // read at launch; dispose() puts it back
+    booted.electron.app.ready();
+    await booted.electron.app.gone;
+    assert.equal(booted.electron.app.exitCode, 1);
+    assert.match(booted.log(), /launch failed: .*the agents' workspace .* holds the app's own file .*user-data\/approvals\.json/);
   } finally {
     await booted.dispose();
   }

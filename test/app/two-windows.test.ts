@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { attachDesktopBridge } from '../../main/app/index.js';
-import type { PendingApproval, PendingGrant, TaskUpdate } from '../../main/app/bridge/contract.js';
+import type { PendingApproval, PendingGrant } from '../../main/app/bridge/contract.js';
 import { PluginGrants } from '../../main/plugins/grants/index.js';
 import { grantRequest } from '../helpers/grant-request.js';
 import { plan } from '../broker/helpers.js';
 import type { RunningGateway } from '../helpers/gateway.js';
-import { planGateway, windowAtPage } from './bridge-fixture.js';
-import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
+import { approvalShownOn, planGateway, windowAtPage } from './bridge-fixture.js';
+import { StandInIpcMain } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
 before(async () => {
@@ -21,18 +21,6 @@ before(async () => {
 after(() => gw.close());
 
 const ipc = new StandInIpcMain();
-
-/** Starts `exec <command>` from `from`'s page; resolves with where its approval was shown, or 'nowhere' when the task ended without one. */
-async function approvalShownOn(from: StandInWebContents, command: string, windows: Record<string, StandInWebContents>): Promise<string> {
-  const { taskId } = (await ipc.invoke('chatty:start-task', from, from.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) })) as { taskId: string };
-  const shown = Object.entries(windows).map(async ([name, contents]) => {
-    const view = await contents.sentOn<PendingApproval>('chatty:approval', (p) => p.commandOrPath === command);
-    await ipc.invoke('chatty:answer-approval', contents, contents.mainFrame, { requestId: view.requestId, verdict: 'approved' });
-    return name;
-  });
-  const ended = from.sentOn<TaskUpdate>('chatty:task', (u) => u.type === 'ended' && u.taskId === taskId).then(() => 'nowhere');
-  return Promise.race([...shown, ended]);
-}
 
 test('the window attached last is the human; when it closes, the window before it (still open) is asked again; detaching the last one hands it back too', async () => {
   const first = windowAtPage();

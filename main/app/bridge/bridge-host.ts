@@ -119,10 +119,12 @@ type Pending =
  * parses) before anything happens. `main/app/electron-bridge.ts` binds it to `ipcMain` and the
  * window's `webContents`.
  *
- * Window lifecycle: `attachWindow(send)` when the window exists; `windowReset(reason)` when its
- * page reloads or navigates (every waiting approval is denied, every waiting question withdrawn,
- * since nobody is looking at them any more); `detachWindow()` when it closes (the same, and from
- * then on approvals are denied and questions refused at once until a window is attached again).
+ * Window lifecycle (electron-bridge.ts calls these): `attachWindow(send)` when the window exists,
+ * and again when a crashed page is loaded again; `windowReset(reason)` when its page reloads or
+ * navigates (every waiting approval is denied, every waiting question withdrawn, since nobody is
+ * looking at them any more); `detachWindow()` when its page crashes (the same, and from then on
+ * approvals are denied and questions refused at once until `attachWindow` again); `close()` when
+ * the window closes or the bridge is detached (`detachWindow()`, and the host ends for good).
  */
 export class BridgeHost {
   private readonly root: RootTransport;

@@ -49,10 +49,24 @@ export class StandInWebContents extends EventEmitter {
   onSend: ((channel: string, payload: unknown) => void) | undefined;
   windowOpenHandler: ((details: { url: string }) => unknown) | undefined;
   private destroyed = false;
+  private crashed = false;
   private waiters: { channel: string; pred: (payload: unknown) => boolean; resolve: (payload: unknown) => void }[] = [];
 
   isDestroyed(): boolean {
     return this.destroyed;
+  }
+  isCrashed(): boolean {
+    return this.crashed;
+  }
+  /** Test side: the page's renderer process died (`render-process-gone`); the window stays. */
+  crash(): void {
+    this.crashed = true;
+    this.emit('render-process-gone', new StandInEvent(), { reason: 'crashed', exitCode: 139 });
+  }
+  /** Test side: the top frame committed a new document at its URL (a reload): `did-navigate`. */
+  reload(): void {
+    this.crashed = false;
+    this.emit('did-navigate', new StandInEvent(), this.mainFrame.url, 200, 'OK');
   }
   getURL(): string {
     return this.mainFrame.url;

@@ -1,0 +1,53 @@
+// The gateway's approvals file and the plugins' grants file were written as plain writes when the
+// agents' workspace held them (CHATTY_WORKSPACE=$HOME with userData in ~/.config): no danger tag,
+// Approve by default, a folder rule proposed, and one approved write granted a plugin or added an
+// "always allow" rule. Now attaching a bridge to such a gateway is refused, naming the file.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { attachDesktopBridge } from '../../main/app/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { windowAtPage } from './bridge-fixture.js';
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-trust-files-')));
+const gateways: RunningGateway[] = [];
+after(async () => {
+  for (const gw of gateways) await gw.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A "home" with an app's state folder in ~/.config, and a gateway working in `workspace` (of it). */
+async function home(name: string, workspace: (home: string) => string, approvals = true): Promise<{ gw: RunningGateway; userData: string }> {
+  const dir = join(scratch, name);
+  const userData = join(dir, '.config', 'chatty-example');
+  mkdirSync(userData, { recursive: true, mode: 0o700 });
+  const gw = await startGateway(undefined, { ...(approvals ? { approvals: { file: join(userData, 'approvals.json') } } : {}), broker: { root: { workspaceRoot: workspace(dir) }, log: () => {} } });
+  gateways.push(gw);
+  return { gw, userData };
+}
+
+test("a bridge is not attached when the agents' workspace holds the gateway's approvals file", async () => {
+  const { gw } = await home('approvals', (dir) => dir);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage()), /the agents' workspace .* holds the app's own file .*approvals\.json: one approved write/);
+});
+
+test("nor when it holds the grants file named in trustFiles, even one not made yet, or reached through a link", async () => {
+  const { gw, userData } = await home('grants', (dir) => dir, false);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(userData, 'plugin-grants.json')] }), /holds the app's own file .*plugin-grants\.json/);
+  // The grants file named through a link outside the workspace to a folder in it, still to be made.
+  const elsewhere = join(scratch, 'elsewhere');
+  mkdirSync(elsewhere);
+  symlinkSync(join(userData, 'later'), join(elsewhere, 'state'));
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(elsewhere, 'state', 'plugin-grants.json')] }), /holds the app's own file .*state\/plugin-grants\.json \(.*later\/plugin-grants\.json\)/);
+});
+
+test('a workspace apart from the app files is attached', async () => {
+  const { gw, userData } = await home('apart', (dir) => {
+    mkdirSync(join(dir, 'project'));
+    return join(dir, 'project');
+  });
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(userData, 'plugin-grants.json')] });
+  detach();
+});
