@@ -6,6 +6,7 @@ import type { EdgeLog } from './edge/edge-log.js';
 import { errorBoundary, notFound } from './errors.js';
 import { requestGuards } from './guards/request-guards.js';
 import { surfacesOf, type ModuleDirectory } from './modules.js';
+import type { UnsentBytes } from './unsent/unsent-bytes.js';
 
 export interface GatewayAppOptions {
   token: () => string;
@@ -15,6 +16,8 @@ export interface GatewayAppOptions {
   /** Where remote modules are forwarded (the runner's URL without credentials), if anywhere: for the index. */
   remoteRunner?: string | undefined;
   maxRequestBytes: number;
+  /** Every response's bytes not yet sent, held under one cap (its middleware goes first). */
+  unsent: UnsentBytes;
   onError: (err: unknown) => void;
   /**
    * Surfaces that route themselves (a middleware that calls `next()` for paths it does not
@@ -31,6 +34,7 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
+  app.use(options.unsent.middleware());
   app.use(options.edgeLog.middleware());
   app.use(errorBoundary(options.onError));
   app.use(requestGuards(options.token, options.maxRequestBytes));

@@ -10,7 +10,8 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
-import { SSE_IDLE_MS, SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, UnsentAnswers, mcpSurface, type SseSessionListener } from './mcp/index.js';
+import { UnsentBytes } from './unsent/unsent-bytes.js';
+import { SSE_IDLE_MS, SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
 import { APPROVALS_LOG_FILE, Broker, RootTransport, gatewayApprovals, type AgentCard, type BrokerOptions, type GatewayApprovals } from '../broker/index.js';
@@ -70,8 +71,8 @@ export class ProtocolGateway {
   private started: StartedGateway | undefined;
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
-  /** Streamable HTTP answers written and not yet taken by their clients, under one cap. */
-  private readonly unsentAnswers = new UnsentAnswers();
+  /** Every response's bytes written and not yet taken by its client (answers and SSE streams alike), under one cap. */
+  private readonly unsent = new UnsentBytes();
   /** Stops telling SSE sessions of module changes (at `stop`). */
   private readonly unwatchModules: () => void;
   /** Routes work between the root, long-lived participants and virtual agents. */
@@ -146,9 +147,9 @@ export class ProtocolGateway {
     return this.sseSessions.backlogBytes;
   }
 
-  /** Bytes of Streamable HTTP answers written that their clients have not read yet, all connections together. */
-  get unsentAnswerBytes(): number {
-    return this.unsentAnswers.bytes;
+  /** Bytes of every response (answers, SSE streams, refusals) written and not yet read by its client, all connections together. */
+  get unsentBytes(): number {
+    return this.unsent.bytes;
   }
 
   /** Legacy MCP SSE sessions as they open and close; returns the unsubscribe function. */
@@ -164,9 +165,10 @@ export class ProtocolGateway {
       modules: this.registry,
       remoteRunner: this.remoteRunner?.shownUrl,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
+      unsent: this.unsent,
       onError,
       handlers: [
-        mcpSurface({ modules: this.registry, sessions: this.sseSessions, answers: this.unsentAnswers, onError }),
+        mcpSurface({ modules: this.registry, sessions: this.sseSessions, onError }),
         a2aSurface({ modules: this.registry, roles: this.broker, runner: this.remoteRunner }),
       ],
     });

@@ -2,13 +2,14 @@
  * Legacy SSE sessions that are never read: each held up to 16 MiB plus one message, and nothing
  * bounded how many, so 8 unread sessions cost the gateway +275 MB. Now at most MAX_SSE_SESSIONS
  * are open at once (the next GET is refused 503) and all streams together hold at most
- * MAX_SSE_TOTAL_BACKLOG_BYTES unsent (the largest backlogs are closed to make room); a session
+ * MAX_UNSENT_BYTES unsent, the one cap of every response (the longest unread are closed to make room); a session
  * that reads is served throughout. Measured as the bytes queued on the streams, not RSS.
  */
 import assert from 'node:assert/strict';
 import { createConnection, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { MAX_SSE_SESSIONS, MAX_SSE_TOTAL_BACKLOG_BYTES } from '../../main/gateway/mcp/index.js';
+import { MAX_UNSENT_BYTES } from '../../main/gateway/index.js';
+import { MAX_SSE_SESSIONS } from '../../main/gateway/mcp/index.js';
 import { unixRequest } from '../helpers/http.js';
 import { startMcpGateway, type McpGateway } from './helpers.js';
 import { SseStream } from './sse-reader.js';
@@ -61,9 +62,9 @@ describe('unread legacy SSE sessions', () => {
         assert.equal((await postTo(honestEndpoint, JSON.stringify({ jsonrpc: '2.0', id: `honest-${round}`, method: 'ping' }))).status, 202);
         assert.deepEqual(JSON.parse((await honest.nextEvent()).data), { jsonrpc: '2.0', id: `honest-${round}`, result: {} });
         const queued = gw.gateway.sseBacklogBytes;
-        assert.ok(queued <= MAX_SSE_TOTAL_BACKLOG_BYTES, `round ${round}: ${queued} bytes queued on SSE streams`);
+        assert.ok(queued <= MAX_UNSENT_BYTES, `round ${round}: ${queued} bytes queued on SSE streams`);
       }
-      assert.ok(sent > MAX_SSE_TOTAL_BACKLOG_BYTES, `the clients asked for ${sent} bytes of answers`);
+      assert.ok(sent > MAX_UNSENT_BYTES, `the clients asked for ${sent} bytes of answers`);
     } finally {
       for (const { socket } of unread) socket.destroy();
       honest.disconnect();

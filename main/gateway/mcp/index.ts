@@ -1,7 +1,6 @@
 /** The MCP surface: Streamable HTTP and legacy HTTP+SSE over one Dispatcher per module. */
 export { mcpSurface, mcpRoute, type McpSurfaceOptions } from './routes.js';
 export { mcpDispatcher, TOOLS_LIST_CHANGED } from './server.js';
-export { UnsentAnswers, MAX_UNSENT_ANSWER_BYTES } from './unsent-answers.js';
 export {
   SseSessions,
   SseSession,
@@ -9,7 +8,6 @@ export {
   SSE_IDLE_MS,
   MAX_SSE_BACKLOG_BYTES,
   MAX_SSE_SESSIONS,
-  MAX_SSE_TOTAL_BACKLOG_BYTES,
   type SseSessionEvent,
   type SseSessionListener,
 } from './sse-sessions.js';

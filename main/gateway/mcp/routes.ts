@@ -20,13 +20,10 @@ import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
 import { MAX_REQUESTS_IN_FLIGHT, overCapAnswer, tooManyRequestsMessage } from './request-cap.js';
 import { sseSessionsFullMessage, type SseSessions } from './sse-sessions.js';
-import type { UnsentAnswers } from './unsent-answers.js';
 
 export interface McpSurfaceOptions {
   modules: ModuleDirectory;
   sessions: SseSessions;
-  /** The Streamable HTTP answers not yet sent, held together under one cap. */
-  answers: UnsentAnswers;
   /** Hears failures no client should see in detail (a handler's crash). */
   onError: (err: unknown) => void;
 }
@@ -103,7 +100,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     if (error && status >= 400) ctx.state.refusal = error.message;
     if (error?.code === REQUEST_CANCELLED) ctx.state.refusal = `cancelled: ${error.message.replace(/^Request cancelled: /, '')}`;
     if (isInitialized(frame, answer)) ctx.set('Mcp-Session-Id', randomBytes(16).toString('hex'));
-    respondJson(ctx, status, serializeFrame(answer), options.answers);
+    respondJson(ctx, status, serializeFrame(answer));
   };
 
   const legacy = (ctx: GatewayContext, name: string): void => {
@@ -241,15 +238,13 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * skipped (`ctx.respond = false`): the `tools/call` path's one write, without the body setter's
  * type lookup and Koa's checks of a body it already knows is a string.
  */
-function respondJson(ctx: GatewayContext, status: number, text: string, answers: UnsentAnswers): void {
+function respondJson(ctx: GatewayContext, status: number, text: string): void {
   ctx.respond = false;
   // The body encoded once (its length is the buffer's); the headers as Node's flat [name, value, …]
   // list, which writeHead takes without walking an object's keys.
   const body = Buffer.from(text);
-  answers.makeRoom(ctx.res, body.length);
   ctx.res.writeHead(status, ['content-type', JSON_CONTENT_TYPE, 'content-length', String(body.length)]);
   ctx.res.end(body);
-  answers.written(ctx.res);
 }
 
 function accepted(ctx: GatewayContext): void {

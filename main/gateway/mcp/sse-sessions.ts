@@ -5,7 +5,11 @@ import { formatSseComment, formatSseEvent, formatSseMessage, type TransportFrame
 
 /** A legacy SSE stream gets a comment line every 15 s to keep it alive. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
-/** A client that stops reading loses its session when a write would leave more than this waiting to be sent to it. */
+/**
+ * A client that stops reading loses its session when a write would leave more than this waiting to
+ * be sent to it. All streams together are held under the gateway's one cap on unsent bytes
+ * (`MAX_UNSENT_BYTES`, main/gateway/unsent), with every other response.
+ */
 export const MAX_SSE_BACKLOG_BYTES = 16 * 1024 * 1024;
 /**
  * Legacy SSE sessions one gateway holds open at once (each holds a connection and a timer). Past
@@ -18,12 +22,6 @@ export const MAX_SSE_SESSIONS = 64;
  * only reads them would keep legacy clients out for ever.
  */
 export const SSE_IDLE_MS = 5 * 60_000;
-/**
- * What all of one gateway's SSE streams together may hold unsent (in the Electron main process):
- * a write that would go over it first closes the streams that have gone longest without reading,
- * so clients that never read cannot add up past it (before: 8 unread sessions held +275 MB).
- */
-export const MAX_SSE_TOTAL_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 const KEEP_ALIVE = formatSseComment();
 
@@ -33,10 +31,6 @@ export class SseSession {
   private open = true;
   /** Requests posted on the session whose answers are not sent yet (at most `MAX_REQUESTS_IN_FLIGHT`). */
   callsInFlight = 0;
-  /** Its backlog right after the last write: seen smaller later, the client has read since. */
-  private backlogAfterWrite = 0;
-  /** When the client was last seen reading (its backlog empty, or smaller than after the last write). */
-  private readAt = performance.now();
   /** When the session opened or its client last posted a message on it. */
   lastMessageAt = performance.now();
 
@@ -46,8 +40,6 @@ export class SseSession {
     private readonly res: ServerResponse,
     keepAliveMs: number,
     onClose: (session: SseSession) => void,
-    /** Frees room for `bytes` more among all sessions; false when this session was closed for it. */
-    private readonly makeRoom: (writer: SseSession, bytes: number) => boolean,
   ) {
     this.timer = setInterval(() => this.write(KEEP_ALIVE), keepAliveMs);
     this.timer.unref();
@@ -64,16 +56,6 @@ export class SseSession {
 
   get backlogBytes(): number {
     return this.open ? this.res.writableLength : 0;
-  }
-
-  /** When its client was last seen reading, looking now: a backlog that shrank or emptied since the last write is reading. */
-  lastReadAt(now: number): number {
-    const backlog = this.backlogBytes;
-    if (backlog === 0 || backlog < this.backlogAfterWrite) {
-      this.readAt = now;
-      this.backlogAfterWrite = backlog;
-    }
-    return this.readAt;
   }
 
   /** The first event: where to POST. */
@@ -102,10 +84,7 @@ export class SseSession {
     if (!this.open || this.res.writableEnded) return;
     const bytes = Buffer.byteLength(chunk);
     if (this.res.writableLength + bytes > MAX_SSE_BACKLOG_BYTES) return this.drop();
-    this.lastReadAt(performance.now());
-    if (!this.makeRoom(this, bytes)) return;
     this.res.write(chunk);
-    this.backlogAfterWrite = this.res.writableLength;
   }
 }
 
@@ -134,7 +113,7 @@ export class SseSessions {
    */
   open(module: string, res: ServerResponse): SseSession {
     const id = randomBytes(16).toString('hex');
-    const session = new SseSession(id, module, res, this.keepAliveMs, (s) => this.forget(s), (writer, bytes) => this.makeRoom(writer, bytes));
+    const session = new SseSession(id, module, res, this.keepAliveMs, (s) => this.forget(s));
     this.sessions.set(id, session);
     this.events.emit('session', { id, module, state: 'open' } satisfies SseSessionEvent);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform' });
@@ -165,31 +144,6 @@ export class SseSessions {
     if (this.sessions.get(session.id) !== session) return;
     this.sessions.delete(session.id);
     this.events.emit('session', { id: session.id, module: session.module, state: 'closed' } satisfies SseSessionEvent);
-  }
-
-  /**
-   * Until `bytes` more fit in `MAX_SSE_TOTAL_BACKLOG_BYTES`, closes the session holding a backlog
-   * that has gone longest without reading. Not the largest backlog: bytes in transit to a client
-   * that reads (while the gateway is busy) are not a client that stopped, and unread sessions
-   * kept small each would make an honest reader's answers the largest.
-   */
-  private makeRoom(writer: SseSession, bytes: number): boolean {
-    let total = bytes + this.backlogBytes;
-    if (total <= MAX_SSE_TOTAL_BACKLOG_BYTES) return true;
-    const now = performance.now();
-    while (total > MAX_SSE_TOTAL_BACKLOG_BYTES) {
-      let stalest: SseSession | undefined;
-      let stalestReadAt = Infinity;
-      for (const session of this.sessions.values()) {
-        if (session.backlogBytes === 0) continue; // closing it frees nothing
-        const readAt = session.lastReadAt(now);
-        if (readAt < stalestReadAt) [stalest, stalestReadAt] = [session, readAt];
-      }
-      if (!stalest) break;
-      total -= stalest.backlogBytes;
-      stalest.drop();
-    }
-    return writer.isOpen;
   }
 
   get(id: string): SseSession | undefined {
