@@ -13,7 +13,7 @@ import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type Mod
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
-import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions } from './grants/index.js';
+import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions, type ServedModule } from './grants/index.js';
 import { howAlike, nameSkeleton } from './name-skeleton.js';
 import { pageBackedBytes } from './page-bytes.js';
 
@@ -120,6 +120,8 @@ export class ModuleRegistry {
   private readonly listeners = new Set<ModuleChangeListener>();
   /** Old instances a reload swapped out, finishing their calls before they close. */
   private readonly retiring = new Map<ModuleHandle, Promise<void>>();
+  /** What each instance's own load was granted on (`GrantGate.served`): watched when it retires. */
+  private readonly servedAs = new WeakMap<ModuleHandle, ServedModule>();
   /** The reload running for a module: reloads of one module run one after the other. */
   private readonly reloads = new Map<string, Promise<LoadedModule | RemoteModule>>();
   private closed = false;
@@ -286,16 +288,13 @@ export class ModuleRegistry {
     const remote = this.remotes.get(name);
     if (!handle && !remote) return this.dropUngranted(name);
     this.gate?.withdraw(name); // a reload of it waiting for a grant: its request goes with it
-    // Calls it finishes keep its grants only while the grants file grants them: a revoke ends them too.
-    let finished: (() => void) | undefined;
-    if (handle && options.finishCalls) finished = this.gate?.finishing(name, () => void handle.close());
-    else this.gate?.unserved(name);
+    // Calls it finishes keep its grants only while the grants file grants them (`retire`): a revoke ends them too.
+    this.gate?.unserved(name);
     this.handles.delete(name);
     this.remotes.delete(name);
     this.claimed.delete(name);
     this.changed(name, 'unloaded');
     if (handle) await (options.finishCalls ? this.retire(handle) : handle.close());
-    finished?.();
     return true;
   }
 
@@ -373,11 +372,20 @@ export class ModuleRegistry {
     this.changed(name, old || wasRemote ? 'reloaded' : 'served');
   }
 
-  /** An instance swapped out: it closes once its calls have finished. */
+  /**
+   * An instance swapped out or unloaded with `finishCalls`: it closes once its calls have
+   * finished, and until then the gate watches it against what its own load was granted on (not
+   * what the name serves now): a grant taken back ends its calls, whatever retired it.
+   */
   private retire(handle: ModuleHandle): Promise<void> {
+    const entry = this.servedAs.get(handle);
+    const unwatch = entry && this.gate ? this.gate.retiring(entry, () => void handle.close()) : undefined;
     const done = handle instanceof RetiringHandle ? handle.retire() : handle.close();
     this.retiring.set(handle, done);
-    void done.then(() => this.retiring.delete(handle));
+    void done.then(() => {
+      this.retiring.delete(handle);
+      unwatch?.();
+    });
     return done;
   }
 
@@ -412,11 +420,11 @@ export class ModuleRegistry {
     this.remotes.set(m.name, remote);
     // A remote module runs nothing here for a grant to be taken back from; the local instance it
     // replaces finishes its calls only while the grants file grants them.
+    this.gate?.unserved(m.name);
     if (old) {
-      const finished = this.gate?.finishing(m.name, () => void old.close());
       this.handles.delete(m.name);
-      void this.retire(old).then(finished);
-    } else this.gate?.unserved(m.name);
+      void this.retire(old);
+    }
     this.changed(m.name, had ? 'reloaded' : 'served');
     return remote;
   }
@@ -468,7 +476,8 @@ export class ModuleRegistry {
       throw err;
     }
     await this.install(name, dir, handle);
-    this.gate?.served(gateInput, loadAgain); // a grant taken out of the grants file from now on unloads it
+    const servedOn = this.gate?.served(gateInput, loadAgain); // a grant taken out of the grants file from now on unloads it
+    if (servedOn) this.servedAs.set(handle, servedOn);
     return { name, dir, warnings, cached: prepared.cached };
   }
 
@@ -505,8 +514,9 @@ export class ModuleRegistry {
         this.handles.delete(name);
         this.changed(name, 'unloaded');
         this.setPending({ name, state: 'ungranted', reason });
-        // Its calls in flight end now, a reload's retired instances' with them: none keeps what was taken back.
-        await Promise.all([handle, ...[...this.retiring.keys()].filter((h) => h.name === name)].map((h) => h.close()));
+        // Its calls in flight end now. Retired instances are the gate's to judge, each against what
+        // its own load asked (`retire`): the same poll ends those whose grant was taken back.
+        await handle.close();
       },
     };
   }

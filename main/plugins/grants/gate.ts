@@ -42,7 +42,7 @@ export interface GateInput {
 }
 
 /** A module served on grants the grants file may take back. */
-interface ServedModule {
+export interface ServedModule {
   input: GateInput;
   asks: CapabilityAsk[];
   load: () => Promise<unknown>;
@@ -79,11 +79,13 @@ export class GrantGate {
    */
   private readonly serving = new Map<string, ServedModule>();
   /**
-   * Instances unloaded but finishing the calls they were given (`finishing`), with what their
-   * load asked: checked at each change of the file as served modules are, and ended (`close`)
-   * once it no longer grants it, so no call keeps what was taken back past the poll.
+   * Every instance retired while it finishes the calls it was given (a reload's old instance, an
+   * unload with `finishCalls`, a local module turned remote), each with what its own load asked
+   * (`retiring`): checked at each change of the file as served modules are, and ended (`close`)
+   * once it no longer grants that, so no call keeps what was taken back past the poll. The one
+   * rule for retiring instances, whatever retired them and whatever the name serves now.
    */
-  private readonly finishingCalls = new Set<{ entry: ServedModule; close: () => void }>();
+  private readonly retiringCalls = new Set<{ entry: ServedModule; close: () => void }>();
   /**
    * How many times each module name, and each folder (`folderKey`), was put to the desk without
    * being granted since (`MAX_UNGRANTED_ASKS`): by folder too, or a folder renaming its module at
@@ -147,7 +149,7 @@ export class GrantGate {
     this.closed = true;
     for (const name of [...this.asking.keys(), ...this.waiting.keys(), ...this.queued.keys()]) this.withdraw(name);
     this.serving.clear();
-    this.finishingCalls.clear();
+    this.retiringCalls.clear();
     this.rewatch();
   }
 
@@ -156,36 +158,36 @@ export class GrantGate {
    * grants file that takes back what it asks for unloads it (`GateHost.revoked`). Checked at once
    * too, for a grant taken back while it loaded. Only grants the file holds can be taken back: a
    * lock's entry or a grant for this run (`mode: 'allow'`) holds for the registry's life.
+   * Returns what this instance was served on, for `retiring` when it is retired; `undefined` when
+   * nothing it holds can be taken back.
    */
-  served(input: GateInput, load: () => Promise<unknown>): void {
+  served(input: GateInput, load: () => Promise<unknown>): ServedModule | undefined {
     this.asked.delete(input.name); // granted: a later change of it may be asked about again
     this.askedFolders.delete(folderKey(input.dir));
     const asks = pluginAsks(input);
     if (!this.store.file || asks.length === 0) {
       this.unserved(input.name);
-      return;
+      return undefined;
     }
-    this.serving.set(input.name, { input, asks, load });
+    const entry: ServedModule = { input, asks, load };
+    this.serving.set(input.name, entry);
     this.rewatch();
     this.checkServed(input.name);
+    return entry;
   }
 
   /**
-   * Module `name` is unloaded, but its instance finishes the calls it was given first (`close`
-   * ends them now): no longer served, it is still watched until the returned function is called
-   * (its calls finished), and a grant taken back meanwhile ends them (`close`; nothing is listed
-   * or awaited: the module is gone).
+   * An instance served on `entry` is retired: it finishes the calls it was given (`close` ends
+   * them now). Watched against what its own load asked until the returned function is called
+   * (its calls finished): a grant taken back meanwhile ends them (`close`).
    */
-  finishing(name: string, close: () => void): () => void {
-    const entry = this.serving.get(name);
-    this.unserved(name);
-    if (!entry) return () => {};
+  retiring(entry: ServedModule, close: () => void): () => void {
     const watched = { entry, close };
-    this.finishingCalls.add(watched);
+    this.retiringCalls.add(watched);
     this.rewatch();
-    this.checkFinishing(watched);
+    this.checkRetiring(watched);
     return () => {
-      if (this.finishingCalls.delete(watched)) this.rewatch();
+      if (this.retiringCalls.delete(watched)) this.rewatch();
     };
   }
 
@@ -220,7 +222,7 @@ export class GrantGate {
   private rewatch(): void {
     const path = this.store.file?.path;
     if (path === undefined) return;
-    const wanted = this.waiting.size > 0 || this.serving.size > 0 || this.finishingCalls.size > 0;
+    const wanted = this.waiting.size > 0 || this.serving.size > 0 || this.retiringCalls.size > 0;
     if (!wanted) {
       clearInterval(this.poll);
       this.poll = undefined;
@@ -246,11 +248,11 @@ export class GrantGate {
   private readonly fileChanged = (): void => {
     this.loadNowGranted();
     for (const name of [...this.serving.keys()]) this.checkServed(name);
-    for (const watched of [...this.finishingCalls]) this.checkFinishing(watched);
+    for (const watched of [...this.retiringCalls]) this.checkRetiring(watched);
   };
 
-  /** An unloaded instance finishing its calls: ended once the file no longer grants what it asked (or cannot be read). */
-  private checkFinishing(watched: { entry: ServedModule; close: () => void }): void {
+  /** A retired instance finishing its calls: ended once the file no longer grants what it asked (or cannot be read). */
+  private checkRetiring(watched: { entry: ServedModule; close: () => void }): void {
     const { input, asks, successor } = watched.entry;
     let missing: CapabilityAsk[];
     try {
@@ -259,8 +261,8 @@ export class GrantGate {
       missing = asks;
     }
     if (missing.length === 0) return;
-    this.host.logger.log('warn', `its calls still finishing after its unload were ended: ${describeAsks(missing)} is no longer granted`, { module: input.name });
-    this.finishingCalls.delete(watched);
+    this.host.logger.log('warn', `its calls still finishing after its unload or reload were ended: ${describeAsks(missing)} is no longer granted`, { module: input.name });
+    this.retiringCalls.delete(watched);
     this.rewatch();
     watched.close();
   }

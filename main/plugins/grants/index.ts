@@ -12,5 +12,5 @@ export { readPluginsLock, PluginsLockError } from './lock-file.js';
 export { RememberedGrant, LockedGrant } from './record.js';
 export { GrantStore, type GrantsOptions } from './store.js';
 export { PluginGrantError, plainGrantCommand, ungrantedReason, type UngrantedWhy } from './refusal.js';
-export { GrantGate, type GateHost, type GateInput } from './gate.js';
+export { GrantGate, type GateHost, type GateInput, type ServedModule } from './gate.js';
 export { moduleAsks, type ModuleAsks } from './module-asks.js';
