@@ -1,16 +1,34 @@
 import { codePointLabel, firstHidden } from '../display/index.js';
+import { outOfViewIn } from './out-of-view.js';
+
+/** Whole emoji sequences (ZWJ families, keycaps, flags, ❤️): a person sees each as one picture. */
+const RGI_EMOJI = new RegExp(String.raw`\p{RGI_Emoji}`, 'gv'); // the `v` flag: Node 20 (V8 11.2+)
+/** The scripts whose words are written with ZWNJ/ZWJ inside them (Persian, the Indic conjuncts). */
+const JOINING = String.raw`\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}`;
+/** One ZWNJ or ZWJ between two letters (or a mark after one) of those scripts. */
+const JOINER_IN_WORD = new RegExp(`(?<=[${JOINING}]\\p{M}*)[\\u200c\\u200d](?=[${JOINING}])`, 'gu');
+/** No-break spaces (French typography, text pasted from a web page): seen as spaces. */
+const NO_BREAK_SPACE = /[\u00a0\u202f]/gu;
 
 /**
- * Why `text` a plugin wrote for a model to read (a tool's description, the module's) may not be
- * served: `holds <U+E0041> at character 8, which a reader cannot see`, or `undefined` when every
- * character is one a person sees as it is. Tag characters spell ASCII a model reads and no font
- * draws ("ASCII smuggling"), zero-width characters carry bits, a bidi override reorders what the
- * person reads: the display rule's hidden characters (main/display), not its look-alikes (prose
- * in Greek or Cyrillic is what it says). Line breaks and tabs are structure, kept.
+ * Why `text` a plugin wrote for a model to read (a tool's description, the module's, any schema
+ * string) may not be served: `holds <U+E0041> at character 8, which a reader cannot see`, or text
+ * pushed out of view (`outOfViewIn`), or `undefined`. Tag characters spell ASCII a model reads and
+ * no font draws ("ASCII smuggling"), zero-width characters and selector runs carry bits, a bidi
+ * override reorders what the person reads: the display rule's hidden characters (main/display),
+ * not its look-alikes (prose in Greek or Cyrillic is what it says). Narrower than the display
+ * rule in three ways, each text a person sees as written: a whole RGI emoji sequence (its
+ * selectors, joiners and tags included; arbitrary tag runs and VS17+ are not RGI), a single
+ * ZWNJ/ZWJ inside a word of a script written with them, and U+00A0/U+202F. Each is masked with a
+ * plain character of the same length, so the position named is the text's own.
  */
 export function hiddenIn(text: string): string | undefined {
-  const hidden = firstHidden(text);
-  if (hidden === undefined) return undefined;
+  const masked = text
+    .replace(RGI_EMOJI, (emoji) => 'x'.repeat(emoji.length))
+    .replace(JOINER_IN_WORD, 'x')
+    .replace(NO_BREAK_SPACE, ' ');
+  const hidden = firstHidden(masked);
+  if (hidden === undefined) return outOfViewIn(text);
   const at = [...text.slice(0, hidden.index)].length + 1;
   return `holds ${codePointLabel(hidden.char)} at character ${at}, which a reader cannot see (an invisible or reordering character: write the text without it)`;
 }

@@ -53,7 +53,8 @@ export const ManifestSchema = z
   .strictObject({
     module: z.strictObject({
       name: moduleName,
-      version: z.string().min(1, { message: 'must not be empty' }),
+      // Served to every client (initialize's serverInfo, GET /, the A2A card): semver's characters only.
+      version: z.string().min(1, { message: 'must not be empty' }).regex(/^[0-9A-Za-z.+-]{1,64}$/, { message: "must be 1 to 64 of semver's characters (0-9 A-Z a-z . + -), e.g. 1.0.0" }),
       description: z
         .string()
         .superRefine((text, ctx) => {

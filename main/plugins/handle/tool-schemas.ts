@@ -130,8 +130,10 @@ function shownPlace(place: Place | undefined): string {
   let length = 0;
   let at: Place | undefined = place;
   for (; at !== undefined && length <= SHOWN_PATH_CHARS; at = at.up) {
-    keys.unshift(at.key);
-    length += at.key.length + 1;
+    // Quoted as tool names are: the plugin's key, line breaks and all, never reaches a log raw.
+    const shown = /^[A-Za-z0-9_$-]+$/.test(at.key) ? at.key : asciiOnly(JSON.stringify(at.key.slice(0, QUOTED_NAME_CHARS)));
+    keys.unshift(shown);
+    length += shown.length + 1;
   }
   const path = keys.join('.');
   return `at ${at !== undefined || path.length > SHOWN_PATH_CHARS ? `…${path.slice(-SHOWN_PATH_CHARS)}` : path} `;
