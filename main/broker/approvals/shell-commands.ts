@@ -102,8 +102,9 @@ export function readCommands(given: string, depth = 0): ReadCommands {
     current = { words: [], writes: [], stage: nextStage };
   };
   // Each nested command line stands as one word in the outer line (`$(echo rm) -rf ~` is a
-  // program the gateway cannot name, with `-rf ~`), and is read on its own below.
-  const nested = substitutions(text);
+  // program the gateway cannot name, with `-rf ~`), and is read on its own below. Where they lie
+  // comes from the reader that knows quoting (a quoted `'$('` opens none).
+  const nested = reading.substitutions;
   const pieces: string[] = [];
   let from = 0;
   for (const { start, end: stop } of nested) {
@@ -149,41 +150,18 @@ export function readCommands(given: string, depth = 0): ReadCommands {
     else if (!redirects) end(0); // `;`, `&&`, `||`, `&`, `(`, `)`, `<(`, `>(`: another command begins
   }
   end(0);
-  // What the shell runs when it expands `$(…)` and backticks, quoted or not (read from the raw
-  // line: shell-quote cuts a backtick's command at its operators).
-  for (const { inner } of nested) {
+  // What the shell runs when it expands `$(…)` and backticks, bare or in double quotes (read
+  // from the line: shell-quote cuts a backtick's command at its operators).
+  for (const { innerStart, innerEnd } of nested) {
     if (depth >= 4) {
       complete = false;
       break;
     }
-    const read = readCommands(inner, depth + 1);
+    const read = readCommands(text.slice(innerStart, innerEnd), depth + 1);
     found.push(...read.commands);
     complete &&= read.complete;
   }
   return { commands: found, complete };
-}
-
-/** The command lines inside `$(…)`, `<(…)`, `>(…)` and backticks, outermost only, with where each stands in `line`. */
-function substitutions(line: string): { inner: string; start: number; end: number }[] {
-  const found: { inner: string; start: number; end: number }[] = [];
-  for (let at = 0; at < line.length; at++) {
-    if (line[at] === '`') {
-      const close = line.indexOf('`', at + 1);
-      if (close < 0) break;
-      found.push({ inner: line.slice(at + 1, close), start: at, end: close + 1 });
-      at = close;
-    } else if ('$<>'.includes(line[at]!) && line[at + 1] === '(') {
-      let depth = 0;
-      let i = at + 1;
-      for (; i < line.length; i++) {
-        if (line[i] === '(') depth++;
-        else if (line[i] === ')' && --depth === 0) break;
-      }
-      found.push({ inner: line.slice(at + 2, i), start: at, end: Math.min(i + 1, line.length) });
-      at = i;
-    }
-  }
-  return found;
 }
 
 /**

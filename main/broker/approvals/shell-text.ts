@@ -21,6 +21,20 @@ export interface ShellText {
    * (each a command, quotes and `#` escaped; see `flat`), and a deny rule fails closed.
    */
   complete: boolean;
+  /**
+   * Where each outermost `$(…)`, `<(…)`, `>(…)` and backtick the reader opened lies in `readable`
+   * (`start`/`end` around it all, `innerStart`/`innerEnd` around its command line): found by this
+   * reader only, which knows what is quoted (`echo '$(' ; rm -rf ~ ; echo ')'` opens none).
+   */
+  substitutions: Substitution[];
+}
+
+/** A command line nested in `readable` (see `ShellText.substitutions`); offsets into `readable`. */
+export interface Substitution {
+  start: number;
+  innerStart: number;
+  innerEnd: number;
+  end: number;
 }
 
 /**
@@ -42,13 +56,45 @@ const BLANKS = ' \t';
 const inert = (line: string): string => line.replace(/[\\'"#]/g, '\\$&');
 
 /**
+ * A heredoc body line or a line read flat: inert, and its `(`, `)` and backticks end a command, so
+ * what a `$(…)` or backtick in it would run is read as a command of its own (an unquoted body's
+ * substitutions run; a quote in a body quotes nothing, so none can hide one).
+ */
+const opensNothing = (line: string): string => inert(line).replace(/[()`]/g, ' ; ');
+
+/**
  * `text` read for its lines. `flat`: when it cannot be followed to its end, also read it flat
  * (false for a line nested in one already read so: a `$(` left open reads to the end, and each
  * level read flat again doubled the text, four deep).
  */
 export function readShellText(text: string, flat = true): ShellText {
   const silent = Array.from({ length: countLines(text) }, () => true);
-  const out: string[] = [];
+  /** The readable text so far, and its length (where a substitution starts or ends in it). */
+  const out = {
+    parts: [] as string[],
+    length: 0,
+    push(...parts: string[]): void {
+      for (const part of parts) {
+        this.parts.push(part);
+        this.length += part.length;
+      }
+    },
+  };
+  const substitutions: Substitution[] = [];
+  /** The outermost substitution open now, and the frame that closes it (none for a backtick, taken whole). */
+  let open: { span: Substitution; frame: Frame } | undefined;
+  /** Opens a substitution whose opener (`width` characters) is about to be written, unless one is open already. */
+  const opening = (frame: Frame, width: number, startBack = 0): void => {
+    if (open !== undefined) return;
+    const start = out.length - startBack;
+    open = { span: { start, innerStart: out.length + width, innerEnd: -1, end: -1 }, frame };
+  };
+  /** Closes the open substitution if `frame` (just popped, its closer just written) is its frame. */
+  const closing = (frame: Frame): void => {
+    if (open?.frame !== frame) return;
+    substitutions.push({ ...open.span, innerEnd: out.length - 1, end: out.length });
+    open = undefined;
+  };
   const stack: Frame[] = [{ kind: 'commands', close: '', substitution: false }];
   const heredocs: { delimiter: string; strip: boolean; quoted: boolean }[] = [];
   let complete = true;
@@ -87,7 +133,7 @@ export function readShellText(text: string, flat = true): ShellText {
           body += joined ? part.slice(0, -1) : part;
         }
         if ((strip ? body.replace(/^\t+/, '') : body) === delimiter) break;
-        out.push(inert(body), ' ; ');
+        out.push(opensNothing(body), ' ; ');
       }
     }
     return at;
@@ -115,6 +161,7 @@ export function readShellText(text: string, flat = true): ShellText {
         complete = false;
         break;
       }
+      if (open === undefined) substitutions.push({ start: out.length, innerStart: out.length + 1, innerEnd: out.length + close - i, end: out.length + close + 1 - i });
       take(i, close + 1);
       i = close;
       wordStart = false;
@@ -169,7 +216,11 @@ export function readShellText(text: string, flat = true): ShellText {
       const width = c === '$' && (next === '(' || next === '{') ? 2 : 1;
       const depth = stack.length;
       if ((c === '"' && frame.kind === 'double') || (c === '}' && frame.kind === 'brace')) stack.pop();
-      else if (width === 2) stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
+      else if (width === 2 && next === '(') {
+        const commands: Frame = { kind: 'commands', close: ')', substitution: true };
+        opening(commands, 2);
+        stack.push(commands);
+      } else if (width === 2) stack.push({ kind: 'brace' });
       else if (c === '"') stack.push({ kind: 'double' });
       take(i, i + width);
       i += width - 1;
@@ -219,20 +270,26 @@ export function readShellText(text: string, flat = true): ShellText {
       take(i, i + arithmetic.width);
       i += arithmetic.width - 1;
     } else if (c === '$' && (next === '(' || next === '{')) {
-      stack.push(next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' });
+      const opened: Frame = next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' };
+      if (next === '(') opening(opened, 2);
+      stack.push(opened);
       out.push(c, next);
       i++;
       wordStart = next === '(';
       continue;
     } else if (c === '(') {
       // `<(…)`, `>(…)` stand in a word as `$(…)` does (`<(x)#y` is one word); `(…)` is a command.
-      stack.push({ kind: 'commands', close: ')', substitution: operatorAt === i - 1 && '<>'.includes(text[i - 1]!) });
+      const process = operatorAt === i - 1 && '<>'.includes(text[i - 1]!);
+      const commands: Frame = { kind: 'commands', close: ')', substitution: process };
+      if (process) opening(commands, 1, 1); // from its `<` or `>`, written just before
+      stack.push(commands);
       out.push(c);
       wordStart = true;
       continue;
     } else if (c === ')' && frame.close === ')') {
       stack.pop();
       out.push(c);
+      closing(frame);
       wordStart = !frame.substitution; // `$(x)#y` is one word; `(x) #y` a comment
       continue;
     } else if (c === '<' && next === '<' && text[i + 2] !== '<') {
@@ -258,24 +315,41 @@ export function readShellText(text: string, flat = true): ShellText {
     wordStart = false;
   }
   if (stack.length > 1) complete = false;
-  let readable = out.join('');
+  let readable = out.parts.join('');
+  // A substitution left open runs to the end of what was read (and its closer, when one is added).
+  const ends = closerEnds(stack, readable.length);
+  if (open !== undefined) {
+    const end = flat && !complete ? ends.get(open.frame)! : readable.length;
+    substitutions.push({ ...open.span, innerEnd: Math.max(open.span.innerStart, end - (flat && !complete ? 1 : 0)), end });
+  }
   if (!complete && flat) {
     // What it could not follow is read again flat, every line a command: nothing is hidden by a
     // quote or `#`. What was read is closed first, and the flat lines open nothing (a `(` or
     // backtick ends a command there), so no `$(` left open takes the flat lines into a nested
     // reading that could stop short again (`$((x) ) ; rm -rf ~`).
-    readable += `${closers(stack)} ; ${text.split('\n').map((line) => inert(line).replace(/[()`]/g, ' ; ')).join(' ; ')}`;
+    readable += `${closers(stack)} ; ${text.split('\n').map(opensNothing).join(' ; ')}`;
     silent.fill(false);
   }
-  return { readable, silent, complete };
+  return { readable, silent, complete, substitutions };
+}
+
+/** Where in `readable` each open frame's closer (from `closers`, appended at `at`) ends. */
+function closerEnds(stack: readonly Frame[], at: number): Map<Frame, number> {
+  const ends = new Map<Frame, number>();
+  let end = at + 1; // the space
+  for (const frame of stack.slice(1).reverse()) {
+    end += closerOf(frame).length;
+    ends.set(frame, end);
+  }
+  return ends;
 }
 
 /** What closes each nesting still open, innermost first (a space first, in case the text ended in a `\\`). */
 function closers(stack: readonly Frame[]): string {
-  const close = (frame: Frame): string =>
-    frame.kind === 'double' ? '"' : frame.kind === 'brace' ? '}' : frame.close;
-  return ' ' + stack.slice(1).reverse().map(close).join('');
+  return ' ' + stack.slice(1).reverse().map(closerOf).join('');
 }
+
+const closerOf = (frame: Frame): string => (frame.kind === 'double' ? '"' : frame.kind === 'brace' ? '}' : frame.close);
 
 /**
  * The arithmetic opened at `at`, with its opener's width: `$((`, `$[` (old bash), and the command
