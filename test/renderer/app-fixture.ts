@@ -4,7 +4,7 @@
 // fresh repository), the real bridge host, and the app page and preload as the build makes them,
 // served with the app: protocol's own headers (its CSP among them), in Debian Chromium.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,11 +21,21 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { bindWindow, launchChromium, serveDemo } from '../helpers/renderer-page.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
+const UPDATE_SCREENSHOTS = process.env['CHATTY_UPDATE_SCREENSHOTS'] === '1';
 /**
- * Where the browser tests write their screenshots: a temporary folder, or `docs/screenshots/`
- * (the ones the README shows) when CHATTY_UPDATE_SCREENSHOTS=1, so a test run leaves the tree clean.
+ * Where the browser tests write their screenshots: a temporary folder of this test process, or
+ * `docs/screenshots/` (the ones the README shows) when CHATTY_UPDATE_SCREENSHOTS=1, so a test run
+ * leaves the tree clean. Made by `startApp`, not at import (each import left an empty folder in
+ * /tmp), and removed when the process exits if no screenshot was written to it.
  */
-export const SCREENSHOTS = process.env['CHATTY_UPDATE_SCREENSHOTS'] === '1' ? join(REPO_ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'chatty-screenshots-'));
+export const SCREENSHOTS = UPDATE_SCREENSHOTS ? join(REPO_ROOT, 'docs', 'screenshots') : join(tmpdir(), `chatty-screenshots-${process.pid}`);
+const removeIfEmpty = (): void => {
+  try {
+    rmdirSync(SCREENSHOTS); // refused (ENOTEMPTY) when a screenshot is in it: kept to look at
+  } catch {
+    // kept
+  }
+};
 
 export interface AppFixture {
   browser: Browser;
@@ -112,6 +122,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
   const pageUrl = `${demo.base}/renderer-demo/index.html`;
   const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl, { grants: plugins.registry.grants });
   const browser = await launchChromium();
+  if (!UPDATE_SCREENSHOTS && !existsSync(SCREENSHOTS)) process.once('exit', removeIfEmpty);
   mkdirSync(SCREENSHOTS, { recursive: true });
   const problems = new WeakMap<Page, string[]>();
   const headers = new WeakMap<Page, Record<string, string>>();
