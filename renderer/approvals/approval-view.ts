@@ -83,7 +83,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
   }
   if (hidden) {
-    warnings.push(hiddenWarning('what runs', '. It can be approved once only.'));
+    warnings.push(hiddenWarning('what runs', [view.commandOrPath, view.diffStat ?? ''], '. It can be approved once only.'));
   }
 
   // A tagged request's default (the primary button) is Deny; otherwise Approve once.

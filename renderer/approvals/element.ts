@@ -15,7 +15,7 @@ import type { ChattyBridge, PendingApproval, PendingGrant, PendingQuestion, Snap
 import { GUARD_MS, REPLACED_GUARD_TIMES } from '../../main/display/index.js';
 import { approvalContent, type ApprovalAnswer } from './approval-view.js';
 import { grantContent, type GrantAnswer } from './grant-view.js';
-import { el, localClock, shown } from './parts.js';
+import { el, localClock, shown, shownInOrder } from './parts.js';
 import { questionContent, type QuestionAnswer } from './question-view.js';
 import { approvalsSheet } from './styles.js';
 import type { PopoverContent, ViewContext } from './view.js';
@@ -50,13 +50,15 @@ export class ChattyApprovals extends HTMLElement {
   #busy = false;
   #armed = false;
   #armTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The arming running now: for which request, and when (performance.now()) it ends. */
+  #arming: { requestId: string; until: number } | undefined;
   #returnFocus: HTMLElement | null = null;
   /**
    * The request on the screen was withdrawn (not answered): what it was, for the next popover,
    * whether it was already queued or is asked a moment later (a withdraw, then a new ask, reopened
    * in the same place with the same buttons). Kept until a request is shown, as the terminal's.
    */
-  #replaced: string | undefined;
+  #replaced: Waiting | undefined;
 
   readonly #waitingButton: HTMLButtonElement;
   readonly #trace: HTMLParagraphElement;
@@ -163,9 +165,9 @@ export class ChattyApprovals extends HTMLElement {
     if (!waiting) return;
     this.#queue = this.#queue.filter((w) => w !== waiting);
     this.#later.delete(requestId);
-    this.#leaveTrace(`withdrawn (${reason}): ${describe(waiting)}`);
+    this.#leaveTrace(`withdrawn (${reason})`, waiting);
     // The person may have been about to answer it: what takes its place says so, and waits longer.
-    if (this.#shown === requestId && this.#dialog.open) this.#replaced = describe(waiting);
+    if (this.#shown === requestId && this.#dialog.open) this.#replaced = waiting;
     this.#render();
   }
 
@@ -242,7 +244,7 @@ export class ChattyApprovals extends HTMLElement {
     this.#replaced = undefined;
     const replacedNote =
       replaced !== undefined
-        ? [el('p', { className: 'replaced-note' }, el('strong', {}, 'The request you were reading was withdrawn: '), shown(replaced), '. This is another request: read it before you answer.')]
+        ? [el('p', { className: 'replaced-note' }, el('strong', {}, 'The request you were reading was withdrawn: '), ...describedNodes(replaced), '. This is another request: read it before you answer.')]
         : [];
     this.#warnings.replaceChildren(...replacedNote, ...content.warnings);
     this.#body.replaceChildren(...content.body);
@@ -290,25 +292,36 @@ export class ChattyApprovals extends HTMLElement {
     this.#queueLine.replaceChildren(`${others.length} more waiting after this one: `, shown(named), rest);
   }
 
-  /** Buttons and keys inert for the guard time; the cue shows meanwhile. */
+  /**
+   * Buttons and keys inert for the guard time; the cue shows meanwhile. Never ends before an
+   * arming already running for the same request: the window taking the focus back (one guard
+   * time) does not cut short the three a popover that replaced a withdrawn one waits.
+   */
   #arm(ms = this.guardMs): void {
+    const requestId = this.#shown;
+    const now = performance.now();
+    const running = this.#armTimer !== undefined && this.#arming !== undefined && this.#arming.requestId === requestId ? this.#arming.until : 0;
+    const until = Math.max(now + ms, running);
     this.#disarm();
+    if (requestId !== undefined) this.#arming = { requestId, until };
     this.#armed = false;
     this.#dialog.dataset['armed'] = 'false';
     this.#actions.inert = true;
     this.#guard.hidden = false;
     this.#armTimer = setTimeout(() => {
       this.#armTimer = undefined;
+      this.#arming = undefined;
       this.#armed = true;
       this.#dialog.dataset['armed'] = 'true';
       this.#actions.inert = false;
       this.#guard.hidden = true;
-    }, ms);
+    }, until - now);
   }
 
   #disarm(): void {
     if (this.#armTimer !== undefined) clearTimeout(this.#armTimer);
     this.#armTimer = undefined;
+    this.#arming = undefined;
   }
 
   #context<Answer extends Decision>(waiting: Waiting): ViewContext<Answer> {
@@ -369,7 +382,7 @@ export class ChattyApprovals extends HTMLElement {
     delete this.#dialog.dataset['busy'];
     this.#queue = this.#queue.filter((w) => w.view.requestId !== requestId);
     this.#later.delete(requestId);
-    this.#leaveTrace(`${outcome(waiting, answer)}: ${describe(waiting)}`);
+    this.#leaveTrace(outcome(waiting, answer), waiting);
     this.#render();
   }
 
@@ -400,10 +413,12 @@ export class ChattyApprovals extends HTMLElement {
     }
   }
 
-  #leaveTrace(text: string): void {
-    this.#trace.replaceChildren(el('time', {}, localClock(Date.now())), ' ', shown(text));
+  /** `what` (the popover's own words), then the request it was about, if any, as `describedNodes` draws it. */
+  #leaveTrace(what: string, waiting?: Waiting): void {
+    const about = waiting !== undefined ? [': ', ...describedNodes(waiting)] : [];
+    this.#trace.replaceChildren(el('time', {}, localClock(Date.now())), ' ', shown(what), ...about);
     this.#trace.hidden = false;
-    this.#announce(text);
+    this.#announce(waiting !== undefined ? `${what}: ${describe(waiting)}` : what);
   }
 
   #announce(text: string): void {
@@ -426,6 +441,18 @@ function announcement(waiting: Waiting): string {
   return `plugin ${waiting.view.plugin} asks for capabilities`;
 }
 
+/**
+ * `describe` as nodes: worker text through the display rule, and an approval's command or path
+ * drawn in the order the shell reads it (`in-order`, as in the popover's subject box), so the note
+ * naming a withdrawn `x/א ב/../ג.txt` is not drawn `x/ג/../ב א.txt`.
+ */
+function describedNodes(waiting: Waiting): Node[] {
+  if (waiting.kind !== 'approval') return [shown(describe(waiting))];
+  const { kind, commandOrPath, asker } = waiting.view;
+  return [document.createTextNode(`${kind} `), el('span', { className: 'in-order' }, shownInOrder(commandOrPath)), document.createTextNode(' ('), shown(asker.agent), document.createTextNode(')')];
+}
+
+/** A request in one line of plain text (the live region's announcement). */
 function describe(waiting: Waiting): string {
   if (waiting.kind === 'approval') return `${waiting.view.kind} ${waiting.view.commandOrPath} (${waiting.view.asker.agent})`;
   if (waiting.kind === 'grant') return `plugin ${waiting.view.plugin} ${waiting.view.version} (${waiting.view.digestShort}): ${waiting.view.asks.map((a) => `${a.capability}: ${a.detail}`).join('; ')}`;

@@ -24,7 +24,8 @@ const GLANCE = 8;
 const PLAIN_VERSION = /^[0-9A-Za-z.+_-]{1,40}$/;
 
 export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswer>): PopoverContent {
-  const hidden = [view.plugin, view.version, view.digest, view.dir ?? '', ...view.asks.map((a) => a.detail)].some(hasHidden);
+  const texts = [view.plugin, view.version, view.digest, view.dir ?? '', ...view.asks.map((a) => a.detail)];
+  const hidden = texts.some(hasHidden);
   const asks = el('ul', { className: 'asks', attrs: { 'aria-label': 'what it asks for' } });
   for (const ask of view.asks) {
     const reach = ask.reach ? el('span', { className: 'reach muted' }, ` (${ask.reach})`) : null;
@@ -46,7 +47,7 @@ export function grantContent(view: PendingGrant, context: ViewContext<GrantAnswe
       el('code', { className: 'digest-short' }, shown(view.digestShort)),
       `) asks for${count}:`,
     ],
-    warnings: hidden ? [hiddenWarning("the plugin's request", '.')] : [],
+    warnings: hidden ? [hiddenWarning("the plugin's request", texts, '.')] : [],
     body: [
       asks,
       facts('context', [

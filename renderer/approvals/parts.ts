@@ -98,7 +98,13 @@ export function askerFacts(asker: Asker, taskId: string | null): [string, Child]
   ];
 }
 
-/** The "hidden characters" line: `subject` holds characters shown as code points; `after` ends the sentence. */
-export function hiddenWarning(subject: string, after: string): HTMLParagraphElement {
-  return el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), `${subject} holds characters you could not see; each is shown as its code point, like `, el('span', { className: 'cp' }, '<U+202E>'), after);
+/**
+ * The "hidden characters" line: `subject` holds characters shown as code points; `after` ends the
+ * sentence. Its example is the first one found in `texts` (the texts shown, in the order shown): an
+ * example that is not there (`<U+202E>` for a path of combining accents) reads as "this holds U+202E".
+ */
+export function hiddenWarning(subject: string, texts: readonly string[], after: string): HTMLParagraphElement {
+  const first = texts.flatMap(shownParts).find((part) => part.hidden)?.text;
+  const example = first !== undefined ? [', like ', el('span', { className: 'cp' }, first)] : [' in a marked box'];
+  return el('p', { className: 'hidden-warning' }, el('strong', {}, 'Hidden characters: '), `${subject} holds characters you could not see; each is shown as its code point`, ...example, after);
 }

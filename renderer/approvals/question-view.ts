@@ -81,7 +81,7 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     // A question can be dressed as an approval ("Run this?" with options "Approve once", "Deny"): said plainly what an answer is.
     warnings: [
       el('p', { className: 'question-note' }, el('strong', {}, "The agent's own words. "), 'Your answer is sent back to it and approves nothing: a command it runs or a file it writes is asked for on its own.'),
-      ...(hidden ? [hiddenWarning('this question', '.')] : []),
+      ...(hidden ? [hiddenWarning('this question', [...view.questions.flatMap((q) => [q.question, ...q.options]), view.asker.agent], '.')] : []),
     ],
     body: [...fieldsets, facts('context', askerFacts(view.asker, view.taskId))],
     actions: () => {

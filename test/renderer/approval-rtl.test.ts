@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { INVOKE_CHANNELS } from '../../main/app/bridge/contract.js';
 import { plan } from '../broker/helpers.js';
 import { startApp, type AppFixture } from './app-fixture.js';
-import { armedPopover } from './popover-helpers.js';
+import { armedPopover, setGuard } from './popover-helpers.js';
 import { trustedFrame, waitForState } from './task-cards.js';
 
 let app: AppFixture;
@@ -24,12 +24,17 @@ after(async () => {
   await app?.close();
 });
 
-/** The characters of the popover's `selector` in the order they are drawn, left to right (one line). */
+async function startPlan(p: unknown): Promise<string> {
+  const { taskId } = (await app.host.handle(INVOKE_CHANNELS.startTask, trustedFrame(app), { agent: 'planner', prompt: plan(p) })) as { taskId: string };
+  return taskId;
+}
+
+/** The characters of the popover's `selector` in the order they are drawn: line by line, each left to right. */
 function drawnOrder(page: Page, selector: string): Promise<string> {
   return page.evaluate((s) => {
     const box = document.querySelector('chatty-approvals')?.shadowRoot?.querySelector(s);
     if (!box) return '';
-    const chars: [string, number][] = [];
+    const chars: { c: string; left: number; mid: number; height: number; line: number }[] = [];
     const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const text = node.textContent ?? '';
@@ -37,12 +42,24 @@ function drawnOrder(page: Page, selector: string): Promise<string> {
         const range = document.createRange();
         range.setStart(node, i);
         range.setEnd(node, i + 1);
-        chars.push([text[i]!, range.getBoundingClientRect().left]);
+        const r = range.getBoundingClientRect();
+        chars.push({ c: text[i]!, left: r.left, mid: r.top + r.height / 2, height: r.height, line: 0 });
       }
     }
+    // A text that wraps (the note of a replaced popover): a new line where the middle drops by half a line.
+    chars.sort((a, b) => a.mid - b.mid);
+    let lineMid = chars[0]?.mid ?? 0;
+    let line = 0;
+    for (const ch of chars) {
+      if (ch.mid - lineMid > ch.height / 2) {
+        line++;
+        lineMid = ch.mid;
+      }
+      ch.line = line;
+    }
     return chars
-      .sort((a, b) => a[1] - b[1])
-      .map(([c]) => c)
+      .sort((a, b) => a.line - b.line || a.left - b.left)
+      .map(({ c }) => c)
       .join('');
   }, selector);
 }
@@ -71,6 +88,45 @@ test('right-to-left letters do not reorder the command, the resolved path or the
       await waitForState(page, taskId, 'completed');
     }
     assert.deepEqual(app.problems(page), []);
+  } finally {
+    await page.close();
+  }
+});
+
+// The note a popover shows in place of a withdrawn request, and the trace line, named the withdrawn
+// request's path through the plain display rule: the bidi algorithm drew `x/א ב/../ג.txt` as
+// `x/ג/../ב א.txt`, in the very note a person compares with what they had been reading.
+test('the withdrawn request in the replaced note and the trace line is drawn in the order the shell reads it', async () => {
+  const page = await app.open();
+  try {
+    await setGuard(page, 0);
+    const path = 'x/\u05d0 \u05d1/../\u05d2.txt';
+    const a = await startPlan({ approve: { kind: 'write', command_or_path: path } });
+    await armedPopover(page, 'approval');
+    const b = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
+    await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .queue')?.textContent?.includes('1 more'));
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: a });
+    await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .replaced-note') !== null);
+    assert.equal(await drawnOrder(page, '#popover .replaced-note .in-order'), expected(path));
+    assert.equal(await drawnOrder(page, '.trace .in-order'), expected(path));
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: b });
+  } finally {
+    await page.close();
+  }
+});
+
+// The hidden-characters warning always gave `<U+202E>` as its example: read as "this holds U+202E"
+// for a path whose hidden characters are combining accents.
+test('the hidden-characters warning names the first hidden character the request holds', async () => {
+  const page = await app.open();
+  try {
+    const task = await startPlan({ approve: { kind: 'write', command_or_path: 'notes/a\u0301\u0301\u200b.md' } });
+    await armedPopover(page, 'approval');
+    const warning = (await page.textContent('#popover .hidden-warning')) ?? '';
+    assert.match(warning, /like <U\+0301>/);
+    assert.doesNotMatch(warning, /U\+202E/);
+    await page.click('#popover .deny');
+    await waitForState(page, task, 'completed');
   } finally {
     await page.close();
   }

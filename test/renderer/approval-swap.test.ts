@@ -53,14 +53,20 @@ async function watchWake(page: Awaited<ReturnType<AppFixture['open']>>, subject:
   };
 }
 
+/** Guard 400 ms; `npm test` shown and armed, `npm publish` queued behind it (the queue line says so). */
+async function harmlessThenQueued(page: Awaited<ReturnType<AppFixture['open']>>): Promise<{ harmless: string; swapped: string }> {
+  await setGuard(page, 400);
+  const harmless = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm test' } });
+  await armedPopover(page, 'approval');
+  const swapped = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
+  await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .queue')?.textContent?.includes('1 more'));
+  return { harmless, swapped };
+}
+
 test('a popover that replaces a withdrawn one says so and stays inert three guard times; one after an answer, one guard time', async () => {
   const page = await app.open();
   try {
-    await setGuard(page, 400);
-    const harmless = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm test' } });
-    await armedPopover(page, 'approval');
-    const swapped = await startPlan({ approve: { kind: 'exec', command_or_path: 'npm publish' } });
-    await page.waitForFunction(() => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover .queue')?.textContent?.includes('1 more'));
+    const { harmless, swapped } = await harmlessThenQueued(page);
     // Who waits behind it is named, so a queued request is never a stranger when it appears.
     assert.equal(await page.textContent('#popover .queue'), '1 more waiting after this one: planner-1 asks for approval');
     const wake = await watchWake(page, 'npm publish');
@@ -92,6 +98,28 @@ test('a popover that replaces a withdrawn one says so and stays inert three guar
 
 const subjectIs = (page: Awaited<ReturnType<AppFixture['open']>>, text: string) =>
   page.waitForFunction((t) => document.querySelector('chatty-approvals')?.shadowRoot?.querySelector('#popover[open] .subject')?.textContent === t, text);
+
+// The window taking the focus back re-arms the popover (keys on their way were meant for another
+// program) with one guard time: it cut short the three a popover that replaced a withdrawn one
+// waits, exactly when a person clicks back into the window after a swap they did not see.
+test('the window taking the focus back just after a swap does not shorten the three guard times', async () => {
+  const page = await app.open();
+  try {
+    const { harmless, swapped } = await harmlessThenQueued(page);
+    const wake = await watchWake(page, 'npm publish');
+    await app.host.handle(INVOKE_CHANNELS.cancelTask, trustedFrame(app), { taskId: harmless });
+    await subjectIs(page, 'npm publish');
+    // The focus event the window gets when the person clicks back into it (headless Chromium does not deliver one on bringToFront).
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    await armedPopover(page, 'approval');
+    const inert = await wake.inertMs();
+    assert.ok(inert >= 3 * 400 - 20, `awake after ${inert} ms`);
+    await page.click('#popover .deny');
+    await waitForState(page, swapped, 'completed');
+  } finally {
+    await page.close();
+  }
+});
 
 test('withdrawn with nothing queued, then another request asked a moment later (at the element): the note, inert three guard times', async () => {
   const page = await app.open();
