@@ -123,7 +123,7 @@ export async function startApp(options: AppOptions = {}): Promise<AppFixture> {
   const host = new BridgeHost(gw.gateway, { socketPath: gw.socketPath, tokenPath: gw.tokenPath }, (url) => url === pageUrl, { grants: plugins.registry.grants });
   const browser = await launchChromium();
   if (!UPDATE_SCREENSHOTS && !existsSync(SCREENSHOTS)) process.once('exit', removeIfEmpty);
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  mkdirSync(SCREENSHOTS, { recursive: true, mode: 0o700 }); // as mkdtemp made it: the screenshots are the tester's
   const problems = new WeakMap<Page, string[]>();
   const headers = new WeakMap<Page, Record<string, string>>();
   return {
