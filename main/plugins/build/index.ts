@@ -5,10 +5,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { chmod, cp, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { userCacheDir } from '../../owner-only/index.js';
+import { currentUid, userCacheDir, whyOpenToOthers } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
@@ -222,7 +222,8 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   const cacheDir = options.cacheDir ?? join(userCacheDir(), 'chatty-gateway', 'examples');
   const modulesDir = join(cacheDir, 'modules');
   await mkdir(modulesDir, { recursive: true, mode: 0o755 });
-  await closedToOthers(modulesDir); // the trusted build folder: see `closedToOthers`
+  // The trusted build folder: see `closedToOthers` (itself only: each example is closed below).
+  if (!(await closedToOthers(modulesDir, { within: false }))) throw new PluginLoadError(`${modulesDir} is not this user's: the examples are not built into it`);
   const exclude = new Set(options.exclude ?? ['template']);
   const names = readdirSync(source, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !exclude.has(e.name) && existsSync(join(source, e.name, 'module.toml')))
@@ -236,15 +237,18 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     const from = join(source, name);
     const stamp = `${toolVersion}:${hashTree(from)}`;
     const to = join(modulesDir, name);
-    if (readStamp(to) === stamp) continue;
+    // Built already: closed again all the same (an older gateway left its copy as the umask made
+    // it); a copy that cannot be closed (something in it is another user's) is built anew.
+    if (readStamp(to) === stamp && (await closedToOthers(to))) continue;
     const buildOne = async (): Promise<string> => {
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
       const tmp = `${to}.tmp-${process.pid}`;
       await rm(tmp, { recursive: true, force: true });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
-      await closedToOthers(tmp); // copied with the source tree's modes (0775 under umask 002)
       await writeFile(join(tmp, BUILD_STAMP), stamp);
+      // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
+      if (!(await closedToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
       await rm(to, { recursive: true, force: true });
       await rename(tmp, to);
       return to;
@@ -263,14 +267,29 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
 }
 
 /**
- * Takes the group's and others' write bits off folder `dir` (the examples' build folder, an
- * example's built folder): a lock entry pinned to sources pre-grants only a component nobody else
- * could have put there (grants/store.ts, `builtByUs`), so a build under umask 002 would otherwise
- * leave the examples asking a person for what their lock grants.
+ * Takes the group's and others' write bits off `path` and, unless `within` is false, everything in
+ * it (the examples' build folder; an example's built copy, all of it): a lock entry pinned to
+ * sources pre-grants only a component nobody else could have put there (grants/store.ts,
+ * `builtByUs`), and its file grants reach into the copy (json-tools' data/), so a build under
+ * umask 002 would otherwise leave the examples asking a person for what their lock grants, or a
+ * group member writing where the lock vouches. Judged by the one owner-only rule,
+ * `whyOpenToOthers`. Symbolic links are left as they are (they have no modes of their own, and
+ * chmod would reach what they lead to). False when something in it is another user's: it cannot
+ * be closed.
  */
-async function closedToOthers(dir: string): Promise<void> {
-  const { mode } = await stat(dir);
-  if ((mode & 0o022) !== 0) await chmod(dir, mode & 0o7755);
+async function closedToOthers(path: string, { within = true }: { within?: boolean } = {}): Promise<boolean> {
+  if (process.platform === 'win32') return true; // no owner bits to take off
+  const st = await lstat(path);
+  if (st.isSymbolicLink()) return true;
+  if (whyOpenToOthers(st, currentUid()) !== undefined) {
+    if (st.uid !== currentUid()) return false;
+    await chmod(path, st.mode & 0o7755);
+  }
+  if (!within || !st.isDirectory()) return true;
+  for (const entry of await readdir(path)) {
+    if (!(await closedToOthers(join(path, entry)))) return false;
+  }
+  return true;
 }
 
 function readStamp(dir: string): string | undefined {
