@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
+import { whyOpenToOthers } from './closed-to-others.js';
 import { withWriteLock } from './write-lock.js';
 
 /** How an owner-only JSON file names itself and its contents in a refusal. */
@@ -185,12 +186,13 @@ export class OwnerOnlyJsonFile<T> {
         `${this.options.label} ${this.path} ${why}: someone else could have written its ${this.options.contents}; it was left as it is (chmod 600 it, or move it to a folder of your own)`,
       );
     };
-    if (file.uid !== uid) refuse(`is owned by another user (uid ${file.uid})`);
-    if ((file.mode & 0o022) !== 0) refuse(`is writable by ${file.mode & 0o002 ? 'others' : 'its group'} (mode ${(file.mode & 0o777).toString(8)})`);
+    const why = whyOpenToOthers(file, uid);
+    if (why) refuse(why);
     // The folder of the file as named and, when it is a symbolic link, of the file it leads to.
+    // Only whether others may write it is asked (judged as its owner's: whose it is never was).
     for (const dir of new Set([dirname(this.path), dirname(realpathSync(this.path))])) {
       const folder = statSync(dir);
-      if ((folder.mode & 0o022) !== 0 && (folder.mode & 0o1000) === 0) refuse(`is in a folder others may write (${dir})`);
+      if (whyOpenToOthers(folder, folder.uid, { sticky: true })) refuse(`is in a folder others may write (${dir})`);
     }
     if ((file.mode & 0o077) !== 0) chmodSync(this.path, 0o600);
   }

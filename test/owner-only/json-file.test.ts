@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { OwnerOnlyJsonFile } from '../../main/owner-only/index.js';
@@ -41,4 +42,45 @@ test('an in-place edit of the same size that keeps the modification time is seen
   assert.equal(statSync(path).mtimeMs, before.mtimeMs);
   assert.equal(statSync(path).ino, before.ino);
   assert.deepEqual(file.read(), { n: 2 });
+});
+
+/**
+ * Who may have written the file, the one owner-only rule (`whyOpenToOthers`) applied to it and to
+ * its folder: pinned so that folding the rule into one place changed nothing a person sees.
+ */
+test('a file others could have written is refused, naming why; one in a sticky shared folder or a closed folder of any owner is read', () => {
+  const refused = (path: string): string | undefined => {
+    try {
+      open(path).read();
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const inFolder = (mode: number, fileMode = 0o600, owner?: number): string => {
+    const dir = fresh();
+    mkdirSync(dir);
+    const path = join(dir, 'file.json');
+    writeFileSync(path, '{"n":1}\n');
+    chmodSync(path, fileMode);
+    chmodSync(dir, mode);
+    if (owner !== undefined) chownSync(dir, owner, owner);
+    return path;
+  };
+  const groupWritable = inFolder(0o700, 0o664);
+  assert.match(refused(groupWritable) ?? '', /^test file \S+ is writable by its group \(mode 664\): someone else could have written its numbers; it was left as it is/);
+  assert.match(refused(inFolder(0o700, 0o602)) ?? '', /is writable by others \(mode 602\)/);
+  const sharedFolder = inFolder(0o777);
+  assert.match(refused(sharedFolder) ?? '', new RegExp(`is in a folder others may write \\(${dirname(sharedFolder)}\\)`));
+  assert.match(refused(inFolder(0o770)) ?? '', /is in a folder others may write/);
+  assert.equal(refused(inFolder(0o1777)), undefined, 'a sticky folder (/tmp): nobody can rename over what is not theirs');
+  const readable = inFolder(0o755, 0o644);
+  assert.equal(refused(readable), undefined);
+  assert.equal(statSync(readable).mode & 0o777, 0o600, 'one others may only read is made owner-only');
+  if (process.getuid?.() === 0) {
+    assert.equal(refused(inFolder(0o755, 0o600, 4242)), undefined, "a closed folder is not asked whose it is (as root: a folder chowned to another user)");
+    const theirs = inFolder(0o700, 0o600);
+    chownSync(theirs, 4242, 4242);
+    assert.match(refused(theirs) ?? '', /is owned by another user \(uid 4242\)/);
+  }
 });
