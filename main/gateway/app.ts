@@ -16,8 +16,11 @@ export interface GatewayAppOptions {
   /** Where remote modules are forwarded (the runner's URL without credentials), if anywhere: for the index. */
   remoteRunner?: string | undefined;
   maxRequestBytes: number;
-  /** Every response's bytes not yet sent, held under one cap (its middleware goes first). */
-  unsent: UnsentBytes;
+  /**
+   * Every response's bytes not yet sent, held under one cap (its middleware goes first). Undefined
+   * when the server's responses are the ledger's own class (`UnsentBytes.Response`), which counts them.
+   */
+  unsent: UnsentBytes | undefined;
   onError: (err: unknown) => void;
   /**
    * Surfaces that route themselves (a middleware that calls `next()` for paths it does not
@@ -34,7 +37,7 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.proxy = false;
   app.silent = true;
-  app.use(options.unsent.middleware());
+  if (options.unsent) app.use(options.unsent.middleware());
   app.use(options.edgeLog.middleware());
   app.use(errorBoundary(options.onError));
   app.use(requestGuards(options.token, options.maxRequestBytes));

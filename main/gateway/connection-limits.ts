@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { capConnections } from '../connection-cap/index.js';
 
@@ -30,12 +30,20 @@ export function connectionAuthorised(socket: Socket): void {
   authorised.add(socket);
 }
 
-/** The HTTP server with the limits applied; a request without Host (not a browser's) is served, which Node would answer 400. */
-export function limitedServer(limits: Partial<ConnectionLimits> | undefined, listener: RequestListener): Server {
+/**
+ * The HTTP server with the limits applied; a request without Host (not a browser's) is served, which Node would answer 400.
+ * `Response` is the class of its responses (the unsent-bytes ledger's, which counts their writes).
+ */
+export function limitedServer(
+  limits: Partial<ConnectionLimits> | undefined,
+  listener: RequestListener,
+  Response?: typeof ServerResponse<IncomingMessage>,
+): Server {
   const { headersTimeoutMs, requestTimeoutMs, maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
   const server = createServer(
     {
       requireHostHeader: false,
+      ...(Response ? { ServerResponse: Response } : {}),
       headersTimeout: headersTimeoutMs,
       requestTimeout: Math.max(requestTimeoutMs, headersTimeoutMs),
       // How often Node looks for connections past their time (its default, 30 s, would add that much to each).

@@ -158,6 +158,11 @@ export class ProtocolGateway {
   }
 
   buildRouter(): Koa<GatewayState> {
+    return this.buildApp(true);
+  }
+
+  /** The app; `followResponses` mounts the ledger's middleware, which a server made with `unsent.Response` does without (one Koa layer less a request). */
+  private buildApp(followResponses: boolean): Koa<GatewayState> {
     const onError = this.options.onError ?? ((err) => console.error('chatty-gateway: handler failed', err));
     return buildGatewayApp({
       token: () => this.launchToken,
@@ -165,7 +170,7 @@ export class ProtocolGateway {
       modules: this.registry,
       remoteRunner: this.remoteRunner?.shownUrl,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
-      unsent: this.unsent,
+      unsent: followResponses ? this.unsent : undefined,
       onError,
       handlers: [
         mcpSurface({ modules: this.registry, sessions: this.sseSessions, onError }),
@@ -180,7 +185,7 @@ export class ProtocolGateway {
     const dir = ensureRuntimeDir(this.runtimeDir, { socketFile: SOCKET_FILE });
     const socketPath = join(dir, SOCKET_FILE);
     const tokenPath = join(dir, TOKEN_FILE);
-    const server = limitedServer(this.options.connectionLimits, this.buildRouter().callback());
+    const server = limitedServer(this.options.connectionLimits, this.buildApp(false).callback(), this.unsent.Response);
     let listening = false;
     try {
       // A leftover cleared and the socket bound under gateway.sock.lock: one starter at a time.

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayMiddleware } from '../context.js';
 
@@ -38,8 +38,16 @@ const HEAD_MARGIN_BYTES = 4096;
  * chosen for it, so the gateway holds at most the cap plus one write.
  */
 export class UnsentBytes {
+  /**
+   * The `ServerResponse` class to create the server with (`http.createServer({ ServerResponse })`):
+   * its `write` and `end` count into this ledger. A subclass, so every response keeps one shape
+   * (patching `write`/`end` on each instance changed its hidden class) and nothing is registered
+   * per response: a response is found done by what it holds when the next one on its connection
+   * starts, or when the ledger is summed. ~15% of the main thread a `tools/call` (docs/benchmarks.md).
+   */
+  readonly Response: CountedResponseClass;
   private readonly connections = new WeakMap<Socket, Connection>();
-  /** Connections with a response in progress, or closing until their socket's 'close'. */
+  /** Connections with a response followed, or closing, until their socket's 'close' (or found holding nothing when summed). */
   private readonly holding = new Set<Connection>();
   /**
    * What the open connections held when last summed, plus every write since: never less than
@@ -47,31 +55,27 @@ export class UnsentBytes {
    */
   private heldAtMost = 0;
 
-  constructor(private readonly maxBytes: number = MAX_UNSENT_BYTES) {}
+  constructor(private readonly maxBytes: number = MAX_UNSENT_BYTES) {
+    this.Response = countedResponse(this);
+  }
 
-  /** Follows every response of the app: mounted first, before anything could write. */
+  /**
+   * Follows the responses of a server not made with `Response` (an embedder serving
+   * `buildRouter()` on its own listener): their `write` and `end` are wrapped one by one.
+   * Mounted first, before anything could write.
+   */
   middleware(): GatewayMiddleware {
+    const Counted = this.Response;
     return (ctx, next) => {
-      this.follow(ctx.res);
+      if (!(ctx.res instanceof Counted)) this.wrap(ctx.res);
       return next();
     };
   }
 
-  /** Counts `res` under its connection: each write (`write`, `end`, a pipe's) first makes room for itself. */
-  follow(res: ServerResponse): void {
-    const connection = this.connectionOf(res.req.socket);
-    connection.responses.add(res);
-    this.holding.add(connection);
-    const done = (): void => {
-      connection.responses.delete(res);
-      if (connection.responses.size === 0 && !connection.closing) this.holding.delete(connection);
-    };
-    res.once('finish', done);
-    res.once('close', done);
+  /** Wraps `res`'s own `write` and `end` (each write, a pipe's too, first makes room for itself). */
+  private wrap(res: ServerResponse): void {
     const counted = (original: Write): Write => (...args) => {
-      const now = performance.now();
-      lookAt(connection, now); // holding nothing before this write: it has read all it was sent
-      this.makeRoom(connection, chunkBytes(args[0]), now);
+      const connection = this.beforeWrite(res, args[0]);
       const result = original.apply(res, args);
       connection.backlog = heldBy(connection);
       return result;
@@ -81,22 +85,51 @@ export class UnsentBytes {
     res.end = counted(res.end as Write) as ServerResponse['end'];
   }
 
+  /**
+   * Before `res` writes `chunk`: follows `res` under its connection on its first write (nothing
+   * is held before one), notes a connection that holds nothing as reading, and makes room.
+   * The caller sets the connection's `backlog` to `heldBy` after the write.
+   */
+  beforeWrite(res: ServerResponse, chunk: unknown): Connection {
+    const socket = res.req.socket;
+    let connection = this.connections.get(socket);
+    if (!connection || !connection.responses.has(res)) connection = this.follow(res, socket, connection);
+    const now = performance.now();
+    lookAt(connection, now); // holding nothing before this write: it has read all it was sent
+    this.makeRoom(connection, chunkBytes(chunk), now);
+    return connection;
+  }
+
   /** Bytes written and not yet sent, all connections together (a closed one's until its socket has closed). */
   get bytes(): number {
     let total = 0;
-    for (const connection of this.holding) total += heldBy(connection);
+    for (const connection of this.holding) total += this.heldPruning(connection);
     return total;
   }
 
-  private connectionOf(socket: Socket): Connection {
-    let connection = this.connections.get(socket);
+  /** Counts `res` under its connection, and lets go of the responses before it there that hold nothing more. */
+  private follow(res: ServerResponse, socket: Socket, known: Connection | undefined): Connection {
+    let connection = known;
     if (!connection) {
       const created: Connection = { socket, responses: new Set(), backlog: 0, readAt: performance.now(), closing: false };
       socket.once('close', () => this.holding.delete(created));
       this.connections.set(socket, created);
       connection = created;
     }
+    for (const earlier of connection.responses) if (isDone(earlier)) connection.responses.delete(earlier);
+    connection.responses.add(res);
+    this.holding.add(connection);
     return connection;
+  }
+
+  /** `heldBy`, letting go of done responses (and of the connection, when it holds nothing and is not closing). */
+  private heldPruning(connection: Connection): number {
+    for (const res of connection.responses) if (isDone(res)) connection.responses.delete(res);
+    if (connection.responses.size === 0 && !connection.closing && connection.socket.writableLength === 0) {
+      this.holding.delete(connection);
+      return 0;
+    }
+    return heldBy(connection);
   }
 
   /** Closes the connections gone longest without reading until `bytes` more written on `writer` fit. */
@@ -105,7 +138,7 @@ export class UnsentBytes {
     this.heldAtMost += bytes + HEAD_MARGIN_BYTES;
     if (this.heldAtMost <= this.maxBytes) return;
     let total = bytes;
-    for (const connection of this.holding) if (!connection.closing) total += heldBy(connection);
+    for (const connection of this.holding) if (!connection.closing) total += this.heldPruning(connection);
     this.heldAtMost = total + HEAD_MARGIN_BYTES;
     if (total <= this.maxBytes) return;
     while (total > this.maxBytes) {
@@ -123,6 +156,36 @@ export class UnsentBytes {
       if (stalest === writer) return; // its own write goes nowhere now
     }
   }
+}
+
+/** The ledger's `ServerResponse` subclass: `write` and `end` make room, write, then note what the connection holds. */
+function countedResponse(ledger: UnsentBytes): CountedResponseClass {
+  return class CountedResponse extends ServerResponse {
+    override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+      const connection = ledger.beforeWrite(this, chunk);
+      const written = super.write(chunk, encoding as BufferEncoding, callback as WriteCallback);
+      connection.backlog = heldBy(connection);
+      return written;
+    }
+
+    // Node's own end() does not go through write(), so each write is counted once.
+    override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
+      const connection = ledger.beforeWrite(this, chunk);
+      super.end(chunk, encoding as BufferEncoding, callback as () => void);
+      connection.backlog = heldBy(connection);
+      return this;
+    }
+  };
+}
+
+/** What `http.createServer`'s `ServerResponse` option takes. */
+export type CountedResponseClass = typeof ServerResponse<IncomingMessage>;
+
+type WriteCallback = (error: Error | null | undefined) => void;
+
+/** Ended (or destroyed) and holding nothing of its own: it can never hold bytes again. */
+function isDone(res: ServerResponse): boolean {
+  return res.destroyed || (res.writableEnded && ownBytes(res) === 0);
 }
 
 /**
@@ -144,8 +207,13 @@ function lookAt(connection: Connection, now: number): number {
  */
 function heldBy(connection: Connection): number {
   let held = connection.socket.writableLength;
-  for (const res of connection.responses) held += res.writableLength - (res.socket ? res.socket.writableLength : 0);
+  for (const res of connection.responses) held += ownBytes(res);
   return held;
+}
+
+/** What `res` holds itself, not yet on its socket (`writableLength` counts the socket's buffer too). */
+function ownBytes(res: ServerResponse): number {
+  return res.writableLength - (res.socket ? res.socket.writableLength : 0);
 }
 
 function chunkBytes(chunk: unknown): number {
