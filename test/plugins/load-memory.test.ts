@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,11 @@ it('the check in the worker refuses tampered cached JavaScript in the same words
   const { dir: entry } = await first.prepare(bytes);
   await first.close();
   appendFileSync(join(entry, 'component.mjs'), '\nprocess.exit(7);\n');
+  // Its meta.json made to match (else the hash check refuses it first): the JavaScript check must still.
+  const metaPath = join(entry, 'meta.json');
+  const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { sha256: Record<string, string> };
+  meta.sha256['component.mjs'] = createHash('sha256').update(readFileSync(join(entry, 'component.mjs'))).digest('hex');
+  writeFileSync(metaPath, JSON.stringify(meta));
   const cache = new ComponentCache(dir);
   try {
     for (let i = 0; i < 2; i++) {
