@@ -2,35 +2,10 @@
 // (its "always" rules) and the plugins' grants file must lie outside the workspace of a gateway a
 // bridge is attached to. Else one ordinary approved write (asked as a plain write, Approve by
 // default) would add an "always allow" rule or grant a plugin files and network access, live.
-import { readlinkSync, realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { landing } from '../broker/approvals/sensitive-paths.js';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
-
-/** Links followed for a path that does not exist yet, at most (as the kernel's own limit). */
-const MAX_LINK_HOPS = 40;
-
-/**
- * Where a write to `path` would land: its real path; for a part that does not exist yet, where a
- * link to nowhere leads, else the name under its parent's real path (the file is made later).
- */
-function landsAt(path: string, hops = 0): string {
-  const absolute = resolve(path);
-  try {
-    return realpathSync(absolute);
-  } catch {
-    // Not there (yet): below.
-  }
-  if (hops < MAX_LINK_HOPS) {
-    try {
-      return landsAt(resolve(dirname(absolute), readlinkSync(absolute)), hops + 1);
-    } catch {
-      // Not a link: below.
-    }
-  }
-  const parent = dirname(absolute);
-  return parent === absolute ? absolute : join(landsAt(parent, hops), basename(absolute));
-}
 
 /**
  * Throws, naming the file, when `gateway`'s workspace holds its approvals file or one of
@@ -42,7 +17,13 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
   const approvals = gateway.approvals.file;
   const files = [...(approvals === undefined ? [] : [approvals]), ...trustFiles];
   for (const file of files) {
-    const real = landsAt(file);
+    // Where a write of it lands, as the approvals judge a write's landing: links followed, a
+    // link to what is not made yet too.
+    const real = landing(resolve(file));
+    if (real === undefined) {
+      // A link loop (past 40 links): a loop through the workspace is one an agent can end there.
+      throw new Error(`the app's own file ${file} cannot be followed to where a write of it lands (a loop of links?): it cannot be checked against the agents' workspace ${workspace}`);
+    }
     if (isInside(real, workspace)) {
       throw new Error(
         `the agents' workspace ${workspace} holds the app's own file ${file}${real === resolve(file) ? '' : ` (${real})`}: one approved write of it would grant a plugin or add an "always allow" rule; give the agents a workspace that does not hold the app's files (not the home folder when they are under ~/.config)`,

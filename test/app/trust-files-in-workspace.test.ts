@@ -51,3 +51,15 @@ test('a workspace apart from the app files is attached', async () => {
   const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(userData, 'plugin-grants.json')] });
   detach();
 });
+
+test('nor when the grants file is a loop of links through the workspace (an agent there can end it in a file of its own)', async () => {
+  const { gw, userData } = await home('loop', (dir) => {
+    mkdirSync(join(dir, 'project'));
+    return join(dir, 'project');
+  });
+  const grants = join(userData, 'plugin-grants.json');
+  const inWorkspace = join(gw.gateway.broker.workspaceRoot!, 'grants-link');
+  symlinkSync(inWorkspace, grants);
+  symlinkSync(grants, inWorkspace);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [grants] }), /plugin-grants\.json cannot be followed to where a write of it lands/);
+});
