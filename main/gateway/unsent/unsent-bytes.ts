@@ -72,23 +72,25 @@ export class UnsentBytes {
     };
   }
 
-  /** Wraps `res`'s own `write` and `end` (each write, a pipe's too, first makes room for itself). */
+  /**
+   * The middleware's door: wraps `res`'s own `write` and `end` with what `Response`'s do
+   * (`beforeWrite`, the write, `afterWrite`); each write, a pipe's too, first makes room for itself.
+   */
   private wrap(res: ServerResponse): void {
     const counted = (original: Write): Write => (...args) => {
       const connection = this.beforeWrite(res, args[0]);
       const result = original.apply(res, args);
-      connection.backlog = heldBy(connection);
+      afterWrite(connection);
       return result;
     };
-    // Node's own end() does not go through write(), so each write is counted once.
     res.write = counted(res.write as Write) as ServerResponse['write'];
     res.end = counted(res.end as Write) as ServerResponse['end'];
   }
 
   /**
-   * Before `res` writes `chunk`: follows `res` under its connection on its first write (nothing
-   * is held before one), notes a connection that holds nothing as reading, and makes room.
-   * The caller sets the connection's `backlog` to `heldBy` after the write.
+   * Before `res` writes `chunk` (through either door): follows `res` under its connection on its
+   * first write (nothing is held before one), notes a connection that holds nothing as reading,
+   * and makes room. The write is followed by `afterWrite` on the connection returned.
    */
   beforeWrite(res: ServerResponse, chunk: unknown): Connection {
     const socket = res.req.socket;
@@ -158,24 +160,32 @@ export class UnsentBytes {
   }
 }
 
-/** The ledger's `ServerResponse` subclass: `write` and `end` make room, write, then note what the connection holds. */
+/**
+ * The ledger's `ServerResponse` subclass, the server's door: `write` and `end` are `beforeWrite`,
+ * the write, `afterWrite`. Node's own `end()` does not go through `write()` (in either door), so
+ * each write is counted once.
+ */
 function countedResponse(ledger: UnsentBytes): CountedResponseClass {
   return class CountedResponse extends ServerResponse {
     override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
       const connection = ledger.beforeWrite(this, chunk);
       const written = super.write(chunk, encoding as BufferEncoding, callback as WriteCallback);
-      connection.backlog = heldBy(connection);
+      afterWrite(connection);
       return written;
     }
 
-    // Node's own end() does not go through write(), so each write is counted once.
     override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
       const connection = ledger.beforeWrite(this, chunk);
       super.end(chunk, encoding as BufferEncoding, callback as () => void);
-      connection.backlog = heldBy(connection);
+      afterWrite(connection);
       return this;
     }
   };
+}
+
+/** After a write: what the connection holds now is its `backlog`, so holding less later is reading. */
+function afterWrite(connection: Connection): void {
+  connection.backlog = heldBy(connection);
 }
 
 /** What `http.createServer`'s `ServerResponse` option takes. */
