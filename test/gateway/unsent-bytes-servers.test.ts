@@ -7,13 +7,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createConnection, type Socket } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import Koa from 'koa';
 import { UnsentBytes } from '../../main/gateway/unsent/unsent-bytes.js';
+import { tempDir } from '../helpers/gateway.js';
 
 const CAP = 6 * 1024 * 1024;
 const ANSWER = Buffer.alloc(4 * 1024 * 1024, 'x');
@@ -29,8 +28,8 @@ async function unreadRequest(socketPath: string, answered: Promise<unknown>): Pr
 }
 
 async function holdsUnderCap(serve: (ledger: UnsentBytes, onWritten: () => void) => Server): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'unsent-servers-'));
-  const socketPath = join(dir, 's.sock');
+  const dir = tempDir('unsent-servers-');
+  const socketPath = join(dir.path, 's.sock');
   const ledger = new UnsentBytes(CAP);
   let written: () => void = () => {};
   const server = serve(ledger, () => written());
@@ -52,7 +51,7 @@ async function holdsUnderCap(serve: (ledger: UnsentBytes, onWritten: () => void)
   } finally {
     server.closeAllConnections();
     server.close();
-    rmSync(dir, { recursive: true, force: true });
+    dir.remove();
   }
 }
 
