@@ -170,10 +170,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: Wi
   const send: WindowSend = (channel, payload) => {
     if (!contents.isDestroyed()) contents.send(channel, payload);
   };
-  let crashed = false;
+  // Whether the page crashed is whether the host has no window: it is attached below, and only a
+  // crash takes it away while these listeners are on (a close ends the host, and its events).
   const onCrash = (): void => {
-    if (crashed) return;
-    crashed = true;
+    if (!host.hasWindow) return;
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
     // the bridge before this one, or is denied at once: never sent to a dead page to wait unseen.
     host.detachWindow('the window crashed');
@@ -184,8 +184,8 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: Wi
   // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
   const onNavigation = (): void => {
     host.windowReset('the window was reloaded');
-    if (!crashed) return;
-    crashed = false; // the page is back: it is the human again, the newest
+    if (host.hasWindow) return;
+    // The crashed page is back: it is the human again, the newest.
     host.attachWindow(send);
     humanity.join();
     host.takeRoot();

@@ -221,6 +221,11 @@ export class BridgeHost {
     for (const pending of this.pending.values()) if (pending.kind === 'grant') this.emit(EVENT_CHANNELS.grant, structuredClone(pending.view));
   }
 
+  /** Whether a window is attached: between `attachWindow` and `detachWindow` (or `close`). */
+  get hasWindow(): boolean {
+    return this.send !== undefined;
+  }
+
   /**
    * The window's page reloads or navigates: its waiting approvals are denied and its questions
    * withdrawn. A plugin's capability request keeps waiting (no agent is held up by it): the next
