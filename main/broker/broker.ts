@@ -161,11 +161,11 @@ export class Broker {
         if (!participant) throw new CallError(wireError({ kind: 'disconnected', reason: `${worker} is gone` }));
         return participant.connection.request('human.ask', { question, request }, signal);
       },
-      present: (worker) => this.nodes.get(worker)?.ended === false && this.registry.get(worker) !== undefined,
+      present: (worker) => this.nodes.get(worker) !== undefined && this.registry.get(worker) !== undefined,
       clarify: (asker, request) => this.tree.clarify(asker, request),
       rootTask: (node) => this.tree.rootTaskOf(node),
     }, this.log);
-    this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], otherChains: [], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT, ended: false });
+    this.nodes.add({ name: ROOT, kind: 'root', role: ROOT, chain: [ROOT], otherChains: [], spawnContext: { roster: [] }, roster: undefined, callers: [], tree: ROOT });
     this.registry.on('deregistered', (participant) => this.ended(participant.node.name));
   }
 
@@ -199,7 +199,7 @@ export class Broker {
       return Promise.reject(err); // a spec it cannot admit: refused as the open's failure, like every other
     }
     const spawnContext = deriveSpawnContext(root.spawnContext, this.settings(spec));
-    this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], otherChains: [], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name, ended: false });
+    this.nodes.add({ name: node.name, kind: 'participant', role: spec, chain: [ROOT, spec], otherChains: [], spawnContext, roster: spawnContext.roster, callers: [], tree: node.name });
     return this.longLived.open(node, command, args, { ...this.connectionOptions(node.name), cwd: options.cwd, env: options.env });
   }
 
@@ -344,12 +344,10 @@ export class Broker {
   /**
    * A node has ended: nothing of it is kept. Names are never reused, so a node kept (to tell mail
    * `recipient_ended` from `not_on_tree`) cost ~470 bytes per task for the broker's life; the
-   * directory that handed the name out tells an ended name now (`hasEnded`). The object itself
-   * is marked ended too, for whoever still holds it (a call in flight, a question climbing).
+   * directory that handed the name out tells an ended name now (`hasEnded`). So a node is live
+   * exactly while the node table holds it.
    */
   private ended(name: string): void {
-    const node = this.nodes.get(name);
-    if (node) node.ended = true;
     this.nodes.delete(name);
     this.mail.forget(name);
     this.tree.forget(name);
@@ -364,8 +362,8 @@ export class Broker {
   /** Not `async`: an `agent.invoke` is handed its promise as it is (an async function returning a promise costs extra turns of the microtask queue per call). */
   private onCall(call: WorkerCall, context: CallContext): Promise<unknown> {
     const node = this.nodes.get(context.node.name);
-    if (!node || node.ended) {
-      const reason = node || this.hasEnded(context.node.name) ? `${context.node.name} has ended` : `${context.node.name} is not a node of this broker`;
+    if (!node) {
+      const reason = this.hasEnded(context.node.name) ? `${context.node.name} has ended` : `${context.node.name} is not a node of this broker`;
       return Promise.reject(new CallError(wireError({ kind: 'refused', reason })));
     }
     if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort, undefined, context));
@@ -555,7 +553,7 @@ export class Broker {
         signal,
         connection: this.connectionOptions(`${agent.name}'s worker`),
         onAdmitted: (node) => {
-          admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster, ended: false };
+          admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster };
           this.nodes.add(admitted);
           void progress({ Admitted: node.name });
         },

@@ -48,7 +48,7 @@ export class Mailboxes {
     const recipient = this.node(to);
     // An ended node is said to have ended whichever tree it was on: its name tells nothing more
     // than the names after it do (`<spec>-<n>`, counted up).
-    if (!recipient || recipient.ended) return { status: 'refused', reason: recipient || this.ended(to) ? 'recipient_ended' : 'not_on_tree' };
+    if (!recipient) return { status: 'refused', reason: this.ended(to) ? 'recipient_ended' : 'not_on_tree' };
     if (!sameTree(from, recipient)) return { status: 'refused', reason: 'not_on_tree' };
     const bytes = Math.max(Buffer.byteLength(text, 'utf8'), MAILBOX_POST_MIN_BYTES);
     const used = this.sent.get(from.name) ?? 0;

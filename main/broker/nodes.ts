@@ -36,8 +36,6 @@ export interface NodeState {
    * for a participant acting as itself and what it starts, the participant's own name.
    */
   tree: string;
-  /** Set once its connection (or task) has ended: mail to it is refused from then on. */
-  ended: boolean;
 }
 
 /**

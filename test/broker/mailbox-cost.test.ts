@@ -8,7 +8,7 @@ import { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, MAILBOX_POST_MIN_BYTES,
 import { ROOT, type NodeState } from '../../main/broker/nodes.js';
 
 function node(name: string, kind: NodeState['kind'], tree = 'task-1'): NodeState {
-  return { name, kind, role: name, chain: [ROOT, name], otherChains: [], spawnContext: { roster: [] }, roster: [], callers: [], tree, ended: false };
+  return { name, kind, role: name, chain: [ROOT, name], otherChains: [], spawnContext: { roster: [] }, roster: [], callers: [], tree };
 }
 
 function mailboxes(...nodes: NodeState[]): Mailboxes {
