@@ -281,6 +281,7 @@ async function readChecked(dir: string, name: string, sha256: Readonly<Record<st
     throw new PluginLoadError(`cannot read ${name} of the transpile cache entry ${dir}: ${err.message}`);
   });
   if (sha256[name] === undefined || sha256Of(bytes) !== sha256[name]) {
+    await discardEntry(dir); // so the next load transpiles afresh, as the refusal says
     throw new PluginLoadError(`${name} of the transpile cache entry ${dir} is not what was written there (its SHA-256 differs): refused; load the module again to transpile it afresh`);
   }
   return bytes;
@@ -303,14 +304,19 @@ async function placeEntry(tmp: string, dir: string, key: string): Promise<void> 
     await rm(tmp, { recursive: true, force: true });
     return;
   }
-  const aside = `${dir}.untrusted-${process.pid}-${Math.random().toString(16).slice(2)}`;
-  await rename(dir, aside).catch(() => undefined);
-  await rm(aside, { recursive: true, force: true });
+  await discardEntry(dir);
   try {
     await rename(tmp, dir);
   } catch {
     await rm(tmp, { recursive: true, force: true }); // a concurrent load placed one meanwhile: readMeta judges it
   }
+}
+
+/** Moves entry `dir` aside and removes it: a load then finds no entry there and transpiles again. */
+async function discardEntry(dir: string): Promise<void> {
+  const aside = `${dir}.untrusted-${process.pid}-${Math.random().toString(16).slice(2)}`;
+  await rename(dir, aside).catch(() => undefined);
+  await rm(aside, { recursive: true, force: true });
 }
 
 /** jco's JavaScript is built from the component's own names: `coreInstantiations` come from its check. */

@@ -98,3 +98,31 @@ it('refuses at engine start a cached file whose bytes changed after the load che
     await registry.close();
   }
 });
+
+it('a cached file whose bytes changed is transpiled afresh by the next load, as its refusal says', async () => {
+  const cacheDir = join(root, 'cache-afresh');
+  const dir = writeModuleDir(root, 'afresh', { manifest: fixtureManifest('afresh'), component: await buildFixture('echo') });
+  const first = new ModuleRegistry({ cacheDir, logger: { log: () => {} } });
+  await first.loadModule(dir);
+  await first.close();
+  const [entry] = readdirSync(join(cacheDir, 'transpiled'));
+  const mjs = join(cacheDir, 'transpiled', entry!, 'component.mjs');
+  writeFileSync(mjs, `${readFileSync(mjs, 'utf8')}\n// changed`, { mode: 0o600 });
+  const refused = new ModuleRegistry({ cacheDir, logger: { log: () => {} } });
+  try {
+    await assert.rejects(refused.loadModule(dir), /is not what was written there.*load the module again to transpile it afresh/);
+  } finally {
+    await refused.close();
+  }
+  const again = new ModuleRegistry({ cacheDir, logger: { log: () => {} } });
+  try {
+    const loaded = await again.loadModule(dir);
+    assert.ok('cached' in loaded, 'a local module');
+    assert.equal(loaded.cached, false, 'transpiled afresh, not the changed entry');
+    const { name } = loaded;
+    const outcome = await again.get(name)!.invokeTool({ name: 'echo', argumentsJson: '{"a":1}', callId: 'c1' });
+    assert.doesNotMatch(JSON.stringify(outcome), /not what was written there/);
+  } finally {
+    await again.close();
+  }
+});
