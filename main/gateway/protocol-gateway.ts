@@ -189,7 +189,9 @@ export class ProtocolGateway {
     let listening = false;
     try {
       // A leftover cleared and the socket bound under gateway.sock.lock: one starter at a time.
-      await bindOwnSocket(socketPath, () => listenOn(server, socketPath));
+      await bindOwnSocket(socketPath, server).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === 'EADDRINUSE' ? boundMeanwhile(socketPath) : err;
+      });
       listening = true;
       chmodSync(socketPath, 0o600);
       // Only now, holding the socket, is the directory ours: a gateway started at the same moment
@@ -270,18 +272,9 @@ function holdsToken(path: string, token: string): boolean {
   }
 }
 
-/** Binds the socket; a bind lost to a gateway started at the same moment is an AccessError saying so. */
-function listenOn(server: Server, socketPath: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const failed = (err: NodeJS.ErrnoException): void => {
-      reject(err.code === 'EADDRINUSE' ? new AccessError(`refusing to bind ${socketPath}: another gateway bound it meanwhile (started at the same time in this runtime directory)`) : err);
-    };
-    server.once('error', failed);
-    server.listen(socketPath, () => {
-      server.off('error', failed);
-      resolve();
-    });
-  });
+/** A bind lost to a gateway started at the same moment (EADDRINUSE), said as an AccessError. */
+function boundMeanwhile(socketPath: string): AccessError {
+  return new AccessError(`refusing to bind ${socketPath}: another gateway bound it meanwhile (started at the same time in this runtime directory)`);
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -201,7 +201,7 @@ describe('binding under the start lock', () => {
     lutimesSync(`${path}.lock`, old, old);
     const script = `import('${pathToFileURL(join(import.meta.dirname, '../../main/owner-only/index.ts')).href}').then(async (m) => {
       const server = require('node:net').createServer();
-      await m.bindOwnSocket(${JSON.stringify(path)}, () => new Promise((resolve) => server.listen(${JSON.stringify(path)}, resolve)));
+      await m.bindOwnSocket(${JSON.stringify(path)}, server);
       server.close();
       console.log('bound');
     })`;
@@ -217,7 +217,7 @@ describe('binding under the start lock', () => {
     const path = join(dir, SOCKET);
     deadSocket(path);
     const servers = [createServer(), createServer()];
-    const outcomes = await Promise.allSettled(servers.map((server) => bindOwnSocket(path, () => new Promise<void>((resolve) => server.listen(path, resolve)))));
+    const outcomes = await Promise.allSettled(servers.map((server) => bindOwnSocket(path, server)));
     try {
       assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected']);
       assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /something is listening on it/);

@@ -68,15 +68,7 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
   // Clearing a crashed launch's leftover and binding are done holding `participant.sock.lock`:
   // two starts at once both found the leftover dead and both unlinked it, the later unlink taking
   // the earlier one's fresh socket. Holding the lock, the second finds the first's socket live.
-  await bindOwnSocket(path, () =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    }),
-  );
+  await bindOwnSocket(path, server);
   // Once bound, an error (an accept failing for want of descriptors, say) is logged: any local
   // process may open connections here, and none of that may take the broker down.
   const log = options.log ?? ((message: string) => console.warn(`fabric: participant socket: ${message}`));
