@@ -251,12 +251,22 @@ export class GrantGate {
     for (const watched of [...this.retiringCalls]) this.checkRetiring(watched);
   };
 
+  /**
+   * What the grants file no longer grants of what `entry`'s load asked: judged at its successor's
+   * digest once a newer build was granted (`ServedModule.successor`). The one judgement for served
+   * and retiring instances alike. Throws as `GrantStore.missing` when the file cannot be read.
+   */
+  private ungranted(entry: ServedModule): CapabilityAsk[] {
+    const { input, asks, successor } = entry;
+    return this.store.missing(input.name, successor ?? input.digest, moduleFiles(input), asks);
+  }
+
   /** A retired instance finishing its calls: ended once the file no longer grants what it asked (or cannot be read). */
   private checkRetiring(watched: { entry: ServedModule; close: () => void }): void {
-    const { input, asks, successor } = watched.entry;
+    const { input, asks } = watched.entry;
     let missing: CapabilityAsk[];
     try {
-      missing = this.store.missing(input.name, successor ?? input.digest, moduleFiles(input), asks);
+      missing = this.ungranted(watched.entry);
     } catch {
       missing = asks;
     }
@@ -295,11 +305,11 @@ export class GrantGate {
   private checkServed(name: string): void {
     const entry = this.serving.get(name);
     if (!entry) return;
-    const { input, asks, load, successor } = entry;
+    const { input, asks, load } = entry;
     let missing: CapabilityAsk[];
     let why: UngrantedWhy = 'withdrawn';
     try {
-      missing = this.store.missing(name, successor ?? input.digest, moduleFiles(input), asks);
+      missing = this.ungranted(entry);
     } catch (err) {
       this.host.logger.log('warn', `${messageOf(err)}; the modules served on its grants are unloaded until it reads again`, { module: name });
       missing = asks;
