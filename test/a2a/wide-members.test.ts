@@ -8,23 +8,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RpcRequestEnvelope, isRpcResponse, malformedTaskIdsOf, taskIdsOf } from '../../main/gateway/a2a/wire.js';
-
-/** `named` and 1,000 other members, in a value whose listings of its members are counted. */
-function wide(named: Record<string, unknown>): { value: Record<string, unknown>; listed: () => number } {
-  const value: Record<string, unknown> = { ...named };
-  for (let i = 0; i < 1_000; i++) value[`k${i}`] = i;
-  let listed = 0;
-  const proxy = new Proxy(value, {
-    ownKeys: (target) => {
-      listed++;
-      return Reflect.ownKeys(target);
-    },
-  });
-  return { value: proxy, listed: () => listed };
-}
+import { wideObject } from '../helpers/wide-object.js';
 
 test('a request envelope with many extra members is read without listing them', () => {
-  const { value, listed } = wide({ jsonrpc: '2.0', id: 1, method: 'message/send', params: {} });
+  const { value, listed } = wideObject({ jsonrpc: '2.0', id: 1, method: 'message/send', params: {} });
   const parsed = RpcRequestEnvelope.safeParse(value);
   assert.ok(parsed.success);
   assert.equal(parsed.data.method, 'message/send');
@@ -32,8 +19,8 @@ test('a request envelope with many extra members is read without listing them', 
 });
 
 test('params and a message with many extra members: their task ids are read without listing them', () => {
-  const message = wide({ taskId: 't-1', referenceTaskIds: ['t-2'] });
-  const params = wide({ id: 't-3', message: message.value });
+  const message = wideObject({ taskId: 't-1', referenceTaskIds: ['t-2'] });
+  const params = wideObject({ id: 't-3', message: message.value });
   const item = { jsonrpc: '2.0', id: 1, method: 'message/send', params: params.value };
   assert.deepEqual(taskIdsOf(item), ['t-3', 't-1', 't-2']);
   assert.deepEqual(malformedTaskIdsOf(item), []);
@@ -41,8 +28,8 @@ test('params and a message with many extra members: their task ids are read with
 });
 
 test("a runner's answer with many extra members is checked without listing them", () => {
-  const answer = wide({ jsonrpc: '2.0', id: 1, result: {} });
-  const error = wide({ code: 1, message: 'no' });
+  const answer = wideObject({ jsonrpc: '2.0', id: 1, result: {} });
+  const error = wideObject({ code: 1, message: 'no' });
   assert.ok(isRpcResponse(answer.value));
   assert.ok(isRpcResponse({ jsonrpc: '2.0', id: 1, error: error.value }));
   assert.ok(!isRpcResponse({ jsonrpc: '2.0', id: 1 }), 'neither result nor error');

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { dispatchOnce, messageFrame } from '../../main/jsonrpc/index.js';
 import type { CallableModule } from '../../main/gateway/index.js';
 import { mcpDispatcher } from '../../main/gateway/mcp/index.js';
+import { wideObject } from '../helpers/wide-object.js';
 
 /** A module stand-in: the decoding of params is what is looked at here, not a guest. */
 const module: CallableModule = {
@@ -21,26 +22,12 @@ const module: CallableModule = {
   invokeTool: async (request) => ({ ok: true, value: { content: request.argumentsJson } }),
 };
 
-/** Params with many extra members, whose listings are counted. */
-function wideParams(named: Record<string, unknown>): { params: Record<string, unknown>; listed: () => number } {
-  const value: Record<string, unknown> = { ...named };
-  for (let i = 0; i < 1_000; i++) value[`k${i}`] = i;
-  let listed = 0;
-  const params = new Proxy(value, {
-    ownKeys: (target) => {
-      listed++;
-      return Reflect.ownKeys(target);
-    },
-  });
-  return { params, listed: () => listed };
-}
-
 for (const [method, named] of [
   ['tools/call', { name: 'echo', arguments: { text: 'hi' } }],
   ['initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } }],
 ] as const) {
   test(`${method} with params of many extra members is answered without listing them`, async () => {
-    const { params, listed } = wideParams(named);
+    const { value: params, listed } = wideObject(named);
     const answer = await dispatchOnce(mcpDispatcher(module, () => {}), messageFrame({ jsonrpc: '2.0', id: 1, method, params }));
     assert.ok(answer?.kind === 'message' && 'result' in answer.message, JSON.stringify(answer));
     if (method === 'tools/call') assert.deepEqual(answer.message.result, { content: [{ type: 'text', text: '{"text":"hi"}' }] });
@@ -49,7 +36,7 @@ for (const [method, named] of [
 }
 
 test('notifications/cancelled with params of many extra members is read without listing them', async () => {
-  const { params, listed } = wideParams({ requestId: 7 });
+  const { value: params, listed } = wideObject({ requestId: 7 });
   const answer = await dispatchOnce(mcpDispatcher(module, () => {}), messageFrame({ jsonrpc: '2.0', method: 'notifications/cancelled', params }));
   assert.equal(answer, undefined);
   assert.equal(listed(), 0, `params' members were listed ${listed()} times`);
