@@ -116,6 +116,12 @@ export function readShellText(text: string, flat = true): ShellText {
     }
     out.push(instead ?? text.slice(from, to));
   };
+  /** Enters the arithmetic whose opener stands at `at`; returns where its opener ends (its last character). */
+  const enterArithmetic = (arithmetic: NonNullable<ReturnType<typeof arithmeticAt>>, at: number): number => {
+    stack.push(arithmetic);
+    take(at, at + arithmetic.width);
+    return at + arithmetic.width - 1;
+  };
   /** Reads the bodies of the heredocs begun on the line that just ended, from `from`; where reading goes on. */
   const bodies = (from: number): number => {
     let at = from;
@@ -207,9 +213,7 @@ export function readShellText(text: string, flat = true): ShellText {
       // Within a double-quoted string, `${…}` or `$((…))`: no comment, no word; only what nests.
       const arithmetic = arithmeticAt(text, i, false);
       if (arithmetic !== undefined) {
-        stack.push(arithmetic);
-        take(i, i + arithmetic.width);
-        i += arithmetic.width - 1;
+        i = enterArithmetic(arithmetic, i);
         wordStart = false;
         continue;
       }
@@ -251,6 +255,7 @@ export function readShellText(text: string, flat = true): ShellText {
       continue;
     }
     silent[line] = false;
+    const arithmetic = arithmeticAt(text, i, wordStart);
     if (c === '#') {
       out.push(dollarAt === i - 1 ? c : '\\#'); // `$#` is a variable, as shell-quote reads it (`\\$#` is not)
     } else if (c === "'" || (c === '$' && next === "'")) {
@@ -264,11 +269,8 @@ export function readShellText(text: string, flat = true): ShellText {
     } else if (c === '"') {
       stack.push({ kind: 'double' });
       out.push(c);
-    } else if (arithmeticAt(text, i, wordStart) !== undefined) {
-      const arithmetic = arithmeticAt(text, i, wordStart)!;
-      stack.push(arithmetic);
-      take(i, i + arithmetic.width);
-      i += arithmetic.width - 1;
+    } else if (arithmetic !== undefined) {
+      i = enterArithmetic(arithmetic, i);
     } else if (c === '$' && (next === '(' || next === '{')) {
       const opened: Frame = next === '(' ? { kind: 'commands', close: ')', substitution: true } : { kind: 'brace' };
       if (next === '(') opening(opened, 2);
