@@ -6,14 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, it } from 'node:test';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { ComponentCache } from '../../main/plugins/component-cache.js';
+import { rewriteCachedFile } from './cache-entry-edit.js';
 import { PluginLoadError, ensureExamplesBuilt } from '../../main/plugins/index.js';
 
 const run = promisify(execFile);
@@ -53,12 +53,8 @@ it('the check in the worker refuses tampered cached JavaScript in the same words
   const first = new ComponentCache(dir);
   const { dir: entry } = await first.prepare(bytes);
   await first.close();
-  appendFileSync(join(entry, 'component.mjs'), '\nprocess.exit(7);\n');
   // Its meta.json made to match (else the hash check refuses it first): the JavaScript check must still.
-  const metaPath = join(entry, 'meta.json');
-  const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { sha256: Record<string, string> };
-  meta.sha256['component.mjs'] = createHash('sha256').update(readFileSync(join(entry, 'component.mjs'))).digest('hex');
-  writeFileSync(metaPath, JSON.stringify(meta));
+  rewriteCachedFile(entry, 'component.mjs', `${readFileSync(join(entry, 'component.mjs'), 'utf8')}\nprocess.exit(7);\n`);
   const cache = new ComponentCache(dir);
   try {
     for (let i = 0; i < 2; i++) {

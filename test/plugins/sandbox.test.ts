@@ -4,7 +4,6 @@
  * it closes. Where an escape could end the whole process, the test runs the real
  * `chatty-gateway serve` in a child and talks to it on its socket.
  */
-import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import { checkComponentNames } from '../../main/plugins/inspect/component-names.
 import { injectionComponent, manyMemoriesComponent, secondMemoryComponent, standardNamesComponent } from '../helpers/attack-components.js';
 import { exited, firstLine, spawnCli } from '../helpers/cli.js';
 import { unixRequest } from '../helpers/http.js';
+import { rewriteCachedFile } from './cache-entry-edit.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, loadFixtures, writeModuleDir, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
 const MIB = 1024 * 1024;
@@ -153,13 +153,8 @@ describe('the second layer: jco\'s JavaScript is checked on every load, cached o
       await first.close();
       const [entry] = readdirSync(join(cacheDir, 'transpiled'));
       const file = join(cacheDir, 'transpiled', entry!, 'component.mjs');
-      const poisoned = `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x');\n${readFileSync(file, 'utf8')}`;
-      writeFileSync(file, poisoned);
       // Its meta.json made to match (else the hash check refuses it first): the JavaScript check must still.
-      const metaPath = join(cacheDir, 'transpiled', entry!, 'meta.json');
-      const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { sha256: Record<string, string> };
-      meta.sha256['component.mjs'] = createHash('sha256').update(poisoned).digest('hex');
-      writeFileSync(metaPath, JSON.stringify(meta));
+      rewriteCachedFile(join(cacheDir, 'transpiled', entry!), 'component.mjs', `process.getBuiltinModule('node:fs').writeFileSync(${JSON.stringify(marker)}, 'x');\n${readFileSync(file, 'utf8')}`);
       const second = new ModuleRegistry({ cacheDir, logger: { log() {} } });
       try {
         await assert.rejects(second.loadModule(join(root, 'echo')), (err: unknown) => err instanceof PluginLoadError && /process/.test(err.message));
