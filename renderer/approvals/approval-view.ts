@@ -36,7 +36,8 @@ function matchLine(match: ApprovalMatch, kind: PendingApproval['kind']): [Node, 
 export function approvalContent(view: PendingApproval, context: ViewContext<ApprovalAnswer>): PopoverContent {
   const exec = view.kind === 'exec';
   const tagged = view.danger.length > 0;
-  const hidden = view.hidden || hasHidden(view.commandOrPath) || hasHidden(view.diffStat ?? '');
+  const texts = [view.commandOrPath, view.diffStat ?? '']; // what the hidden-characters line is about
+  const hidden = view.hidden || texts.some(hasHidden);
   const role = view.role;
   const rememberable = !hidden && view.proposals.length > 0;
 
@@ -83,7 +84,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
     warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
   }
   if (hidden) {
-    warnings.push(hiddenWarning('what runs', [view.commandOrPath, view.diffStat ?? ''], '. It can be approved once only.'));
+    warnings.push(hiddenWarning('what runs', texts, '. It can be approved once only.'));
   }
 
   // A tagged request's default (the primary button) is Deny; otherwise Approve once.

@@ -14,7 +14,8 @@ const MAX_ANSWER_CHARS: (typeof ANSWER_LIMITS)['answerChars'] = 16384;
 
 export function questionContent(view: PendingQuestion, context: ViewContext<QuestionAnswer>): PopoverContent {
   const single = view.questions.length === 1;
-  const hidden = view.questions.some((q) => hasHidden(q.question) || q.options.some(hasHidden)) || hasHidden(view.asker.agent);
+  const texts = [...view.questions.flatMap((q) => [q.question, ...q.options]), view.asker.agent];
+  const hidden = texts.some(hasHidden);
   const chosen = new Map<string, { answer: string; custom: boolean }>();
   const sends: HTMLButtonElement[] = [];
   const refresh = (): void => {
@@ -81,7 +82,7 @@ export function questionContent(view: PendingQuestion, context: ViewContext<Ques
     // A question can be dressed as an approval ("Run this?" with options "Approve once", "Deny"): said plainly what an answer is.
     warnings: [
       el('p', { className: 'question-note' }, el('strong', {}, "The agent's own words. "), 'Your answer is sent back to it and approves nothing: a command it runs or a file it writes is asked for on its own.'),
-      ...(hidden ? [hiddenWarning('this question', [...view.questions.flatMap((q) => [q.question, ...q.options]), view.asker.agent], '.')] : []),
+      ...(hidden ? [hiddenWarning('this question', texts, '.')] : []),
     ],
     body: [...fieldsets, facts('context', askerFacts(view.asker, view.taskId))],
     actions: () => {
