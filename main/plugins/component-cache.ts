@@ -92,8 +92,9 @@ export class ComponentCache {
 
   /**
    * Checks the component's names (before anything is transpiled), transpiles it (or finds it in
-   * the cache), and checks jco's JavaScript before anything runs it. Both checks run on every
-   * load, cached or not.
+   * the cache), and checks jco's JavaScript before anything runs it. The names are checked on
+   * every load; the JavaScript once per entry and process, cached on disk or not (`entry`), its
+   * bytes bound to that check by their hash (`readChecked` at each engine start).
    */
   async prepare(bytes: Uint8Array): Promise<PreparedComponent> {
     checkComponentNames(bytes);
