@@ -4,8 +4,8 @@ import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
-import { AccessError, EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
-import { bindOwnSocket, refuseWindows } from '../owner-only/index.js';
+import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
+import { bindOwnSocket, bindRefusal, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
@@ -190,7 +190,8 @@ export class ProtocolGateway {
     try {
       // A leftover cleared and the socket bound under gateway.sock.lock: one starter at a time.
       await bindOwnSocket(socketPath, server).catch((err: NodeJS.ErrnoException) => {
-        throw err.code === 'EADDRINUSE' ? boundMeanwhile(socketPath) : err;
+        // A bind lost to a gateway started at the same moment, refused saying so.
+        throw err.code === 'EADDRINUSE' ? bindRefusal(socketPath, 'another gateway bound it meanwhile (started at the same time in this runtime directory)') : err;
       });
       listening = true;
       chmodSync(socketPath, 0o600);
@@ -270,11 +271,6 @@ function holdsToken(path: string, token: string): boolean {
   } catch {
     return false; // gone already, or not a file we can read: not ours to remove
   }
-}
-
-/** A bind lost to a gateway started at the same moment (EADDRINUSE), said as an AccessError. */
-function boundMeanwhile(socketPath: string): AccessError {
-  return new AccessError(`refusing to bind ${socketPath}: another gateway bound it meanwhile (started at the same time in this runtime directory)`);
 }
 
 function closeServer(server: Server): Promise<void> {

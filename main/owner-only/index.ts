@@ -6,7 +6,7 @@
 export { AccessError, WINDOWS_UNSUPPORTED, currentUid, refuseWindows } from './platform.js';
 export { defaultRuntimeDir, ensureRuntimeDir, userCacheDir, type EnsureRuntimeDirOptions } from './runtime-dir.js';
 export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './socket-path.js';
-export { clearStaleSocket } from './stale-socket.js';
+export { bindRefusal, clearStaleSocket } from './stale-socket.js';
 export { bindOwnSocket } from './socket-bind.js';
 export { OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';
 export { whyAncestorsOpen, whyOpenToOthers } from './closed-to-others.js';

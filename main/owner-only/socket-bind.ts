@@ -2,8 +2,7 @@ import { closeSync, rmSync, writeSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LOCK_WAIT_MS, tryLock } from './lock-file.js';
-import { AccessError } from './platform.js';
-import { clearStaleSocket } from './stale-socket.js';
+import { bindRefusal, clearStaleSocket } from './stale-socket.js';
 
 /**
  * Clears a leftover at `path` (`clearStaleSocket`) and binds `server` to it, holding `<path>.lock`
@@ -15,7 +14,7 @@ import { clearStaleSocket } from './stale-socket.js';
  */
 export async function bindOwnSocket(path: string, server: Server): Promise<void> {
   const lock = `${path}.lock`;
-  const refuse = (message: string): AccessError => new AccessError(`refusing to bind ${path}: ${message}`);
+  const refuse = (message: string) => bindRefusal(path, message);
   const deadline = Date.now() + LOCK_WAIT_MS;
   let fd: number;
   for (;;) {

@@ -14,11 +14,11 @@ export async function clearStaleSocket(path: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  if (!st.isSocket()) throw refusal(path, 'it exists and is not a socket');
-  if (st.uid !== currentUid()) throw refusal(path, `it is a socket owned by uid ${st.uid}, not by this user`);
+  if (!st.isSocket()) throw bindRefusal(path, 'it exists and is not a socket');
+  if (st.uid !== currentUid()) throw bindRefusal(path, `it is a socket owned by uid ${st.uid}, not by this user`);
   const probe = await probeListener(path);
-  if (probe === 'listening') throw refusal(path, 'something is listening on it (is another gateway running?)');
-  if (probe !== 'dead') throw refusal(path, `something may be listening on it (connecting said ${probe}); is another gateway running?`);
+  if (probe === 'listening') throw bindRefusal(path, 'something is listening on it (is another gateway running?)');
+  if (probe !== 'dead') throw bindRefusal(path, `something may be listening on it (connecting said ${probe}); is another gateway running?`);
   try {
     unlinkSync(path);
   } catch (err) {
@@ -45,6 +45,7 @@ function probeListener(path: string): Promise<'listening' | 'dead' | string> {
   });
 }
 
-function refusal(path: string, reason: string): AccessError {
+/** Why binding the socket at `path` is refused, as every refusal to bind says it. */
+export function bindRefusal(path: string, reason: string): AccessError {
   return new AccessError(`refusing to bind ${path}: ${reason}`);
 }
