@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { currentUid, whyAncestorsOpen, whyOpenToOthers } from '../owner-only/index.js';
+import { currentUid, whyAncestorsOpen } from '../owner-only/index.js';
 import { PluginLoadError } from './errors.js';
+import { ownFile, ownFolder } from './own-files.js';
 import { checkComponentNames } from './inspect/component-names.js';
 import { capCoreModule, shapeOfCoreModule, type CoreModuleShape } from './inspect/core-limits.js';
 import { MAX_TABLE_ENTRIES, PAGES_PER_MIB } from './limits.js';
@@ -257,21 +258,16 @@ export function planSandbox(instantiations: readonly string[], perModule: Record
  */
 async function readMeta(dir: string, key: string): Promise<CacheMeta | undefined> {
   try {
-    if (!ownedDirectory(await lstat(dir)) || !ownedFile(await lstat(join(dir, 'meta.json')))) return undefined;
+    if (!ownFolder(await lstat(dir)) || !ownFile(await lstat(join(dir, 'meta.json')))) return undefined;
     const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as CacheMeta;
     if (meta.format !== CACHE_FORMAT || meta.key !== key || typeof meta.sha256 !== 'object' || meta.sha256 === null) return undefined;
     for (const file of [...(meta.plugin ? ['component.mjs'] : []), ...meta.coreFiles]) {
-      if (file.includes('/') || !ownedFile(await lstat(join(dir, file)))) return undefined;
+      if (file.includes('/') || !ownFile(await lstat(join(dir, file)))) return undefined;
     }
     return meta;
   } catch {
     return undefined;
   }
-}
-
-/** Owned by this user and writable by nobody else. */
-function ownedOnly(st: Stats): boolean {
-  return process.platform === 'win32' || whyOpenToOthers(st, currentUid()) === undefined;
 }
 
 const sha256Of = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
@@ -287,8 +283,6 @@ async function readChecked(dir: string, name: string, sha256: Readonly<Record<st
   }
   return bytes;
 }
-const ownedDirectory = (st: Stats): boolean => st.isDirectory() && ownedOnly(st);
-const ownedFile = (st: Stats): boolean => st.isFile() && ownedOnly(st);
 
 /**
  * Moves the entry written at `tmp` to `dir`. An entry already there that `readMeta` accepts is a

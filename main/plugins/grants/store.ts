@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, isAbsolute, sep } from 'node:path';
-import { currentUid, whyOpenToOthers } from '../../owner-only/index.js';
+import { ownFile, ownFolder } from '../own-files.js';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
 import { plainGrantCommand } from './refusal.js';
@@ -142,7 +142,7 @@ function builtByUs(folder: string | undefined, component: string): boolean {
   const ownOnly = (path: string, kind: 'file' | 'folder'): boolean => {
     try {
       const st = lstatSync(path);
-      return (kind === 'file' ? st.isFile() : st.isDirectory()) && (process.platform === 'win32' || whyOpenToOthers(st, currentUid()) === undefined);
+      return kind === 'file' ? ownFile(st) : ownFolder(st);
     } catch {
       return false;
     }
