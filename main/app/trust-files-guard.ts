@@ -2,14 +2,16 @@
 // (its "always" rules) and the plugins' grants file must lie outside the workspace of a gateway a
 // bridge is attached to. Else one ordinary approved write (asked as a plain write, Approve by
 // default) would add an "always allow" rule or grant a plugin files and network access, live.
-import { resolve } from 'node:path';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { landing } from '../broker/approvals/sensitive-paths.js';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 
 /**
  * Throws, naming the file, when `gateway`'s workspace holds its approvals file or one of
- * `trustFiles` (the grants file…), wherever their links lead.
+ * `trustFiles` (the grants file…), wherever their links lead, or when a link on the way to one
+ * lies in the workspace (the file is read through it at each load: re-pointed, it is the agent's).
  */
 export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles: readonly string[]): void {
   const workspace = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
@@ -24,6 +26,12 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
       // A link loop (past 40 links): a loop through the workspace is one an agent can end there.
       throw new Error(`the app's own file ${file} cannot be followed to where a write of it lands (a loop of links?): it cannot be checked against the agents' workspace ${workspace}`);
     }
+    const link = linksOnTheWay(resolve(file)).find((at) => isInside(at, workspace));
+    if (link !== undefined) {
+      throw new Error(
+        `the way to the app's own file ${file} passes the link ${link}, which lies in the agents' workspace ${workspace}: one approved 'ln -sfn' there would make the file theirs; name the file by a path with no link in the workspace (or give the agents a workspace that holds no link to the app's files)`,
+      );
+    }
     if (isInside(real, workspace)) {
       throw new Error(
         `the agents' workspace ${workspace} holds the app's own file ${file}${real === resolve(file) ? '' : ` (${real})`}: one approved write of it would grant a plugin or add an "always allow" rule; give the agents a workspace that does not hold the app's files (not the home folder when they are under ~/.config)`,
@@ -31,3 +39,42 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
     }
   }
 }
+
+/**
+ * Where each link met on the way to absolute `path` lies (its own place, not its target), in the
+ * order the kernel meets them, targets' links too. Where the file lands is landing()'s to say; this
+ * is what the path goes through: a link is read afresh at every open, so its place is what counts.
+ * Stops at the first part that is not there (nothing below it is a link yet) and after as many
+ * links as the kernel follows (landing() says such a path cannot be read).
+ */
+function linksOnTheWay(path: string): string[] {
+  const links: string[] = [];
+  let parts = path.split('/');
+  let at = '/';
+  while (parts.length > 0 && links.length <= MAX_LINKS_FOLLOWED) {
+    const part = parts.shift()!;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      at = dirname(at); // `at` is real (every link before it followed): its parent is the kernel's
+      continue;
+    }
+    const next = join(at, part);
+    let target: string;
+    try {
+      if (!lstatSync(next).isSymbolicLink()) {
+        at = next;
+        continue;
+      }
+      target = readlinkSync(next);
+    } catch {
+      break; // not there: nothing further down is a link
+    }
+    links.push(next);
+    if (target.startsWith('/')) at = '/';
+    parts = [...target.split('/'), ...parts];
+  }
+  return links;
+}
+
+/** Links followed on one path before the kernel gives up (Linux's MAXSYMLINKS). */
+const MAX_LINKS_FOLLOWED = 40;

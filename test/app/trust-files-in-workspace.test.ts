@@ -63,3 +63,34 @@ test('nor when the grants file is a loop of links through the workspace (an agen
   symlinkSync(grants, inWorkspace);
   assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [grants] }), /plugin-grants\.json cannot be followed to where a write of it lands/);
 });
+
+test("nor when the way to the approvals file passes a link lying in the workspace (~/.config a link out of $HOME: an agent re-points it)", async () => {
+  const dir = join(scratch, 'moved-config');
+  const elsewhere = join(scratch, 'moved-config-data');
+  mkdirSync(join(elsewhere, 'chatty-example'), { recursive: true, mode: 0o700 });
+  mkdirSync(dir);
+  symlinkSync(elsewhere, join(dir, '.config'));
+  // Where the approvals file lands is outside the workspace ($HOME), but the link that leads
+  // there lies in it: one approved `ln -sfn ~/mine ~/.config` makes the file the agent's.
+  const gw = await startGateway(undefined, { approvals: { file: join(dir, '.config', 'chatty-example', 'approvals.json') }, broker: { root: { workspaceRoot: dir }, log: () => {} } });
+  gateways.push(gw);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage()), /the way to the app's own file .*approvals\.json passes the link .*moved-config\/\.config, which lies in the agents' workspace/);
+});
+
+test('nor when a link on the way leads through a second link lying in the workspace', async () => {
+  const dir = join(scratch, 'second-link');
+  const workspace = join(dir, 'project');
+  const state = join(dir, 'state');
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(state);
+  // userData/app -> project/hop (in the workspace) -> state: the landing is outside, the hop is not.
+  symlinkSync(state, join(workspace, 'hop'));
+  mkdirSync(join(dir, 'user-data'));
+  symlinkSync(join(workspace, 'hop'), join(dir, 'user-data', 'app'));
+  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace }, log: () => {} } });
+  gateways.push(gw);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(dir, 'user-data', 'app', 'plugin-grants.json')] }), /passes the link .*project\/hop, which lies in the agents' workspace/);
+  // A link outside the workspace leading to a folder outside it is fine.
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(dir, 'user-data', 'plugin-grants.json')] });
+  detach();
+});
