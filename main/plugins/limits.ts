@@ -36,6 +36,13 @@ export const WORKER_HEAP_MB = 256;
 export const MAX_LOG_BYTES_PER_CALL = 1 * MIB;
 export const MAX_LOG_LINES_PER_CALL = 1000;
 /**
+ * What one module may log a second, across its calls and engine starts, after a burst of one
+ * call's whole `MAX_LOG_BYTES_PER_CALL` (a client calling in a loop would otherwise get 1 MiB into
+ * the log per call): about 10 GiB a day at most, where the per-call budget alone allowed a GiB a
+ * second of calls.
+ */
+export const MAX_LOG_BYTES_PER_SECOND = 128 * 1024;
+/**
  * The largest single string a guest may hand a host import (a log line before it is cut, an LLM
  * prompt, a path): larger ones trap the call instead of being copied onto the worker's heap.
  */

@@ -22,6 +22,7 @@ import { GuestWorker, InstantiateTimedOut, type GuestWorkerConfig, type GuestWor
 import { inStartTurn } from './engine-starts.js';
 import { StartWaitError } from './start-wait.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
+import { LogRate } from './log-rate.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
 import { WaitingBudget } from './waiting-budget.js';
 
@@ -141,6 +142,8 @@ export class ModuleHandle implements ModuleInfo {
   /** An idle stop under way: the next start waits for it, so a module never has two engines. */
   private stopping: Promise<void> | undefined;
   private readonly idle: IdleTimer;
+  /** The module's log lines over time, whichever call or engine start logs them (`LogRate`). */
+  private readonly logRate = new LogRate(monotonicMs);
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
   private admittingBytes = 0;
@@ -743,9 +746,12 @@ export class ModuleHandle implements ModuleInfo {
       case 'failed':
         live.portAnswers.set(msg.id, msg);
         return;
-      case 'log':
-        this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
+      case 'log': {
+        const rate = this.logRate.admit(Buffer.byteLength(msg.message, 'utf8'));
+        if (rate.pass) this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
+        else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: 'host' });
         return;
+      }
       case 'host':
         void this.serveHost(live, msg);
         return;
