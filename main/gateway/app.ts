@@ -6,6 +6,7 @@ import type { EdgeLog } from './edge/edge-log.js';
 import { errorBoundary, notFound } from './errors.js';
 import { requestGuards } from './guards/request-guards.js';
 import { surfacesOf, type ModuleDirectory } from './modules.js';
+import type { ReadingBodies } from './reading/reading-bodies.js';
 import type { UnsentBytes } from './unsent/unsent-bytes.js';
 
 export interface GatewayAppOptions {
@@ -16,6 +17,8 @@ export interface GatewayAppOptions {
   /** Where remote modules are forwarded (the runner's URL without credentials), if anywhere: for the index. */
   remoteRunner?: string | undefined;
   maxRequestBytes: number;
+  /** The bytes of every request body still coming in, held under one cap. */
+  readingBodies: ReadingBodies;
   /**
    * Every response's bytes not yet sent, held under one cap (its middleware goes first). Undefined
    * when the server's responses are the ledger's own class (`UnsentBytes.Response`), which counts them.
@@ -40,7 +43,7 @@ export function buildGatewayApp(options: GatewayAppOptions): Koa<GatewayState> {
   if (options.unsent) app.use(options.unsent.middleware());
   app.use(options.edgeLog.middleware());
   app.use(errorBoundary(options.onError));
-  app.use(requestGuards(options.token, options.maxRequestBytes));
+  app.use(requestGuards(options.token, options.maxRequestBytes, options.readingBodies));
   for (const handler of options.handlers ?? []) app.use(handler);
 
   const index = new Router<GatewayState>();

@@ -1,6 +1,7 @@
 export { ProtocolGateway, type ProtocolGatewayOptions, type StartedGateway } from './protocol-gateway.js';
 export { EdgeLog, type EdgeRow, type EdgeListener } from './edge/edge-log.js';
 export { MAX_REQUEST_BYTES } from './guards/body-limit.js';
+export { MAX_READING_BODY_BYTES } from './reading/reading-bodies.js';
 export { MAX_UNSENT_BYTES } from './unsent/unsent-bytes.js';
 export { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-limits.js';
 export type { CallableModule, ModuleDirectory, ModuleTool, ModuleToolOutcome, ServedModule } from './modules.js';

@@ -11,6 +11,7 @@ import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
 import { UnsentBytes } from './unsent/unsent-bytes.js';
+import { ReadingBodies } from './reading/reading-bodies.js';
 import { SSE_IDLE_MS, SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
 import { RemoteRunner, a2aSurface, remoteRunnerSettings, type RemoteModuleDirectory, type RemoteRunnerOptions } from './a2a/index.js';
@@ -73,6 +74,8 @@ export class ProtocolGateway {
   private readonly sseSessions: SseSessions;
   /** Every response's bytes written and not yet taken by its client (answers and SSE streams alike), under one cap. */
   private readonly unsent = new UnsentBytes();
+  /** Every request body's bytes while it comes in, under one cap (each body under its own 10 MiB too). */
+  private readonly readingBodies = new ReadingBodies();
   /** Stops telling SSE sessions of module changes (at `stop`). */
   private readonly unwatchModules: () => void;
   /** Routes work between the root, long-lived participants and virtual agents. */
@@ -95,6 +98,8 @@ export class ProtocolGateway {
     }) ?? (() => {});
     this.broker = new Broker(options.broker);
     if (options.approvals?.file !== undefined) this.broker.human.rules.persistTo(options.approvals.file);
+    // What the registry grants from is the gateway's configuration too: an agent writing it is tagged `gateway-config`.
+    this.broker.human.protectConfig(() => registry.configFiles?.() ?? []);
     this.approvals = gatewayApprovals(this.broker.human.rules, this.broker.human.audit);
     this.remoteRunner = options.remoteRunner ? new RemoteRunner(remoteRunnerSettings(options.remoteRunner)) : undefined;
   }
@@ -152,6 +157,11 @@ export class ProtocolGateway {
     return this.unsent.bytes;
   }
 
+  /** Bytes of the request bodies still coming in, all connections together (`MAX_READING_BODY_BYTES`). */
+  get readingBodyBytes(): number {
+    return this.readingBodies.bytes;
+  }
+
   /** Legacy MCP SSE sessions as they open and close; returns the unsubscribe function. */
   onSseSession(listener: SseSessionListener): () => void {
     return this.sseSessions.subscribe(listener);
@@ -170,6 +180,7 @@ export class ProtocolGateway {
       modules: this.registry,
       remoteRunner: this.remoteRunner?.shownUrl,
       maxRequestBytes: this.options.maxRequestBytes ?? MAX_REQUEST_BYTES,
+      readingBodies: this.readingBodies,
       unsent: followResponses ? this.unsent : undefined,
       onError,
       handlers: [

@@ -3,14 +3,15 @@ import { refuseWith, type GatewayMiddleware } from '../context.js';
 import { bearerRefusal } from './bearer.js';
 import { readBodyWithin } from './body-limit.js';
 import { loopbackRefusal } from './loopback.js';
+import type { ReadingBodies } from '../reading/reading-bodies.js';
 
 /**
  * Every guard, in its order, as one middleware: one loopback Host (400 for two) and Origin (403), then the launch token
- * (401), then the body cap (413, the body read whole). Each guard is a plain check in its own
+ * (401), then the body cap (413, the body read whole; 503 when let go to make room for others' bodies, `ReadingBodies`). Each guard is a plain check in its own
  * file; running them from one function spares every request two of Koa's middleware steps (a
  * bound dispatch and two promises each), on the path every `tools/call` takes.
  */
-export function requestGuards(token: () => string, maxBytes: number): GatewayMiddleware {
+export function requestGuards(token: () => string, maxBytes: number, bodies: ReadingBodies): GatewayMiddleware {
   return (ctx, next) => {
     const headers = ctx.req.headers;
     const refusal = loopbackRefusal(headers, ctx.req.rawHeaders, ctx.req.url) ?? bearerRefusal(headers.authorization, token());
@@ -20,6 +21,6 @@ export function requestGuards(token: () => string, maxBytes: number): GatewayMid
     }
     // Its connection is now never the one closed to make room at the connection cap.
     connectionAuthorised(ctx.req.socket);
-    return readBodyWithin(ctx, maxBytes).then((read) => (read ? next() : undefined));
+    return readBodyWithin(ctx, bodies, maxBytes).then((read) => (read ? next() : undefined));
   };
 }
