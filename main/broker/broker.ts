@@ -367,15 +367,18 @@ export class Broker {
       return Promise.reject(new CallError(wireError({ kind: 'refused', reason })));
     }
     if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort, undefined, context));
+    if (call.method === 'agent.list' || call.method === 'mailbox.post') return answeredNow(context, this.onReadyCall(node, call));
     return this.onOtherCall(node, call, context);
   }
 
-  private async onOtherCall(node: NodeState, call: Exclude<WorkerCall, { method: 'agent.invoke' }>, context: CallContext): Promise<unknown> {
+  /** The calls whose answer is ready in the turn they are read (see `answeredNow`). */
+  private onReadyCall(node: NodeState, call: Extract<WorkerCall, { method: 'agent.list' | 'mailbox.post' }>): unknown {
+    if (call.method === 'agent.list') return this.listAgents();
+    return this.mail.post(this.tree.acting(node).scope, call.params.to, call.params.text);
+  }
+
+  private async onOtherCall(node: NodeState, call: Extract<WorkerCall, { method: 'human.approve' | 'human.ask' }>, context: CallContext): Promise<unknown> {
     switch (call.method) {
-      case 'agent.list':
-        return this.listAgents();
-      case 'mailbox.post':
-        return this.mail.post(this.tree.acting(node).scope, call.params.to, call.params.text);
       case 'human.approve':
         return this.human.approve(this.tree.acting(node).scope, call.params, context.signal);
       case 'human.ask': {
@@ -577,6 +580,19 @@ export class Broker {
       await this.inflight.settled(worker.node.name);
     }
   }
+}
+
+/**
+ * Answers a call whose result is ready now in this turn (`answerNow`), and returns it as the
+ * handler's promise (then ignored). Answered a promise turn later, every call of one read was run
+ * before any answer was made, so the connection's pause at an answer waiting for room (a caller
+ * that stopped reading) came after the whole read: 32 `agent.list` calls in one write made 32
+ * answers, each a copy of every participant's card (a card may be up to a frame), 31 of them
+ * waiting. Answered now, the connection stops at the first that waits and keeps the rest unread.
+ */
+function answeredNow(context: CallContext, result: unknown): Promise<unknown> {
+  void context.answerNow(result);
+  return Promise.resolve(result);
 }
 
 /** A root call's outcome is decided once it has failed with a question (see `TaskTree.clarify`): from then on nothing the callee says joins its result. */

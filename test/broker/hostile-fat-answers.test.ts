@@ -61,3 +61,25 @@ test("a caller that reads its 31 calls' progress and then stops, while their cal
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+const FAT_CARD = fileURLToPath(new URL('./children/fat-card.ts', import.meta.url));
+
+test("a caller that stops reading with 32 agent.list calls in one write, while a participant's card is 4 MiB: one answer waits, not 31", async () => {
+  const t = startBroker([]);
+  try {
+    await t.broker.openParticipant('fat', process.execPath, ['--import', 'tsx', FAT_CARD, '4']);
+    const env: NodeJS.ProcessEnv = { ...process.env, CHATTY_TEST_METHOD: 'agent.list', CHATTY_TEST_INVOKE_COUNT: '32' };
+    delete env['CHATTY_TEST_INVOKE'];
+    const deaf = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env });
+    const queue = deaf.connection.outbound;
+    // Each answer copies the 4 MiB card; the first goes to the stream, the next waits for room.
+    // Either the caller's reading is paused at that answer (the fix) or all 31 end up waiting.
+    await until(() => deaf.connection.readingPaused || queue.waiters >= 31, "the caller's reading paused, or every answer waiting");
+    // Before: the 32 calls of the one read were all run before any answer was made (agent.list was
+    // answered a promise turn later), so 31 answers of 4 MiB each waited: 124 MiB for one caller.
+    assert.equal(queue.waiters, 1, `${queue.waiters} answers wait (${(queue.heldBytes / 1024 / 1024).toFixed(0)} MiB)`);
+    assert.ok(queue.heldBytes <= 4 * 1024 * 1024 + 64 * 1024, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
+  } finally {
+    await t.close();
+  }
+});
