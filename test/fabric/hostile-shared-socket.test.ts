@@ -76,3 +76,33 @@ test(`a hello is told why it is refused even while ${MAX_SHARED_SOCKET_CONNECTIO
     await shared.close();
   }
 });
+
+test(`a hello is told why it is refused even while ${MAX_SHARED_SOCKET_CONNECTIONS} refused hellos are held open by peers that never close: a flushed refusal makes room`, async () => {
+  const shared = await withParticipantSocket(join(base, 'refused-squat'), { helloTimeoutMs: 60_000, closeGraceMs: 60_000 });
+  const squatters: Socket[] = [];
+  const hello = JSON.stringify({ v: 3, id: 1, method: 'session.hello', params: { card: { name: 'w', description: 'd', version: '1.0.0', skills: [] } } }) + '\n';
+  try {
+    const heardBySquatters: string[] = [];
+    for (let i = 0; i < MAX_SHARED_SOCKET_CONNECTIONS; i++) {
+      // Half-open allowed: it takes the refusal and the gateway's end, and never closes its own.
+      const socket = createConnection({ path: shared.path, allowHalfOpen: true });
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      heardBySquatters.push('');
+      socket.on('data', (chunk: Buffer) => (heardBySquatters[i] += chunk.toString()));
+      socket.write(hello);
+      squatters.push(socket);
+    }
+    await until(() => heardBySquatters.every((heard) => heard.includes(SHARED_SOCKET_REFUSAL)), 'every squatter refused');
+    const worker = await connect(shared.path);
+    let heard = '';
+    worker.on('data', (chunk: Buffer) => (heard += chunk.toString()));
+    worker.write(hello);
+    await new Promise((resolve) => worker.once('close', resolve));
+    // Before: each refused hello was held for its close grace, so the newcomer was closed unread.
+    assert.ok(heard.includes(SHARED_SOCKET_REFUSAL), `the hello got ${JSON.stringify(heard)} before the close`);
+  } finally {
+    for (const socket of squatters) socket.destroy();
+    await shared.close();
+  }
+});

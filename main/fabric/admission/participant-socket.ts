@@ -13,8 +13,9 @@ export const PARTICIPANT_SOCKET_FILE = 'participant.sock';
 
 /**
  * Connections the shared socket holds at once (each until its first line, or its hello timeout);
- * one more closes the oldest that has not sent its first line yet (the newcomer itself when every
- * other one has): the gateway's rule, `capConnections`. Any process running as the user (a worker)
+ * one more closes the oldest that has not sent its first line yet, else the oldest whose refusal is
+ * flushed (the newcomer itself only when every other one's is still on its way): the gateway's
+ * rule, `capConnections`. Any process running as the user (a worker)
  * can connect, and each connection held is a descriptor of the gateway's: with no cap, opening
  * connections faster than the timeout closed them ran the gateway out of descriptors (no worker
  * spawned, no HTTP connection accepted). Not `net.Server.maxConnections`, which refuses the
@@ -64,7 +65,10 @@ export async function withParticipantSocket(dir: string, options: ParticipantSoc
     socket.on('close', () => open.delete(socket));
     refuseConnection(socket, options, () => spoke.add(socket));
   });
-  capConnections(server, MAX_SHARED_SOCKET_CONNECTIONS, (socket) => spoke.has(socket));
+  // Spent: its refusal is written and flushed (the writable side finished), so closing it loses
+  // nothing: the peer reads the refusal from its own buffer. It is held only for the peer to close;
+  // 16 peers that never close, renewed, otherwise left every newcomer a bare close.
+  capConnections(server, MAX_SHARED_SOCKET_CONNECTIONS, (socket) => spoke.has(socket), (socket) => socket.writableFinished);
   // Clearing a crashed launch's leftover and binding are done holding `participant.sock.lock`:
   // two starts at once both found the leftover dead and both unlinked it, the later unlink taking
   // the earlier one's fresh socket. Holding the lock, the second finds the first's socket live.
