@@ -25,6 +25,12 @@ export interface LlmRequest {
   messages: Message[];
   /** The guest's tools JSON, passed through as it gave it. */
   tools?: string | undefined;
+  /**
+   * Aborted once nobody waits for the answer: the plugin call that asked was cancelled or ran
+   * past its limit, or its module was stopped, unloaded or had its grant revoked. A provider
+   * should stop there (an HTTP request to a model, tokens spent); its answer is not read.
+   */
+  signal: AbortSignal;
 }
 /** The embedder's model access, for the `llm` capability. Throwing (or rejecting) becomes the guest's `err`. */
 export interface LlmProvider {
@@ -39,8 +45,9 @@ export interface SessionInfo {
 }
 /** The embedder's credit ledger, for the `billing` capability. */
 export interface BillingProvider {
-  acquireSession(request: { module: string; estimatedTokens: bigint }): SessionInfo | Promise<SessionInfo>;
-  reportUsage(request: { module: string; inputTokens: bigint; outputTokens: bigint }): void | Promise<void>;
+  /** `signal`: as `LlmRequest.signal`. */
+  acquireSession(request: { module: string; estimatedTokens: bigint; signal: AbortSignal }): SessionInfo | Promise<SessionInfo>;
+  reportUsage(request: { module: string; inputTokens: bigint; outputTokens: bigint; signal: AbortSignal }): void | Promise<void>;
 }
 
 export interface Providers {
@@ -92,21 +99,22 @@ export async function runProvider(
   capability: 'llm' | 'billing',
   method: string,
   args: unknown[],
+  signal: AbortSignal,
 ): Promise<unknown> {
   if (capability === 'llm' && method === 'complete' && providers.llm) {
     const [model, messages, tools] = args as [string, Message[], string | undefined];
-    const answer = completion.safeParse(await providers.llm.complete({ module, model, messages, tools }));
+    const answer = completion.safeParse(await providers.llm.complete({ module, model, messages, tools, signal }));
     if (!answer.success) throw new Error('the provider returned an invalid completion');
     return { content: answer.data.content, toolCalls: answer.data.toolCalls ?? [], usage: answer.data.usage ?? undefined };
   }
   if (capability === 'billing' && providers.billing) {
     if (method === 'acquire-session') {
-      const info = session.safeParse(await providers.billing.acquireSession({ module, estimatedTokens: args[0] as bigint }));
+      const info = session.safeParse(await providers.billing.acquireSession({ module, estimatedTokens: args[0] as bigint, signal }));
       if (!info.success) throw new Error('the provider returned an invalid session');
       return info.data;
     }
     if (method === 'report-usage') {
-      await providers.billing.reportUsage({ module, inputTokens: args[0] as bigint, outputTokens: args[1] as bigint });
+      await providers.billing.reportUsage({ module, inputTokens: args[0] as bigint, outputTokens: args[1] as bigint, signal });
       return undefined;
     }
   }

@@ -11,6 +11,14 @@ export class InstantiateTimedOut extends PluginLoadError {
   }
 }
 
+/** Why a provider's signal aborted: the engine that asked is gone, and no answer is read. */
+export class EngineEnded extends Error {
+  constructor() {
+    super("the plugin's engine that asked ended (its call was cancelled or timed out, or the module was stopped, unloaded or revoked)");
+    this.name = 'AbortError';
+  }
+}
+
 /** What the worker is started with, less the channels and ports made here. */
 export type GuestWorkerConfig = Omit<GuestWorkerData, 'control' | 'hostPort' | 'channel' | 'callPort'>;
 
@@ -48,6 +56,11 @@ export class GuestWorker {
   private kickPending = false;
   /** Answers that came on the port, by seq, until their call is settled. */
   readonly portAnswers = new Map<number, PortAnswer>();
+  /**
+   * Aborted when this engine ends, for any reason (a cancel, a timeout, an unload or revoke, a
+   * crash): a provider still working for it (`llm`, `billing`) is told that nobody waits.
+   */
+  private readonly ending = new AbortController();
   private readonly control: Int32Array;
 
   private constructor(
@@ -194,8 +207,14 @@ export class GuestWorker {
     Atomics.notify(this.control, 0);
   }
 
-  /** Closes the main thread's ports (the worker is gone or going). */
+  /** What a provider serving this engine's host call is handed: aborted when the engine ends. */
+  get ended(): AbortSignal {
+    return this.ending.signal;
+  }
+
+  /** Closes the main thread's ports (the worker is gone or going), and says so to providers still at work for it. */
   closePorts(): void {
+    if (!this.ending.signal.aborted) this.ending.abort(new EngineEnded());
     this.hostPort.close();
     this.callPort.close();
   }

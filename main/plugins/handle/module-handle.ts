@@ -763,7 +763,7 @@ export class ModuleHandle implements ModuleInfo {
   private async serveHost(live: GuestWorker, msg: Extract<FromWorker, { type: 'host' }>): Promise<void> {
     let reply: HostReply;
     try {
-      const value = await runProvider(this.init.providers, this.name, msg.capability, msg.method, msg.args);
+      const value = await runProvider(this.init.providers, this.name, msg.capability, msg.method, msg.args, live.ended);
       reply = { seq: msg.seq, ok: true, value };
     } catch (err) {
       reply = { seq: msg.seq, ok: false, error: `${msg.capability}: ${messageOf(err)}` };
