@@ -3,8 +3,8 @@
 // served by one handler with the CSP and the other headers of app-protocol.ts. Free of Electron:
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkCustomHost, checkCustomScheme } from './custom-origin.js';
+import { PACKAGE_ROOT } from './package-root.js';
 import { servePagesFolder } from './pages-guard.js';
 import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppOrigin, type AppResponse } from './app-protocol.js';
 
@@ -45,14 +45,7 @@ function parseOrigin(origin: string | undefined): AppOrigin {
   return { scheme, host: parsed.host };
 }
 
-/**
- * The package's root: three levels up from the build's out/main/app/, two from the sources (the
- * tests run them as they are). The built files (the preload, the renderer) are under its out/.
- */
-export const PACKAGE_ROOT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../' : '../../../', import.meta.url));
-
-/** The absolute path of the built, sandbox-safe preload (it requires nothing but `electron`). */
-export const preloadPath = join(PACKAGE_ROOT, 'out', 'preload', 'index.cjs');
+export { PACKAGE_ROOT, preloadPath } from './package-root.js';
 
 /** One plain file name, directly in the pages folder: no sub-folders, no dot files, no escapes. */
 const PAGE_FILE = /^\/([A-Za-z0-9_-][A-Za-z0-9._-]*)\.(html|css|m?js|svg|png)$/;

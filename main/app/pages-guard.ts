@@ -1,11 +1,14 @@
 // The page the bridge trusts is never a file the agents may write: a `pages` folder served by
 // handleAppProtocol and the workspace root of a gateway a bridge is attached to must be apart
 // (neither is, holds or lies inside the other, compared as real paths). Else one approved write of
-// `page.js` would make an agent's script the page that answers every later approval.
+// `page.js` would make an agent's script the page that answers every later approval. The same holds
+// for this package's own folder: the popover module and demo page served from it, and the preload
+// every window runs (an agent's preload calls the bridge as the page).
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 /** The real paths of the `pages` folders served in this process. */
 const servedPages = new Set<string>();
@@ -40,14 +43,28 @@ export function servePagesFolder(pages: string): string {
   return real;
 }
 
+/** The package's folder as a real path (links in the way resolved once, as the pages folder's). */
+let ownFolder: string | undefined;
+
+/** Whether `workspace` (a real path) is, holds or lies in this package's folder. */
+export function overlapsOwnFolder(workspace: string): boolean {
+  ownFolder ??= realpathSync(PACKAGE_ROOT);
+  return isInside(ownFolder, workspace) || isInside(workspace, ownFolder);
+}
+
 /**
  * A bridge is about to be attached to `gateway`: refused when its workspace overlaps a served pages
- * folder. Returns the function that forgets it (the bridge detached).
+ * folder or this package's own folder. Returns the function that forgets it (the bridge detached).
  */
 export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
   const real = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
   if (real === undefined) return () => {};
   for (const pages of servedPages) refuseOverlap(pages, real);
+  if (overlapsOwnFolder(real)) {
+    throw new Error(
+      `the agents' workspace ${real} and this package's folder ${ownFolder} overlap: an agent's write there would become the popover or the preload that answers approvals; give the agents a workspace apart from the app and its node_modules (CHATTY_WORKSPACE)`,
+    );
+  }
   bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
   let forgotten = false;
   return () => {

@@ -53,3 +53,11 @@ test('the agents work in CHATTY_WORKSPACE, else where `npm start` ran, else (pac
   assert.equal(packaged, join(userData, 'workspace'));
   assert.equal(statSync(packaged).mode & 0o777, 0o700);
 });
+
+test("launched unpackaged in this package's own folder (npm start in the repository), the agents work in <userData>/workspace, not in the app they answer to", async () => {
+  const { PACKAGE_ROOT } = await import('../../main/app/app-pages.js');
+  const userData = join(home, 'user-data-5');
+  assert.equal(agentWorkspaceDir({ env: {}, isPackaged: false, cwd: PACKAGE_ROOT, userData }), join(userData, 'workspace'));
+  assert.equal(agentWorkspaceDir({ env: {}, isPackaged: false, cwd: join(PACKAGE_ROOT, 'renderer-demo'), userData }), join(userData, 'workspace'));
+  assert.equal(agentWorkspaceDir({ env: {}, isPackaged: false, cwd: '/src/app', userData }), '/src/app');
+});

@@ -134,3 +134,18 @@ test("a page file is served only as a regular file in the pages folder: a link (
   detach();
   assert.deepEqual(answers, [404, 404, 200]);
 });
+
+test("attaching a bridge is refused when the workspace holds this package's own folder (its popover module, demo page and preload the window runs), or lies in it", async () => {
+  const { PACKAGE_ROOT } = await import('../../main/app/app-pages.js');
+  const own = realpathSync(PACKAGE_ROOT);
+  // `npm start` in this repository (cwd is the package), CHATTY_WORKSPACE=$HOME over an app
+  // that installed the package, and a workspace in the package's out/ folder.
+  for (const workspace of [own, join(own, '..'), join(own, 'out', 'renderer')]) {
+    const gw = await gatewayIn(workspace);
+    assert.throws(
+      () => attachDesktopBridge(gw.gateway, windowAtPage()),
+      /the agents' workspace .* and this package's folder .* overlap: an agent's write there would become the popover or the preload/,
+      workspace,
+    );
+  }
+});
