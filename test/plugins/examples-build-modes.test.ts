@@ -2,12 +2,14 @@
  * ensureExamplesBuilt closes the built copy of an example to others all the way down. A checkout
  * made under umask 002 has 0775 folders and 0664 files, and the copy keeps them: json-tools' data/
  * (the folder its lock entry grants reading), module.toml and src/ would stay writable by the
- * group after the lock pre-granted them. And an example an older gateway built (stamp current) is
- * closed too, not skipped: else its lock entry quietly stops pre-granting (grants/store.ts
- * `builtByUs` trusts no component others could write) and the person is asked.
+ * group after the lock pre-granted them. An example an older gateway built (stamp current) and
+ * left open is built anew, not closed in place: a group member may have rewritten its component
+ * while it was open, and closing it would make the lock vouch for that (grants/store.ts `builtByUs`
+ * trusts a component by the modes it finds). The build itself runs in a folder only this user can
+ * reach.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -65,17 +67,36 @@ async function builtTextTools(n: string): Promise<{ source: string; options: { c
   return { source, options, modules: await ensureExamplesBuilt(source, options) };
 }
 
-it('closes an example built by an older gateway (stamp current) too, or its lock entry quietly stops pre-granting', async () => {
+it('builds anew an example an older gateway left open (stamp current): closing it in place would vouch for what a group member wrote meanwhile', async () => {
   const { source, options, modules } = await builtTextTools('2');
   // What a build before cdaa101 under umask 002 left: the copy group-writable, its stamp current.
   chmodSync(join(modules, 'text-tools'), 0o775);
   chmodSync(join(modules, 'text-tools', 'src'), 0o775);
   chmodSync(join(modules, 'text-tools', 'plugin.wasm'), 0o664);
   chmodSync(join(modules, 'text-tools', 'module.toml'), 0o666);
+  // A group member rewrites the component (the file stays this user's: only its bytes change).
+  writeFileSync(join(modules, 'text-tools', 'plugin.wasm'), 'not what was built');
   let rebuilt = false;
   await ensureExamplesBuilt(source, { ...options, build: async (dir) => ((rebuilt = true), build(dir)) });
-  assert.equal(rebuilt, false, 'the stamp is current: nothing is rebuilt');
+  assert.equal(rebuilt, true, 'a copy others could write is not trusted, current stamp or not');
+  assert.deepEqual([...readFileSync(join(modules, 'text-tools', 'plugin.wasm'))], [0, 0x61, 0x73, 0x6d], "the group member's component was kept");
   assert.deepEqual(openToOthers(join(modules, 'text-tools'), 'text-tools'), []);
+  // Closed now, it is used as it is at the next start.
+  rebuilt = false;
+  await ensureExamplesBuilt(source, { ...options, build: async (dir) => ((rebuilt = true), build(dir)) });
+  assert.equal(rebuilt, false, 'a closed current copy is not rebuilt');
+});
+
+it('builds in a folder nobody else can reach, whatever the modes of the checkout', async () => {
+  const source = join(scratch, 'examples4');
+  const ex = join(source, 'text-tools');
+  mkdirSync(join(ex, 'src'), { recursive: true });
+  writeFileSync(join(ex, 'module.toml'), '[module]\nname = "text-tools"\nversion = "1.0.0"\nwasm = "plugin.wasm"\n[protocols]\nmcp = true\n');
+  writeFileSync(join(ex, 'src', 'index.js'), 'export const plugin = {};');
+  chmodSync(ex, 0o775); // a umask-002 checkout: the copy took this mode while componentize-js ran (20-70 s)
+  let whileBuilding: number | undefined;
+  await ensureExamplesBuilt(source, { cacheDir: join(scratch, 'cache4'), build: async (dir) => ((whileBuilding = lstatSync(dir).mode & 0o777), build(dir)) });
+  assert.equal(whileBuilding! & 0o077, 0, `the folder being built was ${whileBuilding!.toString(8)}: a group member could rewrite its files before they were closed`);
 });
 
 it("builds anew an example whose current build holds another user's file (it cannot be closed)", { skip: process.getuid?.() !== 0 && 'needs root to chown' }, async () => {

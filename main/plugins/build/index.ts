@@ -237,13 +237,17 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     const from = join(source, name);
     const stamp = `${toolVersion}:${hashTree(from)}`;
     const to = join(modulesDir, name);
-    // Built already: closed again all the same (an older gateway left its copy as the umask made
-    // it); a copy that cannot be closed (something in it is another user's) is built anew.
-    if (readStamp(to) === stamp && (await closedToOthers(to))) continue;
+    // Built already, and nobody else could have written in it since: used as it is. A copy found
+    // open to others (an older gateway's, under umask 002) is built anew, not closed in place: a
+    // group member may have rewritten its component meanwhile, and the lock would vouch for it.
+    if (readStamp(to) === stamp && (await closedToOthers(to, { lookOnly: true }))) continue;
     const buildOne = async (): Promise<string> => {
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
       const tmp = `${to}.tmp-${process.pid}`;
       await rm(tmp, { recursive: true, force: true });
+      // Made 0700 before anything goes in (cp into a folder that exists keeps its mode): nobody
+      // else reaches the files while componentize-js runs, whatever modes the checkout gave them.
+      await mkdir(tmp, { mode: 0o700 });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
       await writeFile(join(tmp, BUILD_STAMP), stamp);
@@ -275,19 +279,20 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
  * group member writing where the lock vouches. Judged by the one owner-only rule,
  * `whyOpenToOthers`. Symbolic links are left as they are (they have no modes of their own, and
  * chmod would reach what they lead to). False when something in it is another user's: it cannot
- * be closed.
+ * be closed. With `lookOnly` nothing is changed: false as soon as something is open (a copy found
+ * so is built anew, not trusted).
  */
-async function closedToOthers(path: string, { within = true }: { within?: boolean } = {}): Promise<boolean> {
+async function closedToOthers(path: string, { within = true, lookOnly = false }: { within?: boolean; lookOnly?: boolean } = {}): Promise<boolean> {
   if (process.platform === 'win32') return true; // no owner bits to take off
   const st = await lstat(path);
   if (st.isSymbolicLink()) return true;
   if (whyOpenToOthers(st, currentUid()) !== undefined) {
-    if (st.uid !== currentUid()) return false;
+    if (lookOnly || st.uid !== currentUid()) return false;
     await chmod(path, st.mode & 0o7755);
   }
   if (!within || !st.isDirectory()) return true;
   for (const entry of await readdir(path)) {
-    if (!(await closedToOthers(join(path, entry)))) return false;
+    if (!(await closedToOthers(join(path, entry), { lookOnly }))) return false;
   }
   return true;
 }
