@@ -101,7 +101,7 @@ export class ProtocolGateway {
     // What the registry grants from is the gateway's configuration too: an agent writing it is tagged `gateway-config`.
     this.broker.human.protectConfig(() => registry.configFiles?.() ?? []);
     this.approvals = gatewayApprovals(this.broker.human.rules, this.broker.human.audit);
-    this.remoteRunner = options.remoteRunner ? new RemoteRunner(remoteRunnerSettings(options.remoteRunner)) : undefined;
+    this.remoteRunner = options.remoteRunner ? new RemoteRunner(remoteRunnerSettings(options.remoteRunner), this.readingBodies) : undefined;
   }
 
   /** Publishes a virtual agent: each task addressed to `name` starts one worker through `runner`. Chainable, before or after `start()`. */

@@ -5,9 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { relayEvents, SseEventSplitter } from '../../main/gateway/a2a/sse-relay.js';
+import { relayEvents, SseEventSplitter, type RelayHooks } from '../../main/gateway/a2a/sse-relay.js';
+import { ReadingBodies } from '../../main/gateway/reading/reading-bodies.js';
 
-const hooks = { clientGone: () => false, abortUpstream: () => {}, brokeOff: () => 'broke off' };
+const hooks: RelayHooks = { clientGone: () => false, abortUpstream: () => {}, brokeOff: () => 'broke off', letGo: () => 'let go' };
+const bodies = new ReadingBodies();
 const ok = (n: number): string => `data: {"jsonrpc":"2.0","id":1,"result":{"n":${n}}}`;
 
 function split(chunks: readonly string[]): { events: string[]; rest: string } {
@@ -70,7 +72,7 @@ describe('relayEvents', () => {
       await gate; // released only once the first event is out: a held event hangs the test
       yield Buffer.from(`${ok(2)}\n\n`);
     }
-    const relay = relayEvents(upstream(), 1, hooks);
+    const relay = relayEvents(upstream(), 1, bodies, hooks);
     const first = await relay.next();
     assert.equal(String(first.value), `${ok(1)}\n\r\n`);
     release();
@@ -85,10 +87,43 @@ describe('relayEvents', () => {
       yield Buffer.from('data: {"jsonrpc":"2.0","id":1,\n\r\ndata: "result":{}}\n\n');
     }
     const out: string[] = [];
-    for await (const event of relayEvents(upstream(), 1, { ...hooks, abortUpstream: (err) => (aborted = err) })) out.push(String(event));
+    for await (const event of relayEvents(upstream(), 1, bodies, { ...hooks, abortUpstream: (err) => (aborted = err) })) out.push(String(event));
     assert.equal(out.length, 1);
     assert.match(out[0]!, /^event: error\n/);
     assert.match(out[0]!, /not a JSON-RPC response/);
     assert.ok(aborted, 'the upstream request was ended');
+  });
+
+  it('an event not yet whole counts among the bodies being read: let go for a fresher one, the relay ends with an error event and the upstream is ended', { timeout: 10_000 }, async () => {
+    const small = new ReadingBodies(1000);
+    let aborted: Error | undefined;
+    let stall!: () => void;
+    const stalled = new Promise<void>((resolve) => (stall = resolve));
+    // The upstream's body, as undici's: ending the request fails its iteration.
+    let fail!: (err: Error) => void;
+    const ended = new Promise<void>((_, reject) => (fail = reject));
+    async function* upstream(): AsyncGenerator<Buffer> {
+      yield Buffer.from(`${ok(1)}\n\n`);
+      yield Buffer.from(`data: ${'x'.repeat(600)}`); // an event not yet whole
+      stall();
+      await ended; // and nothing more: only the let-go ends it
+    }
+    const relay = relayEvents(upstream(), 1, small, { ...hooks, letGo: () => 'let go', abortUpstream: (err) => fail((aborted = err)) });
+    const out: string[] = [String((await relay.next()).value)];
+    const rest = (async () => {
+      for await (const event of relay) out.push(String(event));
+    })();
+    await stalled;
+    assert.equal(small.bytes, 606);
+    // Another body that sends now, and would pass the cap with it: the stalled event goes.
+    const other = small.begin(() => assert.fail('the body sending is never the one let go'));
+    small.holds(other, 600);
+    assert.equal(small.bytes, 600);
+    assert.ok(aborted, 'the upstream request was ended');
+    small.end(other);
+    await rest;
+    assert.equal(out[0], `${ok(1)}\n\n`);
+    assert.equal(out.length, 2);
+    assert.match(out[1]!, /^event: error\n.*let go/s);
   });
 });

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { GatewayContext } from '../context.js';
+import type { ReadingBodies } from '../reading/reading-bodies.js';
 import type { RemoteRunnerSettings } from './options.js';
 import { errorEvent, oneLine, relayEvents } from './sse-relay.js';
 import { INTERNAL_ERROR, isRpcResponse, rpcError, type RpcId } from './wire.js';
@@ -78,7 +79,11 @@ export class RemoteRunner {
   /** Where the runner is, for messages: the URL without any credentials. */
   readonly shownUrl: string;
 
-  constructor(readonly settings: RemoteRunnerSettings) {
+  /** `bodies`: the gateway's ledger of bodies being read, where the runner's answers count while they come. */
+  constructor(
+    readonly settings: RemoteRunnerSettings,
+    private readonly bodies: ReadingBodies,
+  ) {
     // undici's body timeout is the idle timeout: it runs while the answer is being received and
     // restarts with every chunk, it is held while the client is slow to read (the relay then stops
     // pulling), and when it fires it destroys the upstream connection.
@@ -138,9 +143,10 @@ export class RemoteRunner {
       ctx.set('Content-Type', contentType ?? 'text/event-stream');
       ctx.set('Cache-Control', 'no-cache');
       ctx.set('X-Accel-Buffering', 'no');
-      const events = relayEvents(response.body as AsyncIterable<Buffer>, id, {
+      const events = relayEvents(response.body as AsyncIterable<Buffer>, id, this.bodies, {
         clientGone: () => clientGone,
         abortUpstream: (reason) => controller.abort(reason),
+        letGo: () => letGoMessage(this.bodies),
         brokeOff: (err) => (errorCode(err) === 'UND_ERR_BODY_TIMEOUT' ? this.silentMessage() : `the remote runner's stream broke off: ${oneLine(err)}`),
       });
       const stream = Readable.from(events, { objectMode: false });
@@ -153,7 +159,7 @@ export class RemoteRunner {
 
     let bytes: Buffer;
     try {
-      bytes = await readJson(response.body);
+      bytes = await readJson(response.body, this.bodies);
     } catch (err) {
       if (clientGone) return gone(ctx);
       if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') return badGateway(ctx, id, this.silentMessage());
@@ -204,19 +210,43 @@ export class RemoteRunner {
   }
 }
 
-/** The whole JSON answer, at most `MAX_UPSTREAM_JSON_BYTES` (a silent runner is ended by the idle timeout). */
-async function readJson(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+/**
+ * The whole JSON answer, at most `MAX_UPSTREAM_JSON_BYTES` (a silent runner is ended by the idle
+ * timeout), counted in `bodies` while it comes: let go there, it is dropped and a `BadUpstream`.
+ */
+async function readJson(body: AsyncIterable<Buffer> & { destroy(err?: Error): void }, bodies: ReadingBodies): Promise<Buffer> {
+  let chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_UPSTREAM_JSON_BYTES) {
-      body.destroy();
-      throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
+  let letGo = false;
+  const reading = bodies.begin(() => {
+    letGo = true;
+    chunks = [];
+    body.destroy(new Error(LET_GO));
+  });
+  try {
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > MAX_UPSTREAM_JSON_BYTES) {
+        body.destroy();
+        throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
+      }
+      bodies.holds(reading, size);
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (err) {
+    throw letGo ? new BadUpstream(letGoMessage(bodies)) : err;
+  } finally {
+    bodies.end(reading);
   }
+  if (letGo) throw new BadUpstream(letGoMessage(bodies));
   return Buffer.concat(chunks, size);
+}
+
+const LET_GO = 'let go to make room for the other bodies being read';
+
+/** Why a runner's answer (or event) was dropped partway: `ReadingBodies` let it go. */
+export function letGoMessage(bodies: ReadingBodies): string {
+  return `the remote runner's answer was let go: the gateway holds ${bodies.maxBytes / 1024 / 1024} MiB of bodies being read, and this one had gone longest without a byte`;
 }
 
 function badGateway(ctx: GatewayContext, id: RpcId, message: string): void {

@@ -1,3 +1,4 @@
+import type { ReadingBodies } from '../reading/reading-bodies.js';
 import { isRpcResponse, rpcError, INTERNAL_ERROR, type RpcId } from './wire.js';
 
 /** One event's text may not grow past this while it waits for its end. */
@@ -116,18 +117,29 @@ export interface RelayHooks {
   abortUpstream(reason: Error): void;
   /** The message of the error event that ends a stream which broke off (or went silent) with `err`. */
   brokeOff(err: unknown): string;
+  /** The message of the error event that ends a stream whose event, not yet whole, was let go (`ReadingBodies`). */
+  letGo(): string;
 }
 
 /**
  * The runner's event stream, event by event as each one is whole, its bytes as they came. An
  * event whose data is not a JSON-RPC response ends the relay with an `error` event; so does the
  * stream breaking off or going silent for the idle timeout. Comments and events without data pass through as they are.
+ * An event not yet whole counts in `bodies`; let go there, the relay ends with an error event.
  */
-export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, hooks: RelayHooks): AsyncGenerator<Buffer, void, undefined> {
+export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, bodies: ReadingBodies, hooks: RelayHooks): AsyncGenerator<Buffer, void, undefined> {
   const splitter = new SseEventSplitter();
+  let letGo = false;
+  const reading = bodies.begin(() => {
+    letGo = true;
+    splitter.rest(); // its bytes dropped now, not when the upstream's end is seen
+    hooks.abortUpstream(new Error('let go to make room for the other bodies being read'));
+  });
   try {
     for await (const chunk of upstream) {
-      for (const event of splitter.push(chunk)) {
+      const events = splitter.push(chunk);
+      bodies.holds(reading, splitter.pendingBytes);
+      for (const event of events) {
         const data = dataOf(event);
         if (data !== undefined && !isJsonRpcText(data)) {
           hooks.abortUpstream(new Error('the runner sent an event that is not JSON-RPC'));
@@ -144,7 +156,13 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, h
     }
   } catch (err) {
     if (hooks.clientGone()) return;
-    yield errorEvent(id, hooks.brokeOff(err));
+    yield errorEvent(id, letGo ? hooks.letGo() : hooks.brokeOff(err));
+    return;
+  } finally {
+    bodies.end(reading);
+  }
+  if (letGo) {
+    yield errorEvent(id, hooks.letGo());
     return;
   }
   // Whatever is left is not a whole event; a client discards it, but it is the runner's to send.
