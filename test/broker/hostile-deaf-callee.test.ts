@@ -144,3 +144,26 @@ test('questions of 1 MiB relayed to a caller that stopped reading, each withdraw
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("8 helpers each asking 1 MiB of questions of the caller that called them and stopped reading: one relayed question waits for its room, the rest are refused at once", async () => {
+  const t = startBroker(['helper']);
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-askers-'));
+  try {
+    const questions = Array.from({ length: 64 }, (_, i) => ({ id: `q${i}`, question: 'q'.repeat(16 * 1024) }));
+    const invoke = join(dir, 'invoke.json');
+    writeFileSync(invoke, JSON.stringify({ agent: 'helper', prompt: plan({ ask: questions }) }));
+    const env = { ...process.env, CHATTY_TEST_INVOKE_FILE: invoke, CHATTY_TEST_INVOKE_COUNT: '8' };
+    const caller = (await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', DEAF_CALLER], { env })).connection as ParticipantConnection;
+    const queue = caller.outbound;
+    const bound = OUTBOUND_QUEUE_BYTES + MIB + 64 * 1024;
+    // Each helper's question climbs to the deaf caller first: the first few fit its queue and stream
+    // (4 MiB: at most 4 of them), and their askers wait for answers; then one waits for room, and
+    // every later one is refused, so its helper ends. Either that, or the questions pile up.
+    await until(() => queue.heldBytes > bound || (t.pids().length === 8 && t.alive().length <= 5), 'the questions piling up, or 3 helpers refused and ended');
+    // Before: 4 questions of 1 MiB waited behind the 4 MiB the queue and stream held, one per asker.
+    assert.ok(queue.heldBytes <= bound, `the deaf caller's queue holds ${(queue.heldBytes / MIB).toFixed(1)} MiB (${queue.waiters} waiting)`);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

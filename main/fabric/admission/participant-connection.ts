@@ -5,7 +5,7 @@ import { FrameCodec, type Incoming } from '../codec/frame-codec.js';
 import { bytesOver, FrameTooLargeError } from '../codec/frame-too-large.js';
 import { IdTable } from '../codec/id-table.js';
 import { CallGate, type CallGateOptions } from '../limits/call-gate.js';
-import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_WAITING_TASK_RUNS } from '../limits/constants.js';
+import { CLOSE_GRACE_MS, HELLO_TIMEOUT_MS, MAX_WAITING_RELAYED_QUESTIONS, MAX_WAITING_TASK_RUNS } from '../limits/constants.js';
 import { OutboundQueue } from '../limits/outbound-queue.js';
 import { fitReply } from '../limits/reply-size.js';
 import type { BrokerMessage, ProgressEvent, RelayedAskParams, TaskRunParams } from '../wire/broker-to-worker.js';
@@ -130,6 +130,8 @@ export class ParticipantConnection {
   private readonly holds = new Set<Promise<void>>();
   /** The ids of this connection's task.runs waiting for room in its queue: at most `MAX_WAITING_TASK_RUNS` (see `sendTask`). */
   private readonly waitingTasks = new Set<number>();
+  /** The ids of this connection's relayed questions waiting for room: at most `MAX_WAITING_RELAYED_QUESTIONS` (see `request`). */
+  private readonly waitingQuestions = new Set<number>();
   private pausedForRoom = false;
   /** The frames of a chunk not yet acted on when reading was paused for room (see `act`). */
   private unread: Incoming<WorkerMessage>[] | undefined;
@@ -294,7 +296,7 @@ export class ParticipantConnection {
       this.deliver(onOutcome, this.disconnected());
       return { id: 0, queued: undefined };
     }
-    if (this.waitingTasks.size >= MAX_WAITING_TASK_RUNS) throw this.notReading();
+    if (this.waitingTasks.size >= MAX_WAITING_TASK_RUNS) throw this.notReading('a task.run');
     const { id, line } = this.encodeRequest(() => this.codec.request({ method: 'task.run', params }));
     this.tasks.set(id, { resolve: onOutcome, onEvent });
     const queued = this.outbound.offer(line, abort?.aborted ? undefined : abort);
@@ -304,9 +306,9 @@ export class ParticipantConnection {
     return { id, queued: queued.then(done, done) };
   }
 
-  /** The refusal of a task.run while `MAX_WAITING_TASK_RUNS` wait for room (see `sendTask`). */
-  private notReading(): CallError {
-    return new CallError(wireError({ kind: 'refused', reason: `${this.node.name} is not reading: a task.run already waits for room in its queue; try again once it reads` }));
+  /** The refusal of a task.run or relayed question while one of its kind waits for room (see `sendTask`, `request`). */
+  private notReading(what: 'a task.run' | 'a question'): CallError {
+    return new CallError(wireError({ kind: 'refused', reason: `${this.node.name} is not reading: ${what} already waits for room in its queue; try again once it reads` }));
   }
 
   /**
@@ -365,10 +367,16 @@ export class ParticipantConnection {
    * withdrawn, never written; one out already is followed by a `req.cancel`, and the worker's late
    * answer is dropped. `signal` must be this request's alone (`withdraw` takes back every line sent
    * with it).
+   *
+   * At most `MAX_WAITING_RELAYED_QUESTIONS` wait for room here (a worker that stopped reading),
+   * whoever asked them: while one waits, the next rejects at once with a `CallError` (`refused`:
+   * `<name> is not reading…`), which its asker gets. Before, each waited: every helper under a caller
+   * that stopped reading could have 4 questions of up to a frame each waiting in its queue.
    */
   request(method: 'human.ask', params: z.input<typeof RelayedAskParams>, signal?: AbortSignal): Promise<WorkerResultOf<'human.ask'>> {
     if (this.closeReason !== undefined) return Promise.reject(new Error(`disconnected: ${this.closeReason}`));
     if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (this.waitingQuestions.size >= MAX_WAITING_RELAYED_QUESTIONS) return Promise.reject(this.notReading('a question'));
     let id: number, line: string;
     try {
       ({ id, line } = this.encodeRequest(() => this.codec.request({ method, params: params as z.infer<typeof RelayedAskParams> })));
@@ -383,6 +391,7 @@ export class ParticipantConnection {
         // nothing to cancel. Left there, each withdrawn question (up to a frame) stayed for as long as
         // the worker lived without reading.
         const unsent = this.outbound.withdraw(signal!) > 0;
+        if (unsent) this.waitingQuestions.delete(id); // room for the next at once, not a promise turn later
         if (!unsent && this.closeReason === undefined) void this.outbound.send(this.codec.notify({ method: 'req.cancel', params: { id } })).catch(() => {});
         reject(abortError(signal!));
       };
@@ -392,7 +401,11 @@ export class ParticipantConnection {
         reject: (err) => (done(), reject(err)),
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      void this.outbound.send(line, signal).catch(() => {});
+      const queued = this.outbound.offer(line, signal);
+      if (queued === undefined) return;
+      this.waitingQuestions.add(id);
+      const outOfWaiting = (): void => void this.waitingQuestions.delete(id);
+      queued.then(outOfWaiting, outOfWaiting);
     });
   }
 

@@ -14,6 +14,12 @@ export const OUTBOUND_QUEUE_BYTES = 4 * 1024 * 1024;
  * whoever made the calls: one more is refused at once (`refused`, naming the worker as not reading).
  */
 export const MAX_WAITING_TASK_RUNS = 1;
+/**
+ * Relayed questions (`human.ask`, up to a frame each) that may wait for room in one worker's
+ * outbound queue, whoever asked them: one more is refused at once (`refused`, naming the worker as
+ * not reading), and its asker may ask again.
+ */
+export const MAX_WAITING_RELAYED_QUESTIONS = 1;
 /** A peer's calls in flight at once; one more is refused alone. */
 export const MAX_IN_FLIGHT_CALLS = 32;
 /** A peer's call rate: a token bucket refilling at this many per second… */
