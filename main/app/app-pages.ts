@@ -85,7 +85,7 @@ export interface AppPagesOptions {
 async function answerOn(origin: AppOrigin, request: { url: string; method: string }, pages: string | undefined): Promise<AppResponse> {
   const page = pages === undefined ? undefined : pageFile(request.url, pages, origin);
   // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).
-  const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method) : undefined;
+  const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method, { oneName: true }) : undefined;
   return served ?? serveAppRequest(request, PACKAGE_ROOT, origin);
 }
 

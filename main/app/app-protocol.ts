@@ -126,9 +126,19 @@ export async function serveAppRequest(request: { url: string; method: string }, 
 /** The largest file served on `app:`: a page, a script, an image; anything bigger is refused (404). */
 export const MAX_APP_FILE_BYTES = 16 * 1024 * 1024;
 
+/** How `serveAppFile` judges a file beyond being regular, unlinked and small enough. */
+export interface AppFileRule {
+  /**
+   * Refuse a file with more than one name (a hard link): a page file linked into the agents'
+   * workspace is rewritten by a plain write there. Not for the package's own files: pnpm's store
+   * hard-links every file it installs.
+   */
+  oneName?: boolean;
+}
+
 /** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be served. */
-export async function serveAppFile(path: string, contentType: string, method: string): Promise<AppResponse | undefined> {
-  const body = await readRegularFile(path);
+export async function serveAppFile(path: string, contentType: string, method: string, rule: AppFileRule = {}): Promise<AppResponse | undefined> {
+  const body = await readRegularFile(path, rule);
   if (body === undefined) return undefined;
   return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
 }
@@ -138,8 +148,9 @@ export async function serveAppFile(path: string, contentType: string, method: st
  * descriptor that was checked. Its own name may not be a link (O_NOFOLLOW: a page file linked into
  * the agents' workspace would be theirs to write), and a fifo is opened without waiting for a
  * writer (O_NONBLOCK) and then refused: else each request for it held a thread of libuv's pool.
+ * With `rule.oneName`, a file with a second name anywhere (st_nlink > 1) is refused too.
  */
-async function readRegularFile(path: string): Promise<Uint8Array | undefined> {
+async function readRegularFile(path: string, rule: AppFileRule): Promise<Uint8Array | undefined> {
   let file: FileHandle;
   try {
     file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -148,7 +159,7 @@ async function readRegularFile(path: string): Promise<Uint8Array | undefined> {
   }
   try {
     const stat = await file.stat();
-    if (!stat.isFile() || stat.size > MAX_APP_FILE_BYTES) return undefined;
+    if (!stat.isFile() || stat.size > MAX_APP_FILE_BYTES || (rule.oneName === true && stat.nlink > 1)) return undefined;
     // Read up to the size checked: a file growing meanwhile is cut there, never read on.
     const body = Buffer.alloc(stat.size);
     let filled = 0;

@@ -4,7 +4,7 @@
 // folder and attaching a bridge to a gateway whose workspace root is inside it, is it, or contains
 // it (through links too) is refused at start, in whichever order the two are called.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -148,4 +148,20 @@ test("attaching a bridge is refused when the workspace holds this package's own 
       workspace,
     );
   }
+});
+
+test("a page file with a second name (hard-linked into the agents' workspace) is not served: a plain write there would rewrite the page", async () => {
+  const base = folder('hard-link', 'workspace', 'pages');
+  const workspace = join(base, 'workspace');
+  const pages = join(base, 'pages');
+  writeFileSync(join(pages, 'index.html'), '<script src="page.js"></script>');
+  writeFileSync(join(pages, 'page.js'), '/* the app page */');
+  const gw = await gatewayIn(workspace);
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage());
+  const handler = appProtocolHandler({ pages });
+  linkSync(join(pages, 'page.js'), join(workspace, 'notes.js')); // one approved `ln` naming the page
+  writeFileSync(join(workspace, 'notes.js'), "/* an agent's script */"); // then plain writes in the workspace
+  const answers = await Promise.all(['page.js', 'index.html'].map(async (name) => (await handler(new Request(`app://chatty/${name}`))).status));
+  detach();
+  assert.deepEqual(answers, [404, 200]);
 });
