@@ -125,6 +125,12 @@ export class ModuleRegistry {
   /** The reload running for a module: reloads of one module run one after the other. */
   private readonly reloads = new Map<string, Promise<LoadedModule | RemoteModule>>();
   private closed = false;
+  /** The files this registry grants from (its grants file, each plugins.lock): the gateway tags an agent's write of one `gateway-config`. */
+  configFiles(): readonly string[] {
+    const grants = this.options.grants;
+    return [...(grants?.file !== undefined ? [grants.file] : []), ...(grants?.locks ?? [])];
+  }
+
   /** The grant desk: a plugin's asks not yet granted for its component wait here for a person (main/plugins/grants). */
   readonly grants = new PluginGrants();
   /** Decides what each module gets when `options.grants` is set. */
@@ -280,13 +286,22 @@ export class ModuleRegistry {
 
   /**
    * Unloads a module (local or remote): new calls find it gone at once. Its worker stops now and
-   * its pending calls reject with `unloaded`; with `finishCalls` the calls it was already given
-   * finish first (as on a reload; `serve --watch` unloads a removed module so).
+   * its pending calls reject with `unloaded`, those of instances earlier reloads retired (still
+   * finishing calls) included; with `finishCalls` the calls it was already given finish first (as
+   * on a reload; `serve --watch` unloads a removed module so).
    */
   async unload(name: string, options: { finishCalls?: boolean } = {}): Promise<boolean> {
     const handle = this.handles.get(name);
     const remote = this.remotes.get(name);
-    if (!handle && !remote) return this.dropUngranted(name);
+    // Stopping now stops every instance of the name: those earlier reloads retired, still
+    // finishing their calls, too (else a call given to one ran on for up to its whole limit).
+    const retired = options.finishCalls ? [] : [...this.retiring.keys()].filter((h) => h.name === name);
+    const closeRetired = Promise.all(retired.map((h) => h.close()));
+    if (!handle && !remote) {
+      const dropped = this.dropUngranted(name);
+      await closeRetired;
+      return dropped || retired.length > 0;
+    }
     this.gate?.withdraw(name); // a reload of it waiting for a grant: its request goes with it
     // Calls it finishes keep its grants only while the grants file grants them (`retire`): a revoke ends them too.
     this.gate?.unserved(name);
@@ -295,6 +310,7 @@ export class ModuleRegistry {
     this.claimed.delete(name);
     this.changed(name, 'unloaded');
     if (handle) await (options.finishCalls ? this.retire(handle) : handle.close());
+    await closeRetired;
     return true;
   }
 
