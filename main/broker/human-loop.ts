@@ -4,7 +4,7 @@ import { wireError } from '../fabric/wire/wire-error.js';
 import { untilAborted } from '../jsonrpc/index.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ApprovalMatch, ApprovalRules, AuditLog, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, ConfigPlaces, coversLanding, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
 import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
@@ -96,6 +96,8 @@ export class HumanLoop {
   readonly rules: ApprovalRules;
   /** One row per approval decision. */
   readonly audit: AuditLog;
+  /** The embedder's own configuration files beyond the rules file and the audit log (`protectConfig`). */
+  private configFiles: () => readonly string[] = () => [];
 
   constructor(
     private readonly host: HumanLoopHost,
@@ -103,6 +105,21 @@ export class HumanLoop {
   ) {
     this.rules = new ApprovalRules(log);
     this.audit = new AuditLog(log);
+  }
+
+  /**
+   * Names the files, beside the rules file and approvals.log (always), that decide what this
+   * gateway lets through (the plugins' grants file, each plugins.lock): a request that writes one,
+   * or a folder holding one, or names one, is tagged `gateway-config`, which no rule approves.
+   */
+  protectConfig(files: () => readonly string[]): void {
+    this.configFiles = files;
+  }
+
+  /** The gateway's own files as they are now (the rules file and the log may be set late). */
+  private configPlaces(): ConfigPlaces {
+    const files = [this.rules.filePath, this.audit.file, ...this.configFiles()];
+    return new ConfigPlaces(files.filter((file): file is string => file !== undefined));
   }
 
   onApproval(handler: ApprovalHandler): () => void {
@@ -164,7 +181,7 @@ export class HumanLoop {
       ...(params.diff_stat !== undefined ? { diff_stat: params.diff_stat } : {}),
       asker: { agent: from.name, chain: [...from.chain] },
       role: from.role,
-      ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task),
+      ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task, this.configPlaces()),
     };
     const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict =>
       record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger, workspace: request.workspace, lands: request.lands }, remembered);
@@ -226,7 +243,7 @@ export class HumanLoop {
     const parsed = ApprovalMatch.safeParse(decision.match ?? { exact: request.command_or_path });
     if (!parsed.success) return refuse('its match is malformed');
     const match = parsed.data;
-    if (!matches(match, request)) return refuse('its match does not cover it');
+    if (!matches(match, request) || !coversLanding(match, request)) return refuse('its match does not cover it (or where it lands)');
     if (!namesEveryTag(match, request.kind, request.workspace, request.danger)) return refuse('its match does not name its danger tags');
     let task: string | undefined;
     if (decision.remember === 'task') {

@@ -58,6 +58,8 @@ export interface ModuleDirectory {
   pending?(): readonly PendingModule[];
   /** Hears modules come, go and be reloaded (`ModuleRegistry.onChange`); returns the unsubscribe. */
   onChange?(listener: (change: { name: string; change: 'served' | 'reloaded' | 'unloaded' | 'pending' }) => void): () => void;
+  /** The files that decide what it grants (the grants file, each plugins.lock): an agent's write of one is tagged `gateway-config`. */
+  configFiles?(): readonly string[];
 }
 
 /** Seconds a client is told to wait (`Retry-After`) before asking a module that is still being built again. */

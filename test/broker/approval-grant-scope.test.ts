@@ -5,10 +5,11 @@
  * unasked: `rm -rf data` approved in `tree/sub` also ran in `tree`.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import type { ApprovalRequest } from '../../main/index.js';
 import { plan, splitJson, startBroker } from './helpers.js';
 
 const approve = (command: string) => ({ approve: { kind: 'exec', command_or_path: command } });
@@ -41,5 +42,31 @@ it('a task grant covers its command in the workspace the person saw only: the sa
   } finally {
     await t.close();
     rmSync(base, { recursive: true, force: true });
+  }
+});
+
+it('a remembered glob or exact path approves no write that a link takes elsewhere: src/* does not approve src/gen.ts -> ../package.json, and nothing of the kind is offered', async () => {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-grant-landing-')));
+  mkdirSync(join(ws, 'src'));
+  writeFileSync(join(ws, 'package.json'), '{}');
+  symlinkSync('../package.json', join(ws, 'src', 'gen.ts')); // a link committed to the branch: inside the workspace, no tag
+  const t = startBroker(['coder'], { root: { workspaceRoot: ws } });
+  try {
+    const asked: ApprovalRequest[] = [];
+    t.root.onApproval((request) => {
+      asked.push(request);
+      return 'denied';
+    });
+    t.broker.human.rules.add({ effect: 'allow', kind: 'write', agent: 'coder', match: { glob: 'src/*' } });
+    t.broker.human.rules.add({ effect: 'allow', kind: 'write', agent: 'coder', match: { exact: 'src/gen.ts' } });
+    const write = (path: string) => ({ approve: { kind: 'write', command_or_path: path } });
+    const result = await t.root.invoke('coder', plan({ seq: [write('src/a.ts'), write('src/gen.ts')] }));
+    assert.equal(result.success, true, result.error);
+    assert.deepEqual(splitJson(result.response).flat(), ['approved', 'denied'], 'the glob approves src/a.ts; src/gen.ts, which lands in package.json, is put to the person');
+    assert.deepEqual(asked.map((r) => [r.command_or_path, r.lands]), [['src/gen.ts', join(ws, 'package.json')]]);
+    assert.deepEqual(asked[0]!.proposals, [], 'neither the exact path nor src/* names where it lands: nothing to remember');
+  } finally {
+    await t.close();
+    rmSync(ws, { recursive: true, force: true });
   }
 });

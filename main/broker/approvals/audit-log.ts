@@ -24,6 +24,11 @@ export class AuditLog {
     this.path = path;
   }
 
+  /** The file rows are appended to, while they are. */
+  get file(): string | undefined {
+    return this.path;
+  }
+
   stopWriting(): void {
     this.path = undefined;
   }

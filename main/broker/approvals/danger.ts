@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
+import { fromHome, wordPlace, type ConfigPlaces } from './gateway-config.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
@@ -30,9 +31,10 @@ const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git',
  * its shell commands as `shell-commands.ts` reads them, every path written resolved against the
  * asker's workspace, and hidden characters by the display rule. In the order of `DANGER_TAGS`.
  */
-export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean } = {}): DangerTag[] {
+export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean; config?: ConfigPlaces | undefined } = {}): DangerTag[] {
   const tags = new Set<DangerTag>();
-  const at: Where = { workspace, followLinks: options.followLinks === true, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ } };
+  const config = options.config?.empty === false ? options.config : undefined;
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ } };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else commandTags(commandOrPath, at, tags);
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
@@ -46,6 +48,8 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   let runs = false;
   for (const command of commands) {
     for (const target of command.writes) if (!isDevice(target)) addAll(tags, writeTags(target, at));
+    // Any program may write a file it is given (`python3 edit.py approvals.json`, `git checkout -- plugins.lock`): a word naming one of the gateway's own files is enough.
+    if (at.config !== undefined && namesConfig(command.words, at.config, at.workspace)) tags.add('gateway-config');
     const seen = lookThrough(command.words, tags, at);
     if (seen.program === undefined) continue;
     // A program named by a variable, a glob, a substitution or a brace expansion could be any: read as each.
@@ -189,6 +193,8 @@ function gitTags(args: string[], tags: Set<DangerTag>): void {
 interface Where {
   workspace: string | undefined;
   followLinks: boolean;
+  /** The gateway's own configuration files (`gateway-config`), for a request; never for a rule's own text. */
+  config: ConfigPlaces | undefined;
   /** How many command lines deep (`sh -c '…'` inside `eval …`): bounded, so no line can overflow the stack. */
   depth: number;
   /**
@@ -213,7 +219,10 @@ function writeTags(target: string, at: Where): DangerTag[] {
   let tags = at.written.read.get(target);
   if (tags !== undefined) return tags;
   tags = pathTags(target, at.workspace);
-  const placed = at.followLinks ? placePath(target, at.workspace).path : undefined;
+  // `~/x` too: the gateway's own home (the user's), so that a write there is followed to where it lands.
+  const placed = at.followLinks ? (placePath(target, at.workspace).path ?? fromHome(target)) : undefined;
+  // The gateway's own files, or a folder holding one: as asked here, where the links take it below.
+  if (placed !== undefined && at.config?.reaches(placed, true) === true) tags = [...tags, 'gateway-config'];
   if (placed !== undefined && at.written.landingsLeft <= 0) {
     // Past the budget, where it lands is not read: it could be anywhere. A tag of its own, which no
     // filter drops (chmod's drops outside-workspace) and no rule names (`cp /tmp/x *` names outside-workspace): a person is asked.
@@ -224,6 +233,7 @@ function writeTags(target: string, at: Where): DangerTag[] {
     // Not read (a `..` after a part that does not exist or cannot be read): a person is asked, no rule approves it.
     if (lands === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
     else if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
+    if (lands !== undefined && at.config?.reaches(lands, true) === true) tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
   }
   at.written.read.set(target, tags);
   return tags;
@@ -261,6 +271,14 @@ function optionWrites(program: string, args: string[]): string[] {
 
 function isDevice(target: string): boolean {
   return /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(target) || /^&?\d+$/.test(target);
+}
+
+/** Whether a word of a command names one of the gateway's own files (read as written: every word, so no link is followed). */
+function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: string | undefined): boolean {
+  return words.some((word) => {
+    const place = wordPlace(word, workspace);
+    return place !== undefined && config.reaches(place, false);
+  });
 }
 
 function addAll(into: Set<DangerTag>, tags: readonly DangerTag[]): void {

@@ -5,13 +5,14 @@
  */
 export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy, type ModeDecidedBy } from './types.js';
 export { dangerTags } from './danger.js';
-export { denies, describeMatch, globMatches, matches, namesEveryTag, proposals, type MatchSubject } from './match.js';
+export { coversLanding, denies, describeMatch, globMatches, matches, namesEveryTag, proposals, type MatchSubject } from './match.js';
 export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';
 export { isSimpleCommand, simpleCommands, type SimpleCommand } from './shell-commands.js';
 export { readShellText, type ShellText } from './shell-text.js';
 export { ApprovalRules, type RuleSubject } from './rules.js';
 export { RulesFile, RulesFileError } from './rules-file.js';
 export { APPROVALS_LOG_FILE, AuditLog } from './audit-log.js';
+export { ConfigPlaces } from './gateway-config.js';
 export { vouchedContext, type VouchedContext } from './request-context.js';
 export { defaultApprovalsFile } from './default-file.js';
 export { MAX_APPROVAL_TEXT_CHARS, oversized } from './text-limit.js';

@@ -33,6 +33,18 @@ export function describeMatch(match: ApprovalMatch): string {
   return match.glob;
 }
 
+/**
+ * Whether an allow `match` covers where a write lands through links (`lands`, when that is
+ * another path than the one asked): only a glob that also matches the landing does. A person who
+ * remembered `src/*` or `src/gen.ts` saw a path in `src/`; a link (committed to the branch, or made
+ * since) that takes `src/gen.ts` to `../package.json` lands out of what they approved, with no tag
+ * to say so (it stays in the workspace).
+ */
+export function coversLanding(match: ApprovalMatch, subject: MatchSubject & { lands?: string | undefined }): boolean {
+  if (subject.kind !== 'write' || subject.lands === undefined) return true;
+  return 'glob' in match && matches(match, { ...subject, path: subject.lands });
+}
+
 /** Whether `match` covers the request. */
 export function matches(match: ApprovalMatch, subject: MatchSubject): boolean {
   if ('exact' in match) return subject.command_or_path === match.exact;

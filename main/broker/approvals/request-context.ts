@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { hasHidden } from '../../display/index.js';
 import { dangerTags } from './danger.js';
-import { namesEveryTag, proposals } from './match.js';
+import type { ConfigPlaces } from './gateway-config.js';
+import { coversLanding, namesEveryTag, proposals } from './match.js';
 import { asWritten, landing, placePath } from './sensitive-paths.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -32,19 +33,22 @@ export interface VouchedContext {
 /**
  * The context of `kind`/`commandOrPath` asked by a node working in `workspace` (its spawn
  * context's, as the broker recorded it) under root task `task` (undefined when it works under
- * none): nothing here comes from the worker's word but the request itself.
+ * none): nothing here comes from the worker's word but the request itself. `config`: the
+ * gateway's own files (its rules, grants, locks, audit log), tagged `gateway-config` when reached.
  */
-export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, diffStat: string | undefined, workspace: string | undefined, task: string | undefined): VouchedContext {
+export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, diffStat: string | undefined, workspace: string | undefined, task: string | undefined, config?: ConfigPlaces): VouchedContext {
   const real = workspace === undefined ? undefined : realPath(workspace);
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
   // The kernel follows the links on a written path (`hooks -> .git/hooks`, `out -> ~`): the
   // request carries the tags of where it lands too. The path shown stays the one asked for.
-  const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true });
+  const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true, config });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
   const written = kind === 'write' && placed.path !== undefined && !danger.includes('unread-landing') ? asWritten(commandOrPath, real) : undefined;
   const lands = written !== undefined ? landing(written) : undefined;
   // Shown with code points (and never remembered) when any of what is shown hides a character.
+  // What a rule is matched against: where it lands too, when a link takes it elsewhere (`coversLanding`).
+  const subject = { kind, command_or_path: commandOrPath, workspace: real, path: placed.path, lands: lands !== placed.path ? lands : undefined };
   const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat)) || (lands !== undefined && hasHidden(lands));
   return {
     ...(task !== undefined ? { task } : {}),
@@ -54,8 +58,8 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     ...(outside !== undefined ? { outside } : {}),
     hidden,
     danger,
-    // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s).
-    proposals: hidden ? [] : proposals({ kind, command_or_path: commandOrPath, workspace: real, path: placed.path }).filter((match) => namesEveryTag(match, kind, real, danger)),
+    // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
+    proposals: hidden ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),
   };
 }
 

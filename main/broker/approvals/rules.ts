@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { deniedBy, matches, namesEveryTag, type MatchSubject } from './match.js';
+import { coversLanding, deniedBy, matches, namesEveryTag, type MatchSubject } from './match.js';
 import { RulesFile } from './rules-file.js';
 import { NewApprovalRule, type ApprovalRule, type DangerTag } from './types.js';
 
@@ -9,6 +9,8 @@ export interface RuleSubject extends MatchSubject {
   task?: string | undefined;
   hidden: boolean;
   danger: readonly DangerTag[];
+  /** A write's landing through links, when it is another path than `path`: an allow rule must cover it too. */
+  lands?: string | undefined;
 }
 
 /**
@@ -97,7 +99,7 @@ export class ApprovalRules {
       if (covered === 'maybe') unsure ??= rule;
     }
     if (unsure) return { effect: 'ask', rule: unsure };
-    const applicable = scoped.filter((rule) => rule.effect === 'allow' && matches(rule.match, subject));
+    const applicable = scoped.filter((rule) => rule.effect === 'allow' && matches(rule.match, subject) && coversLanding(rule.match, subject));
     if (subject.hidden) return undefined;
     // Where a written path lands was not read: no rule's text can name that, a person is asked.
     if (subject.danger.includes('hidden-characters') || subject.danger.includes('unread-landing')) return undefined;

@@ -13,6 +13,8 @@ export const DANGER_TAGS = [
   'vcs-hook',
   'shell-dotfile',
   'ci-config',
+  /** The gateway's own configuration: its rules file, the plugins' grants file, a plugins.lock, approvals.log (or a folder holding one). */
+  'gateway-config',
   'hidden-characters',
   /** Where a written path lands was not read (a `..` after an unreadable part; past the paths followed): fails closed. */
   'unread-landing',
