@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import type { ApprovalRequest } from '../../main/broker/index.js';
 import { vouchedContext } from '../../main/broker/approvals/index.js';
-import { TerminalPrompter } from '../../main/cli/terminal-root/index.js';
+import { deniedPromptText } from './prompt-text.js';
 
 test('a write through a linked folder names where it lands; a plain write says nothing more', async () => {
   const base = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-lands-')));
@@ -34,16 +33,23 @@ test('a write through a linked folder names where it lands; a plain write says n
     assert.equal(bidi.hidden, true);
     assert.deepEqual(bidi.proposals, []);
     assert.equal(linked.hidden, false);
-    const output = new PassThrough();
-    let text = '';
-    output.on('data', (chunk: Buffer) => (text += String(chunk)));
-    const input = new PassThrough();
-    const prompter = new TerminalPrompter({ input, output });
-    const answer = prompter.approve(linked, new AbortController().signal);
-    input.write('n\n');
-    assert.equal(await answer, 'denied');
+    const text = await deniedPromptText(linked);
     assert.ok(text.includes(`  lands in: ${join(base, 'elsewhere', 'notes.md')} (through a link)\n`), text);
-    prompter.close();
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('where a write lands, or the workspace, holding right-to-left letters is also shown in running order (the command alone was)', async () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-lands-rtl-')));
+  const workspace = join(base, 'ws');
+  mkdirSync(join(workspace, 'src'), { recursive: true });
+  mkdirSync(join(base, 'א', '1', 'ב'), { recursive: true });
+  symlinkSync(join(base, 'א', '1', 'ב'), join(workspace, 'docs')); // a terminal applying bidi draws …/ב/1/א/notes.md
+  try {
+    const request: ApprovalRequest = { kind: 'write', command_or_path: 'docs/notes.md', asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('write', 'docs/notes.md', undefined, workspace, undefined) };
+    const text = await deniedPromptText(request);
+    assert.ok(text.includes(`  !! RIGHT-TO-LEFT LETTERS in where it lands: in order, ${base}/<U+05D0>/1/<U+05D1>/notes.md\n`), text);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

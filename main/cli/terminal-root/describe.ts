@@ -93,6 +93,10 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
+  // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
+  for (const [what, path] of [['where it lands', request.lands], ['the workspace', request.workspace]] as const) {
+    if (path !== undefined && hasRightToLeft(path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS in ${what}: in order, ${inRunningOrder(path)}`);
+  }
   if (request.hidden || hasHidden(request.command_or_path) || request.command_or_path.includes('\t')) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
   return lines;
 }
