@@ -155,7 +155,7 @@ interface WindowHumanity {
  * Binds a BridgeHost to the window's webContents; returns the function that only takes the
  * listeners and handlers off again. Who ends what: the window closing ends the host
  * (`host.close()`), then `humanity.leave()` and `forget()`; a crash takes the window away
- * (`host.detachWindow()`, `humanity.leave()`) until the next `did-navigate` gives it back
+ * (`host.pageGone()`, `humanity.leave()`) until the next `did-navigate` gives it back
  * (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
  */
 function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: WindowHumanity, forget: () => void): () => void {
@@ -176,7 +176,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: Wi
     if (!host.hasWindow) return;
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
     // the bridge before this one, or is denied at once: never sent to a dead page to wait unseen.
-    host.detachWindow('the window crashed');
+    host.pageGone('the window crashed');
     humanity.leave();
   };
   // `did-navigate`: the top frame committed a new document (a reload). Not `did-start-navigation`,

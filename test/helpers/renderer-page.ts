@@ -129,7 +129,7 @@ export async function installPreload(page: Page, ipc: IpcLoopback, source?: stri
 export interface WindowHost extends IpcLoopback {
   attachWindow(send: (channel: string, payload: unknown) => void): void;
   windowReset(reason?: string): void;
-  detachWindow(reason?: string): void;
+  pageGone(reason?: string): void;
 }
 
 /**
@@ -145,5 +145,5 @@ export async function bindWindow(page: Page, host: WindowHost): Promise<void> {
   page.on('request', (request) => {
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) host.windowReset('the window was reloaded');
   });
-  page.on('close', () => host.detachWindow('the window was closed'));
+  page.on('close', () => host.pageGone('the window was closed'));
 }

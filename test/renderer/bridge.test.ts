@@ -222,7 +222,7 @@ describe('bridge host: who may call, and what', () => {
       await host.handle(INVOKE_CHANNELS.answerApproval, top, { requestId: late.requestId, verdict: 'approved' });
       await next<TaskUpdate>(EVENT_CHANNELS.task, ended(c.taskId));
 
-      host.detachWindow();
+      host.pageGone();
       const b = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: 'y' } }) })) as { taskId: string };
       for (;;) {
         const view = ((await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as Snapshot).tasks.find((t) => t.taskId === b.taskId);

@@ -122,9 +122,9 @@ type Pending =
  * Window lifecycle (electron-bridge.ts calls these): `attachWindow(send)` when the window exists,
  * and again when a crashed page is loaded again; `windowReset(reason)` when its page reloads or
  * navigates (every waiting approval is denied, every waiting question withdrawn, since nobody is
- * looking at them any more); `detachWindow()` when its page crashes (the same, and from then on
+ * looking at them any more); `pageGone(reason)` when its page crashes (the same, and from then on
  * approvals are denied and questions refused at once until `attachWindow` again); `close()` when
- * the window closes or the bridge is detached (`detachWindow()`, and the host ends for good).
+ * the window closes or the bridge is detached (`pageGone()`, and the host ends for good).
  */
 export class BridgeHost {
   private readonly root: RootTransport;
@@ -221,7 +221,7 @@ export class BridgeHost {
     for (const pending of this.pending.values()) if (pending.kind === 'grant') this.emit(EVENT_CHANNELS.grant, structuredClone(pending.view));
   }
 
-  /** Whether a window is attached: between `attachWindow` and `detachWindow` (or `close`). */
+  /** Whether a window is attached: between `attachWindow` and `pageGone` (or `close`). */
   get hasWindow(): boolean {
     return this.send !== undefined;
   }
@@ -249,10 +249,12 @@ export class BridgeHost {
   }
 
   /**
-   * The window closed, or the bridge is taken off it: as a reset, the page (if it is still there)
-   * told of each request withdrawn, and nothing is sent until a window is attached again.
+   * There is no page to ask: it crashed (electron-bridge.ts), or `close()` (the window closed, the
+   * bridge taken off it). As a reset, the page (if it is still there) told of each request
+   * withdrawn, and nothing is sent, approvals denied and questions refused at once, until a window
+   * is attached again (`attachWindow`: the crashed page loaded again).
    */
-  detachWindow(reason = 'the window was closed'): void {
+  pageGone(reason = 'the window was closed'): void {
     this.windowReset(reason, true);
     this.send = undefined;
   }
@@ -266,7 +268,7 @@ export class BridgeHost {
     this.closed = true;
     this.dropDesk();
     for (const off of this.rootHandlers.splice(0)) off();
-    this.detachWindow(reason);
+    this.pageGone(reason);
     for (const off of this.unsubscribe.splice(0)) off();
   }
 
