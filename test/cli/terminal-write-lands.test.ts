@@ -54,3 +54,24 @@ test('where a write lands, or the workspace, holding right-to-left letters is al
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test("a tall diff stat (the worker's words) comes before what the gateway vouches for: it cannot push where the write lands out of view, nor be read as it", async () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-lands-stat-')));
+  const workspace = join(base, 'ws');
+  mkdirSync(join(workspace, 'src'), { recursive: true });
+  symlinkSync('../package.json', join(workspace, 'src', 'gen.ts')); // lands in package.json, no tag
+  try {
+    // 200 lines of a plausible `git diff --stat`, ending in lines that read like the gateway's.
+    const stat = [...Array.from({ length: 200 }, (_, i) => ` src/file${i}.ts | 2 +-`), `  path: ${workspace}/src/gen.ts`, '  (no link)'].join('\n');
+    const request: ApprovalRequest = { kind: 'write', command_or_path: 'src/gen.ts', diff_stat: stat, asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('write', 'src/gen.ts', stat, workspace, undefined) };
+    const text = await deniedPromptText(request);
+    const lastStatLine = text.lastIndexOf('(no link)');
+    const lands = text.lastIndexOf(`\n  lands in: ${join(workspace, 'package.json')} (through a link)\n`);
+    const path = text.lastIndexOf(`\n  path: ${join(workspace, 'src', 'gen.ts')}\n`);
+    assert.ok(lastStatLine >= 0 && lands > lastStatLine && path > lastStatLine, text.slice(-600));
+    // Right above the answer: nothing of the worker's between the gateway's lines and `approve?`.
+    assert.ok(text.slice(lands).split('\n').slice(2, -1).every((line) => line.startsWith('  !! ') || line.startsWith('  approve?') || line.startsWith('  denied') || line === ''), text.slice(lands));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});

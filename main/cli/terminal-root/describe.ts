@@ -81,16 +81,19 @@ export function runningLines(request: Pick<ApprovalRequest, 'command_or_path'>):
 }
 
 /**
- * The lines under an approval's first line: what the gateway vouches for (the workspace, a
- * write's resolved path and whether it lies outside, the danger tags), the diff stat as the
- * worker's words, and a warning when the request holds hidden characters.
+ * The lines under an approval's first line: the diff stat as the worker's words, then what the
+ * gateway vouches for (the workspace, a write's resolved path and whether it lies outside, where
+ * it lands, the danger tags), and a warning when the request holds hidden characters: the
+ * gateway's own lines sit last, nearest the answer.
  */
 export function approvalDetails(request: ApprovalRequest): string[] {
   const lines: string[] = [];
+  // The worker's words first: a diff stat of hundreds of lines (or lines dressed as ours) would
+  // otherwise push the workspace, the path and where it lands out of view above it.
+  if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.workspace !== undefined) lines.push(`  workspace: ${shown(request.workspace)}`);
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.kind === 'write' && request.lands !== undefined) lines.push(`  lands in: ${shown(request.lands)} (through a link)`);
-  if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
