@@ -53,6 +53,9 @@ export const MAX_HOST_STRING_BYTES = 4 * MIB;
  */
 export const MAX_TABLE_ENTRIES = 1_000_000;
 
+/** The largest component file a load (or `plugin grant`) reads. */
+export const MAX_COMPONENT_BYTES = 512 * MIB;
+
 /** The largest `module.toml` read (by a load, and by the watcher looking at a folder): a manifest is a few hundred bytes. */
 export const MAX_MANIFEST_BYTES = 1 * MIB;
 

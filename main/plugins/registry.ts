@@ -8,7 +8,7 @@ import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
 import { WaitingBudget, checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
-import { MAX_MANIFEST_BYTES, MIB } from './limits.js';
+import { MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, MIB } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
@@ -17,8 +17,6 @@ import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants,
 import { howAlike, nameSkeleton } from './name-skeleton.js';
 import { pageBackedBytes } from './page-bytes.js';
 
-/** The largest component file a scan reads. */
-const MAX_COMPONENT_BYTES = 512 * MIB;
 /** Modules loaded at once by `scanDirectory` (each transpile is serialised anyway). */
 const LOAD_CONCURRENCY = 4;
 

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { sourcesNewerThan } from '../build/build-hints.js';
 import { pluginSourceIn } from '../build/plugin-source.js';
 import { MAX_MANIFEST_BYTES } from '../limits.js';
 import { parseManifest } from '../manifest.js';
+import { readRegularFileSync } from '../regular-file-sync.js';
 
 /**
  * What a plugin folder looks like now, as far as serving it goes: its `module.toml` (by content)
@@ -80,28 +81,9 @@ export function buildDue(dir: string, look: FolderLook, triedMs = -Infinity): Bu
   return { why: `${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ` and ${newer.length - 3} more` : ''} changed`, newestMs };
 }
 
-/**
- * A `module.toml`'s text, read without blocking and only from a regular file of at most 1 MiB: a
- * FIFO (whose blocking open would stall the whole gateway until a writer came), `/dev/zero` or a
- * huge file is "unreadable", never waited on or read whole.
- */
+/** A `module.toml`'s text, at most 1 MiB of a regular file, never waited on (`readRegularFileSync`). */
 function readManifestText(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new Error('not a regular file');
-    if (st.size > MAX_MANIFEST_BYTES) throw new Error('over 1 MiB');
-    const bytes = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < bytes.length) {
-      const n = readSync(fd, bytes, at, bytes.length - at, at);
-      if (n === 0) break;
-      at += n;
-    }
-    return bytes.subarray(0, at).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return readRegularFileSync(path, MAX_MANIFEST_BYTES).toString('utf8');
 }
 
 /** A file's modification time, or -Infinity when it is not there. */
