@@ -27,8 +27,11 @@ export interface BridgedWebContents {
   /** Whether the page's renderer process is gone (a bridge attached then asks nobody there until it loads). */
   isCrashed(): boolean;
   send(channel: string, payload: unknown): void;
-  on(event: 'did-navigate' | 'render-process-gone', listener: () => void): unknown;
-  off(event: 'did-navigate' | 'render-process-gone' | 'destroyed', listener: () => void): unknown;
+  /** `did-navigate`'s listener gets the URL the top frame committed (Electron's second argument). */
+  on(event: 'did-navigate', listener: (event: unknown, url: string) => void): unknown;
+  on(event: 'render-process-gone', listener: () => void): unknown;
+  off(event: 'did-navigate', listener: (event: unknown, url: string) => void): unknown;
+  off(event: 'render-process-gone' | 'destroyed', listener: () => void): unknown;
   once(event: 'destroyed', listener: () => void): unknown;
 }
 
@@ -130,7 +133,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     },
   };
   humanity.join(); // the host took the root and the desk as it was made
-  const unbind = bindBridge(host, contents, humanity, forgetWorkspace);
+  const unbind = bindBridge(host, contents, pageUrl, humanity, forgetWorkspace);
   let detached = false;
   return () => {
     if (detached) return;
@@ -147,18 +150,19 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
 interface WindowHumanity {
   /** Its page is there to ask: it is the newest holder (the host takes the root and desk itself). */
   join(): void;
-  /** Its page is gone (crashed or closed): the bridge before it, if any, holds them again. */
+  /** Its page is gone (crashed, left or closed): the bridge before it, if any, holds them again. */
   leave(): void;
 }
 
 /**
  * Binds a BridgeHost to the window's webContents; returns the function that only takes the
  * listeners and handlers off again. Who ends what: the window closing ends the host
- * (`host.close()`), then `humanity.leave()` and `forget()`; a crash takes the window away
- * (`host.pageGone()`, `humanity.leave()`) until the next `did-navigate` gives it back
- * (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
+ * (`host.close()`), then `humanity.leave()` and `forget()`; a crash, or the top frame committing
+ * any URL but `pageUrl`, takes the window away (`host.pageGone()`, `humanity.leave()`) until a
+ * `did-navigate` to `pageUrl` gives it back (`host.attachWindow()`, `humanity.join()`, the host
+ * taking the root and desk again).
  */
-function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: WindowHumanity, forget: () => void): () => void {
+function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void): () => void {
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
@@ -170,22 +174,27 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, humanity: Wi
   const send: WindowSend = (channel, payload) => {
     if (!contents.isDestroyed()) contents.send(channel, payload);
   };
-  // Whether the page crashed is whether the host has no window: it is attached below, and only a
-  // crash takes it away while these listeners are on (a close ends the host, and its events).
-  const onCrash = (): void => {
+  // Whether there is a page to ask is whether the host has a window: it is attached below, and
+  // only a crash or leaving the page takes it away while these listeners are on (a close ends the
+  // host, and its events).
+  const pageGone = (reason: string): void => {
     if (!host.hasWindow) return;
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
-    // the bridge before this one, or is denied at once: never sent to a dead page to wait unseen.
-    host.pageGone('the window crashed');
+    // the bridge before this one, or is denied at once: never sent to a page that cannot answer.
+    host.pageGone(reason);
     humanity.leave();
   };
+  const onCrash = (): void => pageGone('the window crashed');
   // `did-navigate`: the top frame committed a new document (a reload). Not `did-start-navigation`,
   // which Electron fires before `will-navigate` can cancel the navigation: a refused navigation
   // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
-  const onNavigation = (): void => {
+  // A document at another URL (the app's own loadURL: every call from it is refused) is no page
+  // to ask, as a crashed one.
+  const onNavigation = (_event: unknown, url: string): void => {
+    if (url !== pageUrl) return pageGone(`the window left its page for ${url}`);
     host.windowReset('the window was reloaded');
     if (host.hasWindow) return;
-    // The crashed page is back: it is the human again, the newest.
+    // The page is back (after a crash, or from another page): it is the human again, the newest.
     host.attachWindow(send);
     humanity.join();
     host.takeRoot();

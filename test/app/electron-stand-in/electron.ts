@@ -68,6 +68,12 @@ export class StandInWebContents extends EventEmitter {
     this.crashed = false;
     this.emit('did-navigate', new StandInEvent(), this.mainFrame.url, 200, 'OK');
   }
+  /** Test side: the top frame committed a document at `url` (the app's own `loadURL`): `did-navigate`. */
+  navigate(url: string): void {
+    this.crashed = false;
+    this.mainFrame.url = url;
+    this.emit('did-navigate', new StandInEvent(), url, 200, 'OK');
+  }
   getURL(): string {
     return this.mainFrame.url;
   }
