@@ -26,7 +26,7 @@ after(async () => {
   scratch.remove();
 });
 
-describe('chatty-gateway serve --remote-runner', { timeout: 60_000 }, () => {
+describe('chatty-gateway serve --remote-runner', { timeout: 180_000 }, () => {
   it('forwards a remote module to the runner with the token from CHATTY_REMOTE_RUNNER_TOKEN', async () => {
     const runtimeDir = join(scratch.path, 'run');
     const child = spawnCli(['serve', '--json', '--runtime-dir', runtimeDir, '--modules-dir', modulesDir, '--remote-runner', runner.url], {

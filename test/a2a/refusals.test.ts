@@ -33,7 +33,7 @@ function assertRoleRefused(gw: A2aGateway, res: { status: number; body: string }
   assert.match(row!.reason!, reason);
 }
 
-describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_000 }, () => {
+describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 180_000 }, () => {
   let gw: A2aGateway;
   let runner: A2aRunner;
   before(async () => {
@@ -235,7 +235,7 @@ describe('cards, 404s and the stateless tasks/get (no roles)', { timeout: 120_00
   });
 });
 
-describe('roles are refused over HTTP', { timeout: 120_000 }, () => {
+describe('roles are refused over HTTP', { timeout: 180_000 }, () => {
   let gw: A2aGateway;
   let runner: A2aRunner;
   before(async () => {

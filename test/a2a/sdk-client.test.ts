@@ -57,7 +57,7 @@ const DIALECTS = [
 ] as const;
 
 for (const d of DIALECTS) {
-  describe(`@a2a-js/sdk client in ${d.dialect} mode through the gateway`, { timeout: 60_000 }, () => {
+  describe(`@a2a-js/sdk client in ${d.dialect} mode through the gateway`, { timeout: 180_000 }, () => {
     let runner: A2aRunner;
     let gw: A2aGateway;
     let client: Client;
@@ -183,7 +183,7 @@ for (const d of DIALECTS) {
   });
 }
 
-describe('a genuine 0.3 client, which sends no A2A-Version, through the gateway to the SDK runner', { timeout: 60_000 }, () => {
+describe('a genuine 0.3 client, which sends no A2A-Version, through the gateway to the SDK runner', { timeout: 180_000 }, () => {
   let runner: A2aRunner;
   let gw: A2aGateway;
   let transport: LegacyJsonRpcTransport;
@@ -240,7 +240,7 @@ describe('a genuine 0.3 client, which sends no A2A-Version, through the gateway 
 });
 
 for (const dialect of ['1.0', '0.3'] as const) {
-  describe(`a runner that goes silent mid-stream (the SDK client in ${dialect} mode)`, { timeout: 60_000 }, () => {
+  describe(`a runner that goes silent mid-stream (the SDK client in ${dialect} mode)`, { timeout: 180_000 }, () => {
     it('the client gets the events so far, then an error naming the idle timeout; the runner sees its request closed', async () => {
       // Its own runner: the silent task keeps a place in the gate's queue for good.
       const runner = await new A2aRunner().start();

@@ -64,7 +64,7 @@ describe('SseEventSplitter', () => {
 });
 
 describe('relayEvents', () => {
-  it('relays an event ended by LF then CRLF before the next one comes', { timeout: 10_000 }, async () => {
+  it('relays an event ended by LF then CRLF before the next one comes', { timeout: 180_000 }, async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     async function* upstream(): AsyncGenerator<Buffer> {
@@ -94,7 +94,7 @@ describe('relayEvents', () => {
     assert.ok(aborted, 'the upstream request was ended');
   });
 
-  it('an event not yet whole counts among the bodies being read: let go for a fresher one, the relay ends with an error event and the upstream is ended', { timeout: 10_000 }, async () => {
+  it('an event not yet whole counts among the bodies being read: let go for a fresher one, the relay ends with an error event and the upstream is ended', { timeout: 180_000 }, async () => {
     const small = new ReadingBodies(1000);
     let aborted: Error | undefined;
     let stall!: () => void;

@@ -47,7 +47,7 @@ function stallAfter(head: string, contentType: string, accept: string): { answer
   return { answer: gw.request('POST', '/a2a/echo', SEND, { accept }), sent: written };
 }
 
-test('runner answers stalled partway are let go, the stalest first, when together they pass the cap; the others are relayed whole', { timeout: 60_000 }, async () => {
+test('runner answers stalled partway are let go, the stalest first, when together they pass the cap; the others are relayed whole', { timeout: 180_000 }, async () => {
   const json = '{"jsonrpc":"2.0","id":7,"result":"';
   const first = stallAfter(json, 'application/json', 'application/json');
   await first.sent;

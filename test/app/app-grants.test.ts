@@ -17,7 +17,7 @@ import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron
 const home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-app-grants-')));
 after(() => rmSync(home, { recursive: true, force: true }));
 
-test('a plugin that asks for files waits for the window; granted there, it is served and remembered in <userData>/plugin-grants.json', { timeout: 60_000 }, async () => {
+test('a plugin that asks for files waits for the window; granted there, it is served and remembered in <userData>/plugin-grants.json', { timeout: 180_000 }, async () => {
   const modules = join(home, 'modules');
   writeModuleDir(modules, 'notes', { manifest: fixtureManifest('notes', '[files]\nroot = "data"\n'), component: await buildFixture('echo'), extra: { 'data/note.txt': 'a note' } });
   mkdirSync(join(home, 'workspace'));

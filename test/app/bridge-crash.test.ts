@@ -40,7 +40,7 @@ async function decidedWhileCrashed(window: StandInWebContents, command: string):
   return { decision, sentToWindow: window.sent.filter((s) => s.channel === 'chatty:approval' && (s.payload as PendingApproval).commandOrPath === command).length };
 }
 
-test('an approval asked after the page crashed is denied at once, not left waiting unseen; once the page is loaded again it is asked there', { timeout: 20_000 }, async () => {
+test('an approval asked after the page crashed is denied at once, not left waiting unseen; once the page is loaded again it is asked there', { timeout: 180_000 }, async () => {
   const window = windowAtPage();
   const detach = attachDesktopBridge(gw.gateway, window);
   window.crash();
@@ -53,7 +53,7 @@ test('an approval asked after the page crashed is denied at once, not left waiti
   detach();
 });
 
-test('with two windows, the crashed one hands the root to the one before it until its page is loaded again', { timeout: 20_000 }, async () => {
+test('with two windows, the crashed one hands the root to the one before it until its page is loaded again', { timeout: 180_000 }, async () => {
   const first = windowAtPage();
   const second = windowAtPage();
   const detachFirst = attachDesktopBridge(gw.gateway, first);
@@ -66,7 +66,7 @@ test('with two windows, the crashed one hands the root to the one before it unti
   detachFirst();
 });
 
-test("a plugin's capability request outlives the crash: the reloaded page finds it in its snapshot and answers it", { timeout: 20_000 }, async () => {
+test("a plugin's capability request outlives the crash: the reloaded page finds it in its snapshot and answers it", { timeout: 180_000 }, async () => {
   const desk = new PluginGrants();
   const window = windowAtPage();
   const detach = attachDesktopBridge(gw.gateway, window, { grants: desk });
@@ -81,7 +81,7 @@ test("a plugin's capability request outlives the crash: the reloaded page finds 
   detach();
 });
 
-test('a bridge attached to a webContents whose page had crashed already asks nobody there until it is loaded again', { timeout: 20_000 }, async () => {
+test('a bridge attached to a webContents whose page had crashed already asks nobody there until it is loaded again', { timeout: 180_000 }, async () => {
   const window = windowAtPage();
   window.crash();
   const detach = attachDesktopBridge(gw.gateway, window);

@@ -30,7 +30,7 @@ const ask = (contents: StandInWebContents, command: string): Promise<unknown> =>
   ipc.invoke('chatty:start-task', contents, contents.mainFrame, { agent: 'agent', prompt: plan({ approve: { kind: 'exec', command_or_path: command } }) });
 
 for (const [name, second] of [['the same gateway', () => gw1], ['another gateway', () => gw2]] as const) {
-  test(`detached and attached again on one window (${name}): the page is told the old request is withdrawn, and the new request has an id of its own`, { timeout: 15_000 }, async () => {
+  test(`detached and attached again on one window (${name}): the page is told the old request is withdrawn, and the new request has an id of its own`, { timeout: 180_000 }, async () => {
     const contents = windowAtPage();
     const detach1 = attachDesktopBridge(gw1.gateway, contents);
     await ask(contents, 'echo harmless');
@@ -50,7 +50,7 @@ for (const [name, second] of [['the same gateway', () => gw1], ['another gateway
   });
 }
 
-test("a grant shown in a window whose bridge is detached: the page is told it is withdrawn, and the next bridge's popover of it has another id", { timeout: 15_000 }, async () => {
+test("a grant shown in a window whose bridge is detached: the page is told it is withdrawn, and the next bridge's popover of it has another id", { timeout: 180_000 }, async () => {
   const desk = new PluginGrants();
   const contents = windowAtPage();
   const detach1 = attachDesktopBridge(gw1.gateway, contents, { grants: desk });

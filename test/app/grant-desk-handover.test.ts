@@ -43,7 +43,7 @@ function countingDesk(): { desk: PluginGrants; counted: GrantDesk; holders: () =
   return { desk, counted, holders: () => holders };
 }
 
-test("two gateways sharing one desk: the second window closing hands its request, and later ones, to the first window's bridge", { timeout: 15_000 }, async () => {
+test("two gateways sharing one desk: the second window closing hands its request, and later ones, to the first window's bridge", { timeout: 180_000 }, async () => {
   const desk = new PluginGrants();
   const first = windowAtPage();
   const second = windowAtPage();
@@ -61,7 +61,7 @@ test("two gateways sharing one desk: the second window closing hands its request
   detachFirst();
 });
 
-test('a first window without grants: the second window closing drops its desk handler, and the requests wait in the desk for the next bridge given it', { timeout: 15_000 }, async () => {
+test('a first window without grants: the second window closing drops its desk handler, and the requests wait in the desk for the next bridge given it', { timeout: 180_000 }, async () => {
   const { desk, counted, holders } = countingDesk();
   const first = windowAtPage();
   const second = windowAtPage();

@@ -18,7 +18,7 @@ function module(name: string, listTools: CallableModule['listTools']): CallableM
   };
 }
 
-test('a module whose listTools never answers does not hold the list back: it is listed with a toolsError, the others with their tools, and later changes are pushed too', { timeout: 10_000 }, async () => {
+test('a module whose listTools never answers does not hold the list back: it is listed with a toolsError, the others with their tools, and later changes are pushed too', { timeout: 180_000 }, async () => {
   const modules = [
     module('stuck', () => new Promise(() => {})),
     module('fine', () => Promise.resolve([{ name: 'echo', description: 'says it back', parametersSchema: '{}' }])),
@@ -56,7 +56,7 @@ test('a module whose listTools never answers does not hold the list back: it is 
   assert.deepEqual(lists[1]!.changes, [{ name: 'fine', change: 'reloaded' }]);
 });
 
-test('a module whose tools are not {name, description} strings loses only its own tools: the list still goes, with a toolsError for it', { timeout: 10_000 }, async () => {
+test('a module whose tools are not {name, description} strings loses only its own tools: the list still goes, with a toolsError for it', { timeout: 180_000 }, async () => {
   const bad = module('bad', () => Promise.resolve([{ name: 'odd', description: undefined, parametersSchema: '{}' } as unknown as { name: string; description: string; parametersSchema: string }]));
   const fine = module('fine', () => Promise.resolve([{ name: 'echo', description: 'says it back', parametersSchema: '{}' }]));
   let hear: (change: { name: string; change: 'served' }) => void = () => {};

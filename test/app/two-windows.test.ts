@@ -54,7 +54,7 @@ test('closing a window that is not the human changes nothing: the last attached 
   detachFirst();
 });
 
-test("a plugin's capability request waiting in the closed window goes back to the window before it, with the approvals", { timeout: 20_000 }, async () => {
+test("a plugin's capability request waiting in the closed window goes back to the window before it, with the approvals", { timeout: 180_000 }, async () => {
   const desk = new PluginGrants();
   const first = windowAtPage();
   const second = windowAtPage();
@@ -70,7 +70,7 @@ test("a plugin's capability request waiting in the closed window goes back to th
   detachFirst();
 });
 
-test('an approval waiting in the human window when it closes is not handed over: denied by no-root though the window before it is open; the next one goes there', { timeout: 20_000 }, async () => {
+test('an approval waiting in the human window when it closes is not handed over: denied by no-root though the window before it is open; the next one goes there', { timeout: 180_000 }, async () => {
   const first = windowAtPage();
   const second = windowAtPage();
   const detachFirst = attachDesktopBridge(gw.gateway, first);

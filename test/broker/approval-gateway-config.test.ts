@@ -33,7 +33,7 @@ after(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-it('a request that writes, or names, the rules file, the grants file, a plugins.lock or approvals.log is tagged gateway-config; no rule approves it, nothing is offered to remember', { timeout: 60_000 }, async () => {
+it('a request that writes, or names, the rules file, the grants file, a plugins.lock or approvals.log is tagged gateway-config; no rule approves it, nothing is offered to remember', { timeout: 180_000 }, async () => {
   const registry = new ModuleRegistry({ cacheDir: join(home, 'cache'), logger: { log() {} }, grants: { file: join(home, '.config', 'chatty', 'plugin-grants.json'), locks: [join(home, 'ship', 'plugins.lock')] } });
   const runner = new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), AGENT], reapGraceMs: 1_000 });
   const gateway = new ProtocolGateway(registry, {

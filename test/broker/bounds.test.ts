@@ -86,7 +86,7 @@ describe("a task's text", () => {
 });
 
 describe('fan-out caps', () => {
-  it('maxWorkersPerTask: a call past the cap under one root task is refused at once, naming it; another root task is not held to it', { timeout: 60_000 }, async () => {
+  it('maxWorkersPerTask: a call past the cap under one root task is refused at once, naming it; another root task is not held to it', { timeout: 180_000 }, async () => {
     const t = startBroker(['lead', 'helper'], { maxWorkersPerTask: 3 });
     try {
       const progress = new ProgressLog();
@@ -112,7 +112,7 @@ describe('fan-out caps', () => {
     }
   });
 
-  it('maxWorkers: past the gateway-wide cap a call is refused at once, naming it; a slot is free again once its worker is reaped', { timeout: 60_000 }, async () => {
+  it('maxWorkers: past the gateway-wide cap a call is refused at once, naming it; a slot is free again once its worker is reaped', { timeout: 180_000 }, async () => {
     const t = startBroker(['helper'], { maxWorkers: 2 });
     try {
       const controllers = [new AbortController(), new AbortController()];

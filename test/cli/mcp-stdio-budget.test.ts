@@ -59,7 +59,7 @@ async function holdingGateway(dir: string) {
   };
 }
 
-test(`a client writing more than ${MAX_HELD_BYTES / MiB} MiB of lines is read no further than the budget while they are in flight; then every request is answered, the initialize first`, { timeout: 60_000 }, async () => {
+test(`a client writing more than ${MAX_HELD_BYTES / MiB} MiB of lines is read no further than the budget while they are in flight; then every request is answered, the initialize first`, { timeout: 180_000 }, async () => {
   const dir = join(scratch.path, 'run');
   const gateway = await holdingGateway(dir);
   const child = spawnCli(['mcp-stdio', 'held', '--runtime-dir', dir]);

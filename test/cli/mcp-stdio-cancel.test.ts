@@ -60,7 +60,7 @@ async function stopLine(n: number): Promise<number> {
   }
 }
 
-test('the SDK client over StdioClientTransport: aborting callTool stops the spinning guest, and the next call works', { timeout: 30_000 }, async () => {
+test('the SDK client over StdioClientTransport: aborting callTool stops the spinning guest, and the next call works', { timeout: 180_000 }, async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', 'tsx', BIN, 'mcp-stdio', 'spin', '--runtime-dir', gw.runtimeDir],
@@ -82,7 +82,8 @@ test('the SDK client over StdioClientTransport: aborting callTool stops the spin
     const totalMs = performance.now() - abortedAt;
     console.log(`# mcp-stdio, SDK AbortSignal: guest stopped in ${stopMs} ms after the notification reached the gateway; ${totalMs.toFixed(1)} ms after abort(), through the bridge`);
     // Without the concurrent relay the notification waits behind the call: 60 s, the loop's limit.
-    assert.ok(totalMs < 5_000, `stopped ${totalMs.toFixed(0)} ms after abort()`);
+    // (Half the loop's limit: a loaded CI machine has taken 5.7 s through the bridge's spawned process.)
+    assert.ok(totalMs < 30_000, `stopped ${totalMs.toFixed(0)} ms after abort()`);
     assert.equal(spin().runningCallId, undefined);
     assert.deepEqual(await client.callTool({ name: 'echo', arguments: { again: true } }), { content: [{ type: 'text', text: '{"again":true}' }] });
   } finally {
@@ -113,7 +114,7 @@ describe('raw lines', () => {
     };
   }
 
-  test('a ping is answered while a call spins; the cancellation answers the call -32800 under its id', { timeout: 30_000 }, async () => {
+  test('a ping is answered while a call spins; the cancellation answers the call -32800 under its id', { timeout: 180_000 }, async () => {
     const b = bridge();
     const stops = stoppedCount();
     b.send(call('spinning', 'loop'));
@@ -128,7 +129,7 @@ describe('raw lines', () => {
     assert.deepEqual(await b.finish(), { rest: [], stderr: '', status: { code: 0, signal: null } });
   });
 
-  test('the client gone (stdout closed) while a call spins: the bridge exits 1 at once, and the gateway stops the guest', { timeout: 30_000 }, async () => {
+  test('the client gone (stdout closed) while a call spins: the bridge exits 1 at once, and the gateway stops the guest', { timeout: 180_000 }, async () => {
     const child = spawnCli(['mcp-stdio', 'spin', '--runtime-dir', gw.runtimeDir]);
     const stderr = collect(child.stderr);
     const stops = stoppedCount();
@@ -143,7 +144,7 @@ describe('raw lines', () => {
     assert.equal(spin().runningCallId, undefined);
   });
 
-  test(`over ${MAX_REQUESTS_IN_FLIGHT} requests in flight the next waits its turn, not refused, and is answered once a slot frees; each cancelled call is answered under its own id`, { timeout: 60_000 }, async () => {
+  test(`over ${MAX_REQUESTS_IN_FLIGHT} requests in flight the next waits its turn, not refused, and is answered once a slot frees; each cancelled call is answered under its own id`, { timeout: 180_000 }, async () => {
     const b = bridge();
     const ids = Array.from({ length: MAX_REQUESTS_IN_FLIGHT }, (_, i) => i + 1);
     for (const id of ids) b.send(call(id, 'loop'));

@@ -15,7 +15,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-test('a request nested 100,000 deep is answered an error under its id; the call in flight and the next line are served, exit 0', { timeout: 20_000 }, async () => {
+test('a request nested 100,000 deep is answered an error under its id; the call in flight and the next line are served, exit 0', { timeout: 180_000 }, async () => {
   const b = stdioBridge(gw.runtimeDir, 'spin');
 
   b.write({ jsonrpc: '2.0', id: 'running', method: 'tools/call', params: { name: 'loop', arguments: {} } });

@@ -23,7 +23,7 @@ async function guestStopped(): Promise<void> {
 const loop = (id: number | string, pad = '') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'loop', arguments: { pad } } });
 const cancelled = (requestId: number | string) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'stop' } });
 
-test('a cancellation sent right behind its call (which the gateway may read first) still stops the call: answered -32800, the guest stopped', { timeout: 20_000 }, async () => {
+test('a cancellation sent right behind its call (which the gateway may read first) still stops the call: answered -32800, the guest stopped', { timeout: 180_000 }, async () => {
   const b = bridge();
   // A big call and its cancellation in one write: the cancellation's POST is read by the gateway first.
   b.write(loop('early', 'x'.repeat(2 * 1024 * 1024)), cancelled('early'));
@@ -34,7 +34,7 @@ test('a cancellation sent right behind its call (which the gateway may read firs
   await guestStopped();
 });
 
-test('a second initialize while a call runs (a new session) does not strand the call: its cancellation still stops it', { timeout: 20_000 }, async () => {
+test('a second initialize while a call runs (a new session) does not strand the call: its cancellation still stops it', { timeout: 180_000 }, async () => {
   const b = bridge();
   const initialize = (id: number) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
   b.write(initialize(1));
@@ -52,7 +52,7 @@ test('a second initialize while a call runs (a new session) does not strand the 
   await guestStopped();
 });
 
-test('two requests in flight under one id (a client bug): a cancellation of that id stops both, each answered -32800', { timeout: 20_000 }, async () => {
+test('two requests in flight under one id (a client bug): a cancellation of that id stops both, each answered -32800', { timeout: 180_000 }, async () => {
   const b = bridge();
   b.write(loop('dup'));
   while (gw.registry.get('spin')!.runningCallId !== 'dup') await new Promise((resolve) => setImmediate(resolve));

@@ -77,7 +77,7 @@ async function queueGateway(dir: string) {
   };
 }
 
-test(`past ${MAX_REQUESTS_IN_FLIGHT} requests in flight the next wait their turn, none refused, sent in the order read; a cancellation is relayed at once, and one naming a waiting request drops it unsent`, { timeout: 30_000 }, async () => {
+test(`past ${MAX_REQUESTS_IN_FLIGHT} requests in flight the next wait their turn, none refused, sent in the order read; a cancellation is relayed at once, and one naming a waiting request drops it unsent`, { timeout: 180_000 }, async () => {
   const extra = 6;
   const total = MAX_REQUESTS_IN_FLIGHT + extra;
   const dropped = MAX_REQUESTS_IN_FLIGHT + 3; // a request that waits its turn, then is cancelled

@@ -44,7 +44,7 @@ async function upstream(onPost: (req: IncomingMessage, res: ServerResponse) => v
 
 const bridge = (runtimeDir: string) => stdioBridge(runtimeDir, 'echo');
 
-test('a 2xx answer under an id never asked: relayed, and the request asked is answered an error saying so', { timeout: 10_000 }, async () => {
+test('a 2xx answer under an id never asked: relayed, and the request asked is answered an error saying so', { timeout: 180_000 }, async () => {
   const dir = await upstream((_req, res) => {
     res.setHeader('content-type', 'application/json');
     res.end('{"jsonrpc":"2.0","id":"other","result":{}}');
@@ -73,7 +73,7 @@ function endless(contentType: string, prefix = '') {
   };
 }
 
-test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is answered an error saying so, the next line served', { timeout: 30_000 }, async () => {
+test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is answered an error saying so, the next line served', { timeout: 180_000 }, async () => {
   let posts = 0;
   const dir = await upstream((req, res) => {
     if (posts++ === 0) return endless('application/json')(req, res);
@@ -91,7 +91,7 @@ test('an answer body that never ends is cut at MAX_ANSWER_BYTES: the request is 
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
 });
 
-test('an event that never ends is cut the same way', { timeout: 30_000 }, async () => {
+test('an event that never ends is cut the same way', { timeout: 180_000 }, async () => {
   const dir = await upstream(endless('text/event-stream', 'data: '));
   const b = bridge(dir);
   b.write({ jsonrpc: '2.0', id: 1, method: 'ping' });
@@ -101,7 +101,7 @@ test('an event that never ends is cut the same way', { timeout: 30_000 }, async 
   assert.deepEqual(await b.finish(), { code: 0, stderr: '' });
 });
 
-test('a batch answered as events is held up to MAX_ANSWER_BYTES in all, not per event: past it every id is answered an error', { timeout: 30_000 }, async () => {
+test('a batch answered as events is held up to MAX_ANSWER_BYTES in all, not per event: past it every id is answered an error', { timeout: 180_000 }, async () => {
   // Four events of 40 MiB (each under the cap, 160 MiB together), then the stream is held open.
   const pad = 'x'.repeat(40 * 1024 * 1024);
   const dir = await upstream((_req, res) => {

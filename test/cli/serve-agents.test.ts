@@ -385,7 +385,7 @@ function terminalRows(output: string): string[] {
   return rows;
 }
 
-test('on a real pseudo-terminal: a live status row shows the delegation chain and the current step; the text streams, a partial line shown at once', { timeout: 60_000 }, async () => {
+test('on a real pseudo-terminal: a live status row shows the delegation chain and the current step; the text streams, a partial line shown at once', { timeout: 180_000 }, async () => {
   const cwd = repo();
   const fifos = dir('chatty-serve-fifo-');
   const [first, second] = [join(fifos, 'a'), join(fifos, 'b')];
@@ -430,7 +430,7 @@ const CRASHING = `printf 'boom\\033]2;STDERR-TITLE\\007\\033[2K\\n' >&2; exit 3`
 /** Every character that would make a terminal do something rather than show it (new lines aside). */
 const UNSAFE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
-test('a hostile worker cannot rewrite the approval prompt or reach the terminal through any line; a broker line while the approval waits is a line of its own', { timeout: 60_000 }, async () => {
+test('a hostile worker cannot rewrite the approval prompt or reach the terminal through any line; a broker line while the approval waits is a line of its own', { timeout: 180_000 }, async () => {
   const fifo = join(dir('chatty-serve-fifo-'), 'go');
   execFileSync('mkfifo', [fifo]);
   const s = await serve(['--no-bundled-agents', '--approvals', 'prompt', '--agent', `hostile=${HOSTILE}`, '--agent', `crashing=${CRASHING}`], dir('chatty-serve-plain-'));

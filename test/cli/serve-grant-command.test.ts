@@ -45,7 +45,7 @@ test('grantCommand names --modules-dir and --approvals-file as absolute, shell-q
   assert.match(grantCommand('notes', { modulesDir: 'plugins' }), /^chatty-gateway plugin grant notes --modules-dir \/\S+\/plugins$/);
 });
 
-test('no one to ask: the command GET / and the log print, typed as printed from another folder, grants the module and the waiting serve serves it', { timeout: 90_000 }, async () => {
+test('no one to ask: the command GET / and the log print, typed as printed from another folder, grants the module and the waiting serve serves it', { timeout: 180_000 }, async () => {
   const modules = join(scratch.path, 'my plugins'); // a space: the printed command must quote it
   writeModuleDir(modules, 'notes', { manifest: fixtureManifest('notes', '[files]\nroot = "data"\n'), component, extra: { 'data/note.txt': 'a note' } });
   const approvals = join(scratch.path, 'elsewhere', 'rules.json');

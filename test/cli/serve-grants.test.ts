@@ -61,7 +61,7 @@ async function serve(at: ReturnType<typeof place>, extra: readonly string[]) {
   };
 }
 
-test('granted at the prompt: served, remembered beside the approval rules; the next start (no one to ask) serves it without asking', { timeout: 90_000 }, async () => {
+test('granted at the prompt: served, remembered beside the approval rules; the next start (no one to ask) serves it without asking', { timeout: 180_000 }, async () => {
   const at = place('prompt');
   const first = await serve(at, ['--approvals', 'prompt']);
   try {
@@ -89,7 +89,7 @@ test('granted at the prompt: served, remembered beside the approval rules; the n
   }
 });
 
-test('no one to ask (no terminal, no --approvals): not served; GET /, the log and its MCP route say which grant is missing and how to give it', { timeout: 60_000 }, async () => {
+test('no one to ask (no terminal, no --approvals): not served; GET /, the log and its MCP route say which grant is missing and how to give it', { timeout: 180_000 }, async () => {
   const at = place('nobody');
   const s = await serve(at, []);
   try {
@@ -106,7 +106,7 @@ test('no one to ask (no terminal, no --approvals): not served; GET /, the log an
   assert.equal(existsSync(at.grants), false);
 });
 
-test('chatty-gateway plugin grant NAME, from another terminal, has a waiting serve serve the module', { timeout: 60_000 }, async () => {
+test('chatty-gateway plugin grant NAME, from another terminal, has a waiting serve serve the module', { timeout: 180_000 }, async () => {
   const at = place('later');
   const s = await serve(at, []);
   try {
@@ -121,7 +121,7 @@ test('chatty-gateway plugin grant NAME, from another terminal, has a waiting ser
   }
 });
 
-test('--approvals allow: served for this run, nothing remembered', { timeout: 60_000 }, async () => {
+test('--approvals allow: served for this run, nothing remembered', { timeout: 180_000 }, async () => {
   const at = place('allow');
   const s = await serve(at, ['--approvals', 'allow']);
   try {

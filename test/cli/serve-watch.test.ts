@@ -13,7 +13,7 @@ after(() => scratch.remove());
 const STREAMABLE = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 const toolsList = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 
-describe('chatty-gateway serve --watch (real bin)', { timeout: 90_000 }, () => {
+describe('chatty-gateway serve --watch (real bin)', { timeout: 180_000 }, () => {
   test('a rebuilt component, a plugin folder added and one removed take effect without a restart, one line each', async () => {
     const modules = join(scratch.path, 'modules');
     writeModuleDir(modules, 'echo', { manifest: fixtureManifest('echo'), component: await buildFixture('echo') });

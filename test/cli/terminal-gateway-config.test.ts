@@ -19,7 +19,7 @@ const WORKER = [process.execPath, '--import', import.meta.resolve('tsx'), fileUR
 const home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-serve-home-')));
 after(() => rmSync(home, { recursive: true, force: true }));
 
-test('serve in the home folder: a write of its own rules file or grants file is tagged gateway-config, and t and a are not offered', { timeout: 60_000 }, async () => {
+test('serve in the home folder: a write of its own rules file or grants file is tagged gateway-config, and t and a are not offered', { timeout: 180_000 }, async () => {
   mkdirSync(join(home, 'modules'));
   const rules = join(home, '.config', 'chatty', 'approvals.json'); // where serve keeps them by default under this HOME
   const child = spawnCliOnPty(['serve', '--runtime-dir', join(home, 'run'), '--modules-dir', join(home, 'modules'), '--no-bundled-agents', '--approvals-file', rules, '--agent', `asker=${WORKER}`], home);

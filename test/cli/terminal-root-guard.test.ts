@@ -58,7 +58,7 @@ function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall' | 'suspend') {
   };
 }
 
-test('type-ahead: a "y⏎" typed before the prompt appeared, read only after, does not approve it; a deliberate answer after the guard does', { timeout: 30_000 }, async () => {
+test('type-ahead: a "y⏎" typed before the prompt appeared, read only after, does not approve it; a deliberate answer after the guard does', { timeout: 180_000 }, async () => {
   const s = onPty('typeahead');
   await s.until('type now\n');
   s.type('y\r');
@@ -72,7 +72,7 @@ test('type-ahead: a "y⏎" typed before the prompt appeared, read only after, do
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('guard: keys typed as the request appears are dropped unechoed, said so once the cue appears; then "n⏎" answers', { timeout: 30_000 }, async () => {
+test('guard: keys typed as the request appears are dropped unechoed, said so once the cue appears; then "n⏎" answers', { timeout: 180_000 }, async () => {
   const s = onPty('guard');
   let at = await s.until('asks to run: rm -rf ~/work\n');
   s.type('y\r'); // a paste, or a reflex, on seeing the request: inside the guard
@@ -84,7 +84,7 @@ test('guard: keys typed as the request appears are dropped unechoed, said so onc
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('guard: Enter held down through the guard answers nothing while it lasts', { timeout: 30_000 }, async () => {
+test('guard: Enter held down through the guard answers nothing while it lasts', { timeout: 180_000 }, async () => {
   const s = onPty('guard');
   let at = await s.until('asks to run: rm -rf ~/work\n');
   s.type('\r\r\r\r\r\r\r\r'); // auto-repeat
@@ -95,7 +95,7 @@ test('guard: Enter held down through the guard answers nothing while it lasts', 
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('switch: a "y⏎" meant for a withdrawn prompt, arriving as the next one appears, does not approve the next', { timeout: 30_000 }, async () => {
+test('switch: a "y⏎" meant for a withdrawn prompt, arriving as the next one appears, does not approve the next', { timeout: 180_000 }, async () => {
   const s = onPty('switch');
   let at = await s.until('asks to run: ls\n');
   at = await s.until('  approve? [y/N] ', at);
@@ -111,7 +111,7 @@ test('switch: a "y⏎" meant for a withdrawn prompt, arriving as the next one ap
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('switch: the Enter that ends a "y" typed for a withdrawn prompt answers nothing, and says so', { timeout: 30_000 }, async () => {
+test('switch: the Enter that ends a "y" typed for a withdrawn prompt answers nothing, and says so', { timeout: 180_000 }, async () => {
   const s = onPty('switch');
   let at = await s.until('  approve? [y/N] ');
   s.type('y'); // the person starts answering ls…
@@ -127,7 +127,7 @@ test('switch: the Enter that ends a "y" typed for a withdrawn prompt answers not
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('tall: a command taller than the terminal is recalled (its start and size) right above the prompt, where the answer is typed', { timeout: 30_000 }, async () => {
+test('tall: a command taller than the terminal is recalled (its start and size) right above the prompt, where the answer is typed', { timeout: 180_000 }, async () => {
   const s = onPty('tall');
   let at = await s.until('asks to run: rm -rf ~/work; \\\n');
   at = await s.until('    echo 98\n', at);
@@ -138,7 +138,7 @@ test('tall: a command taller than the terminal is recalled (its start and size) 
   assert.equal(await s.ended(), 0, s.screen());
 });
 
-test('suspend: stopped and continued while it waits (a job-control shell puts the terminal back in its own line mode meanwhile), the prompt takes the terminal back key by key, so the guard still holds', { timeout: 30_000 }, async () => {
+test('suspend: stopped and continued while it waits (a job-control shell puts the terminal back in its own line mode meanwhile), the prompt takes the terminal back key by key, so the guard still holds', { timeout: 180_000 }, async () => {
   const s = onPty('suspend');
   const at = await s.until('  approve? [y/N] ');
   const [, pid, tty] = /pid (\d+) tty (\S+)\n/.exec(s.screen())!;

@@ -127,7 +127,7 @@ function running(pid: number): boolean {
   }
 }
 
-test('a worker serve started on a terminal has no controlling terminal: open("/dev/tty") fails with ENXIO', { timeout: 60_000 }, async () => {
+test('a worker serve started on a terminal has no controlling terminal: open("/dev/tty") fails with ENXIO', { timeout: 180_000 }, async () => {
   const s = await serveWithWorker();
   assert.equal(s.tty, 'ENXIO', s.screen());
   await s.until('tty ENXIO');
@@ -137,7 +137,7 @@ test('a worker serve started on a terminal has no controlling terminal: open("/d
   assert.equal((await s.ended).code, 0, s.screen());
 });
 
-test('Ctrl-C at serve ends its worker (one that ignores SIGINT), though the worker is outside the terminal’s process group', { timeout: 60_000 }, async () => {
+test('Ctrl-C at serve ends its worker (one that ignores SIGINT), though the worker is outside the terminal’s process group', { timeout: 180_000 }, async () => {
   const s = await serveWithWorker();
   s.type('\x03');
   await s.workerExited();
@@ -146,7 +146,7 @@ test('Ctrl-C at serve ends its worker (one that ignores SIGINT), though the work
   assert.ok(s.screen().includes('chatty-gateway: stopped (SIGINT)'), s.screen());
 });
 
-test('closing serve’s terminal (SIGHUP) ends its worker (one that ignores SIGHUP) and removes the socket and token', { timeout: 60_000 }, async () => {
+test('closing serve’s terminal (SIGHUP) ends its worker (one that ignores SIGHUP) and removes the socket and token', { timeout: 180_000 }, async () => {
   const s = await serveWithWorker();
   const serve = servePidUnder(s.scriptPid);
   s.hangUp();

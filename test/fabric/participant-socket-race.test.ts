@@ -13,7 +13,7 @@ import { PARTICIPANT_SOCKET_FILE, withParticipantSocket, type ParticipantSocket 
 import { tempDir } from '../helpers/gateway.js';
 import { deadSocket } from '../helpers/owner-only.js';
 
-test('two participant sockets started at once beside a crashed launch’s socket: one binds, the other is refused', { timeout: 20_000 }, async () => {
+test('two participant sockets started at once beside a crashed launch’s socket: one binds, the other is refused', { timeout: 180_000 }, async () => {
   const dir = tempDir('fabric-race-');
   const runtimeDir = join(dir.path, 'run');
   mkdirSync(runtimeDir, { mode: 0o700 });

@@ -21,7 +21,7 @@ after(() => gw.close());
 const head = (): string =>
   `POST /mcp/nothing-here HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${MAX_REQUEST_BYTES}\r\n\r\n`;
 
-test('bodies held while they come in are capped all together: the one stalled longest is refused 503, the one sending is read', { timeout: 60_000 }, async () => {
+test('bodies held while they come in are capped all together: the one stalled longest is refused 503, the one sending is read', { timeout: 180_000 }, async () => {
   // All but the last byte of a 10 MiB body, on as many connections as pass the cap together.
   const almost = Buffer.alloc(MAX_REQUEST_BYTES - 1, 0x20);
   const count = Math.floor(MAX_READING_BODY_BYTES / almost.length) + 1;

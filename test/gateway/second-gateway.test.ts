@@ -21,7 +21,7 @@ import { unixRequest } from '../helpers/http.js';
 import { deadSocket } from '../helpers/owner-only.js';
 
 for (const leftover of [false, true]) {
-test(`two gateways started at once in one runtime directory${leftover ? ', a crashed launch’s socket there' : ''}: one runs and keeps its token file`, { timeout: 20_000 }, async () => {
+test(`two gateways started at once in one runtime directory${leftover ? ', a crashed launch’s socket there' : ''}: one runs and keeps its token file`, { timeout: 180_000 }, async () => {
   const dir = tempDir();
   const runtimeDir = join(dir.path, 'run');
   if (leftover) {

@@ -14,7 +14,7 @@ import { unixRequest } from '../helpers/http.js';
 import { startMcpGateway } from '../mcp/helpers.js';
 import { SseStream } from '../mcp/sse-reader.js';
 
-test('a successor started the moment the first has stopped listening keeps its socket and token', { timeout: 20_000 }, async () => {
+test('a successor started the moment the first has stopped listening keeps its socket and token', { timeout: 180_000 }, async () => {
   const first = await startMcpGateway(['echo']);
   const second = new ProtocolGateway({ list: () => [] }, { runtimeDir: first.runtimeDir });
   try {
@@ -40,7 +40,7 @@ test('a successor started the moment the first has stopped listening keeps its s
   assert.ok(!existsSync(first.socketPath) && !existsSync(first.tokenPath), 'the successor’s own stop removes both');
 });
 
-test('a stopping gateway leaves a successor’s files that took its inode numbers (forced order: they appear before its removal)', { timeout: 20_000 }, async () => {
+test('a stopping gateway leaves a successor’s files that took its inode numbers (forced order: they appear before its removal)', { timeout: 180_000 }, async () => {
   const first = await startMcpGateway(['echo']);
   const successor = createServer();
   try {

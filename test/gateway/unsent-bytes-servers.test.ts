@@ -55,7 +55,7 @@ async function holdsUnderCap(serve: (ledger: UnsentBytes, onWritten: () => void)
   }
 }
 
-test('a server made with UnsentBytes.Response holds every connection under the cap', { timeout: 30_000 }, async () => {
+test('a server made with UnsentBytes.Response holds every connection under the cap', { timeout: 180_000 }, async () => {
   await holdsUnderCap((ledger, onWritten) =>
     createServer({ ServerResponse: ledger.Response }, (_req: IncomingMessage, res: ServerResponse) => {
       res.end(ANSWER);
@@ -64,7 +64,7 @@ test('a server made with UnsentBytes.Response holds every connection under the c
   );
 });
 
-test("an embedder's own server, followed by the ledger's middleware, holds every connection under the cap", { timeout: 30_000 }, async () => {
+test("an embedder's own server, followed by the ledger's middleware, holds every connection under the cap", { timeout: 180_000 }, async () => {
   await holdsUnderCap((ledger, onWritten) => {
     const app = new Koa();
     app.use(ledger.middleware());

@@ -1,9 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
 import { shellWord } from '../../main/cli/shell-word.js';
 import { unixRequest } from './http.js';
 
@@ -17,7 +18,24 @@ const TSX = import.meta.resolve('tsx');
  * repository by default). tsx is resolved from the repository, so any `cwd` works.
  */
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = REPO_ROOT): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env, stdio: 'pipe' });
+  return leftToEnd(spawn(process.execPath, ['--import', TSX, BIN, ...args], { cwd, env, stdio: 'pipe' }));
+}
+
+/**
+ * Every child spawned here that has not exited yet. A test that fails or times out before it ends
+ * its child leaves the child waiting on its stdin, and the child's pipes keep the test file's
+ * process alive: the file, and the whole `npm test`, would never end (seen on a loaded CI
+ * machine). Whatever is still running when the file's tests are done is killed.
+ */
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+function leftToEnd<T extends ChildProcess>(child: T): T {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 /**
@@ -29,7 +47,7 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = proce
  */
 export function spawnCliOnPty(args: readonly string[], cwd: string): ChildProcessWithoutNullStreams {
   const command = `exec ${[process.execPath, '--import', TSX, BIN, ...args].map(shellWord).join(' ')}`;
-  return spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { ...process.env, SHELL: '/bin/sh' }, stdio: 'pipe' });
+  return leftToEnd(spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { ...process.env, SHELL: '/bin/sh' }, stdio: 'pipe' }));
 }
 
 export interface CliResult {

@@ -51,7 +51,7 @@ test('InflightCalls: cancel reaches every call under one (peer, id), and each en
   assert.equal(other.signal.aborted, true);
 });
 
-test('a batch with two calls under one id whose connection closes: both are stopped', { timeout: 20_000 }, async () => {
+test('a batch with two calls under one id whose connection closes: both are stopped', { timeout: 180_000 }, async () => {
   const req = openPost([loop(7), loop(7)]);
   while (running() !== '7') await turn();
   req.destroy();
@@ -59,7 +59,7 @@ test('a batch with two calls under one id whose connection closes: both are stop
   while (running() !== undefined) await turn();
 });
 
-test('two POSTs of one session under one id, then notifications/cancelled for it: both are stopped', { timeout: 20_000 }, async () => {
+test('two POSTs of one session under one id, then notifications/cancelled for it: both are stopped', { timeout: 180_000 }, async () => {
   const a = openPost(loop(9), 'dup-session');
   while (running() !== '9') await turn();
   const b = openPost(loop(9), 'dup-session');

@@ -54,7 +54,7 @@ function sessionEvent(id: string, state: SseSessionEvent['state']): Promise<SseS
   });
 }
 
-describe('a session', { timeout: 10_000 }, () => {
+describe('a session', { timeout: 180_000 }, () => {
   test('the stream is text/event-stream and its first event is endpoint /mcp/{m}/sse?sessionId=<32 hex>', async () => {
     const { stream, endpoint } = await openSession();
     try {
@@ -197,7 +197,7 @@ describe('refusals', () => {
   });
 });
 
-describe('lifetime', { timeout: 10_000 }, () => {
+describe('lifetime', { timeout: 180_000 }, () => {
   test('the stream stays open past two keep-alive comments, and the session ends when the client disconnects', async () => {
     const opened: SseSessionEvent[] = [];
     const off = gw.gateway.onSseSession((event) => opened.push(event));

@@ -12,7 +12,7 @@ import { connectClient, startMcpGateway, type McpGateway } from './helpers.js';
  * its module is reloaded (the `echo` fixture's component swapped for the `slow` one, which has
  * one more tool) or comes online again; `tools/list` and `GET /` follow at once.
  */
-describe('tools/list_changed to the official SDK client', { timeout: 60_000 }, () => {
+describe('tools/list_changed to the official SDK client', { timeout: 180_000 }, () => {
   let gw: McpGateway;
   let dir: string;
 

@@ -33,7 +33,7 @@ async function stopped(count: number): Promise<void> {
 
 const openSession = () => openSseSession(gw, 'spin');
 
-describe('cancelling across a reload (legacy SSE)', { timeout: 30_000 }, () => {
+describe('cancelling across a reload (legacy SSE)', { timeout: 180_000 }, () => {
   test('notifications/cancelled sent after the swap stops the call still running on the old instance', async () => {
     const { stream, post } = await openSession();
     try {

@@ -46,7 +46,7 @@ const postTo = (endpoint: string, body: string) =>
   unixRequest(gw.socketPath, { method: 'POST', path: endpoint, headers: { ...gw.auth, 'content-type': 'application/json' }, body });
 
 describe('unread legacy SSE sessions', () => {
-  test('what all unread streams hold stays under the gateway-wide cap; a reading session is still answered', { timeout: 60_000 }, async () => {
+  test('what all unread streams hold stays under the gateway-wide cap; a reading session is still answered', { timeout: 180_000 }, async () => {
     const honest = await SseStream.open(gw.socketPath, '/mcp/echo/sse', gw.auth);
     const honestEndpoint = (await honest.nextEvent()).data;
     const unread = await Promise.all(Array.from({ length: 8 }, unreadSession));
@@ -71,7 +71,7 @@ describe('unread legacy SSE sessions', () => {
     }
   });
 
-  test('a reading session whose answers are in transit is not closed for sessions that stopped reading, however small theirs', { timeout: 60_000 }, async () => {
+  test('a reading session whose answers are in transit is not closed for sessions that stopped reading, however small theirs', { timeout: 180_000 }, async () => {
     while (gw.gateway.openSseSessions > 0) await new Promise((resolve) => setImmediate(resolve));
     const honest = await unreadSession();
     const unread = await Promise.all(Array.from({ length: 6 }, unreadSession));
@@ -112,7 +112,7 @@ describe('unread legacy SSE sessions', () => {
     }
   });
 
-  test(`at most MAX_SSE_SESSIONS open at once: the next GET is refused 503 with a clear error, and served again once one closes`, { timeout: 30_000 }, async () => {
+  test(`at most MAX_SSE_SESSIONS open at once: the next GET is refused 503 with a clear error, and served again once one closes`, { timeout: 180_000 }, async () => {
     assert.equal(MAX_SSE_SESSIONS, 64);
     while (gw.gateway.openSseSessions > 0) await new Promise((resolve) => setImmediate(resolve));
     const held = await Promise.all(Array.from({ length: MAX_SSE_SESSIONS }, unreadSession));

@@ -22,7 +22,7 @@ after(async () => {
 
 const echoResult = (n: number) => ({ content: [{ type: 'text', text: JSON.stringify({ n }) }] });
 
-test(`an SSE session's requests over ${MAX_REQUESTS_IN_FLIGHT} in flight are refused at once; those admitted all complete`, { timeout: 30_000 }, async () => {
+test(`an SSE session's requests over ${MAX_REQUESTS_IN_FLIGHT} in flight are refused at once; those admitted all complete`, { timeout: 180_000 }, async () => {
   const { client, close } = await connectClient(gw, 'spin', 'sse');
   try {
     // The module is held: the loop spins until cancelled, so everything behind it stays in flight.

@@ -90,7 +90,7 @@ async function floodUnread(path: string, body: string, head = post(path, body)):
   return unread;
 }
 
-test('answers nobody reads are held up to the cap, the longest unread closed first; a reading client gets its answer', { timeout: 60_000 }, async () => {
+test('answers nobody reads are held up to the cap, the longest unread closed first; a reading client gets its answer', { timeout: 180_000 }, async () => {
   const unread = await floodUnread('/mcp/echo', BIG_BATCH);
   try {
     // The first one asked was closed before its answer was sent whole; the last is held whole.
@@ -111,7 +111,7 @@ for (const [name, path, body] of [
   ['MCP: a batch over MAX_REQUESTS_IN_FLIGHT (each id answered the refusal)', '/mcp/echo', bigIdBatch(MAX_REQUESTS_IN_FLIGHT + 1, 'ping')],
   ['A2A: a batch to a name not forwarded (each id answered -32602)', '/a2a/nosuch', bigIdBatch(100, 'tasks/get')],
 ] as const) {
-  test(`${name}: unread, it is held under the same cap`, { timeout: 120_000 }, async () => {
+  test(`${name}: unread, it is held under the same cap`, { timeout: 180_000 }, async () => {
     const unread = await floodUnread(path, body);
     try {
       const oldest = await unread[0]!.readAll();

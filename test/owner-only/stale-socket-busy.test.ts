@@ -14,7 +14,7 @@ import { freshPaths } from '../helpers/owner-only.js';
 
 const fresh = freshPaths('stale-busy');
 
-test('a live socket whose listen backlog is full is refused, not cleared as stale', { timeout: 30_000 }, async () => {
+test('a live socket whose listen backlog is full is refused, not cleared as stale', { timeout: 180_000 }, async () => {
   const path = fresh();
   // A "gateway" that listens (backlog 1), says so, then keeps its thread busy until killed.
   const child = spawn(

@@ -23,7 +23,7 @@ interface ChannelView {
   isRunning(seq: number): boolean;
 }
 
-it('the running call answered just as it is cancelled keeps its answer; the call behind it still settles, no restart', { timeout: 20_000 }, async () => {
+it('the running call answered just as it is cancelled keeps its answer; the call behind it still settles, no restart', { timeout: 180_000 }, async () => {
   const slow: ModuleHandle = fx.registry.get('slow')!;
   const controller = new AbortController();
   const first = slow.invokeTool({ name: 'slow', argumentsJson: '100', callId: 'race-1' }, { signal: controller.signal });

@@ -21,7 +21,7 @@ interface Handed {
   answer: (decision: 'granted' | 'denied') => void;
 }
 
-describe('turns at the grant desk', { timeout: 60_000 }, () => {
+describe('turns at the grant desk', { timeout: 180_000 }, () => {
   let scratch: string;
   let registry: ModuleRegistry;
   afterEach(async () => {

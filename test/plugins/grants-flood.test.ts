@@ -16,7 +16,7 @@ import { GrantsFile, PluginGrantError } from '../../main/plugins/grants/index.js
 import { MAX_OPEN_GRANT_ASKS, MAX_UNGRANTED_ASKS } from '../../main/plugins/limits.js';
 import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '../helpers/wasm-fixtures.js';
 
-describe('grant requests a plugin cannot flood a person with', { timeout: 60_000 }, () => {
+describe('grant requests a plugin cannot flood a person with', { timeout: 180_000 }, () => {
   let scratch: string;
   let registry: ModuleRegistry;
   afterEach(async () => {

@@ -20,7 +20,7 @@ import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '.
 
 const FILE_ASK = { capability: 'file', detail: 'read files under ./data' } as const;
 
-describe('calls a retiring instance finishes, after the grant is revoked', { timeout: 90_000 }, () => {
+describe('calls a retiring instance finishes, after the grant is revoked', { timeout: 180_000 }, () => {
   const cleanups: (() => Promise<void>)[] = [];
   after(async () => {
     for (const c of cleanups) await c();

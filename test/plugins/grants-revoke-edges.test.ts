@@ -52,7 +52,7 @@ after(() => {
 });
 
 describe('a grant taken out of the grants file', () => {
-  it('right after the module is served, before the poll first looks at the file, still unloads it', { timeout: 15_000 }, async () => {
+  it('right after the module is served, before the poll first looks at the file, still unloads it', { timeout: 180_000 }, async () => {
     const { registry, file, root } = await servedNotes();
     // Served, the gate starts its poll: thread-pool jobs queued now run before the poll's first stat.
     const busy: Promise<void>[] = [];
@@ -79,7 +79,7 @@ describe('a grant taken out of the grants file', () => {
     }],
     ['deleted leaving a trailing comma', (file: string): void => writeFileSync(file, '{"version":1,"grants":[\n],}', { mode: 0o600 })],
   ] as const) {
-    it(`by a file then refused (${how}) unloads it (fail closed), and it is served again once the file reads and grants it`, { timeout: 15_000 }, async () => {
+    it(`by a file then refused (${how}) unloads it (fail closed), and it is served again once the file reads and grants it`, { timeout: 180_000 }, async () => {
       const logs: string[] = [];
       const { registry, file, root, slow } = await servedNotes(logs);
       await registry.scanDirectory(root);

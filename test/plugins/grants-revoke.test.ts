@@ -18,7 +18,7 @@ import { TEST_CACHE_DIR, buildFixture, fixtureManifest, writeModuleDir } from '.
 
 const FILE_ASK = { capability: 'file', detail: 'read files under ./data' } as const;
 
-describe('a grant withdrawn from the grants file while the module is served', { timeout: 60_000 }, () => {
+describe('a grant withdrawn from the grants file while the module is served', { timeout: 180_000 }, () => {
   let scratch: string;
   let registry: ModuleRegistry;
   let file: string;

@@ -45,7 +45,7 @@ const round = async (i: number): Promise<void> => {
   assert.equal(await registry.unload('churn'), true);
 };
 
-it(`${ROUNDS} loads, calls and unloads leave no thread, handle or timer behind, and RSS near where it was`, { timeout: 120_000 }, async () => {
+it(`${ROUNDS} loads, calls and unloads leave no thread, handle or timer behind, and RSS near where it was`, { timeout: 180_000 }, async () => {
   // Warm: the compile caches, the toolchain worker (it checks each load's JavaScript and stops after
   // 5 idle seconds: the rounds follow each other closer than that, so it is up at both counts).
   for (let i = 0; i < 10; i++) await round(i);

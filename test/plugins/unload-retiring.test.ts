@@ -21,7 +21,7 @@ after(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-it("an unload ends the calls of the instances earlier reloads retired, not only the served one's", { timeout: 60_000 }, async () => {
+it("an unload ends the calls of the instances earlier reloads retired, not only the served one's", { timeout: 180_000 }, async () => {
   const root = join(scratch, 'modules');
   writeModuleDir(root, 'notes', { manifest: fixtureManifest('notes'), component: await buildFixture('slow') });
   assert.deepEqual((await registry.scanDirectory(root)).loaded.map((l) => l.name), ['notes']);

@@ -16,7 +16,7 @@ import { lines, sayingLogger } from './watch-lines.js';
  * registry.
  */
 
-describe('the modules watcher given hostile folders', { timeout: 60_000 }, () => {
+describe('the modules watcher given hostile folders', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;
@@ -100,7 +100,7 @@ describe('the modules watcher given hostile folders', { timeout: 60_000 }, () =>
 
 });
 
-describe('the modules watcher next to a folder written to without pause', { timeout: 60_000 }, () => {
+describe('the modules watcher next to a folder written to without pause', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;
@@ -136,7 +136,7 @@ describe('the modules watcher next to a folder written to without pause', { time
   });
 });
 
-describe('the modules watcher started after the scan', { timeout: 60_000 }, () => {
+describe('the modules watcher started after the scan', { timeout: 180_000 }, () => {
   it('a module.toml written while the scan ran (before the watch began) is reloaded when the watch starts', async () => {
     const root = mkdtempSync(join(tmpdir(), 'chatty-watch-late-'));
     const registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: () => undefined } });
@@ -163,7 +163,7 @@ describe('the modules watcher started after the scan', { timeout: 60_000 }, () =
   });
 });
 
-describe("a watched plugin's build runs in a child process of its own", { timeout: 60_000 }, () => {
+describe("a watched plugin's build runs in a child process of its own", { timeout: 180_000 }, () => {
   it('a build that hangs is stopped at its deadline, and says so; a failing one says why in its message', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatty-build-hangs-'));
     try {

@@ -45,7 +45,7 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-it(`${FOLDERS.toLocaleString('en')} folders dropped at once are looked at without freezing the event loop; a plugin among them is served`, { timeout: 120_000 }, async () => {
+it(`${FOLDERS.toLocaleString('en')} folders dropped at once are looked at without freezing the event loop; a plugin among them is served`, { timeout: 180_000 }, async () => {
   for (let i = 0; i < FOLDERS; i++) mkdirSync(join(root, `junk-${i}`));
   writeModuleDir(root, 'real', { manifest: fixtureManifest('real'), component: await buildFixture('echo') });
   const meter = stallMeter();

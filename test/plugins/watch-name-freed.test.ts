@@ -19,7 +19,7 @@ for (const [how, second, free] of [
   ['its folder removed', 'Echo', (): void => rmSync(join(root, 'a'), { recursive: true })],
   ['renamed in its module.toml', 'echo', (): void => writeFileSync(join(root, 'a', 'module.toml'), fixtureManifest('other'))],
 ] as const) {
-  it(`a module refused as a duplicate of '${second === 'echo' ? 'echo' : 'echo (in other case)'}' is served once echo is ${how}`, { timeout: 10_000 }, async () => {
+  it(`a module refused as a duplicate of '${second === 'echo' ? 'echo' : 'echo (in other case)'}' is served once echo is ${how}`, { timeout: 180_000 }, async () => {
     rmSync(join(root, 'a'), { recursive: true, force: true });
     rmSync(join(root, 'b'), { recursive: true, force: true });
     const echo = await buildFixture('echo');

@@ -14,7 +14,7 @@ import { lines, sayingLogger } from './watch-lines.js';
  * build serves, rather than only the registry's "reload failed". A real registry asking at a desk
  * nobody answers; the build is a stand-in that writes another real component.
  */
-describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', { timeout: 30_000 }, () => {
+describe('serve --watch: a rebuilt plugin whose new digest waits for a grant', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;

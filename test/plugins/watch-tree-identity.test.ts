@@ -58,7 +58,7 @@ async function heardAfterWriting(heard: (string | null)[], file: string, path: s
 
 const MANIFEST = '[module]\nname = "p"\nversion = "1.0.0"\ndescription = "p"\nwasm = "build/plugin.wasm"\n\n[protocols]\nmcp = true\n';
 
-describe('the modules folder watched folder by folder', { timeout: 60_000 }, () => {
+describe('the modules folder watched folder by folder', { timeout: 180_000 }, () => {
   it('a plugin deployed by swapping its folder, then rebuilt into build/, is reloaded both times', async () => {
     const scratch = scratchDir();
     const root = join(scratch, 'modules');

@@ -15,7 +15,7 @@ import { lines, sayingLogger } from './watch-lines.js';
 
 const toolNames = async (registry: ModuleRegistry, name: string): Promise<string[]> => (await registry.get(name)!.listTools()).map((t) => t.name);
 
-describe('the modules watcher (serve --watch) with WAT components', { timeout: 60_000 }, () => {
+describe('the modules watcher (serve --watch) with WAT components', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;
@@ -100,7 +100,7 @@ describe('the modules watcher (serve --watch) with WAT components', { timeout: 6
   });
 });
 
-describe('the modules watcher with grants asked of a person', { timeout: 60_000 }, () => {
+describe('the modules watcher with grants asked of a person', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
   let watcher: ModulesWatcher;

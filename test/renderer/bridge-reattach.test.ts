@@ -30,7 +30,7 @@ after(async () => {
 });
 
 for (const [name, second] of [['the same gateway', () => gw1], ['another gateway', () => gw2]] as const) {
-  test(`a bridge detached and another attached (${name}): the stale popover closes, the new request is shown and the click answers it`, { timeout: 30_000 }, async () => {
+  test(`a bridge detached and another attached (${name}): the stale popover closes, the new request is shown and the click answers it`, { timeout: 180_000 }, async () => {
     const decisions: string[] = [];
     let curlDecided: () => void = () => {};
     const curl = new Promise<void>((resolve) => (curlDecided = resolve));
