@@ -8,5 +8,6 @@ export { defaultRuntimeDir, ensureRuntimeDir, userCacheDir, type EnsureRuntimeDi
 export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './socket-path.js';
 export { bindRefusal, clearStaleSocket } from './stale-socket.js';
 export { bindOwnSocket } from './socket-bind.js';
-export { OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';
+export { MAX_JSON_FILE_BYTES, OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';
 export { whyAncestorsOpen, whyOpenToOthers } from './closed-to-others.js';
+export { readRegularFile, readRegularFileSync, type RegularFileLimits, type RegularFileRead } from './regular-file.js';

@@ -1,9 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { whyOpenToOthers } from './closed-to-others.js';
+import { readRegularFileSync } from './regular-file.js';
 import { withWriteLock } from './write-lock.js';
+
+/**
+ * The largest owner-only JSON file read (the rules and grants files are kilobytes): a bigger one is
+ * refused by its size, never read (an 8 GiB sparse file was read whole on the main thread).
+ */
+export const MAX_JSON_FILE_BYTES = 16 * 1024 * 1024;
 
 /** How an owner-only JSON file names itself and its contents in a refusal. */
 export interface OwnerOnlyJsonFileOptions<T> {
@@ -134,18 +141,17 @@ export class OwnerOnlyJsonFile<T> {
   }
 
   /**
-   * The file's text, opened without blocking and refused unless it is a regular file: a fifo
-   * planted at the path held the read, and the main thread with it, until someone wrote to it.
+   * The file's text, opened without blocking and refused unless it is a regular file of at most
+   * `MAX_JSON_FILE_BYTES` (`readRegularFileSync`): a fifo planted at the path held the read, and
+   * the main thread with it, until someone wrote to it; a sparse file of gigabytes was read whole.
+   * A link at the path is followed (its folders are checked by `checkOwnerOnly`).
    */
   private readText(): string {
     const { label, refuse } = this.options;
-    const fd = this.attempt(() => openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK));
-    try {
-      if (!this.attempt(() => fstatSync(fd)).isFile()) throw refuse(`${label} ${this.path} is not a regular file; it was left as it is`);
-      return this.attempt(() => readFileSync(fd, 'utf8'));
-    } finally {
-      closeSync(fd);
-    }
+    const read = readRegularFileSync(this.path, { maxBytes: MAX_JSON_FILE_BYTES, noFollow: false });
+    if (read.ok) return read.bytes.toString('utf8');
+    if (read.why === 'not-regular' || read.why === 'too-large') throw refuse(`${label} ${this.path} ${read.message.replace(/^it /, '')}; it was left as it is`);
+    throw refuse(`${label} ${this.path}: ${read.message}`);
   }
 
   /** `step`'s result, or its failure refused naming the file. */

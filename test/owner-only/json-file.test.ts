@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { OwnerOnlyJsonFile } from '../../main/owner-only/index.js';
+import { MAX_JSON_FILE_BYTES, OwnerOnlyJsonFile } from '../../main/owner-only/index.js';
 import { freshPaths } from '../helpers/owner-only.js';
 
 const fresh = freshPaths('chatty-json-file-');
@@ -27,6 +27,15 @@ test('a fifo planted at the path is refused at once, not read (the read held the
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000 });
   assert.equal(child.signal, null, `the read returned (it was killed by ${child.signal}: blocked on the fifo)`);
   assert.match(child.stdout, /refused: test file .* is not a regular file/, child.stderr);
+});
+
+test('a file over MAX_JSON_FILE_BYTES is refused by its size, never read (a sparse file of gigabytes was read whole on the main thread)', () => {
+  const path = fresh();
+  writeFileSync(path, '{"n":1}', { mode: 0o600 });
+  truncateSync(path, 8 * 1024 * 1024 * 1024); // 8 GiB, sparse: nothing on disk
+  assert.throws(() => open(path).read(), (err: Error) => err.message.includes(`test file ${path} is over ${MAX_JSON_FILE_BYTES} bytes; it was left as it is`));
+  truncateSync(path, MAX_JSON_FILE_BYTES); // at the cap: read (and refused as JSON, NULs after the object)
+  assert.throws(() => open(path).read(), /is not valid JSON/);
 });
 
 test('an in-place edit of the same size that keeps the modification time is seen (its ctime changed)', () => {

@@ -1,0 +1,108 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+
+/** How a file is read: at most `maxBytes`, and whether its own name may be a symbolic link. */
+export interface RegularFileLimits {
+  readonly maxBytes: number;
+  /** Refuse a link at the path itself (O_NOFOLLOW): a file linked in from somewhere others write. Default true. */
+  readonly noFollow?: boolean;
+}
+
+/**
+ * What reading a file gave: its bytes, or why there are none. `missing` (ENOENT), `link` (a
+ * symbolic link at the path, with `noFollow`), `not-regular` (a fifo, a socket, a device, a folder),
+ * `too-large` (its size over `maxBytes`), `unreadable` (any other
+ * failure, `message` saying it).
+ */
+export type RegularFileRead =
+  | { readonly ok: true; readonly bytes: Buffer }
+  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'unreadable'; readonly message: string };
+
+/**
+ * A regular file's bytes, read without blocking and bounded: opened `O_NONBLOCK` (a fifo planted at
+ * the path would hold the open, and the thread with it, until someone wrote to it) and refused
+ * unless `fstat` of that same descriptor says regular file of at most `maxBytes` (a sparse file of
+ * gigabytes is never read); then read through that descriptor up to the size `fstat` gave: a file
+ * growing meanwhile is cut there, never read on. The one place the owner-only
+ * readers (the grants and rules files, a worktree's records, the app's pages) take a file from a
+ * path someone else could have put something at.
+ */
+export async function readRegularFile(path: string, limits: RegularFileLimits): Promise<RegularFileRead> {
+  let handle;
+  try {
+    handle = await open(path, openFlags(limits));
+  } catch (err) {
+    return openFailure(err);
+  }
+  try {
+    const stat = await handle.stat();
+    const refusal = refusedByStat(stat, limits.maxBytes);
+    if (refusal) return refusal;
+    const buffer = Buffer.alloc(stat.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return { ok: true, bytes: buffer.subarray(0, filled) };
+  } catch (err) {
+    return unreadable(err);
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+/** `readRegularFile` on the calling thread, for readers that are synchronous (the owner-only JSON files). */
+export function readRegularFileSync(path: string, limits: RegularFileLimits): RegularFileRead {
+  let fd: number;
+  try {
+    fd = openSync(path, openFlags(limits));
+  } catch (err) {
+    return openFailure(err);
+  }
+  try {
+    const stat = fstatSync(fd);
+    const refusal = refusedByStat(stat, limits.maxBytes);
+    if (refusal) return refusal;
+    const buffer = Buffer.alloc(stat.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const bytesRead = readSync(fd, buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return { ok: true, bytes: buffer.subarray(0, filled) };
+  } catch (err) {
+    return unreadable(err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openFlags(limits: RegularFileLimits): number {
+  const noFollow = limits.noFollow ?? true;
+  return constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? (constants.O_NOFOLLOW ?? 0) : 0);
+}
+
+function openFailure(err: unknown): RegularFileRead {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return { ok: false, why: 'missing', message: 'it does not exist' };
+  // O_NOFOLLOW on a link: ELOOP on Linux, EMLINK on FreeBSD, EFTYPE on some BSDs.
+  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') return { ok: false, why: 'link', message: 'it is a symbolic link' };
+  return unreadable(err);
+}
+
+function refusedByStat(stat: { isFile(): boolean; size: number }, maxBytes: number): RegularFileRead | undefined {
+  if (!stat.isFile()) return { ok: false, why: 'not-regular', message: 'it is not a regular file' };
+  if (stat.size > maxBytes) return tooLarge(maxBytes);
+  return undefined;
+}
+
+function tooLarge(maxBytes: number): RegularFileRead {
+  return { ok: false, why: 'too-large', message: `it is over ${maxBytes} bytes` };
+}
+
+function unreadable(err: unknown): RegularFileRead {
+  return { ok: false, why: 'unreadable', message: err instanceof Error ? err.message : String(err) };
+}
