@@ -136,6 +136,8 @@ export class Broker {
   private readonly slots: WorkerSlots;
   private readonly log: (message: string) => void;
   private stopping: Promise<void> | undefined;
+  /** Aborted when `stop()` begins: a task worker's release then has a grace, not git's whole time limit (see `StartedWorker.stop`). */
+  private readonly stopSignal = new AbortController();
 
   /** The root's workspace (`root.workspaceRoot`) as a real path: where the agents' workspaces come from. */
   readonly workspaceRoot: string | undefined;
@@ -306,6 +308,7 @@ export class Broker {
     if (this.stopping) return this.stopping;
     let begin!: () => void;
     this.stopping = new Promise<void>((resolve) => (begin = resolve)).then(async () => {
+      this.stopSignal.abort(new Error('the broker is stopping'));
       this.tree.abortRootCalls(new Error('the broker is stopping'));
       const closing = this.longLived.close();
       await this.inflight.allSettled();
@@ -574,7 +577,7 @@ export class Broker {
     try {
       return await new Promise<TaskOutcome>((resolve) => this.runTask(worker.connection, { ...params, spawnContext: worker.spawnContext }, onEvent, signal, resolve));
     } finally {
-      await worker.stop(this.graceMs).catch((err: unknown) => this.log(`stopping ${worker.node.name}: ${(err as Error)?.message ?? String(err)}`));
+      await worker.stop(this.graceMs, this.stopSignal.signal).catch((err: unknown) => this.log(`stopping ${worker.node.name}: ${(err as Error)?.message ?? String(err)}`));
       this.ended(worker.node.name);
       // What the worker started is being cancelled (its connection is gone): wait until it is reaped too.
       await this.inflight.settled(worker.node.name);

@@ -6,17 +6,34 @@
  * Real workers, real git, as in hostile-git-parent-link.test.ts.
  */
 import assert from 'node:assert/strict';
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../agents/helpers.js';
 import { repoIn, worktreeBroker } from './hostile-git-broker.js';
-import { within } from './helpers.js';
+import { until, within } from './helpers.js';
 
 const temporary: string[] = [];
 after(() => {
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * Replaces the fifo with an empty file, letting go of any reader blocked on it first (opened
+ * read-write, a fifo has a writer, so a blocked open returns; the close then gives it end of file):
+ * git commands of the release read it one after the other, and each must find a file.
+ */
+function defuseFifo(fifo: string): void {
+  let fd: number;
+  try {
+    fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  } catch {
+    return; // never made
+  }
+  writeFileSync(`${fifo}.file`, '');
+  renameSync(`${fifo}.file`, fifo);
+  closeSync(fd);
+}
 
 /** Lets a reader blocked on the fifo go (a writer opens and closes it), so that a failed test does not hang the run. */
 function releaseFifo(fifo: string): void {
@@ -58,6 +75,28 @@ test("a fifo put as a worktree record's gitdir: a start refused for a link the w
     assert.match(result.error ?? '', /git's record of it is removed, its branch chatty\/reviewer-0 is left: git branch -D -- chatty\/reviewer-0 did not end within 2000 ms/);
   } finally {
     releaseFifo(fifo);
+    await broker.stop();
+  }
+});
+
+test("a fifo a worker put among git's worktree records holds its release's git: the broker's stop ends that git a grace later, not after gitTimeoutMs", async () => {
+  const home = tempDir('chatty-hostile-release-');
+  temporary.push(home);
+  const { repo, common } = repoIn(home);
+  const fifo = join(common, 'worktrees', 'a-fifo', 'gitdir');
+  const lines: string[] = [];
+  const { broker, root } = worktreeBroker(repo, ['coder'], (line) => lines.push(line), { gitTimeoutMs: 600_000 });
+  try {
+    // Every git command that lists the worktrees (the release's branch -D, worktree prune) opens
+    // each record's gitdir, and an open of a fifo with no writer blocks.
+    const call = root.invoke('coder', `exec mkdir -p ${join(common, 'worktrees', 'a-fifo')} && mkfifo ${fifo}`);
+    call.catch(() => {});
+    await until(() => existsSync(fifo), 'the fifo planted');
+    // Before: stop() waited for the release, whose git waited out gitTimeoutMs (10 minutes here).
+    await within(broker.stop(), 60_000, "the broker's stop");
+    assert.ok(lines.some((line) => /stopping coder-0: .*was ended: what it was run for was given up/.test(line)), `the release's failure is logged: ${JSON.stringify(lines)}`);
+  } finally {
+    defuseFifo(fifo);
     await broker.stop();
   }
 });

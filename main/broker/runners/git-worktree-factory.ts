@@ -291,10 +291,10 @@ class GitWorktree implements Workspace {
     private readonly gitOptions: GitOptions,
   ) {}
 
-  /** Idempotent; a release that failed is tried again by the next call. */
-  release(): Promise<void> {
+  /** Idempotent; a release that failed is tried again by the next call. `signal` ends its git command (see `Workspace.release`). */
+  release(signal?: AbortSignal): Promise<void> {
     if (!this.released) {
-      const attempt = withRepoLock(this.commonDir, () => this.remove());
+      const attempt = withRepoLock(this.commonDir, () => this.remove(signal));
       this.released = attempt;
       attempt.catch(() => {
         if (this.released === attempt) this.released = undefined;
@@ -308,9 +308,10 @@ class GitWorktree implements Workspace {
     return this.remove();
   }
 
-  private async remove(): Promise<void> {
+  private async remove(signal?: AbortSignal): Promise<void> {
     // Run in the common git directory: the repository this was made from may be a worktree that is gone already.
-    const run = (args: string[]) => git(args, this.commonDir, this.gitOptions);
+    const options: GitOptions = signal ? { ...this.gitOptions, signal } : this.gitOptions;
+    const run = (args: string[]) => git(args, this.commonDir, options);
     // The folder by us (a link in its place or above it never followed), then git's record of it and our lock.
     await removeWorktree(run, this.top, this.realFolder);
     const ref = `refs/heads/${this.branch}`;

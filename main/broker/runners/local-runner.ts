@@ -5,6 +5,7 @@ import { openConnection, type AdmittedNode, type OpenedConnection, type Particip
 import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
 import { closeWhenOrphaned, endChild, killIfLingering, letGoOfStdioOnExit } from './end-child.js';
+import { graceAfter } from './grace-after.js';
 import type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runner.js';
 import { workerEnv } from './worker-env.js';
 
@@ -67,7 +68,7 @@ export class LocalRunner implements Runner {
       }
     }
     const made = workspace;
-    const release = onceOnly(made ? () => made.release() : async () => {});
+    const release = onceOnly(made ? (signal) => made.release(signal) : async () => {});
     if (signal?.aborted) {
       await release().catch(() => {});
       signal.throwIfAborted();
@@ -130,7 +131,7 @@ class LocalWorker implements StartedWorker {
   constructor(
     opened: OpenedConnection,
     readonly spawnContext: SpawnContext,
-    private readonly release: () => Promise<void>,
+    private readonly release: (signal?: AbortSignal) => Promise<void>,
   ) {
     this.node = opened.node;
     this.connection = opened.connection;
@@ -139,12 +140,19 @@ class LocalWorker implements StartedWorker {
   }
 
   /** Idempotent: every call gets the same promise, except after a failure (a release that failed), which the next call tries again. */
-  stop(graceMs: number): Promise<void> {
+  stop(graceMs: number, stopping?: AbortSignal): Promise<void> {
     if (!this.stopping) {
       const attempt = (async () => {
         this.connection.close('stopped by its runner');
         await endChild(this.child, graceMs);
-        await this.release();
+        // A release's git that a worker made block (a fifo among git's records) waits out the git
+        // time limit; once the owner stops, it is given a grace, then ended.
+        const limit = graceAfter(stopping, graceMs);
+        try {
+          await this.release(limit.signal);
+        } finally {
+          limit.dispose();
+        }
       })();
       this.stopping = attempt;
       attempt.catch(() => {
@@ -169,11 +177,11 @@ function withNote(err: unknown, note: string): unknown {
 }
 
 /** `run` once; later calls share its promise (and retry it after a failure). */
-function onceOnly(run: () => Promise<void>): () => Promise<void> {
+function onceOnly(run: (signal?: AbortSignal) => Promise<void>): (signal?: AbortSignal) => Promise<void> {
   let done: Promise<void> | undefined;
-  return () => {
+  return (signal) => {
     if (!done) {
-      const attempt = run();
+      const attempt = run(signal);
       done = attempt;
       attempt.catch(() => {
         if (done === attempt) done = undefined;

@@ -26,8 +26,11 @@ export interface StartedWorker extends OpenedConnection {
   /**
    * Ends the child if it still runs (SIGTERM, then SIGKILL after `graceMs`), waits until it has
    * exited, then releases its workspace. Idempotent; resolves only once nothing is left.
+   * `stopping` aborts when its owner stops for good (the broker's `stop()`): from then, or from the
+   * release's start when that is later, the release has `graceMs`; past it what it runs is ended
+   * and it fails, leaving the workspace (a killed gateway's, for the next start's prune).
    */
-  stop(graceMs: number): Promise<void>;
+  stop(graceMs: number, stopping?: AbortSignal): Promise<void>;
 }
 
 /** Starts one worker per task for a virtual agent; never reuses one. */
@@ -40,8 +43,11 @@ export interface Workspace {
   dir: string;
   /** The spawn context as seen from inside this workspace (e.g. `workspace_root` the worktree, `base_branch` its branch). */
   spawnContext: SpawnContext;
-  /** Removes what `create` made (a worktree; its branch kept when it has commits). Idempotent. */
-  release(): Promise<void>;
+  /**
+   * Removes what `create` made (a worktree; its branch kept when it has commits). Idempotent.
+   * When `signal` aborts, what it runs (a git command) is ended and it rejects.
+   */
+  release(signal?: AbortSignal): Promise<void>;
 }
 
 /** Makes a workspace for a node about to be spawned; a factory that fails fails the task, and no child runs. */
