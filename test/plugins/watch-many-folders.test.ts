@@ -57,6 +57,7 @@ it(`${FOLDERS.toLocaleString('en')} folders dropped at once are looked at withou
   }
   console.log(`# worst event-loop gap while ${FOLDERS} folders were looked at: ${worst.toFixed(0)} ms`);
   assert.ok(registry.get('real'), 'the plugin folder among them is served');
-  // Measured 171 ms on the shared 2-core machine; Node's recursive watch held it 14 s for 2,000 folders, over a minute for 4,000.
-  assert.ok(worst < 1_000, `the event loop stalled ${worst.toFixed(0)} ms`);
+  // Measured 171 ms on the shared 2-core machine (quiet); Node's recursive watch held it 14 s for 2,000
+  // folders, over a minute for 4,000. The bound leaves room for a loaded CI machine's gaps.
+  assert.ok(worst < 5_000, `the event loop stalled ${worst.toFixed(0)} ms`);
 });
