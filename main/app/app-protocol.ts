@@ -4,8 +4,8 @@
 // else on the disk), its responses carry the CSP as a header (`file:` responses have no headers to
 // set, and `session.webRequest.onHeadersReceived` does not see them), and only the renderer's own
 // files can be fetched: never a path outside the allow-list below.
-import { constants, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readRegularFile } from '../owner-only/regular-file.js';
 import { CONTENT_SECURITY_POLICY } from './window-options.js';
 
 export const APP_SCHEME = 'app';
@@ -138,40 +138,19 @@ export interface AppFileRule {
 
 /** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be served. */
 export async function serveAppFile(path: string, contentType: string, method: string, rule: AppFileRule = {}): Promise<AppResponse | undefined> {
-  const body = await readRegularFile(path, rule);
+  const body = await readAppFile(path, rule);
   if (body === undefined) return undefined;
   return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
 }
 
 /**
  * The file at `path` when it is a regular file of at most MAX_APP_FILE_BYTES, read through the one
- * descriptor that was checked. Its own name may not be a link (O_NOFOLLOW: a page file linked into
- * the agents' workspace would be theirs to write), and a fifo is opened without waiting for a
- * writer (O_NONBLOCK) and then refused: else each request for it held a thread of libuv's pool.
- * With `rule.oneName`, a file with a second name anywhere (st_nlink > 1) is refused too.
+ * descriptor that was checked (owner-only/regular-file.ts). Its own name may not be a link
+ * (O_NOFOLLOW: a page file linked into the agents' workspace would be theirs to write), and a fifo
+ * is opened without waiting for a writer and then refused: else each request for it held a thread
+ * of libuv's pool. With `rule.oneName`, a file with a second name anywhere (st_nlink > 1) is refused too.
  */
-async function readRegularFile(path: string, rule: AppFileRule): Promise<Uint8Array | undefined> {
-  let file: FileHandle;
-  try {
-    file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const stat = await file.stat();
-    if (!stat.isFile() || stat.size > MAX_APP_FILE_BYTES || (rule.oneName === true && stat.nlink > 1)) return undefined;
-    // Read up to the size checked: a file growing meanwhile is cut there, never read on.
-    const body = Buffer.alloc(stat.size);
-    let filled = 0;
-    while (filled < body.length) {
-      const { bytesRead } = await file.read(body, filled, body.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return body.subarray(0, filled);
-  } catch {
-    return undefined;
-  } finally {
-    await file.close();
-  }
+async function readAppFile(path: string, rule: AppFileRule): Promise<Uint8Array | undefined> {
+  const read = await readRegularFile(path, { maxBytes: MAX_APP_FILE_BYTES, oneName: rule.oneName === true });
+  return read.ok ? read.bytes : undefined;
 }

@@ -6,6 +6,8 @@ export interface RegularFileLimits {
   readonly maxBytes: number;
   /** Refuse a link at the path itself (O_NOFOLLOW): a file linked in from somewhere others write. Default true. */
   readonly noFollow?: boolean;
+  /** Refuse a file with a second name (st_nlink > 1, `several-names`): a hard link from where others write. Default false. */
+  readonly oneName?: boolean;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface RegularFileLimits {
  */
 export type RegularFileRead =
   | { readonly ok: true; readonly bytes: Buffer }
-  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'unreadable'; readonly message: string };
+  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'several-names' | 'unreadable'; readonly message: string };
 
 /**
  * A regular file's bytes, read without blocking and bounded: opened `O_NONBLOCK` (a fifo planted at
@@ -36,7 +38,7 @@ export async function readRegularFile(path: string, limits: RegularFileLimits): 
   }
   try {
     const stat = await handle.stat();
-    const refusal = refusedByStat(stat, limits.maxBytes);
+    const refusal = refusedByStat(stat, limits);
     if (refusal) return refusal;
     const buffer = Buffer.alloc(stat.size);
     let filled = 0;
@@ -63,7 +65,7 @@ export function readRegularFileSync(path: string, limits: RegularFileLimits): Re
   }
   try {
     const stat = fstatSync(fd);
-    const refusal = refusedByStat(stat, limits.maxBytes);
+    const refusal = refusedByStat(stat, limits);
     if (refusal) return refusal;
     const buffer = Buffer.alloc(stat.size);
     let filled = 0;
@@ -93,9 +95,10 @@ function openFailure(err: unknown): RegularFileRead {
   return unreadable(err);
 }
 
-function refusedByStat(stat: { isFile(): boolean; size: number }, maxBytes: number): RegularFileRead | undefined {
+function refusedByStat(stat: { isFile(): boolean; size: number; nlink: number }, limits: RegularFileLimits): RegularFileRead | undefined {
   if (!stat.isFile()) return { ok: false, why: 'not-regular', message: 'it is not a regular file' };
-  if (stat.size > maxBytes) return tooLarge(maxBytes);
+  if (stat.size > limits.maxBytes) return tooLarge(limits.maxBytes);
+  if (limits.oneName === true && stat.nlink > 1) return { ok: false, why: 'several-names', message: `it has ${stat.nlink} names (hard links)` };
   return undefined;
 }
 
