@@ -11,3 +11,11 @@ export async function cpuDuring<T>(action: () => Promise<T>): Promise<{ result: 
   const used = process.cpuUsage(before);
   return { result, cpuMs: (used.user + used.system) / 1000 };
 }
+
+/** cpuDuring for a synchronous action: its CPU time (user + system, in ms). */
+export function cpuDuringSync<T>(action: () => T): { result: T; cpuMs: number } {
+  const before = process.cpuUsage();
+  const result = action();
+  const used = process.cpuUsage(before);
+  return { result, cpuMs: (used.user + used.system) / 1000 };
+}

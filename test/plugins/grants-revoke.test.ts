@@ -66,7 +66,9 @@ describe('a grant withdrawn from the grants file while the module is served', { 
     const err = await outcome;
     const took = performance.now() - revokedAt;
     assert.ok(err instanceof PluginCallError && err.kind === 'unloaded', `the call in flight: ${String(err)}`);
-    assert.ok(took < 5_000, `the call ran on ${Math.round(took)} ms after its grant was withdrawn`);
+    // Its kind shows the revoke ended it (not ended, it answers at 20 s); the bound, under those
+    // 20 s, leaves a loaded machine room for the file's ~1 s poll and the unload.
+    assert.ok(took < 15_000, `the call ran on ${Math.round(took)} ms after its grant was withdrawn`);
     await unloaded;
     assert.equal(registry.get('notes'), undefined);
     const pending = registry.pending().find((p) => p.name === 'notes');

@@ -92,7 +92,10 @@ describe('the network allow-list against a hostile plugin', () => {
     const started = performance.now();
     const answer = await run(get(`http://127.0.0.1:${port}/hop/1`), [`127.0.0.1:${port}`], resolveTo(), 400);
     assert.deepEqual(!answer.ok && [answer.error, answer.message], [{ tag: 'HTTP-response-timeout' }, `network: 127.0.0.1:${port} did not answer within 400 ms`]);
-    assert.ok(performance.now() - started < 1_000);
+    // A fresh 400 ms clock per hop lets every 150 ms hop through, 21 of them (3 s and more), to
+    // loop-detected: the answer and the hops seen catch that, not the clock. The bound is a hang
+    // guard, generous for a loaded machine.
+    assert.ok(performance.now() - started < 10_000);
     assert.ok(seen.length <= 3, seen.join(', '));
   });
 

@@ -211,7 +211,9 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     );
     await slowClosed;
     const ms = performance.now() - started;
-    assert.ok(ms >= 1500 && ms < 10_000, `${ms} ms`);
+    // Not before its 1.5 s; a request the deadline did not end stays open for good (the server
+    // never answers), so the upper bound only guards a hang: 30 s, however loaded the machine.
+    assert.ok(ms >= 1500 && ms < 30_000, `${ms} ms`);
     console.log(`# a request to a server that never answers ended with its call, ${Math.round(ms)} ms after the call started (max_execution_ms 1500)`);
   });
 

@@ -28,8 +28,8 @@ function scratchDir(): string {
   return scratch;
 }
 
-/** Polls `check` every 20 ms until it holds; fails after `ms`. */
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+/** Polls `check` every 20 ms until it holds; fails after `ms` (a hang guard, not a speed check: a loaded machine may be slow). */
+async function until(what: string, check: () => boolean, ms = 60_000): Promise<void> {
   const end = performance.now() + ms;
   while (!check()) {
     if (performance.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
@@ -53,7 +53,7 @@ async function heardAfterWriting(heard: (string | null)[], file: string, path: s
   await until(`${path} heard`, () => {
     writeFileSync(file, String(performance.now()));
     return heard.includes(path);
-  }, 5_000);
+  });
 }
 
 const MANIFEST = '[module]\nname = "p"\nversion = "1.0.0"\ndescription = "p"\nwasm = "build/plugin.wasm"\n\n[protocols]\nmcp = true\n';

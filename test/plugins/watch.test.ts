@@ -228,7 +228,9 @@ describe('the modules watcher rebuilds a plugin written in JavaScript: at start 
     } finally {
       clearInterval(tick);
     }
-    assert.ok(worst < 1_000, `the event loop stalled ${Math.round(worst)} ms during the build`);
+    // In-process, the build held the loop 48 s (wizer's spawnSync: a wait, which CPU time would not
+    // show): 10 s of wall clock still catches that, and a loaded machine's turns never come near it.
+    assert.ok(worst < 10_000, `the event loop stalled ${Math.round(worst)} ms during the build`);
     assert.deepEqual(await which(), answer('build 3'));
     // The failed build was tried once: its own writes (and the rebuilds') started no other build.
     assert.deepEqual(said.all.filter((l) => l.includes('module watched')).map((l) => l.replace(/: .*/, '').replace(/rebuilt in .*/, 'rebuilt')), [
