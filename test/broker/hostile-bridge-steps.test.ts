@@ -19,6 +19,7 @@ import { EVENT_CHANNELS, INVOKE_CHANNELS, MAX_NAME_CHARS, type TaskNode, type Ta
 import { MAX_ERROR_CHARS, MAX_TEXT_PER_TASK } from '../../main/app/bridge/kept-text.js';
 import { MAX_NODES_PER_TASK } from '../../main/app/bridge/task-tree.js';
 import { until } from './helpers.js';
+import { cpuDuring } from '../helpers/cpu-meter.js';
 import { recordingHost, top } from '../app/bridge-fixture.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 
@@ -42,28 +43,24 @@ after(async () => {
 /**
  * Runs a hostile worker (`agent`: `stepper` with `prompt` `N` or `N*M`, `long-stepper` with its
  * JSON plan; see the children) to its end in `state`, and returns the task's node events, its step
- * entries, the task as a snapshot has it and the longest the main thread went without a turn of
- * its event loop (a 10 ms ticker's widest gap: a stall shows whole, however it is made).
+ * entries, the task as a snapshot has it and the CPU time this process spent meanwhile (a bound on
+ * every stall of its main thread, however it is made, that a loaded machine does not stretch as it
+ * does a wall-clock gap; the worker is a child process, not counted).
  */
 async function runStepper(
   prompt: string,
   agent = 'stepper',
   state: TaskState = 'completed',
-): Promise<{ nodes: TaskNode[]; steps: string[]; snapshotNodes: TaskNode[]; snapshot: TaskView | undefined; worstMs: number }> {
+): Promise<{ nodes: TaskNode[]; steps: string[]; snapshotNodes: TaskNode[]; snapshot: TaskView | undefined; cpuMs: number }> {
   const { host, events, attach } = recordingHost(gw);
   attach();
   const updates = (): TaskUpdate[] => events.flatMap((e) => (e.channel === EVENT_CHANNELS.task ? [e.payload as TaskUpdate] : []));
-  let worstMs = 0;
-  let last = performance.now();
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    worstMs = Math.max(worstMs, now - last);
-    last = now;
-  }, 10);
   try {
-    const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent, prompt })) as { taskId: string };
-    await until(() => updates().some((u) => u.type === 'ended'), 'the task to end');
-    clearInterval(ticker);
+    const { result: taskId, cpuMs } = await cpuDuring(async () => {
+      const { taskId } = (await host.handle(INVOKE_CHANNELS.startTask, top, { agent, prompt })) as { taskId: string };
+      await until(() => updates().some((u) => u.type === 'ended'), 'the task to end');
+      return taskId;
+    });
     const ended = updates().find((u) => u.type === 'ended');
     assert.equal(ended?.type === 'ended' && ended.state, state);
     const { tasks } = (await host.handle(INVOKE_CHANNELS.snapshot, top, undefined)) as { tasks: TaskView[] };
@@ -73,17 +70,29 @@ async function runStepper(
       steps: updates().flatMap((u) => (u.type === 'entry' && u.taskId === taskId && u.entry.kind === 'step' ? [u.entry.text] : [])),
       snapshotNodes: snapshot?.nodes ?? [],
       snapshot,
-      worstMs,
+      cpuMs,
     };
   } finally {
-    clearInterval(ticker);
     host.close();
   }
 }
 
-test("a worker's step naming 40,000 nodes as started under it costs the app's main thread under a second and draws none of them (deeper than a delegation chain goes)", async () => {
-  const { nodes, steps, worstMs } = await runStepper('40000');
-  assert.ok(worstMs < 1_000, `the main thread went ${Math.round(worstMs)} ms without a turn`);
+/**
+ * The CPU a hostile task cost this process beyond a task of one plain step: under `limitMs`. The
+ * plain task pays the rest of a task (its worker's spawn, its frames), which is not what is measured.
+ */
+async function costsUnder(hostile: { cpuMs: number }, limitMs: number): Promise<void> {
+  const plain = await runStepper('1');
+  const extraMs = hostile.cpuMs - plain.cpuMs;
+  console.log(`# the hostile task: ${Math.round(hostile.cpuMs)} ms of CPU, a plain one ${Math.round(plain.cpuMs)} ms`);
+  assert.ok(extraMs < limitMs, `the hostile task cost ${Math.round(extraMs)} ms of CPU more than a plain one (${Math.round(hostile.cpuMs)} against ${Math.round(plain.cpuMs)} ms)`);
+}
+
+test("a worker's step naming 40,000 nodes as started under it costs the app's process under a second of CPU more than a plain step and draws none of them (deeper than a delegation chain goes)", async () => {
+  const hostile = await runStepper('40000');
+  const { nodes, steps } = hostile;
+  // Before: 3.3 s of main thread (each name added looked through every node before it).
+  await costsUnder(hostile, 1_000);
   assert.deepEqual(
     nodes.map((n) => n.name),
     ['stepper-0'],
@@ -106,8 +115,9 @@ test('a step naming as deep a chain as the broker allows is drawn, each name und
 });
 
 test(`steps naming 2,000 nodes one by one: the tree holds ${MAX_NODES_PER_TASK} nodes and says once that it draws no more; each event is the node it added`, async () => {
-  const { nodes, snapshotNodes, worstMs } = await runStepper('1*2000');
-  assert.ok(worstMs < 1_000, `the main thread went ${Math.round(worstMs)} ms without a turn`);
+  const hostile = await runStepper('1*2000');
+  const { nodes, snapshotNodes } = hostile;
+  await costsUnder(hostile, 1_000);
   assert.equal(nodes.length, MAX_NODES_PER_TASK + 1, `${nodes.length} node events`);
   const notes = nodes.filter((n) => n.name.includes(' '));
   assert.equal(notes.length, 1, JSON.stringify(notes));
