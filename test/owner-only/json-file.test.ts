@@ -24,7 +24,8 @@ test('a fifo planted at the path is refused at once, not read (the read held the
     import { OwnerOnlyJsonFile } from ${JSON.stringify(new URL('../../main/owner-only/index.ts', import.meta.url).href)};
     const file = new OwnerOnlyJsonFile(${JSON.stringify(path)}, { label: 'test file', contents: 'numbers', kind: 'a test file', schema: { safeParse: (d) => ({ success: true, data: d }) }, refuse: (m) => new Error(m) });
     try { file.read(); console.log('read'); } catch (err) { console.log('refused:', err.message); }`;
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000 });
+  // A hang guard: the old read blocked for ever; 60 s leaves a loaded machine time to start tsx.
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(child.signal, null, `the read returned (it was killed by ${child.signal}: blocked on the fifo)`);
   assert.match(child.stdout, /refused: test file .* is not a regular file/, child.stderr);
 });

@@ -205,7 +205,8 @@ describe('binding under the start lock', () => {
       server.close();
       console.log('bound');
     })`;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { timeout: 15_000, encoding: 'utf8' });
+    // A hang guard: the old lock taker spun for ever; 60 s leaves a loaded machine time to start tsx.
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { timeout: 60_000, encoding: 'utf8' });
     assert.equal(child.signal, null, 'the lock taker finished (not killed at the timeout)');
     assert.equal(child.stdout.trim(), 'bound', child.stderr);
     assert.ok(!existsSync(`${path}.lock`) && lstatOrNull(`${path}.lock`) === null, 'the lock is released');
