@@ -121,11 +121,13 @@ function ended(pid: number): boolean {
 }
 
 /**
- * Whether `pid` ends within two seconds. A process we did not start cannot be waited for: the
+ * Whether `pid` ends within 30 seconds. A process we did not start cannot be waited for: the
  * signal it was sent has been sent (the call returned), and its death is the kernel's to finish.
+ * A hang guard, not a speed check: what the callers watch is a `sleep 600` left running when it
+ * was not signalled, which 30 s still tells apart, and a loaded machine may take seconds to reap.
  */
 export async function endsSoon(pid: number): Promise<boolean> {
-  const deadline = Date.now() + 2_000;
+  const deadline = Date.now() + 30_000;
   while (!ended(pid)) {
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setImmediate(resolve));
