@@ -43,3 +43,24 @@ export function whyAncestorsOpen(path: string, uid: number): string | undefined 
   }
   return undefined;
 }
+
+/**
+ * Why `folder` is not a folder only this user could have changed, or `undefined`: the one rule
+ * for a folder whose contents are trusted (the examples' build folder, the transpile cache, where
+ * a lock vouches for a component). It is itself a folder, not a link (a link is nobody's folder:
+ * whoever may write beside it can point it elsewhere), of `uid`'s, writable by nobody else, and
+ * every folder above it passes `whyAncestorsOpen`. It only judges: nothing is changed.
+ */
+export function whyFolderChainOpen(folder: string, uid: number): string | undefined {
+  let st: Stats;
+  try {
+    st = lstatSync(folder);
+  } catch (err) {
+    return `${folder} cannot be checked (${(err as Error).message})`;
+  }
+  if (st.isSymbolicLink()) return `${folder} is a symbolic link`;
+  if (!st.isDirectory()) return `${folder} is not a folder`;
+  const why = whyOpenToOthers(st, uid);
+  if (why) return `${folder} ${why}`;
+  return whyAncestorsOpen(folder, uid);
+}

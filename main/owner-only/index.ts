@@ -9,5 +9,5 @@ export { assertSocketPathFits, maxSocketPathBytes, socketPathFits } from './sock
 export { bindRefusal, clearStaleSocket } from './stale-socket.js';
 export { bindOwnSocket } from './socket-bind.js';
 export { MAX_JSON_FILE_BYTES, OwnerOnlyJsonFile, repeatedValue, type OwnerOnlyJsonFileOptions } from './json-file.js';
-export { whyAncestorsOpen, whyOpenToOthers } from './closed-to-others.js';
+export { whyAncestorsOpen, whyFolderChainOpen, whyOpenToOthers } from './closed-to-others.js';
 export { readRegularFile, readRegularFileSync, type RegularFileLimits, type RegularFileRead } from './regular-file.js';

@@ -4,7 +4,7 @@ import { lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { currentUid, whyAncestorsOpen } from '../owner-only/index.js';
+import { currentUid, whyFolderChainOpen } from '../owner-only/index.js';
 import { PluginLoadError } from './errors.js';
 import { ownFile, ownFolder } from './own-files.js';
 import { checkComponentNames } from './inspect/component-names.js';
@@ -207,8 +207,9 @@ export class ComponentCache {
       if (st.uid !== uid) refuse(`${folder} is owned by another user (uid ${st.uid})`);
       if ((st.mode & 0o077) !== 0) chmodSync(folder, 0o700);
     }
-    const why = whyAncestorsOpen(this.dir, uid);
-    if (why) refuse(`is inside ${why}`);
+    // owner-only's one rule for a trusted folder: transpiled/ and every folder above it.
+    const why = whyFolderChainOpen(dir, uid);
+    if (why) refuse(`is not this user's alone: ${why}`);
     return dir;
   }
 

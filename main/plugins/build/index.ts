@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { chmod, cp, lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { currentUid, userCacheDir, whyOpenToOthers } from '../../owner-only/index.js';
+import { currentUid, readRegularFileSync, userCacheDir, whyFolderChainOpen, whyOpenToOthers } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
@@ -222,8 +222,11 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   const cacheDir = options.cacheDir ?? join(userCacheDir(), 'chatty-gateway', 'examples');
   const modulesDir = join(cacheDir, 'modules');
   await mkdir(modulesDir, { recursive: true, mode: 0o755 });
-  // The trusted build folder: see `closedToOthers` (itself only: each example is closed below).
-  if (!(await closedToOthers(modulesDir, { within: false }))) throw new PluginLoadError(`${modulesDir} is not this user's: the examples are not built into it`);
+  // The trusted build folder (a lock entry pinned to sources vouches for what is built in it):
+  // this user's, not a link, writable by nobody else, and so is every folder above it. Refused,
+  // not closed in place: whoever could write there may already have put their own code in it.
+  const why = process.platform === 'win32' ? undefined : whyFolderChainOpen(modulesDir, currentUid());
+  if (why) throw new PluginLoadError(`${why}: the examples are not built into ${modulesDir} (remove it, or chmod go-w the folder named, and start again)`);
   const exclude = new Set(options.exclude ?? ['template']);
   const names = readdirSync(source, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !exclude.has(e.name) && existsSync(join(source, e.name, 'module.toml')))
@@ -240,7 +243,8 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     // Built already, and nobody else could have written in it since: used as it is. A copy found
     // open to others (an older gateway's, under umask 002) is built anew, not closed in place: a
     // group member may have rewritten its component meanwhile, and the lock would vouch for it.
-    if (readStamp(to) === stamp && (await closedToOthers(to, { lookOnly: true }))) continue;
+    // Judged before its stamp is read, and the stamp read never waiting: in an open copy a FIFO may be there.
+    if ((await isOwnOnly(to)) && readStamp(to) === stamp) continue;
     const buildOne = async (): Promise<string> => {
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
       const tmp = `${to}.tmp-${process.pid}`;
@@ -252,7 +256,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await build(tmp);
       await writeFile(join(tmp, BUILD_STAMP), stamp);
       // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
-      if (!(await closedToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
+      if (!(await closeToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
       await rm(to, { recursive: true, force: true });
       await rename(tmp, to);
       return to;
@@ -271,38 +275,49 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
 }
 
 /**
- * Takes the group's and others' write bits off `path` and, unless `within` is false, everything in
- * it (the examples' build folder; an example's built copy, all of it): a lock entry pinned to
- * sources pre-grants only a component nobody else could have put there (grants/store.ts,
- * `builtByUs`), and its file grants reach into the copy (json-tools' data/), so a build under
- * umask 002 would otherwise leave the examples asking a person for what their lock grants, or a
- * group member writing where the lock vouches. Judged by the one owner-only rule,
- * `whyOpenToOthers`. Symbolic links are left as they are (they have no modes of their own, and
- * chmod would reach what they lead to). False when something in it is another user's: it cannot
- * be closed. With `lookOnly` nothing is changed: false as soon as something is open (a copy found
- * so is built anew, not trusted).
+ * Whether only this user could have written `path` and everything in it: each is this user's and
+ * writable by nobody else (owner-only's rule, `whyOpenToOthers`). A link at `path` itself is no
+ * copy of ours (whoever could write beside it may point it anywhere): false, and it is built anew
+ * (`rm` removes the link, not what it leads to). A link inside is judged by its own owner (links
+ * have no modes). Only judges: an open copy is built anew, never closed in place (a group member
+ * may have rewritten its component while it was open, and the lock would vouch for it).
  */
-async function closedToOthers(path: string, { within = true, lookOnly = false }: { within?: boolean; lookOnly?: boolean } = {}): Promise<boolean> {
-  if (process.platform === 'win32') return true; // no owner bits to take off
-  const st = await lstat(path);
-  if (st.isSymbolicLink()) return true;
-  if (whyOpenToOthers(st, currentUid()) !== undefined) {
-    if (lookOnly || st.uid !== currentUid()) return false;
-    await chmod(path, st.mode & 0o7755);
-  }
-  if (!within || !st.isDirectory()) return true;
+async function isOwnOnly(path: string, top = true): Promise<boolean> {
+  if (process.platform === 'win32') return true; // no owner bits to judge
+  const st = await lstat(path).catch(() => undefined); // missing: nothing built yet
+  if (st === undefined) return false;
+  if (st.isSymbolicLink()) return !top && st.uid === currentUid();
+  if (whyOpenToOthers(st, currentUid()) !== undefined) return false;
+  if (!st.isDirectory()) return true;
   for (const entry of await readdir(path)) {
-    if (!(await closedToOthers(join(path, entry), { lookOnly }))) return false;
+    if (!(await isOwnOnly(join(path, entry), false))) return false;
   }
   return true;
 }
 
-function readStamp(dir: string): string | undefined {
-  try {
-    return readFileSync(join(dir, BUILD_STAMP), 'utf8');
-  } catch {
-    return undefined;
+/**
+ * Takes the group's and others' write bits off a fresh build folder of ours and everything in it:
+ * it was copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout),
+ * and json-tools' lock entry grants reading its data/. Links are left as they are (chmod would
+ * reach what they lead to). False when something in it is another user's: it cannot be closed.
+ */
+async function closeToOthers(path: string): Promise<boolean> {
+  if (process.platform === 'win32') return true; // no owner bits to take off
+  const st = await lstat(path);
+  if (st.uid !== currentUid()) return false;
+  if (st.isSymbolicLink()) return true;
+  if (whyOpenToOthers(st, currentUid()) !== undefined) await chmod(path, st.mode & 0o7755);
+  if (!st.isDirectory()) return true;
+  for (const entry of await readdir(path)) {
+    if (!(await closeToOthers(join(path, entry)))) return false;
   }
+  return true;
+}
+
+/** The build stamp in `dir`, read as owner-only reads a file others may have put there: at most 4 KiB of a regular file, never a link, never waited on. */
+function readStamp(dir: string): string | undefined {
+  const read = readRegularFileSync(join(dir, BUILD_STAMP), { maxBytes: 4096 });
+  return read.ok ? read.bytes.toString('utf8') : undefined;
 }
 
 /** The short form of `sourcesDigest` the build stamp keeps (32 hex digits). */

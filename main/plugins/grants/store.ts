@@ -1,6 +1,7 @@
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, isAbsolute, sep } from 'node:path';
-import { ownFile, ownFolder } from '../own-files.js';
+import { currentUid, readRegularFileSync, whyFolderChainOpen } from '../../owner-only/index.js';
+import { ownFile } from '../own-files.js';
 import { BUILD_STAMP, sourcesDigest } from '../build/source-digest.js';
 import { sameAsk } from './asks.js';
 import { plainGrantCommand } from './refusal.js';
@@ -139,20 +140,16 @@ function builtByUs(folder: string | undefined, component: string): boolean {
   if (folder === undefined) return false;
   const real = realPathOrNothing(component)[0];
   if (real === undefined) return false;
-  const ownOnly = (path: string, kind: 'file' | 'folder'): boolean => {
-    try {
-      const st = lstatSync(path);
-      return kind === 'file' ? ownFile(st) : ownFolder(st);
-    } catch {
-      return false;
-    }
-  };
-  if (!ownOnly(real, 'file')) return false;
-  for (let at = dirname(real); ; at = dirname(at)) {
-    if (!ownOnly(at, 'folder')) return false;
-    if (at === folder) return true;
-    if (dirname(at) === at) return false; // not inside the folder after all
+  const rel = relative(folder, real);
+  if (rel === '' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false; // not inside the folder after all
+  let st;
+  try {
+    st = lstatSync(real);
+  } catch {
+    return false;
   }
+  // The file, then owner-only's one rule for a trusted folder: its folder and every folder above.
+  return ownFile(st) && (process.platform === 'win32' || whyFolderChainOpen(dirname(real), currentUid()) === undefined);
 }
 
 /** `[real path]`, or `[]` for a folder that does not exist (yet): nothing is in it. */
@@ -166,12 +163,10 @@ function realPathOrNothing(path: string): string[] {
 
 /** The sources digest of `dir` if its component was built from them (build stamp), else `''`. */
 function builtFromSources(dir: string): string {
-  let stamp: string;
-  try {
-    stamp = readFileSync(join(dir, BUILD_STAMP), 'utf8');
-  } catch {
-    return '';
-  }
+  // Read as ensureExamplesBuilt reads it: a small regular file, never a link, never waited on.
+  const read = readRegularFileSync(join(dir, BUILD_STAMP), { maxBytes: 4096 });
+  if (!read.ok) return '';
+  const stamp = read.bytes.toString('utf8');
   const digest = sourcesDigest(dir);
   return stamp.endsWith(`:${digest.slice('sha256:'.length, 'sha256:'.length + 32)}`) ? digest : '';
 }
