@@ -149,7 +149,8 @@ test('suspend: stopped and continued while it waits (a job-control shell puts th
   process.kill(Number(pid), 'SIGCONT');
   process.kill(s.scriptPid, 'SIGCONT');
   // In line mode a "y" typed before a prompt appeared would reach it whole with the Enter typed after.
-  for (const deadline = Date.now() + 5_000; !keyByKey(); await delay(20)) {
+  // A hang guard: not set back, the terminal stays in line mode for good; 30 s leaves a loaded machine time.
+  for (const deadline = Date.now() + 30_000; !keyByKey(); await delay(20)) {
     assert.ok(Date.now() < deadline, `still in line mode after SIGCONT:\n${execFileSync('stty', ['-F', tty!, '-a'], { encoding: 'utf8' })}`);
   }
   s.type('y\r');
