@@ -56,7 +56,10 @@ test('no fd 3 from a broker (run by hand): one line saying fd 3 is not a socket,
 });
 
 test('a refused hello: one line with the broker\'s reason, exit 1', async () => {
-  const shared = await withParticipantSocket(home);
+  // The worker's process starts after the connection is made: on a loaded CI machine that took
+  // longer than the socket's default 5 s for a first line, which then closed the connection
+  // unanswered (EPIPE on the hello). The hello is what is tested here, not that timeout.
+  const shared = await withParticipantSocket(home, { helloTimeoutMs: 120_000 });
   const socket = new Socket();
   await new Promise<void>((resolve, reject) => socket.connect(shared.path, resolve).once('error', reject));
   try {

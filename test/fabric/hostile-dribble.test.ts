@@ -14,16 +14,22 @@ import { heldAfterGc } from './held-after-gc.js';
 import { childArgs, newFabric } from './helpers.js';
 
 test('a line written one byte per read costs the broker about its bytes, not a buffer per read', async () => {
-  const round = 20_000;
+  const round = 4_000; // a buffer kept per read would be ~760 KB of them: well past the bound below
   let reads = 0;
-  const opened = await openConnection('dribble', process.execPath, childArgs('dribble.ts', String(round)), {
+  // Paced: each byte waits for the test's word that a read took the one before (a loaded CI machine
+  // let the child write on unscheduled, and the broker read 2,635 times for 20,000 bytes).
+  const opened = await openConnection('dribble', process.execPath, childArgs('dribble.ts', String(round), 'paced', '100'), {
     ...newFabric(),
     log: () => {},
-    onSpawn: (child) => child.stdio[3]!.on('data', () => reads++),
+    onSpawn: (child) =>
+      child.stdio[3]!.on('data', () => {
+        reads++;
+        child.stdin!.write('k');
+      }),
   });
   try {
     const reports = createInterface({ input: opened.child.stdout! })[Symbol.asyncIterator]();
-    await reports.next(); // the first round: every structure of the connection is made by now
+    await reports.next(); // the first round (100 bytes): every structure of the connection is made by now
     const before = heldAfterGc();
     const readsBefore = reads;
     opened.child.stdin!.write('\n');
@@ -31,7 +37,7 @@ test('a line written one byte per read costs the broker about its bytes, not a b
     const grown = heldAfterGc() - before;
     const perRead = (reads - readsBefore) / round;
     // Each read a buffer of its own kept as a piece of the line: ~190 bytes per byte read alone
-    // (3.8 MB here). Copied into owned buffers: the bytes and a 16 KiB buffer's rounding.
+    // (760 KB here). Copied into owned buffers: the bytes and a 16 KiB buffer's rounding.
     assert.ok(perRead > 0.15, `the broker read ${(round * perRead).toFixed(0)} times for ${round} bytes: too few reads for this test to tell`);
     assert.ok(grown < 256 * 1024, `the unfinished line grew the broker by ${grown} bytes for ${round} bytes in ${reads - readsBefore} reads`);
     assert.equal(opened.connection.isOpen, true);
