@@ -37,11 +37,18 @@ export const MAX_LOG_BYTES_PER_CALL = 1 * MIB;
 export const MAX_LOG_LINES_PER_CALL = 1000;
 /**
  * What one module may log a second, across its calls and engine starts, after a burst of one
- * call's whole `MAX_LOG_BYTES_PER_CALL` (a client calling in a loop would otherwise get 1 MiB into
- * the log per call): about 10 GiB a day at most, where the per-call budget alone allowed a GiB a
- * second of calls.
+ * call's whole budget (a client calling in a loop would otherwise get 1 MiB into the log per
+ * call): each line is charged its message's bytes plus `LOG_LINE_COST`, so about 10 GiB a day at
+ * most however the guest cuts its lines, where the per-call budget alone allowed a GiB a second
+ * of calls.
  */
 export const MAX_LOG_BYTES_PER_SECOND = 128 * 1024;
+/**
+ * What a log line costs beyond its message: each is a record in the gateway's log
+ * (`chatty-gateway plugins [<name up to 64>] <level>: ` and a newline, under 100 bytes), so one-byte
+ * or empty lines are no way around `MAX_LOG_BYTES_PER_SECOND`.
+ */
+export const LOG_LINE_COST = 128;
 /**
  * The largest single string a guest may hand a host import (a log line before it is cut, an LLM
  * prompt, a path): larger ones trap the call instead of being copied onto the worker's heap.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ModuleHandle } from '../../main/plugins/index.js';
 import { LogRate } from '../../main/plugins/handle/log-rate.js';
-import { MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_SECOND } from '../../main/plugins/limits.js';
+import { MAX_LOG_BYTES_PER_SECOND } from '../../main/plugins/limits.js';
 import { monotonicMs } from '../../main/plugins/worker/call-channel.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 
@@ -34,8 +34,8 @@ describe("a module's log lines per second", () => {
     const seconds = (monotonicMs() - started) / 1000;
     const lines = fx.logs.slice(from).filter((l) => l.fields?.['module'] === 'hostile');
     const guestBytes = lines.filter((l) => l.fields?.['source'] === 'guest').reduce((n, l) => n + Buffer.byteLength(l.message), 0);
-    // One call's whole budget (and a line) at once, then the per-second budget.
-    const allowed = MAX_LOG_BYTES_PER_CALL + MAX_LOG_BYTES + Math.ceil(seconds) * MAX_LOG_BYTES_PER_SECOND;
+    // One call's whole budget (its bytes, its lines' cost, and a line) at once, then the per-second budget.
+    const allowed = new LogRate(monotonicMs).burstBytes + Math.ceil(seconds) * MAX_LOG_BYTES_PER_SECOND;
     assert.ok(guestBytes <= allowed, `${guestBytes} bytes of guest log lines in ${seconds.toFixed(1)} s (at most ${allowed})`);
     const notices = lines.filter((l) => /over the module's budget/.test(l.message));
     assert.ok(notices.length >= 1, 'the drop is said');
@@ -45,7 +45,7 @@ describe("a module's log lines per second", () => {
 
   it('a burst, then so much a second; drops said at most once a second, with their count (a fake clock)', () => {
     let now = 0;
-    const rate = new LogRate(() => now, 10, 100);
+    const rate = new LogRate(() => now, 10, 100, 0); // bytes alone here: the line cost has its own test (log-rate-lines)
     assert.deepEqual(rate.admit(60), { pass: true });
     assert.deepEqual(rate.admit(40), { pass: true });
     const first = rate.admit(1);

@@ -1,12 +1,13 @@
-import { MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_SECOND } from '../limits.js';
+import { LOG_LINE_COST, MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_SECOND, MAX_LOG_LINES_PER_CALL } from '../limits.js';
 
 /**
  * A module's log lines over time, across its calls and its engine starts: the worker holds each
  * call (and each start) to `MAX_LOG_BYTES_PER_CALL`, but a client calling in a loop picks how many
  * calls there are, and every call was a new budget. Here, on the main thread, a token bucket: a
- * module may log a burst of one call's whole budget (and one line more: the worker's own note that
- * it dropped lines of that call), and `MAX_LOG_BYTES_PER_SECOND` a second after that; a line that
- * does not fit is dropped. Drops are said at most once a second, with
+ * module may log a burst of one call's whole budget (its bytes and its lines, and one line more:
+ * the worker's own note that it dropped lines of that call), and `MAX_LOG_BYTES_PER_SECOND` a
+ * second after that. Each line costs its bytes plus `lineCost` (a record in the log whatever its
+ * length: the guest picks how it cuts its lines); a line that does not fit is dropped. Drops are said at most once a second, with
  * how many (`admit` hands back the notice to log).
  */
 export class LogRate {
@@ -18,17 +19,20 @@ export class LogRate {
   constructor(
     private readonly now: () => number,
     readonly bytesPerSecond = MAX_LOG_BYTES_PER_SECOND,
-    readonly burstBytes = MAX_LOG_BYTES_PER_CALL + MAX_LOG_BYTES,
+    readonly burstBytes = MAX_LOG_BYTES_PER_CALL + MAX_LOG_LINES_PER_CALL * LOG_LINE_COST + MAX_LOG_BYTES + LOG_LINE_COST,
+    readonly lineCost = LOG_LINE_COST,
   ) {
     this.tokens = burstBytes;
     this.filledAt = now();
   }
 
   /**
-   * Whether a line of `bytes` (UTF-8) may be logged now (`pass`), or is dropped; a drop may come
-   * with the warning to log in its place (`notice`), at most one a second.
+   * Whether a line of `messageBytes` (UTF-8) may be logged now (`pass`), charged those bytes plus
+   * `lineCost`, or is dropped; a drop may come with the warning to log in its place (`notice`), at
+   * most one a second.
    */
-  admit(bytes: number): { pass: true } | { pass: false; notice?: string } {
+  admit(messageBytes: number): { pass: true } | { pass: false; notice?: string } {
+    const bytes = messageBytes + this.lineCost;
     const now = this.now();
     this.tokens = Math.min(this.burstBytes, this.tokens + ((now - this.filledAt) / 1000) * this.bytesPerSecond);
     this.filledAt = now;
@@ -43,7 +47,7 @@ export class LogRate {
     this.dropped = 0;
     return {
       pass: false,
-      notice: `dropped ${count} log line(s) over the module's budget (${this.burstBytes} bytes at once, then ${this.bytesPerSecond} bytes a second, across its calls); said at most once a second`,
+      notice: `dropped ${count} log line(s) over the module's budget (${this.burstBytes} bytes at once, then ${this.bytesPerSecond} bytes a second, across its calls, each line counted ${this.lineCost} bytes more than its message); said at most once a second`,
     };
   }
 }
