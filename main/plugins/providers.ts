@@ -47,7 +47,12 @@ export interface SessionInfo {
 export interface BillingProvider {
   /** `signal`: as `LlmRequest.signal`. */
   acquireSession(request: { module: string; estimatedTokens: bigint; signal: AbortSignal }): SessionInfo | Promise<SessionInfo>;
-  reportUsage(request: { module: string; inputTokens: bigint; outputTokens: bigint; signal: AbortSignal }): void | Promise<void>;
+  /**
+   * No signal: a usage report is the ledger's record of tokens already spent, not an answer
+   * anyone waits for, so it is always made, even for a call cancelled meanwhile or an engine that
+   * has ended.
+   */
+  reportUsage(request: { module: string; inputTokens: bigint; outputTokens: bigint }): void | Promise<void>;
 }
 
 export interface Providers {
@@ -114,7 +119,7 @@ export async function runProvider(
       return info.data;
     }
     if (method === 'report-usage') {
-      await providers.billing.reportUsage({ module, inputTokens: args[0] as bigint, outputTokens: args[1] as bigint, signal });
+      await providers.billing.reportUsage({ module, inputTokens: args[0] as bigint, outputTokens: args[1] as bigint });
       return undefined;
     }
   }
