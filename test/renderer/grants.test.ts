@@ -129,7 +129,8 @@ describe('the grant popover (Chromium, real bridge host and grant desk)', () => 
       await page.keyboard.press('Space');
       assert.deepEqual(waitingPlugins(), ['second-plugin'], 'the second still waits');
       await setGuard(page, 600);
-      await page.waitForSelector('#popover[data-armed="true"]', { timeout: 10_000 });
+      // A hang guard: a popover never armed waits for good; 30 s leaves a loaded machine's Chromium time.
+      await page.waitForSelector('#popover[data-armed="true"]', { timeout: 30_000 });
       await page.click('#popover .deny');
       assert.equal(await second.outcome, 'denied');
       assert.deepEqual(app.problems(page), []);
