@@ -20,13 +20,14 @@ export interface ShownText {
  * U+2000–U+200A, U+3000…), every default-ignorable code point (what a font may draw as nothing:
  * the Hangul fillers, the combining grapheme joiner, the variation selectors, the Khmer invisible
  * vowels U+17B4/U+17B5, the Mongolian selectors U+180B–U+180F), the Braille blank, the Khitan small
- * script filler U+16FE4 (drawn blank, yet not default-ignorable), and U+FFFC (the object
+ * script filler U+16FE4 and the musical null notehead U+1D159 (each drawn blank, yet not
+ * default-ignorable; `test/plugins/blank-glyphs.test.ts` holds the known blank glyphs), and U+FFFC (the object
  * replacement, drawn as nothing or a box). `\n` and `\t` are structure a reader sees, and
  * are kept (the lookahead).
  */
 const HIDDEN_CLASS =
   '(?![\\n\\t ])[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Zl}\\p{Zp}\\p{Zs}\\p{Default_Ignorable_Code_Point}' +
-  '\\u034F\\u115F\\u1160\\u2800\\u3164\\uFFA0\\uFFFC\\u{16FE4}\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
+  '\\u034F\\u115F\\u1160\\u2800\\u3164\\uFFA0\\uFFFC\\u{16FE4}\\u{1D159}\\uFE00-\\uFE0F\\u{E0100}-\\u{E01EF}]';
 const HIDDEN_ALL = new RegExp(HIDDEN_CLASS, 'gu');
 
 /** Where each character to label lies in `raw`, in order, each once: hidden characters and look-alikes (look-alikes.ts). */
