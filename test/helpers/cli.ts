@@ -154,12 +154,12 @@ export function watchOutput(child: ChildProcessWithoutNullStreams, stream: NodeJ
 export interface PtyScreen {
   /** The screen as it reads: `\r\n` as new lines, a row erased (`\r`, erase-line) to be written over gone. */
   screen(): string;
-  /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after `seconds` (or when the child exits first). */
+  /** Waits until the screen, after `from` characters, holds `text`; returns where it ends. Fails, showing the screen, after `seconds` (or when the child exits first): a hang guard, 2 minutes by default, since a loaded CI machine took over a minute to start a child. */
   until(text: string, from?: number): Promise<number>;
 }
 
 /** Watches `child`'s stdout (a pty's output: its stdout and stderr in one); `ended` is `exited(child)`. */
-export function ptyScreen(child: ChildProcessWithoutNullStreams, ended: Promise<unknown>, seconds = 20): PtyScreen {
+export function ptyScreen(child: ChildProcessWithoutNullStreams, ended: Promise<unknown>, seconds = 120): PtyScreen {
   child.stdout.setEncoding('utf8');
   const out = watchOutput(child, child.stdout, ended);
   const screen = (): string => out.text().replaceAll('\r\n', '\n').replace(/[^\n]*\r\x1b\[K/g, '');
