@@ -494,8 +494,14 @@ export class Broker {
     }
     return this.runVirtual(virtual!, placed, task, onEvent, progress, toAbortSignal(signal)).then(
       (outcome) => {
-        releaseSlot!(); // once the worker and everything it started are reaped
-        return this.invokeResult(caller, text, outcome, signal, rootCall);
+        // Once the worker and everything it started are reaped, and its answer is queued for its
+        // caller: an answer waiting for room (a caller that stopped reading) keeps the slot, so
+        // what waits for non-reading callers is bounded by the worker caps, as a participant's is.
+        const result = this.invokeResult(caller, text, outcome, signal, rootCall);
+        const queued = answer?.answerNow(result);
+        if (queued) queued.then(releaseSlot!, releaseSlot!);
+        else releaseSlot!();
+        return result;
       },
       (err: unknown) => {
         releaseSlot!();
