@@ -35,5 +35,13 @@ export function checkCustomPageUrl(url: string): void {
   if (scheme === undefined) throw new Error(`${what} is not a URL`);
   checkCustomScheme(scheme, what);
   // The host as written (Node keeps a custom scheme's host as it is, Chromium would not).
-  checkCustomHost(/^[^:]*:\/\/([^/?#]*)/.exec(url)?.[1] ?? '', what);
+  const host = /^[^:]*:\/\/([^/?#]*)/.exec(url)?.[1] ?? '';
+  checkCustomHost(host, what);
+  // The bridge compares the committed URL with pageUrl exactly: a path Chromium would rewrite
+  // (`app://chatty` committed as `app://chatty/`, `./` and `../` resolved, escapes normalised)
+  // would never be the page, and the window would leave it at its first load.
+  const rest = url.slice(`${scheme}://${host}`.length);
+  const segments = /^([^?]*)(?:\?[A-Za-z0-9._~!$&()*+,;=:@/?-]*)?$/.exec(rest)?.[1]?.split('/').slice(1);
+  const plain = segments !== undefined && rest.startsWith('/') && segments.every((segment, i) => (segment === '' ? i === segments.length - 1 : /^[A-Za-z0-9._~!$&()*+,;=:@-]+$/.test(segment) && segment !== '.' && segment !== '..'));
+  if (!plain) throw new Error(`${what} is not written as Chromium will commit it: give a path from / of plain names (no . or .. segments, no empty ones, no escapes, no fragment), like ${scheme}://${host}/index.html`);
 }
