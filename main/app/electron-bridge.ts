@@ -22,15 +22,22 @@ export interface BridgedWebContents {
     handle(channel: string, listener: (event: BridgeInvokeEvent, payload: unknown) => Promise<unknown>): void;
     removeHandler(channel: string): void;
   };
-  readonly mainFrame: unknown;
+  /** The top frame (Electron's `WebFrameMain`): its URL is what the bridge judges the page by. */
+  readonly mainFrame: { readonly url: string };
   isDestroyed(): boolean;
   /** Whether the page's renderer process is gone (a bridge attached then asks nobody there until it loads). */
   isCrashed(): boolean;
   send(channel: string, payload: unknown): void;
-  /** `did-navigate`'s listener gets the URL the top frame committed (Electron's second argument). */
-  on(event: 'did-navigate', listener: (event: unknown, url: string) => void): unknown;
+  /** The top frame committed a document: its URL and HTTP status (Electron's arguments). */
+  on(event: 'did-navigate', listener: (event: unknown, url: string, httpResponseCode: number) => void): unknown;
+  /** A same-document navigation (a hash router, `history.pushState`), of the top frame when `isMainFrame`. */
+  on(event: 'did-navigate-in-page', listener: (event: unknown, url: string, isMainFrame: boolean) => void): unknown;
+  /** A load failed; with `isMainFrame` and any error but ERR_ABORTED the top frame is an error page. */
+  on(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
   on(event: 'render-process-gone', listener: () => void): unknown;
-  off(event: 'did-navigate', listener: (event: unknown, url: string) => void): unknown;
+  off(event: 'did-navigate', listener: (event: unknown, url: string, httpResponseCode: number) => void): unknown;
+  off(event: 'did-navigate-in-page', listener: (event: unknown, url: string, isMainFrame: boolean) => void): unknown;
+  off(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
   off(event: 'render-process-gone' | 'destroyed', listener: () => void): unknown;
   once(event: 'destroyed', listener: () => void): unknown;
 }
@@ -157,10 +164,10 @@ interface WindowHumanity {
 /**
  * Binds a BridgeHost to the window's webContents; returns the function that only takes the
  * listeners and handlers off again. Who ends what: the window closing ends the host
- * (`host.close()`), then `humanity.leave()` and `forget()`; a crash, or the top frame committing
- * any URL but `pageUrl`, takes the window away (`host.pageGone()`, `humanity.leave()`) until a
- * `did-navigate` to `pageUrl` gives it back (`host.attachWindow()`, `humanity.join()`, the host
- * taking the root and desk again).
+ * (`host.close()`), then `humanity.leave()` and `forget()`; a crash, or the top frame anywhere but
+ * at `pageUrl` with a document that is no error (another URL, a fragment, a 404, a failed load),
+ * takes the window away (`host.pageGone()`, `humanity.leave()`) until the top frame is the page
+ * again (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
  */
 function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void): () => void {
   for (const channel of host.invokeChannels) {
@@ -177,28 +184,44 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // Whether there is a page to ask is whether the host has a window: it is attached below, and
   // only a crash or leaving the page takes it away while these listeners are on (a close ends the
   // host, and its events).
-  const pageGone = (reason: string): void => {
+  const noPageToAsk = (reason: string): void => {
     if (!host.hasWindow) return;
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
     // the bridge before this one, or is denied at once: never sent to a page that cannot answer.
     host.pageGone(reason);
     humanity.leave();
   };
-  const onCrash = (): void => pageGone('the window crashed');
-  // `did-navigate`: the top frame committed a new document (a reload). Not `did-start-navigation`,
-  // which Electron fires before `will-navigate` can cancel the navigation: a refused navigation
-  // must not deny what waits while the page stays. In-page navigations are `did-navigate-in-page`.
-  // A document at another URL (the app's own loadURL: every call from it is refused) is no page
-  // to ask, as a crashed one.
-  const onNavigation = (_event: unknown, url: string): void => {
-    if (url !== pageUrl) return pageGone(`the window left its page for ${url}`);
-    host.windowReset('the window was reloaded');
+  const onCrash = (): void => noPageToAsk('the window crashed');
+  // Whether the top frame is the page that can answer is judged in one place, by the frame: at
+  // exactly `pageUrl` (a fragment too is another URL: the page's own calls from there are refused)
+  // and its document not an error (a 404, a failed load). Any other top frame is no page to ask,
+  // as a crashed one, until it is the page again. `newDocument`: a document was committed (a
+  // reload: what the page showed is gone); a same-document navigation loses nothing.
+  const judgeTopFrame = (newDocument: boolean, failure?: string): void => {
+    const url = contents.mainFrame.url;
+    if (failure !== undefined) return noPageToAsk(failure);
+    if (url !== pageUrl) return noPageToAsk(`the window left its page for ${url}`);
+    if (newDocument) host.windowReset('the window was reloaded');
     if (host.hasWindow) return;
     // The page is back (after a crash, or from another page): it is the human again, the newest.
     host.attachWindow(send);
     humanity.join();
     host.takeRoot();
     host.takeDesk();
+  };
+  // `did-navigate`: the top frame committed a new document. Not `did-start-navigation`, which
+  // Electron fires before `will-navigate` can cancel the navigation: a refused navigation must not
+  // deny what waits while the page stays.
+  const onNavigation = (_event: unknown, url: string, httpResponseCode: number): void =>
+    judgeTopFrame(true, httpResponseCode >= 400 ? `the window's page ${url} answered ${httpResponseCode}` : undefined);
+  const onInPageNavigation = (_event: unknown, _url: string, isMainFrame: boolean): void => {
+    if (isMainFrame) judgeTopFrame(false);
+  };
+  // ERR_ABORTED (-3): the load was cancelled (a refused navigation, one superseded); the document
+  // before it stays. Any other failure of the top frame commits an error page.
+  const ERR_ABORTED = -3;
+  const onFailedLoad = (_event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean): void => {
+    if (isMainFrame && errorCode !== ERR_ABORTED) judgeTopFrame(true, `the window's load of ${validatedURL} failed (${errorDescription})`);
   };
   // The window is gone for good: the host stops answering and hearing the gateway (its edge rows,
   // decisions, plugin changes), as a detach does; else each window closed left a live host behind.
@@ -210,11 +233,15 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   host.attachWindow(send);
   if (contents.isCrashed()) onCrash(); // crashed before the attach: nobody to ask until it loads
   contents.on('did-navigate', onNavigation);
+  contents.on('did-navigate-in-page', onInPageNavigation);
+  contents.on('did-fail-load', onFailedLoad);
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);
   return () => {
     if (contents.isDestroyed()) return;
     contents.off('did-navigate', onNavigation);
+    contents.off('did-navigate-in-page', onInPageNavigation);
+    contents.off('did-fail-load', onFailedLoad);
     contents.off('render-process-gone', onCrash);
     contents.off('destroyed', onDestroyed);
     for (const channel of host.invokeChannels) contents.ipc.removeHandler(channel);

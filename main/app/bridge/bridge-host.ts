@@ -122,9 +122,10 @@ type Pending =
  * Window lifecycle (electron-bridge.ts calls these): `attachWindow(send)` when the window exists,
  * and again when a crashed page is loaded again; `windowReset(reason)` when its page reloads or
  * navigates (every waiting approval is denied, every waiting question withdrawn, since nobody is
- * looking at them any more); `pageGone(reason)` when its page crashes (the same, and from then on
- * approvals are denied and questions refused at once until `attachWindow` again); `close()` when
- * the window closes or the bridge is detached (`pageGone()`, and the host ends for good).
+ * looking at them any more); `pageGone(reason)` when there is no page to ask: it crashed, or the
+ * top frame is not the page (another URL, a fragment, an error document) (the same, and from then
+ * on approvals are denied and questions refused at once until `attachWindow` again); `close()`
+ * when the window closes or the bridge is detached (`pageGone()`, and the host ends for good).
  */
 export class BridgeHost {
   private readonly root: RootTransport;
@@ -249,10 +250,11 @@ export class BridgeHost {
   }
 
   /**
-   * There is no page to ask: it crashed (electron-bridge.ts), or `close()` (the window closed, the
-   * bridge taken off it). As a reset, the page (if it is still there) told of each request
-   * withdrawn, and nothing is sent, approvals denied and questions refused at once, until a window
-   * is attached again (`attachWindow`: the crashed page loaded again).
+   * There is no page to ask: it crashed or the top frame left it (electron-bridge.ts), or
+   * `close()` (the window closed, the bridge taken off it). As a reset, the window told of each
+   * request withdrawn (the page, or the app's own page it went to: its ids and payloads, nothing it
+   * could answer), and nothing is sent, approvals denied and questions refused at once, until a
+   * window is attached again (`attachWindow`: the page loaded again).
    */
   pageGone(reason = 'the window was closed'): void {
     this.windowReset(reason, true);
