@@ -2,11 +2,11 @@
 // this package's renderer files (the demo page, the `./renderer` module, the display rule), all
 // served by one handler with the CSP and the other headers of app-protocol.ts. Free of Electron:
 // `handleAppProtocol` takes the session, and test/app drives the handler with plain `Request`s.
-import { join } from 'node:path';
 import { checkCustomHost, checkCustomScheme } from './custom-origin.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { servePagesFolder } from './pages-guard.js';
-import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, appPathname, serveAppFile, serveAppRequest, type AppOrigin, type AppResponse } from './app-protocol.js';
+import { APP_CONTENT_TYPES, APP_HOST, APP_SCHEME, APP_SCHEME_PRIVILEGES, readPackageFiles, serveAppRequest, type AppOrigin } from './app-protocol.js';
+import { readServedFolder } from './served-files.js';
 
 /** The window's origin: `app://chatty`. */
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
@@ -47,16 +47,8 @@ function parseOrigin(origin: string | undefined): AppOrigin {
 
 export { PACKAGE_ROOT, preloadPath } from './package-root.js';
 
-/** One plain file name, directly in the pages folder: no sub-folders, no dot files, no escapes. */
-const PAGE_FILE = /^\/([A-Za-z0-9_-][A-Za-z0-9._-]*)\.(html|css|m?js|svg|png)$/;
-
-/** The file of the app's `pages` folder an `app:` URL names, or undefined. */
-function pageFile(url: string, pages: string, origin: AppOrigin): { path: string; contentType: string } | undefined {
-  const pathname = appPathname(url, origin);
-  const match = pathname === undefined ? null : PAGE_FILE.exec(pathname);
-  const type = match ? APP_CONTENT_TYPES[match[2] ?? ''] : undefined;
-  return match && type ? { path: join(pages, `${match[1]}.${match[2]}`), contentType: type } : undefined;
-}
+/** One plain file name, directly in the pages folder: no sub-folders, no dot files (the extension is group 1). */
+const PAGE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*\.(html|css|m?js|svg|png)$/;
 
 export interface AppPagesOptions {
   /**
@@ -76,27 +68,21 @@ export interface AppPagesOptions {
 }
 
 /**
- * Answers one `app:` request: a file of the app's `pages` folder (`pages` is the real path
- * `servePagesFolder` checked: the only way in, so no request reads a folder nobody checked), else
- * one of the package's renderer files (app-protocol.ts's allow-list: `out/renderer/…`, the demo
- * page…); 404 for anything else, 405 for a method other than GET and HEAD. Every page comes with
- * the CSP.
+ * The handler for `session.protocol.handle('app', …)`. It serves what it read when it was made
+ * (served-files.ts): the files of the app's `pages` folder (`app://chatty/<name>`, from the real
+ * path `servePagesFolder` checked) and this package's allow-listed renderer files (app-protocol.ts:
+ * `out/renderer/…`, the demo page…); 404 for anything else, 405 for a method other than GET and
+ * HEAD. Every page comes with the CSP.
  */
-async function answerOn(origin: AppOrigin, request: { url: string; method: string }, pages: string | undefined): Promise<AppResponse> {
-  const page = pages === undefined ? undefined : pageFile(request.url, pages, origin);
-  // Not in the pages folder: the package's files are tried (and a 404 or 405 comes from there).
-  const served = page && (request.method === 'GET' || request.method === 'HEAD') ? await serveAppFile(page.path, page.contentType, request.method, { oneName: true }) : undefined;
-  return served ?? serveAppRequest(request, PACKAGE_ROOT, origin);
-}
-
-/** The handler for `session.protocol.handle('app', …)`. */
 export function appProtocolHandler(options: AppPagesOptions = {}): (request: Request) => Promise<Response> {
   const origin = parseOrigin(options.origin); // a bad origin fails here, at start, not at the first request
-  // Never in the agents' workspace; served from the real path checked, not through links again.
+  // Never in the agents' workspace; read from the real path checked, once.
   const pages = options.pages === undefined ? undefined : servePagesFolder(options.pages);
+  const files = readPackageFiles(PACKAGE_ROOT);
+  if (pages !== undefined) readServedFolder({ real: pages, urlPrefix: '', names: PAGE_NAME }, APP_CONTENT_TYPES, files);
   return async (request) => {
-    const answer = await answerOn(origin, { url: request.url, method: request.method }, pages);
-    if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}`);
+    const answer = serveAppRequest({ url: request.url, method: request.method }, files, origin);
+    if (answer.status !== 200) options.log?.(`app protocol: ${answer.status} ${request.url}${answer.why === undefined ? '' : ` (${answer.why})`}`);
     const body = typeof answer.body === 'string' ? answer.body : Uint8Array.from(answer.body);
     return new Response(body, { status: answer.status, headers: answer.headers });
   };

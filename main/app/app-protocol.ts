@@ -1,11 +1,11 @@
 // The `app:` protocol that serves the renderer's files, decided here without Electron (main.ts
-// binds `serveAppRequest` with `protocol.handle`). A custom protocol rather than `file:`: the page
+// binds it with `protocol.handle`, app-pages.ts). A custom protocol rather than `file:`: the page
 // gets an origin of its own (`app://chatty`, so `'self'` in the CSP means our files and nothing
 // else on the disk), its responses carry the CSP as a header (`file:` responses have no headers to
 // set, and `session.webRequest.onHeadersReceived` does not see them), and only the renderer's own
 // files can be fetched: never a path outside the allow-list below.
-import { join } from 'node:path';
-import { readRegularFile } from '../owner-only/regular-file.js';
+import { realpathSync } from 'node:fs';
+import { emptyServedFiles, readServedFolder, realFolderInside, type ServedFiles } from './served-files.js';
 import { CONTENT_SECURITY_POLICY } from './window-options.js';
 
 export const APP_SCHEME = 'app';
@@ -42,14 +42,16 @@ export const APP_CONTENT_TYPES: Readonly<Record<string, string>> = {
  * compiled page scripts (`out/renderer-demo/<name>.js`), and the public renderer modules they
  * import: `out/renderer/<name>.js`, `out/renderer/approvals/<name>.js` and the display rule,
  * `out/main/display/<name>.js` (browser modules with no Node imports; nothing else of out/main).
- * A plain name in each folder; no sources, no source maps, nothing else of the package.
+ * A plain name in each folder; no sources, no source maps, nothing else of the package. Read into
+ * memory once (`readPackageFiles`), as the pages folder is.
  */
 const NAME = '[A-Za-z0-9_-][A-Za-z0-9._-]*';
-const ALLOWED: readonly RegExp[] = [
-  new RegExp(`^renderer-demo/${NAME}\\.(html|css|svg|png)$`),
-  new RegExp(`^out/renderer-demo/${NAME}\\.(js)$`),
-  new RegExp(`^out/renderer/(?:approvals/)?${NAME}\\.(js)$`),
-  new RegExp(`^out/main/display/${NAME}\\.(js)$`),
+const PACKAGE_FOLDERS: readonly { folder: string; names: RegExp }[] = [
+  { folder: 'renderer-demo', names: new RegExp(`^${NAME}\\.(html|css|svg|png)$`) },
+  { folder: 'out/renderer-demo', names: new RegExp(`^${NAME}\\.(js)$`) },
+  { folder: 'out/renderer', names: new RegExp(`^${NAME}\\.(js)$`) },
+  { folder: 'out/renderer/approvals', names: new RegExp(`^${NAME}\\.(js)$`) },
+  { folder: 'out/main/display', names: new RegExp(`^${NAME}\\.(js)$`) },
 ];
 
 export interface AppAsset {
@@ -63,14 +65,11 @@ export function appAsset(url: string, origin: AppOrigin = DEFAULT_ORIGIN): AppAs
   const pathname = appPathname(url, origin);
   if (pathname === undefined) return undefined;
   const path = pathname.replace(/^\//, '');
-  for (const allowed of ALLOWED) {
-    const match = allowed.exec(path);
-    if (match) {
-      const contentType = APP_CONTENT_TYPES[match[1] ?? ''];
-      return contentType === undefined ? undefined : { path, contentType };
-    }
-  }
-  return undefined;
+  const slash = path.lastIndexOf('/');
+  const folder = PACKAGE_FOLDERS.find((f) => f.folder === path.slice(0, slash));
+  const match = folder?.names.exec(path.slice(slash + 1));
+  const contentType = match ? APP_CONTENT_TYPES[match[1] ?? ''] : undefined;
+  return contentType === undefined ? undefined : { path, contentType };
 }
 
 /**
@@ -111,46 +110,35 @@ export interface AppResponse {
 }
 
 /**
- * Answers one `app:` request from the files under `root` (the package root): 200 with the file
- * and the security headers, 404 for anything not on the allow-list or not there, 405 for a method
- * other than GET or HEAD.
+ * This package's allow-listed files under `root` (the package root), read into memory now
+ * (served-files.ts): each served folder's real path is resolved once and must lie in `root`'s.
  */
-export async function serveAppRequest(request: { url: string; method: string }, root: string, origin: AppOrigin = DEFAULT_ORIGIN): Promise<AppResponse> {
-  const plain = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
-  if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: plain, body: 'method not allowed' };
-  const asset = appAsset(request.url, origin);
-  const served = asset && (await serveAppFile(join(root, ...asset.path.split('/')), asset.contentType, request.method));
-  return served ?? { status: 404, headers: plain, body: 'not found' };
+export function readPackageFiles(root: string): ServedFiles {
+  const realRoot = realpathSync(root);
+  const files = emptyServedFiles();
+  for (const { folder, names } of PACKAGE_FOLDERS) {
+    const real = realFolderInside(realRoot, folder);
+    if (real !== undefined) readServedFolder({ real, urlPrefix: `/${folder}`, names }, APP_CONTENT_TYPES, files);
+  }
+  return files;
 }
 
-/** The largest file served on `app:`: a page, a script, an image; anything bigger is refused (404). */
-export const MAX_APP_FILE_BYTES = 16 * 1024 * 1024;
-
-/** How `serveAppFile` judges a file beyond being regular, unlinked and small enough. */
-export interface AppFileRule {
-  /**
-   * Refuse a file with more than one name (a hard link): a page file linked into the agents'
-   * workspace is rewritten by a plain write there. Not for the package's own files: pnpm's store
-   * hard-links every file it installs.
-   */
-  oneName?: boolean;
-}
-
-/** 200 with the file at `path` and the security headers (no body for HEAD), or undefined when it cannot be served. */
-export async function serveAppFile(path: string, contentType: string, method: string, rule: AppFileRule = {}): Promise<AppResponse | undefined> {
-  const body = await readAppFile(path, rule);
-  if (body === undefined) return undefined;
-  return { status: 200, headers: appResponseHeaders(contentType), body: method === 'HEAD' ? '' : body };
-}
+const PLAIN_HEADERS = { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' };
 
 /**
- * The file at `path` when it is a regular file of at most MAX_APP_FILE_BYTES, read through the one
- * descriptor that was checked (owner-only/regular-file.ts). Its own name may not be a link
- * (O_NOFOLLOW: a page file linked into the agents' workspace would be theirs to write), and a fifo
- * is opened without waiting for a writer and then refused: else each request for it held a thread
- * of libuv's pool. With `rule.oneName`, a file with a second name anywhere (st_nlink > 1) is refused too.
+ * Answers one `app:` request from `files` (read at start: `readPackageFiles`, the pages folder's):
+ * 200 with the file and the security headers (no body for HEAD), 404 for anything not among them
+ * (with why, when the file was there but refused), 405 for a method other than GET or HEAD.
  */
-async function readAppFile(path: string, rule: AppFileRule): Promise<Uint8Array | undefined> {
-  const read = await readRegularFile(path, { maxBytes: MAX_APP_FILE_BYTES, oneName: rule.oneName === true });
-  return read.ok ? read.bytes : undefined;
+export function serveAppRequest(request: { url: string; method: string }, files: ServedFiles, origin: AppOrigin = DEFAULT_ORIGIN): AppResponse & { why?: string } {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return { status: 405, headers: PLAIN_HEADERS, body: 'method not allowed' };
+  const pathname = appPathname(request.url, origin);
+  const file = pathname === undefined ? undefined : files.files.get(pathname);
+  if (file === undefined) {
+    const why = pathname === undefined ? undefined : files.refused.get(pathname);
+    return { status: 404, headers: PLAIN_HEADERS, body: 'not found', ...(why === undefined ? {} : { why }) };
+  }
+  return { status: 200, headers: appResponseHeaders(file.contentType), body: request.method === 'HEAD' ? '' : file.bytes };
 }
+
+export { MAX_APP_FILE_BYTES } from './served-files.js';

@@ -6,15 +6,20 @@ export interface RegularFileLimits {
   readonly maxBytes: number;
   /** Refuse a link at the path itself (O_NOFOLLOW): a file linked in from somewhere others write. Default true. */
   readonly noFollow?: boolean;
-  /** Refuse a file with a second name (st_nlink > 1, `several-names`): a hard link from where others write. Default false. */
+  /**
+   * Refuse a file with a second name (st_nlink > 1, `several-names`): a hard link from where others
+   * write. Default false. It sees only a name that is there at the read: a write through a second
+   * name removed before it is not seen (the app: scheme reads its files once at start instead,
+   * main/app/served-files.ts), and installers that deduplicate by hard links (pnpm, Nix) trip it.
+   */
   readonly oneName?: boolean;
 }
 
 /**
  * What reading a file gave: its bytes, or why there are none. `missing` (ENOENT), `link` (a
  * symbolic link at the path, with `noFollow`), `not-regular` (a fifo, a socket, a device, a folder),
- * `too-large` (its size over `maxBytes`), `unreadable` (any other
- * failure, `message` saying it).
+ * `too-large` (its size over `maxBytes`), `several-names` (st_nlink > 1, with `oneName`),
+ * `unreadable` (any other failure, `message` saying it).
  */
 export type RegularFileRead =
   | { readonly ok: true; readonly bytes: Buffer }

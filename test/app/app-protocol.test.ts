@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { APP_PAGE_URL, APP_SCHEME_PRIVILEGES, appAsset, serveAppRequest } from '../../main/app/app-protocol.js';
+import { APP_PAGE_URL, APP_SCHEME_PRIVILEGES, appAsset, readPackageFiles, serveAppRequest } from '../../main/app/app-protocol.js';
 import { CONTENT_SECURITY_POLICY } from '../../main/app/window-options.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,7 +22,8 @@ writeFileSync(join(root, 'out', 'renderer-demo', 'app.js.map'), '{}');
 writeFileSync(join(root, 'out', 'main', 'index.js'), 'secret');
 writeFileSync(join(root, 'package.json'), '{}');
 
-const get = (url: string): ReturnType<typeof serveAppRequest> => serveAppRequest({ url, method: 'GET' }, root);
+// Read anew at each request here: the tests add files as they go (the app reads them once, at start).
+const get = (url: string): ReturnType<typeof serveAppRequest> => serveAppRequest({ url, method: 'GET' }, readPackageFiles(root));
 
 test('the page, its styles and the compiled renderer scripts are served with the CSP header', async () => {
   const page = await get(APP_PAGE_URL);
@@ -70,8 +71,8 @@ test('nothing outside the allow-list is served: sources, maps, other code, trave
 
 test('a file on the allow-list that is not there is a 404; a method other than GET or HEAD a 405', async () => {
   assert.equal((await get('app://chatty/renderer-demo/missing.css')).status, 404);
-  assert.equal((await serveAppRequest({ url: APP_PAGE_URL, method: 'POST' }, root)).status, 405);
-  const head = await serveAppRequest({ url: APP_PAGE_URL, method: 'HEAD' }, root);
+  assert.equal((await serveAppRequest({ url: APP_PAGE_URL, method: 'POST' }, readPackageFiles(root))).status, 405);
+  const head = await serveAppRequest({ url: APP_PAGE_URL, method: 'HEAD' }, readPackageFiles(root));
   assert.equal(head.status, 200);
   assert.equal(head.body, '');
 });

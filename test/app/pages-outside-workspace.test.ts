@@ -150,7 +150,7 @@ test("attaching a bridge is refused when the workspace holds this package's own 
   }
 });
 
-test("a page file with a second name (hard-linked into the agents' workspace) is not served: a plain write there would rewrite the page", async () => {
+test("a page file with a second name (hard-linked into the agents' workspace) and written there is served as it was read at start", async () => {
   const base = folder('hard-link', 'workspace', 'pages');
   const workspace = join(base, 'workspace');
   const pages = join(base, 'pages');
@@ -161,7 +161,7 @@ test("a page file with a second name (hard-linked into the agents' workspace) is
   const handler = appProtocolHandler({ pages });
   linkSync(join(pages, 'page.js'), join(workspace, 'notes.js')); // one approved `ln` naming the page
   writeFileSync(join(workspace, 'notes.js'), "/* an agent's script */"); // then plain writes in the workspace
-  const answers = await Promise.all(['page.js', 'index.html'].map(async (name) => (await handler(new Request(`app://chatty/${name}`))).status));
+  const answers = await Promise.all(['page.js', 'index.html'].map(async (name) => Buffer.from(await (await handler(new Request(`app://chatty/${name}`))).arrayBuffer()).toString()));
   detach();
-  assert.deepEqual(answers, [404, 200]);
+  assert.deepEqual(answers, ['/* the app page */', '<script src="page.js"></script>']);
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { APP_HOST, APP_SCHEME, serveAppRequest } from '../../main/app/app-protocol.js';
+import { APP_HOST, APP_SCHEME, readPackageFiles, serveAppRequest } from '../../main/app/app-protocol.js';
 import { REPO_ROOT } from './cli.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -57,7 +57,7 @@ export function builtApp(): string {
  * scripts) by path, served plainly, without the app's headers.
  */
 export async function serveDemo(extraPages: Record<string, string> = {}): Promise<{ base: string; server: Server }> {
-  const root = builtApp();
+  const files = readPackageFiles(builtApp());
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const extra = extraPages[path];
@@ -66,13 +66,9 @@ export async function serveDemo(extraPages: Record<string, string> = {}): Promis
       res.end(extra);
       return;
     }
-    void serveAppRequest({ url: `${APP_SCHEME}://${APP_HOST}${path}`, method: req.method ?? 'GET' }, root).then(
-      (answer) => {
-        res.writeHead(answer.status, answer.headers);
-        res.end(answer.body);
-      },
-      () => res.writeHead(500).end(),
-    );
+    const answer = serveAppRequest({ url: `${APP_SCHEME}://${APP_HOST}${path}`, method: req.method ?? 'GET' }, files);
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
