@@ -1,7 +1,9 @@
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
-import { fromHome, wordPlace, type ConfigPlaces } from './gateway-config.js';
+import { wordPlace, type ConfigPlaces } from './gateway-config.js';
+import { fromHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
+import { braceWords } from './brace-words.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
@@ -214,15 +216,27 @@ function deeper(at: Where): Where {
   return { ...at, depth: at.depth + 1 };
 }
 
-/** The tags of a write to `target`: of its text and, when links are followed, of where it lands (`hooks -> .git/hooks`). */
+/**
+ * The tags of a write to `target`: of its text and, when links are followed, of where it lands
+ * (`hooks -> .git/hooks`). A target bash makes several words of (`{a,.config/x}`) is each of them.
+ */
 function writeTags(target: string, at: Where): DangerTag[] {
   let tags = at.written.read.get(target);
   if (tags !== undefined) return tags;
-  tags = pathTags(target, at.workspace);
+  const each = braceWords(target);
+  if (each === undefined) tags = [...new Set<DangerTag>([...pathTags(target, at.workspace), 'unread-landing', ...(at.config !== undefined ? ['gateway-config' as const] : [])])];
+  else if (each.length > 1) tags = [...new Set(each.flatMap((word) => oneWriteTags(word, at)))];
+  else tags = oneWriteTags(target, at);
+  at.written.read.set(target, tags);
+  return tags;
+}
+
+function oneWriteTags(target: string, at: Where): DangerTag[] {
+  let tags = pathTags(target, at.workspace);
   // `~/x` too: the gateway's own home (the user's), so that a write there is followed to where it lands.
   const placed = at.followLinks ? (placePath(target, at.workspace).path ?? fromHome(target)) : undefined;
-  // The gateway's own files, or a folder holding one: as asked here, where the links take it below.
-  if (placed !== undefined && at.config?.reaches(placed, true) === true) tags = [...tags, 'gateway-config'];
+  // The gateway's own files, or a folder holding one: as asked here (a glob: any it could match), where the links take it below.
+  if (placed !== undefined && at.config?.reaches(placed) === true) tags = [...tags, 'gateway-config'];
   if (placed !== undefined && at.written.landingsLeft <= 0) {
     // Past the budget, where it lands is not read: it could be anywhere. A tag of its own, which no
     // filter drops (chmod's drops outside-workspace) and no rule names (`cp /tmp/x *` names outside-workspace): a person is asked.
@@ -233,9 +247,9 @@ function writeTags(target: string, at: Where): DangerTag[] {
     // Not read (a `..` after a part that does not exist or cannot be read): a person is asked, no rule approves it.
     if (lands === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
     else if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
-    if (lands !== undefined && at.config?.reaches(lands, true) === true) tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
+    // Where it lands, or a second name of one (a hard link: the same inode under another path).
+    if (lands !== undefined && (at.config?.reaches(lands) === true || at.config?.isSecondName(lands) === true)) tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
   }
-  at.written.read.set(target, tags);
   return tags;
 }
 
@@ -248,9 +262,9 @@ function isLong(arg: string, name: string): boolean {
   return bare === name || (bare.length >= 3 && bare.startsWith('--') && name.startsWith(bare));
 }
 
-/** The files named by the options that say where a program writes: `curl -o F`, `-oF`, `wget -O F`, `--output=F`, `cp -t DIR`. */
+/** The files named by the options that say where a program writes: `curl -o F`, `-oF`, `wget -O F`, `--output=F`, `cp -t DIR`, `sort -oF`. */
 function optionWrites(program: string, args: string[]): string[] {
-  const letters = DOWNLOADERS.has(program) ? 'oO' : ['cp', 'mv', 'ln', 'install'].includes(program) ? 't' : '';
+  const letters = DOWNLOADERS.has(program) ? 'oO' : ['cp', 'mv', 'ln', 'install'].includes(program) ? 't' : program === 'sort' ? 'o' : '';
   const targets: string[] = [];
   args.forEach((arg, i) => {
     const long = OUTPUT_OPTIONS.exec(arg);
@@ -273,11 +287,25 @@ function isDevice(target: string): boolean {
   return /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(target) || /^&?\d+$/.test(target);
 }
 
-/** Whether a word of a command names one of the gateway's own files (read as written: every word, so no link is followed). */
+/**
+ * Whether a word of a command names one of the gateway's own files (read as written, so no link
+ * is followed): every word, the value glued to an option (`-o.config/…`, `--file=…`), each word
+ * of its braces, a glob by any file it could match. A folder holding one counts too (`tar -C
+ * .config/chatty`), unless it is the workspace or a folder above it (`grep -r x .` writes nothing).
+ */
 function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: string | undefined): boolean {
   return words.some((word) => {
-    const place = wordPlace(word, workspace);
-    return place !== undefined && config.reaches(place, false);
+    const glued = /^--[^=]+=(.+)$/.exec(word)?.[1] ?? /^-[A-Za-z0-9](.+)$/.exec(word)?.[1];
+    return [word, ...(glued !== undefined ? [glued] : [])].some((text) => {
+      const each = braceWords(text);
+      if (each === undefined) return true; // could be any word
+      return each.some((one) => {
+        const place = wordPlace(one, workspace);
+        if (place === undefined) return false;
+        const above = workspace !== undefined && (place === workspace || workspace.startsWith(place === '/' ? '/' : `${place}/`));
+        return above ? config.names(place) : config.reaches(place);
+      });
+    });
   });
 }
 

@@ -8,38 +8,68 @@
  * holds the rules). Such a request is tagged `gateway-config`, which no rule's text names: a
  * person is asked, and told what it touches.
  */
-import { homedir } from 'node:os';
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { fromHome } from './home-path.js';
 import { landing } from './sensitive-paths.js';
 
-/** The places a request must not reach unasked: each file as given and where its links lead, compared without case (errs toward tagging). */
+/**
+ * The places a request must not reach unasked: each file as given and where its links lead,
+ * compared without case (errs toward tagging), and each file's device and inode, which a second
+ * name (a hard link: `ln ~/.config/chatty/approvals.json notes.json`) shares.
+ */
 export class ConfigPlaces {
   private readonly places: readonly string[];
+  private readonly inodes: ReadonlySet<string>;
 
   constructor(files: readonly string[]) {
     const places = new Set<string>();
+    const inodes = new Set<string>();
     for (const file of files) {
       const given = resolve(file);
       places.add(comparable(given));
       // Where a write of it lands (`~/.config -> dotfiles/config`): the request's paths are compared after their own links too.
       const real = landing(given);
       if (real !== undefined) places.add(comparable(real));
+      const id = inode(given);
+      if (id !== undefined) inodes.add(id);
     }
     this.places = [...places];
+    this.inodes = inodes;
   }
 
   get empty(): boolean {
     return this.places.length === 0;
   }
 
+  /** Whether absolute `path` is one of the files (a word merely named: `grep -r x .` names the folder, not the file). */
+  names(path: string): boolean {
+    return this.matched(path, false);
+  }
+
   /**
-   * Whether absolute `path` is one of the files, or (`folders`, for a path written) a folder that
-   * holds one: removing, moving, replacing or opening up the folder reaches the file (`rm -rf
-   * ~/.config/chatty`, `chmod 777 …`). A word merely named (`grep -r x .`) counts for the files only.
+   * Whether absolute `path` is one of the files or a folder that holds one: removing, moving,
+   * replacing or opening up the folder reaches the file (`rm -rf ~/.config/chatty`, `chmod 777 …`).
    */
-  reaches(path: string, folders: boolean): boolean {
+  reaches(path: string): boolean {
+    return this.matched(path, true);
+  }
+
+  /** Whether the file at `path` (links followed) is one of the files under another name: the same device and inode. */
+  isSecondName(path: string): boolean {
+    const id = this.inodes.size > 0 ? inode(path) : undefined;
+    return id !== undefined && this.inodes.has(id);
+  }
+
+  /** `path` may be a shell glob (`chatt[y]/approvals.js?n`): then each place it could match counts. */
+  private matched(path: string, folders: boolean): boolean {
     const at = comparable(resolve(path));
-    return this.places.some((place) => place === at || (folders && place.startsWith(at === '/' ? '/' : `${at}/`)));
+    if (!/[*?[]/.test(at)) return this.places.some((place) => place === at || (folders && place.startsWith(at === '/' ? '/' : `${at}/`)));
+    const pattern = at.split('/').map(globPart);
+    return this.places.some((place) => {
+      const parts = place.split('/');
+      return (pattern.length === parts.length || (folders && pattern.length < parts.length)) && pattern.every((part, i) => part.test(parts[i]!));
+    });
   }
 }
 
@@ -48,12 +78,31 @@ function comparable(path: string): string {
 }
 
 /**
- * `target` as an absolute path when it names the home folder (`~/x`, `$HOME/x`, `${HOME}/x`): the
- * gateway's own home, the user's whose files these are. Undefined for any other spelling.
+ * One part of a path as the shell matches it against a name: `*` any characters, `?` one, `[…]`
+ * one (any, erring toward a match), and a leading `.` only by a pattern that starts with one.
  */
-export function fromHome(target: string): string | undefined {
-  const m = /^(~|\$HOME|\$\{HOME\})(\/.*)?$/.exec(target);
-  return m ? `${homedir()}${m[2] ?? ''}` : undefined;
+function globPart(part: string): RegExp {
+  let source = part.startsWith('.') ? '' : '(?!\\.)';
+  for (let i = 0; i < part.length; i++) {
+    const c = part[i]!;
+    if (c === '*') source += '.*';
+    else if (c === '?') source += '.';
+    else if (c === '[' && part.indexOf(']', i + 2) > 0) {
+      source += '.';
+      i = part.indexOf(']', i + 2);
+    } else source += c.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 's');
+}
+
+/** The device and inode of the file at `path` (links followed), when there is one. */
+function inode(path: string): string | undefined {
+  try {
+    const stat = statSync(path, { bigint: true });
+    return stat.isFile() ? `${stat.dev}:${stat.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,7 +1,9 @@
 import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { dangerTags } from './danger.js';
 import type { ConfigPlaces } from './gateway-config.js';
+import { fromHome } from './home-path.js';
 import { coversLanding, namesEveryTag, proposals } from './match.js';
 import { asWritten, landing, placePath } from './sensitive-paths.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
@@ -44,23 +46,35 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true, config });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
-  const written = kind === 'write' && placed.path !== undefined && !danger.includes('unread-landing') ? asWritten(commandOrPath, real) : undefined;
-  const lands = written !== undefined ? landing(written) : undefined;
+  // A home spelling (`~/x`, `$HOME/x`) too: it has no `path` (outside any workspace), but it lands somewhere all the same.
+  const written = kind === 'write' && !danger.includes('unread-landing') ? asWritten(commandOrPath, real) : undefined;
+  const asked = placed.path ?? (written !== undefined ? homeAsked(commandOrPath) : undefined);
+  const landed = written !== undefined ? landing(written) : undefined;
+  const lands = landed !== asked ? landed : undefined;
   // Shown with code points (and never remembered) when any of what is shown hides a character.
   // What a rule is matched against: where it lands too, when a link takes it elsewhere (`coversLanding`).
-  const subject = { kind, command_or_path: commandOrPath, workspace: real, path: placed.path, lands: lands !== placed.path ? lands : undefined };
+  const subject = { kind, command_or_path: commandOrPath, workspace: real, path: placed.path, lands };
   const hidden = hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat)) || (lands !== undefined && hasHidden(lands));
   return {
     ...(task !== undefined ? { task } : {}),
     ...(real !== undefined ? { workspace: real } : {}),
     ...(placed.path !== undefined ? { path: placed.path } : {}),
-    ...(lands !== undefined && lands !== placed.path ? { lands } : {}),
+    ...(lands !== undefined ? { lands } : {}),
     ...(outside !== undefined ? { outside } : {}),
     hidden,
     danger,
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
     proposals: hidden ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),
   };
+}
+
+/** A home spelling's path with its home folder's links followed (`/home -> /usr/home`): where it lands when nothing below the home is a link. */
+function homeAsked(target: string): string | undefined {
+  const home = fromHome(target);
+  if (home === undefined) return undefined;
+  const slash = target.indexOf('/');
+  const root = fromHome(slash < 0 ? target : target.slice(0, slash));
+  return root === undefined ? home : resolve(realPath(root), slash < 0 ? '.' : `.${target.slice(slash)}`);
 }
 
 function realPath(path: string): string {

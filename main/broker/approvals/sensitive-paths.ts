@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, posix, relative, resolve } from 'node:path';
+import { fromHome } from './home-path.js';
 import type { DangerTag } from './types.js';
 
 /** Files a shell reads on its own at start: a write there runs later, unasked. */
@@ -24,9 +25,9 @@ export interface PlacedPath {
   outside?: boolean;
 }
 
-/** `target` resolved against `workspace`: `~` and `$HOME` count as outside any workspace. */
+/** `target` resolved against `workspace`: a home spelling (`~`, `$HOME`, `fromHome`) counts as outside any workspace. */
 export function placePath(target: string, workspace: string | undefined): PlacedPath {
-  if (/^(~|\$HOME|\$\{HOME\})(\/|$)/.test(target)) return { outside: true };
+  if (fromHome(target) !== undefined) return { outside: true };
   if (workspace === undefined) return isAbsolute(target) ? { path: resolve(target) } : {};
   const path = resolve(workspace, target);
   const rel = relative(workspace, path);
@@ -59,7 +60,8 @@ export function pathTags(target: string, workspace: string | undefined): DangerT
  * still after the part it steps back from (`d/../x`, `d` a link: the kernel follows `d` first).
  */
 export function asWritten(target: string, workspace: string | undefined): string | undefined {
-  if (/^(~|\$HOME|\$\{HOME\})(\/|$)/.test(target)) return undefined;
+  const home = fromHome(target);
+  if (home !== undefined) return home;
   if (isAbsolute(target)) return target;
   return workspace === undefined ? undefined : `${workspace}/${target}`;
 }

@@ -1,4 +1,5 @@
 import { parse, type ParseEntry } from 'shell-quote';
+import { braceWords } from './brace-words.js';
 import { readShellText, type ShellText } from './shell-text.js';
 
 /**
@@ -166,7 +167,10 @@ export function readCommands(given: string, depth = 0): ReadCommands {
 
 /**
  * The words of `text` when it is one simple command and nothing else: no pipe, list, redirection,
- * substitution, variable, new line or comment; undefined otherwise. What a `prefix` rule may match.
+ * substitution, variable, glob (`*`, `?`, `[…]`), brace expansion (`{a,b}`, `{1..9}`), new line
+ * or comment; undefined otherwise. What a `prefix` rule may match: a person who remembered `cp *`
+ * saw words, not a pattern the shell turns into other words (`approvals.js[o]n`). A `[` or a
+ * brace pair is refused even quoted (errs toward asking).
  */
 let lastSimple: { text: string; words: readonly string[] | undefined } | undefined;
 export function isSimpleCommand(text: string): readonly string[] | undefined {
@@ -177,6 +181,8 @@ export function isSimpleCommand(text: string): readonly string[] | undefined {
 
 function simpleCommandWords(text: string): string[] | undefined {
   if (/[\n\r`]|\$[({A-Za-z_0-9@*#?$!-]/.test(text)) return undefined;
+  // shell-quote reports `*` and `?` as globs, but gives `[…]` and `{…,…}` back as plain words.
+  if (/[[\]]/.test(text) || braceWords(text)?.length !== 1) return undefined;
   let entries: ParseEntry[];
   try {
     entries = parse(text, keepVariables);

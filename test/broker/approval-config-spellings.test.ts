@@ -1,0 +1,115 @@
+/**
+ * Other spellings of a write of the gateway's own files, and of a write from home, than the ones
+ * 7e80e79 read. Each was approved unasked by a rule a person plausibly remembered:
+ * - a bracket glob (`approvals.js[o]n`, which the shell expands once the file exists), bash's braces
+ *   (`{notes.json,.config/chatty/plugin-grants.json}`), an option glued to its value (`sort -oFILE`)
+ *   or a folder option (`tar -C .config/chatty`): shell-quote gives `[…]` and `{…}` back as plain
+ *   words, so a `cp`/`ln`/`tar`/`sort` prefix covered them and no word named the file as written;
+ * - a second name of the rules file (a hard link in the workspace): a `**` glob approved its write,
+ *   which rewrites the live rules file;
+ * - a write spelt `~/x` or `$HOME/x` had no `lands`: an exact rule remembered when it was a plain
+ *   file approved it once a link took it to `~/.ssh/authorized_keys`.
+ * Real gateway, real workers; `serve`'s home is a temporary folder.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { LocalRunner, ProtocolGateway, type ApprovalRequest, type NewApprovalRule } from '../../main/index.js';
+import { ModuleRegistry } from '../../main/plugins/index.js';
+import { AGENT, plan, splitJson } from './helpers.js';
+
+let home = '';
+const savedHome = process.env['HOME'];
+before(() => {
+  home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-config-spellings-')));
+  mkdirSync(join(home, '.config', 'chatty'), { recursive: true });
+  for (const folder of ['proj', 'notes', '.ssh']) mkdirSync(join(home, folder));
+  writeFileSync(join(home, '.ssh', 'authorized_keys'), 'ssh-ed25519 AAAA… me\n');
+  process.env['HOME'] = home; // `~` is the gateway's home: this one
+});
+after(() => {
+  if (savedHome === undefined) delete process.env['HOME'];
+  else process.env['HOME'] = savedHome;
+  rmSync(home, { recursive: true, force: true });
+});
+
+const rulesFile = (): string => join(home, '.config', 'chatty', 'approvals.json');
+
+/** Each request put by a worker in `workspace` to a gateway holding `rules` (made first by `setUp`): the verdicts, and what a person was asked (each denied). */
+async function ask(workspace: string, rules: NewApprovalRule['match'][], kind: 'exec' | 'write', requests: string[], setUp = (): void => {}): Promise<{ verdicts: string[]; asked: ApprovalRequest[] }> {
+  const registry = new ModuleRegistry({ cacheDir: join(home, 'cache'), logger: { log() {} }, grants: { file: join(home, '.config', 'chatty', 'plugin-grants.json'), locks: [] } });
+  const runner = new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), AGENT], reapGraceMs: 1_000 });
+  const gateway = new ProtocolGateway(registry, {
+    runtimeDir: join(home, '.cache', 'chatty-run'),
+    approvals: { file: rulesFile() },
+    broker: { cancelGraceMs: 1_000, log: () => {}, root: { workspaceRoot: workspace } },
+  }).withVirtualAgent('coder', runner);
+  await gateway.start();
+  try {
+    const asked: ApprovalRequest[] = [];
+    gateway.transport().onApproval((request) => {
+      asked.push(request);
+      return 'denied';
+    });
+    for (const match of rules) gateway.approvals.add({ effect: 'allow', kind, agent: '*', match });
+    setUp();
+    const result = await gateway.transport().invoke('coder', plan({ seq: requests.map((command) => ({ approve: { kind, command_or_path: command } })) }));
+    assert.equal(result.success, true, result.error);
+    return { verdicts: splitJson(result.response).flat() as string[], asked };
+  } finally {
+    await gateway.stop();
+    await registry.close();
+  }
+}
+
+it('a shell glob or brace that names the rules file is what the shell writes', () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-config-sh-')));
+  try {
+    mkdirSync(join(dir, '.config', 'chatty'), { recursive: true });
+    writeFileSync(join(dir, '.config', 'chatty', 'approvals.json'), '[]');
+    writeFileSync(join(dir, 'notes.json'), '[{"forged":true}]');
+    execFileSync('/bin/sh', ['-c', 'cp notes.json .config/chatty/approvals.js[o]n'], { cwd: dir });
+    assert.equal(readFileSync(join(dir, '.config', 'chatty', 'approvals.json'), 'utf8'), '[{"forged":true}]');
+    // bash's brace expansion needs no file to exist: it makes the grants file from nothing.
+    execFileSync('/bin/bash', ['-c', 'cp {notes.json,.config/chatty/plugin-grants.json}'], { cwd: dir });
+    assert.equal(readFileSync(join(dir, '.config', 'chatty', 'plugin-grants.json'), 'utf8'), '[{"forged":true}]');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it('a command reaching the rules file through a bracket glob, braces, a glued option or a folder option is tagged gateway-config and no prefix rule approves it', { timeout: 180_000 }, async () => {
+  const commands = [
+    'cp notes.json .config/chatty/approvals.js[o]n',
+    'cp notes.json .config/chatt[y]/plugin-grants.json',
+    'ln .config/chatt[y]/approvals.json notes.json', // a second name for the rules file in the workspace
+    'tar xf notes.tar -C .config/chatty',
+    'cp {notes.json,.config/chatty/plugin-grants.json}', // bash: cp notes.json .config/chatty/plugin-grants.json
+    'sort -o.config/chatty/approvals.json notes.json',
+  ];
+  // `serve` in $HOME; rules a person plausibly remembered ("always" for `cp x y`, `ln a b`, `tar xzf deps.tar.gz`).
+  const { verdicts, asked } = await ask(home, ['cp', 'ln', 'tar', 'sort'].map((prefix) => ({ prefix })), 'exec', commands);
+  assert.deepEqual(verdicts, commands.map(() => 'denied'), `asked: ${asked.map((r) => r.command_or_path).join(' | ')}`);
+  for (const request of asked) {
+    assert.ok(request.danger.includes('gateway-config'), `${request.command_or_path}: ${request.danger.join(', ')}`);
+    assert.deepEqual(request.proposals, [], request.command_or_path);
+  }
+});
+
+it('a write of a second name (hard link) of the rules file is tagged gateway-config, and no glob approves it', { timeout: 180_000 }, async () => {
+  // The workspace is a project folder: the rules file lies outside it. The `**` rule writes the rules file: it exists before the link.
+  const { verdicts, asked } = await ask(join(home, 'proj'), [{ glob: '**' }], 'write', ['notes.json'], () => linkSync(rulesFile(), join(home, 'proj', 'notes.json')));
+  assert.deepEqual(verdicts, ['denied'], 'approved unasked by the ** rule: the write replaces the gateway rules file');
+  assert.ok(asked[0]?.danger.includes('gateway-config'), JSON.stringify(asked[0]?.danger));
+});
+
+it('a remembered home-folder path does not approve a write a link sends elsewhere, and the request says where it lands', { timeout: 180_000 }, async () => {
+  // Remembered when ~/notes/todo.md was a plain file (or did not exist yet); the link is made since.
+  const made = (): void => symlinkSync(join(home, '.ssh', 'authorized_keys'), join(home, 'notes', 'todo.md'));
+  const { verdicts, asked } = await ask(join(home, 'proj'), [{ exact: '~/notes/todo.md' }, { exact: '$HOME/notes/todo.md' }], 'write', ['~/notes/todo.md', '$HOME/notes/todo.md'], made);
+  assert.deepEqual(verdicts, ['denied', 'denied'], 'approved unasked by the exact rule, though the write lands in ~/.ssh/authorized_keys');
+  for (const request of asked) assert.equal(request.lands, join(home, '.ssh', 'authorized_keys'), request.command_or_path);
+});
