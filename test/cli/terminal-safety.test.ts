@@ -88,6 +88,7 @@ describe('the prompter and the terminal root', () => {
         '  denied',
         `chatty-gateway: evil<U+001B>[31m-0 (root → evil<U+009B>2J) asks to write: ${SHOWN}`,
         '  the worker says of it: +1<U+001B>[8m -0',
+        `  you answer for: write: ${SHOWN}`,
         `  !! DANGER: ${evil('write').danger.join(', ')}`,
         '  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see',
         '  approve? [y/N] n',

@@ -65,7 +65,9 @@ test("a tall diff stat (the worker's words) comes before what the gateway vouche
     const stat = [...Array.from({ length: 200 }, (_, i) => ` src/file${i}.ts | 2 +-`), `  path: ${workspace}/src/gen.ts`, '  (no link)'].join('\n');
     const request: ApprovalRequest = { kind: 'write', command_or_path: 'src/gen.ts', diff_stat: stat, asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('write', 'src/gen.ts', stat, workspace, undefined) };
     const text = await deniedPromptText(request);
-    const lastStatLine = text.lastIndexOf('(no link)');
+    // Only the stat's first 20 lines are shown: its last ones, dressed as ours, not at all.
+    assert.ok(!text.includes('(no link)'), text.slice(-600));
+    const lastStatLine = text.lastIndexOf("more lines of the worker's words, not shown");
     const lands = text.lastIndexOf(`\n  lands in: ${join(workspace, 'package.json')} (through a link)\n`);
     const path = text.lastIndexOf(`\n  path: ${join(workspace, 'src', 'gen.ts')}\n`);
     assert.ok(lastStatLine >= 0 && lands > lastStatLine && path > lastStatLine, text.slice(-600));

@@ -80,6 +80,9 @@ export function runningLines(request: Pick<ApprovalRequest, 'command_or_path'>):
   return [`  the lines that run (${running.length} of ${count(lines.length)}; the others are blank or comments):`, ...running];
 }
 
+/** At most this many lines of a worker's diff stat are shown: the rest would push what is approved out of view. */
+const STAT_LINES = 20;
+
 /**
  * The lines under an approval's first line: the diff stat as the worker's words, then what the
  * gateway vouches for (the workspace, a write's resolved path and whether it lies outside, where
@@ -90,7 +93,15 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   const lines: string[] = [];
   // The worker's words first: a diff stat of hundreds of lines (or lines dressed as ours) would
   // otherwise push the workspace, the path and where it lands out of view above it.
-  if (request.diff_stat !== undefined) lines.push(`  the worker says of it: ${shown(request.diff_stat)}`);
+  if (request.diff_stat !== undefined) {
+    const stat = request.diff_stat.split('\n');
+    lines.push(`  the worker says of it: ${shown(stat.slice(0, STAT_LINES).join('\n'))}`);
+    if (stat.length > STAT_LINES) lines.push(`  … and ${count(stat.length - STAT_LINES)} more lines of the worker's words, not shown`);
+    // What is answered, named again below the worker's last line: a stat's last lines can be
+    // dressed as our first one (`… asks to run: npm test`), and a tall one pushed ours out of view.
+    // A tall command is recalled just above the prompt instead (`recallApproval`).
+    if (recallApproval(request) === undefined) lines.push(`  you answer for: ${describeApproval(request)}`);
+  }
   if (request.workspace !== undefined) lines.push(`  workspace: ${shown(request.workspace)}`);
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.kind === 'write' && request.lands !== undefined) lines.push(`  lands in: ${shown(request.lands)} (through a link)`);
