@@ -6,7 +6,7 @@ import { RawConnection, unixRequest } from '../helpers/http.js';
 
 const HOST_BODY = '{"error":"forbidden: the Host header is not a loopback name"}';
 const ORIGIN_BODY = '{"error":"forbidden: the Origin header is not loopback"}';
-const UNAUTHORIZED_BODY = `{"error":"unauthorized: the gateway's launch token is required"}`;
+const unauthorizedBody = (reason: string): string => JSON.stringify({ error: `unauthorized: the gateway's launch token is required (${reason})` });
 
 let gw: RunningGateway;
 before(async () => {
@@ -73,21 +73,29 @@ describe('loopback Host and Origin', () => {
 });
 
 describe('bearer token', () => {
-  const refused: [string, () => Record<string, string>][] = [
-    ['no Authorization', () => ({})],
-    ['a wrong token', () => ({ authorization: `Bearer ${'0'.repeat(64)}` })],
-    ['a lowercase scheme', () => ({ authorization: gw.auth.authorization!.replace('Bearer', 'bearer') })],
-    ['two spaces after Bearer', () => ({ authorization: gw.auth.authorization!.replace('Bearer ', 'Bearer  ') })],
-    ['a trailing character', () => ({ authorization: `${gw.auth.authorization}x` })],
-    ['Basic credentials', () => ({ authorization: `Basic ${Buffer.from(`u:${gw.gateway.token()}`).toString('base64')}` })],
-    ['the bare token', () => ({ authorization: gw.gateway.token() })],
+  const refused: [string, () => Record<string, string>, string][] = [
+    ['no Authorization', () => ({}), 'no Authorization header'],
+    ['a wrong token', () => ({ authorization: `Bearer ${'0'.repeat(64)}` }), 'wrong launch token'],
+    ['a trailing character', () => ({ authorization: `${gw.auth.authorization}x` }), 'wrong launch token'],
+    ['a tab for the space', () => ({ authorization: gw.auth.authorization!.replace('Bearer ', 'Bearer\t') }), 'Authorization is not a Bearer credential'],
+    ['Basic credentials', () => ({ authorization: `Basic ${Buffer.from(`u:${gw.gateway.token()}`).toString('base64')}` }), 'Authorization is not a Bearer credential'],
+    ['the bare token', () => ({ authorization: gw.gateway.token() }), 'Authorization is not a Bearer credential'],
   ];
-  for (const [name, headers] of refused) {
-    test(`${name}: 401 with WWW-Authenticate: Bearer`, async () => {
+  for (const [name, headers, reason] of refused) {
+    test(`${name}: 401 with WWW-Authenticate: Bearer, the body saying why`, async () => {
       const res = await get(headers());
       assert.equal(res.status, 401);
       assert.equal(res.headers['www-authenticate'], 'Bearer');
-      assert.equal(res.body, UNAUTHORIZED_BODY);
+      assert.equal(res.body, unauthorizedBody(reason));
+    });
+  }
+
+  // An auth-scheme is case-insensitive (RFC 9110 11.1) and RFC 6750 allows 1*SP before the token:
+  // a header written by hand, or built from an OAuth token_type of "bearer", was refused 401.
+  for (const scheme of ['bearer', 'BEARER', 'Bearer  ']) {
+    test(`"${scheme}" and the token is accepted`, async () => {
+      const res = await get({ authorization: `${scheme} ${gw.gateway.token()}` });
+      assert.equal(res.status, 200, res.body);
     });
   }
 

@@ -59,7 +59,8 @@ describe('guards, in order, before the body is read', () => {
 
   test('a wrong token that is a prefix of the right one, and one with a byte more: 401', async () => {
     const token = gw.auth.authorization!;
-    for (const auth of [token.slice(0, -1), `${token}x`, `bearer ${token.slice('Bearer '.length)}`]) {
+    // (a lower-case scheme is the right token: an auth-scheme is case-insensitive, guards.test.ts)
+    for (const auth of [token.slice(0, -1), `${token}x`]) {
       const res = await unixRequest(gw.socketPath, { method: 'POST', path: '/mcp/echo', headers: { authorization: auth, 'content-type': 'application/json' }, body: ping(1) });
       assert.equal(res.status, 401, auth === token ? 'right token' : 'wrong token');
     }
