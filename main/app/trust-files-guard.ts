@@ -3,7 +3,7 @@
 // bridge is attached to. Else one ordinary approved write (asked as a plain write, Approve by
 // default) would add an "always allow" rule or grant a plugin files and network access, live.
 import { lstatSync, readlinkSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { landing } from '../broker/approvals/sensitive-paths.js';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
@@ -19,6 +19,9 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
   const approvals = gateway.approvals.file;
   const files = [...(approvals === undefined ? [] : [approvals]), ...trustFiles];
   for (const file of files) {
+    // The path as written (made absolute, not normalised): a `..` after a folder of the workspace
+    // is resolved by the kernel from wherever that folder leads at each open.
+    const asWritten = isAbsolute(file) ? file : `${process.cwd()}/${file}`;
     // Where a write of it lands, as the approvals judge a write's landing: links followed, a
     // link to what is not made yet too.
     const real = landing(resolve(file));
@@ -26,10 +29,11 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
       // A link loop (past 40 links): a loop through the workspace is one an agent can end there.
       throw new Error(`the app's own file ${file} cannot be followed to where a write of it lands (a loop of links?): it cannot be checked against the agents' workspace ${workspace}`);
     }
-    const link = linksOnTheWay(resolve(file)).find((at) => isInside(at, workspace));
+    const places = placesOnTheWay(asWritten).filter((place) => isInside(place.at, workspace));
+    const link = places.find((place) => place.link);
     if (link !== undefined) {
       throw new Error(
-        `the way to the app's own file ${file} passes the link ${link}, which lies in the agents' workspace ${workspace}: one approved 'ln -sfn' there would make the file theirs; name the file by a path with no link in the workspace (or give the agents a workspace that holds no link to the app's files)`,
+        `the way to the app's own file ${file} passes the link ${link.at}, which lies in the agents' workspace ${workspace}: one approved 'ln -sfn' there would make the file theirs; name the file by a path with no link in the workspace (or give the agents a workspace that holds no link to the app's files)`,
       );
     }
     if (isInside(real, workspace)) {
@@ -37,21 +41,31 @@ export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles
         `the agents' workspace ${workspace} holds the app's own file ${file}${real === resolve(file) ? '' : ` (${real})`}: one approved write of it would grant a plugin or add an "always allow" rule; give the agents a workspace that does not hold the app's files (not the home folder when they are under ~/.config)`,
       );
     }
+    // A folder of the workspace left again with `..` (its real parent is outside): one approved
+    // `mv sub sub.old && ln -s … sub` changes where the way leads.
+    const folder = places[0];
+    if (folder !== undefined) {
+      throw new Error(
+        `the way to the app's own file ${file} passes the folder ${folder.at}, which lies in the agents' workspace ${workspace}, and leaves it with '..': one approved 'mv' and 'ln -s' there would make the file theirs; name the file by a path that does not pass the workspace`,
+      );
+    }
   }
 }
 
 /**
- * Where each link met on the way to absolute `path` lies (its own place, not its target), in the
- * order the kernel meets them, targets' links too. Where the file lands is landing()'s to say; this
- * is what the path goes through: a link is read afresh at every open, so its place is what counts.
- * Stops at the first part that is not there (nothing below it is a link yet) and after as many
- * links as the kernel follows (landing() says such a path cannot be read).
+ * Each place met on the way to absolute `path` as written (`..` not dropped first): every folder
+ * and every link (its own place, not its target), in the order the kernel meets them, targets'
+ * parts too. Where the file lands is landing()'s to say; this is what the path goes through: a
+ * link is read afresh at every open, and a folder of the workspace followed by `..` is one an
+ * agent can swap for a link. Stops at the first part that is not there and after as many links
+ * as the kernel follows (landing() says such a path cannot be read).
  */
-function linksOnTheWay(path: string): string[] {
-  const links: string[] = [];
+function placesOnTheWay(path: string): { at: string; link: boolean }[] {
+  const met: { at: string; link: boolean }[] = [];
+  let links = 0;
   let parts = path.split('/');
   let at = '/';
-  while (parts.length > 0 && links.length <= MAX_LINKS_FOLLOWED) {
+  while (parts.length > 0 && links <= MAX_LINKS_FOLLOWED) {
     const part = parts.shift()!;
     if (part === '' || part === '.') continue;
     if (part === '..') {
@@ -62,6 +76,7 @@ function linksOnTheWay(path: string): string[] {
     let target: string;
     try {
       if (!lstatSync(next).isSymbolicLink()) {
+        met.push({ at: next, link: false });
         at = next;
         continue;
       }
@@ -69,11 +84,12 @@ function linksOnTheWay(path: string): string[] {
     } catch {
       break; // not there: nothing further down is a link
     }
-    links.push(next);
+    met.push({ at: next, link: true });
+    links += 1;
     if (target.startsWith('/')) at = '/';
     parts = [...target.split('/'), ...parts];
   }
-  return links;
+  return met;
 }
 
 /** Links followed on one path before the kernel gives up (Linux's MAXSYMLINKS). */
