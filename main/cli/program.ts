@@ -136,7 +136,7 @@ export function buildProgram(outcome: Outcome): Command {
     .option('--json', 'print what was found and granted as one JSON line')
     .action(async (name: string, flags: { modulesDir?: string; approvalsFile?: string; json?: boolean }) => {
       const { runPluginGrant } = await import('./commands/plugin.js');
-      outcome.code = runPluginGrant(name, { modulesDir: flags.modulesDir, approvalsFile: flags.approvalsFile, json: flags.json === true });
+      outcome.code = await runPluginGrant(name, { modulesDir: flags.modulesDir, approvalsFile: flags.approvalsFile, json: flags.json === true });
     });
 
   showUsageAfterErrors(program);

@@ -1,6 +1,6 @@
-import { constants, existsSync, lstatSync, statSync, type Stats } from 'node:fs';
-import { open, readFile, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { readdir, realpath } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { userCacheDir } from '../owner-only/index.js';
 import { buildCommand, sourcesNewerThan } from './build/build-hints.js';
 import { pluginSourceIn } from './build/plugin-source.js';
@@ -8,14 +8,14 @@ import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
 import { WaitingBudget, checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
-import { MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES, MIB } from './limits.js';
+import { MAX_COMPONENT_BYTES } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
 import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
 import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions, type ServedModule } from './grants/index.js';
 import { howAlike, nameSkeleton } from './name-skeleton.js';
-import { pageBackedBytes } from './page-bytes.js';
+import { isWithin, moduleRealPath, readInsideModule, readModuleManifest } from './inside-module.js';
 
 /** Modules loaded at once by `scanDirectory` (each transpile is serialised anyway). */
 const LOAD_CONCURRENCY = 4;
@@ -170,7 +170,7 @@ export class ModuleRegistry {
       const moduleDir = join(root, name);
       let text: string | undefined;
       try {
-        text = await readManifest(moduleDir);
+        text = await readModuleManifest(moduleDir);
       } catch (err) {
         report.failed.push({ dir: moduleDir, reason: messageOf(err) });
         continue;
@@ -208,7 +208,7 @@ export class ModuleRegistry {
   /** Loads one module directory; throws `PluginLoadError` with the reason. Remote modules are registered, not loaded. */
   async loadModule(dir: string): Promise<LoadedModule | RemoteModule> {
     const moduleDir = resolve(dir);
-    const text = await readManifest(moduleDir);
+    const text = await readModuleManifest(moduleDir);
     if (text === undefined) throw new PluginLoadError(`cannot read module.toml: ${join(moduleDir, 'module.toml')} does not exist`);
     const parsed = parseManifest(text, this.ceilings);
     this.claim(parsed.manifest.module.name, moduleDir);
@@ -351,7 +351,7 @@ export class ModuleRegistry {
       throw new PluginLoadError(`cannot reload '${name}': no such module is loaded`);
     }
     try {
-      const text = await readManifest(dir);
+      const text = await readModuleManifest(dir);
       if (text === undefined) throw new PluginLoadError(`cannot read module.toml: ${join(dir, 'module.toml')} does not exist`);
       const parsed = parseManifest(text, this.ceilings);
       const now = parsed.manifest.module.name;
@@ -556,27 +556,6 @@ export class ModuleRegistry {
 }
 
 /**
- * A module directory's `module.toml`, or `undefined` when it has none. Read as the component is
- * (`readInsideModule`), at most 1 MiB, and it must be UTF-8. Anything else is a
- * `PluginLoadError` that says why, never a silent skip.
- */
-async function readManifest(moduleDir: string): Promise<string | undefined> {
-  const path = join(moduleDir, 'module.toml');
-  try {
-    lstatSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new PluginLoadError(`cannot read module.toml: ${(err as NodeJS.ErrnoException).code ?? messageOf(err)}`);
-  }
-  const bytes = await readInsideModule(moduleDir, path, MAX_MANIFEST_BYTES, (problem) => `cannot read module.toml: it ${problem}`);
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new PluginLoadError('cannot read module.toml: it is not UTF-8');
-  }
-}
-
-/**
  * The component's bytes (`readInsideModule`), at most `MAX_COMPONENT_BYTES`. A missing one of a
  * plugin written in JavaScript has not been built yet: the refusal says how.
  */
@@ -584,50 +563,6 @@ function readComponent(dir: string, path: string): Promise<Uint8Array> {
   const missing = !existsSync(path) && pluginSourceIn(dir) !== undefined;
   const hint = missing ? ` (build it: \`${buildCommand(dir)}\`)` : '';
   return readInsideModule(dir, path, MAX_COMPONENT_BYTES, (problem) => `the component ${path} ${problem}${hint}`);
-}
-
-/**
- * A file of the module, read only if its real path lies inside the module directory's real path
- * (so `wasm = "lib/plugin.wasm"` with `lib -> /elsewhere` is refused, not just a final symlink).
- * It is opened without blocking (a FIFO never stalls the load), and the decision is made on the
- * opened descriptor, as `file.read-bytes` does: a regular file of at most `maxBytes`, still inside
- * the module (a path swapped for a symlink between the check and the open is refused too).
- * `say` turns a problem ("is not a regular file") into the refusal's message.
- */
-async function readInsideModule(dir: string, path: string, maxBytes: number, say: (problem: string) => string): Promise<Uint8Array> {
-  const realDir = await moduleRealPath(dir);
-  let real: string;
-  try {
-    real = await realpath(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new PluginLoadError(say(code === 'ENOENT' ? 'does not exist' : `cannot be resolved (${code ?? messageOf(err)})`));
-  }
-  if (real === realDir) throw new PluginLoadError(say('is the module directory, not a regular file'));
-  if (!isWithin(real, realDir)) throw new PluginLoadError(say(`resolves to ${real}, outside the module directory ${realDir}; refused`));
-  let file: FileHandle;
-  try {
-    file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    throw new PluginLoadError(say(`cannot be opened (${(err as NodeJS.ErrnoException).code ?? messageOf(err)})`));
-  }
-  try {
-    const st = await file.stat();
-    if (!st.isFile()) throw new PluginLoadError(say('is not a regular file'));
-    const opened = await openedRealPath(file.fd, real, st);
-    if (opened === undefined || !isWithin(opened, realDir)) throw new PluginLoadError(say('moved out of the module directory while being opened; refused'));
-    if (st.size > maxBytes) throw new PluginLoadError(say(`is over ${maxBytes / MIB} MiB`));
-    const bytes = pageBackedBytes(st.size); // a component: not from the C allocator's heap
-    let at = 0;
-    while (at < bytes.length) {
-      const { bytesRead } = await file.read(bytes, at, bytes.length - at, at);
-      if (bytesRead === 0) break;
-      at += bytesRead;
-    }
-    return at === bytes.length ? bytes : bytes.subarray(0, at);
-  } finally {
-    await file.close();
-  }
 }
 
 /**
@@ -651,42 +586,6 @@ async function resolveFilesRoot(dir: string, root: string): Promise<string> {
   return real;
 }
 
-/** The module directory's real path: a symlinked module directory is fine, compared real to real. */
-async function moduleRealPath(dir: string): Promise<string> {
-  try {
-    return await realpath(dir);
-  } catch (err) {
-    throw new PluginLoadError(`the module directory ${dir} cannot be resolved (${messageOf(err)})`);
-  }
-}
-
-/** `real` is `realDir` itself or lies below it (both real paths); a `..foo` name is still inside. */
-function isWithin(real: string, realDir: string): boolean {
-  const rel = relative(realDir, real);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
-/**
- * Where an open descriptor really is. Linux: the kernel's answer (`/proc/self/fd/<n>`). Elsewhere:
- * the path re-resolved, accepted only if it still names the very inode that was opened.
- */
-async function openedRealPath(fd: number, opened: string, st: Stats): Promise<string | undefined> {
-  if (process.platform === 'linux') {
-    try {
-      const link = await readlink(`/proc/self/fd/${fd}`);
-      return link.endsWith(' (deleted)') ? undefined : link;
-    } catch {
-      // no /proc: the portable check below
-    }
-  }
-  try {
-    const real = await realpath(opened);
-    const now = lstatSync(real);
-    return now.dev === st.dev && now.ino === st.ino ? real : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);

@@ -29,26 +29,26 @@ it("a neighbour whose module.toml is a FIFO is passed over, not waited on", () =
   writeFileSync(join(mods, 'notes', 'module.toml'), manifest('notes'));
   writeFileSync(join(mods, 'notes', 'plugin.wasm'), 'a component');
   // In a child process: the old read blocks its thread for good, so only a child can be stopped.
-  const script = `import { moduleAsks } from ${JSON.stringify(new URL('../../main/plugins/grants/module-asks.ts', import.meta.url).href)};\nprocess.stdout.write(moduleAsks(${JSON.stringify(mods)}, 'notes').name);`;
+  const script = `import { moduleAsks } from ${JSON.stringify(new URL('../../main/plugins/grants/module-asks.ts', import.meta.url).href)};\nprocess.stdout.write((await moduleAsks(${JSON.stringify(mods)}, 'notes')).name);`;
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(child.signal, null, 'the command was still waiting on the FIFO after a minute');
   assert.equal(child.stdout, 'notes', child.stderr);
 });
 
-it('a component leading outside its module folder is not granted (serve refuses to load it)', () => {
+it('a component leading outside its module folder is not granted (serve refuses to load it)', async () => {
   const mods = join(scratch, 'outside');
   mkdirSync(join(mods, 'notes'), { recursive: true });
   writeFileSync(join(scratch, 'elsewhere.wasm'), 'not this module');
   writeFileSync(join(mods, 'notes', 'module.toml'), manifest('notes'));
   symlinkSync(join(scratch, 'elsewhere.wasm'), join(mods, 'notes', 'plugin.wasm'));
-  assert.throws(() => moduleAsks(mods, 'notes'), (err: unknown) => err instanceof PluginLoadError && /outside the module directory/.test(err.message));
+  await assert.rejects(moduleAsks(mods, 'notes'), (err: unknown) => err instanceof PluginLoadError && /outside the module directory/.test(err.message));
 });
 
-it('a component linked inside its folder is digested as serve digests it', () => {
+it('a component linked inside its folder is digested as serve digests it', async () => {
   const mods = join(scratch, 'inside');
   mkdirSync(join(mods, 'notes', 'build'), { recursive: true });
   writeFileSync(join(mods, 'notes', 'build', 'out.wasm'), 'a component');
   writeFileSync(join(mods, 'notes', 'module.toml'), manifest('notes'));
   symlinkSync(join('build', 'out.wasm'), join(mods, 'notes', 'plugin.wasm'));
-  assert.match(moduleAsks(mods, 'notes').digest, /^sha256:[0-9a-f]{64}$/);
+  assert.match((await moduleAsks(mods, 'notes')).digest, /^sha256:[0-9a-f]{64}$/);
 });

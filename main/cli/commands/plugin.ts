@@ -57,11 +57,11 @@ export interface PluginGrantOptions {
  * (its digest) in the grants file `serve` reads. Typing the command is the person's yes; a
  * rebuilt component (a new digest) is asked for again.
  */
-export function runPluginGrant(name: string, options: PluginGrantOptions): number {
+export async function runPluginGrant(name: string, options: PluginGrantOptions): Promise<number> {
   const modulesDir = options.modulesDir ?? join(userCacheDir(), 'chatty-gateway', 'examples', 'modules');
   const path = grantsFileBeside(options.approvalsFile ?? defaultApprovalsFile());
   try {
-    const found = moduleAsks(modulesDir, name);
+    const found = await moduleAsks(modulesDir, name);
     const file = new GrantsFile(path);
     const had = file.grantedTo(found.name, found.digest);
     const fresh = found.asks.filter((ask) => !had.some((h) => sameAsk(h, ask)));

@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PluginLoadError, messageOf } from '../errors.js';
-import { MAX_COMPONENT_BYTES, MAX_MANIFEST_BYTES } from '../limits.js';
+import { readInsideModule, readModuleManifest } from '../inside-module.js';
+import { MAX_COMPONENT_BYTES } from '../limits.js';
 import { parseManifest } from '../manifest.js';
-import { readRegularFileSync } from '../regular-file-sync.js';
 import { pluginAsks } from './asks.js';
 import { componentDigest } from './digest.js';
 import type { CapabilityAsk } from './types.js';
@@ -22,9 +22,11 @@ export interface ModuleAsks {
  * Finds module `name` in `modulesDir` (the folder `serve --modules-dir` is given: each
  * subdirectory with a `module.toml`, matched by the name it declares) and says what it asks for,
  * as `serve` asks: `file` and `network` from its manifest (serve has no llm or billing provider, so
- * those are never asked there). Throws `PluginLoadError` saying what is missing.
+ * those are never asked there). Its module.toml and component are read as serve reads them
+ * (`inside-module.ts`): inside the module folder, regular files, bounded, never waited on. Throws
+ * `PluginLoadError` saying what is missing.
  */
-export function moduleAsks(modulesDir: string, name: string): ModuleAsks {
+export async function moduleAsks(modulesDir: string, name: string): Promise<ModuleAsks> {
   const root = resolve(modulesDir);
   let entries: string[];
   try {
@@ -35,11 +37,12 @@ export function moduleAsks(modulesDir: string, name: string): ModuleAsks {
   const found: string[] = [];
   for (const entry of entries) {
     const dir = join(root, entry);
-    if (!existsSync(join(dir, 'module.toml'))) continue;
     let manifest;
     try {
-      // Never waited on or read whole: a neighbour's module.toml may be a FIFO or /dev/zero.
-      manifest = parseManifest(readRegularFileSync(join(dir, 'module.toml'), MAX_MANIFEST_BYTES).toString('utf8')).manifest;
+      // Never waited on or read whole (a neighbour's module.toml may be a FIFO or /dev/zero), nor through a link outside its folder.
+      const text = await readModuleManifest(dir);
+      if (text === undefined) continue;
+      manifest = parseManifest(text).manifest;
     } catch {
       continue; // a broken neighbour is serve's to report, not this command's
     }
@@ -49,7 +52,7 @@ export function moduleAsks(modulesDir: string, name: string): ModuleAsks {
     const component = join(dir, manifest.module.wasm);
     let bytes: Uint8Array;
     try {
-      bytes = readComponentAsServed(dir, component);
+      bytes = await readInsideModule(dir, component, MAX_COMPONENT_BYTES, (problem) => `the component ${component} ${problem}: serve refuses to load it, so it is not granted`);
     } catch (err) {
       if (err instanceof PluginLoadError) throw err;
       throw new PluginLoadError(`module ${name}'s component ${component} cannot be read (${(err as NodeJS.ErrnoException).code ?? messageOf(err)}): a grant is pinned to the component, so build it first`);
@@ -58,19 +61,4 @@ export function moduleAsks(modulesDir: string, name: string): ModuleAsks {
   }
   const names = found.length > 0 ? `the modules there: ${found.join(', ')}` : 'it holds no module';
   throw new PluginLoadError(`no module named ${JSON.stringify(name)} in ${root} (${names}); give the folder serve serves with --modules-dir`);
-}
-
-/**
- * The component's bytes as `serve` would take them: its real path inside the module folder's (a
- * grant for a file outside, which serve refuses to load, would grant nothing that runs), a regular
- * file of at most `MAX_COMPONENT_BYTES`, opened without following a link or blocking.
- */
-function readComponentAsServed(dir: string, component: string): Uint8Array {
-  const realDir = realpathSync(dir);
-  const real = realpathSync(component);
-  const rel = relative(realDir, real);
-  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new PluginLoadError(`the component ${component} resolves to ${real}, outside the module directory ${realDir}: serve refuses to load it, so it is not granted`);
-  }
-  return readRegularFileSync(real, MAX_COMPONENT_BYTES, { noFollow: true });
 }

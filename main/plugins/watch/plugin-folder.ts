@@ -5,7 +5,7 @@ import { sourcesNewerThan } from '../build/build-hints.js';
 import { pluginSourceIn } from '../build/plugin-source.js';
 import { MAX_MANIFEST_BYTES } from '../limits.js';
 import { parseManifest } from '../manifest.js';
-import { readRegularFileSync } from '../regular-file-sync.js';
+import { readRegularFileSync } from '../../owner-only/index.js';
 
 /**
  * What a plugin folder looks like now, as far as serving it goes: its `module.toml` (by content)
@@ -25,15 +25,10 @@ export interface FolderLook {
 }
 
 export function lookAt(dir: string): FolderLook | undefined {
-  let text: string;
-  try {
-    text = readManifestText(join(dir, 'module.toml'));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    // Unreadable (or a FIFO, a device, a huge file): still a plugin folder; loading it says why.
-    text = `unreadable: ${code ?? (err as Error).message}`;
-  }
+  const read = readRegularFileSync(join(dir, 'module.toml'), { maxBytes: MAX_MANIFEST_BYTES, noFollow: false });
+  if (!read.ok && (read.why === 'missing' || /^ENOTDIR\b/.test(read.message))) return undefined;
+  // Unreadable (or a FIFO, a device, a huge file): still a plugin folder; loading it says why.
+  const text = read.ok ? read.bytes.toString('utf8') : `unreadable: ${read.message}`;
   let name: string | undefined;
   let wasm = 'plugin.wasm';
   try {
@@ -79,11 +74,6 @@ export function buildDue(dir: string, look: FolderLook, triedMs = -Infinity): Bu
   if (newer.length === 0) return undefined;
   const newestMs = Math.max(...newer.map((rel) => mtimeOf(join(dir, rel))));
   return { why: `${newer.slice(0, 3).join(', ')}${newer.length > 3 ? ` and ${newer.length - 3} more` : ''} changed`, newestMs };
-}
-
-/** A `module.toml`'s text, at most 1 MiB of a regular file, never waited on (`readRegularFileSync`). */
-function readManifestText(path: string): string {
-  return readRegularFileSync(path, MAX_MANIFEST_BYTES).toString('utf8');
 }
 
 /** A file's modification time, or -Infinity when it is not there. */
