@@ -6,6 +6,12 @@ export interface GatewayState {
   refusal?: string;
   /** The request body, read whole by the body-cap guard (at most `MAX_REQUEST_BYTES`). */
   rawBody?: Buffer;
+  /**
+   * Keeps the body counted among the bodies held (`ReadingBodies`) until `done` settles, not only
+   * until the response closes: for a request whose work outlives its response (a legacy SSE POST,
+   * answered 202 before its call runs, the call holding the body and its parsed copies).
+   */
+  holdBodyUntil?: (done: Promise<unknown>) => void;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

@@ -30,9 +30,9 @@ export type RegularFileRead =
  * the path would hold the open, and the thread with it, until someone wrote to it) and refused
  * unless `fstat` of that same descriptor says regular file of at most `maxBytes` (a sparse file of
  * gigabytes is never read); then read through that descriptor up to the size `fstat` gave: a file
- * growing meanwhile is cut there, never read on. The one place the owner-only
- * readers (the grants and rules files, a worktree's records, the app's pages) take a file from a
- * path someone else could have put something at.
+ * growing meanwhile is cut there, never read on. The owner-only JSON files (grants, approval
+ * rules) and the app's pages read through it; the broker's worktree records and the plugins'
+ * `readRegularFileSync` (main/plugins/regular-file-sync.ts, other defaults) are still their own copies.
  */
 export async function readRegularFile(path: string, limits: RegularFileLimits): Promise<RegularFileRead> {
   let handle;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { relayEvents, SseEventSplitter, type RelayHooks } from '../../main/gateway/a2a/sse-relay.js';
 import { ReadingBodies } from '../../main/gateway/reading/reading-bodies.js';
+import { HELD_CHUNK_COST } from '../../main/gateway/reading/growing-body.js';
 
 const hooks: RelayHooks = { clientGone: () => false, abortUpstream: () => {}, brokeOff: () => 'broke off', letGo: () => 'let go' };
 const bodies = new ReadingBodies();
@@ -114,9 +115,10 @@ describe('relayEvents', () => {
       for await (const event of relay) out.push(String(event));
     })();
     await stalled;
-    assert.equal(small.bytes, 606);
-    // Another body that sends now, and would pass the cap with it: the stalled event goes.
-    const other = small.begin(() => assert.fail('the body sending is never the one let go'));
+    // 606 bytes held as one chunk: its bytes and what holding a chunk costs.
+    assert.equal(small.bytes, 606 + HELD_CHUNK_COST);
+    // Another answer that sends now, and would pass the cap with it: the stalled event goes.
+    const other = small.begin('answer', () => assert.fail('the body sending is never the one let go'));
     small.holds(other, 600);
     assert.equal(small.bytes, 600);
     assert.ok(aborted, 'the upstream request was ended');

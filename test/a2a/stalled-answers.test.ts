@@ -70,5 +70,6 @@ test('runner answers stalled partway are let go, the stalest first, when togethe
   assert.equal(JSON.parse(json2.body).result.length, PART);
   assert.equal(stream3.status, 200);
   assert.ok(stream3.body.startsWith('data: {"jsonrpc"') && stream3.body.endsWith('"}\n\n'), stream3.body.slice(-200));
-  assert.equal(gw.gateway.readingBodyBytes, 0);
+  // The requests' own bodies count until their responses close, which may come just after the client read them.
+  while (gw.gateway.readingBodyBytes > 0) await new Promise((r) => setImmediate(r));
 });

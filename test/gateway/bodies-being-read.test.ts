@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { MAX_READING_BODY_BYTES, MAX_REQUEST_BYTES } from '../../main/gateway/index.js';
 import { RawConnection } from '../helpers/http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { heldAfterGc } from '../fabric/held-after-gc.js';
 
 let gw: RunningGateway;
 before(async () => {
@@ -43,13 +44,37 @@ test('bodies held while they come in are capped all together: the one stalled lo
   // Its connection closes once the refusal is sent: the rest of its body is never read.
   await new Promise<void>((resolve) => (first.isClosed ? resolve() : first.socket.once('close', () => resolve())));
 
-  // The others are read on: each, its last byte sent, is answered as its body deserves (not 503).
+  // The others are read on. The one whose last byte comes is answered as its body deserves (not
+  // 503); whole, it costs more (its parsed forms, counted until answered), and room for that is
+  // made by letting the stalest still-stalled bodies go (503). None is let go while it sends.
+  let served = 0;
   for (const conn of rest) {
-    assert.equal(conn.isClosed, false);
-    await conn.write('\n');
+    await conn.write('\n').catch(() => {}); // a body let go has its connection closed
     const answer = await conn.readResponse();
-    assert.notEqual(answer.status, 503, answer.body);
+    assert.ok(gw.gateway.readingBodyBytes <= MAX_READING_BODY_BYTES, `${gw.gateway.readingBodyBytes} bytes of bodies held`);
+    if (answer.status === 503) assert.match(JSON.parse(answer.body).error, /request bodies being sent/);
+    else served += 1;
+    if (conn === rest[0]) assert.notEqual(answer.status, 503, answer.body);
   }
-  assert.equal(gw.gateway.readingBodyBytes, 0);
+  assert.ok(served >= 1);
+  while (gw.gateway.readingBodyBytes > 0) await new Promise((r) => setImmediate(r));
   for (const conn of conns) conn.close();
+});
+
+test('a body sent as 1-byte chunks is counted at what it costs the process, not at its payload', { timeout: 180_000 }, async () => {
+  // `1\r\nX\r\n`: one byte of body, one 'data' chunk (one Buffer view) in Node. Held as a list of
+  // chunks, 1 MiB of payload held ~190 MiB while the ledger counted 1 MiB.
+  const payload = 1024 * 1024;
+  const wire = Buffer.from('1\r\nX\r\n'.repeat(payload));
+  const before = heldAfterGc();
+  const conn = await RawConnection.open(gw.socketPath);
+  await conn.write(`POST /mcp/nothing-here HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  await conn.write(wire);
+  // The write is in the socket: all but what the socket's buffer still holds has been read.
+  while (gw.gateway.readingBodyBytes < payload / 2) await new Promise((r) => setImmediate(r));
+  const grown = heldAfterGc() - before;
+  const counted = gw.gateway.readingBodyBytes;
+  conn.close();
+  assert.ok(grown <= 4 * counted, `a body the ledger counts as ${counted} bytes holds ${grown} bytes (${(grown / counted).toFixed(0)}x)`);
+  while (gw.gateway.readingBodyBytes > 0) await new Promise((r) => setImmediate(r));
 });

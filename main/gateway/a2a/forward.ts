@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { GatewayContext } from '../context.js';
+import { GrowingBody } from '../reading/growing-body.js';
 import type { ReadingBodies } from '../reading/reading-bodies.js';
 import type { RemoteRunnerSettings } from './options.js';
 import { errorEvent, oneLine, relayEvents } from './sse-relay.js';
@@ -215,23 +216,22 @@ export class RemoteRunner {
  * timeout), counted in `bodies` while it comes: let go there, it is dropped and a `BadUpstream`.
  */
 async function readJson(body: AsyncIterable<Buffer> & { destroy(err?: Error): void }, bodies: ReadingBodies): Promise<Buffer> {
-  let chunks: Buffer[] = [];
-  let size = 0;
+  // Joined into one buffer as it comes: what is counted is what it costs, however small its chunks.
+  const answer = new GrowingBody(MAX_UPSTREAM_JSON_BYTES);
   let letGo = false;
-  const reading = bodies.begin(() => {
+  const reading = bodies.begin('answer', () => {
     letGo = true;
-    chunks = [];
+    answer.clear();
     body.destroy(new Error(LET_GO));
   });
   try {
     for await (const chunk of body) {
-      size += chunk.length;
-      if (size > MAX_UPSTREAM_JSON_BYTES) {
+      if (answer.length + chunk.length > MAX_UPSTREAM_JSON_BYTES) {
         body.destroy();
         throw new BadUpstream(`the remote runner's answer is over ${MAX_UPSTREAM_JSON_BYTES} bytes`);
       }
-      bodies.holds(reading, size);
-      chunks.push(chunk);
+      if (!bodies.holds(reading, answer.capacityWith(chunk))) break;
+      answer.add(chunk);
     }
   } catch (err) {
     throw letGo ? new BadUpstream(letGoMessage(bodies)) : err;
@@ -239,14 +239,14 @@ async function readJson(body: AsyncIterable<Buffer> & { destroy(err?: Error): vo
     bodies.end(reading);
   }
   if (letGo) throw new BadUpstream(letGoMessage(bodies));
-  return Buffer.concat(chunks, size);
+  return answer.bytes();
 }
 
 const LET_GO = 'let go to make room for the other bodies being read';
 
 /** Why a runner's answer (or event) was dropped partway: `ReadingBodies` let it go. */
 export function letGoMessage(bodies: ReadingBodies): string {
-  return `the remote runner's answer was let go: the gateway holds ${bodies.maxBytes / 1024 / 1024} MiB of bodies being read, and this one had gone longest without a byte`;
+  return `the remote runner's answer was let go: the gateway holds ${bodies.maxBytes / 1024 / 1024} MiB of bodies being read or in use, and this answer had gone longest without a byte or no other could be let go`;
 }
 
 function badGateway(ctx: GatewayContext, id: RpcId, message: string): void {

@@ -1,3 +1,4 @@
+import { HELD_CHUNK_COST } from '../reading/growing-body.js';
 import type { ReadingBodies } from '../reading/reading-bodies.js';
 import { isRpcResponse, rpcError, INTERNAL_ERROR, type RpcId } from './wire.js';
 
@@ -27,6 +28,17 @@ export class SseEventSplitter {
   /** The bytes held for an event that is not whole yet. */
   get pendingBytes(): number {
     return this.heldBytes;
+  }
+
+  /** What holding them costs: each chunk is held as its own Buffer (`HELD_CHUNK_COST` each). */
+  get pendingCost(): number {
+    return this.heldBytes + this.held.length * HELD_CHUNK_COST;
+  }
+
+  /** Drops whatever is held, without joining it. */
+  drop(): void {
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   /** The whole events `chunk` completes, in order; the rest is held for the next chunk. */
@@ -130,15 +142,15 @@ export interface RelayHooks {
 export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, bodies: ReadingBodies, hooks: RelayHooks): AsyncGenerator<Buffer, void, undefined> {
   const splitter = new SseEventSplitter();
   let letGo = false;
-  const reading = bodies.begin(() => {
+  const reading = bodies.begin('answer', () => {
     letGo = true;
-    splitter.rest(); // its bytes dropped now, not when the upstream's end is seen
+    splitter.drop(); // its bytes dropped now, not when the upstream's end is seen
     hooks.abortUpstream(new Error('let go to make room for the other bodies being read'));
   });
   try {
     for await (const chunk of upstream) {
       const events = splitter.push(chunk);
-      bodies.holds(reading, splitter.pendingBytes);
+      bodies.holds(reading, splitter.pendingCost);
       for (const event of events) {
         const data = dataOf(event);
         if (data !== undefined && !isJsonRpcText(data)) {

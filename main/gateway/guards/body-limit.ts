@@ -1,4 +1,6 @@
 import { clientGone, refuse, type GatewayContext } from '../context.js';
+import type { ServerResponse } from 'node:http';
+import { GrowingBody } from '../reading/growing-body.js';
 import { MAX_READING_BODY_BYTES, type ReadingBodies } from '../reading/reading-bodies.js';
 
 /** `MAX_REQUEST_BYTES`: 10 MiB. */
@@ -6,7 +8,7 @@ export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 export const BODY_TOO_LARGE = 'payload too large: request bodies are limited to 10 MiB';
 
-export const BODIES_FULL = `service unavailable: the gateway holds ${MAX_READING_BODY_BYTES / 1024 / 1024} MiB of request bodies being sent, and this one had gone longest without a byte; send it again`;
+export const BODIES_FULL = `service unavailable: the gateway holds ${MAX_READING_BODY_BYTES / 1024 / 1024} MiB of request bodies being sent or held by requests still running, and this one had gone longest without a byte or found no room; send it again`;
 
 /**
  * Reads the body whole, up to the cap, into `ctx.state.rawBody`; false when the request was
@@ -21,12 +23,12 @@ export async function readBodyWithin(ctx: GatewayContext, bodies: ReadingBodies,
     refuse(ctx, 413, BODY_TOO_LARGE, `declared body of ${declared} bytes over ${maxBytes}`);
     return false;
   }
-  const body = await readCapped(ctx.req, bodies, maxBytes);
+  const body = await readCapped(ctx.req, ctx.res, bodies, maxBytes, Number.isSafeInteger(Number(declared)) ? Number(declared) : undefined, (holdUntil) => (ctx.state.holdBodyUntil = holdUntil));
   if (body === LET_GO) {
     // Its bytes are dropped; the connection closes once this answer is sent (the rest of the body is never read).
     ctx.set('Retry-After', '1');
     ctx.set('Connection', 'close');
-    refuse(ctx, 503, BODIES_FULL, `request bodies being sent passed ${bodies.maxBytes} bytes together; this one had gone longest without a byte`);
+    refuse(ctx, 503, BODIES_FULL, `request bodies being sent or in use passed ${bodies.maxBytes} bytes together; this one had gone longest without a byte, or no other could be let go`);
     return false;
   }
   if (body === CLIENT_GONE) {
@@ -47,49 +49,71 @@ const discard = (): void => {};
 /** The request stream ended in an error before its body was whole: the client closed its connection. */
 const CLIENT_GONE = Symbol('client gone');
 const CLIENT_GONE_REASON = 'the client went away while sending its body';
-/** The body was let go to make room for the others (`ReadingBodies`). */
+/** The body was let go to make room for the others, or refused for want of room (`ReadingBodies`). */
 const LET_GO = Symbol('let go');
 
 /**
+ * What a whole request body costs while its request runs with it: the bytes held, and its parsed
+ * forms (the JSON-RPC message, for MCP the arguments' text as well) at about its length each.
+ */
+export const inUseCost = (body: GrowingBody): number => body.capacity + 2 * body.length;
+
+/**
  * The whole body, `undefined` as soon as it passes `maxBytes` (the rest is drained and dropped),
- * `LET_GO` when `bodies` let it go to make room (its chunks dropped, the rest too), or
+ * `LET_GO` when `bodies` let it go or had no room for it (its bytes dropped, the rest too), or
  * `CLIENT_GONE` when the stream fails before it is whole (Node's `aborted`: the client left).
- * Its chunks count in `bodies` until it settles.
+ * It counts in `bodies` while it comes (joined into one buffer, so what is counted is what it
+ * costs however small its chunks) and, once whole, until its holders are done: its handler holds it, and
+ * its parsed copies, until done (`ctx.state.holdBodyUntil`).
  */
 function readCapped(
   req: NodeJS.ReadableStream & { complete?: boolean },
+  res: ServerResponse,
   bodies: ReadingBodies,
   maxBytes: number,
+  declared: number | undefined,
+  onWhole: (holdUntil: (done: Promise<unknown>) => void) => void,
 ): Promise<Buffer | undefined | typeof CLIENT_GONE | typeof LET_GO> {
   return new Promise((resolve) => {
-    let chunks: Buffer[] = [];
-    let size = 0;
+    const body = new GrowingBody(declared ?? maxBytes);
     const drop = (outcome: undefined | typeof LET_GO): void => {
       cleanup();
-      chunks = [];
+      body.clear();
       // Keep draining (and dropping) the rest so the keep-alive connection can serve again.
       req.on('data', discard);
       resolve(outcome);
     };
-    const reading = bodies.begin(() => drop(LET_GO));
+    const reading = bodies.begin('request', () => drop(LET_GO));
+    const release = (): void => bodies.end(reading);
+    // Whole, it counts until every holder is done: the handler (`requestGuards`), and work that
+    // outlives the response (a legacy SSE call answered 202 first).
+    let holders = 0;
+    const holdUntil = (done: Promise<unknown>): void => {
+      holders += 1;
+      const after = (): void => {
+        holders -= 1;
+        if (holders === 0) release();
+      };
+      done.then(after, after);
+    };
     const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) return drop(undefined);
-      bodies.holds(reading, size);
-      chunks.push(chunk);
+      if (body.length + chunk.length > maxBytes) return drop(undefined);
+      if (!bodies.holds(reading, body.capacityWith(chunk))) return;
+      body.add(chunk);
     };
     const onEnd = (): void => {
       // No cleanup: an ended stream sends no more data, and a later error finds the promise settled.
-      bodies.end(reading);
-      // A body that came in one chunk (most do) is that chunk, not a copy of it.
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      // Counted until its holders are done (`holdUntil`), as in use: never let go from now on.
+      if (!bodies.inUse(reading, inUseCost(body))) return;
+      onWhole(holdUntil);
+      resolve(body.bytes());
     };
     const onError = (): void => {
       cleanup();
       resolve(CLIENT_GONE);
     };
     const cleanup = (): void => {
-      bodies.end(reading);
+      release();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

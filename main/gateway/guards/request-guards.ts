@@ -21,6 +21,12 @@ export function requestGuards(token: () => string, maxBytes: number, bodies: Rea
     }
     // Its connection is now never the one closed to make room at the connection cap.
     connectionAuthorised(ctx.req.socket);
-    return readBodyWithin(ctx, bodies, maxBytes).then((read) => (read ? next() : undefined));
+    return readBodyWithin(ctx, bodies, maxBytes).then((read) => {
+      if (!read) return undefined;
+      // The body counts among the bodies held while the handler runs with it, then is dropped.
+      const handled = next().finally(() => (ctx.state.rawBody = undefined));
+      ctx.state.holdBodyUntil?.(handled);
+      return handled;
+    });
   };
 }

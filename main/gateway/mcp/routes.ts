@@ -145,10 +145,12 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
     session.callsInFlight += owed.length;
     // 202 at once; the answer (if one is owed) goes out on the stream when it is ready. A call
     // cancelled (notifications/cancelled, or the stream closed) is not answered, as MCP asks.
-    void dispatchOnce(dispatcher, frame, { peer }).then((answer) => {
+    const answered = dispatchOnce(dispatcher, frame, { peer }).then((answer) => {
       session.callsInFlight -= owed.length;
       if (answer !== undefined && !isCancelledAnswer(answer)) session.send(answer);
     });
+    // The call holds its body past this 202: it stays counted among the bodies held until answered.
+    ctx.state.holdBodyUntil?.(answered);
     return accepted(ctx);
   };
 
