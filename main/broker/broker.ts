@@ -370,17 +370,18 @@ export class Broker {
       return Promise.reject(new CallError(wireError({ kind: 'refused', reason })));
     }
     if (call.method === 'agent.invoke') return this.inflight.track(node.name, this.invoke(node, call.params, context.progress, context.abort, undefined, context));
-    if (call.method === 'agent.list' || call.method === 'mailbox.post') return answeredNow(context, this.onReadyCall(node, call));
-    return this.onOtherCall(node, call, context);
+    if (call.method === 'agent.list' || call.method === 'mailbox.post') return answerInThisTurn(context, this.callAnsweredInTurn(node, call));
+    return this.callAnsweredLater(node, call, context);
   }
 
-  /** The calls whose answer is ready in the turn they are read (see `answeredNow`). */
-  private onReadyCall(node: NodeState, call: Extract<WorkerCall, { method: 'agent.list' | 'mailbox.post' }>): unknown {
+  /** The calls whose answer is ready in the turn they are read (see `answerInThisTurn`). */
+  private callAnsweredInTurn(node: NodeState, call: Extract<WorkerCall, { method: 'agent.list' | 'mailbox.post' }>): unknown {
     if (call.method === 'agent.list') return this.listAgents();
     return this.mail.post(this.tree.acting(node).scope, call.params.to, call.params.text);
   }
 
-  private async onOtherCall(node: NodeState, call: Extract<WorkerCall, { method: 'human.approve' | 'human.ask' }>, context: CallContext): Promise<unknown> {
+  /** The calls whose answer comes later (a person's decision): answered when the handler's promise settles. */
+  private async callAnsweredLater(node: NodeState, call: Extract<WorkerCall, { method: 'human.approve' | 'human.ask' }>, context: CallContext): Promise<unknown> {
     switch (call.method) {
       case 'human.approve':
         return this.human.approve(this.tree.acting(node).scope, call.params, context.signal);
@@ -599,7 +600,7 @@ export class Broker {
  * answers, each a copy of every participant's card (a card may be up to a frame), 31 of them
  * waiting. Answered now, the connection stops at the first that waits and keeps the rest unread.
  */
-function answeredNow(context: CallContext, result: unknown): Promise<unknown> {
+function answerInThisTurn(context: CallContext, result: unknown): Promise<unknown> {
   void context.answerNow(result);
   return Promise.resolve(result);
 }

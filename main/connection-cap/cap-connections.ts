@@ -41,6 +41,8 @@ function roomMadeBy(newcomer: Socket, open: Set<Socket>, unproven: Set<Socket>, 
     if (!proven(socket)) return socket;
     unproven.delete(socket);
   }
+  // Looked for among every open one, not `unproven`: a spent socket was proven first (its hello
+  // was read, then refused), so the loop above has already dropped it from `unproven`.
   if (spent) for (const socket of open) if (socket !== newcomer && spent(socket)) return socket;
   return newcomer;
 }

@@ -6,7 +6,8 @@
  * Real workers, real git, as in hostile-git-parent-link.test.ts.
  */
 import assert from 'node:assert/strict';
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../agents/helpers.js';
@@ -95,6 +96,71 @@ test("a fifo a worker put among git's worktree records holds its release's git: 
     // Before: stop() waited for the release, whose git waited out gitTimeoutMs (10 minutes here).
     await within(broker.stop(), 60_000, "the broker's stop");
     assert.ok(lines.some((line) => /stopping coder-0: .*was ended: what it was run for was given up/.test(line)), `the release's failure is logged: ${JSON.stringify(lines)}`);
+  } finally {
+    defuseFifo(fifo);
+    await broker.stop();
+  }
+});
+
+/** The command lines of our git processes running now, read from /proc (not the fifo: opening it would let its reader go). */
+function gitsRunning(): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmd.startsWith('git\0')) found.push(cmd.split('\0').join(' '));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+test("a fifo a worker made of packed-refs holds a start's git (its base's rev-parse): the broker's stop ends it, not after gitTimeoutMs", async () => {
+  const home = tempDir('chatty-hostile-start-refs-');
+  temporary.push(home);
+  const { repo, common } = repoIn(home);
+  const fifo = join(common, 'packed-refs');
+  const { broker, root } = worktreeBroker(repo, ['coder'], () => {}, { gitTimeoutMs: 600_000 });
+  try {
+    // What an earlier task's worker can leave behind (it runs as the user, in this repository):
+    // git reads packed-refs to find the base (refs/tags/main first), and blocks on the fifo.
+    execFileSync('mkfifo', [fifo]);
+    const call = root.invoke('coder', 'exec pwd');
+    call.catch(() => {});
+    await until(() => gitsRunning().some((cmd) => cmd.includes('^{commit}')), "the start's rev-parse blocked on the fifo");
+    // Before: the start's git had no signal, and stop() waited gitTimeoutMs (10 minutes here).
+    await within(broker.stop(), 60_000, "the broker's stop");
+    const result = await call;
+    assert.equal(result.success, false);
+  } finally {
+    defuseFifo(fifo);
+    await broker.stop();
+  }
+});
+
+test("a start whose worktree add a fifo among git's records holds, given up by stop(): the cleanup of the add ends a grace later, not after gitTimeoutMs", async () => {
+  const home = tempDir('chatty-hostile-start-discard-');
+  temporary.push(home);
+  const { repo, common } = repoIn(home);
+  const fifo = join(common, 'worktrees', 'a-fifo', 'gitdir');
+  const { broker, root } = worktreeBroker(repo, ['coder'], () => {}, { gitTimeoutMs: 600_000 });
+  try {
+    // A first task: the repository is pruned once (the prune's worktree list would read the fifo first).
+    const first = await within(root.invoke('coder', 'exec pwd'), 60_000, 'the first task');
+    assert.equal(first.success, true, first.error);
+    // What that task's worker could have left (a background process of its, after its release).
+    mkdirSync(join(common, 'worktrees', 'a-fifo'), { recursive: true });
+    execFileSync('mkfifo', [fifo]);
+    const call = root.invoke('coder', 'exec pwd');
+    call.catch(() => {});
+    await until(() => gitsRunning().some((cmd) => cmd.includes('worktree add')), "the second start's worktree add blocked on the fifo");
+    // stop() ends the add at once (it has the start's signal); before, the cleanup's git
+    // (worktree unlock, worktree prune: they read the same records) had none, and waited 10 minutes.
+    await within(broker.stop(), 60_000, "the broker's stop").catch((err: Error) => {
+      throw new Error(`${err.message}; git blocked meanwhile: ${gitsRunning().join(' | ')}`);
+    });
   } finally {
     defuseFifo(fifo);
     await broker.stop();

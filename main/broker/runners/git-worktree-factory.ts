@@ -3,7 +3,9 @@ import { lstat, mkdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { AdmittedNode } from '../../fabric/admission/index.js';
 import type { SpawnContext } from '../../fabric/wire/payloads.js';
+import { CLOSE_GRACE_MS } from '../../fabric/limits/constants.js';
 import { git, GitError, GIT_TIMEOUT_MS, type GitOptions } from './git.js';
+import { graceAfter } from './grace-after.js';
 import { withRepoLock } from './repo-lock.js';
 import type { Workspace, WorkspaceFactory } from './runner.js';
 import { describePrune, pruneLeftWorktrees, type PruneReport } from './worktree-prune.js';
@@ -38,6 +40,13 @@ export interface GitWorktreeFactoryOptions {
 
 /** Repositories (with a folder and a branch prefix) this process has pruned: once each. */
 const pruned = new Set<string>();
+
+/**
+ * How long the undoing of a start that was given up (what an ended `worktree add` made) may run
+ * once the start's signal has aborted: its git, which a worker can make block, is then ended and
+ * what is left keeps our lock record, for a later prune (as a release that failed leaves it).
+ */
+const CLEANUP_GRACE_MS = CLOSE_GRACE_MS;
 
 /** How many taken names (a branch or folder left by an earlier run) are stepped over before giving up. */
 const MAX_NAME_TRIES = 100;
@@ -79,17 +88,30 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     if (!workspaceRoot) throw new Error(`${where} needs the spawn context's workspace_root (the git repository to make it in); the context has none`);
     if (!base) throw new Error(`${where} needs the spawn context's base_branch (what its branch starts from); the context has none`);
     if (base.startsWith('-')) throw new Error(`${where}: base_branch "${base}" is not a branch name`);
-    const run = (args: string[], cwd: string) => git(args, cwd, this.gitOptions);
-    const { root, commonDir, prefix } = await this.locate(workspaceRoot, where);
+    // Every git command of the start ends when the start is given up (the call cancelled, the
+    // broker's stop): a worker can make any of them block (a fifo at .git/packed-refs, among
+    // git's worktree records). What undoes a half-made worktree gets a grace after that.
+    const options: GitOptions = signal ? { ...this.gitOptions, signal } : this.gitOptions;
+    const run = (args: string[], cwd: string) => git(args, cwd, options);
+    const { root, commonDir, prefix } = await this.locate(workspaceRoot, where, options);
     const folder = this.folderFor(root, commonDir);
+    const cleanup = async <T>(undo: (options: GitOptions) => Promise<T>): Promise<T> => {
+      const limit = graceAfter(signal, CLEANUP_GRACE_MS);
+      try {
+        return await undo(limit.signal ? { ...this.gitOptions, signal: limit.signal } : this.gitOptions);
+      } finally {
+        limit.dispose();
+      }
+    };
 
     return withRepoLock(commonDir, async () => {
       if (!pruned.has(this.pruneKey(commonDir, folder))) {
-        await this.pruneLocked(root, commonDir, folder).catch((err: unknown) => this.options.log?.(`worktrees: could not prune in ${root}: ${(err as Error).message}`));
+        await this.pruneLocked(root, commonDir, folder, options).catch((err: unknown) => this.options.log?.(`worktrees: could not prune in ${root}: ${(err as Error).message}`));
       }
       const baseCommit = await run(['rev-parse', '--verify', '--quiet', `${base}^{commit}`], root).then(
         (out) => out.trim(),
         () => {
+          signal?.throwIfAborted();
           throw new Error(`${where}: base_branch "${base}" names no commit in ${root}`);
         },
       );
@@ -101,25 +123,26 @@ export class GitWorktreeFactory implements WorkspaceFactory {
       });
       const name = worktreeName(node.name);
       for (let k = 0; k < MAX_NAME_TRIES; k++) {
+        signal?.throwIfAborted();
         const leaf = k === 0 ? name : `${name}.${k}`;
         const branch = `${this.branchPrefix}${leaf}`;
         const dir = join(folder, leaf);
-        if (existsSync(dir) || (await this.branchExists(branch, root))) continue; // left by an earlier run
+        if (existsSync(dir) || (await this.branchExists(branch, root, options))) continue; // left by an earlier run
         try {
           // The commit, not the name: the base cannot move between the check above and this.
           // Locked with our record: whoever finds it after this process is gone knows it may go.
           // The one command that runs the repository's hooks (post-checkout), as git would.
           const add = ['worktree', 'add', '--quiet', '--lock', '--reason', lockReason(baseCommit), '-b', branch, dir, baseCommit];
           // Its hooks and filters are the one thing here a worker can make last: a start given up ends it.
-          await git(add, root, { ...this.gitOptions, hooks: true, ...(signal ? { signal } : {}) });
+          await git(add, root, { ...options, hooks: true });
         } catch (err) {
           if (err instanceof GitError && err.ended) {
             // Ended mid-way (a hook or filter that hangs): what it made is ours, and goes.
-            await this.discard(dir, realFolder, branch, commonDir);
+            await cleanup((undo) => this.discard(dir, realFolder, branch, commonDir, undo));
             throw new Error(`${where} in ${root}: ${err.message}`);
           }
           // Another process took the name in between: step over it, as over an old one.
-          if (existsSync(dir) || (await this.branchExists(branch, root))) continue;
+          if (existsSync(dir) || (await this.branchExists(branch, root, options))) continue;
           throw new Error(`${where} in ${root}: ${(err as Error).message}`);
         }
         const top = await realpath(dir);
@@ -127,7 +150,7 @@ export class GitWorktreeFactory implements WorkspaceFactory {
         // place of the worktrees' folder after the check above, and git made the worktree where it led.
         const stillOurs = await realWorktreesFolder(folder).then((real) => real === realFolder, () => false);
         if (dirname(top) !== realFolder || !stillOurs) {
-          const forgotten = await this.forgetMadeElsewhere([dir, top], branch, commonDir);
+          const forgotten = await cleanup((undo) => this.forgetMadeElsewhere([dir, top], branch, commonDir, undo));
           throw new Error(
             `${where}: git made it in ${top}, not directly in the worktrees' folder ${realFolder} (a link was put in place of ${folder} while the repository's hooks ran): refused; ${forgotten}`,
           );
@@ -139,13 +162,13 @@ export class GitWorktreeFactory implements WorkspaceFactory {
           // workspace_root was a folder inside its repository: the worker gets the same folder here.
           inTree = await folderInside(top, prefix, base);
         } catch (err) {
-          await worktree(top).removeUnlocked(); // we hold the repository's lock already
+          await cleanup((undo) => worktree(top).removeUnlocked(undo.signal)); // we hold the repository's lock already
           throw new Error(`${where}: ${(err as Error).message}`);
         }
         return worktree(inTree);
       }
       throw new Error(`${where}: ${MAX_NAME_TRIES} names for it are taken in ${folder} or as branches ${this.branchPrefix}${name}…`);
-    });
+    }, signal);
   }
 
   /**
@@ -159,10 +182,10 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     return withRepoLock(commonDir, () => this.pruneLocked(root, commonDir, this.folderFor(root, commonDir)));
   }
 
-  private async pruneLocked(root: string, commonDir: string, folder: string): Promise<PruneReport> {
+  private async pruneLocked(root: string, commonDir: string, folder: string, options: GitOptions = this.gitOptions): Promise<PruneReport> {
     pruned.add(this.pruneKey(commonDir, folder)); // tried once: a prune that fails is not tried on every create
     const log = (line: string) => this.options.log?.(line);
-    const run = (args: string[]) => git(args, commonDir, this.gitOptions);
+    const run = (args: string[]) => git(args, commonDir, options);
     const report = await pruneLeftWorktrees(run, folder, this.branchPrefix, log, this.options.pruneLimit);
     if (report.worktrees + report.live + report.refused + report.left > 0) log(describePrune(report, root)); // found none of ours: nothing to say
     return report;
@@ -189,8 +212,8 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   }
 
   /** The repository `workspaceRoot` lies in: its top (canonical), common git directory, and `workspaceRoot`'s prefix in it. */
-  private async locate(workspaceRoot: string, where: string): Promise<{ root: string; commonDir: string; prefix: string }> {
-    const run = (args: string[], cwd: string) => git(args, cwd, this.gitOptions);
+  private async locate(workspaceRoot: string, where: string, options: GitOptions = this.gitOptions): Promise<{ root: string; commonDir: string; prefix: string }> {
+    const run = (args: string[], cwd: string) => git(args, cwd, options);
     let root: string;
     try {
       root = await realpath(workspaceRoot);
@@ -214,10 +237,10 @@ export class GitWorktreeFactory implements WorkspaceFactory {
   }
 
   /** Removes what a `worktree add` that was ended mid-way made: its folder, git's entry for it, its branch. */
-  private async discard(dir: string, realFolder: string, branch: string, commonDir: string): Promise<void> {
-    const run = (args: string[]) => git(args, commonDir, this.gitOptions).catch(() => '');
+  private async discard(dir: string, realFolder: string, branch: string, commonDir: string, options: GitOptions): Promise<void> {
+    const run = (args: string[]) => git(args, commonDir, options).catch(() => '');
     await removeWorktree(run, dir, realFolder); // also a folder git had not registered yet (ours: made in our folder)
-    if (await this.branchExists(branch, commonDir)) await run(['branch', '-D', '--', branch]);
+    if (await this.branchExists(branch, commonDir, options)) await run(['branch', '-D', '--', branch]);
   }
 
   /**
@@ -225,13 +248,13 @@ export class GitWorktreeFactory implements WorkspaceFactory {
    * and our lock (`forgetRecordOf`), then its branch. The folder is left where git made it: nothing
    * outside the worktrees' folder is removed. Says what was done, for the refusal.
    */
-  private async forgetMadeElsewhere(paths: readonly string[], branch: string, commonDir: string): Promise<string> {
+  private async forgetMadeElsewhere(paths: readonly string[], branch: string, commonDir: string, options: GitOptions): Promise<string> {
     const forgotten = await forgetRecordOf(commonDir, paths).then(
       (n) => (n > 0 ? "git's record of it is removed" : 'git kept no record of it'),
       (err: unknown) => `git's record of it could not be removed: ${(err as Error).message}`,
     );
-    const run = (args: string[]) => git(args, commonDir, this.gitOptions);
-    const branchGone = !(await this.branchExists(branch, commonDir))
+    const run = (args: string[]) => git(args, commonDir, options);
+    const branchGone = !(await this.branchExists(branch, commonDir, options))
       ? 'it has no branch'
       : await run(['branch', '-D', '--', branch]).then(
           () => 'its branch too',
@@ -240,8 +263,8 @@ export class GitWorktreeFactory implements WorkspaceFactory {
     return `${forgotten}, ${branchGone}; its folder is left as it is (nothing outside the worktrees' folder is removed)`;
   }
 
-  private async branchExists(branch: string, cwd: string): Promise<boolean> {
-    return git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd, this.gitOptions).then(
+  private async branchExists(branch: string, cwd: string, options: GitOptions): Promise<boolean> {
+    return git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd, options).then(
       () => true,
       () => false,
     );
@@ -294,7 +317,7 @@ class GitWorktree implements Workspace {
   /** Idempotent; a release that failed is tried again by the next call. `signal` ends its git command (see `Workspace.release`). */
   release(signal?: AbortSignal): Promise<void> {
     if (!this.released) {
-      const attempt = withRepoLock(this.commonDir, () => this.remove(signal));
+      const attempt = withRepoLock(this.commonDir, () => this.remove(signal), signal);
       this.released = attempt;
       attempt.catch(() => {
         if (this.released === attempt) this.released = undefined;
@@ -304,8 +327,8 @@ class GitWorktree implements Workspace {
   }
 
   /** `release()` for a caller that holds the repository's lock already. */
-  removeUnlocked(): Promise<void> {
-    return this.remove();
+  removeUnlocked(signal?: AbortSignal): Promise<void> {
+    return this.remove(signal);
   }
 
   private async remove(signal?: AbortSignal): Promise<void> {

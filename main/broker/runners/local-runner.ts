@@ -69,6 +69,8 @@ export class LocalRunner implements Runner {
     }
     const made = workspace;
     const release = onceOnly(made ? (signal) => made.release(signal) : async () => {});
+    // Released because the start failed or was given up: with no grace (a cancelled call is not
+    // the broker's stop, and a release cut short leaves the worktree): see docs/broker.md, "Left".
     if (signal?.aborted) {
       await release().catch(() => {});
       signal.throwIfAborted();
@@ -176,17 +178,43 @@ function withNote(err: unknown, note: string): unknown {
   return new Error(`${String(err)}${note}`);
 }
 
-/** `run` once; later calls share its promise (and retry it after a failure). */
+/**
+ * `run` once; later calls share its promise (and retry it after a failure). Every caller's signal
+ * reaches the attempt that is running: a release begun without one (a worker's end) is still
+ * ended when a later caller's grace (the broker's stop) runs out.
+ */
 function onceOnly(run: (signal?: AbortSignal) => Promise<void>): (signal?: AbortSignal) => Promise<void> {
   let done: Promise<void> | undefined;
+  let given: AbortController | undefined; // the running attempt's signal, aborted by any caller's
   return (signal) => {
     if (!done) {
-      const attempt = run(signal);
+      const controller = new AbortController();
+      const attempt = run(controller.signal);
       done = attempt;
-      attempt.catch(() => {
-        if (done === attempt) done = undefined;
-      });
+      given = controller;
+      attempt.then(
+        () => {
+          if (given === controller) given = undefined;
+        },
+        () => {
+          if (done === attempt) done = undefined;
+          if (given === controller) given = undefined;
+        },
+      );
     }
+    if (signal && given) passOn(signal, given, done);
     return done;
   };
+}
+
+/** Aborts `to` when `from` aborts, until `running` settles. */
+function passOn(from: AbortSignal, to: AbortController, running: Promise<void>): void {
+  if (from.aborted) {
+    to.abort(from.reason);
+    return;
+  }
+  const onAbort = () => to.abort(from.reason);
+  from.addEventListener('abort', onAbort, { once: true });
+  const forget = () => from.removeEventListener('abort', onAbort);
+  running.then(forget, forget);
 }

@@ -17,7 +17,9 @@ export const MAX_WAITING_TASK_RUNS = 1;
 /**
  * Relayed questions (`human.ask`, up to a frame each) that may wait for room in one worker's
  * outbound queue, whoever asked them: one more is refused at once (`refused`, naming the worker as
- * not reading), and its asker may ask again.
+ * not reading), and its asker may ask again. Not `MAX_PENDING_QUESTIONS`: that one counts the
+ * questions a connection has *asked* and not had answered; this one counts questions relayed *to*
+ * a worker that wait to be written.
  */
 export const MAX_WAITING_RELAYED_QUESTIONS = 1;
 /** A peer's calls in flight at once; one more is refused alone. */
@@ -26,7 +28,11 @@ export const MAX_IN_FLIGHT_CALLS = 32;
 export const CALLS_PER_SECOND = 10;
 /** …holding at most this many, and starting full. */
 export const CALL_BURST = 32;
-/** Approvals and questions a connection may have waiting at once. */
+/**
+ * Approvals and questions a connection may have asked and be waiting on at once (its own
+ * `human.approve`/`human.ask` calls). Not `MAX_WAITING_RELAYED_QUESTIONS`: that one counts the
+ * questions relayed *to* a worker that wait for room in its outbound queue.
+ */
 export const MAX_PENDING_APPROVALS = 4;
 export const MAX_PENDING_QUESTIONS = 4;
 /** How deep a delegation chain may go. */
