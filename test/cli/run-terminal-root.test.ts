@@ -54,6 +54,7 @@ describe('TerminalPrompter', () => {
         '  approved',
         'chatty-gateway: b-1 (root → a → b) asks to write: a.txt',
         '  the worker says of it: +1 -0',
+        '  you answer for: write: a.txt',
         '  approve? [y/N] ',
         '  denied',
         '',

@@ -80,7 +80,7 @@ describe('run, approvals answered on piped stdin', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'answer: SQLite\nwrote notes.txt (+1 -0)\n');
     assert.ok(result.stderr.includes('chatty-gateway: local-reviewer-0 (root → local-coder → local-reviewer) asks: Which database?\n  1) Postgres\n  2) SQLite\n'), result.stderr);
-    assert.match(result.stderr, /chatty-gateway: local-coder-0 \(root → local-coder\) asks to write: notes\.txt\n  the worker says of it: \+1 -0\n  workspace: [^\n]+\n  path: [^\n]+\/notes\.txt\n[^\n]*\n  approve\? \[y\/N\] y\n/);
+    assert.match(result.stderr, /chatty-gateway: local-coder-0 \(root → local-coder\) asks to write: notes\.txt\n  the worker says of it: \+1 -0\n  you answer for: write: notes\.txt\n  workspace: [^\n]+\n  path: [^\n]+\/notes\.txt\n[^\n]*\n  approve\? \[y\/N\] y\n/);
     // Not a git repository: the agents work in the directory itself.
     assert.equal(readFileSync(join(cwd, 'notes.txt'), 'utf8'), 'chosen\n');
   });
