@@ -1,29 +1,26 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
-/** How a file is read: at most `maxBytes`, and whether its own name may be a symbolic link. */
+/**
+ * How a file is read: at most `maxBytes`, and whether its own name may be a symbolic link. A second
+ * name (a hard link) is not refused here: a check at the read misses one made and removed before it
+ * (the app: scheme reads its files once at start instead, main/app/served-files.ts), and installers
+ * that deduplicate by hard links (pnpm, Nix) would trip it.
+ */
 export interface RegularFileLimits {
   readonly maxBytes: number;
   /** Refuse a link at the path itself (O_NOFOLLOW): a file linked in from somewhere others write. Default true. */
   readonly noFollow?: boolean;
-  /**
-   * Refuse a file with a second name (st_nlink > 1, `several-names`): a hard link from where others
-   * write. Default false. It sees only a name that is there at the read: a write through a second
-   * name removed before it is not seen (the app: scheme reads its files once at start instead,
-   * main/app/served-files.ts), and installers that deduplicate by hard links (pnpm, Nix) trip it.
-   */
-  readonly oneName?: boolean;
 }
 
 /**
  * What reading a file gave: its bytes, or why there are none. `missing` (ENOENT), `link` (a
  * symbolic link at the path, with `noFollow`), `not-regular` (a fifo, a socket, a device, a folder),
- * `too-large` (its size over `maxBytes`), `several-names` (st_nlink > 1, with `oneName`),
- * `unreadable` (any other failure, `message` saying it).
+ * `too-large` (its size over `maxBytes`), `unreadable` (any other failure, `message` saying it).
  */
 export type RegularFileRead =
   | { readonly ok: true; readonly bytes: Buffer }
-  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'several-names' | 'unreadable'; readonly message: string };
+  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'unreadable'; readonly message: string };
 
 /**
  * A regular file's bytes, read without blocking and bounded: opened `O_NONBLOCK` (a fifo planted at
@@ -100,10 +97,9 @@ function openFailure(err: unknown): RegularFileRead {
   return unreadable(err);
 }
 
-function refusedByStat(stat: { isFile(): boolean; size: number; nlink: number }, limits: RegularFileLimits): RegularFileRead | undefined {
+function refusedByStat(stat: { isFile(): boolean; size: number }, limits: RegularFileLimits): RegularFileRead | undefined {
   if (!stat.isFile()) return { ok: false, why: 'not-regular', message: 'it is not a regular file' };
   if (stat.size > limits.maxBytes) return tooLarge(limits.maxBytes);
-  if (limits.oneName === true && stat.nlink > 1) return { ok: false, why: 'several-names', message: `it has ${stat.nlink} names (hard links)` };
   return undefined;
 }
 
