@@ -57,6 +57,20 @@ function asciiOnly(json: string): string {
   return json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** How much of a value from the plugin's schema a refusal quotes. */
+const QUOTED_VALUE_CHARS = 80;
+
+/**
+ * A value the plugin wrote, as a refusal shows it: JSON, ASCII only (as tool names are quoted),
+ * at most `QUOTED_VALUE_CHARS` of it. The refusal reaches the load's log line and a client's
+ * `tools/list` error, so a bidi override or a C1 control in it must not arrive raw, nor a megabyte.
+ */
+function quoted(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  if (json.length <= QUOTED_VALUE_CHARS) return asciiOnly(json);
+  return `${asciiOnly(json.slice(0, QUOTED_VALUE_CHARS))}… (${json.length} characters)`;
+}
+
 function checkedSchema(tool: ToolDefinition): string {
   const refuse = (problem: string): never => {
     throw new ToolSchemaError(`tool '${tool.name}': its parametersSchema ${problem}`);
@@ -65,11 +79,13 @@ function checkedSchema(tool: ToolDefinition): string {
   try {
     schema = JSON.parse(tool.parametersSchema);
   } catch (err) {
-    return refuse(`is not JSON (${err instanceof Error ? err.message : String(err)})`);
+    // The parser's message may quote the bytes it stopped at (Node 22 quotes some around them).
+    const why = err instanceof Error ? err.message : String(err);
+    return refuse(`is not JSON (${asciiOnly(why.length > 2 * QUOTED_VALUE_CHARS ? `${why.slice(0, 2 * QUOTED_VALUE_CHARS)}...` : why)})`);
   }
   if (!isPlainObject(schema)) return refuse(`is ${describe(schema)}, not a JSON Schema object such as {"type":"object","properties":{…}}`);
   if ('type' in schema && schema['type'] !== 'object') {
-    return refuse(`says "type": ${JSON.stringify(schema['type'])}; a tool's arguments are a JSON object, so it must be "object" (or left out)`);
+    return refuse(`says "type": ${quoted(schema['type'])}; a tool's arguments are a JSON object, so it must be "object" (or left out)`);
   }
   if ('properties' in schema && !isPlainObject(schema['properties'])) return refuse(`has "properties" that is ${describe(schema['properties'])}, not an object`);
   if ('required' in schema && !(Array.isArray(schema['required']) && schema['required'].every((k) => typeof k === 'string'))) {
@@ -146,5 +162,5 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return `a ${typeof value} (${JSON.stringify(value)})`;
+  return `a ${typeof value} (${quoted(value)})`;
 }
