@@ -27,6 +27,7 @@ import { InFlight } from './in-flight.js';
 import { LongLivedParticipants } from './long-lived.js';
 import { Mailboxes, type MailboxOutcome, type RootMessage } from './mailbox.js';
 import { NodeTable, ROOT, type NodeState } from './nodes.js';
+import { checkRelayedAnswers } from './question-limits.js';
 import { runTask } from './run-task.js';
 import type { Runner, StartedWorker } from './runners/runner.js';
 import { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
@@ -161,7 +162,11 @@ export class Broker {
       relay: async (worker, question, request, signal) => {
         const participant = this.registry.get(worker);
         if (!participant) throw new CallError(wireError({ kind: 'disconnected', reason: `${worker} is gone` }));
-        return participant.connection.request('human.ask', { question, request }, signal);
+        const reply = await participant.connection.request('human.ask', { question, request }, signal);
+        // What a worker answers is held to what a person may answer (see `checkRelayedAnswers`).
+        const wrong = reply === 'escalate' ? undefined : checkRelayedAnswers(request.questions, reply.answers);
+        if (wrong !== undefined) throw new CallError(wireError({ kind: 'failed', reason: `${worker}'s answer was refused: ${wrong}` }));
+        return reply;
       },
       present: (worker) => this.nodes.get(worker) !== undefined && this.registry.get(worker) !== undefined,
       clarify: (asker, request) => this.tree.clarify(asker, request),

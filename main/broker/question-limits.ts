@@ -1,4 +1,4 @@
-import type { QuestionRequest } from '../fabric/wire/payloads.js';
+import type { Answer, QuestionRequest } from '../fabric/wire/payloads.js';
 
 /**
  * What a `human.ask` may hold: what a person can be shown and answer (the desktop's answer
@@ -14,6 +14,8 @@ export const QUESTION_LIMITS = {
   options: 32,
   optionChars: 1024,
   originChars: 2048,
+  /** An answer's text, as the desktop's answer channel takes it (`MAX_ANSWER_CHARS`, main/app/bridge/contract.ts). */
+  answerChars: 16 * 1024,
 } as const;
 
 /** Why `request` cannot be put to a person, or undefined when it can. */
@@ -36,6 +38,26 @@ export function checkQuestionRequest(request: QuestionRequest): string | undefin
     const long = q.options.findIndex((o) => o.length > L.optionChars);
     if (long >= 0) return `${which}'s option ${long + 1} is longer than ${L.optionChars} characters`;
     if (q.options.some((o) => o.trim() === '')) return `${which} has an empty option`;
+  }
+  return undefined;
+}
+
+/**
+ * Why `answers`, a worker's answer to a question relayed to it, cannot be handed to the asker, or
+ * undefined when it can. A worker answers what a person could: one answer per question asked (by
+ * its id), each at most `answerChars` characters. Unchecked, a caller answered with up to a frame
+ * (33 MiB) per question, and its asker's answers waited for room in the broker while the asker
+ * did not read: 4 questions pending per asker, every worker of the gateway an asker.
+ */
+export function checkRelayedAnswers(questions: QuestionRequest['questions'], answers: readonly Answer[]): string | undefined {
+  const asked = new Set(questions.map((q) => q.id));
+  const answered = new Set<string>();
+  for (const [i, a] of answers.entries()) {
+    const which = `answer ${i + 1}`;
+    if (!asked.has(a.id)) return `${which} names ${JSON.stringify(a.id.slice(0, QUESTION_LIMITS.idChars))}, which was not asked`;
+    if (answered.has(a.id)) return `${which} answers ${JSON.stringify(a.id)} a second time`;
+    answered.add(a.id);
+    if (a.answer.length > QUESTION_LIMITS.answerChars) return `${which} is longer than ${QUESTION_LIMITS.answerChars} characters`;
   }
   return undefined;
 }

@@ -1,0 +1,60 @@
+/**
+ * Answers relayed to a worker that asked and stopped reading. A question climbs to its asker's
+ * caller, a worker, whose answer the broker hands to the asker: what a worker may answer is held to
+ * what a person may (the desktop's answer channel: one answer per question asked, 16 K characters
+ * each), so the answers waiting for a non-reading asker stay small. Real children on real
+ * socketpairs (children/agent.ts answering, children/deaf-asker.ts asking).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { ParticipantConnection } from '../../main/fabric/index.js';
+import { OUTBOUND_QUEUE_BYTES } from '../../main/fabric/limits/constants.js';
+import { plan, ProgressLog, startBroker, until } from './helpers.js';
+
+const DEAF_ASKER = fileURLToPath(new URL('./children/deaf-asker.ts', import.meta.url));
+const MIB = 1024 * 1024;
+
+test("a caller answering its callee's 4 questions with 6 MiB each while the callee has stopped reading: the answers are refused, none waits in the broker", { timeout: 180_000 }, async () => {
+  const t = startBroker(['relay']);
+  t.broker.addVirtualAgent('asker', t.runner({ args: ['--import', 'tsx', DEAF_ASKER] }));
+  const controller = new AbortController();
+  const log = new ProgressLog();
+  try {
+    const fat = [{ id: 'q1', answer: 'a'.repeat(6 * MIB) }];
+    const call = t.root.invoke('relay', plan({ answering: fat, then: { delegate: { to: 'asker', prompt: { echo: 'x' } } } }), { onProgress: (e) => log.push(e), signal: controller.signal });
+    call.catch(() => {});
+    await until(() => t.broker.registry.get('asker-0') !== undefined, "the asker's worker");
+    const asker = t.broker.registry.get('asker-0')!.connection as ParticipantConnection;
+    const pending = (t.broker.human as unknown as { questions: Map<string, number> }).questions;
+    const asked = (): number => log.events.filter((e) => 'Step' in e && e.Step.includes('was asked by asker-0')).length;
+    const bound = OUTBOUND_QUEUE_BYTES + MIB;
+    // All four questions answered by the relay and dealt with by the broker (none pending).
+    await until(() => asked() === 4 && !pending.has('asker-0'), 'the four questions dealt with');
+    assert.ok(asker.outbound.heldBytes <= bound, `the deaf asker's queue holds ${(asker.outbound.heldBytes / MIB).toFixed(1)} MiB (${asker.outbound.waiters} answers waiting)`);
+  } finally {
+    controller.abort();
+    await t.close();
+  }
+});
+
+test("a caller's answer is held to what a person may answer: one per question asked, 16 K characters each; the asker is told why it was refused", { timeout: 180_000 }, async () => {
+  const t = startBroker(['relay', 'asker']);
+  try {
+    const ask = { ask: [{ id: 'q1', question: 'Which?' }, { id: 'q2', question: 'Where?' }] };
+    const cases: [unknown, string | undefined][] = [
+      [[{ id: 'q2', answer: 'here' }, { id: 'q1', answer: 'x'.repeat(16 * 1024) }], undefined],
+      [[{ id: 'q3', answer: 'x' }], `relay-N's answer was refused: answer 1 names "q3", which was not asked`],
+      [[{ id: 'q1', answer: 'a' }, { id: 'q1', answer: 'b' }], `relay-N's answer was refused: answer 2 answers "q1" a second time`],
+      [[{ id: 'q1', answer: 'x'.repeat(16 * 1024 + 1) }], `relay-N's answer was refused: answer 1 is longer than 16384 characters`],
+    ];
+    for (const [answers, error] of cases) {
+      const result = await t.root.invoke('relay', plan({ answering: answers, then: { delegate: { to: 'asker', prompt: ask } } }));
+      const inner = JSON.parse(result.response) as { success: boolean; error?: string };
+      assert.equal(inner.error?.replace(/^relay-\d+/, 'relay-N'), error, JSON.stringify(answers).slice(0, 80));
+      assert.equal(inner.success, error === undefined);
+    }
+  } finally {
+    await t.close();
+  }
+});
