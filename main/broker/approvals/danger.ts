@@ -4,6 +4,7 @@ import { wordPlace, type ConfigPlaces } from './gateway-config.js';
 import { fromHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
+import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
@@ -36,9 +37,13 @@ const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git',
 export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean; config?: ConfigPlaces | undefined } = {}): DangerTag[] {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ } };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
-  else commandTags(commandOrPath, at, tags);
+  else {
+    commandTags(commandOrPath, at, tags);
+    // A command line naming one of the files anywhere (an interpreter's code, a path from a folder it changed to, a variable's value).
+    if (config?.namedIn(commandOrPath) === true) tags.add('gateway-config');
+  }
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
   return DANGER_TAGS.filter((tag) => tags.has(tag));
 }
@@ -46,12 +51,14 @@ export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, worksp
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   if (at.depth > MAX_NESTING) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
   const commands = simpleCommands(line);
+  // The folders its relative words may be read from (`cd .. && cp x .config/chatty/*`), for the gateway's own files.
+  if (at.config !== undefined) at = { ...at, folders: lineFolders(commands, at.workspace, at.folders) };
   let downloads = false;
   let runs = false;
   for (const command of commands) {
-    for (const target of command.writes) if (!isDevice(target)) addAll(tags, writeTags(target, at));
+    for (const target of command.writes) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
     // Any program may write a file it is given (`python3 edit.py approvals.json`, `git checkout -- plugins.lock`): a word naming one of the gateway's own files is enough.
-    if (at.config !== undefined && namesConfig(command.words, at.config, at.workspace)) tags.add('gateway-config');
+    if (at.config !== undefined && (namesConfig(command.words, at.config, at.workspace) || namesFromOtherFolders([...command.words, ...command.writes], at.config, at.folders))) tags.add('gateway-config');
     const seen = lookThrough(command.words, tags, at);
     if (seen.program === undefined) continue;
     // A program named by a variable, a glob, a substitution or a brace expansion could be any: read as each.
@@ -165,12 +172,12 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
     }
   }
   if (program === 'git') gitTags(args, tags);
-  for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, writeTags(target, at));
+  for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
   if (WRITERS.has(program) || program.startsWith('mkfs.')) {
     for (const arg of args) {
       if (arg.startsWith('-')) continue;
       const target = program === 'dd' ? /^of=(.*)$/.exec(arg)?.[1] : arg;
-      if (target !== undefined && !isDevice(target)) addAll(tags, writeTags(target, at).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
+      if (target !== undefined && !isDevice(target)) addAll(tags, shellWriteTags(target, at).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
     }
   }
 }
@@ -204,6 +211,8 @@ interface Where {
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
   written: { read: Map<string, DangerTag[]>; landingsLeft: number };
+  /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
+  folders: LineFolders;
 }
 
 /**
@@ -229,6 +238,17 @@ function writeTags(target: string, at: Where): DangerTag[] {
   else tags = oneWriteTags(target, at);
   at.written.read.set(target, tags);
   return tags;
+}
+
+/**
+ * The tags of a path a command writes (a redirection, a writer's argument, an output option):
+ * `writeTags`, and `gateway-config` when the shell builds it at run time (`> $OUT`, `> "$(cat
+ * f)"`, a backtick: the gateway never expands a variable with its own environment, so it could be
+ * any file, the rules file too). A write request's path is a name as it is: no shell reads it.
+ */
+function shellWriteTags(target: string, at: Where): DangerTag[] {
+  const tags = writeTags(target, at);
+  return at.config !== undefined && /[$`]/.test(target) && fromHome(target) === undefined && !tags.includes('gateway-config') ? [...tags, 'gateway-config'] : tags;
 }
 
 function oneWriteTags(target: string, at: Where): DangerTag[] {
@@ -307,6 +327,23 @@ function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: 
       });
     });
   });
+}
+
+/**
+ * Whether a word, or a write target, of a command names one of the gateway's files from a folder
+ * the line may have changed to (`cd sub && cp x ../.config/chatty/*`), or could, from a folder the
+ * gateway cannot place (`cd "$D" && cp x chatty/*`). Read as written, as `namesConfig`.
+ */
+function namesFromOtherFolders(words: readonly string[], config: ConfigPlaces, folders: LineFolders): boolean {
+  if (folders.known.length === 0 && !folders.unknown) return false;
+  const relative = words.filter((word) => word !== '' && !word.startsWith('-') && !isAbsoluteWord(word));
+  if (folders.unknown) return relative.some((word) => (braceWords(word) ?? ['*']).some((one) => config.reachedFromAnyFolder(one)));
+  return folders.known.some((folder) => namesConfig(relative, config, folder));
+}
+
+/** An absolute path or a home spelling: the same from any folder. */
+function isAbsoluteWord(word: string): boolean {
+  return word.startsWith('/') || fromHome(word) !== undefined;
 }
 
 function addAll(into: Set<DangerTag>, tags: readonly DangerTag[]): void {

@@ -9,7 +9,7 @@
  * person is asked, and told what it touches.
  */
 import { statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { fromHome } from './home-path.js';
 import { landing } from './sensitive-paths.js';
 
@@ -21,6 +21,8 @@ import { landing } from './sensitive-paths.js';
 export class ConfigPlaces {
   private readonly places: readonly string[];
   private readonly inodes: ReadonlySet<string>;
+  /** Each file's last part (`approvals.json`), lower case: looked for anywhere in a command line. */
+  private readonly fileNames: readonly string[];
 
   constructor(files: readonly string[]) {
     const places = new Set<string>();
@@ -36,6 +38,39 @@ export class ConfigPlaces {
     }
     this.places = [...places];
     this.inodes = inodes;
+    this.fileNames = [...new Set(this.places.map((place) => basename(place)).filter((name) => name !== ''))];
+  }
+
+  /**
+   * Whether `line` holds one of the files' names anywhere, in any word or quote (`python3 -c
+   * "open('approvals.json','w')"`, `cd sub && cp x ../.config/chatty/approvals.json`, `OUT=…/approvals.json;
+   * echo > $OUT`): a line may reach a file by a path the gateway cannot place (a folder it changed
+   * to, a variable, an interpreter's code), and its name is the one part it cannot leave out
+   * unless it builds it. Errs toward tagging: a workspace's own `plugins.lock` is tagged too.
+   */
+  namedIn(line: string): boolean {
+    const text = line.toLowerCase();
+    return this.fileNames.some((name) => text.includes(name));
+  }
+
+  /**
+   * Whether relative `word`, read from a folder the gateway cannot place (`cd "$D" && cp x
+   * chatty/*`), could be one of the files or a folder holding one: its parts after its last `..`
+   * match consecutive parts of a file's path (a glob part any it could match). A word of only
+   * `.` and `..` could be any folder.
+   */
+  reachedFromAnyFolder(word: string): boolean {
+    const parts = word.split('/').filter((part) => part !== '' && part !== '.');
+    const tail = parts.slice(parts.lastIndexOf('..') + 1);
+    if (tail.length === 0) return true;
+    const pattern = tail.map((part) => globPart(part.toLowerCase()));
+    return this.places.some((place) => {
+      const placeParts = place.split('/');
+      for (let from = 0; from + pattern.length <= placeParts.length; from++) {
+        if (pattern.every((part, i) => part.test(placeParts[from + i]!))) return true;
+      }
+      return false;
+    });
   }
 
   get empty(): boolean {
