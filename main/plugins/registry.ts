@@ -15,6 +15,7 @@ import type { Capability, GrantState } from './worker/protocol.js';
 import { checkWorld, unversioned } from './world.js';
 import { componentDigest, GrantGate, GrantStore, PluginGrantError, PluginGrants, type GateHost, type GateInput, type GrantsOptions, type ServedModule } from './grants/index.js';
 import { howAlike, nameSkeleton } from './name-skeleton.js';
+import { visibleLines } from './visible-lines.js';
 import { isWithin, moduleRealPath, readInsideModule, readModuleManifest } from './inside-module.js';
 
 /** Modules loaded at once by `scanDirectory` (each transpile is serialised anyway). */
@@ -140,7 +141,7 @@ export class ModuleRegistry {
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
-    this.logger = options.logger ?? stderrLogger;
+    this.logger = visibleLines(options.logger ?? stderrLogger); // its lines carry what a planted folder chose
     if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
     this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
     this.engineIdleMs = checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
