@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { bundledAgents, detectWorkspace, openModules, ProtocolGateway } from 'chatty-protocol-gateway';
 import {
   APP_SCHEME_REGISTRATION, DEFAULT_PAGE_URL, appMenuTemplate, attachDesktopBridge, handleAppProtocol,
-  policeContents, policeSession, preloadPath, quitAfterStopping, secureWebPreferences,
+  policeContents, policeSession, preloadCopy, quitAfterStopping, secureWebPreferences,
 } from 'chatty-protocol-gateway/electron';
 
 const env = process.env;
@@ -48,7 +48,8 @@ app.whenReady().then(async () => {
   };
   await gateway.start();
 
-  const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadPath) });
+  // The preload copied under userData now (Electron reads it again at every load of the page).
+  const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadCopy(app.getPath('userData'))) });
   // Refused if the agents' workspace holds the grants file (CHATTY_WORKSPACE=$HOME): one approved write would grant a plugin.
   attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants, trustFiles: [grantsFile] });
   await window.loadURL(DEFAULT_PAGE_URL);

@@ -16,6 +16,7 @@ export {
   type ProtocolSession,
 } from './app-pages.js';
 export { secureWebPreferences } from './secure-window.js';
+export { preloadCopy } from './preload-copy.js';
 export { policeContents, policeSession, type DenialLog, type PolicedContents, type PolicedSession } from './security-policy.js';
 export { appMenuTemplate, type AppMenuOptions } from './app-menu.js';
 export { quitAfterStopping, type QuitLog, type QuittingApp } from './lifecycle.js';

@@ -16,7 +16,7 @@ import {
   handleAppProtocol,
   policeContents,
   policeSession,
-  preloadPath,
+  preloadCopy,
   quitAfterStopping,
 } from './index.js';
 import { openAppWindow } from './window-options.js';
@@ -75,7 +75,8 @@ async function launch(teardown: Teardown): Promise<BrowserWindow> {
     { userData: app.getPath('userData'), isPackaged: app.isPackaged, env: process.env, cwd: process.cwd(), log: quitLog },
     teardown,
   );
-  const window = openAppWindow(BrowserWindow, preloadPath);
+  // A copy of the preload, made now under userData: Electron reads it again at every load.
+  const window = openAppWindow(BrowserWindow, preloadCopy(app.getPath('userData')));
   window.once('ready-to-show', () => window.show());
   // Refused when the agents' workspace holds approvals.json or plugin-grants.json (CHATTY_WORKSPACE=$HOME).
   teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants, trustFiles: [grantsFile] }));

@@ -10,17 +10,27 @@ import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
-/** The real paths of the `pages` folders served in this process. */
-const servedPages = new Set<string>();
+/** The real paths of the folders kept from the agents (the `pages` folders served, the preload copies), with what each is. */
+const servedPages = new Map<string, string>();
 /** The real workspace roots of the gateways with a bridge attached, with how many bridges each. */
 const bridgedWorkspaces = new Map<string, number>();
 
-function refuseOverlap(pages: string, workspace: string): void {
+function refuseOverlap(pages: string, workspace: string, what = servedPages.get(pages) ?? 'the pages folder'): void {
   if (isInside(pages, workspace) || isInside(workspace, pages)) {
     throw new Error(
-      `the pages folder ${pages} and the agents' workspace ${workspace} overlap: an agent's write there would become the page that answers approvals; serve the pages from a folder outside the workspace (and give the agents a workspace of their own)`,
+      `${what} ${pages} and the agents' workspace ${workspace} overlap: an agent's write there would become the page that answers approvals; serve the pages from a folder outside the workspace (and give the agents a workspace of their own)`,
     );
   }
+}
+
+/**
+ * A folder (a real path) whose files a window runs, kept from the agents as a `pages` folder is:
+ * refused now when a bridged gateway's workspace overlaps it, and a bridge attached later to a
+ * gateway working in it or around it is refused. `what` names it in the refusal.
+ */
+export function keepFromWorkspaces(real: string, what: string): void {
+  for (const workspace of bridgedWorkspaces.keys()) refuseOverlap(real, workspace, what);
+  servedPages.set(real, what);
 }
 
 /**
@@ -38,8 +48,7 @@ export function servePagesFolder(pages: string): string {
     throw new Error(`the pages folder ${pages} does not exist (or leads through a link to nowhere): create it before serving it`);
   }
   if (!statSync(real).isDirectory()) throw new Error(`the pages folder ${pages} is not a folder (${real})`);
-  for (const workspace of bridgedWorkspaces.keys()) refuseOverlap(real, workspace);
-  servedPages.add(real);
+  keepFromWorkspaces(real, 'the pages folder');
   return real;
 }
 
@@ -59,7 +68,7 @@ export function overlapsOwnFolder(workspace: string): boolean {
 export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
   const real = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
   if (real === undefined) return () => {};
-  for (const pages of servedPages) refuseOverlap(pages, real);
+  for (const pages of servedPages.keys()) refuseOverlap(pages, real);
   if (overlapsOwnFolder(real)) {
     throw new Error(
       `the agents' workspace ${real} and this package's folder ${ownFolder} overlap: an agent's write there would become the popover or the preload that answers approvals; give the agents a workspace apart from the app and its node_modules (CHATTY_WORKSPACE)`,

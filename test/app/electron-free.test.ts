@@ -45,7 +45,7 @@ test('the check tells a type-only import from a run-time one', () => {
 test("the demo's main.ts wires the window with the package's public ./electron pieces, not the bridge's insides", () => {
   const main = readFileSync(join(root, 'main/app/main.ts'), 'utf8');
   const door = /import \{([^}]*)\} from '\.\/index\.js';/.exec(main)?.[1] ?? '';
-  for (const piece of ['attachDesktopBridge', 'preloadPath', 'policeContents', 'policeSession', 'handleAppProtocol', 'appMenuTemplate', 'quitAfterStopping']) {
+  for (const piece of ['attachDesktopBridge', 'preloadCopy', 'policeContents', 'policeSession', 'handleAppProtocol', 'appMenuTemplate', 'quitAfterStopping']) {
     assert.ok(new RegExp(`\\b${piece}\\b`).test(door), `main.ts imports ${piece} from ./index.js`);
   }
   assert.doesNotMatch(main, /from '\.\/(bridge\/|electron-bridge\.js|security-policy\.js|app-pages\.js)/);

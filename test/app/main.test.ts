@@ -4,6 +4,7 @@
 // test plays Electron: it fires `ready`, the webContents events and the IPC calls, and reads what
 // main did. Each test runs a fresh copy of main.ts (imported under its own query string).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { register } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -124,9 +125,13 @@ describe('the first instance (one main.ts, launched once)', WITHIN, () => {
     await booted?.dispose();
   });
 
-  test('the window: the web preferences openAppWindow gives, the built preload, the app page, shown once painted', () => {
+  test('the window: the web preferences openAppWindow gives, a copy of the built preload under userData, the app page, shown once painted', () => {
     assert.equal(electron.windows.length, 1);
-    const preload = join(repo, 'out', 'preload', 'index.cjs');
+    // Not the package's own file, which Electron would read again at every load (a hard link to it
+    // written by an agent would be the next load's preload): a copy made at launch, by its digest.
+    const built = readFileSync(join(repo, 'out', 'preload', 'index.cjs'));
+    const preload = join(booted.home, 'user-data', 'chatty-preload', `index-${createHash('sha256').update(built).digest('hex')}.cjs`);
+    assert.deepEqual(readFileSync(preload), built);
     const expected = openAppWindow(
       class {
         constructor(readonly options: object) {}

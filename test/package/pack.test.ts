@@ -12,6 +12,7 @@
 // a plugin built from an ES module and from a CommonJS file.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -337,14 +338,18 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     }
   });
 
-  test('main.js registers app: before ready, sets the menu, and opens a sandboxed window on its page with the installed preload', () => {
+  test("main.js registers app: before ready, sets the menu, and opens a sandboxed window on its page with a copy of the installed preload under userData", () => {
     assert.deepEqual(electron.protocol.privileged, [{ schemes: [{ scheme: 'app', privileges: { standard: true, secure: true } }], beforeReady: true }]);
     assert.ok(electron.applicationMenu, 'the menu without Reload is set');
     const [window] = electron.windows;
     assert.equal(window?.loadedUrl, 'app://chatty/index.html');
     assert.ok(statSync(join(scratch, 'user-data', 'workspace')).isDirectory(), "the agents' own workspace, <userData>/workspace, not the app's folder");
     const prefs = window?.options['webPreferences'] as Record<string, unknown>;
-    assert.deepEqual([prefs['preload'], prefs['sandbox'], prefs['contextIsolation'], prefs['nodeIntegration']], [join(installed, 'out', 'preload', 'index.cjs'), true, true, false]);
+    // A copy made at launch (preloadCopy): Electron reads the preload again at every load.
+    const built = readFileSync(join(installed, 'out', 'preload', 'index.cjs'));
+    const copy = join(scratch, 'user-data', 'chatty-preload', `index-${createHash('sha256').update(built).digest('hex')}.cjs`);
+    assert.deepEqual([prefs['preload'], prefs['sandbox'], prefs['contextIsolation'], prefs['nodeIntegration']], [copy, true, true, false]);
+    assert.deepEqual(readFileSync(copy), built);
   });
 
   test("a plugin of CHATTY_MODULES_DIR asking to read files is not served until the page grants it (main.js gives the bridge the registry's grant desk)", async () => {
@@ -387,11 +392,14 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     page.on('pageerror', (err) => problems.push(err.message));
     page.on('console', (message) => void (message.type() === 'error' && !/status of 404/.test(message.text()) && problems.push(message.text())));
     page.on('response', (response) => void (response.status() !== 200 && new URL(response.url()).pathname !== '/favicon.ico' && problems.push(`${response.status()} ${response.url()}`)));
-    // The installed preload in the page; its calls reach the window's webContents.ipc as from its top frame.
+    // The preload the window was given (the copy of the installed one) in the page; its calls reach
+    // the window's webContents.ipc as from its top frame.
+    const preload = (electron.windows[0]?.options['webPreferences'] as Record<string, unknown>)['preload'];
+    assert.equal(typeof preload, 'string');
     const { emit } = await installPreload(
       page,
       { handle: (channel, sender, payload) => electron.ipcMain.invoke(channel, contents, sender.isMainFrame ? contents.mainFrame : new StandInFrame(sender.url), payload) },
-      readFileSync(join(installed, 'out', 'preload', 'index.cjs'), 'utf8'),
+      readFileSync(preload as string, 'utf8'),
     );
     contents.onSend = (channel, payload) => void emit(channel, payload).catch(() => {});
     await page.goto(`${base}/index.html`);

@@ -1,0 +1,58 @@
+// The preload each window runs, as a copy this process made: Electron reads `webPreferences.preload`
+// from the disk at every load of the page (a reload, a crashed page loaded again), so pointing it at
+// the package's own file trusted whatever that file held at each load: a write through a hard link
+// an agent made to `node_modules/chatty-protocol-gateway/out/preload/index.cjs` (or by anyone who
+// may write the package's folder) became the script that answers every later approval. The copy is
+// read once (a regular file, its own name no link), written as a new file (a new inode at each
+// launch: a hard link made to an earlier copy, or to the package's file, reaches nothing a window
+// runs), read-only, in an owner-only folder, and named by its content's digest.
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { currentUid } from '../owner-only/platform.js';
+import { whyOpenToOthers } from '../owner-only/closed-to-others.js';
+import { readRegularFileSync } from '../owner-only/regular-file.js';
+import { preloadPath } from './package-root.js';
+import { keepFromWorkspaces } from './pages-guard.js';
+
+/** The preload is one small file (a few KiB): anything larger is not the package's. */
+export const MAX_PRELOAD_BYTES = 1024 * 1024;
+/** The folder, under the one given (the app's userData), that holds the copies. */
+export const PRELOAD_COPY_FOLDER = 'chatty-preload';
+
+/**
+ * Copies the package's preload (`source`, default `preloadPath`) into `<folder>/chatty-preload/`
+ * (made owner-only; refused when it is a link, or another user's, or writable by others) as a new
+ * read-only file `index-<sha256>.cjs`, and returns its path: give it to `secureWebPreferences`.
+ * The folder is kept apart from the agents' workspace as the pages folder is (pages-guard.ts):
+ * `attachDesktopBridge` refuses a gateway working in it or around it. Throws, saying why, when the
+ * preload cannot be read as a regular file or the folder cannot be made safe.
+ */
+export function preloadCopy(folder: string, source: string = preloadPath): string {
+  const read = readRegularFileSync(source, { maxBytes: MAX_PRELOAD_BYTES });
+  if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source} cannot be copied: ${read.message}`);
+  const dir = join(folder, PRELOAD_COPY_FOLDER);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new Error(`preloadCopy: ${dir} is not a folder (a link?): the preload is copied only into a folder of this user's`);
+  const open = whyOpenToOthers(st, currentUid());
+  if (open !== undefined) throw new Error(`preloadCopy: ${dir} ${open}: the preload is copied only into a folder no one else may write`);
+  const real = realpathSync(dir);
+  keepFromWorkspaces(real, 'the preload copy folder');
+  const digest = createHash('sha256').update(read.bytes).digest('hex');
+  const copy = join(real, `index-${digest}.cjs`);
+  // A new file renamed over the name: never a write into a file that is there (it may have other names).
+  const temp = join(real, `.index-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
+  try {
+    for (let at = 0; at < read.bytes.length; ) at += writeSync(fd, read.bytes, at);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  renameSync(temp, copy);
+  return copy;
+}

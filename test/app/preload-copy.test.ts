@@ -1,0 +1,93 @@
+// The window's preload is a copy made at launch (main/app/preload-copy.ts), not the package's own
+// file: Electron reads `webPreferences.preload` again at every load, so a write through a hard link
+// to the package's file (an agent's one approved `ln …/out/preload/index.cjs notes.cjs`, then a
+// plain write of notes.cjs) was the next load's preload, answering every approval as the page.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { windowAtPage } from './bridge-fixture.js';
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-preload-copy-')));
+const gateways: RunningGateway[] = [];
+after(async () => {
+  for (const gw of gateways) await gw.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const PRELOAD = "require('electron').contextBridge.exposeInMainWorld('chatty', {});\n";
+const AGENT = "/* the agent's */ require('electron').contextBridge.exposeInMainWorld('chatty', { evil: true });\n";
+
+/** A stand-in for the package's built preload, in a folder of its own. */
+function packagePreload(name: string): string {
+  const dir = join(scratch, name, 'package');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'index.cjs'), PRELOAD);
+  return join(dir, 'index.cjs');
+}
+
+test("a write through a hard link to the package's preload, made after launch, changes nothing a window runs", () => {
+  const source = packagePreload('link-to-source');
+  const userData = join(scratch, 'link-to-source', 'user-data');
+  const copy = preloadCopy(userData, source);
+  assert.equal(copy, join(userData, 'chatty-preload', `index-${createHash('sha256').update(PRELOAD).digest('hex')}.cjs`));
+  assert.equal(readFileSync(copy, 'utf8'), PRELOAD);
+  linkSync(source, join(scratch, 'link-to-source', 'notes.cjs'));
+  writeFileSync(join(scratch, 'link-to-source', 'notes.cjs'), AGENT);
+  assert.equal(readFileSync(copy, 'utf8'), PRELOAD, "the window's preload is the copy, not the file written");
+  assert.equal(statSync(copy).mode & 0o777, 0o400, 'the copy is read-only');
+  assert.equal(statSync(join(userData, 'chatty-preload')).mode & 0o777, 0o700, 'in an owner-only folder');
+});
+
+test('each launch makes a new copy: a hard link to the last one, written, is not what the next launch runs', () => {
+  const source = packagePreload('link-to-copy');
+  const userData = join(scratch, 'link-to-copy', 'user-data');
+  const first = preloadCopy(userData, source);
+  const notes = join(scratch, 'link-to-copy', 'notes.cjs');
+  linkSync(first, notes);
+  chmodSync(notes, 0o600);
+  writeFileSync(notes, AGENT);
+  const next = preloadCopy(userData, source);
+  assert.equal(next, first, 'named by its digest');
+  assert.equal(readFileSync(next, 'utf8'), PRELOAD);
+  assert.notEqual(statSync(next).ino, statSync(notes).ino, 'a new file, not the one linked');
+});
+
+test('a preload that is a link, or a copy folder that is a link or open to others, is refused, saying why', () => {
+  const source = packagePreload('refusals');
+  const linked = join(scratch, 'refusals', 'linked.cjs');
+  symlinkSync(source, linked);
+  assert.throws(() => preloadCopy(join(scratch, 'refusals', 'a'), linked), /preloadCopy: the package's preload .*linked\.cjs cannot be copied: .*link/);
+  const elsewhere = join(scratch, 'refusals', 'elsewhere');
+  mkdirSync(elsewhere, { mode: 0o700 });
+  mkdirSync(join(scratch, 'refusals', 'b'));
+  symlinkSync(elsewhere, join(scratch, 'refusals', 'b', 'chatty-preload'));
+  assert.throws(() => preloadCopy(join(scratch, 'refusals', 'b'), source), /is not a folder \(a link\?\)/);
+  mkdirSync(join(scratch, 'refusals', 'c', 'chatty-preload'), { recursive: true });
+  chmodSync(join(scratch, 'refusals', 'c', 'chatty-preload'), 0o770);
+  assert.throws(() => preloadCopy(join(scratch, 'refusals', 'c'), source), /is writable by its group/);
+});
+
+test("the copy folder is kept from the agents: a bridge on a gateway working in it or around it is refused, and so is a copy made in a bridged workspace", async () => {
+  const source = packagePreload('workspace');
+  const userData = join(scratch, 'workspace', 'user-data');
+  preloadCopy(userData, source);
+  const around = await startGateway(undefined, { broker: { root: { workspaceRoot: userData } } });
+  gateways.push(around);
+  assert.throws(() => attachDesktopBridge(around.gateway, windowAtPage()), /the preload copy folder .* and the agents' workspace .* overlap/);
+
+  const workspace = join(scratch, 'workspace', 'agents');
+  mkdirSync(workspace);
+  const bridged = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
+  gateways.push(bridged);
+  const detach = attachDesktopBridge(bridged.gateway, windowAtPage());
+  try {
+    assert.throws(() => preloadCopy(join(workspace, 'user-data'), source), /the preload copy folder .* and the agents' workspace .* overlap/);
+  } finally {
+    detach();
+  }
+});
