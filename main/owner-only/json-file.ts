@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { whyOpenToOthers } from './closed-to-others.js';
@@ -53,29 +53,34 @@ export class OwnerOnlyJsonFile<T> {
     private readonly options: OwnerOnlyJsonFileOptions<T>,
   ) {}
 
-  /** The file's contents (undefined when it does not exist); throws `refuse(…)` naming the file when it is malformed. */
+  /**
+   * The file's contents (undefined when it does not exist); throws `refuse(…)` naming the file when
+   * it is malformed. The file is opened once: whose it is, its mode and the stamp it is cached
+   * under are all taken from that descriptor (`fstat`), and its bytes read through it, so a file
+   * renamed over the path meanwhile is never read under another's judgement or stamp.
+   */
   read(): T | undefined {
     const { label, refuse } = this.options;
     const now = this.stamp();
     if (now === this.cachedStamp) return this.cached;
-    if (now === undefined) {
-      this.cached = undefined;
-      this.cachedStamp = undefined;
-      return undefined;
-    }
-    this.checkOwnerOnly();
-    const text = this.readText();
+    if (now === undefined) return this.remember(undefined, undefined);
+    const opened = this.readOpened();
+    if (opened === undefined) return this.remember(undefined, undefined);
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(opened.text);
     } catch (err) {
       throw refuse(`${label} ${this.path} is not valid JSON (${(err as Error).message}); it was left as it is`);
     }
     const parsed = this.validated(json);
     if (!parsed.ok) throw refuse(`${label} ${this.path} ${parsed.problem}; it was left as it is`);
-    this.cached = parsed.data;
-    this.cachedStamp = this.stamp(); // after a chmod 600 of a readable file
-    return this.cached;
+    return this.remember(parsed.data, opened.stamp);
+  }
+
+  private remember(data: T | undefined, stamp: string | undefined): T | undefined {
+    this.cached = data;
+    this.cachedStamp = stamp;
+    return data;
   }
 
   /**
@@ -141,37 +146,35 @@ export class OwnerOnlyJsonFile<T> {
   }
 
   /**
-   * The file's text, opened without blocking and refused unless it is a regular file of at most
-   * `MAX_JSON_FILE_BYTES` (`readRegularFileSync`): a fifo planted at the path held the read, and
-   * the main thread with it, until someone wrote to it; a sparse file of gigabytes was read whole.
-   * A link at the path is followed (its folders are checked by `checkOwnerOnly`).
+   * The file's text and the stamp of the version read (undefined when it is gone), opened once
+   * without blocking and refused unless it is a regular file of at most `MAX_JSON_FILE_BYTES`
+   * (`readRegularFileSync`): a fifo planted at the path held the read, and the main thread with
+   * it, until someone wrote to it; a sparse file of gigabytes was read whole. A link at the path is
+   * followed (its folders are checked by `checkOwnerOnly`). A file replaced while it was judged is
+   * opened again (an editor's atomic save), up to 5 times.
    */
-  private readText(): string {
+  private readOpened(): { text: string; stamp: string } | undefined {
     const { label, refuse } = this.options;
-    const read = readRegularFileSync(this.path, { maxBytes: MAX_JSON_FILE_BYTES, noFollow: false });
-    if (read.ok) return read.bytes.toString('utf8');
-    if (read.why === 'not-regular' || read.why === 'too-large') throw refuse(`${label} ${this.path} ${read.message.replace(/^it /, '')}; it was left as it is`);
-    throw refuse(`${label} ${this.path}: ${read.message}`);
-  }
-
-  /** `step`'s result, or its failure refused naming the file. */
-  private attempt<R>(step: () => R): R {
-    try {
-      return step();
-    } catch (err) {
-      throw this.options.refuse(`${this.options.label} ${this.path}: ${(err as Error).message}`);
+    for (let attempt = 1; ; attempt++) {
+      let stamp: string | undefined;
+      const read = readRegularFileSync(this.path, { maxBytes: MAX_JSON_FILE_BYTES, noFollow: false }, (fd) => {
+        if (this.checkOwnerOnly(fd)) stamp = stampOf(fstatSync(fd, { bigint: true })); // after a chmod 600 of a readable file
+      });
+      if (read.ok && stamp !== undefined) return { text: read.bytes.toString('utf8'), stamp };
+      if (read.ok) {
+        if (attempt < 5) continue;
+        throw refuse(`${label} ${this.path} kept being replaced while it was read; it was left as it is, try again`);
+      }
+      if (read.why === 'missing') return undefined;
+      if (read.why === 'not-regular' || read.why === 'too-large') throw refuse(`${label} ${this.path} ${read.message.replace(/^it /, '')}; it was left as it is`);
+      throw refuse(`${label} ${this.path}: ${read.message}`);
     }
   }
 
-  /**
-   * What identifies one version of the file: it is read again only when this changes. The ctime
-   * is in it: an in-place edit of the same size whose mtime was put back (`rsync -t`, `touch -r`)
-   * changes nothing else, and no one can set a ctime.
-   */
+  /** The stamp (`stampOf`) of what the path names now, undefined when nothing. */
   private stamp(): string | undefined {
     try {
-      const s = statSync(this.path, { bigint: true });
-      return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}:${s.uid}`;
+      return stampOf(statSync(this.path, { bigint: true }));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw this.options.refuse(`${this.options.label} ${this.path}: ${(err as Error).message}`);
@@ -179,14 +182,16 @@ export class OwnerOnlyJsonFile<T> {
   }
 
   /**
-   * Refuses a file someone else could have written into: one owned by another user, or that its
-   * group or others may write (or in a directory they may write, without the sticky bit, where
-   * they could rename another file over it). One others may only read is made owner-only.
+   * Judges the opened file `fd`: refuses one someone else could have written into: owned by another
+   * user, or that its group or others may write (or in a directory they may write, without the
+   * sticky bit, where they could rename another file over it). One others may only read is made
+   * owner-only. False when the path no longer leads to `fd`'s file (replaced since it was opened:
+   * the folders judged are not that file's): open it again.
    */
-  private checkOwnerOnly(): void {
+  private checkOwnerOnly(fd: number): boolean {
     const uid = process.getuid?.();
-    if (uid === undefined) return; // Windows: no owner bits to check
-    const file = statSync(this.path);
+    if (uid === undefined) return true; // Windows: no owner bits to check
+    const file = fstatSync(fd);
     const refuse = (why: string): never => {
       throw this.options.refuse(
         `${this.options.label} ${this.path} ${why}: someone else could have written its ${this.options.contents}; it was left as it is (chmod 600 it, or move it to a folder of your own)`,
@@ -196,10 +201,28 @@ export class OwnerOnlyJsonFile<T> {
     if (why) refuse(why);
     // The folder of the file as named and, when it is a symbolic link, of the file it leads to.
     // Only whether others may write it is asked (judged as its owner's: whose it is never was).
-    for (const dir of new Set([dirname(this.path), dirname(realpathSync(this.path))])) {
+    let real: string;
+    try {
+      real = realpathSync(this.path);
+    } catch {
+      return false; // gone since it was opened
+    }
+    for (const dir of new Set([dirname(this.path), dirname(real)])) {
       const folder = statSync(dir);
       if (whyOpenToOthers(folder, folder.uid, { sticky: true })) refuse(`is in a folder others may write (${dir})`);
     }
-    if ((file.mode & 0o077) !== 0) chmodSync(this.path, 0o600);
+    const there = statSync(real, { throwIfNoEntry: false });
+    if (there === undefined || there.ino !== file.ino || there.dev !== file.dev) return false;
+    if ((file.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+    return true;
   }
+}
+
+/**
+ * What identifies one version of the file: it is read again only when this changes. The ctime is
+ * in it: an in-place edit of the same size whose mtime was put back (`rsync -t`, `touch -r`)
+ * changes nothing else, and no one can set a ctime.
+ */
+function stampOf(s: BigIntStats): string {
+  return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}:${s.uid}`;
 }

@@ -28,8 +28,8 @@ export type RegularFileRead =
  * unless `fstat` of that same descriptor says regular file of at most `maxBytes` (a sparse file of
  * gigabytes is never read); then read through that descriptor up to the size `fstat` gave: a file
  * growing meanwhile is cut there, never read on. The owner-only JSON files (grants, approval
- * rules) and the app's pages read through it; the broker's worktree records and the plugins'
- * `readRegularFileSync` (main/plugins/regular-file-sync.ts, other defaults) are still their own copies.
+ * rules), the app's pages and the plugins' manifest watcher read through it; the broker's worktree
+ * records are still their own copy.
  */
 export async function readRegularFile(path: string, limits: RegularFileLimits): Promise<RegularFileRead> {
   let handle;
@@ -57,8 +57,13 @@ export async function readRegularFile(path: string, limits: RegularFileLimits): 
   }
 }
 
-/** `readRegularFile` on the calling thread, for readers that are synchronous (the owner-only JSON files). */
-export function readRegularFileSync(path: string, limits: RegularFileLimits): RegularFileRead {
+/**
+ * `readRegularFile` on the calling thread, for readers that are synchronous (the owner-only JSON
+ * files). `judge`, when given, is handed the open descriptor once `fstat` said regular file within
+ * `maxBytes`, before a byte is read: a reader's own checks (whose it is, its mode) are then made on
+ * the file that is read, not on whatever the path names a moment later. What it throws is thrown.
+ */
+export function readRegularFileSync(path: string, limits: RegularFileLimits, judge?: (fd: number) => void): RegularFileRead {
   let fd: number;
   try {
     fd = openSync(path, openFlags(limits));
@@ -66,19 +71,28 @@ export function readRegularFileSync(path: string, limits: RegularFileLimits): Re
     return openFailure(err);
   }
   try {
-    const stat = fstatSync(fd);
-    const refusal = refusedByStat(stat, limits);
-    if (refusal) return refusal;
-    const buffer = Buffer.alloc(stat.size);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const bytesRead = readSync(fd, buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
+    let size: number;
+    try {
+      const stat = fstatSync(fd);
+      const refusal = refusedByStat(stat, limits);
+      if (refusal) return refusal;
+      size = stat.size;
+    } catch (err) {
+      return unreadable(err);
     }
-    return { ok: true, bytes: buffer.subarray(0, filled) };
-  } catch (err) {
-    return unreadable(err);
+    judge?.(fd);
+    try {
+      const buffer = Buffer.alloc(size);
+      let filled = 0;
+      while (filled < buffer.length) {
+        const bytesRead = readSync(fd, buffer, filled, buffer.length - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return { ok: true, bytes: buffer.subarray(0, filled) };
+    } catch (err) {
+      return unreadable(err);
+    }
   } finally {
     closeSync(fd);
   }
