@@ -4,7 +4,7 @@
  * id), and once it is answered writes to the file argv[3] the longest line the broker sent it, the
  * length of the progress text it got and the start of the answer.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 
@@ -23,6 +23,10 @@ createInterface({ input: socket }).on('line', (line) => {
   }
   const got = JSON.parse(line) as { method?: string; params?: { event?: { Text?: string } } };
   if (got.method === 'req.progress') text += got.params?.event?.Text?.length ?? 0;
-  else writeFileSync(process.argv[3]!, JSON.stringify({ longest, text, answer: line.slice(0, 300) }));
+  else {
+    // Written aside, then renamed: the test waits for the name, and must never read it half written.
+    writeFileSync(`${process.argv[3]!}.part`, JSON.stringify({ longest, text, answer: line.slice(0, 300) }));
+    renameSync(`${process.argv[3]!}.part`, process.argv[3]!);
+  }
 });
 setInterval(() => {}, 1 << 30); // lives until it is ended
