@@ -25,6 +25,11 @@ describe('cancelling a plugin call (ModuleHandle.invokeTool with a signal)', () 
   it('stops a spinning guest at once; the next call gets a fresh instance; another module never waits', async () => {
     const loop = get('loop');
     const echo = get('echo');
+    // Its engine answers a call first: a start whose engine answered nothing before a cancel
+    // stopped it counts as unready, and on a loaded machine (load 15 and more) the first start's
+    // turn can run to the instantiation limit, so the call after the cancel would be refused to
+    // wait (start-retry's rule, tested there), not served by a fresh instance as this test says.
+    assert.deepEqual(await call(loop, 'echo', '"warm"', 'warm-1'), { ok: true, value: { content: '"warm"', usage: undefined } });
     const restarts = loop.stats.restarts;
     const controller = new AbortController();
     const spinning = call(loop, 'loop', '{}', 'spin-1', controller.signal);
