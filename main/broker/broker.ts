@@ -569,6 +569,7 @@ export class Broker {
         spec: agent.name,
         spawnContext,
         signal,
+        stopping: this.stopSignal.signal,
         connection: this.connectionOptions(`${agent.name}'s worker`),
         onAdmitted: (node) => {
           admitted = { name: node.name, kind: 'worker', role: agent.name, ...placed, spawnContext, roster: spawnContext.roster };

@@ -27,7 +27,7 @@ export function forgeDeadRecord(common: string, name: string, path: string): voi
   writeFileSync(join(record, 'locked'), `chatty-gateway ${JSON.stringify({ pid: 2147483646, host: hostname(), base })}`);
 }
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { workerCommand } from '../../main/agents/worker-command.js';
@@ -45,4 +45,21 @@ export function worktreeBroker(repo: string, agents: readonly string[], log: (li
   const root = new RootTransport(broker);
   root.onApproval(() => 'approved');
   return { broker, root };
+}
+
+/**
+ * Replaces the fifo with an empty file, letting go of any reader blocked on it first (opened
+ * read-write, a fifo has a writer, so a blocked open returns; the close then gives it end of file):
+ * git commands of the release read it one after the other, and each must find a file.
+ */
+export function defuseFifo(fifo: string): void {
+  let fd: number;
+  try {
+    fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  } catch {
+    return; // never made
+  }
+  writeFileSync(`${fifo}.file`, '');
+  renameSync(`${fifo}.file`, fifo);
+  closeSync(fd);
 }

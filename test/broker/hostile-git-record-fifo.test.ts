@@ -7,34 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { tempDir } from '../agents/helpers.js';
-import { repoIn, worktreeBroker } from './hostile-git-broker.js';
+import { defuseFifo, repoIn, worktreeBroker } from './hostile-git-broker.js';
 import { until, within } from './helpers.js';
 
 const temporary: string[] = [];
 after(() => {
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
-
-/**
- * Replaces the fifo with an empty file, letting go of any reader blocked on it first (opened
- * read-write, a fifo has a writer, so a blocked open returns; the close then gives it end of file):
- * git commands of the release read it one after the other, and each must find a file.
- */
-function defuseFifo(fifo: string): void {
-  let fd: number;
-  try {
-    fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
-  } catch {
-    return; // never made
-  }
-  writeFileSync(`${fifo}.file`, '');
-  renameSync(`${fifo}.file`, fifo);
-  closeSync(fd);
-}
 
 /** Lets a reader blocked on the fifo go (a writer opens and closes it), so that a failed test does not hang the run. */
 function releaseFifo(fifo: string): void {

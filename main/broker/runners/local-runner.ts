@@ -69,10 +69,20 @@ export class LocalRunner implements Runner {
     }
     const made = workspace;
     const release = onceOnly(made ? (signal) => made.release(signal) : async () => {});
-    // Released because the start failed or was given up: with no grace (a cancelled call is not
-    // the broker's stop, and a release cut short leaves the worktree): see docs/broker.md, "Left".
+    // Released because the start failed or was given up: with no grace while the owner runs (a
+    // cancelled call is not the broker's stop, and a release cut short leaves the worktree), a
+    // grace once it stops: a fifo the starting worker put among git's records held stop() for
+    // git's whole time limit.
+    const releaseGivenUp = async (): Promise<void> => {
+      const limit = graceAfter(request.stopping, this.reapGraceMs);
+      try {
+        await release(limit.signal);
+      } finally {
+        limit.dispose();
+      }
+    };
     if (signal?.aborted) {
-      await release().catch(() => {});
+      await releaseGivenUp().catch(() => {});
       signal.throwIfAborted();
     }
 
@@ -102,7 +112,7 @@ export class LocalRunner implements Runner {
         },
       });
     } catch (err) {
-      const released = await release().then(
+      const released = await releaseGivenUp().then(
         () => '',
         (releaseErr: unknown) => `\n(and its workspace could not be released: ${messageOf(releaseErr)})`,
       );
@@ -115,7 +125,7 @@ export class LocalRunner implements Runner {
     // A worker gone with its connection still held by a process of its own must not hold its task (and slot) for ever.
     closeWhenOrphaned(opened.child, opened.connection, this.reapGraceMs);
     if (signal?.aborted) {
-      await worker.stop(this.reapGraceMs).catch(() => {});
+      await worker.stop(this.reapGraceMs, request.stopping).catch(() => {});
       signal.throwIfAborted();
     }
     return worker;

@@ -17,6 +17,13 @@ export interface RunnerStart {
    * be ended once it has resolved (after the hello, or the hello timeout).
    */
   signal?: AbortSignal;
+  /**
+   * Aborts when the runner's owner stops for good (the broker's `stop()`). A workspace released
+   * because the start failed or was given up then has the runner's grace from that moment (or from
+   * the release's start, when later), past which what it runs is ended and it fails, as
+   * `StartedWorker.stop`'s release does; until then it has git's whole time limit.
+   */
+  stopping?: AbortSignal;
 }
 
 /** A worker a runner started: its connection, plus how to end it. */
