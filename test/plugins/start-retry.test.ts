@@ -10,9 +10,15 @@ import { spinningStart, type SpinningStart } from '../helpers/spinning-start.js'
  * A component whose top-level code spins (the `start-spins` fixture: its core module's start
  * function never returns) fails its start by timeout. The handle then refuses calls for a while
  * that doubles at each such failure, instead of starting again (and holding a start turn for the
- * whole limit) at every call. The handle here runs with a 1000 ms instantiation limit (long enough for the echo component to start on a crowded machine: the second test needs one start to succeed).
+ * whole limit) at every call. The handles here run with a 1000 ms instantiation limit, but the second test's, where one start must succeed, has 8 s.
  */
 const INSTANTIATE_MS = 1000;
+/**
+ * The limit where a start must also succeed (the echo component's, on a machine at load 20 and
+ * more): a hang guard for that start, while the spinning starts still run out of it. The wait
+ * after a timeout is START_RETRY_FIRST_MS whatever the limit, which is what is checked there.
+ */
+const SUCCEEDING_START_MS = 8000;
 
 describe('after a start that ran out of time, a module waits before it starts again', () => {
   let fx: SpinningStart;
@@ -43,8 +49,7 @@ describe('after a start that ran out of time, a module waits before it starts ag
     // During the wait: refused at once, no start tried.
     const refusedAt = performance.now();
     await assert.rejects(call(handle, 'c'), crashed(/could not start: instantiating took longer than 1000 ms at its last start; it is tried again in (0\.\d|1\.0) s$/));
-    assert.ok(performance.now() - refusedAt < INSTANTIATE_MS, 'refused without a start');
-    assert.equal(compiles, 1);
+    assert.equal(compiles, 1, 'refused without a start'); // not timed: a loaded machine may stall a second anywhere
     assert.equal(handle.engineState, 'stopped');
 
     // After the wait the next call starts again; it runs out of time too, and the wait doubles.
@@ -68,7 +73,7 @@ describe('after a start that ran out of time, a module waits before it starts ag
   it('a start that succeeds clears the wait: a later timeout waits 1 s again', async () => {
     let spins = true;
     const handle = fx.handle({
-      instantiateTimeoutMs: INSTANTIATE_MS,
+      instantiateTimeoutMs: SUCCEEDING_START_MS,
       engineIdleMs: 0,
       compile: async () => (spins ? fx.spinning : fx.echoInit.compile()),
     });
