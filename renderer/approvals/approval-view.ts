@@ -20,6 +20,7 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'shell-dotfile': 'a shell start-up file',
   'ci-config': 'CI configuration',
   'gateway-config': "the gateway's own rules or grants",
+  'hard-link': 'a file with another name elsewhere (a hard link)',
   'hidden-characters': 'hidden characters',
   'unread-landing': 'where it writes could not be read',
 };

@@ -113,3 +113,17 @@ it('a remembered home-folder path does not approve a write a link sends elsewher
   assert.deepEqual(verdicts, ['denied', 'denied'], 'approved unasked by the exact rule, though the write lands in ~/.ssh/authorized_keys');
   for (const request of asked) assert.equal(request.lands, join(home, '.ssh', 'authorized_keys'), request.command_or_path);
 });
+
+it('a write of a file with another name elsewhere (a hard link to ~/.ssh/authorized_keys) is tagged hard-link, and no glob or prefix rule approves it', { timeout: 180_000 }, async () => {
+  // `ln ~/.ssh/authorized_keys keys.txt` made earlier (an approved command, an extracted archive): the workspace shows a plain file.
+  const made = (): void => linkSync(join(home, '.ssh', 'authorized_keys'), join(home, 'proj', 'keys.txt'));
+  const writes = await ask(join(home, 'proj'), [{ glob: '**' }], 'write', ['keys.txt'], made);
+  assert.deepEqual(writes.verdicts, ['denied'], 'approved unasked by the ** rule: the write changes ~/.ssh/authorized_keys');
+  assert.ok(writes.asked[0]?.danger.includes('hard-link'), JSON.stringify(writes.asked[0]?.danger));
+  assert.deepEqual(writes.asked[0]?.proposals, []);
+  rmSync(join(home, 'proj', 'keys.txt'));
+  const commands = ['cp notes.txt keys.txt', 'tee keys.txt < notes.txt'];
+  const execs = await ask(join(home, 'proj'), [{ prefix: 'cp' }, { prefix: 'tee' }], 'exec', commands, made);
+  assert.deepEqual(execs.verdicts, ['denied', 'denied'], `asked: ${execs.asked.map((r) => r.command_or_path).join(' | ')}`);
+  for (const request of execs.asked) assert.ok(request.danger.includes('hard-link'), `${request.command_or_path}: ${request.danger.join(', ')}`);
+});

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { wordPlace, type ConfigPlaces } from './gateway-config.js';
@@ -269,8 +270,23 @@ function oneWriteTags(target: string, at: Where): DangerTag[] {
     else if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
     // Where it lands, or a second name of one (a hard link: the same inode under another path).
     if (lands !== undefined && (at.config?.reaches(lands) === true || at.config?.isSecondName(lands) === true)) tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
+    // A file with another name: the write changes it there too (`ln ~/.ssh/authorized_keys notes.txt`), wherever that is.
+    if (lands !== undefined && hasOtherNames(lands)) tags = [...new Set<DangerTag>([...tags, 'hard-link'])];
   }
   return tags;
+}
+
+/**
+ * Whether the regular file at `path` (links followed) has more than one name (`st_nlink > 1`).
+ * Its other names cannot be found (no index of them), so the tag says so rather than where.
+ */
+function hasOtherNames(path: string): boolean {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() && stat.nlink > 1;
+  } catch {
+    return false; // nothing there yet: created with one name
+  }
 }
 
 /**

@@ -15,6 +15,8 @@ export const DANGER_TAGS = [
   'ci-config',
   /** The gateway's own configuration: its rules file, the plugins' grants file, a plugins.lock, approvals.log (or a folder holding one). */
   'gateway-config',
+  /** A written file that has another name (st_nlink > 1): the write changes it under that name too, wherever it lies. */
+  'hard-link',
   'hidden-characters',
   /** Where a written path lands was not read (a `..` after an unreadable part; past the paths followed): fails closed. */
   'unread-landing',
