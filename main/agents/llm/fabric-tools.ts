@@ -1,8 +1,7 @@
-import { constants } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { BrokerError, type TaskMapper, type WorkerSession } from '../../worker/index.js';
-import { WorkspaceRefusal, diffStat, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
+import { WorkspaceRefusal, diffStat, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
 import { ToolRefusal, type AgentTool, type JsonSchemaObject } from './agent-tool.js';
 
 /** What the fabric's tools act through and on. */
@@ -110,12 +109,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
         const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));
-        const handle = await open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
-        try {
-          await handle.writeFile(content, 'utf8');
-        } finally {
-          await handle.close();
-        }
+        await refusingOutside(() => replaceFileContent(target, path, content)); // judged again by what is opened
         return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
       },
     ),

@@ -6,7 +6,7 @@ import { runScript } from './runner.js';
 export { parseLine, parseScript, unescapeText, type Instruction } from './language.js';
 export { runScript } from './runner.js';
 export { runCommand, killRunningCommands, EXEC_MAX_OUTPUT_BYTES, EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './exec.js';
-export { resolveInWorkspace, WorkspaceRefusal } from './workspace-path.js';
+export { replaceFileContent, resolveInWorkspace, WorkspaceRefusal } from './workspace-path.js';
 export { diffStat } from './diff-stat.js';
 
 export function scriptedAgent(): WorkerAgent {

@@ -1,4 +1,5 @@
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
@@ -101,4 +102,36 @@ async function isLink(path: string): Promise<boolean> {
     (stat) => stat.isSymbolicLink(),
     () => false,
   );
+}
+
+/**
+ * Replaces the content of `file` (a path `resolveInWorkspace` returned; `path` as the person
+ * approved it, for the refusal) with `content`, judging the file by what was opened, not by its
+ * path: opened without following a link (`O_NOFOLLOW`), without blocking (`O_NONBLOCK`: a fifo
+ * with no reader is refused, not waited on) and without truncating, then `fstat`ed: only a regular
+ * file with one name, still the one the path names (dev and inode), is truncated and written. The check by path before it cannot see a process
+ * sharing the workspace swap the file for a hard link to a file outside between the check and the
+ * open: opened with `O_TRUNC`, that file outside was emptied and written.
+ */
+export async function replaceFileContent(file: string, path: string, content: string): Promise<void> {
+  const quoted = JSON.stringify(path);
+  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
+    if (err.code === 'ENXIO') throw new WorkspaceRefusal(`${quoted} is not a regular file`);
+    throw err;
+  });
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
+    // One name, and that name the path: a file opened through a hard link whose workspace name
+    // was then swapped away has one name left, outside.
+    const named = await lstat(file).catch(() => undefined);
+    const nlink = Math.max(stat.nlink, named?.nlink ?? 0);
+    if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
+    if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
+    await handle.truncate(0);
+    await handle.writeFile(content, 'utf8');
+  } finally {
+    await handle.close();
+  }
 }

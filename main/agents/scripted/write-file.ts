@@ -1,7 +1,6 @@
-import { constants } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { diffStat } from './diff-stat.js';
-import { resolveInWorkspace } from './workspace-path.js';
+import { replaceFileContent, resolveInWorkspace } from './workspace-path.js';
 
 /** What a `write` would do: the file, its diff stat, the new content. */
 export interface PlannedWrite {
@@ -30,15 +29,11 @@ export async function planWrite(workspace: string, path: string, text: string): 
 
 /**
  * Writes an approved plan: the path is checked again (parents made, each checked inside the
- * workspace) and the file opened `O_NOFOLLOW`, so a symlink put there meanwhile is not followed.
+ * workspace) and the file judged again by what is opened (`replaceFileContent`), so a symlink, a
+ * fifo or a hard link put there meanwhile is never written through.
  */
 export async function commitWrite(workspace: string, plan: PlannedWrite): Promise<string> {
   const file = await resolveInWorkspace(workspace, plan.path, { createParents: true });
-  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
-  try {
-    await handle.writeFile(plan.content, 'utf8');
-  } finally {
-    await handle.close();
-  }
+  await replaceFileContent(file, plan.path, plan.content);
   return file;
 }
