@@ -175,13 +175,17 @@ export class HumanLoop {
     // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
     const size = oversized(params.command_or_path, params.diff_stat);
     if (size !== undefined) return record('denied', 'too-long', { command_or_path: '', size, danger: [], workspace: from.spawnContext.workspace_root });
+    // A diff stat describes a write; on a command it is only the worker's account of what running
+    // it does, drawn beside what the gateway vouches for: not shown to anyone (the log says so).
+    const diffStat = params.kind === 'write' ? params.diff_stat : undefined;
+    if (params.diff_stat !== undefined && diffStat === undefined) this.log(`the diff stat ${from.name} sent with a command to approve is not shown: a command is approved by its text alone`);
     const request: ApprovalRequest = {
       kind: params.kind,
       command_or_path: params.command_or_path,
-      ...(params.diff_stat !== undefined ? { diff_stat: params.diff_stat } : {}),
+      ...(diffStat !== undefined ? { diff_stat: diffStat } : {}),
       asker: { agent: from.name, chain: [...from.chain] },
       role: from.role,
-      ...vouchedContext(params.kind, params.command_or_path, params.diff_stat, from.spawnContext.workspace_root, task, this.configPlaces()),
+      ...vouchedContext(params.kind, params.command_or_path, diffStat, from.spawnContext.workspace_root, task, this.configPlaces()),
     };
     const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict =>
       record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger, workspace: request.workspace, lands: request.lands }, remembered);
