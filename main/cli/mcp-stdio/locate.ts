@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { access } from '../../gateway/index.js';
+import { readRegularFileSync } from '../../owner-only/index.js';
 
 /** Where a running gateway listens and the token it wants, as found in its runtime directory. */
 export interface GatewayLocation {
@@ -39,7 +40,7 @@ export function locateGateway(runtimeDir: string | undefined, env: NodeJS.Proces
   try {
     token = readToken(tokenPath);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (!(err instanceof TokenFileMissing)) throw err;
     throw new BridgeStartError(`no gateway is running: no ${access.TOKEN_FILE} in ${dir} (${startHint})`);
   }
   return { runtimeDir: dir, socketPath, tokenPath, token, startHint };
@@ -60,10 +61,30 @@ export function defaultDirWithGateway(env: NodeJS.ProcessEnv): string {
   return candidates.find((dir) => existsSync(join(dir, access.SOCKET_FILE))) ?? candidates[0]!;
 }
 
-/** The launch token as `serve` wrote it (raw, no newline); read again if the gateway restarts. */
+/** The most a token file may hold: `serve` writes 64 hex characters. */
+const MAX_TOKEN_FILE_BYTES = 4096;
+
+/** What a token is made of: visible ASCII only (a line break in it would be a second header line). */
+const TOKEN_TEXT = /^[\x21-\x7e]+$/;
+
+/** No token file at the path (no gateway, or one stopping). */
+class TokenFileMissing extends BridgeStartError {}
+
+/**
+ * The launch token as `serve` wrote it (raw, no newline); read again if the gateway restarts. Read
+ * as `serve` writes it: a regular file, not a link, opened without blocking and bounded (a fifo
+ * there held the bridge until someone wrote to it, a file of gigabytes was read whole), and
+ * refused unless it is visible ASCII.
+ */
 export function readToken(tokenPath: string): string {
-  const token = readFileSync(tokenPath, 'utf8').trim();
+  const read = readRegularFileSync(tokenPath, { maxBytes: MAX_TOKEN_FILE_BYTES });
+  if (!read.ok) {
+    const message = `the token file ${tokenPath} ${read.message.replace(/^it /, '')}`;
+    throw read.why === 'missing' ? new TokenFileMissing(message) : new BridgeStartError(message);
+  }
+  const token = read.bytes.toString('utf8').trim();
   if (token === '') throw new BridgeStartError(`the token file ${tokenPath} is empty`);
+  if (!TOKEN_TEXT.test(token)) throw new BridgeStartError(`the token file ${tokenPath} does not hold a launch token (it has characters other than visible ASCII)`);
   return token;
 }
 
