@@ -1,11 +1,11 @@
-import { chmodSync, lstatSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
-import { bindOwnSocket, bindRefusal, refuseWindows } from '../owner-only/index.js';
+import { bindOwnSocket, bindRefusal, readRegularFileSync, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
@@ -274,14 +274,15 @@ function removeOwnToken(path: string, token: string): void {
   if (holdsToken(path, token)) removeQuietly(path);
 }
 
-/** A regular file (never a link or a FIFO, which a read would follow or block on) whose text is `token`. */
+/**
+ * A regular file (never a link or a FIFO, which a read would follow or block on) whose text is
+ * `token`: opened once and judged by that descriptor (a stat of the path, then a read of the path,
+ * let a fifo put there in between hold the stop for ever). Gone already, or not a file we can read:
+ * not ours to remove.
+ */
 function holdsToken(path: string, token: string): boolean {
-  try {
-    const stat = lstatSync(path);
-    return stat.isFile() && stat.size === Buffer.byteLength(token) && readFileSync(path, 'utf8') === token;
-  } catch {
-    return false; // gone already, or not a file we can read: not ours to remove
-  }
+  const read = readRegularFileSync(path, { maxBytes: Buffer.byteLength(token) });
+  return read.ok && read.bytes.toString('utf8') === token;
 }
 
 function closeServer(server: Server): Promise<void> {
