@@ -94,7 +94,7 @@ export function isWithin(real: string, realDir: string): boolean {
  * Where an open descriptor really is. Linux: the kernel's answer (`/proc/self/fd/<n>`). Elsewhere:
  * the path re-resolved, accepted only if it still names the very inode that was opened.
  */
-async function openedRealPath(fd: number, opened: string, st: Stats): Promise<string | undefined> {
+export async function openedRealPath(fd: number, opened: string, st: Stats): Promise<string | undefined> {
   if (process.platform === 'linux') {
     try {
       const link = await readlink(`/proc/self/fd/${fd}`);

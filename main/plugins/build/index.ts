@@ -4,12 +4,13 @@
  * for `serve`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { chmod, cp, lstat, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { chmod, cp, lstat, mkdir, open, readFile, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { currentUid, readRegularFileSync, userCacheDir, whyFolderChainOpen, whyOpenToOthers } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
+import { isWithin, moduleRealPath, openedRealPath } from '../inside-module.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { importComponentize } from './componentize-import.js';
@@ -58,18 +59,54 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   const { manifest } = parseManifest(await readPluginManifest(root));
   if (!manifest.module.wasm) throw new PluginLoadError('module.toml has no [module] wasm: a remote module is not built here');
   const wasmPath = join(root, manifest.module.wasm);
+  const realRoot = await moduleRealPath(root);
+  await folderInside(dirname(wasmPath), root, realRoot); // said before a build of 20 s, and checked again as it is written
   const source = findPluginSource(root);
   options.onBuilding?.();
   checkPluginSource(source, root);
   const started = performance.now();
   const component = await componentizePlugin(root, source);
-  await mkdir(dirname(wasmPath), { recursive: true, mode: 0o755 });
+  await writeComponentInside(wasmPath, component, root, realRoot);
+  return { wasmPath, bytes: component.length, ms: performance.now() - started };
+}
+
+/**
+ * Writes the component at `wasmPath`, never through a link out of the plugin folder: `serve
+ * --watch` builds a folder someone planted before anyone is asked anything, so a `wasm =
+ * "out/plugin.wasm"` with `out -> ~/elsewhere`, or a link planted at the name written aside, would
+ * otherwise write (and clobber) files anywhere this user can. The folder is checked before it is
+ * made and after; the file aside is a new one (random name, `O_EXCL`, `O_NOFOLLOW`) whose opened
+ * descriptor must lie inside the folder (`openedRealPath`), then it is renamed into place.
+ */
+async function writeComponentInside(wasmPath: string, component: Uint8Array, root: string, realRoot: string): Promise<void> {
+  const folder = dirname(wasmPath);
+  await folderInside(folder, root, realRoot);
+  await mkdir(folder, { recursive: true, mode: 0o755 });
+  await folderInside(folder, root, realRoot);
   // Written aside, then renamed: a build stopped mid-write (serve --watch stops one) never leaves half a component.
   // Writable by its owner alone, whatever the umask: a lock entry pinned to sources trusts no component others could write (grants/store.ts).
-  const aside = `${wasmPath}.${process.pid}.tmp`;
-  await writeFile(aside, component, { mode: 0o644 });
+  const aside = `${wasmPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const file = await open(aside, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  try {
+    const opened = await openedRealPath(file.fd, aside, await file.stat());
+    if (opened === undefined || !isWithin(opened, realRoot)) throw new PluginLoadError(`${relative(root, folder) || '.'} moved out of the plugin folder ${realRoot} while the component was written: not written there`);
+    await file.writeFile(component);
+  } catch (err) {
+    await file.close();
+    await rm(aside, { force: true });
+    throw err;
+  }
+  await file.close();
   await rename(aside, wasmPath);
-  return { wasmPath, bytes: component.length, ms: performance.now() - started };
+}
+
+/** `folder` (to be made, maybe) lies inside the plugin folder: the nearest part of it that exists has its real path there. */
+async function folderInside(folder: string, root: string, realRoot: string): Promise<void> {
+  let existing = folder;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const real = await realpath(existing).catch(() => undefined);
+  if (real !== undefined && isWithin(real, realRoot)) return;
+  throw new PluginLoadError(`the component's folder ${relative(root, folder) || '.'} leads outside the plugin folder ${realRoot} (to ${real ?? 'nowhere'}): refused, nothing is written there`);
 }
 
 /** `<root>/module.toml`, or why there is none to build from: one line each. */
