@@ -19,7 +19,7 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'vcs-hook': 'a version-control hook',
   'shell-dotfile': 'a shell start-up file',
   'ci-config': 'CI configuration',
-  'gateway-config': "the gateway's own rules or grants",
+  'gateway-config': "the gateway's own configuration (its rules, grants, plugin locks or audit log)",
   'hard-link': 'a file with another name elsewhere (a hard link)',
   'hidden-characters': 'hidden characters',
   'unread-landing': 'where it writes could not be read',

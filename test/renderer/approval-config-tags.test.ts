@@ -1,0 +1,61 @@
+// The tags a person cannot guess from their name are said in words in the popover: a command
+// that may write the gateway's own files (`> $OUT`: its rules, grants, plugin locks or audit log,
+// where the label said "rules or grants" only) and a write of a file with another name elsewhere
+// (a hard link). In Chromium, on the built page with the real preload, bridge host, gateway and
+// broker and the broker tests' JSON-plan agent; screenshots in SCREENSHOTS.
+import assert from 'node:assert/strict';
+import { linkSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { INVOKE_CHANNELS } from '../../main/app/bridge/contract.js';
+import { plan } from '../broker/helpers.js';
+import { SCREENSHOTS, startApp, type AppFixture } from './app-fixture.js';
+import { armedPopover } from './popover-helpers.js';
+import { trustedFrame, waitForState } from './task-cards.js';
+
+let app: AppFixture;
+let scratch = '';
+
+before(async () => {
+  app = await startApp({ planner: true });
+  scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-config-tags-')));
+});
+
+after(async () => {
+  await app?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function startPlan(p: unknown): Promise<string> {
+  const { taskId } = (await app.host.handle(INVOKE_CHANNELS.startTask, trustedFrame(app), { agent: 'planner', prompt: plan(p) })) as { taskId: string };
+  return taskId;
+}
+
+async function dangerLineOf(command: string, screenshot: string): Promise<string> {
+  const page = await app.open();
+  try {
+    const taskId = await startPlan({ approve: { kind: 'exec', command_or_path: command } });
+    await armedPopover(page, 'approval');
+    const line = (await page.textContent('#popover .danger-line')) ?? '';
+    await page.screenshot({ path: join(SCREENSHOTS, screenshot) });
+    await page.click('#popover .deny');
+    await waitForState(page, taskId, 'completed');
+    return line;
+  } finally {
+    await page.close();
+  }
+}
+
+test("a command that may write the gateway's own files says which files in words", async () => {
+  const line = await dangerLineOf('echo [] > $OUT', 'approval-gateway-config.png');
+  assert.match(line, /the gateway's own configuration/);
+  assert.match(line, /rules, grants, plugin locks or audit log/);
+});
+
+test('a write of a file with another name elsewhere says so in words', async () => {
+  writeFileSync(join(scratch, 'authorized_keys'), 'ssh-ed25519 AAAA me\n');
+  linkSync(join(scratch, 'authorized_keys'), join(scratch, 'keys.txt'));
+  const line = await dangerLineOf(`echo x >> ${join(scratch, 'keys.txt')}`, 'approval-hard-link.png');
+  assert.match(line, /another name elsewhere \(a hard link\)/);
+});
