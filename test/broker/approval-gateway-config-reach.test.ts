@@ -4,14 +4,16 @@
  * unasked): from a folder the line changed to (`cd sub && … ../.config/…`, `cd ..`, `git -C ..`,
  * `env --chdir=..`, `cd "$D"`), through an interpreter's inline code (`python3 -c`, `node -e`),
  * and through a write target the shell builds at run time (`> $OUT`, `> $(cat f)`, backticks).
- * Ordinary lines stay untagged.
+ * Ordinary lines stay untagged. Also (moved from approval-gateway-config-untagged): the file through
+ * $XDG_CONFIG_HOME (where defaultApprovalsFile puts it when set, and which workers inherit) and
+ * through an option glued to its value (`sort -oFILE`).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigPlaces, vouchedContext } from '../../main/broker/approvals/index.js';
+import { ConfigPlaces, defaultApprovalsFile, vouchedContext } from '../../main/broker/approvals/index.js';
 
 function withHome(run: (home: string, config: ConfigPlaces) => void): void {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'config-reach-')));
@@ -76,5 +78,13 @@ test('ordinary lines that change folder or redirect are not tagged gateway-confi
       vouchedContext('exec', line, undefined, join(home, 'proj'), undefined, config).danger.includes('gateway-config'),
     );
     assert.deepEqual(tagged, []);
+  });
+});
+
+test('the rules file through $XDG_CONFIG_HOME or an option glued to its value is tagged gateway-config and offers nothing', () => {
+  withHome((home, config) => {
+    process.env['XDG_CONFIG_HOME'] = join(home, '.config'); // put back by withHome
+    assert.equal(defaultApprovalsFile(), join(home, '.config', 'chatty', 'approvals.json'));
+    assert.deepEqual(untagged(['cp notes.json "$XDG_CONFIG_HOME/chatty/approvals.json"', 'sort -o.config/chatty/approvals.json notes.json'], home, config), []);
   });
 });
