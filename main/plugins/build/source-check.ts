@@ -3,10 +3,11 @@
  * syntax error as "failed to parse JS source, encountered [1] errors" and an unresolvable import
  * not much better, so the file, line, column and reason are found here first.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { parse, type Node, type Program } from 'acorn';
 import { PluginLoadError } from '../errors.js';
+import { isWithin } from '../inside-module.js';
 import { CHATTY_IMPORTS, PLUGIN_PACKAGE_VERSION } from '../world.js';
 
 /** acorn's SyntaxError carries where it happened (`loc.column` counts from 0). */
@@ -34,10 +35,16 @@ interface Specifier {
 export function checkPluginSource(entry: string, root: string): void {
   const seen = new Set<string>();
   const pending = [resolve(entry)];
+  const realRoot = realpathSync(root);
   while (pending.length) {
     const file = pending.pop()!;
     if (seen.has(file)) continue;
     seen.add(file);
+    // By real path: a file linked in from outside (`data.json -> ~/.docker/config.json`) would be
+    // read by componentize-js into the component, and served by a plugin nobody was asked about.
+    if (!isWithin(realpathSync(file), realRoot)) {
+      throw new PluginLoadError(`${shown(root, file)} is a link that leads out of the plugin directory ${root} (to ${realpathSync(file)}); the build takes only the plugin's own files`);
+    }
     // Only JavaScript is parsed here; another kind of file (JSON, text) is checked to exist only.
     if (file !== resolve(entry) && !/\.(?:m?js|cjs)$/.test(file)) continue;
     const text = readFileSync(file, 'utf8');
