@@ -31,11 +31,13 @@ test('serve in the home folder: a write of its own rules file or grants file is 
   at = await until('  approve? [y/N] ', at);
   const first = screen().slice(screen().lastIndexOf('asks to write: .config/chatty/approvals.json'));
   assert.ok(first.includes('  !! DANGER: gateway-config\n'), first);
+  // The bare tag does not say what is at stake: its words, under it (a terminal wraps the long line).
+  assert.ok(first.replace(/\s+/g, ' ').includes("!! gateway-config: it reaches the gateway's own configuration (its rules, grants, plugin locks or audit log)"), first);
   assert.ok(!first.includes('t: approve for this task') && !first.includes('a: always'), first);
   child.stdin.write('n\r');
   at = await until('asks to write: .config/chatty/plugin-grants.json\n', at);
   at = await until('  approve? [y/N] ', at);
-  assert.ok(screen().slice(at - 200).includes('  !! DANGER: gateway-config\n'), screen());
+  assert.ok(screen().slice(screen().lastIndexOf('asks to write: .config/chatty/plugin-grants.json')).includes('  !! DANGER: gateway-config\n'), screen());
   child.stdin.write('n\r');
   await until('verdicts denied denied', at);
   child.stdin.write('\x03');

@@ -1,5 +1,5 @@
 import { describeMatch, type ApprovalMatch, type ApprovalRequest, type Asker, type QuestionToRoot } from '../../broker/index.js';
-import { readShellText } from '../../broker/approvals/index.js';
+import { readShellText, type DangerTag } from '../../broker/approvals/index.js';
 import { codePointLabel, hasHidden, hasRightToLeft, RIGHT_TO_LEFT_RUN, showExactly } from '../../display/index.js';
 import { fitColumns } from './safe-text.js';
 
@@ -89,6 +89,12 @@ const STAT_LINES = 20;
  * it lands, the danger tags), and a warning when the request holds hidden characters: the
  * gateway's own lines sit last, nearest the answer.
  */
+/** What the tags a name cannot explain mean, said under `!! DANGER:` (the popover's `DANGER_LABEL` says it too). */
+const TAG_WORDS: Partial<Record<DangerTag, string>> = {
+  'gateway-config': "it reaches the gateway's own configuration (its rules, grants, plugin locks or audit log): approving it lets the agent change what is approved without you",
+  'hard-link': 'the file has another name elsewhere (a hard link): writing it changes that file too',
+};
+
 export function approvalDetails(request: ApprovalRequest): string[] {
   const lines: string[] = [];
   // The worker's words first: a diff stat of hundreds of lines (or lines dressed as ours) would
@@ -106,6 +112,8 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.kind === 'write' && request.lands !== undefined) lines.push(`  lands in: ${shown(request.lands)} (through a link)`);
   if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
+  // The tags whose name does not say what is at stake, in the popover's words.
+  for (const tag of request.danger) if (TAG_WORDS[tag] !== undefined) lines.push(`  !! ${tag}: ${TAG_WORDS[tag]}`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
   for (const [what, path] of [['where it lands', request.lands], ['the workspace', request.workspace]] as const) {
