@@ -214,9 +214,10 @@ export class ProtocolGateway {
       this.edgeLog.writeTo(join(dir, EDGE_LOG_FILE));
       this.broker.human.audit.writeTo(join(dir, APPROVALS_LOG_FILE));
     } catch (err) {
-      // Whatever failed, nothing of this launch is left behind.
-      if (listening) await closeServer(server); // Node unlinks the socket
+      // Whatever failed, nothing of this launch is left behind: the token first, while our
+      // socket (when bound) still keeps a successor out.
       removeOwnToken(tokenPath, this.launchToken);
+      if (listening) await closeServer(server); // Node unlinks the socket
       throw err;
     }
     this.server = server;
@@ -243,25 +244,44 @@ export class ProtocolGateway {
       await this.remoteRunner?.close();
       return;
     }
-    let closed = false;
+    let released = false;
     try {
       await this.broker.stop();
       this.sseSessions.endAll();
-      await closeServer(server);
-      closed = true;
-      // At once: from here a successor may take the directory (our socket is gone), and what it
-      // makes there is not ours to remove.
-      removeOwnToken(started.tokenPath, this.launchToken);
+      await releaseDirectory(server, started, this.launchToken);
+      released = true;
       await this.remoteRunner?.close();
       await this.edgeLog.stopWriting();
       this.broker.human.audit.stopWriting();
     } finally {
-      if (!closed) {
-        await closeServer(server);
-        removeOwnToken(started.tokenPath, this.launchToken);
-      }
+      if (!released) await releaseDirectory(server, started, this.launchToken);
     }
   }
+
+  /**
+   * For a process about to exit without waiting for `stop()` (a second Ctrl-C): synchronously
+   * removes what this launch still holds. While our server listens, the token (when still ours)
+   * and then the socket, both ours since no successor can bind beside a live socket; once the
+   * server has closed, nothing: the token went before it closed, and whatever is there since is a
+   * successor's.
+   */
+  leaveAtOnce(): void {
+    const server = this.server;
+    const started = this.started;
+    if (!server?.listening || !started) return;
+    removeOwnToken(started.tokenPath, this.launchToken);
+    removeQuietly(started.socketPath);
+  }
+}
+
+/**
+ * The token goes first, while our socket is still bound: no successor can have bound beside it, so
+ * none has written a token that the check and the removal could race with. Then the server closes
+ * (Node unlinks the socket) and from there the directory is a successor's to take.
+ */
+async function releaseDirectory(server: Server, started: StartedGateway, token: string): Promise<void> {
+  removeOwnToken(started.tokenPath, token);
+  await closeServer(server);
 }
 
 /**

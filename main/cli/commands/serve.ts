@@ -213,10 +213,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
   tasks?.start();
   const signal = await stopRequested;
   // A second signal while stopping (a stop that hangs, an impatient Ctrl-C) ends the process at
-  // once, and the socket and the token still go with it.
+  // once, and the socket and the token still go with it: through the gateway, which removes them
+  // only while they are its own (once its server has closed, a successor's may be there).
   const leaveNow = (again: NodeJS.Signals): void => {
-    rmSync(started.socketPath, { force: true });
-    rmSync(started.tokenPath, { force: true });
+    gateway.leaveAtOnce();
     process.exit(again === 'SIGINT' ? 130 : again === 'SIGHUP' ? 129 : 143);
   };
   process.on('SIGINT', leaveNow);
