@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FrameCodec, RawJson, wireError, type Incoming, type TaskOutcome, type WireError } from '../../main/fabric/index.js';
+import { MAX_NESTING_DEPTH } from '../../main/fabric/wire/sizes.js';
 import { CARD, HELLO } from './helpers.js';
 
 type AnyIncoming = Incoming<{ method: string }>;
@@ -147,6 +148,15 @@ describe('strict at every depth', () => {
     assert.ok(outcome.metadata?.conversation instanceof RawJson);
     assert.equal(outcome.metadata.conversation.text, '{"x":[1,2]}');
     closes(broker(), '{"v":3,"id":1,"result":{"state":"completed","m\\u0065tadata":{"handoff":{"x":1,"x":2}}}}', /duplicate key "x"/);
+  });
+});
+
+describe('depth', () => {
+  it('an opaque value nesting past MAX_NESTING_DEPTH (counted from the frame) closes; one at it decodes', () => {
+    const nest = (depth: number): string => '['.repeat(depth) + '0' + ']'.repeat(depth);
+    const outcome = (value: string): string => `{"v":3,"id":1,"result":{"state":"completed","metadata":{"conversation":${value}}}}`;
+    decodes(broker(), outcome(nest(MAX_NESTING_DEPTH - 3)), 'result');
+    closes(broker(), outcome(nest(MAX_NESTING_DEPTH - 2)), /nesting deeper than 1000 at offset \d+/);
   });
 });
 

@@ -9,6 +9,8 @@
  * anyway. Inside an opaque span nobody else will look, so tokens are checked fully here.
  */
 
+import { MAX_NESTING_DEPTH } from '../wire/sizes.js';
+
 export interface OpaqueSpan {
   /** The key under `result.metadata`. */
   key: string;
@@ -130,11 +132,13 @@ class Scanner {
   private readonly n: number;
   private readonly spans: OpaqueSpan[] = [];
   /**
-   * One byte per open container: an array, an object with no key read yet, or one with keys. Kept
-   * this small because a line may nest millions deep: a key set per level (and an entry per level
-   * in arrays of objects) held ~1.5 GB of heap for a 31 MiB line of `{"a":` nested, and took ~7 s.
+   * One byte per open container: an array, an object with no key read yet, or one with keys. The
+   * depth is capped (`MAX_NESTING_DEPTH`), so every per-level structure here holds at most that
+   * many levels: a line that nests millions deep is refused, not held (a key set per level held
+   * ~1.5 GB of heap for a 31 MiB line of `{"a":` nested, and `{"a":0,"b":` still ran out of heap
+   * when only objects at their second key had one).
    */
-  private kinds = new Uint8Array(64);
+  private readonly kinds = new Uint8Array(MAX_NESTING_DEPTH);
   /** The key being read, per open object (levels that are arrays are never read). */
   private readonly keys: string[] = [];
   /** The key sets of open objects that have read two keys or more, by level: a one-key object needs none. */
@@ -172,11 +176,7 @@ class Scanner {
         this.i++;
         this.skipWs();
         if (text.charCodeAt(this.i) !== (c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) {
-          if (this.depth === this.kinds.length) {
-            const grown = new Uint8Array(this.kinds.length * 2);
-            grown.set(this.kinds);
-            this.kinds = grown;
-          }
+          if (this.depth === MAX_NESTING_DEPTH) fail(`nesting deeper than ${MAX_NESTING_DEPTH}`, this.i - 1);
           this.kinds[this.depth] = c === OPEN_OBJECT ? NEW_OBJECT : ARRAY;
           this.depth++;
           // A fresh object reads its first key; a fresh array its first value.

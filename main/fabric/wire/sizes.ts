@@ -11,3 +11,11 @@ export const MAX_OPAQUE_BYTES = 32 * 1024 * 1024;
 
 /** Every frame says `"v":3`; there is no fallback to an older version. */
 export const WIRE_VERSION = 3;
+
+/**
+ * How deep a frame that the broker scans (one naming `metadata`: the opaque values' frames) may
+ * nest, counted from the frame object itself, so an opaque value has this less the three levels
+ * above it. No honest metadata comes near it; past it the frame is refused (the connection
+ * closes), so the scan holds a bounded number of open levels whatever the line's length.
+ */
+export const MAX_NESTING_DEPTH = 1000;
