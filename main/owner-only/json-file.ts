@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { whyOpenToOthers } from './closed-to-others.js';
+import { walkPath } from './path-walk.js';
 import { readRegularFileSync } from './regular-file.js';
 import { withWriteLock } from './write-lock.js';
 
@@ -199,19 +200,14 @@ export class OwnerOnlyJsonFile<T> {
     };
     const why = whyOpenToOthers(file, uid);
     if (why) refuse(why);
-    // The folder of the file as named and, when it is a symbolic link, of the file it leads to.
+    // Every folder the path passes through on its way to the file: the folders above it, each
+    // link's own folder and the folders above each link's target (a link in the middle of a chain,
+    // or a folder above, that others may write could be re-pointed or renamed at another file).
     // Only whether others may write it is asked (judged as its owner's: whose it is never was).
-    let real: string;
-    try {
-      real = realpathSync(this.path);
-    } catch {
-      return false; // gone since it was opened
-    }
-    for (const dir of new Set([dirname(this.path), dirname(real)])) {
-      const folder = statSync(dir);
-      if (whyOpenToOthers(folder, folder.uid, { sticky: true })) refuse(`is in a folder others may write (${dir})`);
-    }
-    const there = statSync(real, { throwIfNoEntry: false });
+    const walk = walkPath(this.path, (_, folder) => whyOpenToOthers(folder, folder.uid, { sticky: true }));
+    if ('gone' in walk) return false; // gone since it was opened
+    if ('why' in walk) return refuse(`is in a folder others may write (${walk.folder})`);
+    const there = statSync(walk.real, { throwIfNoEntry: false });
     if (there === undefined || there.ino !== file.ino || there.dev !== file.dev) return false;
     if ((file.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
     return true;
