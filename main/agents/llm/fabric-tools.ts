@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { BrokerError, type TaskMapper, type WorkerSession } from '../../worker/index.js';
-import { WorkspaceRefusal, diffStat, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
+import { WorkspaceRefusal, diffStatReplacing, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
 import { ToolRefusal, type AgentTool, type JsonSchemaObject } from './agent-tool.js';
 
 /** What the fabric's tools act through and on. */
@@ -100,12 +99,9 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
       WriteFileArgs,
       async ({ path, content }, signal) => {
         const file = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path));
-        const before = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
-          throw err;
-        });
+        const stat = await refusingOutside(() => diffStatReplacing(file, content));
         // The path exactly as the model gave it: what the human approves is what is written.
-        const verdict = await session.approve('write', path, diffStat(before, content), { signal });
+        const verdict = await session.approve('write', path, stat, { signal });
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
         const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));

@@ -6,11 +6,27 @@
  */
 export const MAX_DIFF_CELLS = 4_000_000;
 
+/**
+ * Texts longer than this (in characters, either one) are not split a string a line: their lines are
+ * counted, every line of `before` removed and every line of `after` added. A text of line breaks
+ * split whole is a string a byte (30 MB of them ended a worker's heap).
+ */
+export const MAX_DIFF_TEXT_CHARS = 4 * 1024 * 1024;
+
 export function diffStat(before: string | undefined, after: string): string {
+  if ((before?.length ?? 0) > MAX_DIFF_TEXT_CHARS || after.length > MAX_DIFF_TEXT_CHARS) return `+${countLines(after)} -${countLines(before ?? '')}`;
   const a = lines(before ?? '');
   const b = lines(after);
   const common = commonLines(a, b);
   return `+${b.length - common} -${a.length - common}`;
+}
+
+/** What `lines(text).length` would be, without making the lines. */
+function countLines(text: string): number {
+  if (text === '') return 0;
+  let count = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+  return text.endsWith('\n') ? count : count + 1;
 }
 
 function lines(text: string): string[] {

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { diffStat } from './diff-stat.js';
+import { diffStatReplacing } from './old-content.js';
 import { replaceFileContent, resolveInWorkspace } from './workspace-path.js';
 
 /** What a `write` would do: the file, its diff stat, the new content. */
@@ -20,11 +19,7 @@ export function fileContent(text: string): string {
 export async function planWrite(workspace: string, path: string, text: string): Promise<PlannedWrite> {
   const file = await resolveInWorkspace(workspace, path);
   const content = fileContent(text);
-  const before = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
-    throw err;
-  });
-  return { path, file, content, diffStat: diffStat(before, content) };
+  return { path, file, content, diffStat: await diffStatReplacing(file, content) };
 }
 
 /**

@@ -1,0 +1,30 @@
+import { lstat } from 'node:fs/promises';
+import { readRegularFile } from '../../owner-only/regular-file.js';
+import { diffStat } from './diff-stat.js';
+import { WorkspaceRefusal } from './workspace-path.js';
+
+/**
+ * The most of a file's old content read to compare it with what replaces it. The file is the
+ * worker's to choose (a branch can commit 150 MB of line breaks in ~150 KB of git objects): read
+ * whole and split a line to a string, it ended the worker in a V8 fatal error.
+ */
+export const MAX_OLD_CONTENT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The diff stat of replacing `file` (already judged inside the workspace) with `content`, for the
+ * approval: `+N -M` line by line, or `+N, replacing a file of B bytes (too large to compare)`. The
+ * old file is read bounded and without blocking (a fifo put there would hold the read for good):
+ * anything not a regular file is refused.
+ */
+export async function diffStatReplacing(file: string, content: string): Promise<string> {
+  const read = await readRegularFile(file, { maxBytes: MAX_OLD_CONTENT_BYTES });
+  if (read.ok) return diffStat(read.bytes.toString('utf8'), content);
+  if (read.why === 'missing') return diffStat(undefined, content);
+  if (read.why === 'too-large') {
+    const { size } = await lstat(file);
+    const added = diffStat(undefined, content).split(' ')[0]!;
+    return `${added}, replacing a file of ${size.toLocaleString('en-US')} bytes (too large to compare)`;
+  }
+  if (read.why === 'unreadable' && /ENOTDIR/.test(read.message)) return diffStat(undefined, content);
+  throw new WorkspaceRefusal(`refused: the file to replace can't be read: ${read.message}`);
+}
