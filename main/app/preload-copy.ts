@@ -7,10 +7,10 @@
 // launch: a hard link made to an earlier copy, or to the package's file, reaches nothing a window
 // runs), read-only, in an owner-only folder, and named by its content's digest.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { currentUid } from '../owner-only/platform.js';
-import { whyOpenToOthers } from '../owner-only/closed-to-others.js';
+import { whyFolderChainOpen, whyOpenToOthers } from '../owner-only/closed-to-others.js';
 import { readRegularFileSync } from '../owner-only/regular-file.js';
 import { preloadPath } from './package-root.js';
 import { keepFromWorkspaces } from './pages-guard.js';
@@ -22,8 +22,8 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
 /**
  * Copies the package's preload (`source`, default `preloadPath`) into `<folder>/chatty-preload/`
- * (made owner-only; refused when it is a link, or another user's, or writable by others) as a new
- * read-only file `index-<sha256>.cjs`, and returns its path: give it to `secureWebPreferences`.
+ * (made owner-only; refused when it is a link, or it or a folder above it is another user's or
+ * writable by others) as a new read-only file `index-<sha256>.cjs`, and returns its path: give it to `secureWebPreferences`.
  * The folder is kept apart from the agents' workspace as the pages folder is (pages-guard.ts):
  * `attachDesktopBridge` refuses a gateway working in it or around it. Throws, saying why, when the
  * preload cannot be read as a regular file or the folder cannot be made safe.
@@ -31,13 +31,7 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 export function preloadCopy(folder: string, source: string = preloadPath): string {
   const read = readRegularFileSync(source, { maxBytes: MAX_PRELOAD_BYTES });
   if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source} cannot be copied: ${read.message}`);
-  const dir = join(folder, PRELOAD_COPY_FOLDER);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = lstatSync(dir);
-  if (!st.isDirectory()) throw new Error(`preloadCopy: ${dir} is not a folder (a link?): the preload is copied only into a folder of this user's`);
-  const open = whyOpenToOthers(st, currentUid());
-  if (open !== undefined) throw new Error(`preloadCopy: ${dir} ${open}: the preload is copied only into a folder no one else may write`);
-  const real = realpathSync(dir);
+  const real = ownerOnlyCopyFolder(join(folder, PRELOAD_COPY_FOLDER));
   keepFromWorkspaces(real, 'the preload copy folder');
   const digest = createHash('sha256').update(read.bytes).digest('hex');
   const copy = join(real, `index-${digest}.cjs`);
@@ -55,4 +49,32 @@ export function preloadCopy(folder: string, source: string = preloadPath): strin
   closeSync(fd);
   renameSync(temp, copy);
   return copy;
+}
+
+/**
+ * `dir` made (0700) or, when it is there, judged through a descriptor (not a link, this user's,
+ * writable by nobody else) and made owner-only; then every folder above it checked as the one rule
+ * for a trusted folder says (whyFolderChainOpen): whoever may write a folder above could rename the
+ * copy folder away and put theirs at its name, and the path the window was given, read again at
+ * every load, would be their file. Returns its real path, where the copy is made.
+ */
+function ownerOnlyCopyFolder(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const uid = currentUid();
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    throw new Error(`preloadCopy: ${dir} is not a folder (a link?): the preload is copied only into a folder of this user's (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  try {
+    const open = whyOpenToOthers(fstatSync(fd), uid);
+    if (open !== undefined) throw new Error(`preloadCopy: ${dir} ${open}: the preload is copied only into a folder no one else may write`);
+    fchmodSync(fd, 0o700); // others could read it (an earlier mkdir, a restored backup): owner-only, as the docs say
+  } finally {
+    closeSync(fd);
+  }
+  const why = whyFolderChainOpen(dir, uid);
+  if (why !== undefined) throw new Error(`preloadCopy: ${why}: the preload is copied only into a folder no one else may write or replace`);
+  return realpathSync(dir);
 }

@@ -2,12 +2,19 @@
 // file: Electron reads `webPreferences.preload` again at every load, so a write through a hard link
 // to the package's file (an agent's one approved `ln …/out/preload/index.cjs notes.cjs`, then a
 // plain write of notes.cjs) was the next load's preload, answering every approval as the page.
+// The folders on both sides of the copy are checked too: 9d8d128 checked only
+// `<userData>/chatty-preload` itself and the source's own name, so another user who could write a
+// folder above renamed the copy folder away and put theirs at its name (the path the window was
+// given, read again at every load, was then their script), and a source reached through a link
+// (the package's out/preload leading into the agents' workspace) or lying in a bridged workspace
+// was copied: an agent's plain write there was the next launch's preload.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { windowAtPage } from './bridge-fixture.js';
@@ -91,3 +98,38 @@ test("the copy folder is kept from the agents: a bridge on a gateway working in 
     detach();
   }
 });
+
+test('a copy folder of this user\'s that others may read is made owner-only', () => {
+  const source = packagePreload('readable');
+  const dir = join(scratch, 'readable', 'user-data', 'chatty-preload');
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dir, 0o755);
+  preloadCopy(join(scratch, 'readable', 'user-data'), source);
+  assert.equal((statSync(dir).mode & 0o777).toString(8), '700');
+});
+
+test('a folder above the copy folder that another user could write, or that is theirs, is refused, naming it', () => {
+  const source = packagePreload('folders');
+  // userData writable by others (no sticky bit): they rename chatty-preload away and plant theirs.
+  const open = join(scratch, 'open-user-data');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  assert.throws(() => preloadCopy(open, source), new RegExp(`preloadCopy: ${open} is writable by others \\(mode 777\\)`));
+  // Higher up, and group-writable.
+  const above = join(scratch, 'group-above');
+  mkdirSync(join(above, 'config', 'app'), { recursive: true });
+  chmodSync(above, 0o775);
+  assert.throws(() => preloadCopy(join(above, 'config', 'app'), source), new RegExp(`preloadCopy: ${above} is writable by its group`));
+  // Another user's userData (uid 65534; this needs root, as the owner-only tests do).
+  const theirs = join(scratch, 'their-user-data');
+  mkdirSync(theirs);
+  chownSync(theirs, 65534, 65534);
+  chmodSync(theirs, 0o755);
+  assert.throws(() => preloadCopy(theirs, source), new RegExp(`preloadCopy: ${theirs} is owned by another user \\(uid 65534\\)`));
+  // A sticky folder others write (/tmp's kind) is not in the way: nobody there may rename what is not theirs.
+  const sticky = join(scratch, 'sticky');
+  mkdirSync(join(sticky, 'mine'), { recursive: true });
+  chmodSync(sticky, 0o1777);
+  assert.match(preloadCopy(join(sticky, 'mine'), source), /mine\/chatty-preload\/index-[0-9a-f]{64}\.cjs$/);
+});
+
