@@ -8,11 +8,12 @@
 // runs), read-only, in an owner-only folder, and named by its content's digest.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isInside } from '../broker/spawn-context.js';
 import { currentUid } from '../owner-only/platform.js';
 import { whyFolderChainOpen, whyOpenToOthers } from '../owner-only/closed-to-others.js';
 import { readRegularFileSync } from '../owner-only/regular-file.js';
-import { preloadPath } from './package-root.js';
+import { PACKAGE_ROOT, preloadPath } from './package-root.js';
 import { keepFromWorkspaces } from './pages-guard.js';
 
 /** The preload is one small file (a few KiB): anything larger is not the package's. */
@@ -21,16 +22,19 @@ export const MAX_PRELOAD_BYTES = 1024 * 1024;
 export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
 /**
- * Copies the package's preload (`source`, default `preloadPath`) into `<folder>/chatty-preload/`
- * (made owner-only; refused when it is a link, or it or a folder above it is another user's or
- * writable by others) as a new read-only file `index-<sha256>.cjs`, and returns its path: give it to `secureWebPreferences`.
- * The folder is kept apart from the agents' workspace as the pages folder is (pages-guard.ts):
- * `attachDesktopBridge` refuses a gateway working in it or around it. Throws, saying why, when the
- * preload cannot be read as a regular file or the folder cannot be made safe.
+ * Copies the preload (`source`, default this package's `preloadPath`) into
+ * `<folder>/chatty-preload/` as a new read-only file `index-<sha256>.cjs`, and returns its path:
+ * give it to `secureWebPreferences`. The source is read from its folder's real path, resolved once:
+ * the default must lie in this package's folder, and any other source's folder is kept apart from
+ * the agents' workspace as a pages folder is (pages-guard.ts). The copy folder is made owner-only
+ * (refused when it is a link, or it or a folder above it is another user's or writable by others)
+ * and kept apart from the workspace the same way. Throws, saying why, when any of this cannot be
+ * done.
  */
-export function preloadCopy(folder: string, source: string = preloadPath): string {
-  const read = readRegularFileSync(source, { maxBytes: MAX_PRELOAD_BYTES });
-  if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source} cannot be copied: ${read.message}`);
+export function preloadCopy(folder: string, source?: string): string {
+  const from = preloadSource(source);
+  const read = readRegularFileSync(from, { maxBytes: MAX_PRELOAD_BYTES });
+  if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source ?? preloadPath} cannot be copied: ${read.message}`);
   const real = ownerOnlyCopyFolder(join(folder, PRELOAD_COPY_FOLDER));
   keepFromWorkspaces(real, 'the preload copy folder');
   const digest = createHash('sha256').update(read.bytes).digest('hex');
@@ -49,6 +53,32 @@ export function preloadCopy(folder: string, source: string = preloadPath): strin
   closeSync(fd);
   renameSync(temp, copy);
   return copy;
+}
+
+/**
+ * The path to read the preload from: its folder resolved once to a real path (the file's own name
+ * is then opened with O_NOFOLLOW). The default source's folder must lie in this package's real
+ * folder: `out/preload` a link to a build kept elsewhere (in the agents' workspace, say) made the
+ * agents' plain write there the next launch's preload. The package's folder is already kept from
+ * bridged workspaces (pages-guard.ts's own-folder rule); another source's folder is kept here.
+ */
+function preloadSource(source: string | undefined): string {
+  const path = resolve(source ?? preloadPath);
+  let real: string;
+  try {
+    real = realpathSync(dirname(path));
+  } catch (err) {
+    throw new Error(`preloadCopy: the preload's folder ${dirname(path)} cannot be resolved: ${(err as Error).message}`);
+  }
+  if (source === undefined) {
+    const root = realpathSync(PACKAGE_ROOT);
+    if (!isInside(real, root)) {
+      throw new Error(`preloadCopy: this package's out/preload leads out of its folder ${root} (to ${real}); the preload each window runs must lie in it`);
+    }
+  } else {
+    keepFromWorkspaces(real, 'the preload source folder');
+  }
+  return join(real, basename(path));
 }
 
 /**

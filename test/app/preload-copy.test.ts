@@ -133,3 +133,47 @@ test('a folder above the copy folder that another user could write, or that is t
   assert.match(preloadCopy(join(sticky, 'mine'), source), /mine\/chatty-preload\/index-[0-9a-f]{64}\.cjs$/);
 });
 
+test("the package's out/preload leading out of the package's folder (into the agents' workspace) is refused, not copied", async () => {
+  // A copy of this package's main/ whose out/preload is a link to a build kept in the workspace: the
+  // default source is then the agent's to write, and its next plain write the next launch's preload.
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const pkg = join(scratch, 'package');
+  for (const part of ['main', 'package.json', 'tsconfig.json']) cpSync(join(root, part), join(pkg, part), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
+  const build = join(scratch, 'agents', 'build');
+  mkdirSync(build, { recursive: true });
+  writeFileSync(join(build, 'index.cjs'), PRELOAD);
+  mkdirSync(join(pkg, 'out'));
+  symlinkSync(build, join(pkg, 'out', 'preload'));
+  const copied = (await import(join(pkg, 'main', 'app', 'preload-copy.ts'))) as { preloadCopy: typeof preloadCopy };
+  assert.throws(
+    () => copied.preloadCopy(join(scratch, 'package-user-data')),
+    new RegExp(`preloadCopy: this package's out/preload leads out of its folder ${pkg} \\(to ${build}\\)`),
+  );
+});
+
+test('a source lying in a bridged workspace is refused, and a bridge on a workspace around a source already copied is too', async () => {
+  const workspace = join(scratch, 'bridged');
+  mkdirSync(join(workspace, 'build'), { recursive: true });
+  writeFileSync(join(workspace, 'build', 'index.cjs'), AGENT);
+  const linked = join(scratch, 'linked-build');
+  symlinkSync(join(workspace, 'build'), linked); // a link on the way: its real folder is what counts
+  const bridged = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
+  gateways.push(bridged);
+  const detach = attachDesktopBridge(bridged.gateway, windowAtPage());
+  try {
+    for (const from of [join(workspace, 'build', 'index.cjs'), join(linked, 'index.cjs')]) {
+      assert.throws(() => preloadCopy(join(scratch, 'bridged-user-data'), from), /the preload source folder .*bridged\/build and the agents' workspace .* overlap/, from);
+    }
+  } finally {
+    detach();
+  }
+
+  const later = join(scratch, 'later');
+  mkdirSync(join(later, 'build'), { recursive: true });
+  writeFileSync(join(later, 'build', 'index.cjs'), PRELOAD);
+  preloadCopy(join(scratch, 'later-user-data'), join(later, 'build', 'index.cjs'));
+  const around = await startGateway(undefined, { broker: { root: { workspaceRoot: later } } });
+  gateways.push(around);
+  assert.throws(() => attachDesktopBridge(around.gateway, windowAtPage()), /the preload source folder .*later\/build and the agents' workspace .* overlap/);
+});
