@@ -3,15 +3,18 @@
 // the package's own file trusted whatever that file held at each load: a write through a hard link
 // an agent made to `node_modules/chatty-protocol-gateway/out/preload/index.cjs` (or by anyone who
 // may write the package's folder) became the script that answers every later approval. The copy is
-// read once (a regular file, its own name no link), written as a new file (a new inode at each
-// launch: a hard link made to an earlier copy, or to the package's file, reaches nothing a window
-// runs), read-only, in an owner-only folder, and named by its content's digest.
+// read once from where the source really lies (the package's own preload must lie in the package's
+// folder; any source's folder is kept from the agents' workspace), written as a new file (a new
+// inode at each launch: a hard link made during this launch, to an earlier copy or to the
+// package's file, reaches nothing a window runs until the next launch copies the package's file
+// again), read-only, in a folder only this user could have changed (it and every folder above it),
+// and named by its content's digest.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, realpathSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
-import { currentUid } from '../owner-only/platform.js';
 import { whyFolderChainOpen, whyOpenToOthers } from '../owner-only/closed-to-others.js';
+import { currentUid } from '../owner-only/platform.js';
 import { readRegularFileSync } from '../owner-only/regular-file.js';
 import { PACKAGE_ROOT, preloadPath } from './package-root.js';
 import { keepFromWorkspaces } from './pages-guard.js';
@@ -21,6 +24,10 @@ export const MAX_PRELOAD_BYTES = 1024 * 1024;
 /** The folder, under the one given (the app's userData), that holds the copies. */
 export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
+/** The names preloadCopy writes in its folder: a copy, and the new file renamed over it. */
+const COPY_NAME = /^index-[0-9a-f]{64}\.cjs$/;
+const TEMP_NAME = /^\.index-\d+-[0-9a-f]{16}\.tmp$/;
+
 /**
  * Copies the preload (`source`, default this package's `preloadPath`) into
  * `<folder>/chatty-preload/` as a new read-only file `index-<sha256>.cjs`, and returns its path:
@@ -28,30 +35,19 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
  * the default must lie in this package's folder, and any other source's folder is kept apart from
  * the agents' workspace as a pages folder is (pages-guard.ts). The copy folder is made owner-only
  * (refused when it is a link, or it or a folder above it is another user's or writable by others)
- * and kept apart from the workspace the same way. Throws, saying why, when any of this cannot be
- * done.
+ * and kept apart from the workspace the same way; the other copies in it (earlier preloads, files
+ * left by a crash) are removed. Throws, saying why, when any of this cannot be done.
  */
 export function preloadCopy(folder: string, source?: string): string {
   const from = preloadSource(source);
   const read = readRegularFileSync(from, { maxBytes: MAX_PRELOAD_BYTES });
   if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source ?? preloadPath} cannot be copied: ${read.message}`);
-  const real = ownerOnlyCopyFolder(join(folder, PRELOAD_COPY_FOLDER));
-  keepFromWorkspaces(real, 'the preload copy folder');
-  const digest = createHash('sha256').update(read.bytes).digest('hex');
-  const copy = join(real, `index-${digest}.cjs`);
-  // A new file renamed over the name: never a write into a file that is there (it may have other names).
-  const temp = join(real, `.index-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
-  try {
-    for (let at = 0; at < read.bytes.length; ) at += writeSync(fd, read.bytes, at);
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(temp, copy);
+  const dir = ownerOnlyCopyFolder(join(folder, PRELOAD_COPY_FOLDER));
+  keepFromWorkspaces(dir, 'the preload copy folder');
+  const name = `index-${createHash('sha256').update(read.bytes).digest('hex')}.cjs`;
+  const copy = join(dir, name);
+  writeNewFile(dir, copy, read.bytes);
+  removeOtherCopies(dir, name);
   return copy;
 }
 
@@ -107,4 +103,40 @@ function ownerOnlyCopyFolder(dir: string): string {
   const why = whyFolderChainOpen(dir, uid);
   if (why !== undefined) throw new Error(`preloadCopy: ${why}: the preload is copied only into a folder no one else may write or replace`);
   return realpathSync(dir);
+}
+
+/**
+ * `bytes` as a new file renamed over `copy`: never a write into a file that is there (it may have
+ * other names). On any failure the new file is removed and the error says what was in the way.
+ */
+function writeNewFile(dir: string, copy: string, bytes: Buffer): void {
+  const temp = join(dir, `.index-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
+  try {
+    try {
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, copy);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'a folder is in the way (EISDIR)' : (code ?? (err as Error).message);
+    throw new Error(`preloadCopy: cannot put the copy at ${copy}: ${why}`, { cause: err });
+  }
+}
+
+/**
+ * The copies of other preloads (an earlier version, another source) and new files a crash left,
+ * removed: the folder is this user's alone, so only this app's launches wrote them. A folder at
+ * such a name is not ours to remove and stays.
+ */
+function removeOtherCopies(dir: string, keep: string): void {
+  for (const name of readdirSync(dir)) {
+    if (name === keep || !(COPY_NAME.test(name) || TEMP_NAME.test(name))) continue;
+    const path = join(dir, name);
+    if (!lstatSync(path).isDirectory()) unlinkSync(path);
+  }
 }

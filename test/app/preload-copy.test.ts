@@ -99,6 +99,31 @@ test("the copy folder is kept from the agents: a bridge on a gateway working in 
   }
 });
 
+test('a folder planted at the copy\'s name is a refusal saying so, leaving no temp file, at every launch', () => {
+  const source = packagePreload('planted');
+  const userData = join(scratch, 'planted', 'user-data');
+  const name = `index-${createHash('sha256').update(PRELOAD).digest('hex')}.cjs`;
+  mkdirSync(join(userData, 'chatty-preload', name, 'inside'), { recursive: true, mode: 0o700 });
+  for (let launch = 0; launch < 2; launch++) {
+    assert.throws(() => preloadCopy(userData, source), new RegExp(`preloadCopy: cannot put the copy at .*${name}: a folder is in the way \\(EISDIR\\)`));
+  }
+  assert.deepEqual(readdirSync(join(userData, 'chatty-preload')), [name], 'no temp file left');
+});
+
+test('copies of earlier preloads (an upgrade, another source) and temp files left by a crash are removed at launch', () => {
+  const userData = join(scratch, 'upgrades', 'user-data');
+  const copies: string[] = [];
+  for (let version = 1; version <= 3; version++) {
+    const source = join(packagePreload(`upgrades-${version}`));
+    writeFileSync(source, `${PRELOAD}// version ${version}\n`);
+    copies.push(preloadCopy(userData, source));
+    writeFileSync(join(userData, 'chatty-preload', `.index-1234-${'0'.repeat(15)}${version}.tmp`), 'a crash mid-copy');
+  }
+  writeFileSync(join(userData, 'chatty-preload', 'notes.txt'), 'not a copy: kept');
+  preloadCopy(userData, join(scratch, 'upgrades-3', 'package', 'index.cjs'));
+  assert.deepEqual(readdirSync(join(userData, 'chatty-preload')).sort(), [basename(copies[2] ?? ''), 'notes.txt'].sort());
+});
+
 test('a copy folder of this user\'s that others may read is made owner-only', () => {
   const source = packagePreload('readable');
   const dir = join(scratch, 'readable', 'user-data', 'chatty-preload');
