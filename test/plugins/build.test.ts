@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ModuleRegistry, PluginCallError, PluginLoadError, buildPlugin, ensureExamplesBuilt, examplesDir, findPluginSource, newPlugin, type LogLevel, type ModuleHandle } from '../../main/plugins/index.js';
-import { buildMustMove } from '../../main/plugins/build/index.js';
 import { checkPluginSource } from '../../main/plugins/build/source-check.js';
 import { TEST_CACHE_DIR } from '../helpers/wasm-fixtures.js';
 
@@ -202,21 +201,6 @@ interface LogLine {
   message: string;
   fields: Record<string, unknown> | undefined;
 }
-
-describe('where a build runs from (componentize-js cuts the working directory off the entry\'s path by its length)', () => {
-  it('moves into the plugin when the working directory is a string prefix of it but not a parent (CI: /tmp/ci and HOME /tmp/cihome)', () => {
-    assert.equal(buildMustMove('/tmp/ci', '/tmp/cihome/.cache/chatty-gateway/examples/modules/json-tools.tmp-1'), true);
-    assert.equal(buildMustMove('/home/al', '/home/alice/plugin'), true);
-  });
-  it('moves from the filesystem root (an app started from Finder or by systemd)', () => {
-    assert.equal(buildMustMove('/', '/tmp/plugin'), true);
-  });
-  it('stays where the plugin lies inside the working directory, or does not start with it at all', () => {
-    assert.equal(buildMustMove('/tmp', '/tmp/plugin'), false);
-    assert.equal(buildMustMove('/tmp/plugin', '/tmp/plugin'), false);
-    assert.equal(buildMustMove('/work/project', '/tmp/plugin'), false);
-  });
-});
 
 describe('a plugin built with plugin build (one componentize-js build)', () => {
   let root: string;

@@ -5,7 +5,7 @@
 // starts (so `.` is shown to name the plugin and its file), and a prebuilt component stands in for
 // its output when the printed serve command runs. A real build of a new plugin, through the bin,
 // is test/cli/plugin-new.test.ts's (one ~20 s componentize-js build covers the build step for
-// every path; `buildMustMove` decides where it runs from, tested in build.test.ts).
+// every path; it runs from a private copy of the checked files, build-reads-cwd.test.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';

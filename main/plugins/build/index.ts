@@ -5,8 +5,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { chmod, cp, lstat, mkdir, open, readFile, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, parse, relative, resolve, sep } from 'node:path';
+import { chmod, cp, lstat, mkdir, mkdtemp, open, readFile, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { currentUid, readRegularFileSync, userCacheDir, whyFolderChainOpen, whyOpenToOthers } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
@@ -16,7 +17,7 @@ import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { importComponentize } from './componentize-import.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
-import { checkPluginSource } from './source-check.js';
+import { checkPluginSource, type CheckedFile } from './source-check.js';
 import { BUILD_STAMP, sourcesDigest } from './source-digest.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
@@ -63,9 +64,9 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   await folderInside(dirname(wasmPath), root, realRoot); // said before a build of 20 s, and checked again as it is written
   const source = findPluginSource(root);
   options.onBuilding?.();
-  checkPluginSource(source, root);
+  const files = checkPluginSource(source, root);
   const started = performance.now();
-  const component = await componentizePlugin(root, source);
+  const component = await componentizePlugin(files, relative(root, source).split(sep).join('/'));
   await writeComponentInside(wasmPath, component, root, realRoot);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
 }
@@ -123,7 +124,7 @@ async function readPluginManifest(root: string): Promise<string> {
   }
 }
 
-/** Builds run one at a time: each is CPU-heavy, and one may move the working directory (below). */
+/** Builds run one at a time: each is CPU-heavy, and each moves the working directory (below). */
 let buildChain: Promise<unknown> = Promise.resolve();
 
 function oneAtATime<T>(run: () => Promise<T>): Promise<T> {
@@ -133,23 +134,31 @@ function oneAtATime<T>(run: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Runs componentize-js on the wrapper (`entry.ts`), written beside the module for the length of
- * the build: componentize-js shows the engine the directory of its entry file (or the working
- * directory, when that holds it), so the wrapper goes in the plugin's root and imports the
- * author's file from there.
+ * Runs componentize-js on the wrapper (`entry.ts`) in a private copy (a fresh 0700 folder) of
+ * exactly the files the source check read, as it read them, with the working directory there for
+ * the build's length. componentize-js shows the engine the working directory as `/` whenever it
+ * holds the entry, and the engine reads whatever the modules import: built in the plugin folder
+ * from a folder above it (`plugin build plugins/x`, `serve --watch` started from home), `/` was
+ * that folder and a `lib.txt` importing `../../secret.js` took a file of the user's into the
+ * component. In the copy the engine can reach nothing the check did not read: not a file swapped
+ * in after the check, nor a hard link, nor an import the check could not see (a computed
+ * `import()`).
  */
-function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Array> {
+function componentizePlugin(files: readonly CheckedFile[], sourcePath: string): Promise<Uint8Array> {
   return oneAtATime(async () => {
     const { componentize } = await importComponentize();
-    const entry = join(root, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
-    await writeFile(entry, entrySource(`./${relative(root, sourcePath).split(sep).join('/')}`));
+    const copy = await mkdtemp(join(tmpdir(), 'chatty-build-'));
     const cwd = process.cwd();
-    const moveTo = buildMustMove(cwd, root) ? root : undefined;
     try {
-      if (moveTo) {
-        if (!isMainThread) throw new PluginLoadError(`componentize-js cannot build from the working directory ${cwd} in a worker thread; build from the main thread or another directory`);
-        process.chdir(moveTo);
+      for (const file of files) {
+        const to = join(copy, ...file.path.split('/'));
+        await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+        await writeFile(to, file.bytes, { mode: 0o600, flag: 'wx' });
       }
+      const entry = join(copy, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
+      await writeFile(entry, entrySource(`./${sourcePath}`), { mode: 0o600, flag: 'wx' });
+      if (isMainThread) process.chdir(copy);
+      else if (copy.startsWith(cwd)) throw new PluginLoadError(`componentize-js cannot build from the working directory ${cwd} in a worker thread; build from the main thread or another directory`);
       // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which
       // starts with no preopens.
       const { component } = await componentize({
@@ -160,22 +169,10 @@ function componentizePlugin(root: string, sourcePath: string): Promise<Uint8Arra
       } as unknown as { sourcePath: string });
       return component;
     } finally {
-      if (moveTo && process.cwd() === moveTo) process.chdir(cwd);
-      await rm(entry, { force: true });
+      if (process.cwd() === copy) process.chdir(cwd);
+      await rm(copy, { recursive: true, force: true });
     }
   });
-}
-
-/**
- * Whether componentize-js would cut the entry's directory wrongly from `cwd`: when `root` starts
- * with `cwd` as a string, it cuts `cwd` plus one character off the entry's path, which is right
- * only when `root` lies inside `cwd`. From `/` (an app started from Finder or by systemd) that
- * leaves "mp/…/entry.js", and from a sibling that shares a prefix (working in `/tmp/ci`, building
- * in `/tmp/cihome/…`) "ome/…": the build then moves into the plugin's directory for its length.
- */
-export function buildMustMove(cwd: string, root: string): boolean {
-  if (!root.startsWith(cwd)) return false;
-  return cwd === parse(cwd).root || !(root === cwd || root.startsWith(cwd + sep));
 }
 
 /**

@@ -3,9 +3,10 @@
  * syntax error as "failed to parse JS source, encountered [1] errors" and an unresolvable import
  * not much better, so the file, line, column and reason are found here first.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { parse, type Node, type Program } from 'acorn';
+import { readRegularFileSync } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { isWithin } from '../inside-module.js';
 import { CHATTY_IMPORTS, PLUGIN_PACKAGE_VERSION } from '../world.js';
@@ -27,12 +28,26 @@ interface Specifier {
   start: number;
 }
 
+/** One file the check read: its path relative to the plugin folder (`/`-separated) and the very bytes read. */
+export interface CheckedFile {
+  path: string;
+  bytes: Buffer;
+}
+
+/** Largest source file read (a bundled plugin with its npm packages is a few MiB). */
+const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+
 /**
- * Parses `entry` and every file it imports by relative path (all must lie inside `root`, the
- * directory componentize-js is shown), and checks that `entry` exports `plugin`. Throws a
- * `PluginLoadError` naming `file:line:column` (relative to `root`) on the first problem.
+ * Parses `entry` and every file it imports by relative path (all must lie inside `root`), and
+ * checks that `entry` exports `plugin`. Every file reached is parsed as a module whatever its name
+ * (the engine loads `lib.txt` or `lib.JS` as JavaScript, and follows its imports); one that is not
+ * JavaScript passes only as JSON named `.json` (no imports). Throws a `PluginLoadError` naming
+ * `file:line:column` (relative to `root`) on the first problem. Returns the files read, as read:
+ * the build runs from a copy of exactly these (`index.ts`), so what componentize-js sees is what
+ * was checked.
  */
-export function checkPluginSource(entry: string, root: string): void {
+export function checkPluginSource(entry: string, root: string): CheckedFile[] {
+  const checked: CheckedFile[] = [];
   const seen = new Set<string>();
   const pending = [resolve(entry)];
   const realRoot = realpathSync(root);
@@ -45,10 +60,11 @@ export function checkPluginSource(entry: string, root: string): void {
     if (!isWithin(realpathSync(file), realRoot)) {
       throw new PluginLoadError(`${shown(root, file)} is a link that leads out of the plugin directory ${root} (to ${realpathSync(file)}); the build takes only the plugin's own files`);
     }
-    // Only JavaScript is parsed here; another kind of file (JSON, text) is checked to exist only.
-    if (file !== resolve(entry) && !/\.(?:m?js|cjs)$/.test(file)) continue;
-    const text = readFileSync(file, 'utf8');
-    const program = parseModule(file, text, root);
+    const bytes = readSource(file, root, realRoot);
+    checked.push({ path: shown(root, file), bytes });
+    const text = bytes.toString('utf8');
+    const program = file !== resolve(entry) && /\.json$/i.test(file) && isJson(text) ? undefined : parseModule(file, text, root);
+    if (program === undefined) continue; // JSON: nothing it imports
     if (file === resolve(entry) && !exportsPlugin(program)) {
       throw new PluginLoadError(
         `${shown(root, file)} does not export \`plugin\`: the build expects \`export const plugin = { metadata, listTools, invokeTool }\``,
@@ -58,6 +74,33 @@ export function checkPluginSource(entry: string, root: string): void {
       const next = resolveImport(file, text, root, spec);
       if (next !== undefined) pending.push(next);
     }
+  }
+  return checked;
+}
+
+/**
+ * A source file's bytes: a regular file of at most `MAX_SOURCE_BYTES`, opened without blocking (a
+ * FIFO never stalls the build), whose opened descriptor still lies inside the folder on Linux (a
+ * path swapped for a link after the real-path check is refused).
+ */
+function readSource(file: string, root: string, realRoot: string): Buffer {
+  const judge = (fd: number): void => {
+    if (process.platform !== 'linux') return;
+    const opened = readlinkSync(`/proc/self/fd/${fd}`);
+    if (!isWithin(opened, realRoot)) throw new PluginLoadError(`${shown(root, file)} moved out of the plugin directory ${root} while it was read; refused`);
+  };
+  const read = readRegularFileSync(file, { maxBytes: MAX_SOURCE_BYTES, noFollow: false }, judge);
+  if (read.ok) return read.bytes;
+  const why = read.why === 'not-regular' ? 'is not a regular file' : read.why === 'too-large' ? `is over ${MAX_SOURCE_BYTES / (1024 * 1024)} MiB` : `cannot be read (${read.message})`;
+  throw new PluginLoadError(`${shown(root, file)} ${why}: the build takes only the plugin's own files`);
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
 
