@@ -16,7 +16,21 @@ export const QUESTION_LIMITS = {
   originChars: 2048,
   /** An answer's text, as the desktop's answer channel takes it (`MAX_ANSWER_CHARS`, main/app/bridge/contract.ts). */
   answerChars: 16 * 1024,
+  /**
+   * An answer's text as it travels to the asker: JSON-escaped UTF-8 bytes, quotes included. 16 K
+   * characters of any text a person types stay under it (3 bytes a character at most, 2 for `"`,
+   * `\\` or a newline); a control character or a lone surrogate is 6 (`\u0001`), so 16 K of
+   * those would be 96 KiB.
+   */
+  answerBytes: 64 * 1024,
+  /** All the answers to one `human.ask`, as the asker's wire carries them (the JSON array's bytes). */
+  answersBytes: 256 * 1024,
 } as const;
+
+/** What `value` costs on the wire: the bytes of its JSON text. */
+function wireBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
 
 /** Why `request` cannot be put to a person, or undefined when it can. */
 export function checkQuestionRequest(request: QuestionRequest): string | undefined {
@@ -45,7 +59,10 @@ export function checkQuestionRequest(request: QuestionRequest): string | undefin
 /**
  * Why `answers`, a worker's answer to a question relayed to it, cannot be handed to the asker, or
  * undefined when it can. A worker answers what a person could: one answer per question asked (by
- * its id), each at most `answerChars` characters. Unchecked, a caller answered with up to a frame
+ * its id), each at most `answerChars` characters and `answerBytes` bytes as the asker's wire carries
+ * it, and all of them at most `answersBytes`: what waits for an asker that stopped reading is held
+ * by what it costs there, not by what was typed (a control character is 1 character, 6 bytes).
+ * Unchecked, a caller answered with up to a frame
  * (33 MiB) per question, and its asker's answers waited for room in the broker while the asker
  * did not read: 4 questions pending per asker, every worker of the gateway an asker.
  */
@@ -58,6 +75,10 @@ export function checkRelayedAnswers(questions: QuestionRequest['questions'], ans
     if (answered.has(a.id)) return `${which} answers ${JSON.stringify(a.id)} a second time`;
     answered.add(a.id);
     if (a.answer.length > QUESTION_LIMITS.answerChars) return `${which} is longer than ${QUESTION_LIMITS.answerChars} characters`;
+    const bytes = wireBytes(a.answer);
+    if (bytes > QUESTION_LIMITS.answerBytes) return `${which} is ${bytes} bytes on the wire, more than ${QUESTION_LIMITS.answerBytes}`;
   }
+  const bytes = wireBytes(answers);
+  if (bytes > QUESTION_LIMITS.answersBytes) return `the answers are ${bytes} bytes on the wire, more than ${QUESTION_LIMITS.answersBytes}`;
   return undefined;
 }

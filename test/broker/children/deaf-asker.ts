@@ -15,7 +15,9 @@ const onData = (chunk: Buffer): void => {
   socket.off('data', onData);
   socket.pause(); // the task.run is the last thing read
   const asks = Number(process.env['CHATTY_TEST_ASKS'] ?? '4');
-  const question = { questions: [{ id: 'q1', question: 'Which database?', options: [] }] };
+  // argv[2] questions per ask (default 1), named q1, q2, …
+  const questions = Number(process.argv[2] ?? '1');
+  const question = { questions: Array.from({ length: questions }, (_, k) => ({ id: 'q' + (k + 1), question: 'Which database?', options: [] })) };
   socket.write(Array.from({ length: asks }, (_, i) => frame(2 + i, 'human.ask', question)).join(''));
 };
 socket.on('data', onData);
