@@ -11,7 +11,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { currentUid, readRegularFileSync, userCacheDir, whyFolderChainOpen, whyOpenToOthers } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
-import { isWithin, moduleRealPath, openedRealPath } from '../inside-module.js';
+import { isWithin, moduleRealPath, openedRealPath, readModuleManifest } from '../inside-module.js';
 import { parseManifest } from '../manifest.js';
 import { PLUGIN_WORLD, packageRoot, pluginWitPath } from '../world.js';
 import { importComponentize } from './componentize-import.js';
@@ -110,18 +110,19 @@ async function folderInside(folder: string, root: string, realRoot: string): Pro
   throw new PluginLoadError(`the component's folder ${relative(root, folder) || '.'} leads outside the plugin folder ${realRoot} (to ${real ?? 'nowhere'}): refused, nothing is written there`);
 }
 
-/** `<root>/module.toml`, or why there is none to build from: one line each. */
+/**
+ * `<root>/module.toml`, or why there is none to build from: one line each. Read as serve reads it
+ * (`readModuleManifest`: a regular file inside the folder, at most 1 MiB, opened without
+ * blocking): a committed `module.toml -> /dev/zero` was read to Node's 2 GiB limit, a FIFO waited
+ * on forever, and a link to a file of the user's parsed (TOML's errors quote its lines).
+ */
 async function readPluginManifest(root: string): Promise<string> {
   const st = statSync(root, { throwIfNoEntry: false });
   if (st === undefined) throw new PluginLoadError(`${root} does not exist (a plugin directory holds module.toml; start one with \`npx chatty-gateway plugin new <name>\`)`);
   if (!st.isDirectory()) throw new PluginLoadError(`${root} is not a directory (give the plugin directory, the one with module.toml)`);
-  try {
-    return await readFile(join(root, 'module.toml'), 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new PluginLoadError(`${root} has no module.toml: it is not a plugin directory (start one with \`npx chatty-gateway plugin new <name>\`)`);
-    throw new PluginLoadError(`cannot read ${join(root, 'module.toml')}: ${code ?? (err as Error).message}`);
-  }
+  const text = await readModuleManifest(root);
+  if (text === undefined) throw new PluginLoadError(`${root} has no module.toml: it is not a plugin directory (start one with \`npx chatty-gateway plugin new <name>\`)`);
+  return text;
 }
 
 /** Builds run one at a time: each is CPU-heavy, and each moves the working directory (below). */
