@@ -4,8 +4,8 @@ import { claimLogFile } from './access/log-file.js';
 import { limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
-import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, writeTokenFile } from './access/index.js';
-import { bindOwnSocket, bindRefusal, readRegularFileSync, refuseWindows } from '../owner-only/index.js';
+import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, readTokenFile, writeTokenFile } from './access/index.js';
+import { bindOwnSocket, bindRefusal, refuseWindows } from '../owner-only/index.js';
 import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
@@ -295,14 +295,14 @@ function removeOwnToken(path: string, token: string): void {
 }
 
 /**
- * A regular file (never a link or a FIFO, which a read would follow or block on) whose text is
- * `token`: opened once and judged by that descriptor (a stat of the path, then a read of the path,
- * let a fifo put there in between hold the stop for ever). Gone already, or not a file we can read:
- * not ours to remove.
+ * A token file (the one reader, `readTokenFile`: never a link or a FIFO, which a read would follow
+ * or block on; a stat of the path, then a read of the path, let a fifo put there in between hold
+ * the stop for ever) whose token is `token`. Gone already, or not a file we can read: not ours to
+ * remove.
  */
 function holdsToken(path: string, token: string): boolean {
-  const read = readRegularFileSync(path, { maxBytes: Buffer.byteLength(token) });
-  return read.ok && read.bytes.toString('utf8') === token;
+  const read = readTokenFile(path);
+  return read.ok && read.token === token;
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir } from '../../gateway/access/index.js';
+import { SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, readTokenFile } from '../../gateway/access/index.js';
 
 /**
  * How the LLM agent's worker finds the gateway whose MCP plugin tools it offers the model. The
@@ -59,16 +59,16 @@ export function locateGateway(env: NodeJS.ProcessEnv = process.env): GatewayLoca
   return existsSync(socketPath) ? { socketPath, tokenPath: join(dir, TOKEN_FILE), explicit: false } : undefined;
 }
 
-/** The launch token as the gateway wrote it. */
+/**
+ * The launch token as the gateway wrote it, read by the gateway's one token reader (a regular file,
+ * not a link, opened without blocking and bounded, visible ASCII only): a fifo there held this
+ * worker's only thread, and the broker's cancel with it, for ever; a file of gigabytes was read
+ * whole; a line break went into the token.
+ */
 export function readGatewayToken(location: GatewayLocation): string {
-  let token: string;
-  try {
-    token = readFileSync(location.tokenPath, 'utf8').trim();
-  } catch (err) {
-    throw new GatewayLocationError(`the gateway's token file ${location.tokenPath} cannot be read: ${(err as Error).message}`);
-  }
-  if (token === '') throw new GatewayLocationError(`the gateway's token file ${location.tokenPath} is empty`);
-  return token;
+  const read = readTokenFile(location.tokenPath);
+  if (!read.ok) throw new GatewayLocationError(`the gateway's token file ${location.tokenPath} ${read.problem}`);
+  return read.token;
 }
 
 function absolute(name: string, path: string): string {

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { access } from '../../gateway/index.js';
-import { readRegularFileSync } from '../../owner-only/index.js';
 
 /** Where a running gateway listens and the token it wants, as found in its runtime directory. */
 export interface GatewayLocation {
@@ -61,31 +60,19 @@ export function defaultDirWithGateway(env: NodeJS.ProcessEnv): string {
   return candidates.find((dir) => existsSync(join(dir, access.SOCKET_FILE))) ?? candidates[0]!;
 }
 
-/** The most a token file may hold: `serve` writes 64 hex characters. */
-const MAX_TOKEN_FILE_BYTES = 4096;
-
-/** What a token is made of: visible ASCII only (a line break in it would be a second header line). */
-const TOKEN_TEXT = /^[\x21-\x7e]+$/;
-
 /** No token file at the path (no gateway, or one stopping). */
 class TokenFileMissing extends BridgeStartError {}
 
 /**
- * The launch token as `serve` wrote it (raw, no newline); read again if the gateway restarts. Read
- * as `serve` writes it: a regular file, not a link, opened without blocking and bounded (a fifo
- * there held the bridge until someone wrote to it, a file of gigabytes was read whole), and
- * refused unless it is visible ASCII.
+ * The launch token as `serve` wrote it; read again if the gateway restarts. Read by the one token
+ * reader (`access.readTokenFile`: a regular file, not a link, without blocking, bounded, visible
+ * ASCII), each refusal one stderr line.
  */
 export function readToken(tokenPath: string): string {
-  const read = readRegularFileSync(tokenPath, { maxBytes: MAX_TOKEN_FILE_BYTES });
-  if (!read.ok) {
-    const message = `the token file ${tokenPath} ${read.message.replace(/^it /, '')}`;
-    throw read.why === 'missing' ? new TokenFileMissing(message) : new BridgeStartError(message);
-  }
-  const token = read.bytes.toString('utf8').trim();
-  if (token === '') throw new BridgeStartError(`the token file ${tokenPath} is empty`);
-  if (!TOKEN_TEXT.test(token)) throw new BridgeStartError(`the token file ${tokenPath} does not hold a launch token (it has characters other than visible ASCII)`);
-  return token;
+  const read = access.readTokenFile(tokenPath);
+  if (read.ok) return read.token;
+  const message = `the token file ${tokenPath} ${read.problem}`;
+  throw read.missing ? new TokenFileMissing(message) : new BridgeStartError(message);
 }
 
 /** The hint for a socket nothing listens on (a gateway that was killed without stopping). */

@@ -4,7 +4,7 @@
  * The owner-only rules themselves are re-exported for `access.*` users (the CLI, the app).
  */
 export { defaultRuntimeDir, ensureRuntimeDir } from './runtime-dir.js';
-export { newLaunchToken, writeTokenFile, tokenMatches } from './token.js';
+export { MAX_TOKEN_FILE_BYTES, newLaunchToken, readTokenFile, writeTokenFile, tokenMatches, type TokenFileRead } from './token.js';
 export { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE } from './files.js';
 export {
   AccessError,

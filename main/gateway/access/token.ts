@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, openSync, rmSync, writeSync, constants } from 'node:fs';
+import { readRegularFileSync } from '../../owner-only/index.js';
 
 /** 32 random bytes as 64 lowercase hex characters. */
 export function newLaunchToken(): string {
@@ -18,6 +19,32 @@ export function writeTokenFile(path: string, token: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** The most a token file may hold: a gateway writes 64 hex characters. */
+export const MAX_TOKEN_FILE_BYTES = 4096;
+
+/** What a token is made of: visible ASCII only (a line break in it would be a second header line). */
+const TOKEN_TEXT = /^[\x21-\x7e]+$/;
+
+/** A token file read: its token, or what is wrong with it (`missing`: nothing at the path, no gateway or one stopping). */
+export type TokenFileRead = { readonly ok: true; readonly token: string } | { readonly ok: false; readonly missing: boolean; readonly problem: string };
+
+/**
+ * The one reader of a launch token file: the stdio bridge, an LLM worker and a stopping gateway
+ * (asking whether the file still holds its own token) all read it here, so none can drift. Read as
+ * `writeTokenFile` writes it: a regular file, not a link, opened once without blocking and bounded
+ * (a fifo there held the reader until someone wrote to it, a file of gigabytes was read whole), and
+ * refused unless it is visible ASCII (a trailing newline, an editor's, taken off). `problem` is the
+ * rest of a sentence about the file: "is a symbolic link", "is over 4096 bytes".
+ */
+export function readTokenFile(path: string): TokenFileRead {
+  const read = readRegularFileSync(path, { maxBytes: MAX_TOKEN_FILE_BYTES });
+  if (!read.ok) return { ok: false, missing: read.why === 'missing', problem: read.message.replace(/^it /, '') };
+  const token = read.bytes.toString('utf8').trim();
+  if (token === '') return { ok: false, missing: false, problem: 'is empty' };
+  if (!TOKEN_TEXT.test(token)) return { ok: false, missing: false, problem: 'does not hold a launch token (it has characters other than visible ASCII)' };
+  return { ok: true, token };
 }
 
 let expectedText: string | undefined;
