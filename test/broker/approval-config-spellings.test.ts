@@ -17,9 +17,8 @@ import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { LocalRunner, ProtocolGateway, type ApprovalRequest, type NewApprovalRule } from '../../main/index.js';
-import { ModuleRegistry } from '../../main/plugins/index.js';
-import { AGENT, plan, splitJson } from './helpers.js';
+import type { NewApprovalRule } from '../../main/index.js';
+import { askGateway } from './approval-ask.js';
 
 let home = '';
 const savedHome = process.env['HOME'];
@@ -38,32 +37,7 @@ after(() => {
 
 const rulesFile = (): string => join(home, '.config', 'chatty', 'approvals.json');
 
-/** Each request put by a worker in `workspace` to a gateway holding `rules` (made first by `setUp`): the verdicts, and what a person was asked (each denied). */
-async function ask(workspace: string, rules: NewApprovalRule['match'][], kind: 'exec' | 'write', requests: string[], setUp = (): void => {}): Promise<{ verdicts: string[]; asked: ApprovalRequest[] }> {
-  const registry = new ModuleRegistry({ cacheDir: join(home, 'cache'), logger: { log() {} }, grants: { file: join(home, '.config', 'chatty', 'plugin-grants.json'), locks: [] } });
-  const runner = new LocalRunner({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), AGENT], reapGraceMs: 1_000 });
-  const gateway = new ProtocolGateway(registry, {
-    runtimeDir: join(home, '.cache', 'chatty-run'),
-    approvals: { file: rulesFile() },
-    broker: { cancelGraceMs: 1_000, log: () => {}, root: { workspaceRoot: workspace } },
-  }).withVirtualAgent('coder', runner);
-  await gateway.start();
-  try {
-    const asked: ApprovalRequest[] = [];
-    gateway.transport().onApproval((request) => {
-      asked.push(request);
-      return 'denied';
-    });
-    for (const match of rules) gateway.approvals.add({ effect: 'allow', kind, agent: '*', match });
-    setUp();
-    const result = await gateway.transport().invoke('coder', plan({ seq: requests.map((command) => ({ approve: { kind, command_or_path: command } })) }));
-    assert.equal(result.success, true, result.error);
-    return { verdicts: splitJson(result.response).flat() as string[], asked };
-  } finally {
-    await gateway.stop();
-    await registry.close();
-  }
-}
+const ask = (workspace: string, rules: NewApprovalRule['match'][], kind: 'exec' | 'write', requests: string[], setUp?: () => void): ReturnType<typeof askGateway> => askGateway(home, workspace, rules, kind, requests, setUp);
 
 it('a shell glob or brace that names the rules file is what the shell writes', () => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-config-sh-')));

@@ -1,10 +1,11 @@
 import { statSync } from 'node:fs';
-import { posix } from 'node:path';
+import { basename, posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { wordPlace, type ConfigPlaces } from './gateway-config.js';
 import { fromHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
+import { globMatches, isGlob } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
@@ -52,8 +53,9 @@ export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, worksp
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   if (at.depth > MAX_NESTING) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
   const commands = simpleCommands(line);
-  // The folders its relative words may be read from (`cd .. && cp x .config/chatty/*`), for the gateway's own files.
-  if (at.config !== undefined) at = { ...at, folders: lineFolders(commands, at.workspace, at.folders) };
+  // The folders its relative words may be read from (`cd .. && cp x .config/chatty/*`, `cd d && cp x notes.txt`): for every
+  // path tag of a request (a rule's own text is read as written, from the workspace only).
+  if (at.config !== undefined || at.followLinks) at = { ...at, folders: lineFolders(commands, at.workspace, at.folders) };
   let downloads = false;
   let runs = false;
   for (const command of commands) {
@@ -174,6 +176,7 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   }
   if (program === 'git') gitTags(args, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
+  if (INTO_FOLDER.has(program)) for (const target of intoFolderTargets(program, args, at)) addAll(tags, shellWriteTags(target, at));
   if (WRITERS.has(program) || program.startsWith('mkfs.')) {
     for (const arg of args) {
       if (arg.startsWith('-')) continue;
@@ -248,8 +251,59 @@ function writeTags(target: string, at: Where): DangerTag[] {
  * any file, the rules file too). A write request's path is a name as it is: no shell reads it.
  */
 function shellWriteTags(target: string, at: Where): DangerTag[] {
-  const tags = writeTags(target, at);
-  return at.config !== undefined && /[$`]/.test(target) && fromHome(target) === undefined && !tags.includes('gateway-config') ? [...tags, 'gateway-config'] : tags;
+  const tags = new Set([...writeTags(target, at), ...fromOtherFolders(target, at)]);
+  if (at.config !== undefined && /[$`]/.test(target) && fromHome(target) === undefined) tags.add('gateway-config');
+  return [...tags];
+}
+
+/**
+ * The tags of a relative write target read from each folder the line may have changed to (`cd d
+ * && cp x notes.txt` writes `d/notes.txt`): where it lands there, a hard link there. From a folder
+ * the gateway cannot place (`cd "$D"`, `popd`) it could land anywhere: `unread-landing`.
+ */
+function fromOtherFolders(target: string, at: Where): DangerTag[] {
+  if (target === '' || target.startsWith('/') || fromHome(target) !== undefined || /[$`]/.test(target)) return [];
+  if (at.folders.unknown) return ['unread-landing'];
+  return at.folders.known.flatMap((folder) => writeTags(`${folder}/${target}`, at));
+}
+
+/** Programs that copy or move their sources into a folder given last (or by `-t`): each writes `folder/<source's name>`. */
+const INTO_FOLDER = new Set(['cp', 'mv', 'install', 'ln', 'rsync']);
+
+/**
+ * The files `cp a b d/` (or `cp -t d a b`) writes when its destination is a folder: `d/a`, `d/b`
+ * (a source's last name; `rsync src/` copies what src holds: `d/*`). The destination is taken for
+ * a folder when it ends with `/`, is one on disk from the workspace or a folder the line changed
+ * to, or may be (a folder the gateway cannot place). Folders copied whole (`cp -r src d/`) are
+ * judged by their top name only: the files below them are not walked.
+ */
+function intoFolderTargets(program: string, args: readonly string[], at: Where): string[] {
+  const plain = args.filter((arg) => !arg.startsWith('-'));
+  const option = optionWrites(program, [...args]).at(0);
+  const folder = option ?? plain.at(-1);
+  const sources = option !== undefined ? plain.filter((arg) => arg !== option) : plain.slice(0, -1);
+  if (folder === undefined || sources.length === 0 || !isFolderTarget(folder, at)) return [];
+  const base = folder.replace(/\/+$/, '') || '/';
+  return sources.slice(0, MAX_LANDINGS_READ).map((source) => {
+    const name = /\/$/.test(source) && program === 'rsync' ? '*' : basename(source.replace(/\/+$/, '')) || '*';
+    return `${base === '/' ? '' : base}/${name}`;
+  });
+}
+
+/** Whether a write target names a folder (see `intoFolderTargets`). */
+function isFolderTarget(target: string, at: Where): boolean {
+  if (target.endsWith('/') || target === '.' || target === '..') return true;
+  if (!at.followLinks) return false;
+  if (at.folders.unknown && !target.startsWith('/') && fromHome(target) === undefined) return true;
+  const home = fromHome(target);
+  const places = home !== undefined || target.startsWith('/') ? [home ?? target] : [at.workspace, ...at.folders.known].flatMap((folder) => (folder !== undefined ? [`${folder}/${target}`] : []));
+  return places.some((place) => {
+    try {
+      return statSync(place).isDirectory();
+    } catch {
+      return false;
+    }
+  });
 }
 
 function oneWriteTags(target: string, at: Where): DangerTag[] {
@@ -262,6 +316,12 @@ function oneWriteTags(target: string, at: Where): DangerTag[] {
     // Past the budget, where it lands is not read: it could be anywhere. A tag of its own, which no
     // filter drops (chmod's drops outside-workspace) and no rule names (`cp /tmp/x *` names outside-workspace): a person is asked.
     tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
+  } else if (placed !== undefined && isGlob(target)) {
+    // A glob writes the files it matches (`cp x k*.txt`): each is judged; too many to read, or unreadable, fails closed.
+    at.written.landingsLeft--;
+    const matches = globMatches(asWritten(target, at.workspace) ?? placed);
+    if (matches === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
+    else for (const match of matches) tags = [...new Set([...tags, ...oneWriteTags(match, at)])];
   } else if (placed !== undefined) {
     at.written.landingsLeft--;
     const lands = landing(asWritten(target, at.workspace) ?? placed);

@@ -116,7 +116,7 @@ function comparable(path: string): string {
  * One part of a path as the shell matches it against a name: `*` any characters, `?` one, `[…]`
  * one (any, erring toward a match), and a leading `.` only by a pattern that starts with one.
  */
-function globPart(part: string): RegExp {
+export function globPart(part: string): RegExp {
   let source = part.startsWith('.') ? '' : '(?!\\.)';
   for (let i = 0; i < part.length; i++) {
     const c = part[i]!;
