@@ -14,7 +14,12 @@ import { oneLogLine } from './worker/log-line.js';
 export function visibleLines(logger: PluginLogger): PluginLogger {
   return {
     log(level, message, fields) {
-      logger.log(level, oneLogLine(message, MAX_LOG_BYTES), fields);
+      logger.log(level, visibleLine(message), fields);
     },
   };
+}
+
+/** One line of the host's about a plugin as one visible line (`oneLogLine`, at most `MAX_LOG_BYTES`): the registry's and the modules watcher's. */
+export function visibleLine(message: string): string {
+  return oneLogLine(message, MAX_LOG_BYTES);
 }

@@ -6,6 +6,7 @@ import type { ModuleRegistry } from '../registry.js';
 import { buildInChildProcess } from '../build/index.js';
 import { buildDue, changed, lookAt, mtimeOf, type FolderLook } from './plugin-folder.js';
 import { nameSkeleton } from '../name-skeleton.js';
+import { visibleLine } from '../visible-lines.js';
 import { MAX_WATCHED_FOLDERS, TreeWatch } from './tree-watch.js';
 
 /** The longest the watcher looks at folders back to back before the event loop gets a turn. */
@@ -72,12 +73,17 @@ export class ModulesWatcher {
   /** Stops the build in progress when the watcher closes. */
   private readonly stopBuilds = new AbortController();
 
+  private readonly options: ModulesWatcherOptions;
+
   constructor(
     private readonly registry: ModuleRegistry,
     dir: string,
-    private readonly options: ModulesWatcherOptions,
+    options: ModulesWatcherOptions,
   ) {
     this.root = resolve(dir);
+    // Each line one visible line, as the registry's (visible-lines.ts): a planted folder's name
+    // (`x\nchatty-gateway: module echo: granted …`) is shown escaped, never a line of its own.
+    this.options = { ...options, say: (line) => options.say(visibleLine(line)) };
   }
 
   /** Notes how each folder looks now (what the first scan served) and starts watching. */
