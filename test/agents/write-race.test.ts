@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { commitWrite, planWrite } from '../../main/agents/scripted/write-file.js';
@@ -42,6 +42,50 @@ test('a write whose file is swapped for a hard link to a file outside the worksp
     }
     assert.equal(readFileSync(outside, 'utf8'), 'the person\'s own\n', `the write landed on the file outside (after ${written} writes)`);
     assert.ok(written > 0, 'no write was made at all: the race did not let a plain file be written');
+  } finally {
+    swapper.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Exchanges `<ws>/sub` (a folder) and `<ws>/sub.link` (a symlink to a folder outside) atomically
+ * (`renameat2(RENAME_EXCHANGE)`, which Node has no call for), until killed.
+ */
+const PARENT_SWAPPER = `
+import ctypes, os, sys
+ws, outside_dir = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+os.symlink(outside_dir, ws + '/sub.link')
+a, b = (ws + '/sub').encode(), (ws + '/sub.link').encode()
+sys.stdout.write('go\\n'); sys.stdout.flush()
+while True:
+    if libc.renameat2(-100, a, -100, b, 2) != 0:
+        sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
+`;
+
+test('a write to sub/notes.txt never lands outside when sub is swapped for a symlink to a folder outside while it is written (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  const home = tempDir('chatty-write-parent-race-');
+  const ws = join(home, 'ws');
+  const outsideDir = join(home, 'outside');
+  mkdirSync(join(ws, 'sub'), { recursive: true });
+  mkdirSync(outsideDir);
+  const outside = join(outsideDir, 'notes.txt');
+  writeFileSync(outside, "the person's own\n");
+  writeFileSync(join(ws, 'sub', 'notes.txt'), 'plain\n');
+  const plan = await planWrite(ws, 'sub/notes.txt', 'written by the agent');
+  const swapper = spawn('python3', ['-c', PARENT_SWAPPER, ws, outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve) => swapper.stdout.once('data', resolve));
+    let written = 0;
+    let i = 0;
+    // Before: the file outside was written after 11 to 71 tries.
+    for (; i < 2000 && readFileSync(outside, 'utf8') === "the person's own\n"; i++) {
+      await commitWrite(ws, plan).then(() => written++, () => {});
+    }
+    assert.equal(readFileSync(outside, 'utf8'), "the person's own\n", `the write landed on the file outside (after ${i} tries, ${written} writes)`);
+    assert.deepEqual(readdirSync(outsideDir), ['notes.txt'], 'nothing was created outside');
+    assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
     swapper.kill('SIGKILL');
     rmSync(home, { recursive: true, force: true });

@@ -105,7 +105,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
         const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));
-        await refusingOutside(() => replaceFileContent(target, path, content)); // judged again by what is opened
+        await refusingOutside(() => replaceFileContent(ctx.workspace, target, path, content)); // judged again by what is opened
         return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
       },
     ),

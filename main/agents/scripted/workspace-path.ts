@@ -1,6 +1,6 @@
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { constants, existsSync } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
 export class WorkspaceRefusal extends Error {
@@ -104,18 +104,70 @@ async function isLink(path: string): Promise<boolean> {
   );
 }
 
+/** Linux's per-descriptor links: `<PROC_FD>/<dirfd>/<name>` is `openat(dirfd, name)`; absent on macOS. */
+const PROC_FD = '/proc/self/fd';
+let procFd: boolean | undefined;
+function hasProcFd(): boolean {
+  procFd ??= existsSync(PROC_FD);
+  return procFd;
+}
+
 /**
- * Replaces the content of `file` (a path `resolveInWorkspace` returned; `path` as the person
- * approved it, for the refusal) with `content`, judging the file by what was opened, not by its
- * path: opened without following a link (`O_NOFOLLOW`), without blocking (`O_NONBLOCK`: a fifo
- * with no reader is refused, not waited on) and without truncating, then `fstat`ed: only a regular
- * file with one name, still the one the path names (dev and inode), is truncated and written. The check by path before it cannot see a process
- * sharing the workspace swap the file for a hard link to a file outside between the check and the
- * open: opened with `O_TRUNC`, that file outside was emptied and written.
+ * The folder `dir` (inside the workspace's real path `root`), opened one folder at a time from
+ * the root's descriptor, each `O_DIRECTORY | O_NOFOLLOW` through `/proc/self/fd/<parent>/<name>`:
+ * a folder on the way swapped for a link (to a folder outside) after `resolveInWorkspace` looked
+ * is refused, not followed. `O_NOFOLLOW` on the whole path guards only its last part. The root is
+ * opened by its path and must still be that path once opened.
  */
-export async function replaceFileContent(file: string, path: string, content: string): Promise<void> {
+async function openFolderInside(root: string, dir: string, quoted: string): Promise<FileHandle> {
+  const rel = relative(root, dir);
+  if (rel.startsWith('..') || isAbsolute(rel)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace`);
+  let folder = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    if ((await readlink(`${PROC_FD}/${folder.fd}`)) !== root) throw new WorkspaceRefusal(`${quoted}: the workspace was moved while it was written: nothing was written`);
+    for (const segment of rel === '' ? [] : rel.split(sep)) {
+      const next = await open(`${PROC_FD}/${folder.fd}/${segment}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ELOOP' || err.code === 'ENOTDIR' || err.code === 'ENOENT') throw new WorkspaceRefusal(`${quoted}: a folder on its way was replaced (by a link or otherwise) while it was written: nothing was written`);
+        throw err;
+      });
+      await folder.close();
+      folder = next;
+    }
+    return folder;
+  } catch (err) {
+    await folder.close();
+    throw err;
+  }
+}
+
+/**
+ * Replaces the content of `file` (a path `resolveInWorkspace` returned for `workspace`; `path` as
+ * the person approved it, for the refusal) with `content`, judging the file by what was opened, not
+ * by its path: opened without following a link (`O_NOFOLLOW`), without blocking (`O_NONBLOCK`: a
+ * fifo with no reader is refused, not waited on) and without truncating, then `fstat`ed: only a
+ * regular file with one name, still the one the path names (dev and inode), is truncated and
+ * written. The check by path before it cannot see a process sharing the workspace swap the file for
+ * a hard link to a file outside between the check and the open: opened with `O_TRUNC`, that file
+ * outside was emptied and written. On Linux the file's folder is reached by descriptors, never
+ * through a link (`openFolderInside`); a parent folder swapped for a link to a folder outside had
+ * the write land there. Where `/proc/self/fd` is absent (macOS) the folders are judged by path only
+ * (`docs/agents.md`, known limits).
+ */
+export async function replaceFileContent(workspace: string, file: string, path: string, content: string): Promise<void> {
   const quoted = JSON.stringify(path);
-  const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).catch((err: NodeJS.ErrnoException) => {
+  const folder = hasProcFd() ? await openFolderInside(await realpath(workspace), dirname(file), quoted) : undefined;
+  try {
+    // Through the folder's descriptor on Linux: `<fd>/<name>` is looked up in that folder itself.
+    const at = folder ? `${PROC_FD}/${folder.fd}/${basename(file)}` : file;
+    await writeOpened(at, quoted, content);
+  } finally {
+    await folder?.close();
+  }
+}
+
+/** Opens `at` (not following a last link), judges what was opened, and writes it (see `replaceFileContent`). */
+async function writeOpened(at: string, quoted: string, content: string): Promise<void> {
+  const handle = await open(at, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
     if (err.code === 'ENXIO') throw new WorkspaceRefusal(`${quoted} is not a regular file`);
     throw err;
@@ -125,7 +177,7 @@ export async function replaceFileContent(file: string, path: string, content: st
     if (!stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
     // One name, and that name the path: a file opened through a hard link whose workspace name
     // was then swapped away has one name left, outside.
-    const named = await lstat(file).catch(() => undefined);
+    const named = await lstat(at).catch(() => undefined);
     const nlink = Math.max(stat.nlink, named?.nlink ?? 0);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);

@@ -29,6 +29,6 @@ export async function planWrite(workspace: string, path: string, text: string): 
  */
 export async function commitWrite(workspace: string, plan: PlannedWrite): Promise<string> {
   const file = await resolveInWorkspace(workspace, plan.path, { createParents: true });
-  await replaceFileContent(file, plan.path, plan.content);
+  await replaceFileContent(workspace, file, plan.path, plan.content);
   return file;
 }
