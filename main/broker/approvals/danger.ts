@@ -5,6 +5,7 @@ import { wordPlace, type ConfigPlaces } from './gateway-config.js';
 import { fromHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
+import { extractionFolders } from './extract-folders.js';
 import { globMatches, isGlob } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
@@ -175,6 +176,8 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
     }
   }
   if (program === 'git') gitTags(args, tags);
+  // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
+  if (at.config !== undefined && unpacksOntoConfig(extractionFolders(program, args), at.config, at)) tags.add('gateway-config');
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
   if (INTO_FOLDER.has(program)) for (const target of intoFolderTargets(program, args, at)) addAll(tags, shellWriteTags(target, at));
   if (WRITERS.has(program) || program.startsWith('mkfs.')) {
@@ -415,6 +418,28 @@ function namesFromOtherFolders(words: readonly string[], config: ConfigPlaces, f
   const relative = words.filter((word) => word !== '' && !word.startsWith('-') && !isAbsoluteWord(word));
   if (folders.unknown) return relative.some((word) => (braceWords(word) ?? ['*']).some((one) => config.reachedFromAnyFolder(one)));
   return folders.known.some((folder) => namesConfig(relative, config, folder));
+}
+
+/**
+ * Whether any of `folders` (as written; relative ones from the workspace and each folder the line
+ * changed to) is one of the gateway's files or holds one. A relative folder read from a folder the
+ * gateway cannot place could be any: counted.
+ */
+function unpacksOntoConfig(folders: readonly string[] | undefined, config: ConfigPlaces, at: Where): boolean {
+  if (folders === undefined) return false;
+  return folders.some((folder) => {
+    if (/[$`]/.test(folder) && fromHome(folder) === undefined) return true; // built at run time: any folder
+    const each = braceWords(folder);
+    if (each === undefined) return true;
+    return each.some((one) => {
+      if (!isAbsoluteWord(one) && at.folders.unknown) return true;
+      const bases = isAbsoluteWord(one) ? [at.workspace] : [at.workspace, ...at.folders.known];
+      return bases.some((base) => {
+        const place = wordPlace(one, base);
+        return place !== undefined && config.reaches(place);
+      });
+    });
+  });
 }
 
 /** An absolute path or a home spelling: the same from any folder. */
