@@ -32,12 +32,17 @@ const HIDDEN_ALL = new RegExp(HIDDEN_CLASS, 'gu');
 
 /** Where each character to label lies in `raw`, in order, each once: hidden characters and look-alikes (look-alikes.ts). */
 function hiddenAt(raw: string): { index: number; char: string }[] {
-  const found = [...raw.matchAll(HIDDEN_ALL)].map((m) => ({ index: m.index, char: m[0] }));
+  const found = hiddenCharacters(raw);
   const alike = lookAlikesAt(raw);
   if (alike.length === 0) return found; // the common case
   const byIndex = new Map<number, string>();
   for (const { index, char } of [...found, ...alike]) byIndex.set(index, char);
   return [...byIndex].map(([index, char]) => ({ index, char })).sort((a, b) => a.index - b.index);
+}
+
+/** Every character of the hidden class in `raw` (not the look-alikes), in order: what `firstHidden` finds first. */
+export function hiddenCharacters(raw: string): { index: number; char: string }[] {
+  return [...raw.matchAll(HIDDEN_ALL)].map((m) => ({ index: m.index, char: m[0] }));
 }
 
 /** `<U+202E>` for U+202E, `<U+E0041>` for a tag character, `<U+000D>` for a carriage return. */

@@ -1,4 +1,4 @@
-import { codePointLabel, firstHidden } from '../display/index.js';
+import { codePointLabel, firstHidden, hiddenCharacters } from '../display/index.js';
 import { outOfViewIn } from './out-of-view.js';
 
 /** Whole emoji sequences (ZWJ families, keycaps, flags, ❤️): a person sees each as one picture. */
@@ -23,12 +23,26 @@ const NO_BREAK_SPACE = /[\u00a0\u202f]/gu;
  * plain character of the same length, so the position named is the text's own.
  */
 export function hiddenIn(text: string): string | undefined {
-  const masked = text
-    .replace(RGI_EMOJI, (emoji) => 'x'.repeat(emoji.length))
-    .replace(JOINER_IN_WORD, 'x')
-    .replace(NO_BREAK_SPACE, ' ');
-  const hidden = firstHidden(masked);
+  const hidden = firstHidden(seenAsWritten(text));
   if (hidden === undefined) return outOfViewIn(text);
   const at = [...text.slice(0, hidden.index)].length + 1;
   return `holds ${codePointLabel(hidden.char)} at character ${at}, which a reader cannot see (an invisible or reordering character: write the text without it)`;
+}
+
+/**
+ * Every character of `text` `hiddenIn` would name, in order (the same rule: the display rule's
+ * hidden class but the three kinds of text seen as written). The host's log lines escape them
+ * (`worker/log-line.ts`): a folder `echo<U+200B>` must not read as `echo`, nor a tag run carry
+ * words no font draws.
+ */
+export function hiddenCharactersIn(text: string): { index: number; char: string }[] {
+  return hiddenCharacters(seenAsWritten(text));
+}
+
+/** `text` with what a person sees as written masked by plain characters of the same length (positions are the text's own). */
+function seenAsWritten(text: string): string {
+  return text
+    .replace(RGI_EMOJI, (emoji) => 'x'.repeat(emoji.length))
+    .replace(JOINER_IN_WORD, 'x')
+    .replace(NO_BREAK_SPACE, ' ');
 }
