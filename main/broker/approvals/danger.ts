@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename, posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { wordPlace, type ConfigPlaces } from './gateway-config.js';
-import { fromHome } from './home-path.js';
+import { fromHome, unplacedHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
 import { extractionFolders } from './extract-folders.js';
@@ -311,6 +311,8 @@ function isFolderTarget(target: string, at: Where): boolean {
 
 function oneWriteTags(target: string, at: Where): DangerTag[] {
   let tags = pathTags(target, at.workspace);
+  // Another user's home the gateway cannot place (`~bob/x`): outside, and where it lands is not read.
+  if (unplacedHome(target)) return [...new Set<DangerTag>([...tags, 'unread-landing', ...(at.config !== undefined && at.config.reachedFromAnyFolder(target.replace(/^~[^/]*\/?/, '')) ? ['gateway-config' as const] : [])])];
   // `~/x` too: the gateway's own home (the user's), so that a write there is followed to where it lands.
   const placed = at.followLinks ? (placePath(target, at.workspace).path ?? fromHome(target)) : undefined;
   // The gateway's own files, or a folder holding one: as asked here (a glob: any it could match), where the links take it below.
@@ -399,6 +401,8 @@ function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: 
       const each = braceWords(text);
       if (each === undefined) return true; // could be any word
       return each.some((one) => {
+        // `~bob/.config/chatty/x` for a user the gateway cannot place: from any folder.
+        if (unplacedHome(one)) return config.reachedFromAnyFolder(one.replace(/^~[^/]*\/?/, ''));
         const place = wordPlace(one, workspace);
         if (place === undefined) return false;
         const above = workspace !== undefined && (place === workspace || workspace.startsWith(place === '/' ? '/' : `${place}/`));
@@ -444,7 +448,7 @@ function unpacksOntoConfig(folders: readonly string[] | undefined, config: Confi
 
 /** An absolute path or a home spelling: the same from any folder. */
 function isAbsoluteWord(word: string): boolean {
-  return word.startsWith('/') || fromHome(word) !== undefined;
+  return word.startsWith('/') || fromHome(word) !== undefined || unplacedHome(word);
 }
 
 function addAll(into: Set<DangerTag>, tags: readonly DangerTag[]): void {

@@ -10,7 +10,7 @@
  */
 import { statSync } from 'node:fs';
 import { basename, isAbsolute, resolve } from 'node:path';
-import { fromHome } from './home-path.js';
+import { fromHome, unplacedHome } from './home-path.js';
 import { landing } from './sensitive-paths.js';
 
 /**
@@ -148,6 +148,7 @@ export function wordPlace(word: string, workspace: string | undefined): string |
   const home = fromHome(word);
   if (home !== undefined) return home;
   if (isAbsolute(word)) return word;
+  if (unplacedHome(word)) return undefined; // another user's home the gateway cannot place: see `reachedFromAnyFolder`
   if (workspace === undefined || word === '' || word.startsWith('-')) return undefined;
   return resolve(workspace, word);
 }

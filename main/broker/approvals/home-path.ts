@@ -1,4 +1,5 @@
-import { homedir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
 
 /**
  * The spellings of a folder the worker's shell expands to the same place the gateway knows:
@@ -14,9 +15,57 @@ const HOME_SPELLING = /^(~|\$HOME|\$\{HOME\}|\$XDG_CONFIG_HOME|\$\{XDG_CONFIG_HO
  * expands to nothing, as the shell does (`$XDG_CONFIG_HOME/x` is `/x`).
  */
 export function fromHome(target: string): string | undefined {
+  const user = USER_HOME.exec(target);
+  if (user) {
+    const home = userHome(user[1]!);
+    return home === undefined ? undefined : `${home}${user[2] ?? ''}`;
+  }
   const m = HOME_SPELLING.exec(target);
   if (!m) return undefined;
   const base = m[1]!.includes('XDG') ? (process.env['XDG_CONFIG_HOME'] ?? '') : homedir();
   const path = `${base}${m[2] ?? ''}`;
   return path === '' ? undefined : path;
+}
+
+/** `~name` and `~name/…`: that user's home, as bash reads it (its passwd entry, not `$HOME`). */
+const USER_HOME = /^~([A-Za-z0-9._][A-Za-z0-9._-]*)(\/.*)?$/;
+
+/**
+ * Whether `target` starts with `~name` for a user the gateway cannot place (no entry in
+ * /etc/passwd; a directory service the gateway does not ask): its home could be anywhere, so it is
+ * read as outside the workspace and unpredictable (never as the relative word it reads as).
+ */
+export function unplacedHome(target: string): boolean {
+  const user = USER_HOME.exec(target);
+  return user !== null && userHome(user[1]!) === undefined;
+}
+
+/** The home folder of user `name`: the gateway's own user's from the system, another's from /etc/passwd (read again when it changes). */
+function userHome(name: string): string | undefined {
+  try {
+    const own = userInfo();
+    if (name === own.username) return own.homedir;
+  } catch {
+    // no entry for the gateway's own uid: read as any other name
+  }
+  return passwdHomes().get(name);
+}
+
+let passwd: { mtimeMs: number; homes: Map<string, string> } | undefined;
+
+function passwdHomes(): Map<string, string> {
+  try {
+    const { mtimeMs } = statSync('/etc/passwd');
+    if (passwd?.mtimeMs !== mtimeMs) {
+      const homes = new Map<string, string>();
+      for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+        const fields = line.split(':');
+        if (fields.length >= 7 && fields[5]!.startsWith('/')) homes.set(fields[0]!, fields[5]!);
+      }
+      passwd = { mtimeMs, homes };
+    }
+    return passwd.homes;
+  } catch {
+    return new Map(); // no passwd file (macOS keeps users elsewhere): every other name is unplaced
+  }
 }

@@ -8,7 +8,7 @@
  * `popd`, a glob or substitution, past `MAX_LINE_FOLDERS`) makes the folder unknown: any.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { fromHome } from './home-path.js';
+import { fromHome, unplacedHome } from './home-path.js';
 import { programName } from './nested-lines.js';
 import { landing } from './sensitive-paths.js';
 import type { SimpleCommand } from './shell-commands.js';
@@ -34,7 +34,7 @@ export function lineFolders(commands: readonly SimpleCommand[], workspace: strin
   let unknown = from.unknown;
   const add = (target: string | undefined): void => {
     if (unknown) return;
-    if (target === undefined || target === '-' || /[$`*?[{]/.test(target)) {
+    if (target === undefined || target === '-' || /[$`*?[{]/.test(target) || unplacedHome(target)) {
       unknown = true;
       return;
     }

@@ -64,7 +64,8 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     hidden,
     danger,
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
-    proposals: hidden ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),
+    // None when where it lands was not read: no rule would approve it (rules.ts), so none is offered to remember.
+    proposals: hidden || danger.includes('unread-landing') ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),
   };
 }
 

@@ -1,6 +1,6 @@
 import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, posix, relative, resolve } from 'node:path';
-import { fromHome } from './home-path.js';
+import { fromHome, unplacedHome } from './home-path.js';
 import type { DangerTag } from './types.js';
 
 /** Files a shell reads on its own at start: a write there runs later, unasked. */
@@ -27,7 +27,7 @@ export interface PlacedPath {
 
 /** `target` resolved against `workspace`: a home spelling (`~`, `$HOME`, `fromHome`) counts as outside any workspace. */
 export function placePath(target: string, workspace: string | undefined): PlacedPath {
-  if (fromHome(target) !== undefined) return { outside: true };
+  if (fromHome(target) !== undefined || unplacedHome(target)) return { outside: true };
   if (workspace === undefined) return isAbsolute(target) ? { path: resolve(target) } : {};
   const path = resolve(workspace, target);
   const rel = relative(workspace, path);
