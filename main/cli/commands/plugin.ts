@@ -2,6 +2,7 @@ import { dirname, join, relative } from 'node:path';
 import { defaultApprovalsFile } from '../../broker/index.js';
 import { userCacheDir } from '../../owner-only/index.js';
 import { buildPlugin, newPlugin } from '../../plugins/build/index.js';
+import { visibleLine } from '../../plugins/visible-lines.js';
 import { GrantsFile, grantsFileBeside, moduleAsks, sameAsk } from '../../plugins/grants/index.js';
 import { failure } from '../failure.js';
 import { shellWord } from '../shell-word.js';
@@ -38,8 +39,16 @@ export async function runPluginBuild(dir: string): Promise<number> {
   }
 }
 
+/**
+ * The failure as visible lines: a build's message quotes the plugin's own text (the source check
+ * quotes it; componentize-js and wizer quote source lines as they are), so each line is escaped
+ * (`visibleLine`: controls, bidi and hidden characters) and every line after the first indented,
+ * so none reads as a line of this command's (`chatty-gateway plugin build: built …`).
+ */
 function pluginFailure(sub: string, err: unknown): number {
-  process.stderr.write(`chatty-gateway plugin ${sub}: ${err instanceof Error ? err.message : String(err)}\n`);
+  const [first, ...rest] = (err instanceof Error ? err.message : String(err)).split(/\r?\n/).map(visibleLine);
+  const more = rest.map((line) => (line.startsWith('  ') ? line : `  ${line}`));
+  process.stderr.write(`${[`chatty-gateway plugin ${sub}: ${first}`, ...more].join('\n')}\n`);
   return 1;
 }
 

@@ -167,13 +167,24 @@ function componentizePlugin(files: readonly CheckedFile[], sourcePath: string): 
         witWorld: readFileSync(pluginWitPath(), 'utf8'),
         worldName: PLUGIN_WORLD,
         disableFeatures: [...DISABLED_FEATURES],
-      } as unknown as { sourcePath: string });
+      } as unknown as { sourcePath: string }).catch((err: unknown) => {
+        throw new PluginLoadError(engineFailure(err));
+      });
       return component;
     } finally {
       if (process.cwd() === copy) process.chdir(cwd);
       await rm(copy, { recursive: true, force: true });
     }
   });
+}
+
+/** How much of componentize-js's own failure is kept (wizer's output quotes the files it read). */
+const MAX_ENGINE_FAILURE_CHARS = 4_000;
+
+/** componentize-js's failure, cut to its end (where wizer says why): its text is escaped where it is shown (the CLI, serve's lines). */
+function engineFailure(err: unknown): string {
+  const message = (err instanceof Error ? err.message : String(err)).trim();
+  return message.length <= MAX_ENGINE_FAILURE_CHARS ? message : `… ${message.slice(-MAX_ENGINE_FAILURE_CHARS)}`;
 }
 
 /**

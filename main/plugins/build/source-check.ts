@@ -9,6 +9,7 @@ import { parse, type Node, type Program } from 'acorn';
 import { readRegularFileSync } from '../../owner-only/index.js';
 import { PluginLoadError } from '../errors.js';
 import { isWithin } from '../inside-module.js';
+import { asciiOnly, quoted } from '../quoted.js';
 import { CHATTY_IMPORTS, PLUGIN_PACKAGE_VERSION } from '../world.js';
 
 /** acorn's SyntaxError carries where it happened (`loc.column` counts from 0). */
@@ -61,7 +62,7 @@ export function checkPluginSource(entry: string, root: string): CheckedFile[] {
       throw new PluginLoadError(`${shown(root, file)} is a link that leads out of the plugin directory ${root} (to ${realpathSync(file)}); the build takes only the plugin's own files`);
     }
     const bytes = readSource(file, root, realRoot);
-    checked.push({ path: shown(root, file), bytes });
+    checked.push({ path: relative(root, file).split(sep).join('/'), bytes });
     const text = bytes.toString('utf8');
     const program = file !== resolve(entry) && /\.json$/i.test(file) && isJson(text) ? undefined : parseModule(file, text, root);
     if (program === undefined) continue; // JSON: nothing it imports
@@ -111,7 +112,7 @@ function parseModule(file: string, text: string, root: string): Program {
     if (!isAcornSyntaxError(err)) throw err;
     // acorn appends " (line:column)" to its message; the location is given in front instead.
     const reason = err.message.replace(/\s*\(\d+:\d+\)$/, '');
-    throw new PluginLoadError(`${shown(root, file)}:${err.loc.line}:${err.loc.column + 1}: ${reason}\n${excerpt(text, err.loc.line, err.loc.column)}`);
+    throw new PluginLoadError(`${shown(root, file)}:${err.loc.line}:${err.loc.column + 1}: ${visible(reason)}\n${excerpt(text, err.loc.line, err.loc.column)}`);
   }
 }
 
@@ -133,21 +134,21 @@ function resolveImport(file: string, text: string, root: string, spec: Specifier
   if (spec.value.startsWith('chatty:plugin/')) {
     const allowed = CHATTY_IMPORTS.map((i) => `chatty:plugin/${i}@${PLUGIN_PACKAGE_VERSION}`);
     if (allowed.includes(spec.value)) return undefined;
-    throw new PluginLoadError(`${where}: import "${spec.value}": the host provides ${allowed.join(', ')}`);
+    throw new PluginLoadError(`${where}: import ${quoted(spec.value)}: the host provides ${allowed.join(', ')}`);
   }
   if (!spec.value.startsWith('./') && !spec.value.startsWith('../')) {
     throw new PluginLoadError(
-      `${where}: import "${spec.value}": a plugin imports only its own files (by a path starting with ./ or ../) and chatty:plugin/*; bundle npm packages into the plugin first (esbuild, rollup)`,
+      `${where}: import ${quoted(spec.value)}: a plugin imports only its own files (by a path starting with ./ or ../) and chatty:plugin/*; bundle npm packages into the plugin first (esbuild, rollup)`,
     );
   }
   const target = resolve(dirname(file), spec.value);
   if (target !== root && !target.startsWith(root + sep)) {
-    throw new PluginLoadError(`${where}: import "${spec.value}" leaves the plugin directory ${root}; the build sees only that directory`);
+    throw new PluginLoadError(`${where}: import ${quoted(spec.value)} leaves the plugin directory ${root}; the build sees only that directory`);
   }
   for (const candidate of [target, `${target}.js`]) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   }
-  throw new PluginLoadError(`${where}: import "${spec.value}": no such file (${shown(root, target)})`);
+  throw new PluginLoadError(`${where}: import ${quoted(spec.value)}: no such file (${shown(root, target)})`);
 }
 
 function exportsPlugin(program: Program): boolean {
@@ -169,8 +170,10 @@ function exportsPlugin(program: Program): boolean {
   return false;
 }
 
+/** A file's path relative to the plugin folder, as a message shows it: as it is when plain, else quoted (a name may hold a line break). */
 function shown(root: string, file: string): string {
-  return relative(root, file).split(sep).join('/') || '.';
+  const path = relative(root, file).split(sep).join('/') || '.';
+  return /^[\x21-\x7e]+$/.test(path) ? path : quoted(path);
 }
 
 /** `src/plugin.js:3:14` for a character offset into `text` (line and column from 1). */
@@ -179,8 +182,24 @@ function at(root: string, file: string, text: string, offset: number): string {
   return `${shown(root, file)}:${before.length}:${before.at(-1)!.length + 1}`;
 }
 
-/** The offending line and a caret under the column, indented. */
+/** How much of the offending line is shown either side of the column. */
+const EXCERPT_CHARS = 60;
+
+/**
+ * The offending line and a caret under the column, indented: the line's text around the column
+ * only (a minified line is megabytes), each character past printable ASCII as its `\u` escape
+ * (a line break, a bidi override), the caret placed under the escaped text.
+ */
 function excerpt(text: string, line: number, column: number): string {
   const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
-  return `  ${source}\n  ${' '.repeat(Math.min(column, source.length))}^`;
+  const col = Math.min(column, source.length);
+  const from = Math.max(0, col - EXCERPT_CHARS);
+  const to = Math.min(source.length, col + EXCERPT_CHARS);
+  const head = (from > 0 ? '…' : '') + visible(source.slice(from, col));
+  const tail = visible(source.slice(col, to)) + (to < source.length ? '…' : '');
+  return `  ${head}${tail}\n  ${' '.repeat(head.length)}^`;
+}
+
+function visible(text: string): string {
+  return asciiOnly(text.replace(/\t/g, ' '));
 }

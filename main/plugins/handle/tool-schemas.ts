@@ -1,4 +1,5 @@
 import { hiddenIn } from '../hidden-text.js';
+import { asciiOnly, QUOTED_CHARS as QUOTED_VALUE_CHARS, quoted } from '../quoted.js';
 import { howAlike, nameSkeleton } from '../name-skeleton.js';
 import type { ToolDefinition } from '../worker/protocol.js';
 
@@ -50,25 +51,6 @@ function checkNames(tools: readonly ToolDefinition[]): void {
     if (other !== undefined) throw new ToolSchemaError(`tools '${other}' and '${name}' ${howAlike(other, name)}; a client's model would confuse them`);
     seen.set(folded, name);
   }
-}
-
-/** JSON text with every character past ASCII escaped, so a look-alike or a bidi control shows as what it is. */
-function asciiOnly(json: string): string {
-  return json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/** How much of a value from the plugin's schema a refusal quotes. */
-const QUOTED_VALUE_CHARS = 80;
-
-/**
- * A value the plugin wrote, as a refusal shows it: JSON, ASCII only (as tool names are quoted),
- * at most `QUOTED_VALUE_CHARS` of it. The refusal reaches the load's log line and a client's
- * `tools/list` error, so a bidi override or a C1 control in it must not arrive raw, nor a megabyte.
- */
-function quoted(value: unknown): string {
-  const json = JSON.stringify(value) ?? String(value);
-  if (json.length <= QUOTED_VALUE_CHARS) return asciiOnly(json);
-  return `${asciiOnly(json.slice(0, QUOTED_VALUE_CHARS))}… (${json.length} characters)`;
 }
 
 function checkedSchema(tool: ToolDefinition): string {
