@@ -6,7 +6,8 @@
  * and through a write target the shell builds at run time (`> $OUT`, `> $(cat f)`, backticks).
  * Ordinary lines stay untagged. Also (moved from approval-gateway-config-untagged): the file through
  * $XDG_CONFIG_HOME (where defaultApprovalsFile puts it when set, and which workers inherit) and
- * through an option glued to its value (`sort -oFILE`).
+ * through an option glued to its value (`sort -oFILE`). And (later) folders line-folders.ts did not
+ * place: `cd -- ..`, `pushd -- ..`, a quoted `eval 'cd ..'`, a line that sets or exports CDPATH.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,5 +87,22 @@ test('the rules file through $XDG_CONFIG_HOME or an option glued to its value is
     process.env['XDG_CONFIG_HOME'] = join(home, '.config'); // put back by withHome
     assert.equal(defaultApprovalsFile(), join(home, '.config', 'chatty', 'approvals.json'));
     assert.deepEqual(untagged(['cp notes.json "$XDG_CONFIG_HOME/chatty/approvals.json"', 'sort -o.config/chatty/approvals.json notes.json'], home, config), []);
+  });
+});
+
+// `cd -- ..`, `pushd -- ..`, a quoted `eval 'cd ..'` and CDPATH were not placed by line-folders.ts: asked untagged, an exact rule offered.
+test('cd/pushd with `--`, a quoted eval, CDPATH: the folder changed to is not placed', () => {
+  withHome((home, config) => {
+    assert.deepEqual(untagged([
+      'cd -- .. && cp x .config/chatty/a*',
+      'cd -L -- .. && cp x .config/chatty/a*',
+      'pushd -- .. && cp x .config/chatty/a*',
+      "eval 'cd ..' && cp x .config/chatty/a*",
+      'CDPATH=.. cd .config/chatty && cp x a*',
+      'export CDPATH=..; cd .config/chatty && cp x a*',
+    ], join(home, 'proj'), config), []);
+    // Ordinary lines stay untagged.
+    const plain = ['cd -- src && ls', 'cd -P src && make', "eval 'echo hi' && ls"].filter((line) => vouchedContext('exec', line, undefined, join(home, 'proj'), undefined, config).danger.includes('gateway-config'));
+    assert.deepEqual(plain, []);
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The folders a command line's relative words may be read from besides the asker's workspace:
  * a shell that ran `cd ..` (or `pushd`, `env -C`, `git -C`, `make -C`…) reads `.config/chatty/x`
- * from there, not from the workspace. Used by the `gateway-config` reading only (the gateway's own
- * files must not be reached by a path the workspace does not explain): each `cd` target is placed
+ * from there, not from the workspace. Used for every path a request writes and for the gateway's
+ * own files (which must not be reached by a path the workspace does not explain): each `cd` target is placed
  * against every folder the line may already be in (the order of `&&`, `;`, `||` and subshells is
  * not followed: errs toward more folders), and one the gateway cannot place (`cd "$D"`, `cd -`,
- * `popd`, a glob or substitution, past `MAX_LINE_FOLDERS`) makes the folder unknown: any.
+ * `popd`, a glob or substitution, past `MAX_LINE_FOLDERS`, an `eval`'d text that changes folder,
+ * a line that sets or exports CDPATH) makes the folder unknown: any.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { fromHome, unplacedHome } from './home-path.js';
@@ -27,6 +28,19 @@ export const NO_OTHER_FOLDERS: LineFolders = { known: [], unknown: false };
 export const MAX_LINE_FOLDERS = 16;
 
 const CHANGES_FOLDER = new Set(['cd', 'pushd', 'chdir']);
+
+/** A word read again as a line (`eval 'cd ..'`) that changes folder. */
+const CHANGES_FOLDER_IN_TEXT = /(^|[\s;&|(`{])(cd|pushd|popd|chdir)(\s|$|;)/;
+
+/** `cd`'s folder: after its options (any `-x` word) or after `--`; `-` alone is the previous folder. Undefined when none (home). */
+function folderOperand(args: readonly string[]): string | undefined {
+  for (let j = 0; j < args.length; j++) {
+    const word = args[j]!;
+    if (word === '--') return args[j + 1];
+    if (word === '-' || !word.startsWith('-')) return word;
+  }
+  return undefined;
+}
 
 /** The folders `commands` may change to, added to `from` (the line they are nested in). */
 export function lineFolders(commands: readonly SimpleCommand[], workspace: string | undefined, from: LineFolders): LineFolders {
@@ -54,13 +68,19 @@ export function lineFolders(commands: readonly SimpleCommand[], workspace: strin
       }
     }
   };
+  // A line that sets or exports CDPATH (`CDPATH=.. cd .config`, `export CDPATH=..`) makes any relative `cd` search folders the gateway does not follow.
+  if (commands.some(({ words }) => words.some((word) => word.includes('CDPATH')))) unknown = true;
   for (const { words } of commands) {
     words.forEach((word, i) => {
       const program = programName(word);
       if (program === 'popd') unknown = true;
+      // `eval 'cd ..'`: its words are read again as a line; one that changes folder could go anywhere (not chased spelling by spelling).
+      else if (program === 'eval' && words.slice(i + 1).some((w) => CHANGES_FOLDER_IN_TEXT.test(w))) unknown = true;
       else if (CHANGES_FOLDER.has(program)) {
-        const target = words.slice(i + 1).find((w) => !/^-[LPe@]+$/.test(w));
+        const target = folderOperand(words.slice(i + 1));
         add(target ?? '~'); // a bare `cd` goes home
+        // CDPATH inherited from the gateway (workers inherit its environment): `cd name` may be searched there.
+        if (target !== undefined && process.env['CDPATH'] && !/^(\/|\.\.?(\/|$)|~|\$)/.test(target)) unknown = true;
       } else if (word === '-C' || word === '--chdir' || word === '--directory') add(words[i + 1]);
       else if (/^--(chdir|directory)=/.test(word)) add(word.slice(word.indexOf('=') + 1));
       else if (/^-C./.test(word)) add(word.slice(2));
