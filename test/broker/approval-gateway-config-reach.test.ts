@@ -106,3 +106,15 @@ test('cd/pushd with `--`, a quoted eval, CDPATH: the folder changed to is not pl
     assert.deepEqual(plain, []);
   });
 });
+
+// git's work tree is a folder its paths are read from, as -C is: `git --work-tree=.. checkout -- .config/chatty` restored ~/.config/chatty.
+test('git --work-tree=.. (and GIT_WORK_TREE, --git-dir) is a folder the line writes from', () => {
+  withHome((home, config) => {
+    assert.deepEqual(untagged([
+      'git --work-tree=.. checkout HEAD -- .config/chatty',
+      'git --work-tree .. checkout -- .config/chatty',
+      'GIT_WORK_TREE=.. git checkout -- .config/chatty',
+      'git --git-dir=../other/.git checkout -- chatty/approvals.js?n',
+    ], join(home, 'proj'), config), []);
+  });
+});

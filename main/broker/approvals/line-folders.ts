@@ -1,6 +1,6 @@
 /**
  * The folders a command line's relative words may be read from besides the asker's workspace:
- * a shell that ran `cd ..` (or `pushd`, `env -C`, `git -C`, `make -C`…) reads `.config/chatty/x`
+ * a shell that ran `cd ..` (or `pushd`, `env -C`, `git -C`, `git --work-tree`, `make -C`…) reads `.config/chatty/x`
  * from there, not from the workspace. Used for every path a request writes and for the gateway's
  * own files (which must not be reached by a path the workspace does not explain): each `cd` target is placed
  * against every folder the line may already be in (the order of `&&`, `;`, `||` and subshells is
@@ -81,8 +81,11 @@ export function lineFolders(commands: readonly SimpleCommand[], workspace: strin
         add(target ?? '~'); // a bare `cd` goes home
         // CDPATH inherited from the gateway (workers inherit its environment): `cd name` may be searched there.
         if (target !== undefined && process.env['CDPATH'] && !/^(\/|\.\.?(\/|$)|~|\$)/.test(target)) unknown = true;
-      } else if (word === '-C' || word === '--chdir' || word === '--directory') add(words[i + 1]);
-      else if (/^--(chdir|directory)=/.test(word)) add(word.slice(word.indexOf('=') + 1));
+      } else if (word === '-C' || word === '--chdir' || word === '--directory' || word === '--work-tree') add(words[i + 1]);
+      else if (/^--(chdir|directory|work-tree)=/.test(word)) add(word.slice(word.indexOf('=') + 1));
+      else if (/^GIT_WORK_TREE=/.test(word)) add(word.slice(word.indexOf('=') + 1));
+      // git's repository elsewhere: its own config may name any work tree (core.worktree).
+      else if (word === '--git-dir' || /^--git-dir=|^GIT_DIR=/.test(word)) unknown = true;
       else if (/^-C./.test(word)) add(word.slice(2));
     });
     if (unknown) break;
