@@ -222,8 +222,10 @@ describe('the modules watcher rebuilds a plugin written in JavaScript: at start 
       worst = Math.max(worst, now - last);
       last = now;
     }, 10);
-    writeFileSync(join(root, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 3'));
     try {
+      // Inside the try: a write that throws must not leave the ticker running (it held the test
+      // file's process, and npm test with it, for good in a clean-clone CI whose build had failed).
+      writeFileSync(join(root, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 3'));
       assert.match(await said.next(/module watched: /), /^module watched: rebuilt in \d+\.\d s \(src\/plugin\.js changed\) and reloaded$/);
     } finally {
       clearInterval(tick);
