@@ -63,3 +63,19 @@ it('a cp prefix rule does not approve a write through a hard link into a folder,
   });
   assert.deepEqual(problems, []);
 });
+
+it('the names read to expand a request\'s glob targets are bounded for the whole request, not per glob', async () => {
+  const { ConfigPlaces, vouchedContext } = await import('../../main/broker/approvals/index.js');
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-glob-budget-')));
+  try {
+    mkdirSync(join(ws, 'd'));
+    for (let i = 0; i < 3_000; i++) writeFileSync(join(ws, 'd', `f${i}`), '');
+    const config = new ConfigPlaces([join(home, '.config', 'chatty', 'approvals.json')]);
+    // One glob reads 3,000 names (under the bound); two read 6,000: where they land is then not read.
+    assert.ok(!vouchedContext('exec', 'cp x d/*q', undefined, ws, undefined, config).danger.includes('unread-landing'));
+    const both = vouchedContext('exec', 'cp x d/*q d/*z', undefined, ws, undefined, config);
+    assert.ok(both.danger.includes('unread-landing') && both.proposals.length === 0, both.danger.join(','));
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});

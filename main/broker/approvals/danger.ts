@@ -6,7 +6,7 @@ import { fromHome, unplacedHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
 import { extractionFolders } from './extract-folders.js';
-import { globMatches, isGlob } from './glob-paths.js';
+import { globMatches, isGlob, MAX_GLOB_ENTRIES } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
 import { simpleCommands } from './shell-commands.js';
@@ -40,7 +40,7 @@ const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git',
 export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean; config?: ConfigPlaces | undefined } = {}): DangerTag[] {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES } }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -217,7 +217,7 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number };
+  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number } };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
 }
@@ -324,7 +324,7 @@ function oneWriteTags(target: string, at: Where): DangerTag[] {
   } else if (placed !== undefined && isGlob(target)) {
     // A glob writes the files it matches (`cp x k*.txt`): each is judged; too many to read, or unreadable, fails closed.
     at.written.landingsLeft--;
-    const matches = globMatches(asWritten(target, at.workspace) ?? placed);
+    const matches = globMatches(asWritten(target, at.workspace) ?? placed, at.written.globEntriesLeft);
     if (matches === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
     else for (const match of matches) tags = [...new Set([...tags, ...oneWriteTags(match, at)])];
   } else if (placed !== undefined) {
