@@ -16,6 +16,13 @@ import { lines, sayingLogger } from './watch-lines.js';
  * registry.
  */
 
+/** A plugin folder whose top-level code loops for good: its build (wizer runs that code) never ends. */
+function loopingPlugin(dir: string): void {
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'module.toml'), '[module]\nname = "looping"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n');
+  writeFileSync(join(dir, 'src', 'plugin.js'), 'for (;;) {}\nexport const plugin = {};\n');
+}
+
 describe('the modules watcher given hostile folders', { timeout: 180_000 }, () => {
   let root: string;
   let registry: ModuleRegistry;
@@ -169,15 +176,16 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
   it('a build that hangs is stopped at its deadline, and says so; a failing one says why in its message', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatty-build-hangs-'));
     try {
-      // `plugin build` reads module.toml first: a FIFO nobody writes holds it there for good.
-      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
+      // A plugin whose top-level code never returns: wizer runs it during the build, which holds it
+      // there for good (a FIFO as module.toml no longer does: it is refused without waiting).
+      loopingPlugin(dir);
       const started = performance.now();
       await assert.rejects(buildInChildProcess(dir, { timeoutMs: 1_500 }), { name: 'PluginLoadError', message: 'it took longer than 1.5 s and was stopped' });
-      assert.ok(performance.now() - started < 15_000); // the FIFO holds an unstopped build for good
+      assert.ok(performance.now() - started < 15_000); // the loop holds an unstopped build for good
       rmSync(join(dir, 'module.toml'));
       await assert.rejects(buildInChildProcess(dir), { name: 'PluginLoadError', message: `${dir} has no module.toml: it is not a plugin directory (start one with \`npx chatty-gateway plugin new <name>\`)` });
       const stopping = new AbortController();
-      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
+      loopingPlugin(dir);
       const build = buildInChildProcess(dir, { signal: stopping.signal });
       setTimeout(() => stopping.abort(), 300);
       await assert.rejects(build, { message: 'the build was stopped: its gateway is closing' });
@@ -189,12 +197,20 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
   it('a build still running when its gateway exits is stopped with it, not left behind', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatty-build-orphan-'));
     try {
-      assert.equal(spawnSync('mkfifo', [join(dir, 'module.toml')]).status, 0);
-      const script = `import { buildInChildProcess } from ${JSON.stringify(new URL('../../main/plugins/build/index.ts', import.meta.url).href)};
-        void buildInChildProcess(${JSON.stringify(dir)}).catch(() => undefined);
-        setTimeout(() => process.exit(0), 1500);`;
+      loopingPlugin(dir);
+      // The gateway exits while its build is running: it says so first, so this test is not passed by a build that had already ended.
+      const script = `import { spawnSync } from 'node:child_process';
+        import { buildInChildProcess } from ${JSON.stringify(new URL('../../main/plugins/build/index.ts', import.meta.url).href)};
+        let ended = false;
+        void buildInChildProcess(${JSON.stringify(dir)}).catch(() => undefined).finally(() => { ended = true; });
+        setTimeout(() => {
+          const running = spawnSync('pgrep', ['-f', 'build-process-entry.* ${dir}'], { encoding: 'utf8' }).stdout.trim();
+          process.stdout.write(JSON.stringify({ ended, running: running !== '' }));
+          process.exit(0);
+        }, 1500);`;
       const gateway = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(gateway.status, 0, gateway.stderr);
+      assert.deepEqual(JSON.parse(gateway.stdout), { ended: false, running: true }, 'the build was running when its gateway exited');
       const left = spawnSync('pgrep', ['-f', `build-process-entry.* ${dir}`], { encoding: 'utf8' }).stdout.trim();
       assert.equal(left, '', 'no build of that folder is still running');
     } finally {
