@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { whyOpenToOthers } from './closed-to-others.js';
@@ -108,22 +108,23 @@ export class OwnerOnlyJsonFile<T> {
       try {
         writeSync(fd, `${JSON.stringify(next, null, 2)}\n`);
         fsyncSync(fd);
+        fchmodSync(fd, 0o600); // the umask may have narrowed it further; never widened
+        if (this.stamp() !== readStamp) {
+          rmSync(temp, { force: true });
+          if (attempt < 5) continue;
+          throw this.options.refuse(`${this.options.label} ${this.path} kept changing while it was being written; nothing was written over it, try again`);
+        }
+        renameSync(temp, this.path);
+        // Stamped from the descriptor written (the rename changed its ctime), not by path: a file
+        // renamed over the path just after ours would otherwise be cached as what we wrote.
+        this.remember(next, stampOf(fstatSync(fd, { bigint: true })));
+        return next;
       } catch (err) {
-        closeSync(fd);
         rmSync(temp, { force: true });
         throw err;
+      } finally {
+        closeSync(fd);
       }
-      closeSync(fd);
-      if (this.stamp() !== readStamp) {
-        rmSync(temp, { force: true });
-        if (attempt < 5) continue;
-        throw this.options.refuse(`${this.options.label} ${this.path} kept changing while it was being written; nothing was written over it, try again`);
-      }
-      chmodSync(temp, 0o600);
-      renameSync(temp, this.path);
-      this.cached = next;
-      this.cachedStamp = this.stamp();
-      return next;
     }
   }
 

@@ -19,7 +19,7 @@ const Shape = z.object({ n: z.number() });
 const open = (path: string): OwnerOnlyJsonFile<z.infer<typeof Shape>> =>
   new OwnerOnlyJsonFile(path, { label: 'test file', contents: 'numbers', kind: 'a test file', schema: Shape, refuse: (m) => new Error(m) });
 
-type FsName = 'statSync' | 'readSync';
+type FsName = 'statSync' | 'readSync' | 'renameSync';
 const originals = new Map<FsName, unknown>();
 /** Runs `then` once, right after the first call of `fs[name]` that `when` picks (the attacker's moment). */
 function once<N extends FsName>(name: N, when: (...args: Parameters<(typeof fs)[N]>) => boolean, then: () => void): void {
@@ -76,4 +76,13 @@ test('a version replaced just after it was read is read again, not cached under 
   once('readSync', () => true, swapIn('{"n":2}\n', 0o600));
   assert.deepEqual(file.read(), { n: 1 }, 'what was opened is what is answered');
   assert.deepEqual(file.read(), { n: 2 }, 'the file that replaced it is read: the stamp is of what was read');
+});
+
+test('a file renamed over the path just after the writer\'s own rename is read, not taken as what was written', () => {
+  const { path, swapIn } = folderWithFile();
+  const file = open(path);
+  // The moment right after the writer's rename over the path: another save lands there.
+  once('renameSync', (_from, to) => to === path, swapIn('{"n":3}\n', 0o600));
+  assert.deepEqual(file.update(() => ({ n: 2 })), { n: 2 });
+  assert.deepEqual(file.read(), { n: 3 }, 'the file renamed over it is read: the stamp is of the file written');
 });
