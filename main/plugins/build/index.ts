@@ -284,13 +284,13 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   const build = options.build ?? ((dir: string) => buildPlugin(dir));
   for (const name of names) {
     const from = join(source, name);
-    const stamp = `${toolVersion}:${hashTree(from)}`;
+    const sources = hashTree(from);
     const to = join(modulesDir, name);
     // Built already, and nobody else could have written in it since: used as it is. A copy found
     // open to others (an older gateway's, under umask 002) is built anew, not closed in place: a
     // group member may have rewritten its component meanwhile, and the lock would vouch for it.
     // Judged before its stamp is read, and the stamp read never waiting: in an open copy a FIFO may be there.
-    if ((await isOwnOnly(to)) && readStamp(to) === stamp) continue;
+    if ((await isOwnOnly(to)) && isAsBuilt(to, toolVersion, sources)) continue;
     const buildOne = async (): Promise<string> => {
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
       const tmp = `${to}.tmp-${process.pid}`;
@@ -300,7 +300,7 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await mkdir(tmp, { mode: 0o700 });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
-      await writeFile(join(tmp, BUILD_STAMP), stamp);
+      await writeFile(join(tmp, BUILD_STAMP), `${toolVersion}:${copyDigest(tmp)}:${sources}`);
       // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
       if (!(await closeToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
       await rm(to, { recursive: true, force: true });
@@ -364,6 +364,28 @@ async function closeToOthers(path: string): Promise<boolean> {
 function readStamp(dir: string): string | undefined {
   const read = readRegularFileSync(join(dir, BUILD_STAMP), { maxBytes: 4096 });
   return read.ok ? read.bytes.toString('utf8') : undefined;
+}
+
+/**
+ * Whether the copy at `dir` is still what was built: its stamp names this recipe and these
+ * sources, and the digest of the copy as built (its sources and components) it records is the
+ * copy's now. The stamp alone said nothing of the files beside it: a copy whose component went
+ * missing (a cache cleaner) or was cut short, or whose sources lost a file, was kept at every
+ * start and the example never served again. Only reached for a copy `isOwnOnly` passed.
+ * The stamp is `<tool version>:<copy digest>:<sources>`; the lock's `builtFromSources` reads its
+ * last part.
+ */
+function isAsBuilt(dir: string, toolVersion: string, sources: string): boolean {
+  const stamp = readStamp(dir);
+  const head = `${toolVersion}:`;
+  const tail = `:${sources}`;
+  if (stamp === undefined || !stamp.startsWith(head) || !stamp.endsWith(tail) || stamp.length <= head.length + tail.length) return false;
+  return stamp.slice(head.length, -tail.length) === copyDigest(dir); // the copy digest covers its sources too
+}
+
+/** What a build stamp records of a copy as built: its sources and components (32 hex digits). */
+function copyDigest(dir: string): string {
+  return sourcesDigest(dir, { withComponents: true }).slice('sha256:'.length, 'sha256:'.length + 32);
 }
 
 /** The short form of `sourcesDigest` the build stamp keeps (32 hex digits). */
