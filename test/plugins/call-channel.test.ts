@@ -21,7 +21,7 @@ describe('the call channel', () => {
     fx = await loadFixtures([
       { name: 'echo', kind: 'echo' },
       { name: 'loop', kind: 'loop', extra: '[resources]\nmax_execution_ms = 300\n' },
-      { name: 'slow', kind: 'slow', extra: '[resources]\nmax_execution_ms = 400\n' },
+      { name: 'slow', kind: 'slow', extra: '[resources]\nmax_execution_ms = 2000\n' },
       { name: 'trap', kind: 'trap' },
     ]);
     assert.deepEqual(fx.report.failed, []);
@@ -50,8 +50,10 @@ describe('the call channel', () => {
 
   it('starts each call\'s clock when the call starts, not when it was posted', async () => {
     const slow = get('slow');
-    // Three 250 ms calls under a 400 ms limit, posted together: 750 ms in all, each within its limit.
-    const answers = await Promise.all([call(slow, 'slow', '250'), call(slow, 'slow', '250'), call(slow, 'slow', '250')]);
+    // Three 1200 ms calls under a 2000 ms limit, posted together: 3600 ms in all, each within its
+    // limit. Each busy-waits on the wall clock, so a loaded machine that deschedules the worker
+    // makes a call longer: 800 ms of room (a 250 ms call under 400 ms failed in CI at load 23).
+    const answers = await Promise.all([call(slow, 'slow', '1200'), call(slow, 'slow', '1200'), call(slow, 'slow', '1200')]);
     assert.deepEqual(answers.map((a) => a.ok), [true, true, true]);
     assert.equal(slow.stats.timeouts, 0);
   });
