@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { commitWrite, planWrite } from '../../main/agents/scripted/write-file.js';
+import { commitWrite, planWrite, type PlannedWrite } from '../../main/agents/scripted/write-file.js';
 import { tempDir } from './helpers.js';
 
 /** Swaps `<ws>/notes.txt` between a regular file and a hard link to `outside`, until killed. */
@@ -64,19 +64,32 @@ while True:
         sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
 `;
 
-test('a write to sub/notes.txt never lands outside when sub is swapped for a symlink to a folder outside while it is written (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
-  const home = tempDir('chatty-write-parent-race-');
+/** `<home>/ws/sub` and `<home>/outside`, and the PARENT_SWAPPER exchanging sub with a link to outside (`prepare` runs before it starts). */
+async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: string) => Promise<void> | void = () => {}) {
+  const home = tempDir(prefix);
   const ws = join(home, 'ws');
   const outsideDir = join(home, 'outside');
   mkdirSync(join(ws, 'sub'), { recursive: true });
   mkdirSync(outsideDir);
-  const outside = join(outsideDir, 'notes.txt');
-  writeFileSync(outside, "the person's own\n");
-  writeFileSync(join(ws, 'sub', 'notes.txt'), 'plain\n');
-  const plan = await planWrite(ws, 'sub/notes.txt', 'written by the agent');
+  await prepare(ws, outsideDir);
   const swapper = spawn('python3', ['-c', PARENT_SWAPPER, ws, outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => swapper.stdout.once('data', resolve));
+  const end = () => {
+    swapper.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
+  };
+  return { ws, outsideDir, end };
+}
+
+test('a write to sub/notes.txt never lands outside when sub is swapped for a symlink to a folder outside while it is written (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  let plan!: PlannedWrite;
+  const { ws, outsideDir, end } = await parentSwap('chatty-write-parent-race-', async (ws, outsideDir) => {
+    writeFileSync(join(outsideDir, 'notes.txt'), "the person's own\n");
+    writeFileSync(join(ws, 'sub', 'notes.txt'), 'plain\n');
+    plan = await planWrite(ws, 'sub/notes.txt', 'written by the agent');
+  });
+  const outside = join(outsideDir, 'notes.txt');
   try {
-    await new Promise((resolve) => swapper.stdout.once('data', resolve));
     let written = 0;
     let i = 0;
     // Before: the file outside was written after 11 to 71 tries.
@@ -87,7 +100,23 @@ test('a write to sub/notes.txt never lands outside when sub is swapped for a sym
     assert.deepEqual(readdirSync(outsideDir), ['notes.txt'], 'nothing was created outside');
     assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
-    swapper.kill('SIGKILL');
-    rmSync(home, { recursive: true, force: true });
+    end();
+  }
+});
+
+test('a write to sub/<new folder>/notes.txt never makes a folder outside when sub is swapped for a symlink to a folder outside while the folder is made (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  const { ws, outsideDir, end } = await parentSwap('chatty-write-mkdir-race-');
+  try {
+    let written = 0;
+    let i = 0;
+    // Each try a folder not made yet: commitWrite makes it (createParents) while sub swaps.
+    for (; i < 2000 && readdirSync(outsideDir).length === 0; i++) {
+      const path = `sub/new-${i}/notes.txt`;
+      await commitWrite(ws, { path, file: join(ws, path), content: 'written by the agent\n', diffStat: '+1 -0' }).then(() => written++, () => {});
+    }
+    assert.deepEqual(readdirSync(outsideDir), [], `a folder was made outside (after ${i} tries, ${written} writes)`);
+    assert.ok(written > 0, 'some writes went through, to the workspace');
+  } finally {
+    end();
   }
 });

@@ -70,9 +70,7 @@ export async function resolveInWorkspace(workspace: string, path: string, option
         dir = next; // the rest does not exist yet: nothing there can point out
         continue;
       }
-      await mkdir(next).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EEXIST') throw err;
-      });
+      await makeFolderIn(root, dir, segment, quoted);
       real = await realpath(next);
     }
     if (!inside(real)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(real)})`);
@@ -137,6 +135,24 @@ async function openFolderInside(root: string, dir: string, quoted: string): Prom
   } catch (err) {
     await folder.close();
     throw err;
+  }
+}
+
+/**
+ * Makes the folder `segment` in `dir` (a real path inside the workspace's real path `root`); one
+ * already there is not an error. On Linux it is made through `dir`'s descriptor
+ * (`openFolderInside`, then `mkdir /proc/self/fd/<dir>/<segment>`): made by path, a folder on the
+ * way swapped for a link to a folder outside between the check and the `mkdir` had the folder made
+ * there (`resolveInWorkspace` then refused the write, but the empty folder stayed outside).
+ */
+async function makeFolderIn(root: string, dir: string, segment: string, quoted: string): Promise<void> {
+  const folder = hasProcFd() ? await openFolderInside(root, dir, quoted) : undefined;
+  try {
+    await mkdir(folder ? `${PROC_FD}/${folder.fd}/${segment}` : join(dir, segment)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  } finally {
+    await folder?.close();
   }
 }
 
