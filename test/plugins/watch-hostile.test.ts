@@ -204,7 +204,8 @@ describe("a watched plugin's build runs in a child process of its own", { timeou
         let ended = false;
         void buildInChildProcess(${JSON.stringify(dir)}).catch(() => undefined).finally(() => { ended = true; });
         setTimeout(() => {
-          const running = spawnSync('pgrep', ['-f', 'build-process-entry.* ${dir}'], { encoding: 'utf8' }).stdout.trim();
+          // entr[y]: this script's own command line holds the pattern, and would match it as written plain.
+          const running = spawnSync('pgrep', ['-f', 'build-process-entr[y].* ${dir}'], { encoding: 'utf8' }).stdout.trim();
           process.stdout.write(JSON.stringify({ ended, running: running !== '' }));
           process.exit(0);
         }, 1500);`;
