@@ -6,6 +6,7 @@ import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
+import { renewPreloadCopy } from './preload-copy.js';
 import { bridgeWorkspace } from './pages-guard.js';
 import { refuseTrustFilesInWorkspace } from './trust-files-guard.js';
 
@@ -25,6 +26,11 @@ export interface BridgedWebContents {
   /** The top frame (Electron's `WebFrameMain`): its URL is what the bridge judges the page by. */
   readonly mainFrame: { readonly url: string };
   isDestroyed(): boolean;
+  /**
+   * The window's webPreferences (Electron's): when its `preload` is a copy `preloadCopy` made, the
+   * bridge renews that copy as each new document of the top frame starts (preload-copy.ts).
+   */
+  getLastWebPreferences?(): { readonly preload?: string | undefined } | null;
   /** Whether the page's renderer process is gone (a bridge attached then asks nobody there until it loads). */
   isCrashed(): boolean;
   send(channel: string, payload: unknown): void;
@@ -35,6 +41,9 @@ export interface BridgedWebContents {
   /** A load failed; with `isMainFrame` and any error but ERR_ABORTED the top frame is an error page. */
   on(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
   on(event: 'render-process-gone', listener: () => void): unknown;
+  /** A navigation starts (Electron's details, then its positional `url, isSameDocument, isMainFrame`); the preload runs after it for a new document. */
+  on(event: 'did-start-navigation', listener: (details: unknown, url: string, isSameDocument: boolean, isMainFrame: boolean) => void): unknown;
+  off(event: 'did-start-navigation', listener: (details: unknown, url: string, isSameDocument: boolean, isMainFrame: boolean) => void): unknown;
   off(event: 'did-navigate', listener: (event: unknown, url: string, httpResponseCode: number) => void): unknown;
   off(event: 'did-navigate-in-page', listener: (event: unknown, url: string, isMainFrame: boolean) => void): unknown;
   off(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
@@ -140,7 +149,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     },
   };
   humanity.join(); // the host took the root and the desk as it was made
-  const unbind = bindBridge(host, contents, pageUrl, humanity, forgetWorkspace);
+  const unbind = bindBridge(host, contents, pageUrl, humanity, forgetWorkspace, options.log ?? (() => {}));
   let detached = false;
   return () => {
     if (detached) return;
@@ -169,12 +178,15 @@ interface WindowHumanity {
  * takes the window away (`host.pageGone()`, `humanity.leave()`) until the top frame is the page
  * again (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
  */
-function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void): () => void {
+function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void, log: (line: string) => void): () => void {
+  // Why the preload of the top frame's document is not the checked copy (its renewal failed), if it is not.
+  let preloadUnchecked: string | undefined;
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
-      // Only this window's top frame: a sub-frame (even at the page's URL) is refused.
-      const sender = { url: frame?.url ?? '', isMainFrame: event.sender === contents && frame !== null && frame === contents.mainFrame };
+      // Only this window's top frame: a sub-frame (even at the page's URL) is refused, and so is a
+      // page whose preload could not be renewed (it may run what an agent wrote).
+      const sender = { url: frame?.url ?? '', isMainFrame: event.sender === contents && frame !== null && frame === contents.mainFrame && preloadUnchecked === undefined };
       return host.handle(channel, sender, payload);
     });
   }
@@ -200,6 +212,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   const judgeTopFrame = (newDocument: boolean, failure?: string): void => {
     const url = contents.mainFrame.url;
     if (failure !== undefined) return noPageToAsk(failure);
+    if (preloadUnchecked !== undefined) return noPageToAsk(preloadUnchecked);
     if (url !== pageUrl) return noPageToAsk(`the window left its page for ${url}`);
     if (newDocument) host.windowReset('the window was reloaded');
     if (host.hasWindow) return;
@@ -208,6 +221,26 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     humanity.join();
     host.takeRoot();
     host.takeDesk();
+  };
+  // A new document of the top frame starts: Electron reads `webPreferences.preload` for it next,
+  // from the disk. When that is a copy preloadCopy made, it is renewed now (a new file), so a hard
+  // link made to it during this launch, and written, is not what runs. Not for a sub-frame (no
+  // preload runs there) or a same-document navigation (none runs again).
+  const onNavigationStart = (details: unknown, _url: string, isSameDocument: boolean, isMainFrame: boolean): void => {
+    const fields = (typeof details === 'object' && details !== null ? details : {}) as { isMainFrame?: unknown; isSameDocument?: unknown };
+    if (!(typeof fields.isMainFrame === 'boolean' ? fields.isMainFrame : isMainFrame)) return;
+    if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return;
+    const preload = contents.getLastWebPreferences?.()?.preload;
+    if (preload === undefined) return;
+    try {
+      const names = renewPreloadCopy(preload);
+      if (names !== undefined && names > 1) log(`bridge: the preload copy ${preload} had ${names} names (a hard link to it): renewed as a new file before the load`);
+      preloadUnchecked = undefined;
+    } catch (err) {
+      preloadUnchecked = `the window's preload could not be checked (${(err as Error).message})`;
+      log(`bridge: cannot renew the preload copy before the load: ${(err as Error).message}; the page is nobody to ask until a load renews it`);
+      noPageToAsk(preloadUnchecked);
+    }
   };
   // `did-navigate`: the top frame committed a new document. Not `did-start-navigation`, which
   // Electron fires before `will-navigate` can cancel the navigation: a refused navigation must not
@@ -232,6 +265,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   };
   host.attachWindow(send);
   if (contents.isCrashed()) onCrash(); // crashed before the attach: nobody to ask until it loads
+  contents.on('did-start-navigation', onNavigationStart);
   contents.on('did-navigate', onNavigation);
   contents.on('did-navigate-in-page', onInPageNavigation);
   contents.on('did-fail-load', onFailedLoad);
@@ -239,6 +273,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   contents.once('destroyed', onDestroyed);
   return () => {
     if (contents.isDestroyed()) return;
+    contents.off('did-start-navigation', onNavigationStart);
     contents.off('did-navigate', onNavigation);
     contents.off('did-navigate-in-page', onInPageNavigation);
     contents.off('did-fail-load', onFailedLoad);

@@ -24,6 +24,12 @@ export const MAX_PRELOAD_BYTES = 1024 * 1024;
 /** The folder, under the one given (the app's userData), that holds the copies. */
 export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
+/**
+ * The copies this process made (the paths preloadCopy returned, in folders it checked), with the
+ * bytes read at launch: a bridge renews its window's copy from them at each load (renewPreloadCopy).
+ */
+const copiesMade = new Map<string, Buffer>();
+
 /** The names preloadCopy writes in its folder: a copy, and the new file renamed over it. */
 const COPY_NAME = /^index-[0-9a-f]{64}\.cjs$/;
 const TEMP_NAME = /^\.index-\d+-[0-9a-f]{16}\.tmp$/;
@@ -48,7 +54,32 @@ export function preloadCopy(folder: string, source?: string): string {
   const copy = join(dir, name);
   writeNewFile(dir, copy, read.bytes);
   removeOtherCopies(dir, name);
+  copiesMade.set(copy, read.bytes);
   return copy;
+}
+
+/**
+ * `copy` (a path preloadCopy returned) written again as a new file of the bytes read at launch,
+ * its folder judged again as at launch: called as the window's top frame starts a new document,
+ * just before Electron reads the preload, so a hard link made to the copy during this launch (an
+ * agent's `ln <copy> notes.cjs`, then `chmod` and a plain write of `notes.cjs`) reaches an inode
+ * no window reads any more. Returns how many names the copy had (more than 1: someone linked it),
+ * or undefined for a path preloadCopy did not make (nothing is done). Throws, saying why, when
+ * the copy cannot be renewed: then the load's preload is not one to trust.
+ */
+export function renewPreloadCopy(copy: string): number | undefined {
+  const bytes = copiesMade.get(copy);
+  if (bytes === undefined) return undefined;
+  const dir = ownerOnlyCopyFolder(dirname(copy));
+  if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
+  let names = 0;
+  try {
+    names = lstatSync(copy).nlink;
+  } catch {
+    // gone: it is made again below
+  }
+  writeNewFile(dir, copy, bytes);
+  return names;
 }
 
 /**

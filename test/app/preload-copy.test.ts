@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { windowAtPage } from './bridge-fixture.js';
+import { StandInIpcMain } from './electron-stand-in/electron.js';
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-preload-copy-')));
 const gateways: RunningGateway[] = [];
@@ -62,6 +63,62 @@ test('each launch makes a new copy: a hard link to the last one, written, is not
   assert.equal(next, first, 'named by its digest');
   assert.equal(readFileSync(next, 'utf8'), PRELOAD);
   assert.notEqual(statSync(next).ino, statSync(notes).ino, 'a new file, not the one linked');
+});
+
+test("a hard link to this launch's copy, written, is not what the window's next load runs: the bridge renews the copy as each new document of the top frame starts", async () => {
+  const source = packagePreload('link-in-launch');
+  const userData = join(scratch, 'link-in-launch', 'user-data');
+  const copy = preloadCopy(userData, source);
+  const workspace = join(scratch, 'link-in-launch', 'agents');
+  mkdirSync(workspace);
+  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
+  gateways.push(gw);
+  const window = windowAtPage();
+  window.webPreferences = { preload: copy, sandbox: true };
+  const lines: string[] = [];
+  const detach = attachDesktopBridge(gw.gateway, window, { log: (line) => lines.push(line) });
+  try {
+    // The agent's approved `ln <copy> notes.cjs`, then `chmod u+w notes.cjs` and a plain write.
+    const notes = join(workspace, 'notes.cjs');
+    linkSync(copy, notes);
+    chmodSync(notes, 0o600);
+    writeFileSync(notes, AGENT);
+    window.startNavigation(); // a reload, or the load after a crash: Electron reads the preload next
+    assert.equal(readFileSync(copy, 'utf8'), PRELOAD, 'what the next load reads is the package\'s preload');
+    assert.equal(statSync(copy).mode & 0o777, 0o400);
+    assert.equal(statSync(copy).nlink, 1, 'a new file the link does not reach');
+    assert.ok(lines.some((line) => /preload copy .* had 2 names/.test(line)), `the second name is logged: ${lines.join(' | ')}`);
+    // A sub-frame's or a same-document navigation runs no preload: nothing is renewed.
+    const ino = statSync(copy).ino;
+    window.startNavigation(undefined, { isMainFrame: false });
+    window.startNavigation(undefined, { isSameDocument: true });
+    assert.equal(statSync(copy).ino, ino);
+  } finally {
+    detach();
+  }
+});
+
+test('a copy that cannot be renewed at a load leaves the window nobody to ask: approvals are not sent to a page whose preload was not checked', async () => {
+  const source = packagePreload('renew-fails');
+  const userData = join(scratch, 'renew-fails', 'user-data');
+  const copy = preloadCopy(userData, source);
+  const workspace = join(scratch, 'renew-fails-agents');
+  mkdirSync(workspace);
+  const bridged = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
+  gateways.push(bridged);
+  const window = windowAtPage();
+  window.webPreferences = { preload: copy };
+  const lines: string[] = [];
+  const detach = attachDesktopBridge(bridged.gateway, window, { log: (line) => lines.push(line) });
+  try {
+    chmodSync(join(userData, 'chatty-preload'), 0o770); // open to the group: no longer a folder to trust
+    window.startNavigation();
+    window.reload();
+    assert.ok(lines.some((line) => /cannot renew the preload copy .*writable by its group/.test(line)), lines.join(' | '));
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
+  } finally {
+    detach();
+  }
 });
 
 test('a preload that is a link, or a copy folder that is a link or open to others, is refused, saying why', () => {
