@@ -5,6 +5,7 @@ import type { WireError } from '../fabric/wire/wire-error.js';
 import type { Broker, RootInvokeResult } from './broker.js';
 import type { ApprovalHandler, QuestionHandler } from './human-loop.js';
 import type { MailboxOutcome, RootMessage } from './mailbox.js';
+import { checkRelayedAnswers } from './question-limits.js';
 
 /** A refusal of the root's call: its message is the wire error's, `error` the error itself. */
 export class RootCallError extends Error {
@@ -62,9 +63,19 @@ export class RootTransport {
    * Answers questions that climbed to the root: `handler(request, signal)` returns (or resolves to)
    * `[{id, answer, custom?}]`; a handler that throws fails the asker with its message. Without a
    * handler, a root call whose worker asks fails with the question quoted (`metadata.clarification`).
+   * The answers are held to what a worker's relayed answers are (`checkRelayedAnswers`: ids asked,
+   * once each, 16 K characters and 64 KiB on the wire each, 256 KiB together): what waits for an
+   * asker that stopped reading is bytes, and the desktop's answer channel counts characters (16 K
+   * control characters are 96 KiB escaped). Others fail the asker (`the root's answer was refused: …`).
    */
   onQuestion(handler: QuestionHandler): () => void {
-    return this.broker.human.onQuestion(handler);
+    return this.broker.human.onQuestion(async (request, signal) => {
+      const answers = await handler(request, signal);
+      if (!Array.isArray(answers)) return answers; // the broker refuses it, naming what it is
+      const wrong = checkRelayedAnswers(request.questions, answers.map((a) => ({ id: String(a.id), answer: String(a.answer), custom: a.custom === true })));
+      if (wrong !== undefined) throw new Error(`the root's answer was refused: ${wrong}`);
+      return answers;
+    });
   }
 
   /** Notes the nodes leave for the root, as they are posted; returns the unsubscribe function. */

@@ -86,3 +86,52 @@ test('all the answers to one ask are held to QUESTION_LIMITS.answersBytes on the
   assert.match(checkRelayedAnswers(six, over) ?? '', /^the answers are \d+ bytes on the wire, more than 262144$/);
   assert.equal(QUESTION_LIMITS.answersBytes, 256 * 1024);
 });
+
+test("the root answering a deaf asker's 4 asks of 64 questions with 16 K control characters each (the desktop's answer channel counts characters): refused by their encoded size, nothing past the bound waits", { timeout: 180_000 }, async () => {
+  const t = startBroker([]);
+  t.broker.addVirtualAgent('asker', t.runner({ args: ['--import', 'tsx', DEAF_ASKER, '64'] }));
+  let asked = 0;
+  const off = t.root.onQuestion((request) => {
+    asked++;
+    return request.questions.map((q) => ({ id: q.id, answer: '\u0001'.repeat(16 * 1024) }));
+  });
+  const controller = new AbortController();
+  try {
+    const call = t.root.invoke('asker', 'x', { signal: controller.signal });
+    call.catch(() => {});
+    await until(() => t.broker.registry.get('asker-0') !== undefined, "the asker's worker");
+    const asker = t.broker.registry.get('asker-0')!.connection as ParticipantConnection;
+    const pending = (t.broker.human as unknown as { questions: Map<string, number> }).questions;
+    // Before: 18 MiB waited for the asker, 3 answers.
+    await until(() => asked === 4 && !pending.has('asker-0'), 'the four asks dealt with');
+    assert.ok(asker.outbound.heldBytes <= OUTBOUND_QUEUE_BYTES + MIB, `the deaf asker's queue holds ${(asker.outbound.heldBytes / MIB).toFixed(1)} MiB (${asker.outbound.waiters} answers waiting)`);
+  } finally {
+    off();
+    controller.abort();
+    await t.close();
+  }
+});
+
+test("the root's answer is held to what a person may answer, as a caller's is; the asker is told why it was refused", { timeout: 180_000 }, async () => {
+  const t = startBroker(['asker']);
+  let answers: { id: string; answer: string }[] = [];
+  const off = t.root.onQuestion(() => answers);
+  try {
+    const ask = { ask: [{ id: 'q1', question: 'Which?' }, { id: 'q2', question: 'Where?' }] };
+    const cases: [{ id: string; answer: string }[], string | undefined][] = [
+      [[{ id: 'q2', answer: 'here' }, { id: 'q1', answer: '\u20ac'.repeat(16 * 1024) }], undefined],
+      [[{ id: 'q3', answer: 'x' }], `the root's answer was refused: answer 1 names "q3", which was not asked`],
+      [[{ id: 'q1', answer: 'x'.repeat(16 * 1024 + 1) }], `the root's answer was refused: answer 1 is longer than 16384 characters`],
+      [[{ id: 'q1', answer: '\u0001'.repeat(16 * 1024) }], `the root's answer was refused: answer 1 is 98306 bytes on the wire, more than 65536`],
+    ];
+    for (const [given, error] of cases) {
+      answers = given;
+      const result = await t.root.invoke('asker', plan(ask));
+      assert.equal(result.success, error === undefined, `${JSON.stringify(given).slice(0, 80)}: ${result.error}`);
+      if (error !== undefined) assert.ok(result.response.includes(error) || result.error?.includes(error), `${result.response} / ${result.error}`);
+    }
+  } finally {
+    off();
+    await t.close();
+  }
+});
