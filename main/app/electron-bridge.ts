@@ -6,7 +6,7 @@ import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
-import { renewPreloadCopy } from './preload-copy.js';
+import { renewPreloadCopies } from './preload-copy.js';
 import { bridgeWorkspace } from './pages-guard.js';
 import { refuseTrustFilesInWorkspace } from './trust-files-guard.js';
 
@@ -26,11 +26,6 @@ export interface BridgedWebContents {
   /** The top frame (Electron's `WebFrameMain`): its URL is what the bridge judges the page by. */
   readonly mainFrame: { readonly url: string };
   isDestroyed(): boolean;
-  /**
-   * The window's webPreferences (Electron's): when its `preload` is a copy `preloadCopy` made, the
-   * bridge renews that copy as each new document of the top frame starts (preload-copy.ts).
-   */
-  getLastWebPreferences?(): { readonly preload?: string | undefined } | null;
   /** Whether the page's renderer process is gone (a bridge attached then asks nobody there until it loads). */
   isCrashed(): boolean;
   send(channel: string, payload: unknown): void;
@@ -223,18 +218,15 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     host.takeDesk();
   };
   // A new document of the top frame starts: Electron reads `webPreferences.preload` for it next,
-  // from the disk. When that is a copy preloadCopy made, it is renewed now (a new file), so a hard
-  // link made to it during this launch, and written, is not what runs. Not for a sub-frame (no
-  // preload runs there) or a same-document navigation (none runs again).
+  // from the disk. The copies preloadCopy made are renewed now (new files), so a hard link made to
+  // one during this launch, and written, is not what runs. Not for a sub-frame (no preload runs
+  // there) or a same-document navigation (none runs again).
   const onNavigationStart = (details: unknown, _url: string, isSameDocument: boolean, isMainFrame: boolean): void => {
     const fields = (typeof details === 'object' && details !== null ? details : {}) as { isMainFrame?: unknown; isSameDocument?: unknown };
     if (!(typeof fields.isMainFrame === 'boolean' ? fields.isMainFrame : isMainFrame)) return;
     if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return;
-    const preload = contents.getLastWebPreferences?.()?.preload;
-    if (preload === undefined) return;
     try {
-      const names = renewPreloadCopy(preload);
-      if (names !== undefined && names > 1) log(`bridge: the preload copy ${preload} had ${names} names (a hard link to it): renewed as a new file before the load`);
+      for (const { copy, names } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} had ${names} names (a hard link to it): renewed as a new file before the load`);
       preloadUnchecked = undefined;
     } catch (err) {
       preloadUnchecked = `the window's preload could not be checked (${(err as Error).message})`;

@@ -26,7 +26,7 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
 /**
  * The copies this process made (the paths preloadCopy returned, in folders it checked), with the
- * bytes read at launch: a bridge renews its window's copy from them at each load (renewPreloadCopy).
+ * bytes read at launch: a bridge renews them at each load of its window (renewPreloadCopies).
  */
 const copiesMade = new Map<string, Buffer>();
 
@@ -54,32 +54,36 @@ export function preloadCopy(folder: string, source?: string): string {
   const copy = join(dir, name);
   writeNewFile(dir, copy, read.bytes);
   removeOtherCopies(dir, name);
+  for (const made of copiesMade.keys()) if (dirname(made) === dir && made !== copy) copiesMade.delete(made); // removed just now
   copiesMade.set(copy, read.bytes);
   return copy;
 }
 
 /**
- * `copy` (a path preloadCopy returned) written again as a new file of the bytes read at launch,
- * its folder judged again as at launch: called as the window's top frame starts a new document,
- * just before Electron reads the preload, so a hard link made to the copy during this launch (an
- * agent's `ln <copy> notes.cjs`, then `chmod` and a plain write of `notes.cjs`) reaches an inode
- * no window reads any more. Returns how many names the copy had (more than 1: someone linked it),
- * or undefined for a path preloadCopy did not make (nothing is done). Throws, saying why, when
- * the copy cannot be renewed: then the load's preload is not one to trust.
+ * Every copy preloadCopy made in this process written again as a new file of the bytes read at
+ * launch, its folder judged again as at launch: called as a bridged window's top frame starts a
+ * new document, just before Electron reads its preload (Electron tells no one which file a
+ * window's preload is, so each copy made is renewed), so a hard link made to a copy during this
+ * launch (an agent's `ln <copy> notes.cjs`, then `chmod` and a plain write of `notes.cjs`) reaches
+ * an inode no window reads any more. Returns the copies that had more than one name (someone
+ * linked them). Throws, saying why, when a copy cannot be renewed: then the load's preload is not
+ * one to trust.
  */
-export function renewPreloadCopy(copy: string): number | undefined {
-  const bytes = copiesMade.get(copy);
-  if (bytes === undefined) return undefined;
-  const dir = ownerOnlyCopyFolder(dirname(copy));
-  if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
-  let names = 0;
-  try {
-    names = lstatSync(copy).nlink;
-  } catch {
-    // gone: it is made again below
+export function renewPreloadCopies(): { copy: string; names: number }[] {
+  const linked: { copy: string; names: number }[] = [];
+  for (const [copy, bytes] of copiesMade) {
+    const dir = ownerOnlyCopyFolder(dirname(copy));
+    if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
+    let names = 1;
+    try {
+      names = lstatSync(copy).nlink;
+    } catch {
+      // gone: it is made again below
+    }
+    writeNewFile(dir, copy, bytes);
+    if (names > 1) linked.push({ copy, names });
   }
-  writeNewFile(dir, copy, bytes);
-  return names;
+  return linked;
 }
 
 /**

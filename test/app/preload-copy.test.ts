@@ -74,7 +74,6 @@ test("a hard link to this launch's copy, written, is not what the window's next 
   const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
   gateways.push(gw);
   const window = windowAtPage();
-  window.webPreferences = { preload: copy, sandbox: true };
   const lines: string[] = [];
   const detach = attachDesktopBridge(gw.gateway, window, { log: (line) => lines.push(line) });
   try {
@@ -107,7 +106,6 @@ test('a copy that cannot be renewed at a load leaves the window nobody to ask: a
   const bridged = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
   gateways.push(bridged);
   const window = windowAtPage();
-  window.webPreferences = { preload: copy };
   const lines: string[] = [];
   const detach = attachDesktopBridge(bridged.gateway, window, { log: (line) => lines.push(line) });
   try {
@@ -116,7 +114,12 @@ test('a copy that cannot be renewed at a load leaves the window nobody to ask: a
     window.reload();
     assert.ok(lines.some((line) => /cannot renew the preload copy .*writable by its group/.test(line)), lines.join(' | '));
     await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
+    chmodSync(join(userData, 'chatty-preload'), 0o700);
+    window.startNavigation(); // renewed at the next load: the page is answered again
+    window.reload();
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
   } finally {
+    chmodSync(join(userData, 'chatty-preload'), 0o700);
     detach();
   }
 });

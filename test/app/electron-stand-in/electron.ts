@@ -63,11 +63,6 @@ export class StandInWebContents extends EventEmitter {
     this.crashed = true;
     this.emit('render-process-gone', new StandInEvent(), { reason: 'crashed', exitCode: 139 });
   }
-  /** The window's `webPreferences` (a BrowserWindow's options give them), as Electron's `getLastWebPreferences`. */
-  webPreferences: Record<string, unknown> | null = null;
-  getLastWebPreferences(): Record<string, unknown> | null {
-    return this.webPreferences;
-  }
   /**
    * Test side: a navigation of the top frame (`isSameDocument` false: a reload, a load after a
    * crash) or of a sub-frame starts: `did-start-navigation`, with Electron's details and its
@@ -127,7 +122,6 @@ export class BrowserWindow extends EventEmitter {
   minimized = false;
   constructor(readonly options: Record<string, unknown>) {
     super();
-    this.webContents.webPreferences = (options['webPreferences'] as Record<string, unknown> | undefined) ?? {};
     current.windows.push(this);
     // As in Electron: every webContents that comes to exist is announced on `app`.
     current.app.emit('web-contents-created', new StandInEvent(), this.webContents);
