@@ -25,6 +25,19 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'unread-landing': 'where it writes could not be read',
 };
 
+/**
+ * A tag the gateway set only because it could not read where the line reaches (`echo [] > $OUT`:
+ * `view.unsure`): said as what it MAY reach, not as what it does.
+ */
+export const UNSURE_DANGER_LABEL: Readonly<Partial<Record<DangerTag, string>>> = {
+  'gateway-config': "MAY reach the gateway's own configuration (its rules, grants, plugin locks or audit log): where it writes cannot be read",
+};
+
+/** How a tag reads in the danger line. */
+function dangerLabel(tag: DangerTag, unsure: readonly DangerTag[] | undefined): string {
+  return (unsure?.includes(tag) === true ? UNSURE_DANGER_LABEL[tag] : undefined) ?? DANGER_LABEL[tag] ?? tag;
+}
+
 export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;
 
 /** How a proposed match reads in the confirm step. */
@@ -83,7 +96,7 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
 
   const warnings: Node[] = [];
   if (tagged) {
-    warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => DANGER_LABEL[tag] ?? tag).join(' · ')));
+    warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => dangerLabel(tag, view.unsure)).join(' · ')));
   }
   if (hidden) {
     warnings.push(hiddenWarning('what runs', texts, '. It can be approved once only.'));

@@ -1,6 +1,7 @@
 // The tags a person cannot guess from their name are said in words in the popover: a command
 // that may write the gateway's own files (`> $OUT`: its rules, grants, plugin locks or audit log,
-// where the label said "rules or grants" only) and a write of a file with another name elsewhere
+// where the label said "rules or grants" only; said as MAY, since its target is unknown, where it
+// read as if it surely did), one that surely does and a write of a file with another name elsewhere
 // (a hard link). In Chromium, on the built page with the real preload, bridge host, gateway and
 // broker and the broker tests' JSON-plan agent; screenshots in SCREENSHOTS.
 import assert from 'node:assert/strict';
@@ -47,10 +48,17 @@ async function dangerLineOf(command: string, screenshot: string): Promise<string
   }
 }
 
-test("a command that may write the gateway's own files says which files in words", async () => {
+test("a command that may write the gateway's own files says which files in words, and that it MAY: its target is unknown", async () => {
   const line = await dangerLineOf('echo [] > $OUT', 'approval-gateway-config.png');
-  assert.match(line, /the gateway's own configuration/);
+  assert.match(line, /MAY reach the gateway's own configuration/);
   assert.match(line, /rules, grants, plugin locks or audit log/);
+  assert.match(line, /where it writes cannot be read/);
+});
+
+test("a command that surely writes the gateway's own files says so, with no MAY", async () => {
+  const line = await dangerLineOf(`echo forged >> ${join(app.gw.runtimeDir, 'approvals.log')}`, 'approval-gateway-config-surely.png');
+  assert.match(line, /the gateway's own configuration \(its rules, grants, plugin locks or audit log\)/);
+  assert.doesNotMatch(line, /MAY|cannot be read/);
 });
 
 test('a write of a file with another name elsewhere says so in words', async () => {

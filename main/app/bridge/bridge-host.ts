@@ -523,6 +523,7 @@ export class BridgeHost {
       ...(request.lands !== undefined ? { lands: request.lands } : {}),
       hidden,
       danger: [...request.danger],
+      ...(request.unsure !== undefined ? { unsure: [...request.unsure] } : {}),
       proposals: hidden ? [] : structuredClone(request.proposals),
     };
     return new Promise<ApprovalDecision>((resolve, reject) => {

@@ -37,10 +37,26 @@ const ARGUMENT_TAGGED = new Set(['rm', 'find', 'chmod', 'chown', 'chgrp', 'git',
  * its shell commands as `shell-commands.ts` reads them, every path written resolved against the
  * asker's workspace, and hidden characters by the display rule. In the order of `DANGER_TAGS`.
  */
-export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: { followLinks?: boolean; config?: ConfigPlaces | undefined } = {}): DangerTag[] {
+export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: DangerOptions = {}): DangerTag[] {
+  return dangerReading(kind, commandOrPath, workspace, diffStat, options).tags;
+}
+
+export interface DangerOptions {
+  followLinks?: boolean;
+  config?: ConfigPlaces | undefined;
+}
+
+/**
+ * The danger tags (`tags`, as `dangerTags`) and those of them the gateway set only because it
+ * could not read where the line reaches (`unsure`): `gateway-config` for `echo [] > $OUT`, `cd "$D"
+ * && cp x chatty/*`, or a line merely holding a file's name (`python3 -c "…approvals.json…"`) may
+ * reach the gateway's own files or may not; `cp x ~/.config/chatty/approvals.json` does. The
+ * person is told which (a line that MAY write there is not said to write there).
+ */
+export function dangerReading(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: DangerOptions = {}): { tags: DangerTag[]; unsure: DangerTag[] } {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES } }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -48,7 +64,7 @@ export function dangerTags(kind: 'exec' | 'write', commandOrPath: string, worksp
     if (config?.namedIn(commandOrPath) === true) tags.add('gateway-config');
   }
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
-  return DANGER_TAGS.filter((tag) => tags.has(tag));
+  return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [] };
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
@@ -62,7 +78,7 @@ function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   for (const command of commands) {
     for (const target of command.writes) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
     // Any program may write a file it is given (`python3 edit.py approvals.json`, `git checkout -- plugins.lock`): a word naming one of the gateway's own files is enough.
-    if (at.config !== undefined && (namesConfig(command.words, at.config, at.workspace) || namesFromOtherFolders([...command.words, ...command.writes], at.config, at.folders))) tags.add('gateway-config');
+    if (at.config !== undefined) configTag([namesConfig(command.words, at.config, at.workspace), namesFromOtherFolders([...command.words, ...command.writes], at.config, at.folders)], at, tags);
     const seen = lookThrough(command.words, tags, at);
     if (seen.program === undefined) continue;
     // A program named by a variable, a glob, a substitution or a brace expansion could be any: read as each.
@@ -177,7 +193,7 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   }
   if (program === 'git') gitTags(args, tags);
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
-  if (at.config !== undefined && unpacksOntoConfig(extractionFolders(program, args), at.config, at)) tags.add('gateway-config');
+  if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
   if (INTO_FOLDER.has(program)) for (const target of intoFolderTargets(program, args, at)) addAll(tags, shellWriteTags(target, at));
   if (WRITERS.has(program) || program.startsWith('mkfs.')) {
@@ -217,9 +233,22 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number } };
+  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
+}
+
+/**
+ * How a line reaches one of the gateway's own files: `surely` (a word or a written path is one,
+ * or a folder holding one), `maybe` (a path the gateway cannot read could be one: a variable, a
+ * folder it cannot place, a name in an interpreter's code), or not at all.
+ */
+type Reach = 'surely' | 'maybe' | false;
+
+/** Tags `gateway-config` when any of `reaches` does, and records whether one surely does (`written.configSurely`). */
+function configTag(reaches: readonly Reach[], at: Where, tags: Set<DangerTag>): void {
+  if (reaches.includes('surely')) at.written.configSurely = true;
+  if (reaches.some((reach) => reach !== false)) tags.add('gateway-config');
 }
 
 /**
@@ -316,7 +345,10 @@ function oneWriteTags(target: string, at: Where): DangerTag[] {
   // `~/x` too: the gateway's own home (the user's), so that a write there is followed to where it lands.
   const placed = at.followLinks ? (placePath(target, at.workspace).path ?? fromHome(target)) : undefined;
   // The gateway's own files, or a folder holding one: as asked here (a glob: any it could match), where the links take it below.
-  if (placed !== undefined && at.config?.reaches(placed) === true) tags = [...tags, 'gateway-config'];
+  if (placed !== undefined && at.config?.reaches(placed) === true) {
+    tags = [...tags, 'gateway-config'];
+    at.written.configSurely = true;
+  }
   if (placed !== undefined && at.written.landingsLeft <= 0) {
     // Past the budget, where it lands is not read: it could be anywhere. A tag of its own, which no
     // filter drops (chmod's drops outside-workspace) and no rule names (`cp /tmp/x *` names outside-workspace): a person is asked.
@@ -334,7 +366,10 @@ function oneWriteTags(target: string, at: Where): DangerTag[] {
     if (lands === undefined) tags = [...new Set<DangerTag>([...tags, 'unread-landing'])];
     else if (lands !== placed) tags = [...new Set([...tags, ...pathTags(lands, at.workspace)])];
     // Where it lands, or a second name of one (a hard link: the same inode under another path).
-    if (lands !== undefined && (at.config?.reaches(lands) === true || at.config?.isSecondName(lands) === true)) tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
+    if (lands !== undefined && (at.config?.reaches(lands) === true || at.config?.isSecondName(lands) === true)) {
+      tags = [...new Set<DangerTag>([...tags, 'gateway-config'])];
+      at.written.configSurely = true;
+    }
     // A file with another name: the write changes it there too (`ln ~/.ssh/authorized_keys notes.txt`), wherever that is.
     if (lands !== undefined && hasOtherNames(lands)) tags = [...new Set<DangerTag>([...tags, 'hard-link'])];
   }
@@ -394,22 +429,28 @@ function isDevice(target: string): boolean {
  * of its braces, a glob by any file it could match. A folder holding one counts too (`tar -C
  * .config/chatty`), unless it is the workspace or a folder above it (`grep -r x .` writes nothing).
  */
-function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: string | undefined): boolean {
-  return words.some((word) => {
+function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: string | undefined): Reach {
+  const reaches = words.flatMap((word): Reach[] => {
     const glued = /^--[^=]+=(.+)$/.exec(word)?.[1] ?? /^-[A-Za-z0-9](.+)$/.exec(word)?.[1];
-    return [word, ...(glued !== undefined ? [glued] : [])].some((text) => {
+    return [word, ...(glued !== undefined ? [glued] : [])].flatMap((text): Reach[] => {
       const each = braceWords(text);
-      if (each === undefined) return true; // could be any word
-      return each.some((one) => {
+      if (each === undefined) return ['maybe']; // could be any word
+      return each.map((one): Reach => {
         // `~bob/.config/chatty/x` for a user the gateway cannot place: from any folder.
-        if (unplacedHome(one)) return config.reachedFromAnyFolder(one.replace(/^~[^/]*\/?/, ''));
+        if (unplacedHome(one)) return config.reachedFromAnyFolder(one.replace(/^~[^/]*\/?/, '')) && 'maybe';
         const place = wordPlace(one, workspace);
         if (place === undefined) return false;
         const above = workspace !== undefined && (place === workspace || workspace.startsWith(place === '/' ? '/' : `${place}/`));
-        return above ? config.names(place) : config.reaches(place);
+        return (above ? config.names(place) : config.reaches(place)) && 'surely';
       });
     });
   });
+  return strongest(reaches);
+}
+
+/** The surest of several readings: `surely` over `maybe` over none. */
+function strongest(reaches: readonly Reach[]): Reach {
+  return reaches.includes('surely') ? 'surely' : reaches.includes('maybe') && 'maybe';
 }
 
 /**
@@ -417,11 +458,11 @@ function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: 
  * the line may have changed to (`cd sub && cp x ../.config/chatty/*`), or could, from a folder the
  * gateway cannot place (`cd "$D" && cp x chatty/*`). Read as written, as `namesConfig`.
  */
-function namesFromOtherFolders(words: readonly string[], config: ConfigPlaces, folders: LineFolders): boolean {
+function namesFromOtherFolders(words: readonly string[], config: ConfigPlaces, folders: LineFolders): Reach {
   if (folders.known.length === 0 && !folders.unknown) return false;
   const relative = words.filter((word) => word !== '' && !word.startsWith('-') && !isAbsoluteWord(word));
-  if (folders.unknown) return relative.some((word) => (braceWords(word) ?? ['*']).some((one) => config.reachedFromAnyFolder(one)));
-  return folders.known.some((folder) => namesConfig(relative, config, folder));
+  if (folders.unknown) return relative.some((word) => (braceWords(word) ?? ['*']).some((one) => config.reachedFromAnyFolder(one))) && 'maybe';
+  return strongest(folders.known.map((folder) => namesConfig(relative, config, folder)));
 }
 
 /**
@@ -429,21 +470,23 @@ function namesFromOtherFolders(words: readonly string[], config: ConfigPlaces, f
  * changed to) is one of the gateway's files or holds one. A relative folder read from a folder the
  * gateway cannot place could be any: counted.
  */
-function unpacksOntoConfig(folders: readonly string[] | undefined, config: ConfigPlaces, at: Where): boolean {
+function unpacksOntoConfig(folders: readonly string[] | undefined, config: ConfigPlaces, at: Where): Reach {
   if (folders === undefined) return false;
-  return folders.some((folder) => {
-    if (/[$`]/.test(folder) && fromHome(folder) === undefined) return true; // built at run time: any folder
-    const each = braceWords(folder);
-    if (each === undefined) return true;
-    return each.some((one) => {
-      if (!isAbsoluteWord(one) && at.folders.unknown) return true;
-      const bases = isAbsoluteWord(one) ? [at.workspace] : [at.workspace, ...at.folders.known];
-      return bases.some((base) => {
-        const place = wordPlace(one, base);
-        return place !== undefined && config.reaches(place);
+  return strongest(
+    folders.flatMap((folder): Reach[] => {
+      if (/[$`]/.test(folder) && fromHome(folder) === undefined) return ['maybe']; // built at run time: any folder
+      const each = braceWords(folder);
+      if (each === undefined) return ['maybe'];
+      return each.map((one): Reach => {
+        if (!isAbsoluteWord(one) && at.folders.unknown) return 'maybe';
+        const bases = isAbsoluteWord(one) ? [at.workspace] : [at.workspace, ...at.folders.known];
+        return bases.some((base) => {
+          const place = wordPlace(one, base);
+          return place !== undefined && config.reaches(place);
+        }) && 'surely';
       });
-    });
-  });
+    }),
+  );
 }
 
 /** An absolute path or a home spelling: the same from any folder. */

@@ -4,7 +4,7 @@
  * danger their match does not name), where "always" rules are kept, and the audit log.
  */
 export { DANGER_TAGS, ApprovalMatch, ApprovalRule, DangerTag, NewApprovalRule, type AuditRow, type DecidedBy, type ModeDecidedBy } from './types.js';
-export { dangerTags } from './danger.js';
+export { dangerReading, dangerTags } from './danger.js';
 export { coversLanding, denies, describeMatch, globMatches, matches, namesEveryTag, proposals, type MatchSubject } from './match.js';
 export { pathTags, placePath, type PlacedPath } from './sensitive-paths.js';
 export { isSimpleCommand, simpleCommands, type SimpleCommand } from './shell-commands.js';

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { hasHidden } from '../../display/index.js';
-import { dangerTags } from './danger.js';
+import { dangerReading } from './danger.js';
 import type { ConfigPlaces } from './gateway-config.js';
 import { fromHome } from './home-path.js';
 import { coversLanding, namesEveryTag, proposals } from './match.js';
@@ -28,6 +28,12 @@ export interface VouchedContext {
   hidden: boolean;
   /** What the gateway finds dangerous in it; a tagged request's default is Deny. */
   danger: DangerTag[];
+  /**
+   * Those of `danger` set only because the gateway could not read where the line reaches (`echo []
+   * > $OUT`: a variable, a folder it cannot place, a file's name in an interpreter's code): it MAY
+   * reach there, and the person is told so, not that it does. Absent when there are none.
+   */
+  unsure?: DangerTag[];
   /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
   proposals: ApprovalMatch[];
 }
@@ -43,7 +49,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
   // The kernel follows the links on a written path (`hooks -> .git/hooks`, `out -> ~`): the
   // request carries the tags of where it lands too. The path shown stays the one asked for.
-  const danger = dangerTags(kind, commandOrPath, real, diffStat, { followLinks: true, config });
+  const { tags: danger, unsure } = dangerReading(kind, commandOrPath, real, diffStat, { followLinks: true, config });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
   // A home spelling (`~/x`, `$HOME/x`) too: it has no `path` (outside any workspace), but it lands somewhere all the same.
@@ -63,6 +69,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     ...(outside !== undefined ? { outside } : {}),
     hidden,
     danger,
+    ...(unsure.length > 0 ? { unsure } : {}),
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
     // None when where it lands was not read: no rule would approve it (rules.ts), so none is offered to remember.
     proposals: hidden || danger.includes('unread-landing') ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),

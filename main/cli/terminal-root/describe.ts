@@ -94,6 +94,11 @@ const TAG_WORDS: Partial<Record<DangerTag, string>> = {
   'gateway-config': "it reaches the gateway's own configuration (its rules, grants, plugin locks or audit log): approving it lets the agent change what is approved without you",
   'hard-link': 'the file has another name elsewhere (a hard link): writing it changes that file too',
 };
+/** The same, for a tag set only because the gateway could not read where the line reaches (`> $OUT`: `request.unsure`). */
+const UNSURE_TAG_WORDS: Partial<Record<DangerTag, string>> = {
+  'gateway-config':
+    "it MAY reach the gateway's own configuration (its rules, grants, plugin locks or audit log): the gateway cannot tell where it writes (a variable, a folder it cannot place, a name in code); if it does, approving it lets the agent change what is approved without you",
+};
 
 export function approvalDetails(request: ApprovalRequest): string[] {
   const lines: string[] = [];
@@ -111,9 +116,13 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   if (request.workspace !== undefined) lines.push(`  workspace: ${shown(request.workspace)}`);
   if (request.kind === 'write' && request.path !== undefined) lines.push(`  path: ${shown(request.path)}${request.outside ? '  (OUTSIDE the workspace)' : ''}`);
   if (request.kind === 'write' && request.lands !== undefined) lines.push(`  lands in: ${shown(request.lands)} (through a link)`);
-  if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.join(', ')}`);
-  // The tags whose name does not say what is at stake, in the popover's words.
-  for (const tag of request.danger) if (TAG_WORDS[tag] !== undefined) lines.push(`  !! ${tag}: ${TAG_WORDS[tag]}`);
+  const unsure = (tag: DangerTag): boolean => request.unsure?.includes(tag) === true;
+  if (request.danger.length > 0) lines.push(`  !! DANGER: ${request.danger.map((tag) => (unsure(tag) ? `${tag} (maybe)` : tag)).join(', ')}`);
+  // The tags whose name does not say what is at stake, in the popover's words (MAY where the gateway could not tell).
+  for (const tag of request.danger) {
+    const words = (unsure(tag) ? UNSURE_TAG_WORDS[tag] : undefined) ?? TAG_WORDS[tag];
+    if (words !== undefined) lines.push(`  !! ${tag}: ${words}`);
+  }
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
   for (const [what, path] of [['where it lands', request.lands], ['the workspace', request.workspace]] as const) {

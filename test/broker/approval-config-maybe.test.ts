@@ -1,0 +1,81 @@
+/**
+ * `gateway-config` is set both when a line surely reaches the gateway's own files (`cp x
+ * ~/.config/chatty/approvals.json`) and when it only may (`echo [] > $OUT`: a variable, a folder
+ * the gateway cannot place, a file's name in an interpreter's code). Both roots said the same
+ * words for both: "it reaches the gateway's own configuration", of a line whose target no one
+ * knows. The request now says which of its tags are unsure (`unsure`), and each root says MAY for
+ * those. Real files, the real reading of the request and the terminal prompt's real lines.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { ConfigPlaces, vouchedContext } from '../../main/broker/approvals/index.js';
+import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
+import type { ApprovalRequest } from '../../main/index.js';
+
+let home = '';
+let config: ConfigPlaces;
+const savedHome = process.env['HOME'];
+before(() => {
+  home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-config-maybe-')));
+  mkdirSync(join(home, '.config', 'chatty'), { recursive: true });
+  writeFileSync(join(home, '.config', 'chatty', 'approvals.json'), '{"version":1,"rules":[]}');
+  mkdirSync(join(home, 'proj'));
+  process.env['HOME'] = home;
+  config = new ConfigPlaces([join(home, '.config', 'chatty', 'approvals.json')]);
+});
+after(() => {
+  if (savedHome === undefined) delete process.env['HOME'];
+  else process.env['HOME'] = savedHome;
+  rmSync(home, { recursive: true, force: true });
+});
+
+const MAYBE = [
+  'echo [] > $OUT',
+  'echo [] > "$(cat where)"',
+  'cd "$D" && cp x chatty/approvals.json',
+  `python3 -c "open('approvals.json','w')"`,
+  'tar xf x.tar -C "$DEST"',
+  'cp x ~nosuchuser-chatty/.config/chatty/approvals.json',
+];
+const SURELY = [
+  'cp x ~/.config/chatty/approvals.json',
+  'echo [] > ~/.config/chatty/approvals.json',
+  'rm -rf ~/.config/chatty',
+  'tar xf x.tar -C ~/.config/chatty',
+  // Surely and maybe on one line: surely wins.
+  'echo [] > $OUT; cp x ~/.config/chatty/approvals.json',
+  'cd .. && cp x .config/chatty/approvals.json',
+];
+
+it('a line whose target the gateway cannot read is tagged gateway-config as unsure; one that surely reaches it is not', () => {
+  const ws = join(home, 'proj');
+  for (const line of MAYBE) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+    assert.ok(context.danger.includes('gateway-config'), line);
+    assert.deepEqual(context.unsure, ['gateway-config'], line);
+  }
+  for (const line of SURELY) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+    assert.ok(context.danger.includes('gateway-config'), line);
+    assert.equal(context.unsure, undefined, line);
+  }
+  const write = vouchedContext('write', '../.config/chatty/approvals.json', undefined, ws, undefined, config);
+  assert.ok(write.danger.includes('gateway-config'));
+  assert.equal(write.unsure, undefined);
+});
+
+it('the terminal prompt says a line MAY reach the gateway\'s own configuration when its target is unknown, and that it reaches it when it surely does', () => {
+  const ws = join(home, 'proj');
+  const request = (line: string): ApprovalRequest => ({ kind: 'exec', command_or_path: line, asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('exec', line, undefined, ws, undefined, config) });
+  const maybe = approvalDetails(request('echo [] > $OUT')).join('\n');
+  assert.match(maybe, /!! DANGER: gateway-config \(maybe\)/);
+  assert.match(maybe, /!! gateway-config: it MAY reach the gateway's own configuration/);
+  assert.doesNotMatch(maybe, /it reaches the gateway's own configuration/);
+  const surely = approvalDetails(request('cp x ~/.config/chatty/approvals.json')).join('\n');
+  assert.match(surely, /!! DANGER: .*\bgateway-config$/m);
+  assert.match(surely, /!! gateway-config: it reaches the gateway's own configuration/);
+  assert.doesNotMatch(surely, /\(maybe\)|MAY /);
+});
