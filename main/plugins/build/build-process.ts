@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PluginLoadError } from '../errors.js';
 
 /** How long a build in a child process may take before it is stopped (they take 15–75 s). */
@@ -40,7 +41,8 @@ export interface BuildProcessOptions {
 export function buildInChildProcess(dir: string, options: BuildProcessOptions = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? BUILD_TIMEOUT_MS;
   const entry = fileURLToPath(new URL(FROM_SOURCE ? './build-process-entry.ts' : './build-process-entry.js', import.meta.url));
-  const args = [...(FROM_SOURCE ? ['--import', import.meta.resolve('tsx')] : []), entry, dir];
+  // Not import.meta.resolve: sources loaded by tsx's require hook (a worker thread on Node 20, which gets no module hooks) have none.
+  const args = [...(FROM_SOURCE ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []), entry, dir];
   const electron = process.versions['electron'] !== undefined ? { ELECTRON_RUN_AS_NODE: '1' } : {};
   return new Promise<void>((resolve, reject) => {
     if (options.signal?.aborted) return reject(new PluginLoadError('the build was stopped before it started'));

@@ -19,6 +19,7 @@ import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource, type CheckedFile } from './source-check.js';
 import { BUILD_STAMP, sourcesDigest } from './source-digest.js';
+import { buildInChildProcess } from './build-process.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
@@ -66,6 +67,12 @@ export async function buildPlugin(dir: string, options: BuildOptions = {}): Prom
   options.onBuilding?.();
   const files = checkPluginSource(source, root);
   const started = performance.now();
+  if (!isMainThread) {
+    // A worker thread cannot move the working directory, which the build must (componentizePlugin):
+    // from `/` componentize-js would show its engine the whole disk. A child process's main thread can.
+    await buildInChildProcess(root);
+    return { wasmPath, bytes: statSync(wasmPath).size, ms: performance.now() - started };
+  }
   const component = await componentizePlugin(files, relative(root, source).split(sep).join('/'));
   await writeComponentInside(wasmPath, component, root, realRoot);
   return { wasmPath, bytes: component.length, ms: performance.now() - started };
@@ -158,8 +165,7 @@ function componentizePlugin(files: readonly CheckedFile[], sourcePath: string): 
       }
       const entry = join(copy, `${ENTRY_PREFIX}${randomBytes(6).toString('hex')}.js`);
       await writeFile(entry, entrySource(`./${sourcePath}`), { mode: 0o600, flag: 'wx' });
-      if (isMainThread) process.chdir(copy);
-      else if (copy.startsWith(cwd)) throw new PluginLoadError(`componentize-js cannot build from the working directory ${cwd} in a worker thread; build from the main thread or another directory`);
+      process.chdir(copy); // the main thread's: buildPlugin sends a worker thread's build to a child process
       // The WIT goes in as text: componentize-js reads `witPath` through preview2-shim, which
       // starts with no preopens.
       const { component } = await componentize({
