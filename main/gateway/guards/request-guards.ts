@@ -21,12 +21,27 @@ export function requestGuards(token: () => string, maxBytes: number, bodies: Rea
     }
     // Its connection is now never the one closed to make room at the connection cap.
     connectionAuthorised(ctx.req.socket);
-    return readBodyWithin(ctx, bodies, maxBytes).then((read) => {
-      if (!read) return undefined;
-      // The body counts among the bodies held while the handler runs with it, then is dropped.
-      const handled = next().finally(() => (ctx.state.rawBody = undefined));
-      ctx.state.holdBodyUntil?.(handled);
-      return handled;
+    // One promise a request: settled when the handler's is, the body counted until then.
+    return new Promise<void>((resolve, reject) => {
+      readBodyWithin(ctx, bodies, maxBytes, (hold) => {
+        if (hold === undefined) return resolve();
+        // The body counts among the bodies held while the handler runs with it, then is dropped.
+        const release = hold();
+        const done = (): void => {
+          ctx.state.rawBody = undefined;
+          release();
+        };
+        next().then(
+          () => {
+            done();
+            resolve();
+          },
+          (err: unknown) => {
+            done();
+            reject(err);
+          },
+        );
+      });
     });
   };
 }

@@ -18,6 +18,7 @@ export type BodyKind = 'request' | 'answer';
 export interface ReadingBody {
   readonly kind: BodyKind;
   bytes: number;
+  /** When its sender last sent a byte, as the ledger's tick: only which came first is ever asked. */
   sentAt: number;
   /** Whole and handed to its request, which runs with it: never let go, counted until `end`. */
   inUse: boolean;
@@ -38,6 +39,12 @@ export interface ReadingBody {
 export class ReadingBodies {
   private readonly held = new Set<ReadingBody>();
   private total = 0;
+  /**
+   * The ledger's clock: one more at each body begun or sent to. Staleness is only ever compared
+   * (the stalest body goes first), so a counter orders them as the clock did, without a clock
+   * read a chunk on every request's path.
+   */
+  private tick = 0;
 
   constructor(readonly maxBytes: number = MAX_READING_BODY_BYTES) {}
 
@@ -48,7 +55,7 @@ export class ReadingBodies {
 
   /** Follows a body from before its first byte; `end` it once it is no longer held. */
   begin(kind: BodyKind, letGo: () => void): ReadingBody {
-    const body: ReadingBody = { kind, bytes: 0, sentAt: performance.now(), inUse: false, letGo };
+    const body: ReadingBody = { kind, bytes: 0, sentAt: ++this.tick, inUse: false, letGo };
     this.held.add(body);
     return body;
   }
@@ -61,7 +68,7 @@ export class ReadingBodies {
    */
   holds(body: ReadingBody, bytes: number): boolean {
     if (!this.held.has(body)) return false;
-    body.sentAt = performance.now();
+    body.sentAt = ++this.tick;
     return this.grow(body, bytes);
   }
 

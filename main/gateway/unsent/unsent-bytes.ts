@@ -17,6 +17,7 @@ interface Connection {
   readonly responses: Set<ServerResponse>;
   /** What it held right after the last write, or when last seen holding less: less again is reading. */
   backlog: number;
+  /** When last seen reading, as the ledger's tick: only which came first is ever asked. */
   readAt: number;
   /** Its socket was destroyed to make room: counted until its 'close', never chosen again. */
   closing: boolean;
@@ -54,6 +55,12 @@ export class UnsentBytes {
    * they hold now (held bytes grow only by writes), so while it fits nobody needs summing.
    */
   private heldAtMost = 0;
+  /**
+   * The ledger's clock: one more at each write and connection followed. Only which connection
+   * read longest ago is ever asked, so a counter orders them as the clock did, without a clock
+   * read a write on every response's path.
+   */
+  private tick = 0;
 
   constructor(private readonly maxBytes: number = MAX_UNSENT_BYTES) {
     this.Response = countedResponse(this);
@@ -96,7 +103,7 @@ export class UnsentBytes {
     const socket = res.req.socket;
     let connection = this.connections.get(socket);
     if (!connection || !connection.responses.has(res)) connection = this.follow(res, socket, connection);
-    const now = performance.now();
+    const now = ++this.tick;
     lookAt(connection, now); // holding nothing before this write: it has read all it was sent
     this.makeRoom(connection, chunkBytes(chunk), now);
     return connection;
@@ -113,7 +120,7 @@ export class UnsentBytes {
   private follow(res: ServerResponse, socket: Socket, known: Connection | undefined): Connection {
     let connection = known;
     if (!connection) {
-      const created: Connection = { socket, responses: new Set(), backlog: 0, readAt: performance.now(), closing: false };
+      const created: Connection = { socket, responses: new Set(), backlog: 0, readAt: ++this.tick, closing: false };
       socket.once('close', () => this.holding.delete(created));
       this.connections.set(socket, created);
       connection = created;
