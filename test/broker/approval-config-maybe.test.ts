@@ -79,3 +79,38 @@ it('the terminal prompt says a line MAY reach the gateway\'s own configuration w
   assert.match(surely, /!! gateway-config: it reaches the gateway's own configuration/);
   assert.doesNotMatch(surely, /\(maybe\)|MAY /);
 });
+
+/*
+ * `~` and `$HOME` were read as the gateway's home even on a line that sets HOME first: with the
+ * workspace `~/proj`, `HOME=.. ; cp -r evil/chatty ~/.config/` merges a folder over the real
+ * `~/.config/chatty` (bash: `~` is `$HOME`, now `..` of the workspace), read as
+ * `~/proj/.config/chatty`: asked with only `outside-workspace`, an exact rule offered. A line that
+ * sets HOME or XDG_CONFIG_HOME anywhere now has no home the gateway can place: a write spelt from
+ * home is where it lands unread (`unread-landing`, nothing offered) and `gateway-config` (maybe)
+ * when it could reach the gateway's files.
+ */
+it('a line that sets HOME reads ~ and $HOME as a home it cannot place: unread-landing, gateway-config (maybe), nothing offered', () => {
+  const ws = join(home, 'proj');
+  mkdirSync(join(ws, '.config'), { recursive: true });
+  process.env['HOME'] = ws; // the gateway's home: the workspace; the rules live one folder up
+  try {
+    for (const line of [
+      'HOME=.. ; cp -r evil/chatty ~/.config/',
+      'HOME=.. cp -r evil/chatty ~/.config/',
+      'export HOME=..; cp -r evil/chatty $HOME/.config/',
+      `sh -c 'HOME=${home}; cp -r evil/chatty ~/.config'`,
+      'XDG_CONFIG_HOME=../.config; cp -r evil/chatty $XDG_CONFIG_HOME/',
+      'HOME=.. ; cd ~/.config && cp -r ../evil/chatty .',
+    ]) {
+      const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+      assert.ok(context.danger.includes('gateway-config'), `${line}: ${context.danger.join(', ')}`);
+      assert.deepEqual(context.proposals, [], line);
+    }
+    // The same line without HOME set: the gateway's own home, as before (its .config is the workspace's).
+    const plain = vouchedContext('exec', 'cp -r evil/chatty ~/.config/', undefined, ws, undefined, config);
+    assert.ok(!plain.danger.includes('gateway-config'), plain.danger.join(', '));
+    assert.ok(!plain.danger.includes('unread-landing'), plain.danger.join(', '));
+  } finally {
+    process.env['HOME'] = home;
+  }
+});

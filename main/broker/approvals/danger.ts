@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename, posix } from 'node:path';
 import { hasHidden } from '../../display/index.js';
 import { wordPlace, type ConfigPlaces } from './gateway-config.js';
-import { fromHome, unplacedHome } from './home-path.js';
+import { belowHome, fromHome, readingLine, unplacedHome } from './home-path.js';
 import { asWritten, landing, pathTags, placePath } from './sensitive-paths.js';
 import { braceWords } from './brace-words.js';
 import { extractionFolders } from './extract-folders.js';
@@ -54,6 +54,11 @@ export interface DangerOptions {
  * person is told which (a line that MAY write there is not said to write there).
  */
 export function dangerReading(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: DangerOptions = {}): { tags: DangerTag[]; unsure: DangerTag[] } {
+  // A command line that sets HOME has no home the gateway can place (a write's path is read by no shell).
+  return kind === 'exec' ? readingLine(commandOrPath, () => readDanger(kind, commandOrPath, workspace, diffStat, options)) : readDanger(kind, commandOrPath, workspace, diffStat, options);
+}
+
+function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): { tags: DangerTag[]; unsure: DangerTag[] } {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
   const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false }, folders: NO_OTHER_FOLDERS };
@@ -341,7 +346,7 @@ function isFolderTarget(target: string, at: Where): boolean {
 function oneWriteTags(target: string, at: Where): DangerTag[] {
   let tags = pathTags(target, at.workspace);
   // Another user's home the gateway cannot place (`~bob/x`): outside, and where it lands is not read.
-  if (unplacedHome(target)) return [...new Set<DangerTag>([...tags, 'unread-landing', ...(at.config !== undefined && at.config.reachedFromAnyFolder(target.replace(/^~[^/]*\/?/, '')) ? ['gateway-config' as const] : [])])];
+  if (unplacedHome(target)) return [...new Set<DangerTag>([...tags, 'unread-landing', ...(at.config !== undefined && at.config.reachedFromAnyFolder(belowHome(target)) ? ['gateway-config' as const] : [])])];
   // `~/x` too: the gateway's own home (the user's), so that a write there is followed to where it lands.
   const placed = at.followLinks ? (placePath(target, at.workspace).path ?? fromHome(target)) : undefined;
   // The gateway's own files, or a folder holding one: as asked here (a glob: any it could match), where the links take it below.
@@ -437,7 +442,7 @@ function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: 
       if (each === undefined) return ['maybe']; // could be any word
       return each.map((one): Reach => {
         // `~bob/.config/chatty/x` for a user the gateway cannot place: from any folder.
-        if (unplacedHome(one)) return config.reachedFromAnyFolder(one.replace(/^~[^/]*\/?/, '')) && 'maybe';
+        if (unplacedHome(one)) return config.reachedFromAnyFolder(belowHome(one)) && 'maybe';
         const place = wordPlace(one, workspace);
         if (place === undefined) return false;
         const above = workspace !== undefined && (place === workspace || workspace.startsWith(place === '/' ? '/' : `${place}/`));

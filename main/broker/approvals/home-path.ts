@@ -21,7 +21,7 @@ export function fromHome(target: string): string | undefined {
     return home === undefined ? undefined : `${home}${user[2] ?? ''}`;
   }
   const m = HOME_SPELLING.exec(target);
-  if (!m) return undefined;
+  if (!m || homeReset) return undefined;
   const base = m[1]!.includes('XDG') ? (process.env['XDG_CONFIG_HOME'] ?? '') : homedir();
   const path = `${base}${m[2] ?? ''}`;
   return path === '' ? undefined : path;
@@ -36,8 +36,38 @@ const USER_HOME = /^~([A-Za-z0-9._][A-Za-z0-9._-]*)(\/.*)?$/;
  * read as outside the workspace and unpredictable (never as the relative word it reads as).
  */
 export function unplacedHome(target: string): boolean {
+  if (homeReset && HOME_SPELLING.test(target)) return true;
   const user = USER_HOME.exec(target);
   return user !== null && userHome(user[1]!) === undefined;
+}
+
+/** What follows a home spelling (`~bob/.config/x`, `$HOME/.config/x`: `.config/x`); `target` when it has none. */
+export function belowHome(target: string): string {
+  const home = HOME_SPELLING.exec(target) ?? USER_HOME.exec(target);
+  return home ? (home[2] ?? '').replace(/^\/+/, '') : target;
+}
+
+/**
+ * While a line that sets HOME or XDG_CONFIG_HOME is read (`HOME=.. ; cp x ~/.config/chatty/`,
+ * `export HOME=…`, `env HOME=…`, in a nested `sh -c` too): its `~`, `$HOME` and
+ * `$XDG_CONFIG_HOME` are no longer the gateway's, and are read as a home it cannot place.
+ */
+let homeReset = false;
+
+/** Whether `line` may set HOME or XDG_CONFIG_HOME: the name anywhere but in a read of it (`$HOME`, `${HOME}`). Errs toward yes. */
+export function setsHome(line: string): boolean {
+  return /(?<![$\w{])(HOME|XDG_CONFIG_HOME)(?!\w)/.test(line);
+}
+
+/** Runs `read` with the home spellings unplaceable when `line` sets HOME (`setsHome`). */
+export function readingLine<T>(line: string, read: () => T): T {
+  const before = homeReset;
+  homeReset = before || setsHome(line);
+  try {
+    return read();
+  } finally {
+    homeReset = before;
+  }
 }
 
 /** The home folder of user `name`: the gateway's own user's from the system, another's from /etc/passwd (read again when it changes). */
