@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,11 @@ after(() => {
 });
 
 /** The fixture in `mode` on a pty; `go()` writes its FIFO. */
+/** Whether the process is stopped (job control), from its state in /proc. */
+function stopped(pid: string): boolean {
+  return /^\d+ \(.*\) T /s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
 function onPty(mode: 'typeahead' | 'guard' | 'switch' | 'tall' | 'suspend') {
   const dir = mkdtempSync(join(tmpdir(), 'chatty-guard-pty-'));
   temporary.push(dir);
@@ -145,6 +150,11 @@ test('suspend: stopped and continued while it waits (a job-control shell puts th
   const keyByKey = (): boolean => /(^|\s)-icanon(\s|$)/.test(execFileSync('stty', ['-F', tty!, '-a'], { encoding: 'utf8' }));
   assert.ok(keyByKey(), 'read key by key while the prompt waits');
   process.kill(Number(pid), 'SIGSTOP');
+  // `script` stops itself when it sees its child stopped, in its own time: continued before that, it
+  // would stop after and relay no key again. So wait until both are stopped (hang guard: 30 s).
+  for (const deadline = Date.now() + 30_000; !(stopped(pid!) && stopped(String(s.scriptPid))); await delay(20)) {
+    assert.ok(Date.now() < deadline, `not stopped after SIGSTOP: fixture ${stopped(pid!)}, script ${stopped(String(s.scriptPid))}`);
+  }
   execFileSync('stty', ['-F', tty!, 'sane']); // the shell's own modes, as bash leaves them when it runs `fg`
   process.kill(Number(pid), 'SIGCONT');
   process.kill(s.scriptPid, 'SIGCONT');
