@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { REPO_ROOT } from '../helpers/cli.js';
 
-test('importing the renderer fixture leaves no screenshots folder behind', () => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const m = await import('./test/renderer/app-fixture.ts'); console.log(m.SCREENSHOTS);"], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+test('importing the renderer fixture leaves no screenshots folder behind', { timeout: 180_000 }, () => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', "const m = await import('./test/renderer/app-fixture.ts'); console.log(m.SCREENSHOTS);"], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 180_000 }); // a hang guard: at load 28 the import alone took over 60 s
   assert.equal(run.status, 0, run.stderr);
   const folder = run.stdout.trim();
   assert.match(folder, /chatty-screenshots-/);
