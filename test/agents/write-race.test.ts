@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { commitWrite, planWrite, type PlannedWrite } from '../../main/agents/scripted/write-file.js';
@@ -64,15 +64,18 @@ while True:
         sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
 `;
 
-/** `<home>/ws/sub` and `<home>/outside`, and the PARENT_SWAPPER exchanging sub with a link to outside (`prepare` runs before it starts). */
-async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: string) => Promise<void> | void = () => {}) {
+/**
+ * `<home>/ws/sub` and `<home>/outside`, and the PARENT_SWAPPER exchanging sub with a link to outside
+ * (or to the folder `linkTo` names; `prepare` runs before it starts).
+ */
+async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: string) => Promise<void> | void = () => {}, linkTo: (ws: string, outsideDir: string) => string = (_, outsideDir) => outsideDir) {
   const home = tempDir(prefix);
   const ws = join(home, 'ws');
   const outsideDir = join(home, 'outside');
   mkdirSync(join(ws, 'sub'), { recursive: true });
   mkdirSync(outsideDir);
   await prepare(ws, outsideDir);
-  const swapper = spawn('python3', ['-c', PARENT_SWAPPER, ws, outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const swapper = spawn('python3', ['-c', PARENT_SWAPPER, ws, linkTo(ws, outsideDir)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((resolve) => swapper.stdout.once('data', resolve));
   const end = () => {
     swapper.kill('SIGKILL');
@@ -116,6 +119,26 @@ test('a write to sub/<new folder>/notes.txt never makes a folder outside when su
     }
     assert.deepEqual(readdirSync(outsideDir), [], `a folder was made outside (after ${i} tries, ${written} writes)`);
     assert.ok(written > 0, 'some writes went through, to the workspace');
+  } finally {
+    end();
+  }
+});
+
+test('a write to sub/pre-commit never lands on .husky/pre-commit when sub is swapped for a symlink to .husky (inside the workspace) while it is checked (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 is Linux' : false }, async () => {
+  // The check read realpath(sub) while it was the link (.husky, inside: passed), then isLink(sub)
+  // once it was the folder again (passed), and went on from the realpath: the approved write to
+  // sub/pre-commit wrote .husky/pre-commit (within 8 tries before).
+  const { ws, end } = await parentSwap('chatty-write-inside-link-race-', (ws) => mkdirSync(join(ws, '.husky')), (ws) => join(ws, '.husky'));
+  const hook = join(ws, '.husky', 'pre-commit');
+  try {
+    let written = 0;
+    let i = 0;
+    for (; i < 2000 && !existsSync(hook); i++) {
+      const path = 'sub/pre-commit';
+      await commitWrite(ws, { path, file: join(ws, path), content: 'echo written by the agent\n', diffStat: '+1 -0' }).then(() => written++, () => {});
+    }
+    assert.equal(existsSync(hook), false, `.husky/pre-commit was written (after ${i} tries, ${written} writes)`);
+    assert.ok(written > 0, 'some writes went through, to sub/pre-commit');
   } finally {
     end();
   }

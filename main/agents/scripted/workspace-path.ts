@@ -79,7 +79,11 @@ export async function resolveInWorkspace(workspace: string, path: string, option
     if (await isLink(next)) {
       throw new WorkspaceRefusal(`${quoted} goes through ${JSON.stringify(relative(root, next))}, a symbolic link (to ${JSON.stringify(relative(root, real) || '.')}): write the path as it really is`);
     }
-    dir = real;
+    // On with the name as written, not `real`: `real` was read before `isLink` looked, so a folder
+    // swapped for a link (to `.husky`, inside) while `realpath` ran, and back before `isLink`, would
+    // have the write land where the link led (`.husky/pre-commit` for `docs/a/pre-commit`). Not a
+    // link, the name is the folder; a link put there later is refused by the descriptor walk.
+    dir = next;
   }
 
   const file = join(dir, segments[segments.length - 1]!);
