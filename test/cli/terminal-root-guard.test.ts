@@ -25,7 +25,8 @@ const temporary: string[] = [];
 /** A test that failed leaves its fixture waiting: ending `script` hangs up its terminal. */
 const running = new Set<ChildProcess>();
 afterEach(() => {
-  for (const child of running) child.kill();
+  // SIGKILL: a SIGTERM waits, unacted, on a `script` left stopped (the suspend test failing midway), and held this file's process for good.
+  for (const child of running) child.kill('SIGKILL');
   running.clear();
 });
 after(() => {
