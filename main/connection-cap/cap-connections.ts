@@ -10,7 +10,7 @@ import type { Server, Socket } from 'node:net';
  * slot with silent connections (reopening each one a timeout closes) and lock honest peers out.
  * The one rule for every local server of ours that anyone running as the user can reach: the
  * gateway's HTTP server (proven: it sent a request with the launch token;
- * `gateway/connection-limits.ts`; never spent) and the shared participant socket (proven: it sent
+ * `gateway/connection-limits.ts`; spent: it runs no request, idle between requests or its body not yet whole) and the shared participant socket (proven: it sent
  * its first line; spent: its refusal is written and flushed, and only waits for the peer to close;
  * `fabric/admission/participant-socket.ts`).
  */

@@ -15,7 +15,8 @@ export interface ConnectionLimits {
   readonly requestTimeoutMs: number;
   /**
    * Connections held at once. Past it the oldest connection that has not yet sent an authorised
-   * request is closed, unanswered (the newcomer itself when every other one has).
+   * request is closed, unanswered; when every other one has, the oldest of them not running a
+   * request (idle between requests, or its body not yet whole); only when none is, the newcomer.
    */
   readonly maxConnections: number;
 }
@@ -51,7 +52,27 @@ export function limitedServer(
     },
     listener,
   );
-  // Room is made by closing the oldest connection not yet authorised (the shared rule: `capConnections`).
-  capConnections(server, maxConnections, (socket) => authorised.has(socket));
+  // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
+  // one that runs no request (the shared rule: `capConnections`).
+  capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest);
   return server;
+}
+
+/**
+ * The response Node has on a connection now (set from its request's head until the response is
+ * sent whole; internal to node:http, the same on Node 20 and 22), absent between requests.
+ */
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+/**
+ * An authorised connection whose closing loses no work: idle between requests (a keep-alive
+ * client opens another), or its request's body not yet whole (nothing of it has run: sent again,
+ * as a body the ledger lets go is). Without this a token holder held every slot, with slow bodies
+ * renewed at each request timeout or idle connections pinged every few seconds, and every other
+ * client was closed unanswered. A request running, a stream, or an answer not yet sent whole
+ * (the unsent-bytes ledger's to bound) is never closed to make room.
+ */
+function runsNoRequest(socket: Socket): boolean {
+  const res = (socket as HttpSocket)._httpMessage;
+  return res === undefined || res === null || !res.req.complete;
 }
