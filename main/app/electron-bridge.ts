@@ -6,7 +6,7 @@ import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
-import { renewPreloadCopies } from './preload-copy.js';
+import { checkPreloadCopies, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
 import { bridgeWorkspace } from './pages-guard.js';
 import { refuseTrustFilesInWorkspace } from './trust-files-guard.js';
 
@@ -174,14 +174,32 @@ interface WindowHumanity {
  * again (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
  */
 function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void, log: (line: string) => void): () => void {
-  // Why the preload of the top frame's document is not the checked copy (its renewal failed), if it is not.
+  // Why the preload of the top frame's document is not the checked copy (its renewal failed, or a
+  // copy was changed since), if it is not.
   let preloadUnchecked: string | undefined;
+  // The copies' changes seen (preloadTamperings) when this document's preload was renewed. At the
+  // attach, 0: the page may have loaded before it, from a copy changed and renewed since.
+  let tamperingsAtRenewal = 0;
+  // Electron reads the preload some time after its renewal (the load, the renderer's start): a
+  // link made and written in between would be what runs. So the copies are checked again when the
+  // document is there (did-navigate) and at each of its calls: any copy changed since this
+  // document's renewal (now or seen before) may be what it ran, and its calls are refused, the
+  // window nobody to ask, until a load renews the copies.
+  const judgePreload = (): void => {
+    for (const { copy, change } of checkPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else: ${change}; the windows loaded from it are nobody to ask until they load again`);
+    if (preloadUnchecked === undefined && preloadTamperings() > tamperingsAtRenewal) {
+      preloadUnchecked = "the window's preload copy was changed by someone else after it was renewed: the page may run their script";
+      noPageToAsk(preloadUnchecked);
+    }
+  };
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
+      const topFrame = event.sender === contents && frame !== null && frame === contents.mainFrame;
+      if (topFrame) judgePreload();
       // Only this window's top frame: a sub-frame (even at the page's URL) is refused, and so is a
-      // page whose preload could not be renewed (it may run what an agent wrote).
-      const sender = { url: frame?.url ?? '', isMainFrame: event.sender === contents && frame !== null && frame === contents.mainFrame && preloadUnchecked === undefined };
+      // page whose preload is not the checked copy (it may run what an agent wrote).
+      const sender = { url: frame?.url ?? '', isMainFrame: topFrame && preloadUnchecked === undefined };
       return host.handle(channel, sender, payload);
     });
   }
@@ -207,6 +225,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   const judgeTopFrame = (newDocument: boolean, failure?: string): void => {
     const url = contents.mainFrame.url;
     if (failure !== undefined) return noPageToAsk(failure);
+    if (newDocument) judgePreload();
     if (preloadUnchecked !== undefined) return noPageToAsk(preloadUnchecked);
     if (url !== pageUrl) return noPageToAsk(`the window left its page for ${url}`);
     if (newDocument) host.windowReset('the window was reloaded');
@@ -218,16 +237,17 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     host.takeDesk();
   };
   // A new document of the top frame starts: Electron reads `webPreferences.preload` for it next,
-  // from the disk. The copies preloadCopy made are renewed now (new files), so a hard link made to
-  // one during this launch, and written, is not what runs. Not for a sub-frame (no preload runs
-  // there) or a same-document navigation (none runs again).
+  // from the disk. The copies preloadCopy made are renewed now (a changed one written again as a
+  // new file), so a hard link made to one during this launch, and written, is not what runs. Not
+  // for a sub-frame (no preload runs there) or a same-document navigation (none runs again).
   const onNavigationStart = (details: unknown, _url: string, isSameDocument: boolean, isMainFrame: boolean): void => {
     const fields = (typeof details === 'object' && details !== null ? details : {}) as { isMainFrame?: unknown; isSameDocument?: unknown };
     if (!(typeof fields.isMainFrame === 'boolean' ? fields.isMainFrame : isMainFrame)) return;
     if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return;
     try {
-      for (const { copy, names } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} had ${names} names (a hard link to it): renewed as a new file before the load`);
+      for (const { copy, change } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else (${change}): renewed as a new file before the load`);
       preloadUnchecked = undefined;
+      tamperingsAtRenewal = preloadTamperings();
     } catch (err) {
       preloadUnchecked = `the window's preload could not be checked (${(err as Error).message})`;
       log(`bridge: cannot renew the preload copy before the load: ${(err as Error).message}; the page is nobody to ask until a load renews it`);

@@ -10,7 +10,7 @@
 // again), read-only, in a folder only this user could have changed (it and every folder above it),
 // and named by its content's digest.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, realpathSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync, unlinkSync, writeSync, type BigIntStats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
 import { whyFolderChainOpen, whyOpenToOthers } from '../owner-only/closed-to-others.js';
@@ -26,9 +26,32 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
 /**
  * The copies this process made (the paths preloadCopy returned, in folders it checked), with the
- * bytes read at launch: a bridge renews them at each load of its window (renewPreloadCopies).
+ * bytes read at launch and the file last written there (undefined once someone else changed it:
+ * the next renewal writes it again): a bridge renews them at each load of its window
+ * (renewPreloadCopies) and checks them at each call of its page (checkPreloadCopies).
  */
-const copiesMade = new Map<string, Buffer>();
+const copiesMade = new Map<string, { bytes: Buffer; written: WrittenFile | undefined }>();
+
+/**
+ * The file this process wrote at a copy's name, as the kernel stamped it once in place: a hard
+ * link made to it, a chmod or a write moves its ctime (which no one can set back), a file renamed
+ * over it is another inode.
+ */
+interface WrittenFile {
+  dev: bigint;
+  ino: bigint;
+  ctimeNs: bigint;
+  mtimeNs: bigint;
+  size: bigint;
+  mode: bigint;
+}
+
+/**
+ * How many times a copy was found changed by someone else since this process wrote it, ever: a
+ * bridge refuses its page's calls when this grew since its document's preload was renewed
+ * (that document may have run what was written).
+ */
+let tamperings = 0;
 
 /** The names preloadCopy writes in its folder: a copy, and the new file renamed over it. */
 const COPY_NAME = /^index-[0-9a-f]{64}\.cjs$/;
@@ -52,38 +75,100 @@ export function preloadCopy(folder: string, source?: string): string {
   keepFromWorkspaces(dir, 'the preload copy folder');
   const name = `index-${createHash('sha256').update(read.bytes).digest('hex')}.cjs`;
   const copy = join(dir, name);
-  writeNewFile(dir, copy, read.bytes);
+  const written = writeNewFile(dir, copy, read.bytes);
   removeOtherCopies(dir, name);
   for (const made of copiesMade.keys()) if (dirname(made) === dir && made !== copy) copiesMade.delete(made); // removed just now
-  copiesMade.set(copy, read.bytes);
+  copiesMade.set(copy, { bytes: read.bytes, written });
   return copy;
 }
 
 /**
- * Every copy preloadCopy made in this process written again as a new file of the bytes read at
- * launch, its folder judged again as at launch: called as a bridged window's top frame starts a
- * new document, just before Electron reads its preload (Electron tells no one which file a
- * window's preload is, so each copy made is renewed), so a hard link made to a copy during this
- * launch (an agent's `ln <copy> notes.cjs`, then `chmod` and a plain write of `notes.cjs`) reaches
- * an inode no window reads any more. Returns the copies that had more than one name (someone
- * linked them). Throws, saying why, when a copy cannot be renewed: then the load's preload is not
- * one to trust.
+ * Every copy preloadCopy made in this process, as a new document of a bridged window's top frame
+ * starts, just before Electron reads its preload (Electron tells no one which file a window's
+ * preload is, so each copy made is seen to): its folder judged again as at launch, and the copy,
+ * if anyone changed it since this process wrote it (a hard link made to it, an agent's
+ * `ln <copy> notes.cjs`, then `chmod` and a plain write of `notes.cjs`; a file renamed over it),
+ * written again as a new file of the bytes read at launch, which that link does not reach. A copy
+ * nobody touched is left as it is (nothing is written at a load: a page starting navigations in a
+ * loop costs a stat and a small read each). Returns the copies found changed, saying how. Throws,
+ * saying why, when a copy cannot be renewed: then the load's preload is not one to trust.
  */
-export function renewPreloadCopies(): { copy: string; names: number }[] {
-  const linked: { copy: string; names: number }[] = [];
-  for (const [copy, bytes] of copiesMade) {
+export function renewPreloadCopies(): { copy: string; change: string }[] {
+  const changed: { copy: string; change: string }[] = [];
+  for (const [copy, made] of copiesMade) {
     const dir = ownerOnlyCopyFolder(dirname(copy));
     if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
-    let names = 1;
-    try {
-      names = lstatSync(copy).nlink;
-    } catch {
-      // gone: it is made again below
+    const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made.bytes, made.written);
+    if (change === undefined) continue;
+    if (made.written !== undefined) {
+      made.written = undefined;
+      tamperings += 1;
     }
-    writeNewFile(dir, copy, bytes);
-    if (names > 1) linked.push({ copy, names });
+    changed.push({ copy, change });
+    made.written = writeNewFile(dir, copy, made.bytes);
   }
-  return linked;
+  return changed;
+}
+
+/**
+ * Every copy preloadCopy made checked as it lies now (at a call of a bridged page, whose preload
+ * Electron read some time after its renewal): the copies someone else changed since this process
+ * wrote them, saying how. Each such change is counted once (preloadTamperings), and the next
+ * renewal writes the copy again. Costs a stat and a read of the copy (a few KiB) per copy.
+ */
+export function checkPreloadCopies(): { copy: string; change: string }[] {
+  const changed: { copy: string; change: string }[] = [];
+  for (const [copy, made] of copiesMade) {
+    if (made.written === undefined) continue; // counted already; renewed at the next load
+    const change = changeTo(copy, made.bytes, made.written);
+    if (change === undefined) continue;
+    made.written = undefined;
+    tamperings += 1;
+    changed.push({ copy, change });
+  }
+  return changed;
+}
+
+/** How many times a copy was found changed by someone else in this process (see `tamperings`). */
+export function preloadTamperings(): number {
+  return tamperings;
+}
+
+/**
+ * How the file at `copy` is no longer the one this process wrote (`written`, holding `bytes`), or
+ * undefined when it still is: the same inode, one name, its ctime and mtime unmoved, its bytes.
+ * Read through the descriptor stamped (no name followed, no FIFO waited on).
+ */
+function changeTo(copy: string, bytes: Buffer, written: WrittenFile): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(copy, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    return `it cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  try {
+    const now = fstatSync(fd, { bigint: true });
+    if (now.nlink > 1n) return `it has ${now.nlink} names (a hard link to it)`;
+    if (!sameFile(now, written)) return 'it is not the file written (replaced, or its mode, size or times changed)';
+    const read = Buffer.alloc(bytes.length + 1);
+    let filled = 0;
+    for (let got = -1; got !== 0 && filled < read.length; filled += got) got = readSync(fd, read, filled, read.length - filled, filled);
+    if (!read.subarray(0, filled).equals(bytes)) return 'its bytes are not the preload\'s';
+    return undefined;
+  } catch (err) {
+    return `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function stampOf(stat: BigIntStats): WrittenFile {
+  return { dev: stat.dev, ino: stat.ino, ctimeNs: stat.ctimeNs, mtimeNs: stat.mtimeNs, size: stat.size, mode: stat.mode };
+}
+
+function sameFile(stat: BigIntStats, written: WrittenFile): boolean {
+  const now = stampOf(stat);
+  return (Object.keys(written) as (keyof WrittenFile)[]).every((key) => now[key] === written[key]);
 }
 
 /**
@@ -142,24 +227,30 @@ function ownerOnlyCopyFolder(dir: string): string {
 
 /**
  * `bytes` as a new file renamed over `copy`: never a write into a file that is there (it may have
- * other names). On any failure the new file is removed and the error says what was in the way.
+ * other names). Returns the file as stamped once in place (a rename moves its ctime), taken
+ * through the descriptor written, and checked to be what the name leads to. No fsync: each launch
+ * writes the copy again. On any failure the new file is removed and the error says what was in
+ * the way.
  */
-function writeNewFile(dir: string, copy: string, bytes: Buffer): void {
+function writeNewFile(dir: string, copy: string, bytes: Buffer): WrittenFile {
   const temp = join(dir, `.index-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
   const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
+  let renamed = false;
   try {
-    try {
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
     renameSync(temp, copy);
+    renamed = true;
+    const written = stampOf(fstatSync(fd, { bigint: true }));
+    const there = lstatSync(copy, { bigint: true });
+    if (there.ino !== written.ino || there.dev !== written.dev) throw new Error('another file was put at its name as it was written');
+    return written;
   } catch (err) {
-    rmSync(temp, { force: true });
+    if (!renamed) rmSync(temp, { force: true });
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EISDIR' ? 'a folder is in the way (EISDIR)' : (code ?? (err as Error).message);
     throw new Error(`preloadCopy: cannot put the copy at ${copy}: ${why}`, { cause: err });
+  } finally {
+    closeSync(fd);
   }
 }
 

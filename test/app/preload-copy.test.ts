@@ -38,6 +38,34 @@ function packagePreload(name: string): string {
   return join(dir, 'index.cjs');
 }
 
+/**
+ * A copy of `name`'s stand-in preload under its userData, a gateway whose agents work in
+ * `<name>/agents`, and a window at its page with a bridge attached (its log lines kept). With
+ * `beforeAttach`, run between the gateway's start and the window (the window's page then loaded).
+ */
+async function bridgedWindow(name: string, beforeAttach: (copy: string, workspace: string) => void = () => {}) {
+  const userData = join(scratch, name, 'user-data');
+  const copy = preloadCopy(userData, packagePreload(name));
+  const workspace = join(scratch, name, 'agents');
+  mkdirSync(workspace);
+  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
+  gateways.push(gw);
+  beforeAttach(copy, workspace);
+  const window = windowAtPage();
+  const lines: string[] = [];
+  const detach = attachDesktopBridge(gw.gateway, window, { log: (line) => lines.push(line) });
+  return { userData, copy, workspace, window, lines, detach };
+}
+
+/** The agent's approved `ln <copy> notes.cjs`, then `chmod u+w notes.cjs` and a plain write; returns notes.cjs. */
+function agentWritesThroughLink(copy: string, workspace: string): string {
+  const notes = join(workspace, 'notes.cjs');
+  linkSync(copy, notes);
+  chmodSync(notes, 0o600);
+  writeFileSync(notes, AGENT);
+  return notes;
+}
+
 test("a write through a hard link to the package's preload, made after launch, changes nothing a window runs", () => {
   const source = packagePreload('link-to-source');
   const userData = join(scratch, 'link-to-source', 'user-data');
@@ -66,27 +94,14 @@ test('each launch makes a new copy: a hard link to the last one, written, is not
 });
 
 test("a hard link to this launch's copy, written, is not what the window's next load runs: the bridge renews the copy as each new document of the top frame starts", async () => {
-  const source = packagePreload('link-in-launch');
-  const userData = join(scratch, 'link-in-launch', 'user-data');
-  const copy = preloadCopy(userData, source);
-  const workspace = join(scratch, 'link-in-launch', 'agents');
-  mkdirSync(workspace);
-  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
-  gateways.push(gw);
-  const window = windowAtPage();
-  const lines: string[] = [];
-  const detach = attachDesktopBridge(gw.gateway, window, { log: (line) => lines.push(line) });
+  const { copy, workspace, window, lines, detach } = await bridgedWindow('link-in-launch');
   try {
-    // The agent's approved `ln <copy> notes.cjs`, then `chmod u+w notes.cjs` and a plain write.
-    const notes = join(workspace, 'notes.cjs');
-    linkSync(copy, notes);
-    chmodSync(notes, 0o600);
-    writeFileSync(notes, AGENT);
+    agentWritesThroughLink(copy, workspace);
     window.startNavigation(); // a reload, or the load after a crash: Electron reads the preload next
     assert.equal(readFileSync(copy, 'utf8'), PRELOAD, 'what the next load reads is the package\'s preload');
     assert.equal(statSync(copy).mode & 0o777, 0o400);
     assert.equal(statSync(copy).nlink, 1, 'a new file the link does not reach');
-    assert.ok(lines.some((line) => /preload copy .* had 2 names/.test(line)), `the second name is logged: ${lines.join(' | ')}`);
+    assert.ok(lines.some((line) => /preload copy .* 2 names/.test(line)), `the second name is logged: ${lines.join(' | ')}`);
     // A sub-frame's or a same-document navigation runs no preload: nothing is renewed.
     const ino = statSync(copy).ino;
     window.startNavigation(undefined, { isMainFrame: false });
@@ -97,17 +112,52 @@ test("a hard link to this launch's copy, written, is not what the window's next 
   }
 });
 
+test('a link made and written between the renewal and the read (the agent watching the folder) is found when the page is there: its calls are refused until a load renews the copy', async () => {
+  const { copy, workspace, window, lines, detach } = await bridgedWindow('race');
+  try {
+    window.startNavigation(); // the renewal
+    const notes = agentWritesThroughLink(copy, workspace); // the agent links the new copy the moment it is there
+    rmSync(notes); // and takes its name away again: the copy has one name, the agent's bytes
+    window.reload(); // Electron read the preload in between: the agent's bytes
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
+    assert.ok(lines.some((line) => /preload copy .* was changed by someone else/.test(line)), lines.join(' | '));
+    window.startNavigation(); // the next load: written again, untouched until the page is there
+    window.reload();
+    assert.equal(readFileSync(copy, 'utf8'), PRELOAD);
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+  } finally {
+    detach();
+  }
+});
+
+test('a window whose page loaded before its bridge was attached, from a copy changed before, is not answered until it loads again', async () => {
+  // The window's page loaded already, after the write: Electron read the agent's bytes.
+  const { window, detach } = await bridgedWindow('late-attach', agentWritesThroughLink);
+  try {
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/);
+    window.startNavigation();
+    window.reload();
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+  } finally {
+    detach();
+  }
+});
+
+test('a load with the copy untouched writes nothing: navigations started in a loop (even ones will-navigate refuses) cost a stat and a small read each, not a new file', async () => {
+  const { copy, window, detach } = await bridgedWindow('untouched');
+  try {
+    const before = statSync(copy, { bigint: true });
+    for (let i = 0; i < 200; i++) window.startNavigation('https://example.com/');
+    const now = statSync(copy, { bigint: true });
+    assert.equal(now.ino, before.ino, 'the same file');
+    assert.equal(now.ctimeNs, before.ctimeNs, 'not written, not renamed');
+  } finally {
+    detach();
+  }
+});
+
 test('a copy that cannot be renewed at a load leaves the window nobody to ask: approvals are not sent to a page whose preload was not checked', async () => {
-  const source = packagePreload('renew-fails');
-  const userData = join(scratch, 'renew-fails', 'user-data');
-  const copy = preloadCopy(userData, source);
-  const workspace = join(scratch, 'renew-fails-agents');
-  mkdirSync(workspace);
-  const bridged = await startGateway(undefined, { broker: { root: { workspaceRoot: workspace } } });
-  gateways.push(bridged);
-  const window = windowAtPage();
-  const lines: string[] = [];
-  const detach = attachDesktopBridge(bridged.gateway, window, { log: (line) => lines.push(line) });
+  const { userData, window, lines, detach } = await bridgedWindow('renew-fails');
   try {
     chmodSync(join(userData, 'chatty-preload'), 0o770); // open to the group: no longer a folder to trust
     window.startNavigation();
