@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { whyOpenToOthers } from './closed-to-others.js';
@@ -204,15 +204,24 @@ export class OwnerOnlyJsonFile<T> {
     // Every folder the path passes through on its way to the file: the folders above it, each
     // link's own folder and the folders above each link's target (a link in the middle of a chain,
     // or a folder above, that others may write could be re-pointed or renamed at another file).
-    // Only whether others may write it is asked (judged as its owner's: whose it is never was).
-    const walk = walkPath(this.path, (_, folder) => whyOpenToOthers(folder, folder.uid, { sticky: true }));
+    // Each folder must be ours or root's and writable by nobody else (unless sticky): a folder
+    // another user owns is one they may write. Each link followed must be ours or root's: in a
+    // sticky folder its owner may replace it (a link has no mode of its own to ask).
+    const walk = walkPath(this.path, (_, st) =>
+      st.isSymbolicLink() ? whyLinkNotOurs(st, uid) : whyOpenToOthers(st, uid, { rootMayOwn: true, sticky: true }),
+    );
     if ('gone' in walk) return false; // gone since it was opened
-    if ('why' in walk) return refuse(`is in a folder others may write (${walk.folder})`);
+    if ('why' in walk) return refuse(walk.link ? `is reached through a link another user could replace (${walk.folder} ${walk.why})` : `is in a folder others may write (${walk.folder})`);
     const there = statSync(walk.real, { throwIfNoEntry: false });
     if (there === undefined || there.ino !== file.ino || there.dev !== file.dev) return false;
     if ((file.mode & 0o077) !== 0) fchmodSync(fd, 0o600);
     return true;
   }
+}
+
+/** A link is ours or root's, or why not (who owns it: in a sticky folder they may replace it). */
+function whyLinkNotOurs(st: Stats, uid: number): string | undefined {
+  return st.uid === uid || st.uid === 0 ? undefined : `is owned by another user (uid ${st.uid})`;
 }
 
 /**

@@ -4,8 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 /** As the kernel's limit on links followed in one lookup (ELOOP). */
 const MAX_LINKS = 40;
 
-/** Where a walk ended: the real path of the file, a folder judged open (and why), or nothing there. */
-export type PathWalk = { real: string } | { folder: string; why: string } | { gone: true };
+/** Where a walk ended: the real path of the file, a folder (or a link followed) judged open and why, or nothing there. */
+export type PathWalk = { real: string } | { folder: string; why: string; link?: true } | { gone: true };
 
 /**
  * Walks `path` one name at a time, as the kernel looks it up, following each symbolic link, and
@@ -13,7 +13,9 @@ export type PathWalk = { real: string } | { folder: string; why: string } | { go
  * and, for a link to an absolute path, every folder from `/` down to its target. Whoever may write
  * one of them could rename or re-point what comes next (a link in the middle of a chain, a
  * folder above the file), so all of them are asked, as OpenSSH's StrictModes and sudo walk a path.
- * `judge` gives why a folder is open (or undefined); nothing is changed.
+ * Each link followed is judged too (its own lstat): in a sticky folder others may write (/tmp),
+ * a link's owner may replace it. `judge` gives why a folder or link is open (or undefined);
+ * nothing is changed.
  */
 export function walkPath(path: string, judge: (folder: string, st: Stats) => string | undefined): PathWalk {
   const pending = resolve(path).split('/').filter((name) => name !== '');
@@ -48,6 +50,8 @@ export function walkPath(path: string, judge: (folder: string, st: Stats) => str
     }
     if (st.isSymbolicLink()) {
       if (++links > MAX_LINKS) return { gone: true };
+      const whyLink = judge(next, st);
+      if (whyLink !== undefined) return { folder: next, why: whyLink, link: true };
       let target: string;
       try {
         target = readlinkSync(next);

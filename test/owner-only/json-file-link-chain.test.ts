@@ -6,9 +6,14 @@
  * file, judged owner-only. Likewise a folder further up (/shared/sub/file.json, `sub` renamed away
  * and replaced). Now every folder the path passes through is judged: each link's own folder and
  * every folder above each step.
+ *
+ * Each folder was judged as its owner's, and links not at all: a folder another user owns (0755:
+ * only they may write it) on the way, or a link they own in a sticky folder (/tmp: they may
+ * replace it), passed, though that user could re-point what comes next at any JSON file of the
+ * owner's. Now each folder must be the owner's or root's, and so must each link followed.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -70,5 +75,33 @@ test('a folder others may write above the file (not its own folder) is refused; 
     symlinkSync(join(own, 'to-elsewhere', 'real.json'), join(own, 'file.json'));
     assert.equal(outcome(join(own, 'file.json')), 'read {"n":1}');
     assert.equal(outcome(real), 'read {"n":1}');
+  });
+});
+
+/** Another user, for the tests that can make something theirs (as root). */
+const OTHER = 4321;
+const asRoot = { skip: process.getuid?.() !== 0 ? 'needs root to make a folder or link another user\'s' : false };
+
+test("a folder another user owns on the way to the file is refused: they may re-point what is in it", asRoot, () => {
+  withFolders(({ own, elsewhere, real }) => {
+    const theirs = join(elsewhere, '..', 'theirs');
+    mkdirSync(theirs, { mode: 0o755 });
+    chownSync(theirs, OTHER, OTHER);
+    symlinkSync(real, join(theirs, 'mid'));
+    symlinkSync(join(theirs, 'mid'), join(own, 'file.json'));
+    assert.match(outcome(join(own, 'file.json')), /^refused: .*is in a folder others may write \(.*theirs\)/);
+  });
+});
+
+test("a link another user owns in a sticky folder on the way is refused: they may replace it", asRoot, () => {
+  withFolders(({ own, shared, real }) => {
+    chmodSync(shared, 0o1777); // sticky: only a link's owner may replace it
+    symlinkSync(real, join(shared, 'mid'));
+    lchownSync(join(shared, 'mid'), OTHER, OTHER);
+    symlinkSync(join(shared, 'mid'), join(own, 'file.json'));
+    assert.match(outcome(join(own, 'file.json')), /^refused: .*is reached through a link another user could replace \(.*mid is owned by another user \(uid 4321\)\)/);
+    // The same link, ours: read (a sticky folder keeps it ours).
+    lchownSync(join(shared, 'mid'), process.getuid!(), process.getgid!());
+    assert.equal(outcome(join(own, 'file.json')), 'read {"n":1}');
   });
 });
