@@ -20,7 +20,7 @@ export { MAX_WORKERS, MAX_WORKERS_PER_TASK } from './worker-slots.js';
 export { MAILBOX_ALLOWANCE_BYTES, MAILBOX_PENDING_BYTES, MAILBOX_POST_MIN_BYTES, type MailboxOutcome, type RootMessage } from './mailbox.js';
 export { calleeSpawnContext, checkSpawnContext, deriveSpawnContext, type AgentSettings } from './spawn-context.js';
 export type { Runner, RunnerStart, StartedWorker, Workspace, WorkspaceFactory } from './runners/runner.js';
-export { QUESTION_LIMITS, checkQuestionRequest } from './question-limits.js';
+export { QUESTION_LIMITS, checkQuestionRequest, checkRelayedAnswers } from './question-limits.js';
 export {
   APPROVALS_LOG_FILE,
   DANGER_TAGS,

@@ -1,5 +1,5 @@
 import type { AnswerInput } from '../../broker/human-loop.js';
-import { describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
+import { checkRelayedAnswers, describeMatch, type ApprovalDecision, type ApprovalMatch, type ApprovalRequest, type QuestionToRoot } from '../../broker/index.js';
 import { plainGrantCommand, type PluginGrantDecision, type PluginGrantRequest } from '../../plugins/grants/index.js';
 import { approvalDetails, describeApproval, describeAsker, describeOffer, recallApproval, runningLines, shown, shownOneLine } from './describe.js';
 import { describeGrant, grantDetails } from './describe-grant.js';
@@ -219,7 +219,7 @@ export class TerminalPrompter {
 
   ask(request: QuestionToRoot, signal: AbortSignal): Promise<AnswerInput[]> {
     return this.inTurn(signal, [], async () => {
-      const answers: AnswerInput[] = [];
+      const answers: Required<AnswerInput>[] = [];
       for (const question of request.questions) {
         // A question of several lines reads indented below its first, and each option is one line, so neither can pass for a line of the gateway's own.
         this.write(`${this.prefix}${describeAsker(request.asker)} asks: ${shown(question.question)}\n`);
@@ -234,7 +234,15 @@ export class TerminalPrompter {
           const text = line.trim();
           if (text === '') continue;
           const pick = /^\d+$/.test(text) ? question.options[Number(text) - 1] : undefined;
-          answers.push(pick !== undefined ? { id: question.id, answer: pick, custom: false } : { id: question.id, answer: text, custom: true });
+          const answer = pick !== undefined ? { id: question.id, answer: pick, custom: false } : { id: question.id, answer: text, custom: true };
+          // The broker passes on only what the asker's wire may carry (RootTransport.onQuestion):
+          // an answer past it is said here and asked again, not refused once the person has gone.
+          const tooLong = checkRelayedAnswers(request.questions, [...answers, answer]);
+          if (tooLong !== undefined) {
+            this.write(`  that answer cannot be passed on (${tooLong}): please answer more briefly\n`);
+            continue;
+          }
+          answers.push(answer);
           break;
         }
       }
