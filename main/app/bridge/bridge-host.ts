@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { describeMatch } from '../../broker/approvals/index.js';
-import type { ApprovalDecision, ApprovalRequest, QuestionToRoot, RootInvokeResult, RootTransport } from '../../broker/index.js';
+import { checkRelayedAnswers, type ApprovalDecision, type ApprovalRequest, type QuestionToRoot, type RootInvokeResult, type RootTransport } from '../../broker/index.js';
 import { hasHidden } from '../../display/index.js';
 import type { ProgressEvent } from '../../fabric/wire/broker-to-worker.js';
 import type { ProtocolGateway, StartedGateway } from '../../gateway/index.js';
@@ -615,6 +615,11 @@ export class BridgeHost {
         throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: the answer to ${a.id} is marked as a chosen option but is not one of the options of ${a.id}`);
       }
     }
+    // The channel counts characters; the broker passes on only what the asker's wire may carry
+    // (RootTransport.onQuestion: 16 K control characters are 96 KiB there). Refused here, the
+    // question still waits and the page says why; accepted here, it was refused out of sight.
+    const tooLong = checkRelayedAnswers(pending.view.questions, answers);
+    if (tooLong !== undefined) throw new BridgeRefusal(`refused ${INVOKE_CHANNELS.answerQuestion}: ${tooLong}: answer more briefly`);
     this.pending.delete(requestId);
     this.addEntry(pending.task, { kind: 'answer', text: `answered ${answers.map((a) => a.answer).join(' / ')}`, node: pending.view.asker.agent });
     pending.settle(answers.map((a) => ({ ...a })));
