@@ -99,12 +99,12 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
     const dir = ownerOnlyCopyFolder(dirname(copy));
     if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
     const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made.bytes, made.written);
-    if (change === undefined) continue;
-    if (made.written !== undefined) {
-      made.written = undefined;
-      tamperings += 1;
+    if (change === SAME) continue;
+    if (change !== GONE) {
+      if (made.written !== undefined) tamperings += 1;
+      changed.push({ copy, change });
     }
-    changed.push({ copy, change });
+    made.written = undefined; // until written: a failure below leaves it to be written again
     made.written = writeNewFile(dir, copy, made.bytes);
   }
   return changed;
@@ -121,7 +121,7 @@ export function checkPreloadCopies(): { copy: string; change: string }[] {
   for (const [copy, made] of copiesMade) {
     if (made.written === undefined) continue; // counted already; renewed at the next load
     const change = changeTo(copy, made.bytes, made.written);
-    if (change === undefined) continue;
+    if (change === SAME || change === GONE) continue; // a copy that is gone runs nothing; the next load writes it again
     made.written = undefined;
     tamperings += 1;
     changed.push({ copy, change });
@@ -135,15 +135,17 @@ export function preloadTamperings(): number {
 }
 
 /**
- * How the file at `copy` is no longer the one this process wrote (`written`, holding `bytes`), or
- * undefined when it still is: the same inode, one name, its ctime and mtime unmoved, its bytes.
- * Read through the descriptor stamped (no name followed, no FIFO waited on).
+ * How the file at `copy` is no longer the one this process wrote (`written`, holding `bytes`); SAME
+ * when it still is (the same inode, one name, its ctime and mtime unmoved, its bytes), GONE when
+ * nothing is at its name (removed, its folder too: no preload is read from it, a harmless state,
+ * not a change). Read through the descriptor stamped (no name followed, no FIFO waited on).
  */
-function changeTo(copy: string, bytes: Buffer, written: WrittenFile): string | undefined {
+function changeTo(copy: string, bytes: Buffer, written: WrittenFile): string | typeof SAME | typeof GONE {
   let fd: number;
   try {
     fd = openSync(copy, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return GONE;
     return `it cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }
   try {
@@ -154,13 +156,16 @@ function changeTo(copy: string, bytes: Buffer, written: WrittenFile): string | u
     let filled = 0;
     for (let got = -1; got !== 0 && filled < read.length; filled += got) got = readSync(fd, read, filled, read.length - filled, filled);
     if (!read.subarray(0, filled).equals(bytes)) return 'its bytes are not the preload\'s';
-    return undefined;
+    return SAME;
   } catch (err) {
     return `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   } finally {
     closeSync(fd);
   }
 }
+
+const SAME = Symbol('the file written');
+const GONE = Symbol('nothing at its name');
 
 function stampOf(stat: BigIntStats): WrittenFile {
   return { dev: stat.dev, ino: stat.ino, ctimeNs: stat.ctimeNs, mtimeNs: stat.mtimeNs, size: stat.size, mode: stat.mode };

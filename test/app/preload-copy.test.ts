@@ -156,6 +156,22 @@ test('a load with the copy untouched writes nothing: navigations started in a lo
   }
 });
 
+test("a copy that is gone (an earlier launch's userData removed) runs nothing: no window is refused for it, and the next load writes it again", async () => {
+  const { window, detach } = await bridgedWindow('gone');
+  const elsewhere = join(scratch, 'gone-elsewhere');
+  const other = preloadCopy(join(elsewhere, 'user-data'), packagePreload('gone-elsewhere'));
+  try {
+    window.startNavigation();
+    window.reload();
+    rmSync(join(elsewhere, 'user-data'), { recursive: true });
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), 'answered');
+    window.startNavigation();
+    assert.equal(readFileSync(other, 'utf8'), PRELOAD, 'written again at the load');
+  } finally {
+    detach();
+  }
+});
+
 test('a copy that cannot be renewed at a load leaves the window nobody to ask: approvals are not sent to a page whose preload was not checked', async () => {
   const { userData, window, lines, detach } = await bridgedWindow('renew-fails');
   try {
