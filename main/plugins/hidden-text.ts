@@ -36,7 +36,9 @@ export function hiddenIn(text: string): string | undefined {
  * words no font draws.
  */
 export function hiddenCharactersIn(text: string): { index: number; char: string }[] {
-  return hiddenCharacters(seenAsWritten(text));
+  // Masking only takes characters away (each becomes a plain one): text with none hidden as it is
+  // has none once masked, and skips the emoji scan (slow on long non-ASCII text).
+  return firstHidden(text) === undefined ? [] : hiddenCharacters(seenAsWritten(text));
 }
 
 /** `text` with what a person sees as written masked by plain characters of the same length (positions are the text's own). */
