@@ -48,6 +48,8 @@ const SURELY = [
   // Surely and maybe on one line: surely wins.
   'echo [] > $OUT; cp x ~/.config/chatty/approvals.json',
   'cd .. && cp x .config/chatty/approvals.json',
+  // A variable set to one of the files on the line (bash expands `~` after the `=`): the word names it.
+  'X=~/.config/chatty/approvals.json; cp x $X',
 ];
 
 it('a line whose target the gateway cannot read is tagged gateway-config as unsure; one that surely reaches it is not', () => {
@@ -113,4 +115,28 @@ it('a line that sets HOME reads ~ and $HOME as a home it cannot place: unread-la
   } finally {
     process.env['HOME'] = home;
   }
+});
+
+/**
+ * A builtin gets a variable's name after quote removal and brace expansion, or built at run time:
+ * the line need never hold `HOME`. `printf -v HO\ME %s "$(dirname "$PWD")/.config"; cp evil/*
+ * ~/c?atty/` overwrote ~/.config/chatty/approvals.json in real bash and was asked with
+ * outside-workspace only and an exact rule offered (~ read as the gateway's home).
+ */
+it('a line that may set HOME under another spelling has no home the gateway can place', () => {
+  const ws = join(home, 'proj');
+  for (const line of [
+    'printf -v HO\\ME %s "$(dirname "$PWD")/.config"; cp evil/* ~/c?atty/',
+    `declare -n h=HO''ME; h=$(dirname "$PWD")/.config; cp evil/* ~/c?atty/`,
+    'declare {HOME,X}=$(dirname "$PWD")/.config; cp evil/* ~/c?atty/',
+    'declare H{O,}ME=$(dirname "$PWD")/.config; cp evil/* ~/c?atty/',
+    'v=HO; declare ${v}ME=$(dirname "$PWD")/.config; cp evil/* ~/c?atty/',
+    'set -a; . ./env; cp evil/* ~/c?atty/',
+  ]) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+    assert.ok(context.danger.includes('unread-landing'), `${line}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line);
+  }
+  // Not a dot that starts no command: `find . -name x` has the gateway's home.
+  assert.deepEqual(vouchedContext('exec', 'find . -name x > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
 });

@@ -436,7 +436,8 @@ function isDevice(target: string): boolean {
  */
 function namesConfig(words: readonly string[], config: ConfigPlaces, workspace: string | undefined): Reach {
   const reaches = words.flatMap((word): Reach[] => {
-    const glued = /^--[^=]+=(.+)$/.exec(word)?.[1] ?? /^-[A-Za-z0-9](.+)$/.exec(word)?.[1];
+    // `--out=x`, `-ox`, and a variable set to it (`X=~/.config/chatty/approvals.json; cp y $X`: bash expands `~` after the `=`).
+    const glued = /^--[^=]+=(.+)$/.exec(word)?.[1] ?? /^[A-Za-z_][A-Za-z0-9_]*\+?=(.+)$/.exec(word)?.[1] ?? /^-[A-Za-z0-9](.+)$/.exec(word)?.[1];
     return [word, ...(glued !== undefined ? [glued] : [])].flatMap((text): Reach[] => {
       const each = braceWords(text);
       if (each === undefined) return ['maybe']; // could be any word

@@ -54,10 +54,25 @@ export function belowHome(target: string): string {
  */
 let homeReset = false;
 
-/** Whether `line` may set HOME or XDG_CONFIG_HOME: the name anywhere but in a read of it (`$HOME`, `${HOME}`). Errs toward yes. */
+/**
+ * Whether `line` may set HOME or XDG_CONFIG_HOME. Errs toward yes (a mention, `echo HOME`, is read
+ * as a setting too: its `~` is then said to MAY reach where it goes). A builtin gets the name after
+ * quote removal and brace expansion (`printf -v HO\ME`, `declare -n h=HO''ME`, `declare
+ * {HOME,X}=`, `declare H{O,}ME=`), or built at run time (`declare ${v}ME=`), and a sourced file
+ * may set anything: so the name in the line with its quotes, backslashes and braces taken out, but
+ * not in a read (`$HOME`, `${HOME}`); a builtin that sets a variable by name given a word built at
+ * run time or with braces; or a sourced file.
+ */
 export function setsHome(line: string): boolean {
-  return /(?<![$\w{])(HOME|XDG_CONFIG_HOME)(?!\w)/.test(line);
+  const plain = line.replace(/\\\n|[\\'"]/g, '').replace(/\$\{(HOME|XDG_CONFIG_HOME)\}/g, '$$$1').replace(/[{},]/g, '');
+  if (/(?<![\w$])(HOME|XDG_CONFIG_HOME)(?!\w)/.test(plain)) return true;
+  return (NAME_SETTERS.test(line) && /[$`{]/.test(line)) || SOURCES.test(line);
 }
+
+/** The builtins that set a variable whose name is one of their arguments. */
+const NAME_SETTERS = /(?<![\w./-])(declare|typeset|export|local|readonly|read|printf|getopts|mapfile|readarray|eval|let|unset|env)(?![\w./-])/;
+/** `source file`, `. file` (the dot where a command starts, not `find . -name x`): the file may set anything. */
+const SOURCES = /(?<![\w./-])source(?=\s)|(?:^|[;&|(){}`!\n]|\b(?:then|do|else|elif|time|command|builtin|eval|exec|sudo|env|nohup|xargs))\s*\.(?=\s)/;
 
 /** Runs `read` with the home spellings unplaceable when `line` sets HOME (`setsHome`). */
 export function readingLine<T>(line: string, read: () => T): T {
