@@ -6,7 +6,7 @@
  * ('component missing'), or served what no build made, until the user found and removed the cache.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -64,4 +64,29 @@ it('a copy whose sources lost a file (or changed) is built anew', async () => {
   assert.equal(await rebuilds(), 1, 'kept a copy whose sources no longer hash to its stamp');
   writeFileSync(join(copy, 'src', 'lib.js'), 'export const x = 2;');
   assert.equal(await rebuilds(), 1, 'kept a copy whose source was edited');
+});
+
+it('a copy whose file lost its bytes to the one before it (names and bytes run together) is built anew', async () => {
+  const { copy, rebuilds } = await builtOnce('framing');
+  // The digest hashes name \0 bytes name \0 bytes ... with nothing saying where a file's bytes end:
+  // src/lib.js removed and its name and bytes appended to src/index.js hash the same.
+  rmSync(join(copy, 'src', 'lib.js'));
+  appendFileSync(join(copy, 'src', 'index.js'), 'src/lib.js\0export const x = 1;');
+  assert.equal(await rebuilds(), 1, 'kept a copy that lost a source file (and whose index.js was altered)');
+});
+
+it('a copy holding a file over 2 GiB is built anew, not a failed start', async () => {
+  const { copy, rebuilds } = await builtOnce('huge');
+  mkdirSync(join(copy, 'data'), { recursive: true });
+  writeFileSync(join(copy, 'data', 'huge.bin'), '');
+  truncateSync(join(copy, 'data', 'huge.bin'), 2 ** 31 + 1); // sparse: nothing written
+  assert.equal(await rebuilds(), 1);
+});
+
+it('a link or a file added to the copy is built anew', async () => {
+  const { copy, rebuilds } = await builtOnce('added');
+  symlinkSync('/etc/passwd', join(copy, 'src', 'extra.js'));
+  assert.equal(await rebuilds(), 1, 'kept a copy with a link added');
+  writeFileSync(join(copy, 'src', 'added.js'), '');
+  assert.equal(await rebuilds(), 1, 'kept a copy with an empty file added');
 });

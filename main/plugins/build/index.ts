@@ -18,7 +18,7 @@ import { importComponentize } from './componentize-import.js';
 import { ENTRY_PREFIX, entrySource } from './entry.js';
 import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource, type CheckedFile } from './source-check.js';
-import { BUILD_STAMP, sourcesDigest } from './source-digest.js';
+import { BUILD_STAMP, MAX_COPY_DIGEST_BYTES, builtCopyDigest, sourcesDigest } from './source-digest.js';
 import { buildInChildProcess } from './build-process.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
@@ -306,7 +306,9 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await mkdir(tmp, { mode: 0o700 });
       await cp(from, tmp, { recursive: true, filter: (src) => !src.endsWith('.wasm') && !basename(src).startsWith(ENTRY_PREFIX) });
       await build(tmp);
-      await writeFile(join(tmp, BUILD_STAMP), `${toolVersion}:${copyDigest(tmp)}:${sources}`);
+      const copy = copyDigest(tmp);
+      if (copy === undefined) throw new PluginLoadError(`${tmp} is over ${MAX_COPY_DIGEST_BYTES} bytes once built, or holds a file that cannot be read: example ${name} is not built`);
+      await writeFile(join(tmp, BUILD_STAMP), `${toolVersion}:${copy}:${sources}`);
       // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
       if (!(await closeToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
       await rm(to, { recursive: true, force: true });
@@ -386,12 +388,13 @@ function isAsBuilt(dir: string, toolVersion: string, sources: string): boolean {
   const head = `${toolVersion}:`;
   const tail = `:${sources}`;
   if (stamp === undefined || !stamp.startsWith(head) || !stamp.endsWith(tail) || stamp.length <= head.length + tail.length) return false;
-  return stamp.slice(head.length, -tail.length) === copyDigest(dir); // the copy digest covers its sources too
+  const copy = copyDigest(dir); // it covers the copy's sources too
+  return copy !== undefined && stamp.slice(head.length, -tail.length) === copy;
 }
 
-/** What a build stamp records of a copy as built: its sources and components (32 hex digits). */
-function copyDigest(dir: string): string {
-  return sourcesDigest(dir, { withComponents: true }).slice('sha256:'.length, 'sha256:'.length + 32);
+/** What a build stamp records of a copy as built (32 hex digits of `builtCopyDigest`), or `undefined` when it is over the digest's bound or unreadable. */
+function copyDigest(dir: string): string | undefined {
+  return builtCopyDigest(dir)?.slice(0, 32);
 }
 
 /** The short form of `sourcesDigest` the build stamp keeps (32 hex digits). */
