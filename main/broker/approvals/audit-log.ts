@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { appendFileSync, chmodSync } from 'node:fs';
 import { replaceHidden } from '../../display/index.js';
@@ -63,7 +64,24 @@ export class AuditLog {
  * this file in a terminal or an editor that obeys them; a parser reads the same text back.
  */
 export function auditLine(row: AuditRow): string {
-  return replaceHidden(JSON.stringify(row), jsonEscape);
+  return replaceHidden(JSON.stringify(boundedRow(row)), jsonEscape);
+}
+
+/**
+ * The most characters of a command or path a row of the file holds. A worker's calls decided at
+ * once (a deny rule, the pending limit, no root, a deny mode) cost it only its call rate: whole
+ * 16 Ki-character texts of control characters (6 bytes each as `\u0001`) made a row ~96 KiB, one
+ * connection ~1 MB a second. Past it the row keeps the start and `cut` (the whole text's length
+ * and SHA-256), so every decision still names exactly what was decided, in at most ~3 KiB of text.
+ */
+export const AUDIT_TEXT_CHARS = 512;
+
+/** `row` with its command or path cut to `AUDIT_TEXT_CHARS` (never inside a surrogate pair), and `cut` naming the whole. */
+function boundedRow(row: AuditRow): AuditRow {
+  const text = row.command_or_path;
+  if (text.length <= AUDIT_TEXT_CHARS) return row;
+  const end = /[\ud800-\udbff]/.test(text[AUDIT_TEXT_CHARS - 1]!) ? AUDIT_TEXT_CHARS - 1 : AUDIT_TEXT_CHARS;
+  return { ...row, command_or_path: text.slice(0, end), cut: { chars: text.length, sha256: createHash('sha256').update(text, 'utf8').digest('hex') } };
 }
 
 /** `\u202e`; an astral character as its surrogate pair (`\udb40\udc41`), as JSON spells it. */

@@ -79,6 +79,11 @@ export interface AuditRow {
   workspace?: string;
   /** What was asked; empty when it was refused unread (`by: too-long`): then `size` says how long it was. */
   command_or_path: string;
+  /**
+   * In `approvals.log` only, when `command_or_path` was longer than `AUDIT_TEXT_CHARS`: the row holds
+   * its start, and this names the whole exactly (its characters and the SHA-256 of its UTF-8).
+   */
+  cut?: { chars: number; sha256: string };
   /** `by: too-long` only: the characters of the command or path and of the diff stat, one of them past `MAX_APPROVAL_TEXT_CHARS`. */
   size?: { command_or_path: number; diff_stat?: number };
   /** A write's path through the links on it, when it lands elsewhere than asked (the request's `lands`). */
