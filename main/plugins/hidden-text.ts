@@ -41,8 +41,13 @@ export function hiddenCharactersIn(text: string): { index: number; char: string 
   return firstHidden(text) === undefined ? [] : hiddenCharacters(seenAsWritten(text));
 }
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
 /** `text` with what a person sees as written masked by plain characters of the same length (positions are the text's own). */
 function seenAsWritten(text: string): string {
+  // Every emoji sequence, joiner and no-break space holds a non-ASCII character: ASCII text (a
+  // line of NULs, say) is as it is, without the emoji scan's ~0.5 µs a character.
+  if (ASCII_ONLY.test(text)) return text;
   return text
     .replace(RGI_EMOJI, (emoji) => 'x'.repeat(emoji.length))
     .replace(JOINER_IN_WORD, 'x')

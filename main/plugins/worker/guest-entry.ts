@@ -8,12 +8,12 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { CallChannel, DONE, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonicMs } from './call-channel.js';
 import { checkAnswer } from './answer-check.js';
 import { CoreInstances } from './core-instances.js';
-import { chattyImports, wasiImports, type HostSink } from './host-imports.js';
+import { chattyImports, cutUtf8, wasiImports, type HostSink } from './host-imports.js';
 import { oneLogLine } from './log-line.js';
 import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
 import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
+import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
 import { GuestNetwork } from '../network/guest-network.js';
 
 interface PluginExports {
@@ -50,19 +50,29 @@ const send = (message: FromWorker): void => {
 /**
  * Log lines are budgeted per call, so a guest logging in a tight loop cannot flood the main
  * thread's message queue: past the budget lines are dropped and counted, and one warning says so.
+ * The first line that does not fit closes the budget for the rest of the call: a dropped line then
+ * costs a count, never the escaping that makes a line visible (up to ~25 ms for 64 KiB of NULs),
+ * so a guest cannot spend its call's time, or the host's, making lines nobody will read.
  */
 const budget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
   log(level, raw, source) {
-    if (budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
+    if (budget.dropped > 0 || budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
     }
-    // The guest's words as one visible line, cut again to a line's length (an escape is longer than its character).
-    const message = source === 'host' ? raw : oneLogLine(raw, MAX_LOG_BYTES);
+    // Escaping never makes a line shorter, and the cuts keep all but the last character or escape
+    // (at most 10 bytes): a line surely past the room is dropped before it is cut or escaped.
+    const room = MAX_LOG_BYTES_PER_CALL - budget.bytes;
+    if (source !== 'host' && Math.min(Buffer.byteLength(raw, 'utf8'), data.maxLogBytes - 10) > room) {
+      budget.dropped++;
+      return;
+    }
+    // The guest's words cut to a line's cap, as one visible line, cut again to it (an escape is longer than its character).
+    const message = source === 'host' ? raw : oneLogLine(cutUtf8(raw, data.maxLogBytes), data.maxLogBytes);
     // Bytes, not UTF-16 units: a line of 3-byte characters costs three times its `length`.
     const bytes = Buffer.byteLength(message, 'utf8');
-    if (budget.bytes + bytes > MAX_LOG_BYTES_PER_CALL) {
+    if (bytes > room) {
       budget.dropped++;
       return;
     }

@@ -7,6 +7,10 @@ import type { GrantState, GuestWorkerData, HostReply, LogLevel } from './protoco
 type Tagged = { tag: 'ok'; val: unknown } | { tag: 'err'; val: string };
 
 export interface HostSink {
+  /**
+   * One line to log. A guest's line (`guest`, `stdout`, `stderr`) comes as the guest gave it, of
+   * any length: the sink asks the call's budget first and cuts and escapes only what it keeps.
+   */
   log(level: LogLevel, message: string, source: 'guest' | 'stdout' | 'stderr' | 'host'): void;
   /** Posts a bridged call to the main thread. */
   post(message: { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] }): void;
@@ -54,9 +58,9 @@ export function chattyImports(data: GuestWorkerData, sink: HostSink, network: { 
     'chatty:plugin/logging': {
       log(level: string, message: string): void {
         try {
-          // Cut here, whatever core name the import came under: the lift has already read it
-          // (bounded by the host-string limit), the log gets at most maxLogBytes of it.
-          sink.log(guestLevel(level.slice(0, 64)), cutUtf8(message, data.maxLogBytes), 'guest');
+          // The lift has already read it (bounded by the host-string limit); the sink cuts it to
+          // a line's cap if its budget keeps it.
+          sink.log(guestLevel(level.slice(0, 64)), message, 'guest');
         } catch {
           // a log line that cannot be posted is dropped, never thrown into the guest
         }
@@ -148,7 +152,7 @@ export async function wasiImports(names: readonly string[], sink: HostSink, netw
     const flushLines = (final: boolean): void => {
       const lines = pending.split('\n');
       pending = final ? '' : (lines.pop() ?? '');
-      for (const line of lines) if (line.length) sink.log(source === 'stderr' ? 'warn' : 'info', cutUtf8(line, 64 * 1024), source);
+      for (const line of lines) if (line.length) sink.log(source === 'stderr' ? 'warn' : 'info', line, source);
     };
     class LogStream extends OutputStream {
       checkWrite(): bigint {
