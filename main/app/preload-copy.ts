@@ -53,6 +53,10 @@ interface WrittenFile {
  */
 let tamperings = 0;
 
+/** The changes preloadCopy found (and counted) before writing, reported by the next check; the latest few. */
+const unreported: { copy: string; change: string }[] = [];
+const MAX_UNREPORTED = 16;
+
 /** The names preloadCopy writes in its folder: a copy, and the new file renamed over it. */
 const COPY_NAME = /^index-[0-9a-f]{64}\.cjs$/;
 const TEMP_NAME = /^\.index-\d+-[0-9a-f]{16}\.tmp$/;
@@ -68,6 +72,10 @@ const TEMP_NAME = /^\.index-\d+-[0-9a-f]{16}\.tmp$/;
  * left by a crash) are removed. Throws, saying why, when any of this cannot be done.
  */
 export function preloadCopy(folder: string, source?: string): string {
+  // First, what is there now is judged: writing a copy anew (a second window's) or removing one
+  // would forget a change that a window open since may have run, never counted.
+  unreported.push(...changedCopies());
+  unreported.splice(0, unreported.length - MAX_UNREPORTED); // counted all the same: the log keeps the latest
   const from = preloadSource(source);
   const read = readRegularFileSync(from, { maxBytes: MAX_PRELOAD_BYTES });
   if (!read.ok) throw new Error(`preloadCopy: the package's preload ${source ?? preloadPath} cannot be copied: ${read.message}`);
@@ -117,6 +125,11 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
  * renewal writes the copy again. Costs a stat and a read of the copy (a few KiB) per copy.
  */
 export function checkPreloadCopies(): { copy: string; change: string }[] {
+  return [...unreported.splice(0), ...changedCopies()];
+}
+
+/** The copies changed by someone else since this process wrote them and not seen before, each counted once. */
+function changedCopies(): { copy: string; change: string }[] {
   const changed: { copy: string; change: string }[] = [];
   for (const [copy, made] of copiesMade) {
     if (made.written === undefined) continue; // counted already; renewed at the next load

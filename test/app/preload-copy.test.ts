@@ -130,6 +130,22 @@ test('a link made and written between the renewal and the read (the agent watchi
   }
 });
 
+test('preloadCopy made again (a second window\'s) counts a change it writes over: the open window that may have run it is refused', async () => {
+  const { userData, copy, workspace, window, detach } = await bridgedWindow('second-window');
+  try {
+    window.startNavigation();
+    window.reload(); // checked: untouched
+    rmSync(agentWritesThroughLink(copy, workspace)); // then the renderer reads the agent's bytes
+    assert.equal(preloadCopy(userData, join(scratch, 'second-window', 'package', 'index.cjs')), copy, "the app's second window");
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/);
+    window.startNavigation();
+    window.reload();
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+  } finally {
+    detach();
+  }
+});
+
 test('a window whose page loaded before its bridge was attached, from a copy changed before, is not answered until it loads again', async () => {
   // The window's page loaded already, after the write: Electron read the agent's bytes.
   const { window, detach } = await bridgedWindow('late-attach', agentWritesThroughLink);
