@@ -71,7 +71,11 @@ export async function resolveInWorkspace(workspace: string, path: string, option
         continue;
       }
       await makeFolderIn(root, dir, segment, quoted);
-      real = await realpath(next);
+      // Made (or found made) a moment ago: a process sharing the workspace may have put a link to
+      // nothing there since, or removed it; that is a refusal naming it, not a raw ENOENT.
+      real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
+        throw changedWhileWritten(quoted, relative(root, next), err);
+      });
     }
     if (!inside(real)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace (really ${JSON.stringify(real)})`);
     // A link that stays inside is refused too: the person reads `hooks/pre-commit`, the kernel
@@ -106,6 +110,26 @@ async function isLink(path: string): Promise<boolean> {
   );
 }
 
+/**
+ * The refusal for a write whose own step failed because a process sharing the workspace changed
+ * `name` (relative to the workspace) meanwhile: a folder removed, replaced by a link (to nothing),
+ * the file replaced by a folder. It names the path as approved and what was found, never a raw
+ * `ENOENT` on a `/proc/self/fd/…` path: the LLM agent reads a refusal and goes on, a raw error ended
+ * its task. Nothing was written to the file.
+ */
+function changedWhileWritten(quoted: string, name: string, err: NodeJS.ErrnoException): WorkspaceRefusal {
+  const what = JSON.stringify(name || '.');
+  const found: Record<string, string> = {
+    ENOENT: 'is gone or a link to nothing',
+    ENOTDIR: 'is no longer a folder',
+    ELOOP: 'is a symbolic link',
+    EISDIR: 'is a folder, not a file',
+    EEXIST: 'is taken by something else',
+  };
+  const why = (err.code !== undefined ? found[err.code] : undefined) ?? `cannot be used (${err.code ?? err.message})`;
+  return new WorkspaceRefusal(`${quoted}: ${what} ${why}: it was changed while it was written, and nothing was written`);
+}
+
 /** Linux's per-descriptor links: `<PROC_FD>/<dirfd>/<name>` is `openat(dirfd, name)`; absent on macOS. */
 const PROC_FD = '/proc/self/fd';
 let procFd: boolean | undefined;
@@ -124,13 +148,17 @@ function hasProcFd(): boolean {
 async function openFolderInside(root: string, dir: string, quoted: string): Promise<FileHandle> {
   const rel = relative(root, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace`);
-  let folder = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
+  let folder = await open(root, constants.O_RDONLY | constants.O_DIRECTORY).catch((err: NodeJS.ErrnoException) => {
+    throw changedWhileWritten(quoted, '', err);
+  });
   try {
     if ((await readlink(`${PROC_FD}/${folder.fd}`)) !== root) throw new WorkspaceRefusal(`${quoted}: the workspace was moved while it was written: nothing was written`);
+    let walked = '';
     for (const segment of rel === '' ? [] : rel.split(sep)) {
+      walked = join(walked, segment);
       const next = await open(`${PROC_FD}/${folder.fd}/${segment}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ELOOP' || err.code === 'ENOTDIR' || err.code === 'ENOENT') throw new WorkspaceRefusal(`${quoted}: a folder on its way was replaced (by a link or otherwise) while it was written: nothing was written`);
-        throw err;
+        if (err.code === 'ELOOP' || err.code === 'ENOTDIR' || err.code === 'ENOENT') throw new WorkspaceRefusal(`${quoted}: a folder on its way, ${JSON.stringify(walked)}, was replaced (by a link or otherwise) while it was written: nothing was written`);
+        throw changedWhileWritten(quoted, walked, err);
       });
       await folder.close();
       folder = next;
@@ -153,7 +181,7 @@ async function makeFolderIn(root: string, dir: string, segment: string, quoted: 
   const folder = hasProcFd() ? await openFolderInside(root, dir, quoted) : undefined;
   try {
     await mkdir(folder ? `${PROC_FD}/${folder.fd}/${segment}` : join(dir, segment)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
+      if (err.code !== 'EEXIST') throw changedWhileWritten(quoted, relative(root, join(dir, segment)), err);
     });
   } finally {
     await folder?.close();
@@ -175,32 +203,35 @@ async function makeFolderIn(root: string, dir: string, segment: string, quoted: 
  */
 export async function replaceFileContent(workspace: string, file: string, path: string, content: string): Promise<void> {
   const quoted = JSON.stringify(path);
-  const folder = hasProcFd() ? await openFolderInside(await realpath(workspace), dirname(file), quoted) : undefined;
+  const root = await realpath(workspace);
+  const folder = hasProcFd() ? await openFolderInside(root, dirname(file), quoted) : undefined;
   try {
     // Through the folder's descriptor on Linux: `<fd>/<name>` is looked up in that folder itself.
     const at = folder ? `${PROC_FD}/${folder.fd}/${basename(file)}` : file;
-    await writeOpened(at, quoted, content);
+    await writeOpened(at, quoted, relative(root, file), content);
   } finally {
     await folder?.close();
   }
 }
 
 /** Opens `at` (not following a last link), judges what was opened, and writes it (see `replaceFileContent`). */
-async function writeOpened(at: string, quoted: string, content: string): Promise<void> {
+async function writeOpened(at: string, quoted: string, name: string, content: string): Promise<void> {
   const handle = await open(at, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
     if (err.code === 'ENXIO') throw new WorkspaceRefusal(`${quoted} is not a regular file`);
-    throw err;
+    // ENOENT: its folder was removed after it was opened (O_CREAT in a removed folder); EISDIR: a folder put at the file's name.
+    throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
   });
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
-    // One name, and that name the path: a file opened through a hard link whose workspace name
-    // was then swapped away has one name left, outside.
+    // That name the path, and one name: a file opened through a hard link whose workspace name
+    // was then swapped away has one name left, outside. The name first: something else there now
+    // (a folder has two links) is a replacement, not a hard link.
     const named = await lstat(at).catch(() => undefined);
-    const nlink = Math.max(stat.nlink, named?.nlink ?? 0);
-    if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
+    const nlink = Math.max(stat.nlink, named.nlink);
+    if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
     await handle.truncate(0);
     await handle.writeFile(content, 'utf8');
   } finally {
