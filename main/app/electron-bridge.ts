@@ -35,13 +35,15 @@ export interface BridgedWebContents {
   on(event: 'did-navigate-in-page', listener: (event: unknown, url: string, isMainFrame: boolean) => void): unknown;
   /** A load failed; with `isMainFrame` and any error but ERR_ABORTED the top frame is an error page. */
   on(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
+  /** A navigation ended without a document of its own (ERR_ABORTED: cancelled; Electron's did-fail-load omits those). */
+  on(event: 'did-fail-provisional-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
   on(event: 'render-process-gone', listener: () => void): unknown;
   /** A navigation starts (Electron's details, then its positional `url, isSameDocument, isMainFrame`); the preload runs after it for a new document. */
   on(event: 'did-start-navigation', listener: (details: unknown, url: string, isSameDocument: boolean, isMainFrame: boolean) => void): unknown;
   off(event: 'did-start-navigation', listener: (details: unknown, url: string, isSameDocument: boolean, isMainFrame: boolean) => void): unknown;
   off(event: 'did-navigate', listener: (event: unknown, url: string, httpResponseCode: number) => void): unknown;
   off(event: 'did-navigate-in-page', listener: (event: unknown, url: string, isMainFrame: boolean) => void): unknown;
-  off(event: 'did-fail-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
+  off(event: 'did-fail-load' | 'did-fail-provisional-load', listener: (event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean) => void): unknown;
   off(event: 'render-process-gone' | 'destroyed', listener: () => void): unknown;
   once(event: 'destroyed', listener: () => void): unknown;
 }
@@ -175,11 +177,37 @@ interface WindowHumanity {
  */
 function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void, log: (line: string) => void): () => void {
   // Why the preload of the top frame's document is not the checked copy (its renewal failed, or a
-  // copy was changed since), if it is not.
+  // copy was changed since), if it is not. It stands until another document commits.
   let preloadUnchecked: string | undefined;
   // The copies' changes seen (preloadTamperings) when this document's preload was renewed. At the
   // attach, 0: the page may have loaded before it, from a copy changed and renewed since.
   let tamperingsAtRenewal = 0;
+  // The renewals since the last commit are for the document that commits next, not for this one:
+  // a navigation started and never committed (one will-navigate refuses, which the page itself can
+  // start: Electron announces it first) leaves this document and what its preload ran. So each
+  // renewal is kept here, the earliest mark and any failure (the document that commits may be
+  // that of any navigation started since), and given to the document at its commit.
+  let nextDocument: { tamperingsAtRenewal: number; unchecked: string | undefined } | undefined;
+  // The top frame's navigations started and not finished: new documents, and same-document ones
+  // (Electron's did-fail-provisional-load does not say which kind was cancelled).
+  const unfinished = { newDocument: 0, sameDocument: 0 };
+  const documentCommitted = (): void => {
+    unfinished.newDocument = 0;
+    unfinished.sameDocument = 0;
+    if (nextDocument === undefined) return; // no renewal seen since: its preload is the one read before
+    ({ tamperingsAtRenewal, unchecked: preloadUnchecked } = nextDocument);
+    nextDocument = undefined;
+  };
+  // A navigation of the top frame was cancelled (ERR_ABORTED: refused by will-navigate, superseded).
+  // When none is left that could commit, the next one starts afresh; a cancelled one is taken to be
+  // a same-document one first (it commits no document), so nothing pending is forgotten too early.
+  // A renewal that failed is kept until a commit.
+  const navigationCancelled = (): void => {
+    if (unfinished.sameDocument > 0) return void (unfinished.sameDocument -= 1);
+    if (unfinished.newDocument === 0) return;
+    unfinished.newDocument -= 1;
+    if (unfinished.newDocument === 0 && nextDocument?.unchecked === undefined) nextDocument = undefined;
+  };
   // Electron reads the preload some time after its renewal (the load, the renderer's start): a
   // link made and written in between would be what runs. So the copies are checked again when the
   // document is there (did-navigate) and at each of its calls: any copy changed since this
@@ -224,6 +252,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // reload: what the page showed is gone); a same-document navigation loses nothing.
   const judgeTopFrame = (newDocument: boolean, failure?: string): void => {
     const url = contents.mainFrame.url;
+    if (newDocument) documentCommitted();
     if (failure !== undefined) return noPageToAsk(failure);
     if (newDocument) judgePreload();
     if (preloadUnchecked !== undefined) return noPageToAsk(preloadUnchecked);
@@ -243,16 +272,18 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   const onNavigationStart = (details: unknown, _url: string, isSameDocument: boolean, isMainFrame: boolean): void => {
     const fields = (typeof details === 'object' && details !== null ? details : {}) as { isMainFrame?: unknown; isSameDocument?: unknown };
     if (!(typeof fields.isMainFrame === 'boolean' ? fields.isMainFrame : isMainFrame)) return;
-    if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return;
+    if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return void (unfinished.sameDocument += 1);
+    unfinished.newDocument += 1;
+    const next = nextDocument ?? { tamperingsAtRenewal: preloadTamperings(), unchecked: undefined };
+    nextDocument = next;
     try {
       for (const { copy, change } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else (${change}): renewed as a new file before the load`);
-      preloadUnchecked = undefined;
-      tamperingsAtRenewal = preloadTamperings();
     } catch (err) {
-      preloadUnchecked = `the window's preload could not be checked (${(err as Error).message})`;
+      next.unchecked ??= `the window's preload could not be checked (${(err as Error).message})`;
       log(`bridge: cannot renew the preload copy before the load: ${(err as Error).message}; the page is nobody to ask until a load renews it`);
-      noPageToAsk(preloadUnchecked);
     }
+    // This document is judged as before: a change counted by the renewal is one it may have run.
+    if (host.hasWindow) judgePreload();
   };
   // `did-navigate`: the top frame committed a new document. Not `did-start-navigation`, which
   // Electron fires before `will-navigate` can cancel the navigation: a refused navigation must not
@@ -260,11 +291,17 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   const onNavigation = (_event: unknown, url: string, httpResponseCode: number): void =>
     judgeTopFrame(true, httpResponseCode >= 400 ? `the window's page ${url} answered ${httpResponseCode}` : undefined);
   const onInPageNavigation = (_event: unknown, _url: string, isMainFrame: boolean): void => {
-    if (isMainFrame) judgeTopFrame(false);
+    if (!isMainFrame) return;
+    unfinished.sameDocument = Math.max(0, unfinished.sameDocument - 1);
+    judgeTopFrame(false);
   };
   // ERR_ABORTED (-3): the load was cancelled (a refused navigation, one superseded); the document
   // before it stays. Any other failure of the top frame commits an error page.
   const ERR_ABORTED = -3;
+  // Electron tells of a cancelled navigation here only (never in did-fail-load).
+  const onProvisionalFailure = (_event: unknown, errorCode: number, _errorDescription: string, _validatedURL: string, isMainFrame: boolean): void => {
+    if (isMainFrame && errorCode === ERR_ABORTED) navigationCancelled();
+  };
   const onFailedLoad = (_event: unknown, errorCode: number, errorDescription: string, validatedURL: string, isMainFrame: boolean): void => {
     if (isMainFrame && errorCode !== ERR_ABORTED) judgeTopFrame(true, `the window's load of ${validatedURL} failed (${errorDescription})`);
   };
@@ -281,6 +318,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   contents.on('did-navigate', onNavigation);
   contents.on('did-navigate-in-page', onInPageNavigation);
   contents.on('did-fail-load', onFailedLoad);
+  contents.on('did-fail-provisional-load', onProvisionalFailure);
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);
   return () => {
@@ -289,6 +327,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     contents.off('did-navigate', onNavigation);
     contents.off('did-navigate-in-page', onInPageNavigation);
     contents.off('did-fail-load', onFailedLoad);
+    contents.off('did-fail-provisional-load', onProvisionalFailure);
     contents.off('render-process-gone', onCrash);
     contents.off('destroyed', onDestroyed);
     for (const channel of host.invokeChannels) contents.ipc.removeHandler(channel);

@@ -130,6 +130,35 @@ test('a link made and written between the renewal and the read (the agent watchi
   }
 });
 
+test("a navigation started and never committed (one will-navigate refuses, which the page itself can start) renews for the next document only: the page that may have run a change is still refused", async () => {
+  // A change found at the commit, then the agent's preload sets location: Electron announces the
+  // navigation (did-start-navigation) before will-navigate refuses it, and the document stays.
+  const seen = await bridgedWindow('refused-nav-seen');
+  // A change made after the commit (the renderer reads the preload after it), seen by no one yet.
+  const unseen = await bridgedWindow('refused-nav-unseen');
+  try {
+    seen.window.startNavigation();
+    rmSync(agentWritesThroughLink(seen.copy, seen.workspace));
+    seen.window.reload();
+    unseen.window.startNavigation();
+    unseen.window.reload();
+    rmSync(agentWritesThroughLink(unseen.copy, unseen.workspace));
+    for (const { window } of [seen, unseen]) {
+      window.startNavigation('https://example.com/'); // refused: no new document
+      window.cancelNavigation('https://example.com/'); // as Electron tells it (ERR_ABORTED)
+      await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
+    }
+    for (const { window } of [seen, unseen]) {
+      window.startNavigation(); // a load renews the copies for the document it commits
+      window.reload();
+      assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+    }
+  } finally {
+    seen.detach();
+    unseen.detach();
+  }
+});
+
 test('preloadCopy made again (a second window\'s) counts a change it writes over: the open window that may have run it is refused', async () => {
   const { userData, copy, workspace, window, detach } = await bridgedWindow('second-window');
   try {

@@ -71,6 +71,13 @@ export class StandInWebContents extends EventEmitter {
   startNavigation(url = this.mainFrame.url, { isMainFrame = true, isSameDocument = false } = {}): void {
     this.emit('did-start-navigation', new StandInEvent({ url, isMainFrame, isSameDocument }), url, isSameDocument, isMainFrame, 1, 1);
   }
+  /**
+   * Test side: a navigation started was cancelled (will-navigate refused it, another superseded
+   * it): Electron's `did-fail-provisional-load` with ERR_ABORTED (-3), and no `did-fail-load`.
+   */
+  cancelNavigation(url = this.mainFrame.url, { isMainFrame = true } = {}): void {
+    this.emit('did-fail-provisional-load', new StandInEvent(), -3, 'ERR_ABORTED', url, isMainFrame, 1, 1);
+  }
   /** Test side: the top frame committed a new document at its URL (a reload): `did-navigate`. */
   reload(): void {
     this.crashed = false;
