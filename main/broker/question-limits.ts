@@ -53,7 +53,24 @@ export function checkQuestionRequest(request: QuestionRequest): string | undefin
     if (long >= 0) return `${which}'s option ${long + 1} is longer than ${L.optionChars} characters`;
     if (q.options.some((o) => o.trim() === '')) return `${which} has an empty option`;
   }
+  // Every ask put to a person can be answered with the options it offers: picked, they are held to
+  // the answers' own limit (`checkRelayedAnswers`), and 64 options of 1,024 control characters
+  // (6 KiB each escaped) are over it, so the person who picked them was told to answer more briefly.
+  const picked = request.questions.map((q) => ({ id: q.id, answer: longestOnTheWire(q.options), custom: false }));
+  const bytes = wireBytes(picked);
+  if (bytes > L.answersBytes) return `the options, picked, would be ${bytes} bytes on the wire as answers, more than ${L.answersBytes}: offer shorter options`;
   return undefined;
+}
+
+/** The option that costs the most on the wire ('' when there are none: the answer is typed). */
+function longestOnTheWire(options: readonly string[]): string {
+  let longest = '';
+  let most = wireBytes(longest);
+  for (const option of options) {
+    const bytes = wireBytes(option);
+    if (bytes > most) [longest, most] = [option, bytes];
+  }
+  return longest;
 }
 
 /**
