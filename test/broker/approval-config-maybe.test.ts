@@ -140,3 +140,54 @@ it('a line that may set HOME under another spelling has no home the gateway can 
   // Not a dot that starts no command: `find . -name x` has the gateway's home.
   assert.deepEqual(vouchedContext('exec', 'find . -name x > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
 });
+
+/**
+ * A sourced file may set HOME, and bash runs `.`/`source` wherever a program may stand, its name
+ * quoted or not: `if . ./env; then …`, `X=1 . ./env`, `"source" ./env`, `\. ./env` were read with
+ * ~ as the gateway's home (outside-workspace only, an exact rule offered); with ./env holding
+ * HOME=~/.config each overwrote ~/.config/chatty/approvals.json in real bash. So did
+ * `${XDG_CONFIG_HOME:=…}` (assigns when unset, the usual case) and `${!v:=…}` (assigns what $v names).
+ */
+it('a line that sources a file anywhere a program may stand, or assigns by ${NAME:=…}, has no home the gateway can place', () => {
+  const ws = join(home, 'proj');
+  const saved = process.env['XDG_CONFIG_HOME'];
+  delete process.env['XDG_CONFIG_HOME'];
+  try {
+    for (const line of [
+      'if . ./env; then cp evil/* ~/c?atty/; fi',
+      'while . ./env; do cp evil/* ~/c?atty/; break; done',
+      'x=1 . ./env; cp evil/* ~/c?atty/',
+      '"source" ./env; cp evil/* ~/c?atty/',
+      "sour''ce ./env; cp evil/* ~/c?atty/",
+      '\\. ./env; cp evil/* ~/c?atty/',
+      "'.' ./env; cp evil/* ~/c?atty/",
+      `sh -c 'if . ./env; then cp evil/* ~/c?atty/; fi'`,
+      ': ${XDG_CONFIG_HOME:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
+      'v=XDG_CONFIG_HO; v+=ME; : ${!v:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
+    ]) {
+      const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+      assert.ok(context.danger.includes('unread-landing'), `${line}: ${context.danger.join(',')}`);
+      assert.deepEqual(context.proposals, [], line);
+    }
+    // `find . …` and `${HOME:-x}` set nothing: the gateway's home, as before.
+    assert.deepEqual(vouchedContext('exec', 'find . -name x > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
+    assert.deepEqual(vouchedContext('exec', 'echo ${HOME:-x} > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
+  } finally {
+    if (saved !== undefined) process.env['XDG_CONFIG_HOME'] = saved;
+  }
+});
+
+/**
+ * `~-` is `$OLDPWD`, `~+` `$PWD`, `~+1`/`~-1` the directory stack: a line sets them (`OLDPWD=…`,
+ * `cd`, `pushd`). They were read as a plain relative name in the workspace: `OLDPWD=$(dirname
+ * "$PWD")/.config; cp evil/* ~-/c?atty/` had no tag at all and an exact rule offered, and in real
+ * bash overwrote ~/.config/chatty/approvals.json. They are folders the gateway cannot place.
+ */
+it('~-, ~+ and the directory stack are folders the gateway cannot place', () => {
+  const ws = join(home, 'proj');
+  for (const line of ['OLDPWD=$(dirname "$PWD")/.config; cp evil/* ~-/c?atty/', 'PWD=x; cp evil/* ~+/c?atty/', 'cp evil/* ~+1/c?atty/', 'cp evil/* ~-2/c?atty/']) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+    assert.ok(context.danger.includes('unread-landing') && context.danger.includes('gateway-config'), `${line}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line);
+  }
+});

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
+import { everyCommandRun, programName } from './nested-lines.js';
 
 /**
  * The spellings of a folder the worker's shell expands to the same place the gateway knows:
@@ -31,19 +32,26 @@ export function fromHome(target: string): string | undefined {
 const USER_HOME = /^~([A-Za-z0-9._][A-Za-z0-9._-]*)(\/.*)?$/;
 
 /**
+ * `~+` (`$PWD`), `~-` (`$OLDPWD`), `~+2`, `~-1` (the directory stack; `~2` is read as a user
+ * name, also unplaced): bash expands them from variables a line may set (`OLDPWD=…; cp x ~-/`) or
+ * folders it changed to, so they are folders the gateway cannot place.
+ */
+const DIR_STACK = /^~([+-]\d*)(\/.*)?$/;
+
+/**
  * Whether `target` starts with `~name` for a user the gateway cannot place (no entry in
  * /etc/passwd; a directory service the gateway does not ask): its home could be anywhere, so it is
  * read as outside the workspace and unpredictable (never as the relative word it reads as).
  */
 export function unplacedHome(target: string): boolean {
-  if (homeReset && HOME_SPELLING.test(target)) return true;
+  if ((homeReset && HOME_SPELLING.test(target)) || DIR_STACK.test(target)) return true;
   const user = USER_HOME.exec(target);
   return user !== null && userHome(user[1]!) === undefined;
 }
 
 /** What follows a home spelling (`~bob/.config/x`, `$HOME/.config/x`: `.config/x`); `target` when it has none. */
 export function belowHome(target: string): string {
-  const home = HOME_SPELLING.exec(target) ?? USER_HOME.exec(target);
+  const home = HOME_SPELLING.exec(target) ?? USER_HOME.exec(target) ?? DIR_STACK.exec(target);
   return home ? (home[2] ?? '').replace(/^\/+/, '') : target;
 }
 
@@ -64,15 +72,37 @@ let homeReset = false;
  * run time or with braces; or a sourced file.
  */
 export function setsHome(line: string): boolean {
-  const plain = line.replace(/\\\n|[\\'"]/g, '').replace(/\$\{(HOME|XDG_CONFIG_HOME)\}/g, '$$$1').replace(/[{},]/g, '');
+  const unquoted = line.replace(/\\\n|[\\'"]/g, '');
+  // `${XDG_CONFIG_HOME:=…}` assigns when it is unset (the gateway's usual case), `${!v:=…}` whatever `$v` names.
+  if (/\$\{(?:![^}:=]*|HOME|XDG_CONFIG_HOME):?=/.test(unquoted)) return true;
+  const plain = unquoted.replace(/\$\{(HOME|XDG_CONFIG_HOME)\}/g, '$$$1').replace(/[{},]/g, '');
   if (/(?<![\w$])(HOME|XDG_CONFIG_HOME)(?!\w)/.test(plain)) return true;
-  return (NAME_SETTERS.test(line) && /[$`{]/.test(line)) || SOURCES.test(line);
+  return (NAME_SETTERS.test(line) && /[$`{]/.test(line)) || sourcesAFile(line);
 }
 
 /** The builtins that set a variable whose name is one of their arguments. */
 const NAME_SETTERS = /(?<![\w./-])(declare|typeset|export|local|readonly|read|printf|getopts|mapfile|readarray|eval|let|unset|env)(?![\w./-])/;
-/** `source file`, `. file` (the dot where a command starts, not `find . -name x`): the file may set anything. */
-const SOURCES = /(?<![\w./-])source(?=\s)|(?:^|[;&|(){}`!\n]|\b(?:then|do|else|elif|time|command|builtin|eval|exec|sudo|env|nohup|xargs))\s*\.(?=\s)/;
+
+/**
+ * Whether a command of `line` (or of a line nested in it) runs `source` or `.`, read as the
+ * shell reads its words (quotes removed: `"source" f`, `\. f`, `'.' f`), after the words that may
+ * come before a command's program (`if . f`, `while . f`, `X=1 . f`, `command . f`): the file may
+ * set anything. `find . -name x` runs find.
+ */
+function sourcesAFile(line: string): boolean {
+  return everyCommandRun(line).commands.some(({ words }) => {
+    for (const word of words) {
+      if (/^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word) || BEFORE_PROGRAM.has(word) || word.startsWith('-')) continue;
+      const program = programName(word);
+      if (program === '.' || program === 'source') return true;
+      if (!BEFORE_PROGRAM.has(program)) return false;
+    }
+    return false;
+  });
+}
+
+/** Words a command's program may follow: the shell's reserved words and the builtins that run the word after them. */
+const BEFORE_PROGRAM = new Set(['!', '{', '}', '(', 'if', 'then', 'else', 'elif', 'while', 'until', 'do', 'time', 'command', 'builtin', 'eval', 'exec', 'coproc']);
 
 /** Runs `read` with the home spellings unplaceable when `line` sets HOME (`setsHome`). */
 export function readingLine<T>(line: string, read: () => T): T {
