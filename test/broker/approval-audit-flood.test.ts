@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { AUDIT_TEXT_CHARS } from '../../main/broker/approvals/audit-log.js';
+import { AUDIT_TEXT_CHARS, auditLine } from '../../main/broker/approvals/audit-log.js';
 import { plan, startBroker } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'approval-audit-flood-'));
@@ -50,4 +50,19 @@ it('a short text is written whole, with no cut', { timeout: 180_000 }, async () 
   const row = JSON.parse((await deniedRows('short.log', [command])).text.trim()) as { command_or_path: string; cut?: unknown };
   assert.equal(row.command_or_path, command);
   assert.equal(row.cut, undefined);
+});
+
+/**
+ * The cut's SHA-256 was of Node's UTF-8, which writes every lone surrogate as U+FFFD: two
+ * commands differing in one lone surrogate past the cut had the same row. A lone surrogate is now
+ * hashed as its own three bytes (WTF-8); a well-formed text's hash is its UTF-8's, as before.
+ */
+it('a cut row names the whole text exactly, lone surrogates too', () => {
+  const row = (text: string): { cut: { chars: number; sha256: string } } => JSON.parse(auditLine({ time: 't', agent: 'a', role: 'r', chain: [], kind: 'exec', command_or_path: text, danger: [], verdict: 'denied', by: 'limit' }));
+  const long = 'x'.repeat(AUDIT_TEXT_CHARS + 10);
+  assert.notEqual(row(`${long}\ud800`).cut.sha256, row(`${long}\ud801`).cut.sha256);
+  assert.notEqual(row(`${long}\udc00`).cut.sha256, row(`${long}\ufffd`).cut.sha256);
+  assert.equal(row(`${long}\ud800`).cut.sha256, createHash('sha256').update(Buffer.concat([Buffer.from(long), Buffer.from([0xed, 0xa0, 0x80])])).digest('hex'));
+  const emoji = `${long}\u{1f600}`;
+  assert.equal(row(emoji).cut.sha256, createHash('sha256').update(emoji, 'utf8').digest('hex'));
 });

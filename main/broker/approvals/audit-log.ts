@@ -81,8 +81,25 @@ function boundedRow(row: AuditRow): AuditRow {
   const text = row.command_or_path;
   if (text.length <= AUDIT_TEXT_CHARS) return row;
   const end = /[\ud800-\udbff]/.test(text[AUDIT_TEXT_CHARS - 1]!) ? AUDIT_TEXT_CHARS - 1 : AUDIT_TEXT_CHARS;
-  return { ...row, command_or_path: text.slice(0, end), cut: { chars: text.length, sha256: createHash('sha256').update(text, 'utf8').digest('hex') } };
+  return { ...row, command_or_path: text.slice(0, end), cut: { chars: text.length, sha256: createHash('sha256').update(wtf8(text)).digest('hex') } };
 }
+
+/**
+ * `text`'s UTF-8, with a lone surrogate written as UTF-8 writes any other code point (three bytes,
+ * WTF-8) where Node writes U+FFFD: `x…\ud800` and `x…\ud801` hashed alike, so a cut row named two
+ * different commands. The same bytes as UTF-8 for every well-formed text (`sha256sum` checks it).
+ */
+function wtf8(text: string): Buffer {
+  if (!LONE_SURROGATE.test(text)) return Buffer.from(text, 'utf8');
+  const parts: Buffer[] = [];
+  for (const char of text) {
+    const unit = char.charCodeAt(0);
+    if (char.length === 1 && unit >= 0xd800 && unit <= 0xdfff) parts.push(Buffer.from([0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]));
+    else parts.push(Buffer.from(char, 'utf8'));
+  }
+  return Buffer.concat(parts);
+}
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** `\u202e`; an astral character as its surrogate pair (`\udb40\udc41`), as JSON spells it. */
 function jsonEscape(char: string): string {
