@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PluginLoadError } from '../errors.js';
+import { BUILD_GUARD_SOURCE } from './build-guard.js';
 
 /** How long a build in a child process may take before it is stopped (they take 15–75 s). */
 export const BUILD_TIMEOUT_MS = 5 * 60_000;
@@ -10,7 +11,7 @@ const MAX_STDERR_BYTES = 64 * 1024;
 
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
-/** The process groups of the builds running now: stopped if this process exits first (they lead groups of their own, so nothing else would). */
+/** The process groups of the builds running now: stopped if this process exits first (their guards stop them too, when this process is gone however it went). */
 const running = new Set<number>();
 let stopOnExit = false;
 
@@ -34,9 +35,11 @@ export interface BuildProcessOptions {
  * watched plugin's rebuild, a bundled example built behind `serve`'s ready line). In the gateway's
  * own thread a build would stall everything it serves: componentize-js runs wizer with
  * `spawnSync` (measured: 48 s without a turn of the event loop), and wizer runs the plugin's
- * top-level code, so a source that loops there would stall it forever. The child leads its own
- * process group, so a build stopped (its deadline, `signal`, or this process exiting) takes wizer
- * with it. Rejects with `PluginLoadError` saying why.
+ * top-level code, so a source that loops there would stall it forever. The child (a guard,
+ * `build-guard.ts`, that starts the build) leads its own process group, so a build stopped (its
+ * deadline, `signal`, or this process exiting) takes wizer with it; and the guard stops the group
+ * when this process, or the worker thread that started it, is gone without stopping it (killed,
+ * terminated: no handler here runs then). Rejects with `PluginLoadError` saying why.
  */
 export function buildInChildProcess(dir: string, options: BuildProcessOptions = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? BUILD_TIMEOUT_MS;
@@ -46,7 +49,10 @@ export function buildInChildProcess(dir: string, options: BuildProcessOptions = 
   const electron = process.versions['electron'] !== undefined ? { ELECTRON_RUN_AS_NODE: '1' } : {};
   return new Promise<void>((resolve, reject) => {
     if (options.signal?.aborted) return reject(new PluginLoadError('the build was stopped before it started'));
-    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...electron } });
+    // The guard (build-guard.ts) leads the group and starts the build in it; its stdin is a pipe
+    // never written, whose end here closes however this process or thread goes: the group is stopped then.
+    const child = spawn(process.execPath, ['-e', BUILD_GUARD_SOURCE, '--', ...args], { detached: true, stdio: ['pipe', 'ignore', 'pipe'], env: { ...process.env, ...electron } });
+    child.stdin.on('error', () => undefined); // the guard gone first: nothing is written, nothing lost
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
