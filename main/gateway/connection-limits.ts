@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { capConnections } from '../connection-cap/index.js';
+import { DEFAULT_ANSWER_DRAIN } from './unsent/unsent-bytes.js';
 
 /**
  * How long a client may take to send a request, and how many connections the gateway holds at
@@ -19,9 +20,22 @@ export interface ConnectionLimits {
    * request (idle between requests, or its body not yet whole); only when none is, the newcomer.
    */
   readonly maxConnections: number;
+  /**
+   * The write deadline (`AnswerDrain`, unsent/unsent-bytes.ts): a connection with bytes written
+   * and not taken must take `answerDrainMinBytes` (or all of them) every `answerDrainWindowMs`,
+   * else it is closed. Every response alike: answers, SSE streams, refusals.
+   */
+  readonly answerDrainWindowMs: number;
+  readonly answerDrainMinBytes: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, maxConnections: 512 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  maxConnections: 512,
+  answerDrainWindowMs: DEFAULT_ANSWER_DRAIN.windowMs,
+  answerDrainMinBytes: DEFAULT_ANSWER_DRAIN.minBytes,
+};
 
 /** Connections that have sent a request with the launch token: never the ones closed to make room. */
 const authorised = new WeakSet<Socket>();

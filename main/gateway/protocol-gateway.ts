@@ -1,7 +1,7 @@
 import { chmodSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { claimLogFile } from './access/log-file.js';
-import { limitedServer, type ConnectionLimits } from './connection-limits.js';
+import { DEFAULT_CONNECTION_LIMITS, limitedServer, type ConnectionLimits } from './connection-limits.js';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { EDGE_LOG_FILE, SOCKET_FILE, TOKEN_FILE, defaultRuntimeDir, ensureRuntimeDir, newLaunchToken, readTokenFile, writeTokenFile } from './access/index.js';
@@ -10,7 +10,7 @@ import { buildGatewayApp } from './app.js';
 import type { GatewayState } from './context.js';
 import { EdgeLog, type EdgeListener } from './edge/edge-log.js';
 import { MAX_REQUEST_BYTES } from './guards/body-limit.js';
-import { UnsentBytes } from './unsent/unsent-bytes.js';
+import { MAX_UNSENT_BYTES, UnsentBytes } from './unsent/unsent-bytes.js';
 import { ReadingBodies } from './reading/reading-bodies.js';
 import { SSE_IDLE_MS, SSE_KEEP_ALIVE_MS, SseSessions, TOOLS_LIST_CHANGED, mcpSurface, type SseSessionListener } from './mcp/index.js';
 import type { ModuleDirectory } from './modules.js';
@@ -30,7 +30,7 @@ export interface ProtocolGatewayOptions {
   sseKeepAliveMs?: number;
   /** How long a legacy SSE session's client may send nothing before its session may be closed to let a new one in when all 64 are open (default 5 min, `SSE_IDLE_MS`); tests shorten it. */
   sseIdleMs?: number;
-  /** Slow and idle clients: headers within 10 s, a whole request within 60 s, 512 connections at once (`DEFAULT_CONNECTION_LIMITS`); tests lower them. */
+  /** Slow and idle clients: headers within 10 s, a whole request within 60 s, 512 connections at once, answers taken at 64 KiB every 30 s (`DEFAULT_CONNECTION_LIMITS`); tests lower them. */
   connectionLimits?: Partial<ConnectionLimits>;
   /**
    * The broker's settings: the root's own spawn context (`root.workspaceRoot`, `root.baseBranch`,
@@ -73,7 +73,7 @@ export class ProtocolGateway {
   private stopping: Promise<void> | undefined;
   private readonly sseSessions: SseSessions;
   /** Every response's bytes written and not yet taken by its client (answers and SSE streams alike), under one cap. */
-  private readonly unsent = new UnsentBytes();
+  private readonly unsent: UnsentBytes;
   /** Every request body's bytes while it comes in, under one cap (each body under its own 10 MiB too). */
   private readonly readingBodies = new ReadingBodies();
   /** Stops telling SSE sessions of module changes (at `stop`). */
@@ -91,6 +91,8 @@ export class ProtocolGateway {
     private readonly options: ProtocolGatewayOptions = {},
   ) {
     this.runtimeDir = options.runtimeDir ?? defaultRuntimeDir();
+    const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
+    this.unsent = new UnsentBytes(MAX_UNSENT_BYTES, { windowMs: limits.answerDrainWindowMs, minBytes: limits.answerDrainMinBytes });
     this.sseSessions = new SseSessions(options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS, options.sseIdleMs ?? SSE_IDLE_MS);
     // A module reloaded or back online may have other tools: its SSE sessions are told at once.
     this.unwatchModules = registry.onChange?.(({ name, change }) => {

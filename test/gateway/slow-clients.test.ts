@@ -25,8 +25,14 @@ const closed = async (conn: RawConnection): Promise<string> => {
   return `${(performance.now() - started).toFixed(0)} ms: ${text.split('\r\n')[0] ?? ''}`;
 };
 
-test('the defaults: headers within 10 s, a request within 60 s, 512 connections at once', () => {
-  assert.deepEqual(DEFAULT_CONNECTION_LIMITS, { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, maxConnections: 512 });
+test('the defaults: headers within 10 s, a request within 60 s, 512 connections at once, answers taken at 64 KiB every 30 s', () => {
+  assert.deepEqual(DEFAULT_CONNECTION_LIMITS, {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 60_000,
+    maxConnections: 512,
+    answerDrainWindowMs: 30_000,
+    answerDrainMinBytes: 64 * 1024,
+  });
 });
 
 test('a connection that sends nothing is answered 408 and closed after the headers timeout', { timeout: 180_000 }, async () => {

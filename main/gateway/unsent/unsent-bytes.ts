@@ -1,6 +1,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayMiddleware } from '../context.js';
+import { socketDrain } from './socket-progress.js';
 
 /**
  * What all of a gateway's connections together may hold written and not yet sent (answers, SSE
@@ -9,6 +10,21 @@ import type { GatewayMiddleware } from '../context.js';
  * is open, and a client could leave ~10 MiB on each of 512 connections.
  */
 export const MAX_UNSENT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How fast a client must take what it was sent (Node has no write deadline): a connection whose
+ * socket held unsent bytes when looked at must take, by the next look `windowMs` later, at least
+ * `minBytes` or all it held if less, else it is closed. A client that stops reading, or reads one
+ * byte a second of a 1 MiB answer, is closed between one and two windows after it falls behind
+ * (at most 60 s with the defaults): its answer's memory and its connection slot go with it.
+ */
+export interface AnswerDrain {
+  readonly windowMs: number;
+  readonly minBytes: number;
+}
+
+/** 64 KiB every 30 s (about 2 KiB a second): any client that reads at all takes far more. */
+export const DEFAULT_ANSWER_DRAIN: AnswerDrain = { windowMs: 30_000, minBytes: 64 * 1024 };
 
 /** One connection's responses not yet sent whole, and when its client was last seen reading. */
 interface Connection {
@@ -21,6 +37,9 @@ interface Connection {
   readAt: number;
   /** Its socket was destroyed to make room: counted until its 'close', never chosen again. */
   closing: boolean;
+  /** What its socket had waiting (written, not taken) at the last drain look (`AnswerDrain`), and what the kernel had taken by then. */
+  waitingAtLook: number;
+  takenAtLook: number;
 }
 
 type Write = (...args: unknown[]) => unknown;
@@ -61,8 +80,13 @@ export class UnsentBytes {
    * read a write on every response's path.
    */
   private tick = 0;
+  /** Looks at every followed connection's drain each `drain.windowMs`, while any is followed. */
+  private drainLooks: NodeJS.Timeout | undefined;
 
-  constructor(private readonly maxBytes: number = MAX_UNSENT_BYTES) {
+  constructor(
+    private readonly maxBytes: number = MAX_UNSENT_BYTES,
+    private readonly drain: AnswerDrain = DEFAULT_ANSWER_DRAIN,
+  ) {
     this.Response = countedResponse(this);
   }
 
@@ -120,7 +144,7 @@ export class UnsentBytes {
   private follow(res: ServerResponse, socket: Socket, known: Connection | undefined): Connection {
     let connection = known;
     if (!connection) {
-      const created: Connection = { socket, responses: new Set(), backlog: 0, readAt: ++this.tick, closing: false };
+      const created: Connection = { socket, responses: new Set(), backlog: 0, readAt: ++this.tick, closing: false, waitingAtLook: 0, takenAtLook: 0 };
       socket.once('close', () => this.holding.delete(created));
       this.connections.set(socket, created);
       connection = created;
@@ -128,7 +152,32 @@ export class UnsentBytes {
     for (const earlier of connection.responses) if (isDone(earlier)) connection.responses.delete(earlier);
     connection.responses.add(res);
     this.holding.add(connection);
+    if (this.drainLooks === undefined) this.drainLooks = setInterval(() => this.lookAtDrains(), this.drain.windowMs).unref();
     return connection;
+  }
+
+  /**
+   * The write deadline (`AnswerDrain`): closes each connection whose socket had bytes waiting at
+   * the last look and still has, its client having taken less than `minBytes` (or all that was
+   * waiting) since. Only the socket's own bytes are asked: an answer pipelined behind a request
+   * still running waits for the gateway, not for its client.
+   */
+  private lookAtDrains(): void {
+    for (const connection of this.holding) {
+      if (connection.closing) continue;
+      this.heldPruning(connection);
+      const { taken, waiting } = socketDrain(connection.socket);
+      const { waitingAtLook, takenAtLook } = connection;
+      connection.waitingAtLook = waiting;
+      connection.takenAtLook = taken;
+      if (waitingAtLook > 0 && waiting > 0 && taken - takenAtLook < Math.min(this.drain.minBytes, waitingAtLook)) {
+        connection.closing = true;
+        connection.socket.destroy();
+      }
+    }
+    if (this.holding.size > 0) return;
+    clearInterval(this.drainLooks);
+    this.drainLooks = undefined;
   }
 
   /** `heldBy`, letting go of done responses (and of the connection, when it holds nothing and is not closing). */
