@@ -7,8 +7,9 @@ import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-hos
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { checkPreloadCopies, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
-import { bridgeWorkspace } from './pages-guard.js';
-import { refuseTrustFilesInWorkspace } from './trust-files-guard.js';
+import { agentWorkspacesOf } from './agent-workspaces.js';
+import { bridgeWorkspaces } from './pages-guard.js';
+import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
 export interface BridgeInvokeEvent {
@@ -67,6 +68,14 @@ export interface DesktopBridgeOptions {
    * "always allow" rule.
    */
   trustFiles?: readonly string[] | undefined;
+  /**
+   * The folders this gateway's agents write in besides its `broker.root.workspaceRoot` (a
+   * `LocalRunner` given its own workspace factory, `bundledAgents` given another folder's
+   * `detectWorkspace`): each kept apart from the pages, the preload copies, this package and the
+   * trust files as the root workspace is. Required when the gateway has no root workspace (`[]`
+   * when its agents write no files): without it the attach throws, as it could check nothing.
+   */
+  agentWorkspaces?: readonly string[] | undefined;
 }
 
 /** The default page: `index.html` of the app's own pages, on the app's origin. */
@@ -129,8 +138,9 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const pageUrl = options.pageUrl ?? DEFAULT_PAGE_URL;
   checkCustomPageUrl(pageUrl); // never a web page's (or a built-in scheme's) top frame
   // Before anything is attached: no file the agents may write is one the app trusts.
-  refuseTrustFilesInWorkspace(gateway, options.trustFiles ?? []);
-  const forgetWorkspace = bridgeWorkspace(gateway); // nor a page served
+  const workspaces = agentWorkspacesOf(gateway, options.agentWorkspaces);
+  refuseTrustFilesInWorkspaces(gateway, workspaces, options.trustFiles ?? []);
+  const forgetWorkspace = bridgeWorkspaces(workspaces); // nor a page served
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const desk = options.grants;

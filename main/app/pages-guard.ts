@@ -7,7 +7,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
-import type { ProtocolGateway } from '../gateway/index.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
 /** The real paths of the folders kept from the agents (the `pages` folders served, the preload copies), with what each is. */
@@ -62,25 +61,28 @@ export function overlapsOwnFolder(workspace: string): boolean {
 }
 
 /**
- * A bridge is about to be attached to `gateway`: refused when its workspace overlaps a served pages
- * folder or this package's own folder. Returns the function that forgets it (the bridge detached).
+ * A bridge is about to be attached to a gateway whose agents write in `workspaces` (real paths,
+ * agent-workspaces.ts): refused when one overlaps a served pages folder, a preload copy folder or
+ * this package's own folder. Returns the function that forgets them (the bridge detached).
  */
-export function bridgeWorkspace(gateway: ProtocolGateway): () => void {
-  const real = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
-  if (real === undefined) return () => {};
-  for (const pages of servedPages.keys()) refuseOverlap(pages, real);
-  if (overlapsOwnFolder(real)) {
-    throw new Error(
-      `the agents' workspace ${real} and this package's folder ${ownFolder} overlap: an agent's write there would become the popover or the preload that answers approvals; give the agents a workspace apart from the app and its node_modules (CHATTY_WORKSPACE)`,
-    );
+export function bridgeWorkspaces(workspaces: readonly string[]): () => void {
+  for (const real of workspaces) {
+    for (const pages of servedPages.keys()) refuseOverlap(pages, real);
+    if (overlapsOwnFolder(real)) {
+      throw new Error(
+        `the agents' workspace ${real} and this package's folder ${ownFolder} overlap: an agent's write there would become the popover or the preload that answers approvals; give the agents a workspace apart from the app and its node_modules (CHATTY_WORKSPACE)`,
+      );
+    }
   }
-  bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
+  for (const real of workspaces) bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
   let forgotten = false;
   return () => {
     if (forgotten) return;
     forgotten = true;
-    const left = (bridgedWorkspaces.get(real) ?? 1) - 1;
-    if (left === 0) bridgedWorkspaces.delete(real);
-    else bridgedWorkspaces.set(real, left);
+    for (const real of workspaces) {
+      const left = (bridgedWorkspaces.get(real) ?? 1) - 1;
+      if (left === 0) bridgedWorkspaces.delete(real);
+      else bridgedWorkspaces.set(real, left);
+    }
   };
 }

@@ -9,13 +9,16 @@ import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 
 /**
- * Throws, naming the file, when `gateway`'s workspace holds its approvals file or one of
- * `trustFiles` (the grants file…), wherever their links lead, or when a link on the way to one
- * lies in the workspace (the file is read through it at each load: re-pointed, it is the agent's).
+ * Throws, naming the file, when one of `workspaces` (the real folders `gateway`'s agents write in,
+ * agent-workspaces.ts) holds its approvals file or one of `trustFiles` (the grants file…), wherever
+ * their links lead, or when a link on the way to one lies in it (the file is read through it at
+ * each load: re-pointed, it is the agent's).
  */
-export function refuseTrustFilesInWorkspace(gateway: ProtocolGateway, trustFiles: readonly string[]): void {
-  const workspace = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
-  if (workspace === undefined) return;
+export function refuseTrustFilesInWorkspaces(gateway: ProtocolGateway, workspaces: readonly string[], trustFiles: readonly string[]): void {
+  for (const workspace of workspaces) refuseTrustFilesIn(gateway, workspace, trustFiles);
+}
+
+function refuseTrustFilesIn(gateway: ProtocolGateway, workspace: string, trustFiles: readonly string[]): void {
   const approvals = gateway.approvals.file;
   const files = [...(approvals === undefined ? [] : [approvals]), ...trustFiles];
   for (const file of files) {

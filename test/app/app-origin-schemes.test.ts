@@ -8,12 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { appProtocolHandler, appSchemeRegistration, attachDesktopBridge, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace } from './bridge-fixture.js';
 import { StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway();
+  gw = await gatewayWithWorkspace();
 });
 after(() => gw.close());
 

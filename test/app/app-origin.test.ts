@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { APP_SCHEME_REGISTRATION, appProtocolHandler, appSchemeRegistration, attachDesktopBridge, CONTENT_SECURITY_POLICY, handleAppProtocol, type ProtocolSession } from '../../main/app/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace } from './bridge-fixture.js';
 import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'chatty-app-origin-'));
@@ -18,7 +19,7 @@ mkdirSync(pages);
 writeFileSync(join(pages, 'index.html'), '<!doctype html><title>approvals</title>');
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway();
+  gw = await gatewayWithWorkspace();
 });
 after(async () => {
   await gw.close();

@@ -1,7 +1,11 @@
 /** A bridge host on a real gateway, for the tests of what the host decides: who calls, what it records. */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BridgeHost, type IpcSender } from '../../main/app/bridge/bridge-host.js';
 import { LocalRunner } from '../../main/broker/runners/index.js';
 import { AGENT } from '../broker/helpers.js';
+import type { ModuleDirectory, ProtocolGatewayOptions } from '../../main/gateway/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { DEFAULT_PAGE_URL } from '../../main/app/index.js';
 import type { PendingApproval, TaskUpdate } from '../../main/app/bridge/contract.js';
@@ -19,9 +23,25 @@ export function windowAtPage(): StandInWebContents {
   return contents;
 }
 
+/**
+ * A started gateway whose agents' workspace (`broker.root.workspaceRoot`) is a fresh folder of its
+ * own, removed at its close: a bridge is attached only to a gateway whose workspaces it knows.
+ */
+export async function gatewayWithWorkspace(modules?: ModuleDirectory, options: ProtocolGatewayOptions = {}): Promise<RunningGateway> {
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-agents-')));
+  const gw = await startGateway(modules, { ...options, broker: { ...options.broker, root: { workspaceRoot: workspace, ...options.broker?.root } } });
+  return {
+    ...gw,
+    close: async () => {
+      await gw.close();
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
+
 /** A real gateway whose virtual agent `agent` is the broker tests' JSON-plan agent (a real child per task). */
 export async function planGateway(): Promise<RunningGateway> {
-  const gw = await startGateway(undefined, { broker: { cancelGraceMs: 1_000, log: () => {} } });
+  const gw = await gatewayWithWorkspace(undefined, { broker: { cancelGraceMs: 1_000, log: () => {} } });
   gw.gateway.withVirtualAgent('agent', new LocalRunner({ command: process.execPath, args: ['--import', 'tsx', AGENT], reapGraceMs: 1_000 }));
   return gw;
 }

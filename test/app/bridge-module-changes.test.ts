@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, ModuleListSchema, type ModuleList, type Snapshot } from '../../main/app/bridge/contract.js';
 import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace } from './bridge-fixture.js';
 import { buildFixture, fixtureManifest, loadFixtures, writeModuleDir, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 import { StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
@@ -19,7 +20,7 @@ const ipc = new StandInIpcMain();
 
 before(async () => {
   plugins = await loadFixtures([{ name: 'text-tools', kind: 'echo' }]);
-  gw = await startGateway(plugins.registry);
+  gw = await gatewayWithWorkspace(plugins.registry);
   contents = new StandInWebContents();
   contents.mainFrame.url = DEFAULT_PAGE_URL;
   detach = attachDesktopBridge(gw.gateway, contents);
@@ -105,7 +106,7 @@ test('changes that come while a list is being made go out together in the next l
 
 test('a module whose capability is not granted is pushed as ungranted, its reason naming the grant and how to give it', async () => {
   const denied = await loadFixtures([], { grants: { mode: 'deny' } });
-  const own = await startGateway(denied.registry);
+  const own = await gatewayWithWorkspace(denied.registry);
   const window = new StandInWebContents();
   window.mainFrame.url = DEFAULT_PAGE_URL;
   const detachOwn = attachDesktopBridge(own.gateway, window);

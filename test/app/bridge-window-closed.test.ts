@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { attachDesktopBridge } from '../../main/app/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { windowAtPage } from './bridge-fixture.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace, windowAtPage } from './bridge-fixture.js';
 
 /** A module directory with no modules that, as a registry does, takes change listeners. */
 const modules = { list: () => [], onChange: (_listener: unknown) => () => {} };
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway(modules);
+  gw = await gatewayWithWorkspace(modules);
 });
 after(() => gw.close());
 

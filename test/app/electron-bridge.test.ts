@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
 import { ProtocolGateway } from '../../main/gateway/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace } from './bridge-fixture.js';
 import { StandInFrame, StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway();
+  gw = await gatewayWithWorkspace();
 });
 after(() => gw.close());
 

@@ -6,13 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import { EVENT_CHANNELS, INVOKE_CHANNELS, type PendingGrant, type Snapshot, type Withdrawn } from '../../main/app/bridge/contract.js';
 import { attachDesktopBridge, DEFAULT_PAGE_URL } from '../../main/app/index.js';
 import { PluginGrants } from '../../main/plugins/grants/index.js';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import { gatewayWithWorkspace } from './bridge-fixture.js';
 import { grantRequest } from '../helpers/grant-request.js';
 import { StandInFrame, StandInIpcMain, StandInWebContents } from './electron-stand-in/electron.js';
 
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway();
+  gw = await gatewayWithWorkspace();
 });
 after(() => gw.close());
 

@@ -1,0 +1,68 @@
+// A gateway without broker.root.workspaceRoot was bridged unchecked: the bridge knew the agents'
+// workspace only as that root, so a gateway whose bundled agents worked in the pages folder
+// (bundledAgents({ workspace }) with detectWorkspace(pages)) had its page served and its bridge
+// attached, and one approved write of page.js was the page that answers every later approval. Now
+// a bridge is attached only to a gateway whose agents' workspaces are known: its root workspace,
+// and the folders the embedder names in `agentWorkspaces` (required without a root, [] when its
+// agents write no files), each kept apart from the pages, the package and the trust files.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { attachDesktopBridge, handleAppProtocol } from '../../main/app/index.js';
+import { bundledAgents, detectWorkspace } from '../../main/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { windowAtPage } from './bridge-fixture.js';
+import { StandInSession } from './electron-stand-in/electron.js';
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-agent-workspaces-')));
+const gateways: RunningGateway[] = [];
+after(async () => {
+  for (const gw of gateways) await gw.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function rootlessGateway(): Promise<RunningGateway> {
+  const gw = await startGateway();
+  gateways.push(gw);
+  return gw;
+}
+
+test('a bridge on a gateway without a workspace root, its agents working in the pages folder, is refused: the agents\' workspaces are unknown', async () => {
+  const pages = join(scratch, 'pages');
+  mkdirSync(pages);
+  writeFileSync(join(pages, 'index.html'), '<!doctype html>');
+  const gw = await rootlessGateway();
+  const workspace = await detectWorkspace(pages);
+  for (const agent of bundledAgents({ workspace })) gw.gateway.withVirtualAgent(agent.name, agent.runner, agent.card);
+  handleAppProtocol(new StandInSession() as never, { pages });
+  assert.throws(
+    () => attachDesktopBridge(gw.gateway, windowAtPage()),
+    /attachDesktopBridge: the gateway has no agents' workspace \(broker\.root\.workspaceRoot\), so nothing can check .*: give the gateway broker: \{ root: \{ workspaceRoot \} \} .*or name the folders its agents write in the bridge's agentWorkspaces option \(\[\] when they write no files\)/,
+  );
+  // Named, the folder is checked as a root workspace is.
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [workspace.workspaceRoot] }), /the pages folder .* and the agents' workspace .* overlap/);
+});
+
+test('agentWorkspaces are checked beside the root workspace: a folder the agents also write in that holds a trust file, or the package, is refused; one that is not there cannot be checked', async () => {
+  const root = join(scratch, 'root');
+  const other = join(scratch, 'other');
+  mkdirSync(root);
+  mkdirSync(join(other, 'config'), { recursive: true });
+  const gw = await startGateway(undefined, { broker: { root: { workspaceRoot: root } } });
+  gateways.push(gw);
+  assert.throws(
+    () => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other], trustFiles: [join(other, 'config', 'plugin-grants.json')] }),
+    /the agents' workspace .*other holds the app's own file/,
+  );
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [process.cwd()] }), /and this package's folder .* overlap/);
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [join(scratch, 'not-made')] }), /agentWorkspaces\) does not exist/);
+  attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other] })(); // apart from everything: attached
+});
+
+test('a gateway without a workspace root is bridged when the embedder says its agents write no files (agentWorkspaces: [])', async () => {
+  const gw = await rootlessGateway();
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [] });
+  detach();
+});
