@@ -134,3 +134,19 @@ export async function endsSoon(pid: number): Promise<boolean> {
   }
   return true;
 }
+
+/**
+ * Exchanges the folder `argv[1]` and `argv[1].link` (a symlink to the folder `argv[2]`) atomically
+ * (`renameat2(RENAME_EXCHANGE)`, which Node has no call for), until killed.
+ */
+export const FOLDER_SWAPPER = `
+import ctypes, os, sys
+folder, outside_dir = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+os.symlink(outside_dir, folder + '.link')
+a, b = folder.encode(), (folder + '.link').encode()
+sys.stdout.write('go\\n'); sys.stdout.flush()
+while True:
+    if libc.renameat2(-100, a, -100, b, 2) != 0:
+        sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
+`;

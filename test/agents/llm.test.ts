@@ -6,6 +6,7 @@
  * the agent sent back.
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
 import type { ProgressEvent } from '../../main/fabric/wire/broker-to-worker.js';
+import { FOLDER_SWAPPER } from './helpers.js';
 import { API_KEY, MODEL, startLlmHarness, type LlmHarness } from './llm/harness.js';
 import { StandInModel, lastToolResult, type ChatRequest } from './llm/stand-in-model.js';
 
@@ -232,6 +234,38 @@ describe('the LLM agent', () => {
       assert.deepEqual(approvals.asked.map((a) => a.command_or_path), ['./notes//todo.md']);
     } finally {
       approvals.stop();
+    }
+  });
+
+  test('write_file: the agent pins its workspace as its task starts, so a process exchanging the workspace with a link to a folder outside mid-task never has a write land outside (Linux)', { skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-llm-outside-')));
+    const writes = Array.from({ length: 8 }, (_, i) => ({ id: `call-w${i}`, name: 'write_file', arguments: { path: 'notes.txt', content: `write ${i}\n` } }));
+    const m = await model([
+      () => ({ toolCalls: [{ id: 'call-ready', name: 'ask_user', arguments: { question: 'ready?' } }] }),
+      () => ({ toolCalls: writes }),
+      () => ({ text: 'written' }),
+    ]);
+    h.addLlmAgent('llm-pin', m.baseUrl);
+    let swapper: ChildProcess | undefined;
+    // The task asks first (its workspace pinned by then); the swapping starts before the answer.
+    const stop = h.root.onQuestion(async (request) => {
+      swapper = spawn('python3', ['-c', FOLDER_SWAPPER, h.workspaceOf('llm-pin-0'), outside], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise((resolve) => swapper!.stdout!.once('data', resolve));
+      return request.questions.map((q) => ({ id: q.id, answer: 'go' }));
+    });
+    const approvals = answerApprovals('approved');
+    try {
+      const result = await h.root.invoke('llm-pin', 'write notes');
+      noFailures(m);
+      assert.ok(swapper, 'the question was asked');
+      assert.deepEqual(readdirSync(outside), [], `something was written outside (${result.error ?? 'completed'})`);
+      assert.equal(result.success, true, result.error);
+      assert.ok(approvals.asked.length > 1, 'writes were approved');
+    } finally {
+      swapper?.kill('SIGKILL');
+      stop();
+      approvals.stop();
+      rmSync(outside, { recursive: true, force: true });
     }
   });
 

@@ -11,8 +11,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pinWorkspace } from '../../main/agents/scripted/workspace-pin.js';
 import { commitWrite, planWrite, type PlannedWrite } from '../../main/agents/scripted/write-file.js';
-import { tempDir } from './helpers.js';
+import { FOLDER_SWAPPER, startScripted, tempDir } from './helpers.js';
 
 /** Swaps `<ws>/notes.txt` between a regular file and a hard link to `outside`, until killed. */
 const SWAPPER = `
@@ -48,24 +49,9 @@ test('a write whose file is swapped for a hard link to a file outside the worksp
   }
 });
 
-/**
- * Exchanges `<ws>/sub` (a folder) and `<ws>/sub.link` (a symlink to a folder outside) atomically
- * (`renameat2(RENAME_EXCHANGE)`, which Node has no call for), until killed.
- */
-const PARENT_SWAPPER = `
-import ctypes, os, sys
-ws, outside_dir = sys.argv[1], sys.argv[2]
-libc = ctypes.CDLL(None, use_errno=True)
-os.symlink(outside_dir, ws + '/sub.link')
-a, b = (ws + '/sub').encode(), (ws + '/sub.link').encode()
-sys.stdout.write('go\\n'); sys.stdout.flush()
-while True:
-    if libc.renameat2(-100, a, -100, b, 2) != 0:
-        sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
-`;
 
 /**
- * `<home>/ws/sub` and `<home>/outside`, and the PARENT_SWAPPER exchanging sub with a link to outside
+ * `<home>/ws/sub` and `<home>/outside`, and the FOLDER_SWAPPER exchanging sub with a link to outside
  * (or to the folder `linkTo` names; `prepare` runs before it starts).
  */
 async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: string) => Promise<void> | void = () => {}, linkTo: (ws: string, outsideDir: string) => string = (_, outsideDir) => outsideDir) {
@@ -75,7 +61,7 @@ async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: stri
   mkdirSync(join(ws, 'sub'), { recursive: true });
   mkdirSync(outsideDir);
   await prepare(ws, outsideDir);
-  const swapper = spawn('python3', ['-c', PARENT_SWAPPER, ws, linkTo(ws, outsideDir)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const swapper = spawn('python3', ['-c', FOLDER_SWAPPER, join(ws, 'sub'), linkTo(ws, outsideDir)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((resolve) => swapper.stdout.once('data', resolve));
   const end = () => {
     swapper.kill('SIGKILL');
@@ -141,5 +127,55 @@ test('a write to sub/pre-commit never lands on .husky/pre-commit when sub is swa
     assert.ok(written > 0, 'some writes went through, to sub/pre-commit');
   } finally {
     end();
+  }
+});
+
+test('a write to notes.txt never lands outside when the workspace itself is swapped for a symlink to a folder outside while it is written, once the task has pinned it (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  // The workspace's parent (<repo>/.git/chatty-worktrees) is the user's: a process sharing the
+  // workspace can exchange the workspace with a link. Each write took realpath(workspace) afresh and
+  // wrote notes.txt outside (within 4 tries before). The agents pin their workspace as a task starts.
+  const home = tempDir('chatty-write-root-race-');
+  const ws = join(home, 'ws');
+  const outsideDir = join(home, 'outside');
+  mkdirSync(ws);
+  mkdirSync(outsideDir);
+  const release = await pinWorkspace(ws);
+  const swapper = spawn('python3', ['-c', FOLDER_SWAPPER, ws, outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve) => swapper.stdout.once('data', resolve));
+    let written = 0;
+    let i = 0;
+    for (; i < 2000 && readdirSync(outsideDir).length === 0; i++) {
+      const path = i % 2 === 0 ? 'notes.txt' : `new-${i}/notes.txt`;
+      await commitWrite(ws, { path, file: join(ws, path), content: 'written by the agent\n', diffStat: '+1 -0' }).then(() => written++, () => {});
+    }
+    assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (after ${i} tries, ${written} writes)`);
+    assert.ok(written > 0, 'some writes went through, to the workspace');
+  } finally {
+    swapper.kill('SIGKILL');
+    await release();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('the scripted agent pins its workspace as its task starts: a process exchanging the workspace with a link to a folder outside mid-task never has a write land outside (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  const fabric = startScripted(['a'], { approve: () => 'approved' });
+  const outsideDir = join(fabric.workspaces.parent, 'outside');
+  mkdirSync(outsideDir);
+  let swapper: ReturnType<typeof spawn> | undefined;
+  // The task asks first (its workspace pinned by then); the swapping starts before the answer.
+  fabric.root.onQuestion(async (request) => {
+    swapper = spawn('python3', ['-c', FOLDER_SWAPPER, fabric.workspaces.dir(request.asker.agent), outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => swapper!.stdout!.once('data', resolve));
+    return request.questions.map((q) => ({ id: q.id, answer: 'go' }));
+  });
+  try {
+    const result = await fabric.invoke('a', `ask ready?\n${'write notes.txt written by the agent\n'.repeat(300)}`);
+    assert.ok(swapper, 'the question was asked');
+    assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (${result.error ?? 'completed'})`);
+    assert.ok(fabric.approvals.length > 1, `writes were approved and made (${fabric.approvals.length}: ${result.error})`);
+  } finally {
+    swapper?.kill('SIGKILL');
+    await fabric.close();
   }
 });

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { TaskMapper, type TaskEvents, type TaskOutcome, type WorkerSession, type WorkerTask } from '../../worker/index.js';
+import { pinWorkspace } from '../scripted/index.js';
 import type { AgentTool } from './agent-tool.js';
 import { LLM_ENV, LlmConfigError, readLlmConfig, type LlmConfig } from './config.js';
 import { fabricTools } from './fabric-tools.js';
@@ -36,9 +37,12 @@ export async function runLlmTask(session: WorkerSession, task: WorkerTask, event
   const env = options.env ?? process.env;
   const signal = task.signal;
   let plugins: PluginTools | undefined;
+  let releaseWorkspace: (() => Promise<void>) | undefined;
   try {
     const config = options.config ?? readLlmConfig(env);
     const workspace = options.workspace ?? process.cwd();
+    // Held open for the task: write_file starts from this folder, not from its path (pinWorkspace).
+    releaseWorkspace = await pinWorkspace(workspace);
 
     let pluginNote: string | undefined;
     const gateway = options.gateway === undefined ? locateGateway(env) : options.gateway;
@@ -88,6 +92,7 @@ export async function runLlmTask(session: WorkerSession, task: WorkerTask, event
     return map.failed(`the LLM agent failed: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
     await plugins?.close();
+    await releaseWorkspace?.();
   }
 }
 

@@ -5,6 +5,7 @@ import type { AgentTask } from '../kind.js';
 import { runCommand } from './exec.js';
 import { ScriptReport } from './report.js';
 import { parseScript, type Instruction } from './language.js';
+import { pinWorkspace } from './workspace-pin.js';
 import { WorkspaceRefusal } from './workspace-path.js';
 import { commitWrite, planWrite } from './write-file.js';
 
@@ -139,6 +140,8 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
     }
   };
 
+  // Held open for the task: its writes start from this folder, not from its path (pinWorkspace).
+  const releaseWorkspace = await pinWorkspace(context.workspace);
   try {
     for (const instruction of parseScript(task.params.text)) {
       if (task.signal.aborted) break;
@@ -151,5 +154,7 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
     if (err instanceof Stop) return report.end(err.outcome);
     if (err instanceof BrokerError) return report.end({ state: 'failed', message: err.error.message });
     return report.end({ state: 'failed', message: err instanceof Error ? err.message : String(err) });
+  } finally {
+    await releaseWorkspace();
   }
 }

@@ -1,6 +1,7 @@
-import { constants, existsSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
 export class WorkspaceRefusal extends Error {
@@ -52,7 +53,8 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   if (segments.includes('..')) throw new WorkspaceRefusal(`${quoted} has a ".." segment: a path must stay inside the workspace`);
   if (segments.length === 0) throw new WorkspaceRefusal(`${quoted} names the workspace itself, not a file`);
 
-  const root = await realpath(workspace);
+  const start = await workspaceRoot(workspace, quoted);
+  const root = start.real;
   const inside = (real: string): boolean => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
 
   // The parents: every one that exists must resolve inside and be a folder, not a link to one;
@@ -70,7 +72,7 @@ export async function resolveInWorkspace(workspace: string, path: string, option
         dir = next; // the rest does not exist yet: nothing there can point out
         continue;
       }
-      await makeFolderIn(root, dir, segment, quoted);
+      await makeFolderIn(start, dir, segment, quoted);
       // Made (or found made) a moment ago: a process sharing the workspace may have put a link to
       // nothing there since, or removed it; that is a refusal naming it, not a raw ENOENT.
       real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
@@ -130,12 +132,20 @@ function changedWhileWritten(quoted: string, name: string, err: NodeJS.ErrnoExce
   return new WorkspaceRefusal(`${quoted}: ${what} ${why}: it was changed while it was written, and nothing was written`);
 }
 
-/** Linux's per-descriptor links: `<PROC_FD>/<dirfd>/<name>` is `openat(dirfd, name)`; absent on macOS. */
-const PROC_FD = '/proc/self/fd';
-let procFd: boolean | undefined;
-function hasProcFd(): boolean {
-  procFd ??= existsSync(PROC_FD);
-  return procFd;
+/** Where a write starts: the workspace's real path, and its pinned folder when it is pinned (`pinWorkspace`). */
+interface WorkspaceRoot {
+  real: string;
+  pin?: PinnedWorkspace;
+}
+
+/** `workspace`'s root: the real path it was pinned at, or its real path now. */
+async function workspaceRoot(workspace: string, quoted: string): Promise<WorkspaceRoot> {
+  const pin = pinnedWorkspace(workspace);
+  if (pin) return { real: pin.real, pin };
+  const real = await realpath(workspace).catch((err: NodeJS.ErrnoException) => {
+    throw changedWhileWritten(quoted, '', err);
+  });
+  return { real };
 }
 
 /**
@@ -145,14 +155,19 @@ function hasProcFd(): boolean {
  * is refused, not followed. `O_NOFOLLOW` on the whole path guards only its last part. The root is
  * opened by its path and must still be that path once opened.
  */
-async function openFolderInside(root: string, dir: string, quoted: string): Promise<FileHandle> {
+async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: string): Promise<FileHandle> {
+  const root = start.real;
   const rel = relative(root, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace`);
-  let folder = await open(root, constants.O_RDONLY | constants.O_DIRECTORY).catch((err: NodeJS.ErrnoException) => {
+  // Pinned, the walk starts from the folder held open, wherever its name now leads.
+  let folder = await open(start.pin ? `${PROC_FD}/${start.pin.fd}` : root, constants.O_RDONLY | constants.O_DIRECTORY).catch((err: NodeJS.ErrnoException) => {
     throw changedWhileWritten(quoted, '', err);
   });
   try {
-    if ((await readlink(`${PROC_FD}/${folder.fd}`)) !== root) throw new WorkspaceRefusal(`${quoted}: the workspace was moved while it was written: nothing was written`);
+    if (start.pin) {
+      const { dev, ino } = await folder.stat();
+      if (dev !== start.pin.dev || ino !== start.pin.ino) throw new WorkspaceRefusal(`${quoted}: the workspace was let go of while it was written: nothing was written`);
+    } else if ((await readlink(`${PROC_FD}/${folder.fd}`)) !== root) throw new WorkspaceRefusal(`${quoted}: the workspace was moved while it was written: nothing was written`);
     let walked = '';
     for (const segment of rel === '' ? [] : rel.split(sep)) {
       walked = join(walked, segment);
@@ -177,8 +192,9 @@ async function openFolderInside(root: string, dir: string, quoted: string): Prom
  * way swapped for a link to a folder outside between the check and the `mkdir` had the folder made
  * there (`resolveInWorkspace` then refused the write, but the empty folder stayed outside).
  */
-async function makeFolderIn(root: string, dir: string, segment: string, quoted: string): Promise<void> {
-  const folder = hasProcFd() ? await openFolderInside(root, dir, quoted) : undefined;
+async function makeFolderIn(start: WorkspaceRoot, dir: string, segment: string, quoted: string): Promise<void> {
+  const root = start.real;
+  const folder = hasProcFd() ? await openFolderInside(start, dir, quoted) : undefined;
   try {
     await mkdir(folder ? `${PROC_FD}/${folder.fd}/${segment}` : join(dir, segment)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw changedWhileWritten(quoted, relative(root, join(dir, segment)), err);
@@ -203,8 +219,9 @@ async function makeFolderIn(root: string, dir: string, segment: string, quoted: 
  */
 export async function replaceFileContent(workspace: string, file: string, path: string, content: string): Promise<void> {
   const quoted = JSON.stringify(path);
-  const root = await realpath(workspace);
-  const folder = hasProcFd() ? await openFolderInside(root, dirname(file), quoted) : undefined;
+  const start = await workspaceRoot(workspace, quoted);
+  const root = start.real;
+  const folder = hasProcFd() ? await openFolderInside(start, dirname(file), quoted) : undefined;
   try {
     // Through the folder's descriptor on Linux: `<fd>/<name>` is looked up in that folder itself.
     const at = folder ? `${PROC_FD}/${folder.fd}/${basename(file)}` : file;
