@@ -15,6 +15,7 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'history-rewrite': 'rewrites history',
   'recursive-chmod': 'recursive chmod/chown',
   'download-and-run': 'downloads and runs',
+  'runs-command': 'runs another command (or writes a file) named in its words: an option, inline code or a wrapper',
   'outside-workspace': 'outside the workspace',
   'vcs-hook': 'a version-control hook',
   'shell-dotfile': 'a shell start-up file',

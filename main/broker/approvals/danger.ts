@@ -9,6 +9,7 @@ import { extractionFolders } from './extract-folders.js';
 import { globMatches, isGlob, MAX_GLOB_ENTRIES } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
+import { isLongOption, runsCommand, runsItsArgument } from './runs-command.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
@@ -118,6 +119,8 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     if (i >= words.length) return { args: [] };
     // Lower case: on macOS (a file system that ignores case) `RM` runs /bin/rm.
     const program = programName(words[i]!);
+    // `nice x`, `sudo x`, `env A=1 x`: a command run from its words (the one it runs is read on as the program).
+    if (runsItsArgument(program, words[i + 1])) tags.add('runs-command');
     if (program === 'eval' && i + 1 >= plainFrom) {
       i++;
       continue;
@@ -179,7 +182,7 @@ function alsoReadAsPrograms(words: string[], wrapper: number, tags: Set<DangerTa
 
 function programTags(program: string, args: string[], at: Where, tags: Set<DangerTag>): void {
   const short = (letter: string): boolean => args.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
-  const long = (...names: string[]): boolean => args.some((a) => names.some((n) => isLong(a, n)));
+  const long = (...names: string[]): boolean => args.some((a) => names.some((n) => isLongOption(a, n)));
   if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
   if (program === 'find' && args.includes('-delete')) tags.add('recursive-delete');
   if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
@@ -197,6 +200,8 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
     }
   }
   if (program === 'git') gitTags(args, tags);
+  // `tar --to-command=…`, `git -c core.pager=…`, `awk 'BEGIN{system(…)}'`: no prefix rule names the command it runs.
+  if (runsCommand(program, args)) tags.add('runs-command');
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
@@ -217,7 +222,7 @@ function gitTags(args: string[], tags: Set<DangerTag>): void {
   const sub = args[i];
   const rest = args.slice(i + 1);
   const short = (letter: string): boolean => rest.some((a) => /^-[A-Za-z]+$/.test(a) && a.includes(letter));
-  const long = (...names: string[]): boolean => rest.some((a) => names.some((n) => isLong(a, n)));
+  const long = (...names: string[]): boolean => rest.some((a) => names.some((n) => isLongOption(a, n)));
   // A deleted remote branch (`--delete`, `-d`, `:main`) loses its history as a forced one does.
   const forced = short('f') || short('d') || long('--force', '--force-with-lease', '--force-if-includes', '--mirror', '--delete');
   if (sub === 'push' && (forced || rest.some((a) => a.startsWith('+') || /^:./.test(a)))) tags.add('force-push');
@@ -394,14 +399,6 @@ function hasOtherNames(path: string): boolean {
   }
 }
 
-/**
- * `arg` is the long option `name`, with a value or not, or a shortening of it: GNU and git take
- * any unambiguous prefix (`rm --rec`). An ambiguous one is refused by the program, so tagging it is harmless.
- */
-function isLong(arg: string, name: string): boolean {
-  const bare = arg.split('=', 1)[0]!;
-  return bare === name || (bare.length >= 3 && bare.startsWith('--') && name.startsWith(bare));
-}
 
 /** The files named by the options that say where a program writes: `curl -o F`, `-oF`, `wget -O F`, `--output=F`, `cp -t DIR`, `sort -oF`. */
 function optionWrites(program: string, args: string[]): string[] {

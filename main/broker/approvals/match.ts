@@ -2,6 +2,7 @@ import { isAbsolute, posix, relative } from 'node:path';
 import { dangerTags } from './danger.js';
 import { asWritten, landing, placePath } from './sensitive-paths.js';
 import { everyCommandRun, programName, unreadable, type CommandsRun } from './nested-lines.js';
+import { RUNS_OTHER_PROGRAMS } from './runs-command.js';
 import { isSimpleCommand, simpleCommands } from './shell-commands.js';
 import type { ApprovalMatch, DangerTag } from './types.js';
 
@@ -19,12 +20,8 @@ const SUBCOMMAND_TOOLS = new Set([
   'npm', 'pnpm', 'yarn', 'bun', 'deno', 'git', 'cargo', 'go', 'docker', 'podman', 'kubectl', 'pip', 'pip3', 'uv', 'poetry',
   'make', 'gradle', 'mvn', 'dotnet', 'gh', 'brew', 'terraform', 'helm', 'swift', 'rustup', 'composer', 'mix', 'bundle', 'rake', 'just', 'nx', 'turbo',
 ]);
-/** Programs that run the command their arguments name. */
-const RUNS_OTHERS = new Set([
-  'sudo', 'su', 'doas', 'pkexec', 'run0', 'env', 'xargs', 'nice', 'nohup', 'time', 'timeout', 'command', 'exec', 'eval', 'builtin', 'watch', 'find',
-  'sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash', 'busybox', 'npx', 'pnpx', 'bunx', 'python', 'python3', 'perl', 'ruby', 'node', 'php',
-  'ssh', 'script', 'stdbuf', 'ionice', 'flock', 'parallel', 'source', '.',
-]);
+/** Programs that run the command their arguments name: the one table, runs-command.ts. */
+const RUNS_OTHERS = RUNS_OTHER_PROGRAMS;
 
 /** How a match reads to a person: `npm test` exactly, `npm test *`, `src/**`. */
 export function describeMatch(match: ApprovalMatch): string {
@@ -242,7 +239,8 @@ function deniedGlob(glob: string, path: string, workspace: string | undefined): 
 /** The danger tags a match itself names: those of its own text (a rule approves no other tag). */
 function namedTags(match: ApprovalMatch, kind: 'exec' | 'write', workspace: string | undefined): DangerTag[] {
   if ('exact' in match) return dangerTags(kind, match.exact, workspace);
-  if ('prefix' in match) return dangerTags('exec', match.prefix, workspace);
+  // A prefix leaves the words after it open: it never names the command an option there runs (`find . -exec *`).
+  if ('prefix' in match) return dangerTags('exec', match.prefix, workspace).filter((tag) => tag !== 'runs-command');
   return dangerTags('write', match.glob, workspace);
 }
 

@@ -9,6 +9,8 @@ export const DANGER_TAGS = [
   'history-rewrite',
   'recursive-chmod',
   'download-and-run',
+  /** A program that runs a command given in its words (`nice x`, `ssh h x`, `python3 -c`), or an option or code that makes one run a command or write a file (`tar --to-command=…`, `git -c core.pager=…`, `find -exec`): no prefix rule names it (runs-command.ts). */
+  'runs-command',
   'outside-workspace',
   'vcs-hook',
   'shell-dotfile',

@@ -1,0 +1,114 @@
+/**
+ * A prefix rule (`tar *`, `git log *`, `find . *`, `npm test *`) approved any words after it,
+ * options that make the program run a command the person never saw included: `tar -xf x.tar
+ * --to-command='…'`, `git log --output=…`, `find . -exec …`, `npm test --script-shell=…`. Such a
+ * line now carries `runs-command`, which no prefix rule names: it is asked. An exact rule still
+ * approves exactly its text. Each line is run by real bash in a fresh folder and leaves a marker
+ * file: what it runs is real.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { ApprovalRules, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
+import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
+import type { ApprovalRequest } from '../../main/index.js';
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh folder holding a file, a tar of it, a git repository with one commit, a package.json, a Makefile. */
+function workspace(): string {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'approval-runs-command-')));
+  dirs.push(ws);
+  writeFileSync(join(ws, 'f'), 'hi\n');
+  execFileSync('tar', ['-cf', 'x.tar', 'f'], { cwd: ws });
+  writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo hi' } }));
+  writeFileSync(join(ws, 'Makefile'), 'test:\n\t$(CC) f\n');
+  writeFileSync(join(ws, 's.sh'), '#!/bin/sh\ntouch M\n');
+  chmodSync(join(ws, 's.sh'), 0o755);
+  execFileSync('git', ['init', '-q', '.'], { cwd: ws });
+  execFileSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: ws });
+  return ws;
+}
+
+/** Runs `line` with bash in `ws` (no terminal, no input) and says whether it left the marker file `M`. */
+function leavesMarker(line: string, ws: string): boolean {
+  rmSync(join(ws, 'M'), { force: true });
+  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: ws } });
+  return existsSync(join(ws, 'M'));
+}
+
+/** What a rule decides for `line` asked by a coder in `ws`. */
+function decided(rules: ApprovalRules, line: string, ws: string): 'allow' | 'deny' | 'ask' | undefined {
+  return rules.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: dangerTags('exec', line, ws) })?.effect;
+}
+
+/** Each: the prefix a person remembered, a line it covers that runs what it names, and one whose option runs a command (real: it leaves M). */
+const CASES: { prefix: string; plain: string; runs: string }[] = [
+  { prefix: 'tar', plain: 'tar -xf x.tar', runs: "tar -xf x.tar --to-command='touch M'" },
+  { prefix: 'tar', plain: 'tar -cf y.tar f', runs: "tar -cf y.tar f --checkpoint=1 --checkpoint-action=exec='touch M'" },
+  { prefix: 'tar', plain: 'tar -cf y.tar f', runs: `tar -cf z.tar -I 'sh -c "touch M; cat"' f` },
+  { prefix: 'tar', plain: 'tar -cf y.tar f', runs: "tar -cf y.tar f --to-com='touch M' --checkpoint=1 --checkpoint-act=exec='touch M'" },
+  { prefix: 'git log', plain: 'git log --oneline', runs: 'git log --output=M' },
+  { prefix: 'git', plain: 'git status', runs: "git -c alias.lg='!touch M' lg" },
+  { prefix: 'find .', plain: 'find . -name f', runs: 'find . -maxdepth 0 -exec touch M \\;' },
+  { prefix: 'find .', plain: 'find . -name f', runs: 'find . -maxdepth 0 -fprint M' },
+  { prefix: 'awk', plain: "awk 'NR==1' f", runs: `awk 'BEGIN{system("touch M")}'` },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed '1e touch M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -n '1w M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -n 's/hi/touch M/e' f" },
+  { prefix: 'make test', plain: 'make test', runs: "make test CC='touch M; cat'" },
+  { prefix: 'npm test', plain: 'npm test', runs: 'npm test --script-shell=./s.sh' },
+  { prefix: 'npm test', plain: 'npm test', runs: 'npm test --script-sh=./s.sh' },
+  { prefix: 'vim', plain: 'vim --version', runs: "vim -u NONE -es -c '!touch M' -c q" },
+  { prefix: 'zip', plain: 'zip -q a.zip f', runs: `zip -q -T -TT 'sh -c "touch M"' a.zip f` },
+];
+
+it('a prefix rule does not approve an option that makes its program run a command; an exact rule approves that text; the plain line stays approved', { timeout: 180_000 }, () => {
+  for (const { prefix, plain, runs } of CASES) {
+    const ws = workspace();
+    assert.ok(leavesMarker(runs, ws), `${runs}: bash ran no command (no marker): the case proves nothing`);
+    assert.ok(dangerTags('exec', runs, ws).includes('runs-command'), `${runs}: ${dangerTags('exec', runs, ws).join(',')}`);
+    assert.ok(!dangerTags('exec', plain, ws).includes('runs-command'), `${plain} is no runs-command`);
+    const byPrefix = new ApprovalRules();
+    byPrefix.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix } });
+    assert.equal(decided(byPrefix, plain, ws), 'allow', `${prefix} * approves ${plain}`);
+    assert.equal(decided(byPrefix, runs, ws), undefined, `${prefix} * must not approve ${runs}`);
+    const exact = new ApprovalRules();
+    exact.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: runs } });
+    assert.equal(decided(exact, runs, ws), 'allow', `an exact rule approves ${runs}`);
+    // What is offered to remember: the exact line only.
+    assert.deepEqual(vouchedContext('exec', runs, undefined, ws, undefined).proposals, [{ exact: runs }], runs);
+  }
+});
+
+it('a program that runs the command in its words carries runs-command: xargs, env, nice, timeout, sudo, ssh, inline code', { timeout: 180_000 }, () => {
+  const ws = workspace();
+  for (const line of ['xargs -a /dev/null touch M', 'nice touch M', 'timeout 30 touch M', 'env A=1 touch M', `python3 -c 'open("M", "w")'`, `sh -c 'touch M'`]) {
+    assert.ok(leavesMarker(line, ws), `${line} left no marker`);
+    assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+  }
+  for (const line of ['sudo make', 'ssh host make', 'rsync -e "sh -c x" a b:c', 'rsync -ave "sh -c x" a b:c', 'git -c core.pager=x log', 'git diff --ext-diff', 'git fetch --upload-pack=x', 'git clone --template=t u', 'scp -o ProxyCommand=x a b:c', 'less "+!x" f']) {
+    assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+  }
+  // Ordinary uses stay untagged: a prefix rule still approves them.
+  for (const line of ['tar -xzf x.tar', 'git log --oneline -5', 'find . -name "*.ts"', "awk -F, '{print $2}' f", "awk '$1 > 5' f", "sed -i 's/a/b/' f", 'python3 x.py', 'sh x.sh', 'command -v git', 'npm test', 'make -j4 test', 'rsync -avz a b']) {
+    assert.ok(!dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+  }
+  // `--sandbox` refuses sed's e and w.
+  assert.ok(!dangerTags('exec', "sed --sandbox '1e touch M' f", ws).includes('runs-command'));
+});
+
+it('the terminal prompt names runs-command and what it means', () => {
+  const ws = workspace();
+  const line = "tar -xf x.tar --to-command='touch M'";
+  const request: ApprovalRequest = { kind: 'exec', command_or_path: line, asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('exec', line, undefined, ws, undefined) };
+  const text = approvalDetails(request).join('\n');
+  assert.match(text, /!! DANGER: runs-command$/m);
+  assert.match(text, /!! runs-command: a program here runs another command \(or writes a file\) named in its words/);
+});
