@@ -6,7 +6,7 @@ import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
-import { checkPreloadCopies, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
+import { checkPreloadCopies, lastPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
 import { agentWorkspacesOf } from './agent-workspaces.js';
 import { bridgeWorkspaces } from './pages-guard.js';
 import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
@@ -77,6 +77,11 @@ export interface DesktopBridgeOptions {
    */
   agentWorkspaces?: readonly string[] | undefined;
 }
+
+/** What a refused page's calls and the log say the person or developer can do (the app's menu has no Reload). */
+const RELOAD_TO_ASK_AGAIN = 'Reload the window (the app\'s webContents.reload(), or close the window and open it again, or restart the app): the load writes a checked copy, and the page is answered again';
+/** What the log says the developer should look for when a copy was changed. */
+const FIND_WHO_CHANGED = "Look for who could write it: an agent's approved ln, chmod or write in the app's userData, or another program of this user's";
 
 /** The default page: `index.html` of the app's own pages, on the app's origin. */
 export const DEFAULT_PAGE_URL = `${APP_ORIGIN}/index.html`;
@@ -224,9 +229,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // document's renewal (now or seen before) may be what it ran, and its calls are refused, the
   // window nobody to ask, until a load renews the copies.
   const judgePreload = (): void => {
-    for (const { copy, change } of checkPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else: ${change}; the windows loaded from it are nobody to ask until they load again`);
+    for (const { copy, change } of checkPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else: ${change}; the windows loaded from it are nobody to ask until they load again. ${FIND_WHO_CHANGED}`);
     if (preloadUnchecked === undefined && preloadTamperings() > tamperingsAtRenewal) {
-      preloadUnchecked = "the window's preload copy was changed by someone else after it was renewed: the page may run their script";
+      const last = lastPreloadChange();
+      preloadUnchecked = `the window's preload copy${last ? ` ${last.copy}` : ''} was changed by someone else after this page's copy was renewed${last ? ` (${last.change})` : ''}: the page may run their script, so it is answered no more. ${RELOAD_TO_ASK_AGAIN}`;
       noPageToAsk(preloadUnchecked);
     }
   };
@@ -237,7 +243,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
       if (topFrame) judgePreload();
       // Only this window's top frame: a sub-frame (even at the page's URL) is refused, and so is a
       // page whose preload is not the checked copy (it may run what an agent wrote).
-      const sender = { url: frame?.url ?? '', isMainFrame: topFrame && preloadUnchecked === undefined };
+      const sender = { url: frame?.url ?? '', isMainFrame: topFrame && preloadUnchecked === undefined, ...(topFrame && preloadUnchecked !== undefined ? { refusal: preloadUnchecked } : {}) };
       return host.handle(channel, sender, payload);
     });
   }
@@ -289,7 +295,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     try {
       for (const { copy, change } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else (${change}): renewed as a new file before the load`);
     } catch (err) {
-      next.unchecked ??= `the window's preload could not be checked (${(err as Error).message})`;
+      next.unchecked ??= `the window's preload could not be checked (${(err as Error).message}), so the page is not answered: put right what that names, then ${RELOAD_TO_ASK_AGAIN.replace(/^R/, 'r')}`;
       log(`bridge: cannot renew the preload copy before the load: ${(err as Error).message}; the page is nobody to ask until a load renews it`);
     }
     // This document is judged as before: a change counted by the renewal is one it may have run.

@@ -52,6 +52,7 @@ interface WrittenFile {
  * (that document may have run what was written).
  */
 let tamperings = 0;
+let lastChange: { copy: string; change: string } | undefined;
 
 /** The changes preloadCopy found (and counted) before writing, reported by the next check; the latest few. */
 const unreported: { copy: string; change: string }[] = [];
@@ -109,7 +110,10 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
     const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made.bytes, made.written);
     if (change === SAME) continue;
     if (change !== GONE) {
-      if (made.written !== undefined) tamperings += 1;
+      if (made.written !== undefined) {
+        tamperings += 1;
+        lastChange = { copy, change };
+      }
       changed.push({ copy, change });
     }
     made.written = undefined; // until written: a failure below leaves it to be written again
@@ -137,9 +141,15 @@ function changedCopies(): { copy: string; change: string }[] {
     if (change === SAME || change === GONE) continue; // a copy that is gone runs nothing; the next load writes it again
     made.written = undefined;
     tamperings += 1;
+    lastChange = { copy, change };
     changed.push({ copy, change });
   }
   return changed;
+}
+
+/** The last change found to a copy (which copy, and how), for a refusal to name. */
+export function lastPreloadChange(): { copy: string; change: string } | undefined {
+  return lastChange;
 }
 
 /** How many times a copy was found changed by someone else in this process (see `tamperings`). */

@@ -119,8 +119,13 @@ test('a link made and written between the renewal and the read (the agent watchi
     const notes = agentWritesThroughLink(copy, workspace); // the agent links the new copy the moment it is there
     rmSync(notes); // and takes its name away again: the copy has one name, the agent's bytes
     window.reload(); // Electron read the preload in between: the agent's bytes
-    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
-    assert.ok(lines.some((line) => /preload copy .* was changed by someone else/.test(line)), lines.join(' | '));
+    // Refused, saying which copy, how it changed, and what to do (the app's menu has no Reload).
+    await assert.rejects(
+      new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame),
+      (err: Error) => err.message.includes(`refused chatty:snapshot: the window's preload copy ${copy} was changed by someone else after this page's copy was renewed (it is not the file written`) && /so it is answered no more\. Reload the window \(the app's webContents\.reload\(\), or close the window and open it again, or restart the app\)/.test(err.message),
+      'the page is not answered, and told why',
+    );
+    assert.ok(lines.some((line) => /preload copy .* was changed by someone else: .*Look for who could write it: an agent's approved ln, chmod or write in the app's userData/.test(line)), lines.join(' | '));
     window.startNavigation(); // the next load: written again, untouched until the page is there
     window.reload();
     assert.equal(readFileSync(copy, 'utf8'), PRELOAD);
@@ -224,7 +229,7 @@ test('a copy that cannot be renewed at a load leaves the window nobody to ask: a
     window.startNavigation();
     window.reload();
     assert.ok(lines.some((line) => /cannot renew the preload copy .*writable by its group/.test(line)), lines.join(' | '));
-    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/, 'the page is not answered');
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot: the window's preload could not be checked \(.*writable by its group.*\), so the page is not answered: put right what that names, then reload the window/, 'the page is not answered');
     chmodSync(join(userData, 'chatty-preload'), 0o700);
     window.startNavigation(); // renewed at the next load: the page is answered again
     window.reload();

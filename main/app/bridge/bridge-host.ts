@@ -49,6 +49,8 @@ export interface IpcSender {
   url: string;
   /** Whether the sender is the window's top frame (not an iframe). */
   isMainFrame: boolean;
+  /** Why the window's top frame is refused though it is at the page (its preload not the checked copy), saying what to do. */
+  refusal?: string;
 }
 
 export class BridgeRefusal extends Error {
@@ -278,7 +280,7 @@ export class BridgeHost {
 
   private async dispatch(channel: string, sender: IpcSender, payload: unknown): Promise<unknown> {
     if (!sender.isMainFrame || !this.trustedUrl(sender.url)) {
-      throw new BridgeRefusal(`refused ${channel}: sender ${sender.url} is not the trusted window`);
+      throw new BridgeRefusal(`refused ${channel}: ${sender.refusal ?? `sender ${sender.url} is not the trusted window`}`);
     }
     if (!isInvokeChannel(channel)) throw new BridgeRefusal(`refused: unknown channel ${channel}`);
     if (this.closed) throw new BridgeRefusal(`refused ${channel}: the bridge is closed`);
