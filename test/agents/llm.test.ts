@@ -390,3 +390,37 @@ describe('the LLM agent', () => {
     assert.equal(result.error, 'the model made tool calls in all 2 turns without a final answer (CHATTY_LLM_MAX_TURNS)');
   });
 });
+
+test('an exec or write_file whose approval the broker refuses (past the call rate) is an error the model reads, not the end of the task', async () => {
+  // A broker taking 3 calls a connection and hardly any more (the rate's burst): the 4th and 5th
+  // approvals are refused. Before: the task failed ('the LLM agent failed: refused: too many calls:
+  // at most 0.001 per second per connection') and the model was never told.
+  const slow = await startLlmHarness({ serve: { limits: { callsPerSecond: 0.001, burst: 3 } } });
+  const calls = [
+    ...Array.from({ length: 4 }, (_, i) => ({ id: `call-w${i}`, name: 'write_file', arguments: { path: `notes-${i}.txt`, content: 'x\n' } })),
+    { id: 'call-x', name: 'exec', arguments: { command: 'echo ran > ran.txt' } },
+  ];
+  let results: string[] = [];
+  const m = await model([
+    () => ({ toolCalls: calls }),
+    (req) => {
+      results = req.messages.flatMap((msg) => (msg.role === 'tool' ? [String(msg.content)] : []));
+      return { text: 'done' };
+    },
+  ]);
+  slow.addLlmAgent('llm-rate', m.baseUrl);
+  const stop = slow.root.onApproval(async () => 'approved' as const);
+  try {
+    const result = await slow.root.invoke('llm-rate', 'write many notes');
+    noFailures(m);
+    assert.equal(result.success, true, result.error);
+    const refused = 'error: refused: too many calls: at most 0.001 per second per connection';
+    assert.deepEqual(results, ['wrote 2 bytes to notes-0.txt', 'wrote 2 bytes to notes-1.txt', 'wrote 2 bytes to notes-2.txt', refused, refused]);
+    const ws = slow.workspaceOf('llm-rate-0');
+    assert.deepEqual([0, 1, 2, 3].map((i) => existsSync(join(ws, `notes-${i}.txt`))), [true, true, true, false]);
+    assert.equal(existsSync(join(ws, 'ran.txt')), false);
+  } finally {
+    stop();
+    await slow.close();
+  }
+});

@@ -78,7 +78,8 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
       'Runs a shell command in your workspace once the user approves it, and reports its exit code and output (stdout and stderr together).',
       ExecArgs,
       async ({ command }, signal) => {
-        const verdict = await session.approve('exec', command, undefined, { signal });
+        // A refusal of the ask itself (past the call rate) is the model's to read, as a denial is.
+        const verdict = await refusingBrokerErrors(() => session.approve('exec', command, undefined, { signal }));
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied running ${JSON.stringify(command)}; it was not run`);
         ctx.map.step(`running ${command}`);
         let output = '';
@@ -101,7 +102,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
         const file = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path));
         const stat = await refusingOutside(() => diffStatReplacing(file, content));
         // The path exactly as the model gave it: what the human approves is what is written.
-        const verdict = await session.approve('write', path, stat, { signal });
+        const verdict = await refusingBrokerErrors(() => session.approve('write', path, stat, { signal }));
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
         const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayWorkerEnv } from '../../../main/agents/llm/index.js';
 import { defaultWorker } from '../../../main/agents/worker-command.js';
-import type { RootTransport, Workspace, WorkspaceFactory } from '../../../main/broker/index.js';
+import type { BrokerOptions, RootTransport, Workspace, WorkspaceFactory } from '../../../main/broker/index.js';
 import { LocalRunner } from '../../../main/broker/runners/index.js';
 import { startMcpGateway, type McpGateway } from '../../mcp/helpers.js';
 
@@ -45,8 +45,8 @@ export interface LlmHarness {
 export const API_KEY = 'sk-stand-in-key';
 export const MODEL = 'stand-in-model';
 
-export async function startLlmHarness(): Promise<LlmHarness> {
-  const gw = await startMcpGateway(['echo'], { broker: { cancelGraceMs: 1_000, log: () => {} } });
+export async function startLlmHarness(broker: Partial<BrokerOptions> = {}): Promise<LlmHarness> {
+  const gw = await startMcpGateway(['echo'], { broker: { cancelGraceMs: 1_000, log: () => {}, ...broker } });
   const scratch = mkdtempSync(join(tmpdir(), 'chatty-llm-ws-'));
   const workspaces = new TempWorkspaces(scratch);
   const base: NodeJS.ProcessEnv = { ...process.env };
