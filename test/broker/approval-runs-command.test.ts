@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
@@ -30,6 +30,9 @@ function workspace(): string {
   writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo hi' } }));
   writeFileSync(join(ws, 'Makefile'), 'test:\n\t$(CC) f\n');
   writeFileSync(join(ws, 's.sh'), '#!/bin/sh\ntouch M\n');
+  mkdirSync(join(ws, 'other'));
+  writeFileSync(join(ws, 'other', 'package.json'), JSON.stringify({ name: 'o', version: '1.0.0', scripts: { test: 'touch ../M' } }));
+  writeFileSync(join(ws, 'other', 'other.mk'), 'test:\n\ttouch M\n');
   chmodSync(join(ws, 's.sh'), 0o755);
   execFileSync('git', ['init', '-q', '.'], { cwd: ws });
   execFileSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: ws });
@@ -65,6 +68,8 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'make test', plain: 'make test', runs: "make test CC='touch M; cat'" },
   { prefix: 'npm test', plain: 'npm test', runs: 'npm test --script-shell=./s.sh' },
   { prefix: 'npm test', plain: 'npm test', runs: 'npm test --script-sh=./s.sh' },
+  { prefix: 'npm test', plain: 'npm test', runs: 'npm test --prefix=./other' },
+  { prefix: 'make test', plain: 'make test', runs: 'make test -f other/other.mk' },
   { prefix: 'vim', plain: 'vim --version', runs: "vim -u NONE -es -c '!touch M' -c q" },
   { prefix: 'zip', plain: 'zip -q a.zip f', runs: `zip -q -T -TT 'sh -c "touch M"' a.zip f` },
 ];

@@ -57,7 +57,9 @@ interface Options {
 
 const AWK: Options = { long: ['--file', '--exec', '--include', '--load', '--source'], short: 'fEil', also: (args) => args.some((arg) => !arg.startsWith('-') && AWK_RUNS.test(arg)) };
 const NPM: Options = {
-  long: ['--script-shell', '--node-options', '--userconfig', '--globalconfig', '--git', '--shell', '--editor', '--browser', '--viewer', '--call', '--init-module'],
+  // `--prefix`, `--dir`, `--cwd`, `-C`: another folder's package.json, whose scripts are what runs.
+  long: ['--script-shell', '--node-options', '--userconfig', '--globalconfig', '--git', '--shell', '--editor', '--browser', '--viewer', '--call', '--init-module', '--prefix', '--dir', '--cwd'],
+  short: 'C',
   // `npm exec`, `npm x`, `pnpm dlx`, `yarn exec`, `npm explore`: run the command that follows.
   also: (args) => RUNNING_SUBCOMMANDS.has(args.find((arg) => !arg.startsWith('-')) ?? '') || args.some((arg) => /^-c$/.test(arg)),
 };
@@ -85,9 +87,9 @@ const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   sed: { long: ['--file'], short: 'f', also: sedRuns },
   npm: NPM, pnpm: NPM, yarn: NPM,
   // bun is a package runner too (`bun test *` is offered), and takes code inline.
-  bun: { ...NPM, short: 'e', long: [...NPM.long!, '--eval', '--print'] },
-  // `make test CC='sh -c …'`: a variable on the line is any recipe's; `--eval` adds a rule.
-  make: { long: ['--eval'], short: 'E', also: (args) => args.some((arg) => /^[A-Za-z_.][A-Za-z0-9_.-]*\s*[:+?!]*=/.test(arg)) },
+  bun: { ...NPM, short: 'Ce', long: [...NPM.long!, '--eval', '--print'] },
+  // `make test CC='sh -c …'`: a variable on the line is any recipe's; `--eval` adds a rule; `-f`, `-C` read another makefile.
+  make: { long: ['--eval', '--file', '--makefile', '--directory'], short: 'EfC', also: (args) => args.some((arg) => /^[A-Za-z_.][A-Za-z0-9_.-]*\s*[:+?!]*=/.test(arg)) },
   go: { words: ['-exec', '--exec', '-toolexec', '--toolexec', '-vettool', '--vettool'], also: (args) => args.some((arg) => /^--?(exec|toolexec|vettool)=/.test(arg)) },
   cargo: { long: ['--config'] },
   less: LESS, more: LESS, most: LESS,
