@@ -1,6 +1,20 @@
 import type { Server, Socket } from 'node:net';
 
 /**
+ * When every other connection is proven and not spent, a newcomer need not be closed: up to
+ * `reserve` newcomers are kept past `max` until they prove themselves (`whenProven` calls the
+ * function it is given then), and a newcomer proven past `max` makes room by closing `victim`
+ * (a spent one first, as at a newcomer). Never on a mere connection: a process that cannot prove
+ * itself (no token) closes nobody's proven connection, only other unproven newcomers.
+ */
+export interface Preemption {
+  readonly reserve: number;
+  readonly whenProven: (socket: Socket, proven: () => void) => void;
+  /** The proven, not spent connection to close for `newcomer`, or none (then it stays past `max`, within the reserve). */
+  readonly victim: (open: ReadonlySet<Socket>, newcomer: Socket) => Socket | undefined;
+}
+
+/**
  * Holds at most `max` of `server`'s connections at once: past it, the oldest connection not yet
  * `proven` is closed, unanswered; when every other one is proven, the oldest `spent` one (its
  * business done: closing it loses nothing); only when none is, the newcomer itself. A socket
@@ -10,11 +24,19 @@ import type { Server, Socket } from 'node:net';
  * slot with silent connections (reopening each one a timeout closes) and lock honest peers out.
  * The one rule for every local server of ours that anyone running as the user can reach: the
  * gateway's HTTP server (proven: it sent a request with the launch token;
- * `gateway/connection-limits.ts`; spent: it runs no request, idle between requests or its body not yet whole) and the shared participant socket (proven: it sent
+ * `gateway/connection-limits.ts`; spent: it runs no request, idle between requests or its body not yet whole;
+ * past the cap a newcomer that proves itself closes the connection whose request has run longest,
+ * `Preemption`) and the shared participant socket (proven: it sent
  * its first line; spent: its refusal is written and flushed, and only waits for the peer to close;
  * `fabric/admission/participant-socket.ts`).
  */
-export function capConnections(server: Server, max: number, proven: (socket: Socket) => boolean, spent?: (socket: Socket) => boolean): void {
+export function capConnections(
+  server: Server,
+  max: number,
+  proven: (socket: Socket) => boolean,
+  spent?: (socket: Socket) => boolean,
+  preempt?: Preemption,
+): void {
   const open = new Set<Socket>();
   /** Not known to be proven when added, oldest first; a proven one is skipped (and dropped) when room is made. */
   const unproven = new Set<Socket>();
@@ -30,7 +52,14 @@ export function capConnections(server: Server, max: number, proven: (socket: Soc
       open.delete(socket);
       unproven.delete(socket);
     });
-    if (open.size > max) close(roomMadeBy(socket, open, unproven, proven, spent));
+    if (open.size <= max) return;
+    const leaving = roomMadeBy(socket, open, unproven, proven, spent);
+    if (leaving !== socket || preempt === undefined || open.size > max + preempt.reserve) return close(leaving);
+    preempt.whenProven(socket, () => {
+      if (open.size <= max || !open.has(socket)) return;
+      const other = spentOne(socket, open, spent) ?? preempt.victim(open, socket);
+      if (other !== undefined) close(other);
+    });
   });
 }
 
@@ -41,8 +70,13 @@ function roomMadeBy(newcomer: Socket, open: Set<Socket>, unproven: Set<Socket>, 
     if (!proven(socket)) return socket;
     unproven.delete(socket);
   }
+  return spentOne(newcomer, open, spent) ?? newcomer;
+}
+
+/** The oldest spent connection but `newcomer`, if any. */
+function spentOne(newcomer: Socket, open: Set<Socket>, spent: ((socket: Socket) => boolean) | undefined): Socket | undefined {
   // Looked for among every open one, not `unproven`: a spent socket was proven first (its hello
   // was read, then refused), so the loop above has already dropped it from `unproven`.
   if (spent) for (const socket of open) if (socket !== newcomer && spent(socket)) return socket;
-  return newcomer;
+  return undefined;
 }

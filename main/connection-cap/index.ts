@@ -1,1 +1,1 @@
-export { capConnections } from './cap-connections.js';
+export { capConnections, type Preemption } from './cap-connections.js';

@@ -39,11 +39,29 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 
 /** Connections that have sent a request with the launch token: never the ones closed to make room. */
 const authorised = new WeakSet<Socket>();
+/** Newcomers kept past the cap until they send a request with the token (`Preemption`): what to call then. */
+const waitingForToken = new WeakMap<Socket, () => void>();
+/** When each authorised request began, as a count: which has run longest is all that is asked. */
+const requestBegan = new WeakMap<IncomingMessage, number>();
+let requests = 0;
 
-/** Called by the token guard for each authorised request (a WeakSet add: tens of nanoseconds). */
-export function connectionAuthorised(socket: Socket): void {
+/**
+ * Called by the token guard for each authorised request (a WeakSet add and a WeakMap set: tens of
+ * nanoseconds). A newcomer kept past the cap makes room now (`Preemption`).
+ */
+export function connectionAuthorised(req: IncomingMessage): void {
+  requestBegan.set(req, ++requests);
+  const socket = req.socket;
+  if (authorised.has(socket)) return;
   authorised.add(socket);
+  const proven = waitingForToken.get(socket);
+  if (proven === undefined) return;
+  waitingForToken.delete(socket);
+  proven();
 }
+
+/** How many newcomers are kept past the cap, waiting to send the token, while every slot runs a request. */
+export const NEWCOMER_RESERVE = 16;
 
 /**
  * The HTTP server with the limits applied; a request without Host (not a browser's) is served, which Node would answer 400.
@@ -68,7 +86,11 @@ export function limitedServer(
   );
   // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
   // one that runs no request (the shared rule: `capConnections`).
-  capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest);
+  capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
+    reserve: NEWCOMER_RESERVE,
+    whenProven: (socket, proven) => waitingForToken.set(socket, proven),
+    victim: longestRunning,
+  });
   return server;
 }
 
@@ -89,4 +111,32 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 function runsNoRequest(socket: Socket): boolean {
   const res = (socket as HttpSocket)._httpMessage;
   return res === undefined || res === null || !res.req.complete;
+}
+
+/**
+ * The connection whose request has run longest (its response, the one on the socket, begun
+ * first), for a newcomer that sent the token while every slot runs one: that request is
+ * cancelled (its client gone), the newcomer served. By the request's age, not the connection's:
+ * an honest client's kept-alive connection is old, its calls short; and by the response on the
+ * socket, so requests pipelined behind an old one do not make its connection look young. A
+ * stream (a legacy SSE session: its own cap of 64 and idle rule) is never chosen.
+ */
+function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket): Socket | undefined {
+  let chosen: Socket | undefined;
+  let began = Infinity;
+  for (const socket of open) {
+    if (socket === newcomer) continue;
+    const res = (socket as HttpSocket)._httpMessage;
+    if (res === undefined || res === null || isStream(res)) continue;
+    const at = requestBegan.get(res.req) ?? 0;
+    if (at < began) {
+      chosen = socket;
+      began = at;
+    }
+  }
+  return chosen;
+}
+
+function isStream(res: ServerResponse): boolean {
+  return String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
 }

@@ -8,7 +8,13 @@
  * holder held every slot with slow bodies (renewed at each request timeout) or idle keep-alive
  * connections (pinged every few seconds), and every other client was closed unanswered. Now, when
  * every other connection is authorised, the oldest one that runs no request (idle, or its body not
- * yet whole) is closed; one running a request never is, and then the newcomer goes.
+ * yet whole) is closed.
+ *
+ * And when every slot runs a request (calls to a slow tool, answers not yet sent whole): the
+ * newcomer was closed unanswered, so a token holder kept the desktop's own client and the
+ * Inspector out for as long as it liked. Now the newcomer is kept past the cap (16 at most) until
+ * it sends the token, and then the request that has run longest is cancelled, its connection
+ * closed; a newcomer without the token cancels nothing, and a stream is never the one closed.
  */
 import assert from 'node:assert/strict';
 import { createConnection, type Socket } from 'node:net';
@@ -16,15 +22,32 @@ import { after, before, test } from 'node:test';
 import { RawConnection } from '../helpers/http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import type { CallableModule, ModuleToolOutcome } from '../../main/gateway/index.js';
+import { NEWCOMER_RESERVE } from '../../main/gateway/connection-limits.js';
+import { connectClient } from '../mcp/helpers.js';
+import { SseStream } from '../mcp/sse-reader.js';
 
 const CAP = 8;
 /** Calls to `held.wait` running now, each answered when released. */
 const waiting: ((outcome: ModuleToolOutcome) => void)[] = [];
-/** A plain JS module whose one tool answers only when the test releases it: a request that runs. */
+/** How many calls to `held.wait` were cancelled (their client gone). */
+let cancelled = 0;
+/**
+ * A plain JS module whose tool `wait` answers only when the test releases it (a request that
+ * runs), and `quick` at once.
+ */
 const held: CallableModule = {
   name: 'held', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
   listTools: async () => [],
-  invokeTool: () => new Promise((resolve) => waiting.push(resolve)),
+  invokeTool: (request, options) => {
+    if (request.name === 'quick') return Promise.resolve({ ok: true, value: { content: 'quick' } });
+    return new Promise((resolve) => {
+      waiting.push(resolve);
+      options?.signal?.addEventListener('abort', () => {
+        cancelled++;
+        resolve({ ok: false, error: { kind: 'cancelled', message: 'cancelled' } });
+      });
+    });
+  },
 };
 let gw: RunningGateway;
 before(async () => {
@@ -78,22 +101,84 @@ test('honest requests keep being answered while a flood of silent connections ho
   }
 });
 
-test('a connection running an authorised request is kept at the cap; the newcomer goes when every other runs one', { timeout: 180_000 }, async () => {
-  const running = await Promise.all(Array.from({ length: CAP }, () => RawConnection.open(gw.socketPath)));
+/** `CAP` raw connections, one after the other (the first is the oldest), each running a call to `held.wait`. */
+async function fillWithRunningCalls(): Promise<RawConnection[]> {
+  const running: RawConnection[] = [];
   const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } });
-  for (const conn of running) {
+  for (let i = 0; i < CAP; i++) {
+    const conn = await RawConnection.open(gw.socketPath);
+    running.push(conn);
     await conn.write(`POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`);
+    while (waiting.length < i + 1) await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  while (waiting.length < CAP) await new Promise((resolve) => setTimeout(resolve, 5));
-  const over = await RawConnection.open(gw.socketPath);
-  // Closed at once: the write may already meet the closed socket.
-  await ping(over).catch(() => {});
-  await assert.rejects(over.readResponse(), /connection closed/);
-  // The calls run on and are answered on their connections.
+  return running;
+}
+
+/** Answers every call still waiting, reads each open connection's answer and closes them all. */
+async function releaseAll(conns: readonly RawConnection[]): Promise<void> {
   for (const answer of waiting.splice(0)) answer({ ok: true, value: { content: 'done' } });
-  for (const conn of running) {
-    assert.equal((await conn.readResponse()).status, 200);
+  for (const conn of conns) {
+    if (!conn.isClosed) assert.equal((await conn.readResponse()).status, 200);
     conn.close();
+  }
+}
+
+const closedNow = (conn: RawConnection): Promise<void> =>
+  new Promise<void>((resolve) => (conn.isClosed ? resolve() : conn.socket.once('close', () => resolve())));
+
+test('every slot running a call: a newcomer with the token is served, the call that has run longest is cancelled', { timeout: 180_000 }, async () => {
+  const running = await fillWithRunningCalls();
+  try {
+    const before = cancelled;
+    // The official SDK client: initialize, then a call, each on a connection of its pool.
+    const { client, close } = await connectClient(gw, 'held', 'streamable');
+    try {
+      const result = await client.callTool({ name: 'quick', arguments: {} });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'quick' }]);
+    } finally {
+      await close();
+    }
+    const [oldest, ...rest] = running as [RawConnection, ...RawConnection[]];
+    await closedNow(oldest);
+    assert.ok(cancelled > before, 'the oldest call was not cancelled');
+    // Only as many as the client needed slots: the youngest calls run on.
+    assert.equal(rest.at(-1)?.isClosed, false);
+  } finally {
+    await releaseAll(running);
+  }
+});
+
+test('every slot running a call: newcomers without the token cancel nothing and are closed', { timeout: 180_000 }, async () => {
+  const running = await fillWithRunningCalls();
+  try {
+    const before = cancelled;
+    // More newcomers than the reserve: each one past it, and each older one it finds still unproven, goes.
+    const silent: RawConnection[] = [];
+    for (let i = 0; i < NEWCOMER_RESERVE + 8; i++) silent.push(await RawConnection.open(gw.socketPath));
+    // Seen by the gateway: a newcomer with a wrong token is refused 401 (and proves nothing).
+    const wrong = await RawConnection.open(gw.socketPath);
+    await wrong.write('GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer nope\r\n\r\n');
+    assert.equal((await wrong.readResponse()).status, 401);
+    for (const conn of silent.slice(0, 8)) await closedNow(conn);
+    assert.equal(cancelled, before, 'a newcomer without the token cancelled a call');
+    for (const conn of running) assert.equal(conn.isClosed, false);
+    for (const conn of [...silent, wrong]) conn.close();
+  } finally {
+    await releaseAll(running);
+  }
+});
+
+test('a stream is never the one closed: with every other slot a stream, the newcomer with the token stays past the cap within the reserve', { timeout: 180_000 }, async () => {
+  const streams = await Promise.all(Array.from({ length: CAP }, () => SseStream.open(gw.socketPath, '/mcp/held/sse', gw.auth)));
+  try {
+    for (const stream of streams) await stream.next(); // its endpoint event: open and counted
+    const newcomer = await RawConnection.open(gw.socketPath);
+    await ping(newcomer);
+    assert.equal((await newcomer.readResponse()).status, 200);
+    newcomer.close();
+    for (const stream of streams) assert.equal(stream.response.destroyed, false);
+  } finally {
+    for (const stream of streams) stream.disconnect();
   }
 });
 

@@ -19,8 +19,9 @@ export function requestGuards(token: () => string, maxBytes: number, bodies: Rea
       refuseWith(ctx, refusal);
       return Promise.resolve();
     }
-    // Its connection is now never the one closed to make room at the connection cap.
-    connectionAuthorised(ctx.req.socket);
+    // Its connection is now closed to make room at the connection cap only for a newcomer that
+    // sent the token too, and only while this request has run longest (connection-limits.ts).
+    connectionAuthorised(ctx.req);
     // One promise a request: settled when the handler's is, the body counted until then.
     return new Promise<void>((resolve, reject) => {
       readBodyWithin(ctx, bodies, maxBytes, (hold) => {
