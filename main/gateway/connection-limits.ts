@@ -17,7 +17,9 @@ export interface ConnectionLimits {
   /**
    * Connections held at once. Past it the oldest connection that has not yet sent an authorised
    * request is closed, unanswered; when every other one has, the oldest of them not running a
-   * request (idle between requests, or its body not yet whole); only when none is, the newcomer.
+   * request (idle between requests, or its body not yet whole); when none is, the newcomer is
+   * kept (16 at most past it) until it sends the token, and then the request that has run longest
+   * goes (`NEWCOMER_RESERVE`).
    */
   readonly maxConnections: number;
   /**
@@ -37,7 +39,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   answerDrainMinBytes: DEFAULT_ANSWER_DRAIN.minBytes,
 };
 
-/** Connections that have sent a request with the launch token: never the ones closed to make room. */
+/** Connections that have sent a request with the launch token: closed to make room only when spent, or for a newcomer with the token (`longestRunning`). */
 const authorised = new WeakSet<Socket>();
 /** Newcomers kept past the cap until they send a request with the token (`Preemption`): what to call then. */
 const waitingForToken = new WeakMap<Socket, () => void>();
@@ -106,7 +108,8 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
  * as a body the ledger lets go is). Without this a token holder held every slot, with slow bodies
  * renewed at each request timeout or idle connections pinged every few seconds, and every other
  * client was closed unanswered. A request running, a stream, or an answer not yet sent whole
- * (the unsent-bytes ledger's to bound) is never closed to make room.
+ * (the unsent-bytes ledger's and the write deadline's to bound) is not spent: closed only for a
+ * newcomer that sends the token (`longestRunning`).
  */
 function runsNoRequest(socket: Socket): boolean {
   const res = (socket as HttpSocket)._httpMessage;
