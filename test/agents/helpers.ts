@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +134,17 @@ export async function endsSoon(pid: number): Promise<boolean> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   return true;
+}
+
+/**
+ * Kills a racing child and resolves once it has exited: a kill is only sent, and a racer still
+ * exchanging folders while the test removes them failed its cleanup (ENOTDIR, in a CI run).
+ */
+export async function stopRacer(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = once(child, 'exit');
+  child.kill('SIGKILL');
+  await gone;
 }
 
 /**

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ApprovalRequest, QuestionToRoot } from '../../main/broker/index.js';
 import type { ProgressEvent } from '../../main/fabric/wire/broker-to-worker.js';
-import { FOLDER_SWAPPER } from './helpers.js';
+import { FOLDER_SWAPPER, stopRacer } from './helpers.js';
 import { API_KEY, MODEL, startLlmHarness, type LlmHarness } from './llm/harness.js';
 import { StandInModel, lastToolResult, type ChatRequest } from './llm/stand-in-model.js';
 
@@ -262,7 +262,7 @@ describe('the LLM agent', () => {
       assert.equal(result.success, true, result.error);
       assert.ok(approvals.asked.length > 1, 'writes were approved');
     } finally {
-      swapper?.kill('SIGKILL');
+      await stopRacer(swapper);
       stop();
       approvals.stop();
       rmSync(outside, { recursive: true, force: true });

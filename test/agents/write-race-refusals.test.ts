@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { WorkspaceRefusal } from '../../main/agents/scripted/workspace-path.js';
 import { commitWrite } from '../../main/agents/scripted/write-file.js';
-import { tempDir } from './helpers.js';
+import { stopRacer, tempDir } from './helpers.js';
 
 /** Puts something at `<ws>/a` and takes it away again, until killed: a link to nothing, or a folder. */
 const RACER = `
@@ -62,7 +62,7 @@ for (const { what, path, race } of cases) {
         );
       }
     } finally {
-      racer.kill('SIGKILL');
+      await stopRacer(racer);
     }
     try {
       assert.deepEqual(raw, [], `a raw error after ${i} tries`);

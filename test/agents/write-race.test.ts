@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pinWorkspace } from '../../main/agents/scripted/workspace-pin.js';
 import { commitWrite, planWrite, type PlannedWrite } from '../../main/agents/scripted/write-file.js';
-import { FOLDER_SWAPPER, startScripted, tempDir } from './helpers.js';
+import { FOLDER_SWAPPER, startScripted, stopRacer, tempDir } from './helpers.js';
 
 /** Swaps `<ws>/notes.txt` between a regular file and a hard link to `outside`, until killed. */
 const SWAPPER = `
@@ -44,7 +44,7 @@ test('a write whose file is swapped for a hard link to a file outside the worksp
     assert.equal(readFileSync(outside, 'utf8'), 'the person\'s own\n', `the write landed on the file outside (after ${written} writes)`);
     assert.ok(written > 0, 'no write was made at all: the race did not let a plain file be written');
   } finally {
-    swapper.kill('SIGKILL');
+    await stopRacer(swapper);
     rmSync(home, { recursive: true, force: true });
   }
 });
@@ -63,8 +63,8 @@ async function parentSwap(prefix: string, prepare: (ws: string, outsideDir: stri
   await prepare(ws, outsideDir);
   const swapper = spawn('python3', ['-c', FOLDER_SWAPPER, join(ws, 'sub'), linkTo(ws, outsideDir)], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((resolve) => swapper.stdout.once('data', resolve));
-  const end = () => {
-    swapper.kill('SIGKILL');
+  const end = async (): Promise<void> => {
+    await stopRacer(swapper);
     rmSync(home, { recursive: true, force: true });
   };
   return { ws, outsideDir, end };
@@ -89,7 +89,7 @@ test('a write to sub/notes.txt never lands outside when sub is swapped for a sym
     assert.deepEqual(readdirSync(outsideDir), ['notes.txt'], 'nothing was created outside');
     assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
-    end();
+    await end();
   }
 });
 
@@ -106,7 +106,7 @@ test('a write to sub/<new folder>/notes.txt never makes a folder outside when su
     assert.deepEqual(readdirSync(outsideDir), [], `a folder was made outside (after ${i} tries, ${written} writes)`);
     assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
-    end();
+    await end();
   }
 });
 
@@ -126,7 +126,7 @@ test('a write to sub/pre-commit never lands on .husky/pre-commit when sub is swa
     assert.equal(existsSync(hook), false, `.husky/pre-commit was written (after ${i} tries, ${written} writes)`);
     assert.ok(written > 0, 'some writes went through, to sub/pre-commit');
   } finally {
-    end();
+    await end();
   }
 });
 
@@ -152,7 +152,7 @@ test('a write to notes.txt never lands outside when the workspace itself is swap
     assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (after ${i} tries, ${written} writes)`);
     assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
-    swapper.kill('SIGKILL');
+    await stopRacer(swapper);
     await release();
     rmSync(home, { recursive: true, force: true });
   }
@@ -175,7 +175,7 @@ test('the scripted agent pins its workspace as its task starts: a process exchan
     assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (${result.error ?? 'completed'})`);
     assert.ok(fabric.approvals.length > 1, `writes were approved and made (${fabric.approvals.length}: ${result.error})`);
   } finally {
-    swapper?.kill('SIGKILL');
+    await stopRacer(swapper);
     await fabric.close();
   }
 });
