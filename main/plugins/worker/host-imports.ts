@@ -237,8 +237,8 @@ export async function wasiImports(names: readonly string[], sink: HostSink, netw
 /** At most `maxBytes` of UTF-8, cut on a character boundary. */
 export function cutUtf8(text: string, maxBytes: number): string {
   if (text.length * 3 <= maxBytes) return text; // cannot be over, whatever it holds
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text; // counted, not encoded: a line already cut comes back as it is
   const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
   let end = maxBytes;
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back off a continuation byte
   return bytes.subarray(0, end).toString('utf8');
