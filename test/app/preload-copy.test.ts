@@ -66,6 +66,14 @@ function agentWritesThroughLink(copy: string, workspace: string): string {
   return notes;
 }
 
+/** `window`'s page is refused until a load renews the copies; then it is answered. */
+async function refusedUntilReloaded(window: Awaited<ReturnType<typeof bridgedWindow>>['window']): Promise<void> {
+  await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/);
+  window.startNavigation();
+  window.reload();
+  assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+}
+
 test("a write through a hard link to the package's preload, made after launch, changes nothing a window runs", () => {
   const source = packagePreload('link-to-source');
   const userData = join(scratch, 'link-to-source', 'user-data');
@@ -171,10 +179,7 @@ test('preloadCopy made again (a second window\'s) counts a change it writes over
     window.reload(); // checked: untouched
     rmSync(agentWritesThroughLink(copy, workspace)); // then the renderer reads the agent's bytes
     assert.equal(preloadCopy(userData, join(scratch, 'second-window', 'package', 'index.cjs')), copy, "the app's second window");
-    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/);
-    window.startNavigation();
-    window.reload();
-    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+    await refusedUntilReloaded(window);
   } finally {
     detach();
   }
@@ -184,10 +189,7 @@ test('a window whose page loaded before its bridge was attached, from a copy cha
   // The window's page loaded already, after the write: Electron read the agent's bytes.
   const { window, detach } = await bridgedWindow('late-attach', agentWritesThroughLink);
   try {
-    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot/);
-    window.startNavigation();
-    window.reload();
-    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame));
+    await refusedUntilReloaded(window);
   } finally {
     detach();
   }

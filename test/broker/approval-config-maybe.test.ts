@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { ConfigPlaces, vouchedContext } from '../../main/broker/approvals/index.js';
+import { ConfigPlaces, vouchedContext, type DangerTag } from '../../main/broker/approvals/index.js';
 import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
 import type { ApprovalRequest } from '../../main/index.js';
 
@@ -31,6 +31,13 @@ after(() => {
   else process.env['HOME'] = savedHome;
   rmSync(home, { recursive: true, force: true });
 });
+
+/** `line`'s request (asked in `ws`) carries every one of `tags` and offers nothing to remember. */
+function assertTaggedNothingOffered(line: string, ws: string, tags: readonly DangerTag[]): void {
+  const context = vouchedContext('exec', line, undefined, ws, undefined, config);
+  for (const tag of tags) assert.ok(context.danger.includes(tag), `${line}: ${context.danger.join(', ')}`);
+  assert.deepEqual(context.proposals, [], line);
+}
 
 const MAYBE = [
   'echo [] > $OUT',
@@ -104,9 +111,7 @@ it('a line that sets HOME reads ~ and $HOME as a home it cannot place: unread-la
       'XDG_CONFIG_HOME=../.config; cp -r evil/chatty $XDG_CONFIG_HOME/',
       'HOME=.. ; cd ~/.config && cp -r ../evil/chatty .',
     ]) {
-      const context = vouchedContext('exec', line, undefined, ws, undefined, config);
-      assert.ok(context.danger.includes('gateway-config'), `${line}: ${context.danger.join(', ')}`);
-      assert.deepEqual(context.proposals, [], line);
+      assertTaggedNothingOffered(line, ws, ['gateway-config']);
     }
     // The same line without HOME set: the gateway's own home, as before (its .config is the workspace's).
     const plain = vouchedContext('exec', 'cp -r evil/chatty ~/.config/', undefined, ws, undefined, config);
@@ -133,9 +138,7 @@ it('a line that may set HOME under another spelling has no home the gateway can 
     'v=HO; declare ${v}ME=$(dirname "$PWD")/.config; cp evil/* ~/c?atty/',
     'set -a; . ./env; cp evil/* ~/c?atty/',
   ]) {
-    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
-    assert.ok(context.danger.includes('unread-landing'), `${line}: ${context.danger.join(',')}`);
-    assert.deepEqual(context.proposals, [], line);
+    assertTaggedNothingOffered(line, ws, ['unread-landing']);
   }
   // Not a dot that starts no command: `find . -name x` has the gateway's home.
   assert.deepEqual(vouchedContext('exec', 'find . -name x > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
@@ -165,9 +168,7 @@ it('a line that sources a file anywhere a program may stand, or assigns by ${NAM
       ': ${XDG_CONFIG_HOME:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
       'v=XDG_CONFIG_HO; v+=ME; : ${!v:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
     ]) {
-      const context = vouchedContext('exec', line, undefined, ws, undefined, config);
-      assert.ok(context.danger.includes('unread-landing'), `${line}: ${context.danger.join(',')}`);
-      assert.deepEqual(context.proposals, [], line);
+      assertTaggedNothingOffered(line, ws, ['unread-landing']);
     }
     // `find . …` and `${HOME:-x}` set nothing: the gateway's home, as before.
     assert.deepEqual(vouchedContext('exec', 'find . -name x > ~/notes.txt', undefined, ws, undefined, config).danger, ['outside-workspace']);
@@ -186,8 +187,6 @@ it('a line that sources a file anywhere a program may stand, or assigns by ${NAM
 it('~-, ~+ and the directory stack are folders the gateway cannot place', () => {
   const ws = join(home, 'proj');
   for (const line of ['OLDPWD=$(dirname "$PWD")/.config; cp evil/* ~-/c?atty/', 'PWD=x; cp evil/* ~+/c?atty/', 'cp evil/* ~+1/c?atty/', 'cp evil/* ~-2/c?atty/']) {
-    const context = vouchedContext('exec', line, undefined, ws, undefined, config);
-    assert.ok(context.danger.includes('unread-landing') && context.danger.includes('gateway-config'), `${line}: ${context.danger.join(',')}`);
-    assert.deepEqual(context.proposals, [], line);
+    assertTaggedNothingOffered(line, ws, ['unread-landing', 'gateway-config']);
   }
 });
