@@ -399,7 +399,6 @@ function hasOtherNames(path: string): boolean {
   }
 }
 
-
 /** The files named by the options that say where a program writes: `curl -o F`, `-oF`, `wget -O F`, `--output=F`, `cp -t DIR`, `sort -oF`. */
 function optionWrites(program: string, args: string[]): string[] {
   const letters = DOWNLOADERS.has(program) ? 'oO' : ['cp', 'mv', 'ln', 'install'].includes(program) ? 't' : program === 'sort' ? 'o' : '';

@@ -20,8 +20,6 @@ const SUBCOMMAND_TOOLS = new Set([
   'npm', 'pnpm', 'yarn', 'bun', 'deno', 'git', 'cargo', 'go', 'docker', 'podman', 'kubectl', 'pip', 'pip3', 'uv', 'poetry',
   'make', 'gradle', 'mvn', 'dotnet', 'gh', 'brew', 'terraform', 'helm', 'swift', 'rustup', 'composer', 'mix', 'bundle', 'rake', 'just', 'nx', 'turbo',
 ]);
-/** Programs that run the command their arguments name: the one table, runs-command.ts. */
-const RUNS_OTHERS = RUNS_OTHER_PROGRAMS;
 
 /** How a match reads to a person: `npm test` exactly, `npm test *`, `src/**`. */
 export function describeMatch(match: ApprovalMatch): string {
@@ -126,7 +124,7 @@ function sameProgram(word: string, program: string): boolean {
  */
 function programAt(words: readonly string[]): number {
   let at = 0;
-  while (at < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=|^-/.test(words[at]!) || RUNS_OTHERS.has(programName(words[at]!)) || SHELL_WORDS.has(words[at]!))) at++;
+  while (at < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=|^-/.test(words[at]!) || RUNS_OTHER_PROGRAMS.has(programName(words[at]!)) || SHELL_WORDS.has(words[at]!))) at++;
   return at;
 }
 const SHELL_WORDS = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'while', 'until', 'do', 'done', 'esac', 'coproc']);
@@ -266,7 +264,7 @@ export function proposals(subject: MatchSubject): ApprovalMatch[] {
     if (!words) return [exact];
     const head = words[0]!;
     // A program that runs another command in its arguments is offered exactly only: `sudo *`, `sh *` would approve anything.
-    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(head) || RUNS_OTHERS.has(head)) return [exact];
+    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(head) || RUNS_OTHER_PROGRAMS.has(head)) return [exact];
     const program = words.slice(0, words.length > 1 && SUBCOMMAND_TOOLS.has(head) && /^[a-z][a-z0-9:_-]*$/.test(words[1]!) ? 2 : 1);
     if (program.length === words.length) return [exact];
     return [exact, { prefix: program.join(' ') }];
