@@ -391,15 +391,17 @@ describe('the LLM agent', () => {
   });
 });
 
-test('an exec or write_file whose approval the broker refuses (past the call rate) is an error the model reads, not the end of the task', async () => {
-  // A broker taking 3 calls a connection and hardly any more (the rate's burst): the 4th and 5th
-  // approvals are refused. Before: the task failed ('the LLM agent failed: refused: too many calls:
-  // at most 0.001 per second per connection') and the model was never told.
+/** The refusal a broker taking 3 calls a connection and hardly any more (the rate's burst) gives the 4th and 5th. */
+const PAST_THE_RATE = 'error: refused: too many calls: at most 0.001 per second per connection';
+
+/**
+ * `calls` made in one turn by an LLM agent on such a broker, every approval approved: the task's
+ * result, the tool results the model read, and the files in its workspace. Before, a refused call ended the task
+ * ('the LLM agent failed: refused: too many calls: at most 0.001 per second per connection') and the
+ * model was never told.
+ */
+async function callsPastTheRate(calls: { id: string; name: string; arguments: Record<string, unknown> }[]) {
   const slow = await startLlmHarness({ serve: { limits: { callsPerSecond: 0.001, burst: 3 } } });
-  const calls = [
-    ...Array.from({ length: 4 }, (_, i) => ({ id: `call-w${i}`, name: 'write_file', arguments: { path: `notes-${i}.txt`, content: 'x\n' } })),
-    { id: 'call-x', name: 'exec', arguments: { command: 'echo ran > ran.txt' } },
-  ];
   let results: string[] = [];
   const m = await model([
     () => ({ toolCalls: calls }),
@@ -411,16 +413,29 @@ test('an exec or write_file whose approval the broker refuses (past the call rat
   slow.addLlmAgent('llm-rate', m.baseUrl);
   const stop = slow.root.onApproval(async () => 'approved' as const);
   try {
-    const result = await slow.root.invoke('llm-rate', 'write many notes');
+    const result = await slow.root.invoke('llm-rate', 'many calls');
     noFailures(m);
-    assert.equal(result.success, true, result.error);
-    const refused = 'error: refused: too many calls: at most 0.001 per second per connection';
-    assert.deepEqual(results, ['wrote 2 bytes to notes-0.txt', 'wrote 2 bytes to notes-1.txt', 'wrote 2 bytes to notes-2.txt', refused, refused]);
-    const ws = slow.workspaceOf('llm-rate-0');
-    assert.deepEqual([0, 1, 2, 3].map((i) => existsSync(join(ws, `notes-${i}.txt`))), [true, true, true, false]);
-    assert.equal(existsSync(join(ws, 'ran.txt')), false);
+    return { result, results, files: readdirSync(slow.workspaceOf('llm-rate-0')).sort() };
   } finally {
     stop();
     await slow.close();
   }
+}
+
+test('an exec or write_file whose approval the broker refuses (past the call rate) is an error the model reads, not the end of the task', async () => {
+  const { result, results, files } = await callsPastTheRate([
+    ...Array.from({ length: 4 }, (_, i) => ({ id: `call-w${i}`, name: 'write_file', arguments: { path: `notes-${i}.txt`, content: 'x\n' } })),
+    { id: 'call-x', name: 'exec', arguments: { command: 'echo ran > ran.txt' } },
+  ]);
+  assert.equal(result.success, true, result.error);
+  assert.deepEqual(results, ['wrote 2 bytes to notes-0.txt', 'wrote 2 bytes to notes-1.txt', 'wrote 2 bytes to notes-2.txt', PAST_THE_RATE, PAST_THE_RATE]);
+  assert.deepEqual(files, ['notes-0.txt', 'notes-1.txt', 'notes-2.txt'], 'notes-3.txt and ran.txt were not made');
+});
+
+test('list_agents refused by the broker (past the call rate) is an error the model reads, not the end of the task', async () => {
+  // d4a637d wrapped the approvals; list_agents called the session bare and its refusal ended the task.
+  const { result, results } = await callsPastTheRate(Array.from({ length: 5 }, (_, i) => ({ id: `call-l${i}`, name: 'list_agents', arguments: {} })));
+  assert.equal(result.success, true, result.error);
+  assert.deepEqual(results.slice(3), [PAST_THE_RATE, PAST_THE_RATE]);
+  assert.ok(results.slice(0, 3).every((r) => Array.isArray(JSON.parse(r))), JSON.stringify(results));
 });

@@ -44,7 +44,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
   const { session } = ctx;
   return [
     tool('list_agents', 'Lists the agents you can hand work to with invoke_agent.', ListAgentsArgs, async (_args, signal) => {
-      const agents = await session.listAgents({ signal });
+      const agents = await refusingBrokerErrors(() => session.listAgents({ signal }));
       return JSON.stringify(agents.map((a) => ({ name: a.name, description: a.description, skills: a.skills.map((s) => s.name) })));
     }),
     tool(
@@ -133,7 +133,10 @@ function tool<S extends z.ZodType>(name: string, description: string, schema: S,
   };
 }
 
-/** A broker's refusal (unknown agent, delegation, a refused question) is the model's to read, not the task's end. */
+/**
+ * A broker's refusal (unknown agent, delegation, a refused question, past the call rate) is the
+ * model's to read, not the task's end: every session call of a tool goes through it.
+ */
 async function refusingBrokerErrors<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
