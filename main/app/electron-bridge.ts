@@ -290,14 +290,19 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     if (!(typeof fields.isMainFrame === 'boolean' ? fields.isMainFrame : isMainFrame)) return;
     if (typeof fields.isSameDocument === 'boolean' ? fields.isSameDocument : isSameDocument) return void (unfinished.sameDocument += 1);
     unfinished.newDocument += 1;
-    const next = nextDocument ?? { tamperingsAtRenewal: preloadTamperings(), unchecked: undefined };
-    nextDocument = next;
+    let unchecked: string | undefined;
     try {
       for (const { copy, change } of renewPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else (${change}): renewed as a new file before the load`);
     } catch (err) {
-      next.unchecked ??= `the window's preload could not be checked (${(err as Error).message}), so the page is not answered: put right what that names, then ${RELOAD_TO_ASK_AGAIN.replace(/^R/, 'r')}`;
+      unchecked = `the window's preload could not be checked (${(err as Error).message}), so the page is not answered: put right what that names, then ${RELOAD_TO_ASK_AGAIN.replace(/^R/, 'r')}`;
       log(`bridge: cannot renew the preload copy before the load: ${(err as Error).message}; the page is nobody to ask until a load renews it`);
     }
+    // The mark is taken after the renewal: a change it found (and counted) was written over before
+    // this load reads the preload, so it is no reason to refuse the document the load commits (else
+    // the person's reload, as the refusal says, was refused too); a change found later still counts.
+    // The earliest mark since the last commit is kept (the document that commits may be an earlier one's).
+    nextDocument ??= { tamperingsAtRenewal: preloadTamperings(), unchecked: undefined };
+    nextDocument.unchecked ??= unchecked;
     // This document is judged as before: a change counted by the renewal is one it may have run.
     if (host.hasWindow) judgePreload();
   };

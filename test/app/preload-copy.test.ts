@@ -172,6 +172,21 @@ test("a navigation started and never committed (one will-navigate refuses, which
   }
 });
 
+test('a change the load\'s own renewal finds (the agent linked and wrote while the page was idle): the page that load commits, which reads the fresh copy, is answered; the page before it is refused', async () => {
+  const { copy, workspace, window, detach } = await bridgedWindow('found-by-renewal');
+  try {
+    window.startNavigation();
+    window.reload();
+    agentWritesThroughLink(copy, workspace); // nobody calls: the page is idle
+    window.startNavigation(); // the person reloads: the renewal finds the change and writes a fresh copy
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot: the window's preload copy/, 'the page shown may have run it');
+    window.reload();
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), 'the page of the load that renewed it is answered: one reload, as the refusal says');
+  } finally {
+    detach();
+  }
+});
+
 test('preloadCopy made again (a second window\'s) counts a change it writes over: the open window that may have run it is refused', async () => {
   const { userData, copy, workspace, window, detach } = await bridgedWindow('second-window');
   try {
