@@ -214,14 +214,16 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     nextDocument = undefined;
   };
   // A navigation of the top frame was cancelled (ERR_ABORTED: refused by will-navigate, superseded).
-  // When none is left that could commit, the next one starts afresh; a cancelled one is taken to be
-  // a same-document one first (it commits no document), so nothing pending is forgotten too early.
-  // A renewal that failed is kept until a commit.
+  // When none is left that could commit, the next one starts afresh, its own renewal judged alone
+  // (a renewal that failed for a link the page refused is no reason to refuse a later load that
+  // renewed the copies: the refusal's "put right what that names, then reload" would be false once);
+  // a cancelled one is taken to be a same-document one first (it commits no document), so the count
+  // of new documents only ever counts too many, and nothing pending is forgotten too early.
   const navigationCancelled = (): void => {
     if (unfinished.sameDocument > 0) return void (unfinished.sameDocument -= 1);
     if (unfinished.newDocument === 0) return;
     unfinished.newDocument -= 1;
-    if (unfinished.newDocument === 0 && nextDocument?.unchecked === undefined) nextDocument = undefined;
+    if (unfinished.newDocument === 0) nextDocument = undefined;
   };
   // Electron reads the preload some time after its renewal (the load, the renderer's start): a
   // link made and written in between would be what runs. So the copies are checked again when the

@@ -187,6 +187,25 @@ test('a change the load\'s own renewal finds (the agent linked and wrote while t
   }
 });
 
+test('a renewal that failed for a navigation that was then cancelled (a link in the page) is not held against a later load: once what it named is put right, one reload answers the page', async () => {
+  const { userData, window, detach } = await bridgedWindow('failed-then-cancelled');
+  try {
+    window.startNavigation();
+    window.reload();
+    chmodSync(join(userData, 'chatty-preload'), 0o770);
+    window.startNavigation('https://example.com/'); // will-navigate refuses it: no new document
+    window.cancelNavigation('https://example.com/');
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), 'the page shown read its preload before: still answered');
+    chmodSync(join(userData, 'chatty-preload'), 0o700); // put right
+    window.startNavigation();
+    window.reload();
+    assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), 'one reload answers the page');
+  } finally {
+    chmodSync(join(userData, 'chatty-preload'), 0o700);
+    detach();
+  }
+});
+
 test('preloadCopy made again (a second window\'s) counts a change it writes over: the open window that may have run it is refused', async () => {
   const { userData, copy, workspace, window, detach } = await bridgedWindow('second-window');
   try {
