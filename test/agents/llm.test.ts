@@ -237,9 +237,13 @@ describe('the LLM agent', () => {
     }
   });
 
-  test('write_file: the agent pins its workspace as its task starts, so a process exchanging the workspace with a link to a folder outside mid-task never has a write land outside (Linux)', { skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  test('write_file and exec: the agent pins its workspace as its task starts, so a process exchanging the workspace with a link to a folder outside mid-task never has a write land or a command run outside (Linux)', { skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
     const outside = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-llm-outside-')));
-    const writes = Array.from({ length: 8 }, (_, i) => ({ id: `call-w${i}`, name: 'write_file', arguments: { path: 'notes.txt', content: `write ${i}\n` } }));
+    // Each write followed by a command; the command ran by the workspace's path before (marker made outside).
+    const writes = Array.from({ length: 8 }, (_, i) => [
+      { id: `call-w${i}`, name: 'write_file', arguments: { path: 'notes.txt', content: `write ${i}\n` } },
+      { id: `call-x${i}`, name: 'exec', arguments: { command: 'touch marker' } },
+    ]).flat();
     const m = await model([
       () => ({ toolCalls: [{ id: 'call-ready', name: 'ask_user', arguments: { question: 'ready?' } }] }),
       () => ({ toolCalls: writes }),

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pinWorkspace } from '../../main/agents/scripted/workspace-pin.js';
 import { commitWrite, planWrite, type PlannedWrite } from '../../main/agents/scripted/write-file.js';
+import type { BrokerOptions } from '../../main/broker/index.js';
 import { FOLDER_SWAPPER, startScripted, stopRacer, tempDir } from './helpers.js';
 
 /** Swaps `<ws>/notes.txt` between a regular file and a hard link to `outside`, until killed. */
@@ -158,24 +159,55 @@ test('a write to notes.txt never lands outside when the workspace itself is swap
   }
 });
 
-test('the scripted agent pins its workspace as its task starts: a process exchanging the workspace with a link to a folder outside mid-task never has a write land outside (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
-  const fabric = startScripted(['a'], { approve: () => 'approved' });
+/**
+ * A scripted broker whose agent `a` approves everything, and whose root, once the task asks (its
+ * workspace pinned by then), starts the FOLDER_SWAPPER exchanging the workspace with a link to
+ * `outside` (a folder beside it) before it answers. `stop()` stops the swapper and the broker.
+ */
+function swappedOnceItAsks(broker: BrokerOptions = {}) {
+  const fabric = startScripted(['a'], { approve: () => 'approved' }, { broker });
   const outsideDir = join(fabric.workspaces.parent, 'outside');
   mkdirSync(outsideDir);
   let swapper: ReturnType<typeof spawn> | undefined;
-  // The task asks first (its workspace pinned by then); the swapping starts before the answer.
   fabric.root.onQuestion(async (request) => {
     swapper = spawn('python3', ['-c', FOLDER_SWAPPER, fabric.workspaces.dir(request.asker.agent), outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise((resolve) => swapper!.stdout!.once('data', resolve));
     return request.questions.map((q) => ({ id: q.id, answer: 'go' }));
   });
+  return {
+    fabric,
+    outsideDir,
+    swapped: () => swapper !== undefined,
+    async stop() {
+      await stopRacer(swapper);
+      await fabric.close();
+    },
+  };
+}
+
+test('the scripted agent pins its workspace as its task starts: a process exchanging the workspace with a link to a folder outside mid-task never has a write land outside (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  const { fabric, outsideDir, swapped, stop } = swappedOnceItAsks();
   try {
     const result = await fabric.invoke('a', `ask ready?\n${'write notes.txt written by the agent\n'.repeat(300)}`);
-    assert.ok(swapper, 'the question was asked');
+    assert.ok(swapped(), 'the question was asked');
     assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (${result.error ?? 'completed'})`);
     assert.ok(fabric.approvals.length > 1, `writes were approved and made (${fabric.approvals.length}: ${result.error})`);
   } finally {
-    await stopRacer(swapper);
-    await fabric.close();
+    await stop();
+  }
+});
+
+test('the scripted agent runs an approved command in its pinned workspace: a process exchanging the workspace with a link to a folder outside never has the command run there (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  // Before: the command ran in the workspace by its path, and `touch marker` made outside/marker
+  // (within 20 commands). The call rate raised so that 60 approvals go through.
+  const { fabric, outsideDir, swapped, stop } = swappedOnceItAsks({ serve: { limits: { callsPerSecond: 1_000, burst: 1_000 } } });
+  try {
+    const result = await fabric.invoke('a', `ask ready?\n${'exec touch marker\n'.repeat(60)}`);
+    assert.ok(swapped(), 'the question was asked');
+    assert.deepEqual(readdirSync(outsideDir), [], `a command ran outside (${result.error ?? 'completed'})`);
+    assert.equal(result.success, true, result.error);
+    assert.equal(fabric.approvals.length, 60);
+  } finally {
+    await stop();
   }
 });

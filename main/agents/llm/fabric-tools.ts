@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BrokerError, type TaskMapper, type WorkerSession } from '../../worker/index.js';
-import { WorkspaceRefusal, diffStatReplacing, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
+import { WorkspaceRefusal, commandFolder, diffStatReplacing, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
 import { ToolRefusal, type AgentTool, type JsonSchemaObject } from './agent-tool.js';
 
 /** What the fabric's tools act through and on. */
@@ -84,7 +84,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
         ctx.map.step(`running ${command}`);
         let output = '';
         const result = await runCommand(command, {
-          cwd: ctx.workspace,
+          cwd: commandFolder(ctx.workspace), // the pinned folder, not where its path leads now
           env: ctx.commandEnv,
           timeoutMs: ctx.execTimeoutMs,
           signal,

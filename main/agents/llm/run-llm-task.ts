@@ -41,7 +41,7 @@ export async function runLlmTask(session: WorkerSession, task: WorkerTask, event
   try {
     const config = options.config ?? readLlmConfig(env);
     const workspace = options.workspace ?? process.cwd();
-    // Held open for the task: write_file starts from this folder, not from its path (pinWorkspace).
+    // Held open for the task: write_file starts from this folder and exec runs in it, not by its path (pinWorkspace).
     releaseWorkspace = await pinWorkspace(workspace);
 
     let pluginNote: string | undefined;

@@ -7,7 +7,7 @@ export { parseLine, parseScript, unescapeText, type Instruction } from './langua
 export { runScript } from './runner.js';
 export { runCommand, killRunningCommands, EXEC_MAX_OUTPUT_BYTES, EXEC_TIMEOUT_MS, type ExecOptions, type ExecResult } from './exec.js';
 export { replaceFileContent, resolveInWorkspace, WorkspaceRefusal } from './workspace-path.js';
-export { pinWorkspace } from './workspace-pin.js';
+export { commandFolder, pinWorkspace } from './workspace-pin.js';
 export { diffStat } from './diff-stat.js';
 export { diffStatReplacing, MAX_OLD_CONTENT_BYTES } from './old-content.js';
 

@@ -5,7 +5,7 @@ import type { AgentTask } from '../kind.js';
 import { runCommand } from './exec.js';
 import { ScriptReport } from './report.js';
 import { parseScript, type Instruction } from './language.js';
-import { pinWorkspace } from './workspace-pin.js';
+import { commandFolder, pinWorkspace } from './workspace-pin.js';
 import { WorkspaceRefusal } from './workspace-path.js';
 import { commitWrite, planWrite } from './write-file.js';
 
@@ -65,7 +65,7 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
         report.step(`running ${command}`);
         let last = '\n';
         const result = await runCommand(command, {
-          cwd: context.workspace,
+          cwd: commandFolder(context.workspace), // the pinned folder, not where its path leads now
           signal: task.signal,
           onOutput: (text) => {
             last = text;
@@ -140,7 +140,7 @@ export async function runScript(context: AgentTask): Promise<TaskOutcome> {
     }
   };
 
-  // Held open for the task: its writes start from this folder, not from its path (pinWorkspace).
+  // Held open for the task: its writes start from this folder and its commands run in it, not by its path (pinWorkspace).
   const releaseWorkspace = await pinWorkspace(context.workspace);
   try {
     for (const instruction of parseScript(task.params.text)) {

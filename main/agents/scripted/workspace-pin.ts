@@ -79,3 +79,15 @@ function releaser(workspace: string, pin: Pin): () => Promise<void> {
 export function pinnedWorkspace(workspace: string): PinnedWorkspace | undefined {
   return pins.get(workspace);
 }
+
+/**
+ * Where an approved command in `workspace` runs: the pinned folder itself, `/proc/self/fd/<pin>` (the
+ * command's process inherits the descriptor across the fork and changes into that folder before the
+ * shell starts; the descriptor is close-on-exec, so the command never holds it), or `workspace` when
+ * it is not pinned. By path, a process sharing the workspace that exchanged the workspace with a link
+ * to a folder outside had the approved command (`rm -rf build`, `git clean -fdx`) run there.
+ */
+export function commandFolder(workspace: string): string {
+  const pin = pins.get(workspace);
+  return pin ? `${PROC_FD}/${pin.fd}` : workspace;
+}
