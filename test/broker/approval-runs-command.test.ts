@@ -72,6 +72,15 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'make test', plain: 'make test', runs: 'make test -f other/other.mk' },
   { prefix: 'vim', plain: 'vim --version', runs: "vim -u NONE -es -c '!touch M' -c q" },
   { prefix: 'zip', plain: 'zip -q a.zip f', runs: `zip -q -T -TT 'sh -c "touch M"' a.zip f` },
+  // sed read as GNU sed reads it: a letter as an address's or an `s`'s delimiter, a shortened long
+  // option, an option's value (`-i`'s suffix, `-l`'s number) and a file named --sandbox after `--`.
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed '\\xhxe touch M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed 'sxhixtouch Mxe' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed --expr='1e touch M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -i.eb '1e touch M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -l 5 '1e touch M' f" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed '1e touch M' f -- --sandbox" },
+  { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -n ':a e touch M' f" },
 ];
 
 it('a prefix rule does not approve an option that makes its program run a command; an exact rule approves that text; the plain line stays approved', { timeout: 180_000 }, () => {
@@ -108,6 +117,39 @@ it('a program that runs the command in its words carries runs-command: xargs, en
   // `--sandbox` refuses sed's e and w.
   assert.ok(!dangerTags('exec', "sed --sandbox '1e touch M' f", ws).includes('runs-command'));
 });
+
+/**
+ * sed's scripts are read by sed's grammar; GNU sed's own `--sandbox` (which refuses, as it reads
+ * the script, every `e`, `w`, `W`, `r`, `R` and `s///e`/`w`) is the judge: no script it refuses for
+ * running or writing is read as running nothing. Random scripts of sed's characters, from a fixed seed.
+ */
+it("a sed script sed's --sandbox refuses for e or w is read as running", { timeout: 180_000 }, () => {
+  const alphabet = ['s', 'y', '/', 'x', 'e', 'w', 'W', ' ', ';', '\n', '{', '}', '[', ']', '!', '1', '$', ',', '~', 'a', 'i', '#', ':', '\\', 'b', 'p', 'g', 'I', 'M', 'q', 'c', '^', 'v'];
+  let seed = 20261203;
+  const random = (n: number): number => {
+    seed = (seed * 48271) % 2147483647;
+    return seed % n;
+  };
+  let asked = 0;
+  for (let k = 0; k < 20_000 && asked < 400; k++) {
+    let script = '';
+    for (let j = 2 + random(10); j > 0; j--) script += alphabet[random(alphabet.length)];
+    if (dangerTags('exec', `sed -n ${quoted(script)}`, undefined).includes('runs-command')) continue;
+    asked++;
+    const refused = spawnSync('sed', ['--sandbox', '-n', script], { input: '', encoding: 'utf8' }).stderr;
+    assert.doesNotMatch(refused, /sandbox/, `sed --sandbox refuses ${JSON.stringify(script)} (${refused.trim()}), read as running nothing`);
+  }
+  assert.ok(asked >= 100, `only ${asked} scripts read as running nothing`);
+  // Ordinary scripts stay untagged, a bracket holding the delimiter too.
+  for (const script of ['s/h/j/p', 's/[/]/x/g', '/^#/d', '1,$s/a/b/2', 'y/abc/xyz/', '$!N;P;D', ':a;N;$!ba;s/\\n/ /g', '1i\\\nheader']) {
+    assert.ok(!dangerTags('exec', `sed ${quoted(script)} f`, undefined).includes('runs-command'), script);
+  }
+});
+
+/** `text` as one single-quoted shell word. */
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
 
 it('the terminal prompt names runs-command and what it means', () => {
   const ws = workspace();

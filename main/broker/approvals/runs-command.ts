@@ -170,41 +170,173 @@ function gitRuns(args: readonly string[]): boolean {
 
 /**
  * sed: a script read from a file (`-f`), or one whose commands run or write: `e` (run a command),
- * `s/…/…/e`, `w file`, `W file`, `s/…/…/w file`. Read roughly and toward tagging: after its `s`
- * commands (their flags judged) are taken out, an `e`, `w` or `W` standing alone as a command
- * letter. `--sandbox` refuses all of them.
+ * `s/…/…/e`, `w file`, `W file`, `s/…/…/w file`. Its options are read as GNU sed reads them
+ * (`sedOptions`), its scripts by sed's grammar (`sedScriptRuns`). `--sandbox` refuses all of them.
  */
 function sedRuns(args: readonly string[]): boolean {
-  if (args.includes('--sandbox')) return false;
-  const scripts: string[] = [];
-  let given = false;
-  args.forEach((arg, i) => {
-    if (arg === '-e' || arg === '--expression') {
-      given = true;
-      if (args[i + 1] !== undefined) scripts.push(args[i + 1]!);
-    } else if (/^--expression=/.test(arg)) {
-      given = true;
-      scripts.push(arg.slice(arg.indexOf('=') + 1));
-    } else if (/^-[^-]*e/.test(arg)) {
-      // `-ne 'script'`, `-e'script'`
-      given = true;
-      const glued = arg.slice(arg.indexOf('e') + 1);
-      const script = glued !== '' ? glued : args[i + 1];
-      if (script !== undefined) scripts.push(script);
-    }
-  });
-  if (!given) {
-    const first = args.find((arg) => !arg.startsWith('-'));
-    if (first !== undefined) scripts.push(first);
-  }
-  return scripts.some((script) => {
-    let runs = false;
-    const rest = script.replace(SED_SUBSTITUTE, (_, _d, flags: string) => {
-      if (/[ewW]/.test(flags)) runs = true;
-      return ';';
-    });
-    return runs || /(?<![A-Za-z\\])[ewW](?![A-Za-z])/.test(rest);
-  });
+  const read = sedOptions(args);
+  // sed joins its `-e` scripts with new lines (an `a\\` at one's end goes on into the next).
+  return read.fromFile || (!read.sandbox && read.scripts.length > 0 && sedScriptRuns(read.scripts.join('\n')));
 }
-/** A sed `s` command: its delimiter, pattern, replacement and flags (to the end of the command). */
-const SED_SUBSTITUTE = /(?<![A-Za-z])s([^\\\n\sA-Za-z0-9])(?:\\.|(?!\1)[^\\])*\1(?:\\.|(?!\1)[^\\])*\1([^;}\n]*)/g;
+
+/** sed's long options (getopt_long: any unambiguous shortening), and whether each takes a value. */
+const SED_LONG: Readonly<Record<string, 'value' | 'optional' | 'none'>> = {
+  '--expression': 'value', '--file': 'value', '--line-length': 'value', '--in-place': 'optional', '--sandbox': 'none',
+  '--quiet': 'none', '--silent': 'none', '--debug': 'none', '--follow-symlinks': 'none', '--posix': 'none',
+  '--regexp-extended': 'none', '--separate': 'none', '--unbuffered': 'none', '--null-data': 'none', '--zero-terminated': 'none',
+  '--binary': 'none', '--help': 'none', '--version': 'none',
+};
+
+/**
+ * sed's words as GNU sed's getopt reads them: short options in clusters, where `e`, `f` and `l`
+ * take the rest of the cluster or the next word and `i` the rest of the cluster only (`-i.eb` is a
+ * suffix, no `e`); long ones by any shortening (`--expr=…`); options after operands too, none
+ * after `--` (a file named `--sandbox` there sandboxes nothing). The scripts are the `-e` values,
+ * else the first operand. A shortening several options share is read as each (sed refuses it).
+ */
+function sedOptions(args: readonly string[]): { scripts: string[]; fromFile: boolean; sandbox: boolean } {
+  const scripts: string[] = [];
+  const operands: string[] = [];
+  let fromFile = false;
+  let sandbox = false;
+  let given = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith('--')) {
+      const names = Object.keys(SED_LONG).filter((name) => isLongOption(arg, name));
+      const glued = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : undefined;
+      const value = glued ?? (names.some((name) => SED_LONG[name] === 'value') ? args[++i] : undefined);
+      if (names.includes('--expression')) {
+        given = true;
+        if (value !== undefined) scripts.push(value);
+      }
+      if (names.includes('--file') || names.length === 0) fromFile = true; // an option sed does not take: read toward tagging
+      if (names.length === 1 && names[0] === '--sandbox' && arg.length >= 4) sandbox = true;
+      continue;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      operands.push(arg);
+      continue;
+    }
+    for (let k = 1; k < arg.length; k++) {
+      const letter = arg[k]!;
+      if (letter === 'i') break; // its suffix is the rest of the cluster
+      if (letter === 'e' || letter === 'f' || letter === 'l') {
+        const value = k + 1 < arg.length ? arg.slice(k + 1) : args[++i];
+        if (letter === 'e') {
+          given = true;
+          if (value !== undefined) scripts.push(value);
+        }
+        if (letter === 'f') fromFile = true;
+        break;
+      }
+    }
+  }
+  if (!given && operands[0] !== undefined) scripts.push(operands[0]);
+  return { scripts, fromFile, sandbox };
+}
+
+/**
+ * Whether a sed script runs a command or writes a file: an `e`, `w` or `W` command, or an `s`
+ * whose flags hold `e` or `w`. Read by sed's grammar, command by command: addresses (a number,
+ * `$`, `first~step`, `/re/` or `\cREc` with any delimiter, letters too, and their `I`/`M` flags),
+ * `!`, then the command letter; `s` and `y` with any delimiter (`sxaxbxe` runs `b`); `a`, `i`, `c`,
+ * `r`, `R` and `#` to the end of their line; a label (`:a`, `b a`, `t`, `T`) to `;` or a blank.
+ * Anything it cannot read is counted as running (sed would refuse it, or it is something new).
+ */
+export function sedScriptRuns(script: string): boolean {
+  let i = 0;
+  const n = script.length;
+  /**
+   * Past a delimited part (`re/`) from `i`; false when it does not close. In a regex (`regex`) a
+   * bracket expression holds the delimiter (`s/[/]/x/` is one `s`), as GNU sed reads it.
+   */
+  const delimited = (delimiter: string, regex: boolean): boolean => {
+    for (; i < n; i++) {
+      const c = script[i]!;
+      if (c === '\\') i++;
+      else if (regex && c === '[') {
+        const close = bracketEnd(script, i);
+        if (close < 0) return false;
+        i = close;
+      } else if (c === delimiter) {
+        i++;
+        return true;
+      } else if (c === '\n') return false;
+    }
+    return false;
+  };
+  /** To the end of the line: text (`a`, `i`, `c`) goes on past a `\\` at a line's end, a comment or a file name does not. */
+  const toLineEnd = (continued: boolean): void => {
+    while (i < n && script[i] !== '\n') i += continued && script[i] === '\\' ? 2 : 1;
+  };
+  const address = (second: boolean): boolean => {
+    const c = script[i];
+    if (c === undefined) return true;
+    if (/[0-9]/.test(c) || (second && /[+~]/.test(c))) {
+      i++;
+      while (i < n && /[0-9~]/.test(script[i]!)) i++;
+    } else if (c === '$') i++;
+    else if (c === '/' || c === '\\') {
+      const delimiter = c === '/' ? '/' : script[i + 1];
+      if (delimiter === undefined || delimiter === '\n' || delimiter === '\\') return false;
+      i += c === '/' ? 1 : 2;
+      if (!delimited(delimiter, true)) return false;
+      while (i < n && /[IM]/.test(script[i]!)) i++;
+    }
+    return true;
+  };
+  while (i < n) {
+    while (i < n && /[\s;}]/.test(script[i]!)) i++;
+    if (i >= n) return false;
+    if (!address(false)) return true;
+    while (i < n && /[ \t]/.test(script[i]!)) i++;
+    if (script[i] === ',') {
+      i++;
+      while (i < n && /[ \t]/.test(script[i]!)) i++;
+      if (!address(true)) return true;
+    }
+    while (i < n && /[\s!]/.test(script[i]!)) i++;
+    const command = script[i++];
+    if (command === undefined) return false;
+    if ('ewW'.includes(command)) return true;
+    if (command === 's' || command === 'y') {
+      const delimiter = script[i++];
+      if (delimiter === undefined || delimiter === '\n' || delimiter === '\\') return true;
+      if (!delimited(delimiter, command === 's') || !delimited(delimiter, false)) return true;
+      if (command === 's') {
+        // Its flags, to the end of the command: `e` runs, `w file` writes.
+        while (i < n && /[gpIiMm0-9 \t]/.test(script[i]!)) i++;
+        if (script[i] === 'e' || script[i] === 'w') return true;
+      }
+    } else if ('aicrR#'.includes(command)) toLineEnd('aic'.includes(command));
+    else if (':btTv'.includes(command)) {
+      // A label (or `v`'s version) ends at `;` or a blank (`:a e x` runs `e x`).
+      while (i < n && /[ \t]/.test(script[i]!)) i++;
+      while (i < n && !/[;\s}]/.test(script[i]!)) i++;
+    }
+    else if ('qQlL'.includes(command)) while (i < n && /[ \t0-9]/.test(script[i]!)) i++;
+    else if (!'{}=dDFgGhHnNpPxz'.includes(command)) return true; // unknown: counted as running
+  }
+  return false;
+}
+
+/** Where the bracket expression opened at `open` closes (`[]x]`, `[^]x]`, `[[:alpha:]/]`); -1 when it does not. */
+function bracketEnd(text: string, open: number): number {
+  let i = open + 1;
+  if (text[i] === '^') i++;
+  if (text[i] === ']') i++;
+  for (; i < text.length; i++) {
+    if (text[i] === ']') return i;
+    if (text[i] === '[' && /[:=.]/.test(text[i + 1] ?? '')) {
+      const close = text.indexOf(`${text[i + 1]}]`, i + 2);
+      if (close < 0) return -1;
+      i = close + 1;
+    }
+  }
+  return -1;
+}
