@@ -26,11 +26,25 @@ export const PRELOAD_COPY_FOLDER = 'chatty-preload';
 
 /**
  * The copies this process made (the paths preloadCopy returned, in folders it checked), with the
- * bytes read at launch and the file last written there (undefined once someone else changed it:
- * the next renewal writes it again): a bridge renews them at each load of its window
- * (renewPreloadCopies) and checks them at each call of its page (checkPreloadCopies).
+ * bytes read at launch, the file last written there (undefined once someone else changed it: the
+ * next renewal writes it again) and a descriptor of that file, held so it can still be judged when
+ * its name is gone: a bridge renews them at each load of its window (renewPreloadCopies) and checks
+ * them at each call of its page (checkPreloadCopies).
  */
-const copiesMade = new Map<string, { bytes: Buffer; written: WrittenFile | undefined }>();
+const copiesMade = new Map<string, CopyMade>();
+
+interface CopyMade {
+  bytes: Buffer;
+  written: WrittenFile | undefined;
+  /** The file last written, open (read-write as it was made): what is judged when nothing is at its name. */
+  held: number | undefined;
+}
+
+/** The file `made` held is let go (written over, or the copy forgotten). */
+function letGo(made: CopyMade): void {
+  if (made.held !== undefined) closeSync(made.held);
+  made.held = undefined;
+}
 
 /**
  * The file this process wrote at a copy's name, as the kernel stamped it once in place: a hard
@@ -84,10 +98,14 @@ export function preloadCopy(folder: string, source?: string): string {
   keepFromWorkspaces(dir, 'the preload copy folder');
   const name = `index-${createHash('sha256').update(read.bytes).digest('hex')}.cjs`;
   const copy = join(dir, name);
-  const written = writeNewFile(dir, copy, read.bytes);
+  const { written, fd } = writeNewFile(dir, copy, read.bytes);
   removeOtherCopies(dir, name);
-  for (const made of copiesMade.keys()) if (dirname(made) === dir && made !== copy) copiesMade.delete(made); // removed just now
-  copiesMade.set(copy, { bytes: read.bytes, written });
+  for (const [path, made] of copiesMade) {
+    if (dirname(path) !== dir) continue;
+    letGo(made); // removed just now, or written over
+    if (path !== copy) copiesMade.delete(path);
+  }
+  copiesMade.set(copy, { bytes: read.bytes, written, held: fd });
   return copy;
 }
 
@@ -107,7 +125,7 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
   for (const [copy, made] of copiesMade) {
     const dir = ownerOnlyCopyFolder(dirname(copy));
     if (join(dir, basename(copy)) !== copy) throw new Error(`preloadCopy: the copy folder ${dirname(copy)} now leads to ${dir}`);
-    const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made.bytes, made.written);
+    const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made, made.written);
     if (change === SAME) continue;
     if (change !== GONE) {
       if (made.written !== undefined) {
@@ -117,7 +135,8 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
       changed.push({ copy, change });
     }
     made.written = undefined; // until written: a failure below leaves it to be written again
-    made.written = writeNewFile(dir, copy, made.bytes);
+    letGo(made);
+    ({ written: made.written, fd: made.held } = writeNewFile(dir, copy, made.bytes));
   }
   return changed;
 }
@@ -137,8 +156,8 @@ function changedCopies(): { copy: string; change: string }[] {
   const changed: { copy: string; change: string }[] = [];
   for (const [copy, made] of copiesMade) {
     if (made.written === undefined) continue; // counted already; renewed at the next load
-    const change = changeTo(copy, made.bytes, made.written);
-    if (change === SAME || change === GONE) continue; // a copy that is gone runs nothing; the next load writes it again
+    const change = changeTo(copy, made, made.written);
+    if (change === SAME || change === GONE) continue; // a copy gone untouched runs nothing; the next load writes it again
     made.written = undefined;
     tamperings += 1;
     lastChange = { copy, change };
@@ -158,32 +177,69 @@ export function preloadTamperings(): number {
 }
 
 /**
- * How the file at `copy` is no longer the one this process wrote (`written`, holding `bytes`); SAME
- * when it still is (the same inode, one name, its ctime and mtime unmoved, its bytes), GONE when
- * nothing is at its name (removed, its folder too: no preload is read from it, a harmless state,
- * not a change). Read through the descriptor stamped (no name followed, no FIFO waited on).
+ * How the file at `copy` is no longer the one this process wrote (`written`, holding
+ * `made.bytes`); SAME when it still is (the same inode, one name, its ctime and mtime unmoved, its
+ * bytes). Nothing at its name is judged by goneChange. Read through a descriptor of what is at the
+ * name (no name followed, no FIFO waited on).
  */
-function changeTo(copy: string, bytes: Buffer, written: WrittenFile): string | typeof SAME | typeof GONE {
+function changeTo(copy: string, made: CopyMade, written: WrittenFile): string | typeof SAME | typeof GONE {
   let fd: number;
   try {
     fd = openSync(copy, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return GONE;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return goneChange(copy, made, written);
     return `it cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }
   try {
     const now = fstatSync(fd, { bigint: true });
     if (now.nlink > 1n) return `it has ${now.nlink} names (a hard link to it)`;
     if (!sameFile(now, written)) return 'it is not the file written (replaced, or its mode, size or times changed)';
-    const read = Buffer.alloc(bytes.length + 1);
-    let filled = 0;
-    for (let got = -1; got !== 0 && filled < read.length; filled += got) got = readSync(fd, read, filled, read.length - filled, filled);
-    if (!read.subarray(0, filled).equals(bytes)) return 'its bytes are not the preload\'s';
+    if (!holds(fd, made.bytes)) return 'its bytes are not the preload\'s';
     return SAME;
   } catch (err) {
     return `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Nothing is at the copy's name. What a window read from it may still have been someone else's: a
+ * link made to the copy and written (the renderer reading those bytes), then the copy moved or
+ * removed (31e9744 took every copy gone for no change, and such a page was answered). So the file
+ * written is judged through the descriptor held: still linked somewhere (the copy renamed away,
+ * which moves its ctime; or its folder moved, which does not), by all it was stamped with; removed
+ * (the unlink moves its ctime itself), by its size, mode, mtime and bytes, and as a change when its
+ * folder is still there (the copy alone was taken away). GONE, no change, only for the file
+ * untouched with its folder gone too (an earlier launch's userData removed) or moved whole.
+ */
+function goneChange(copy: string, made: CopyMade, written: WrittenFile): string | typeof GONE {
+  if (made.held === undefined) return GONE; // nothing written is held: nothing was written
+  try {
+    const now = fstatSync(made.held, { bigint: true });
+    const untouched = now.size === written.size && now.mode === written.mode && now.mtimeNs === written.mtimeNs && holds(made.held, made.bytes);
+    if (now.nlink > 0n) return untouched && sameFile(now, written) ? GONE : 'it was moved away from its name (renamed, or changed before)';
+    if (!untouched) return 'it was changed, then removed from its name';
+    return folderThere(dirname(copy)) ? 'it was removed from its folder (the copy alone taken away)' : GONE;
+  } catch (err) {
+    return `it is gone and cannot be judged (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+}
+
+/** Whether the file open at `fd` holds exactly `bytes`. */
+function holds(fd: number, bytes: Buffer): boolean {
+  const read = Buffer.alloc(bytes.length + 1);
+  let filled = 0;
+  for (let got = -1; got !== 0 && filled < read.length; filled += got) got = readSync(fd, read, filled, read.length - filled, filled);
+  return read.subarray(0, filled).equals(bytes);
+}
+
+function folderThere(dir: string): boolean {
+  try {
+    lstatSync(dir);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -256,13 +312,14 @@ function ownerOnlyCopyFolder(dir: string): string {
 /**
  * `bytes` as a new file renamed over `copy`: never a write into a file that is there (it may have
  * other names). Returns the file as stamped once in place (a rename moves its ctime), taken
- * through the descriptor written, and checked to be what the name leads to. No fsync: each launch
- * writes the copy again. On any failure the new file is removed and the error says what was in
- * the way.
+ * through the descriptor written, and checked to be what the name leads to, with that descriptor,
+ * left open (the caller holds it: the file is judged through it once its name is gone). No fsync:
+ * each launch writes the copy again. On any failure the new file is removed, the descriptor closed,
+ * and the error says what was in the way.
  */
-function writeNewFile(dir: string, copy: string, bytes: Buffer): WrittenFile {
+function writeNewFile(dir: string, copy: string, bytes: Buffer): { written: WrittenFile; fd: number } {
   const temp = join(dir, `.index-${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
+  const fd = openSync(temp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400);
   let renamed = false;
   try {
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
@@ -271,14 +328,13 @@ function writeNewFile(dir: string, copy: string, bytes: Buffer): WrittenFile {
     const written = stampOf(fstatSync(fd, { bigint: true }));
     const there = lstatSync(copy, { bigint: true });
     if (there.ino !== written.ino || there.dev !== written.dev) throw new Error('another file was put at its name as it was written');
-    return written;
+    return { written, fd };
   } catch (err) {
+    closeSync(fd);
     if (!renamed) rmSync(temp, { force: true });
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EISDIR' ? 'a folder is in the way (EISDIR)' : (code ?? (err as Error).message);
     throw new Error(`preloadCopy: cannot put the copy at ${copy}: ${why}`, { cause: err });
-  } finally {
-    closeSync(fd);
   }
 }
 

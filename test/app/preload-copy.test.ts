@@ -9,8 +9,9 @@
 // (the package's out/preload leading into the agents' workspace) or lying in a bridged workspace
 // was copied: an agent's plain write there was the next launch's preload.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, test } from 'node:test';
@@ -255,6 +256,43 @@ test("a copy that is gone (an earlier launch's userData removed) runs nothing: n
     assert.equal(readFileSync(other, 'utf8'), PRELOAD, 'written again at the load');
   } finally {
     detach();
+  }
+});
+
+test('a copy linked and written (the renderer reading those bytes), then moved or removed from its name, is a change: the page that may have run it is refused', async () => {
+  const takeAway: Record<string, (copy: string, workspace: string, notes: string) => void> = {
+    'moved into the workspace (mv <copy> moved.cjs)': (copy, workspace) => renameSync(copy, join(workspace, 'moved.cjs')),
+    'removed, the link too (rm <copy> notes.cjs)': (copy, _workspace, notes) => {
+      rmSync(copy);
+      rmSync(notes);
+    },
+    // All but the ctime put back as written (touch -d to the nanosecond), then both names removed:
+    // only that the copy alone was taken from its folder tells.
+    'its bytes, mode and mtime put back, then removed': (copy, _workspace, notes) => {
+      const { mtimeNs } = statSync(copy, { bigint: true });
+      writeFileSync(notes, PRELOAD);
+      chmodSync(notes, 0o400);
+      execFileSync('touch', ['-d', `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, '0')}`, notes]);
+      assert.equal(statSync(notes, { bigint: true }).mtimeNs, mtimeNs);
+      rmSync(copy);
+      rmSync(notes);
+    },
+  };
+  for (const [how, away] of Object.entries(takeAway)) {
+    const { copy, workspace, window, detach } = await bridgedWindow(`taken-away-${Object.keys(takeAway).indexOf(how)}`);
+    try {
+      window.startNavigation(); // renewed
+      const notes = agentWritesThroughLink(copy, workspace);
+      away(copy, workspace, notes); // after Electron read the agent's bytes
+      window.reload();
+      await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot: the window's preload copy/, `${how}: the page is refused`);
+      window.startNavigation(); // a load writes the copy again: answered
+      window.reload();
+      assert.equal(readFileSync(copy, 'utf8'), PRELOAD);
+      assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), how);
+    } finally {
+      detach();
+    }
   }
 });
 
