@@ -81,6 +81,10 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -l 5 '1e touch M' f" },
   { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed '1e touch M' f -- --sandbox" },
   { prefix: 'sed', plain: "sed -n 's/h/j/p' f", runs: "sed -n ':a e touch M' f" },
+  // npm's reader strips every leading dash; npm takes a command by a shortening.
+  { prefix: 'npm test', plain: 'npm test -s', runs: 'npm test -script-shell=./s.sh' },
+  { prefix: 'npm test', plain: 'npm test -s', runs: 'npm test ---script-shell=./s.sh' },
+  { prefix: 'npm', plain: 'npm test', runs: 'npm exe -- touch M' },
 ];
 
 it('a prefix rule does not approve an option that makes its program run a command; an exact rule approves that text; the plain line stays approved', { timeout: 180_000 }, () => {
@@ -107,11 +111,11 @@ it('a program that runs the command in its words carries runs-command: xargs, en
     assert.ok(leavesMarker(line, ws), `${line} left no marker`);
     assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
-  for (const line of ['sudo make', 'ssh host make', 'rsync -e "sh -c x" a b:c', 'rsync -ave "sh -c x" a b:c', 'git -c core.pager=x log', 'git diff --ext-diff', 'git fetch --upload-pack=x', 'git clone --template=t u', 'scp -o ProxyCommand=x a b:c', 'less "+!x" f']) {
+  for (const line of ['sudo make', 'ssh host make', 'rsync -e "sh -c x" a b:c', 'rsync -ave "sh -c x" a b:c', 'git -c core.pager=x log', 'git diff --ext-diff', 'git fetch --upload-pack=x', 'git clone --template=t u', 'scp -o ProxyCommand=x a b:c', 'less "+!x" f', 'npm init vite', 'npm create vite@latest x', 'yarn node -e x']) {
     assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
   // Ordinary uses stay untagged: a prefix rule still approves them.
-  for (const line of ['tar -xzf x.tar', 'git log --oneline -5', 'find . -name "*.ts"', "awk -F, '{print $2}' f", "awk '$1 > 5' f", "sed -i 's/a/b/' f", 'python3 x.py', 'sh x.sh', 'command -v git', 'npm test', 'make -j4 test', 'rsync -avz a b']) {
+  for (const line of ['tar -xzf x.tar', 'git log --oneline -5', 'find . -name "*.ts"', "awk -F, '{print $2}' f", "awk '$1 > 5' f", "sed -i 's/a/b/' f", 'python3 x.py', 'sh x.sh', 'command -v git', 'npm test', 'make -j4 test', 'rsync -avz a b', 'npm i -g x', 'npm init -y', 'npm test -ws']) {
     assert.ok(!dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
   // `--sandbox` refuses sed's e and w.

@@ -53,6 +53,8 @@ interface Options {
   words?: readonly string[];
   /** Anything else the program's words may hold (a script's commands, an assignment). */
   also?: (args: readonly string[]) => boolean;
+  /** Long options spelt with any number of dashes (npm's nopt: `-script-shell=x`, `---script-shell=x`). */
+  anyDashes?: boolean;
 }
 
 const AWK: Options = { long: ['--file', '--exec', '--include', '--load', '--source'], short: 'fEil', also: (args) => args.some((arg) => !arg.startsWith('-') && AWK_RUNS.test(arg)) };
@@ -60,8 +62,9 @@ const NPM: Options = {
   // `--prefix`, `--dir`, `--cwd`, `-C`: another folder's package.json, whose scripts are what runs.
   long: ['--script-shell', '--node-options', '--userconfig', '--globalconfig', '--git', '--shell', '--editor', '--browser', '--viewer', '--call', '--init-module', '--prefix', '--dir', '--cwd'],
   short: 'C',
-  // `npm exec`, `npm x`, `pnpm dlx`, `yarn exec`, `npm explore`: run the command that follows.
-  also: (args) => RUNNING_SUBCOMMANDS.has(args.find((arg) => !arg.startsWith('-')) ?? '') || args.some((arg) => /^-c$/.test(arg)),
+  // nopt (npm's reader) strips every leading dash: `-script-shell=x` and `---script-shell=x` are `--script-shell=x`.
+  anyDashes: true,
+  also: (args) => runsSubcommand(args) || args.some((arg) => /^-c$/.test(arg)),
 };
 const LESS: Options = { also: (args) => args.some((arg) => arg.startsWith('+')) };
 const VIM: Options = { long: ['--cmd'], short: 'cSu', also: LESS.also! };
@@ -102,7 +105,19 @@ const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   tcpdump: { short: 'z' },
 };
 
-const RUNNING_SUBCOMMANDS = new Set(['exec', 'x', 'dlx', 'explore']);
+/**
+ * `npm exec`, `npm x`, `pnpm dlx`, `yarn exec`, `npm explore`, `yarn node`: run the command that
+ * follows; npm takes a command by any shortening no other shares (`npm exe`, `npm explo`).
+ * `npm init <name>`, `npm create <name>` (`innit`, `yarn create`, `bun create`) run the package
+ * `create-<name>`.
+ */
+function runsSubcommand(args: readonly string[]): boolean {
+  const at = args.findIndex((arg) => !arg.startsWith('-'));
+  const sub = args[at];
+  if (sub === undefined) return false;
+  if (['x', 'dlx', 'node'].includes(sub) || (sub.length >= 3 && 'exec'.startsWith(sub)) || (sub.length >= 5 && 'explore'.startsWith(sub))) return true;
+  return ['init', 'innit', 'create'].includes(sub) && args.slice(at + 1).some((arg) => !arg.startsWith('-'));
+}
 
 /** awk code that runs a command (`system(…)`, `print | "cmd"`, `"cmd" | getline`), writes a file (`print > "f"`), or loads code. */
 const AWK_RUNS = /system|\||@load|@include|\bprintf?\b[^;{}\n]*>/;
@@ -124,9 +139,21 @@ export function runsCommand(program: string, args: readonly string[]): boolean {
 function hasOption(args: readonly string[], options: Options): boolean {
   return args.some((arg) => {
     if (options.words?.includes(arg) === true) return true;
-    if (options.long?.some((name) => isLongOption(arg, name)) === true) return true;
+    const long = options.anyDashes === true ? asLong(arg) : arg;
+    if (options.long?.some((name) => isLongOption(long, name)) === true) return true;
     return options.short !== undefined && /^-[^-]/.test(arg) && [...arg.slice(1)].some((c) => options.short!.includes(c));
   }) || options.also?.(args) === true;
+}
+
+/**
+ * A word as nopt reads it: every leading dash stripped, a single-dash word whose name is no
+ * cluster of short letters a long option (`-script-shell=x`; `-s`, `-gs` stay short: npm's short
+ * letters are read as a cluster). Names of three letters or more are read as long, toward tagging.
+ */
+function asLong(arg: string): string {
+  const name = arg.replace(/^-+/, '');
+  if (arg.startsWith('--') && !arg.startsWith('---')) return arg;
+  return arg.startsWith('-') && name !== '' && !name.startsWith('-') && (arg.startsWith('---') || name.split('=', 1)[0]!.length >= 3) ? `--${name}` : arg;
 }
 
 /**
