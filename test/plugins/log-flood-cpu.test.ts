@@ -24,6 +24,10 @@ const FLOODS: [string, string][] = [
   ['tag characters', '\u{e0069}'.repeat(16384)],
   ['no-break spaces', '\u00a0'.repeat(32768)],
   ['letters with combining marks (nothing to escape)', 'a\u0301'.repeat(21845)],
+  // Runs of combining marks: the joiner rule's lookbehind scanned back over the run at each of its
+  // positions (O(k²) a window: ~7 s for one line of U+FE0F, itself a mark and hidden).
+  ['variation selectors (marks, each escaped)', '\ufe0f'.repeat(21845)],
+  ['combining grapheme joiners (marks, each escaped)', '\u034f'.repeat(21845)],
 ];
 
 /** Every character escaped, nothing cut: the rule the capped line is a prefix of. */
