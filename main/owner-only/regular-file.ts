@@ -16,11 +16,14 @@ export interface RegularFileLimits {
 /**
  * What reading a file gave: its bytes, or why there are none. `missing` (ENOENT), `link` (a
  * symbolic link at the path, with `noFollow`), `not-regular` (a fifo, a socket, a device, a folder),
- * `too-large` (its size over `maxBytes`), `unreadable` (any other failure, `message` saying it).
+ * `too-large` (its size over `maxBytes`, `size` the size `fstat` gave the descriptor opened: a
+ * second look by path may see another file, or none), `unreadable` (any other failure, `message`
+ * saying it).
  */
 export type RegularFileRead =
   | { readonly ok: true; readonly bytes: Buffer }
-  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'too-large' | 'unreadable'; readonly message: string };
+  | { readonly ok: false; readonly why: 'too-large'; readonly message: string; readonly size: number }
+  | { readonly ok: false; readonly why: 'missing' | 'link' | 'not-regular' | 'unreadable'; readonly message: string };
 
 /**
  * A regular file's bytes, read without blocking and bounded: opened `O_NONBLOCK` (a fifo planted at
@@ -113,12 +116,12 @@ function openFailure(err: unknown): RegularFileRead {
 
 function refusedByStat(stat: { isFile(): boolean; size: number }, limits: RegularFileLimits): RegularFileRead | undefined {
   if (!stat.isFile()) return { ok: false, why: 'not-regular', message: 'it is not a regular file' };
-  if (stat.size > limits.maxBytes) return tooLarge(limits.maxBytes);
+  if (stat.size > limits.maxBytes) return tooLarge(limits.maxBytes, stat.size);
   return undefined;
 }
 
-function tooLarge(maxBytes: number): RegularFileRead {
-  return { ok: false, why: 'too-large', message: `it is over ${maxBytes} bytes` };
+function tooLarge(maxBytes: number, size: number): RegularFileRead {
+  return { ok: false, why: 'too-large', message: `it is over ${maxBytes} bytes`, size };
 }
 
 function unreadable(err: unknown): RegularFileRead {

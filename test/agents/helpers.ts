@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WorkspaceRefusal } from '../../main/agents/scripted/workspace-path.js';
 import { workerCommand } from '../../main/agents/worker-command.js';
 import { Broker, RootTransport, type ApprovalRequest, type BrokerOptions, type QuestionToRoot } from '../../main/broker/index.js';
 import { LocalRunner, type Workspace, type WorkspaceFactory } from '../../main/broker/runners/index.js';
@@ -162,3 +163,22 @@ while True:
     if libc.renameat2(-100, a, -100, b, 2) != 0:
         sys.exit('renameat2: ' + os.strerror(ctypes.get_errno()))
 `;
+
+/**
+ * Tries `attempt` up to `tries` times, or until one rejects with anything but a WorkspaceRefusal:
+ * what a write raced by a process sharing the workspace may end in is a result or a refusal, never
+ * a raw error. Returns the raw errors (none, or the one that ended it), the refusals' messages, and
+ * the tries made.
+ */
+export async function untilRawError(tries: number, attempt: () => Promise<unknown>): Promise<{ raw: string[]; refusals: Set<string>; tried: number }> {
+  const raw: string[] = [];
+  const refusals = new Set<string>();
+  let tried = 0;
+  for (; tried < tries && raw.length === 0; tried++) {
+    await attempt().catch((err: unknown) => {
+      if (err instanceof WorkspaceRefusal) refusals.add(err.message);
+      else raw.push(String(err));
+    });
+  }
+  return { raw, refusals, tried };
+}

@@ -6,7 +6,7 @@
  * `planWrite` and the LLM agent's `write_file` share the reader (old-content.ts); real files.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { planWrite } from '../../main/agents/scripted/write-file.js';
 import { diffStat } from '../../main/agents/scripted/diff-stat.js';
 import { cpuDuringSync } from '../helpers/cpu-meter.js';
+import { stopRacer, untilRawError } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chatty-old-content-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,4 +54,36 @@ test('a large new text is counted without a string a line: 30 MB of line breaks 
   const { result, cpuMs } = cpuDuringSync(() => diffStat('a\n', text));
   assert.equal(result, `+${30 * 1024 * 1024} -1`);
   assert.ok(cpuMs < 2_000, `${cpuMs} ms of CPU`);
+});
+
+/** Puts a 5 MiB (sparse) file at `<ws>/big.txt` and removes it, until killed. */
+const BIG_FILE_RACER = `
+import os, sys
+p = sys.argv[1] + '/big.txt'
+sys.stdout.write('go\\n'); sys.stdout.flush()
+while True:
+    try:
+        with open(p + '.tmp', 'wb') as f: f.truncate(5 * 1024 * 1024)
+        os.rename(p + '.tmp', p)
+        os.unlink(p)
+    except OSError: pass
+`;
+
+test('a file over the bound removed while it is read: the plan names the size it was opened at or refuses, never a raw error (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'the racer' : false }, async () => {
+  // Before: its size was looked up again by path once it was found too large, and a file removed
+  // meanwhile was a raw 'ENOENT: … lstat' (the LLM agent's write_file then ended its task), within a
+  // few hundred tries.
+  const ws = mkdtempSync(join(dir, 'ws-'));
+  const racer = spawn('python3', ['-c', BIG_FILE_RACER, ws], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stats = new Set<string>();
+  let outcome: Awaited<ReturnType<typeof untilRawError>>;
+  try {
+    await new Promise((resolve) => racer.stdout.once('data', resolve));
+    outcome = await untilRawError(5000, async () => stats.add((await planWrite(ws, 'big.txt', 'x')).diffStat));
+  } finally {
+    await stopRacer(racer);
+  }
+  const { raw, tried } = outcome;
+  assert.deepEqual(raw, [], `a raw error after ${tried} tries`);
+  assert.ok(stats.has('+1, replacing a file of 5,242,880 bytes (too large to compare)'), [...stats].join(' / '));
 });

@@ -10,9 +10,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { WorkspaceRefusal } from '../../main/agents/scripted/workspace-path.js';
 import { commitWrite } from '../../main/agents/scripted/write-file.js';
-import { stopRacer, tempDir } from './helpers.js';
+import { stopRacer, tempDir, untilRawError } from './helpers.js';
 
 /** Puts something at `<ws>/a` and takes it away again, until killed: a link to nothing, or a folder. */
 const RACER = `
@@ -47,25 +46,16 @@ for (const { what, path, race } of cases) {
     const ws = join(home, 'ws');
     mkdirSync(ws);
     const racer = spawn('python3', ['-c', RACER, ws, what], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const raw: string[] = [];
-    const refusals = new Set<string>();
-    let i = 0;
+    let outcome: Awaited<ReturnType<typeof untilRawError>>;
     try {
       await new Promise((resolve) => racer.stdout.once('data', resolve));
-      for (; i < 2000 && raw.length === 0; i++) {
-        await commitWrite(ws, { path, file: join(ws, path), content: 'written by the agent\n', diffStat: '+1 -0' }).then(
-          () => {},
-          (err: unknown) => {
-            if (err instanceof WorkspaceRefusal) refusals.add(err.message);
-            else raw.push(String(err));
-          },
-        );
-      }
+      outcome = await untilRawError(2000, () => commitWrite(ws, { path, file: join(ws, path), content: 'written by the agent\n', diffStat: '+1 -0' }));
     } finally {
       await stopRacer(racer);
     }
+    const { raw, refusals, tried } = outcome;
     try {
-      assert.deepEqual(raw, [], `a raw error after ${i} tries`);
+      assert.deepEqual(raw, [], `a raw error after ${tried} tries`);
       assert.ok(refusals.size > 0, 'the race never won: nothing was refused');
       for (const message of refusals) assert.ok(message.startsWith(JSON.stringify(path)), `a refusal not naming the path first: ${message}`);
       assert.deepEqual(readdirSync(home), ['ws'], 'nothing was made beside the workspace');

@@ -30,7 +30,7 @@ test('a regular file at most maxBytes is read whole; one over it is refused by i
   assert.equal(why(await both(path, { maxBytes: 4 })), 'too-large');
   truncateSync(path, 8 * 1024 * 1024 * 1024); // a sparse 8 GiB
   const read = await both(path, { maxBytes: 1024 });
-  assert.deepEqual(read, { ok: false, why: 'too-large', message: 'it is over 1024 bytes' });
+  assert.deepEqual(read, { ok: false, why: 'too-large', message: 'it is over 1024 bytes', size: 8 * 1024 * 1024 * 1024 });
 });
 
 test('a fifo is refused without waiting for a writer, a folder too, a missing file is said so', async () => {

@@ -1,4 +1,3 @@
-import { lstat } from 'node:fs/promises';
 import { readRegularFile } from '../../owner-only/regular-file.js';
 import { diffStat } from './diff-stat.js';
 import { WorkspaceRefusal } from './workspace-path.js';
@@ -21,9 +20,10 @@ export async function diffStatReplacing(file: string, content: string): Promise<
   if (read.ok) return diffStat(read.bytes.toString('utf8'), content);
   if (read.why === 'missing') return diffStat(undefined, content);
   if (read.why === 'too-large') {
-    const { size } = await lstat(file);
+    // The size of the file that was opened (fstat): a look by path after it found another file, or
+    // none (a racer removing it: a raw ENOENT, which ended the LLM agent's task).
     const added = diffStat(undefined, content).split(' ')[0]!;
-    return `${added}, replacing a file of ${size.toLocaleString('en-US')} bytes (too large to compare)`;
+    return `${added}, replacing a file of ${read.size.toLocaleString('en-US')} bytes (too large to compare)`;
   }
   if (read.why === 'unreadable' && /ENOTDIR/.test(read.message)) return diffStat(undefined, content);
   throw new WorkspaceRefusal(`refused: the file to replace can't be read: ${read.message}`);
