@@ -11,18 +11,29 @@ import { resolve } from 'node:path';
 import type { ProtocolGateway } from '../gateway/index.js';
 
 /**
- * The real paths of the folders `gateway`'s agents write in: its broker's root workspace (if any)
- * and each of `declared` (the bridge's `agentWorkspaces`), which must exist and be folders. Throws,
- * saying what to do, when the gateway has no root workspace and `declared` was not given.
+ * The folders named for each gateway by any of its bridges, as real paths (undefined: never
+ * named). Where a gateway's agents write is the gateway's, not a window's: a folder named when one
+ * window was bridged is checked for every later bridge of that gateway and stays registered while
+ * any is attached (before, it was forgotten when the window that named it closed, its gateway's
+ * other window still bridged, and a pages folder in it was then served unrefused).
+ */
+const namedFor = new WeakMap<ProtocolGateway, string[]>();
+
+/**
+ * The real paths of the folders `gateway`'s agents write in: its broker's root workspace (if any),
+ * each of `declared` (the bridge's `agentWorkspaces`), which must exist and be folders, and those
+ * an earlier bridge of the gateway was attached with (keepAgentWorkspaces). Throws, saying what to do, when the gateway has no root
+ * workspace and no bridge of it has named its folders (`[]` included).
  */
 export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly string[] | undefined): string[] {
   const root = gateway.broker.workspaceRoot; // a real path already: the broker resolved it once
-  if (root === undefined && declared === undefined) {
+  const named = namedFor.get(gateway);
+  if (root === undefined && declared === undefined && named === undefined) {
     throw new Error(
       "attachDesktopBridge: the gateway has no agents' workspace (broker.root.workspaceRoot), so nothing can check that its agents cannot write the page, the preload or the app's trust files: give the gateway broker: { root: { workspaceRoot } } (the folder its agents work in, as detectWorkspace gives it), or name the folders its agents write in the bridge's agentWorkspaces option ([] when they write no files)",
     );
   }
-  const folders = root === undefined ? [] : [root];
+  const folders = [...(root === undefined ? [] : [root]), ...(named ?? [])];
   for (const folder of declared ?? []) {
     let real: string;
     try {
@@ -34,4 +45,15 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
     if (!folders.includes(real)) folders.push(real);
   }
   return folders;
+}
+
+/**
+ * A bridge of `gateway` was attached with these folders (agentWorkspacesOf's, `declared` what it
+ * named): they are the gateway's from now on. Not before the attach succeeds: a folder refused
+ * (the embedder trying another) is not held against the next attach.
+ */
+export function keepAgentWorkspaces(gateway: ProtocolGateway, folders: readonly string[], declared: readonly string[] | undefined): void {
+  if (declared === undefined) return;
+  const root = gateway.broker.workspaceRoot;
+  namedFor.set(gateway, folders.filter((folder) => folder !== root));
 }

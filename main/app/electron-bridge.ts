@@ -7,7 +7,7 @@ import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-hos
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { checkPreloadCopies, lastPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
-import { agentWorkspacesOf } from './agent-workspaces.js';
+import { agentWorkspacesOf, keepAgentWorkspaces } from './agent-workspaces.js';
 import { bridgeWorkspaces } from './pages-guard.js';
 import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
 
@@ -74,6 +74,8 @@ export interface DesktopBridgeOptions {
    * `detectWorkspace`): each kept apart from the pages, the preload copies, this package and the
    * trust files as the root workspace is. Required when the gateway has no root workspace (`[]`
    * when its agents write no files): without it the attach throws, as it could check nothing.
+   * They are the gateway's once a bridge is attached with them: its later bridges check them too,
+   * named again or not, and they stay kept apart while any of its bridges is attached.
    */
   agentWorkspaces?: readonly string[] | undefined;
 }
@@ -146,6 +148,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   const workspaces = agentWorkspacesOf(gateway, options.agentWorkspaces);
   refuseTrustFilesInWorkspaces(gateway, workspaces, options.trustFiles ?? []);
   const forgetWorkspace = bridgeWorkspaces(workspaces); // nor a page served
+  keepAgentWorkspaces(gateway, workspaces, options.agentWorkspaces); // the gateway's, for its later bridges
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const desk = options.grants;

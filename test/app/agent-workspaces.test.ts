@@ -66,3 +66,24 @@ test('a gateway without a workspace root is bridged when the embedder says its a
   const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [] });
   detach();
 });
+
+test("the folders named in agentWorkspaces are the gateway's: a second window's bridge need not name them again, and they stay checked after the window that named them closes", async () => {
+  for (const withRoot of [true, false]) {
+    const root = join(scratch, `named-${withRoot}-root`);
+    const other = join(scratch, `named-${withRoot}-other`);
+    mkdirSync(root);
+    mkdirSync(join(other, 'ui'), { recursive: true });
+    const gw = await startGateway(undefined, withRoot ? { broker: { root: { workspaceRoot: root } } } : {});
+    gateways.push(gw);
+    const first = windowAtPage();
+    attachDesktopBridge(gw.gateway, first, { agentWorkspaces: [other] });
+    const second = windowAtPage();
+    const detach = attachDesktopBridge(gw.gateway, second); // the app's second window: the option not repeated
+    try {
+      first.destroy(); // the window that named the folder closes; the agents still write there
+      assert.throws(() => handleAppProtocol(new StandInSession() as never, { pages: join(other, 'ui') }), /the pages folder .* and the agents' workspace .* overlap/, `root ${withRoot}`);
+    } finally {
+      detach();
+    }
+  }
+});
