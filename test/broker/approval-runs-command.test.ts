@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { ApprovalRules, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
+import { isSimpleCommand, simpleCommands } from '../../main/broker/approvals/shell-commands.js';
 import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
 import type { ApprovalRequest } from '../../main/index.js';
 
@@ -85,7 +86,24 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'npm test', plain: 'npm test -s', runs: 'npm test -script-shell=./s.sh' },
   { prefix: 'npm test', plain: 'npm test -s', runs: 'npm test ---script-shell=./s.sh' },
   { prefix: 'npm', plain: 'npm test', runs: 'npm exe -- touch M' },
+  // `$"…"` is a double-quoted string to bash; shell-quote read `$"--to-command=…"` as a variable.
+  { prefix: 'tar', plain: 'tar -xf x.tar', runs: 'tar -xf x.tar $"--to-command=touch M"' },
 ];
+
+/** The words bash gives a function called with `words` (after quote removal and expansion, in `dir`). */
+function bashWords(words: string, dir: string): string[] {
+  return execFileSync('bash', ['-c', `f() { printf '%s\\0' "$@"; }; f ${words}`], { cwd: dir, encoding: 'utf8' }).split('\0').slice(0, -1);
+}
+
+it("a word's quoting is read as bash reads it: $\"…\", a $ before no name", () => {
+  const ws = workspace();
+  for (const words of ['$"--to-command=x"', `"$"'x'`, '"a$"b', 'a$^b', 'SH$%ELL=x', 'a$ b', 'a$', `$'\\x2d\\x2dto'`]) {
+    const read = simpleCommands(`tar ${words}`).map((command) => command.words);
+    assert.deepEqual(read, [['tar', ...bashWords(words, ws)]], words);
+  }
+  // A `$"` keeps a line from being one simple command (no prefix rule matches it), as `[` does.
+  assert.equal(isSimpleCommand('tar -xf x.tar $"--to-command=x"'), undefined);
+});
 
 it('a prefix rule does not approve an option that makes its program run a command; an exact rule approves that text; the plain line stays approved', { timeout: 180_000 }, () => {
   for (const { prefix, plain, runs } of CASES) {

@@ -30,9 +30,10 @@ const PIPES = new Set(['|', '|&']);
 /**
  * Variables are kept as written (`$HOME`), not expanded to the gateway's own environment. An
  * expansion that is more than a name keeps its braces (`${P%/x}`, `${P/x/m}`): its `/` is its own,
- * not a folder's (`$P%/x` would name a program `x`).
+ * not a folder's (`$P%/x` would name a program `x`). A `$` before no name is a `$` to bash
+ * (`SH$^ELL`, `a$ b`), where shell-quote made it `${}`.
  */
-const keepVariables = (name: string): string => (/^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])$/.test(name) ? `$${name}` : `\${${name}}`);
+const keepVariables = (name: string): string => (name === '' ? '$' : /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])$/.test(name) ? `$${name}` : `\${${name}}`);
 
 /** What stands in the outer line for a nested command line (`$(…)`, backticks), read on its own. */
 const SUBSTITUTED = '$CHATTY_SUBSTITUTION';
@@ -180,7 +181,8 @@ export function isSimpleCommand(text: string): readonly string[] | undefined {
 }
 
 function simpleCommandWords(text: string): string[] | undefined {
-  if (/[\n\r`]|\$[({A-Za-z_0-9@*#?$!-]/.test(text)) return undefined;
+  // `$"…"` too: bash's translated string, which shell-quote reads as a variable (`tar $"--to-command=…"`).
+  if (/[\n\r`]|\$[({A-Za-z_0-9@*#?$!"-]/.test(text)) return undefined;
   // shell-quote reports `*` and `?` as globs, but gives `[…]` and `{…,…}` back as plain words.
   if (/[[\]]/.test(text) || braceWords(text)?.length !== 1) return undefined;
   let entries: ParseEntry[];

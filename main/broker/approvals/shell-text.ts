@@ -266,9 +266,12 @@ export function readShellText(text: string, flat = true): ShellText {
       }
       take(i, close + 1);
       i = close;
-    } else if (c === '"') {
+    } else if (c === '"' || (c === '$' && next === '"')) {
+      // `$"…"` is a double-quoted string to bash (translated by the locale, itself in C):
+      // shell-quote read it as an empty variable then the string (`$"--x"` as `${}--x`).
       stack.push({ kind: 'double' });
-      out.push(c);
+      out.push('"');
+      if (c === '$') i++;
     } else if (arithmetic !== undefined) {
       i = enterArithmetic(arithmetic, i);
     } else if (c === '$' && (next === '(' || next === '{')) {
