@@ -3,15 +3,19 @@ import type { Server, Socket } from 'node:net';
 /**
  * When every other connection is proven and not spent, a newcomer need not be closed: up to
  * `reserve` newcomers are kept past `max` until they prove themselves (`whenProven` calls the
- * function it is given then), and a newcomer proven past `max` makes room by closing `victim`
- * (a spent one first, as at a newcomer). Never on a mere connection: a process that cannot prove
- * itself (no token) closes nobody's proven connection, only other unproven newcomers.
+ * function it is given then; the oldest unproven goes only past `max + reserve`), and a newcomer
+ * proven past `max` makes room, cheapest first: the oldest unproven connection, else the oldest
+ * spent one, else `victim` (closed by `evict`, which may first tell its client why). Never on a
+ * mere connection: a process that cannot prove itself (no token) closes nobody's proven
+ * connection, only other unproven ones.
  */
 export interface Preemption {
   readonly reserve: number;
   readonly whenProven: (socket: Socket, proven: () => void) => void;
   /** The proven, not spent connection to close for `newcomer`, or none (then it stays past `max`, within the reserve). */
   readonly victim: (open: ReadonlySet<Socket>, newcomer: Socket) => Socket | undefined;
+  /** How `victim` is closed (default: destroyed at once). */
+  readonly evict?: (socket: Socket) => void;
 }
 
 /**
@@ -53,30 +57,45 @@ export function capConnections(
       unproven.delete(socket);
     });
     if (open.size <= max) return;
-    const leaving = roomMadeBy(socket, open, unproven, proven, spent);
-    if (leaving !== socket || preempt === undefined || open.size > max + preempt.reserve) return close(leaving);
-    preempt.whenProven(socket, () => {
-      if (open.size <= max || !open.has(socket)) return;
-      const other = spentOne(socket, open, spent) ?? preempt.victim(open, socket);
-      if (other !== undefined) close(other);
-    });
+    // Past the cap with no spent connection to close: the newcomer waits for its proof, up to
+    // `reserve` deep (before, each arrival closed the unproven one before it, so with every slot
+    // running a request a process opening connections in a loop kept every newcomer out).
+    if (preempt !== undefined && open.size <= max + preempt.reserve && spentOne(socket, open, spent, proven) === undefined) {
+      preempt.whenProven(socket, () => {
+        if (open.size <= max || !open.has(socket)) return;
+        const other = oldestUnproven(socket, unproven, proven) ?? spentOne(socket, open, spent);
+        if (other !== undefined) return close(other);
+        const victim = preempt.victim(open, socket);
+        if (victim === undefined) return;
+        open.delete(victim); // gone from the count now; `evict` may let it say why first
+        unproven.delete(victim);
+        (preempt.evict ?? ((s: Socket) => s.destroy()))(victim);
+      });
+      return;
+    }
+    close(roomMadeBy(socket, open, unproven, proven, spent));
   });
 }
 
 /** Which connection goes to make room for `newcomer`: the oldest silent one, else the oldest spent one, else the newcomer. */
 function roomMadeBy(newcomer: Socket, open: Set<Socket>, unproven: Set<Socket>, proven: (socket: Socket) => boolean, spent: ((socket: Socket) => boolean) | undefined): Socket {
+  return oldestUnproven(newcomer, unproven, proven) ?? spentOne(newcomer, open, spent) ?? newcomer;
+}
+
+/** The oldest connection but `newcomer` not yet proven (proven ones met on the way are dropped from `unproven`). */
+function oldestUnproven(newcomer: Socket, unproven: Set<Socket>, proven: (socket: Socket) => boolean): Socket | undefined {
   for (const socket of unproven) {
     if (socket === newcomer) continue;
     if (!proven(socket)) return socket;
     unproven.delete(socket);
   }
-  return spentOne(newcomer, open, spent) ?? newcomer;
+  return undefined;
 }
 
-/** The oldest spent connection but `newcomer`, if any. */
-function spentOne(newcomer: Socket, open: Set<Socket>, spent: ((socket: Socket) => boolean) | undefined): Socket | undefined {
+/** The oldest spent connection but `newcomer`, if any (only among the `proven`, when given). */
+function spentOne(newcomer: Socket, open: Set<Socket>, spent: ((socket: Socket) => boolean) | undefined, proven?: (socket: Socket) => boolean): Socket | undefined {
   // Looked for among every open one, not `unproven`: a spent socket was proven first (its hello
   // was read, then refused), so the loop above has already dropped it from `unproven`.
-  if (spent) for (const socket of open) if (socket !== newcomer && spent(socket)) return socket;
+  if (spent) for (const socket of open) if (socket !== newcomer && spent(socket) && (proven === undefined || proven(socket))) return socket;
   return undefined;
 }

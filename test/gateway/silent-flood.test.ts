@@ -85,7 +85,8 @@ const ping = (conn: RawConnection): Promise<void> =>
   conn.write(`GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\n\r\n`);
 
 test('honest requests keep being answered while a flood of silent connections holds the cap', { timeout: 180_000 }, async () => {
-  const flood = silentFlood(gw.socketPath, CAP * 2);
+  // More than the cap and the newcomers kept past it (which wait for the token): some are closed.
+  const flood = silentFlood(gw.socketPath, CAP * 2 + NEWCOMER_RESERVE);
   try {
     // Let the flood fill the cap first.
     while (flood.reopened() < CAP) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -165,6 +166,27 @@ test('every slot running a call: newcomers without the token cancel nothing and 
     for (const conn of [...silent, wrong]) conn.close();
   } finally {
     await releaseAll(running);
+  }
+});
+
+test('every slot running a call: a tokenless flood reopening its connections cannot keep the official SDK client out', { timeout: 180_000 }, async () => {
+  const running = await fillWithRunningCalls();
+  // 64 connections that send nothing, each reopened at once: before, every arrival closed the
+  // newcomer before it (the reserve held one unproven connection, not 16), the SDK's among them.
+  const flood = silentFlood(gw.socketPath, 64);
+  try {
+    while (flood.reopened() < 64) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let i = 0; i < 3; i++) {
+      const { client, close } = await connectClient(gw, 'held', 'streamable');
+      try {
+        assert.deepEqual((await client.callTool({ name: 'quick', arguments: {} })).content, [{ type: 'text', text: 'quick' }]);
+      } finally {
+        await close();
+      }
+    }
+  } finally {
+    flood.stop();
+    await releaseAll(running.filter((conn) => !conn.isClosed));
   }
 });
 
