@@ -88,6 +88,9 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'npm', plain: 'npm test', runs: 'npm exe -- touch M' },
   // `$"…"` is a double-quoted string to bash; shell-quote read `$"--to-command=…"` as a variable.
   { prefix: 'tar', plain: 'tar -xf x.tar', runs: 'tar -xf x.tar $"--to-command=touch M"' },
+  // make expands a command-line variable's name (`$^` is empty): each defines SHELL, the recipe's shell.
+  { prefix: 'make test', plain: 'make test', runs: 'make test SH$^ELL=./s.sh' },
+  { prefix: 'make test', plain: 'make test', runs: "make test ' SHELL=./s.sh'" },
 ];
 
 /** The words bash gives a function called with `words` (after quote removal and expansion, in `dir`). */

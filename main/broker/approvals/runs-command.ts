@@ -92,7 +92,8 @@ const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   // bun is a package runner too (`bun test *` is offered), and takes code inline.
   bun: { ...NPM, short: 'Ce', long: [...NPM.long!, '--eval', '--print'] },
   // `make test CC='sh -c …'`: a variable on the line is any recipe's; `--eval` adds a rule; `-f`, `-C` read another makefile.
-  make: { long: ['--eval', '--file', '--makefile', '--directory'], short: 'EfC', also: (args) => args.some((arg) => /^[A-Za-z_.][A-Za-z0-9_.-]*\s*[:+?!]*=/.test(arg)) },
+  // Any word holding `=` defines one, its name expanded by make (`SH$^ELL=x` sets SHELL, ` SHELL=x` too).
+  make: { long: ['--eval', '--file', '--makefile', '--directory'], short: 'EfC', also: (args) => args.some((arg) => !arg.startsWith('-') && arg.includes('=')) },
   go: { words: ['-exec', '--exec', '-toolexec', '--toolexec', '-vettool', '--vettool'], also: (args) => args.some((arg) => /^--?(exec|toolexec|vettool)=/.test(arg)) },
   cargo: { long: ['--config'] },
   less: LESS, more: LESS, most: LESS,
