@@ -11,6 +11,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
+import { sessionStream } from '../connection-limits.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, httpAnswerOf, moduleNotFoundMessage } from './errors.js';
@@ -114,6 +115,7 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       ctx.status = 200;
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
       const session = options.sessions.open(name, ctx.res);
+      sessionStream(ctx.res); // never closed for a newcomer at the connection cap: its own cap and idle rule
       // The calls posted on the session are cancelled when its stream closes.
       ctx.res.once('close', () => surface!.inflight.cancelPeer(ssePeer(session.id), STREAM_CLOSED));
       return;
