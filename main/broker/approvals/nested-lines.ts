@@ -69,8 +69,8 @@ export function envSplitString(words: readonly string[], at: number): { index: n
 
 /**
  * The command line the program at `words[at]` runs from its arguments, or undefined: a shell's
- * `-c` string (`bash -ec '…'`), `eval`'s words joined, `su`'s `-c` string, `env -S`'s string with
- * the words after it.
+ * `-c` string (`bash -ec '…'`), `eval`'s words joined, `trap`'s action, `su`'s `-c` string,
+ * `env -S`'s string with the words after it.
  */
 export function commandLineRun(words: readonly string[], at: number): string | undefined {
   const program = programName(words[at]!);
@@ -85,6 +85,13 @@ export function commandLineRun(words: readonly string[], at: number): string | u
     return words[inner];
   }
   if (program === 'eval') return words.slice(at + 1).join(' ');
+  if (program === 'trap') {
+    // `trap [-lp] [--] ACTION SIGNAL…`: the action is a command line the shell runs at the signal (`EXIT`: when the line ends).
+    let first = at + 1;
+    while (first < words.length && /^-[lp]+$/.test(words[first]!)) first += 1;
+    if (words[first] === '--') first += 1;
+    return words.length - first >= 2 && words[first] !== '-' ? words[first] : undefined;
+  }
   if (program === 'su') {
     const c = words.slice(at + 1, at + 9).indexOf('-c');
     return c >= 0 ? words[at + 2 + c] : undefined;

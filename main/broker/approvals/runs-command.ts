@@ -42,7 +42,7 @@ const INLINE_CODE: Readonly<Record<string, { short?: string; long?: readonly str
 };
 
 /** Every program that may run another one from its arguments: never offered as a prefix (`python3 *` approves any code). */
-export const RUNS_OTHER_PROGRAMS: ReadonlySet<string> = new Set([...RUNS_ITS_ARGUMENTS, ...SHELLS, ...Object.keys(INLINE_CODE), 'find', 'source', '.']);
+export const RUNS_OTHER_PROGRAMS: ReadonlySet<string> = new Set([...RUNS_ITS_ARGUMENTS, ...SHELLS, ...Object.keys(INLINE_CODE), 'find', 'source', '.', 'trap']);
 
 /** How an option is matched: its long names (GNU and git take any unambiguous shortening), its short letters in a cluster, whole words. */
 interface Options {
@@ -129,7 +129,7 @@ const AWK_RUNS = /system|\||@load|@include|\bprintf?\b[^;{}\n]*>/;
  */
 export function runsCommand(program: string, args: readonly string[]): boolean {
   if (RUNS_ITS_ARGUMENTS.has(program)) return runsItsArgument(program, args[0]);
-  if (SHELLS.has(program)) return commandLineRun([program, ...args], 0) !== undefined;
+  if (SHELLS.has(program) || program === 'trap') return commandLineRun([program, ...args], 0) !== undefined;
   const inline = INLINE_CODE[program];
   if (inline !== undefined && hasOption(args, inline)) return true;
   if (program === 'deno' && args[0] === 'eval') return true;
