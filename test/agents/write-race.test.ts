@@ -131,19 +131,34 @@ test('a write to sub/pre-commit never lands on .husky/pre-commit when sub is swa
   }
 });
 
-test('a write to notes.txt never lands outside when the workspace itself is swapped for a symlink to a folder outside while it is written, once the task has pinned it (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
-  // The workspace's parent (<repo>/.git/chatty-worktrees) is the user's: a process sharing the
-  // workspace can exchange the workspace with a link. Each write took realpath(workspace) afresh and
-  // wrote notes.txt outside (within 4 tries before). The agents pin their workspace as a task starts.
-  const home = tempDir('chatty-write-root-race-');
+/**
+ * `<home>/ws`, pinned as a task pins its workspace, and `<home>/outside`, and the FOLDER_SWAPPER
+ * exchanging ws with a link to outside (`prepare` runs before it starts).
+ */
+async function pinnedRootSwap(prefix: string, prepare: (ws: string, outsideDir: string) => void = () => {}) {
+  const home = tempDir(prefix);
   const ws = join(home, 'ws');
   const outsideDir = join(home, 'outside');
   mkdirSync(ws);
   mkdirSync(outsideDir);
+  prepare(ws, outsideDir);
   const release = await pinWorkspace(ws);
   const swapper = spawn('python3', ['-c', FOLDER_SWAPPER, ws, outsideDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve) => swapper.stdout.once('data', resolve));
+  const end = async (): Promise<void> => {
+    await stopRacer(swapper);
+    await release();
+    rmSync(home, { recursive: true, force: true });
+  };
+  return { ws, outsideDir, end };
+}
+
+test('a write to notes.txt never lands outside when the workspace itself is swapped for a symlink to a folder outside while it is written, once the task has pinned it (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  // The workspace's parent (<repo>/.git/chatty-worktrees) is the user's: a process sharing the
+  // workspace can exchange the workspace with a link. Each write took realpath(workspace) afresh and
+  // wrote notes.txt outside (within 4 tries before). The agents pin their workspace as a task starts.
+  const { ws, outsideDir, end } = await pinnedRootSwap('chatty-write-root-race-');
   try {
-    await new Promise((resolve) => swapper.stdout.once('data', resolve));
     let written = 0;
     let i = 0;
     for (; i < 2000 && readdirSync(outsideDir).length === 0; i++) {
@@ -153,10 +168,29 @@ test('a write to notes.txt never lands outside when the workspace itself is swap
     assert.deepEqual(readdirSync(outsideDir), [], `something was written outside (after ${i} tries, ${written} writes)`);
     assert.ok(written > 0, 'some writes went through, to the workspace');
   } finally {
-    await stopRacer(swapper);
-    await release();
-    rmSync(home, { recursive: true, force: true });
+    await end();
   }
+});
+
+test('the diff stat a person is shown is read from the pinned workspace, never through the workspace swapped for a symlink to a folder outside (Linux)', { timeout: 180_000, skip: process.platform !== 'linux' ? 'renameat2 and /proc/self/fd are Linux' : false }, async () => {
+  // Before: the old file was read by its path, and the stat counted outside/notes.txt's three lines
+  // (`+1 -3`) for the approval of a write to the workspace's one-line notes.txt, within a few tries.
+  const { ws, end } = await pinnedRootSwap('chatty-diffstat-root-race-', (ws, outsideDir) => {
+    writeFileSync(join(ws, 'notes.txt'), 'the workspace\n');
+    writeFileSync(join(outsideDir, 'notes.txt'), "the\nperson's\nown\n");
+  });
+  const stats = new Map<string, number>();
+  try {
+    for (let i = 0; i < 2000 && stats.size < 2; i++) {
+      await planWrite(ws, 'notes.txt', 'the workspace, changed').then(
+        (plan) => stats.set(plan.diffStat, (stats.get(plan.diffStat) ?? 0) + 1),
+        () => {},
+      );
+    }
+  } finally {
+    await end();
+  }
+  assert.deepEqual([...stats.keys()], ['+1 -1'], `the stats shown: ${JSON.stringify([...stats])}`);
 });
 
 /**

@@ -100,7 +100,7 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
       WriteFileArgs,
       async ({ path, content }, signal) => {
         const file = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path));
-        const stat = await refusingOutside(() => diffStatReplacing(file, content));
+        const stat = await refusingOutside(() => diffStatReplacing(ctx.workspace, file, path, content));
         // The path exactly as the model gave it: what the human approves is what is written.
         const verdict = await refusingBrokerErrors(() => session.approve('write', path, stat, { signal }));
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);

@@ -1,6 +1,5 @@
-import { readRegularFile } from '../../owner-only/regular-file.js';
 import { diffStat } from './diff-stat.js';
-import { WorkspaceRefusal } from './workspace-path.js';
+import { WorkspaceRefusal, readInWorkspace } from './workspace-path.js';
 
 /**
  * The most of a file's old content read to compare it with what replaces it. The file is the
@@ -10,13 +9,14 @@ import { WorkspaceRefusal } from './workspace-path.js';
 export const MAX_OLD_CONTENT_BYTES = 4 * 1024 * 1024;
 
 /**
- * The diff stat of replacing `file` (already judged inside the workspace) with `content`, for the
- * approval: `+N -M` line by line, or `+N, replacing a file of B bytes (too large to compare)`. The
- * old file is read bounded and without blocking (a fifo put there would hold the read for good):
- * anything not a regular file is refused.
+ * The diff stat of replacing `file` (a path `resolveInWorkspace` returned for `workspace`; `path` as
+ * the person will read it) with `content`, for the approval: `+N -M` line by line, or `+N,
+ * replacing a file of B bytes (too large to compare)`. The old file is read bounded and without
+ * blocking (a fifo put there would hold the read for good), from the pinned workspace as the write
+ * will reach it (`readInWorkspace`), not by its path: anything not a regular file is refused.
  */
-export async function diffStatReplacing(file: string, content: string): Promise<string> {
-  const read = await readRegularFile(file, { maxBytes: MAX_OLD_CONTENT_BYTES });
+export async function diffStatReplacing(workspace: string, file: string, path: string, content: string): Promise<string> {
+  const read = await readInWorkspace(workspace, file, path, { maxBytes: MAX_OLD_CONTENT_BYTES });
   if (read.ok) return diffStat(read.bytes.toString('utf8'), content);
   if (read.why === 'missing') return diffStat(undefined, content);
   if (read.why === 'too-large') {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
@@ -155,7 +156,10 @@ async function workspaceRoot(workspace: string, quoted: string): Promise<Workspa
  * is refused, not followed. `O_NOFOLLOW` on the whole path guards only its last part. The root is
  * opened by its path and must still be that path once opened.
  */
-async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: string): Promise<FileHandle> {
+async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: string): Promise<FileHandle>;
+/** With `ifMissing: 'none'`: undefined when a folder on the way is not there (or not a folder) yet, a link still refused. */
+async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: string, ifMissing: 'none'): Promise<FileHandle | undefined>;
+async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: string, ifMissing: 'refuse' | 'none' = 'refuse'): Promise<FileHandle | undefined> {
   const root = start.real;
   const rel = relative(root, dir);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new WorkspaceRefusal(`${quoted} leads out of the workspace`);
@@ -171,11 +175,14 @@ async function openFolderInside(start: WorkspaceRoot, dir: string, quoted: strin
     let walked = '';
     for (const segment of rel === '' ? [] : rel.split(sep)) {
       walked = join(walked, segment);
-      const next = await open(`${PROC_FD}/${folder.fd}/${segment}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+      const next = await open(`${PROC_FD}/${folder.fd}/${segment}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(async (err: NodeJS.ErrnoException) => {
+        // Not there yet (or a file, not a folder; ENOTDIR is also what O_NOFOLLOW gives some links, so look).
+        if (ifMissing === 'none' && (err.code === 'ENOENT' || err.code === 'ENOTDIR') && !(await isLink(`${PROC_FD}/${folder.fd}/${segment}`))) return undefined;
         if (err.code === 'ELOOP' || err.code === 'ENOTDIR' || err.code === 'ENOENT') throw new WorkspaceRefusal(`${quoted}: a folder on its way, ${JSON.stringify(walked)}, was replaced (by a link or otherwise) while it was written: nothing was written`);
         throw changedWhileWritten(quoted, walked, err);
       });
       await folder.close();
+      if (next === undefined) return undefined;
       folder = next;
     }
     return folder;
@@ -228,6 +235,27 @@ export async function replaceFileContent(workspace: string, file: string, path: 
     await writeOpened(at, quoted, relative(root, file), content);
   } finally {
     await folder?.close();
+  }
+}
+
+/**
+ * Reads `file` (a path `resolveInWorkspace` returned for `workspace`) as `readRegularFile` does
+ * (bounded, without blocking, not through a last link), its folder reached the way
+ * `replaceFileContent` reaches it: by descriptors from the pinned workspace, never through a link.
+ * By path, the diff stat a person is shown for a write was read through a workspace (or a folder of
+ * it) exchanged with a link to a folder outside: another file's stat. A folder on the way that is not
+ * there yet is a missing file (the write makes it); one replaced by a link is a refusal.
+ */
+export async function readInWorkspace(workspace: string, file: string, path: string, limits: RegularFileLimits): Promise<RegularFileRead> {
+  const quoted = JSON.stringify(path);
+  if (!hasProcFd()) return readRegularFile(file, limits);
+  const start = await workspaceRoot(workspace, quoted);
+  const folder = await openFolderInside(start, dirname(file), quoted, 'none');
+  if (folder === undefined) return { ok: false, why: 'missing', message: 'it does not exist' };
+  try {
+    return await readRegularFile(`${PROC_FD}/${folder.fd}/${basename(file)}`, limits);
+  } finally {
+    await folder.close();
   }
 }
 

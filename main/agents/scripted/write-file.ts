@@ -19,7 +19,7 @@ export function fileContent(text: string): string {
 export async function planWrite(workspace: string, path: string, text: string): Promise<PlannedWrite> {
   const file = await resolveInWorkspace(workspace, path);
   const content = fileContent(text);
-  return { path, file, content, diffStat: await diffStatReplacing(file, content) };
+  return { path, file, content, diffStat: await diffStatReplacing(workspace, file, path, content) };
 }
 
 /**
