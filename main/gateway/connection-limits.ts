@@ -92,8 +92,47 @@ export function limitedServer(
     reserve: NEWCOMER_RESERVE,
     whenProven: (socket, proven) => waitingForToken.set(socket, proven),
     victim: longestRunning,
+    evict: (socket) => evict(socket, evictedMessage(maxConnections)),
   });
   return server;
+}
+
+/** What a request closed for a newcomer is told (its call's -32800 answer says it). */
+export function evictedMessage(maxConnections: number): string {
+  return `the gateway closed this connection for another client: all ${maxConnections} of its connections were running requests; call again`;
+}
+
+/** How each running request is told it is closed for a newcomer, set by its route (`whenEvicted`). */
+const evictions = new WeakMap<ServerResponse, (why: string) => void>();
+
+/**
+ * Called by a route for a request it can end with a word (a Streamable HTTP POST's calls): if its
+ * connection is closed for a newcomer, `cancel` is called with why, and the route answers that
+ * (with `Connection: close`) instead of its client reading a dropped connection.
+ */
+export function whenEvicted(res: ServerResponse, cancel: (why: string) => void): void {
+  evictions.set(res, cancel);
+}
+
+/** How long an evicted request has to write its answer before its connection is destroyed (a module slow to honour the abort). */
+export const EVICTION_GRACE_MS = 2_000;
+
+/**
+ * Closes `socket`, whose request is closed for a newcomer: through its route when it has one and
+ * nothing of its answer is sent yet (the call cancelled with `why`, its answer says so, then the
+ * connection closes), else at once.
+ */
+function evict(socket: Socket, why: string): void {
+  const res = (socket as HttpSocket)._httpMessage;
+  const cancel = res !== undefined && res !== null && !res.headersSent ? evictions.get(res) : undefined;
+  if (cancel === undefined) {
+    socket.destroy();
+    return;
+  }
+  evictions.delete(res!);
+  res!.setHeader('Connection', 'close');
+  cancel(why);
+  setTimeout(() => socket.destroy(), EVICTION_GRACE_MS).unref();
 }
 
 /**

@@ -40,11 +40,12 @@ const held: CallableModule = {
   listTools: async () => [],
   invokeTool: (request, options) => {
     if (request.name === 'quick') return Promise.resolve({ ok: true, value: { content: 'quick' } });
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       waiting.push(resolve);
       options?.signal?.addEventListener('abort', () => {
         cancelled++;
-        resolve({ ok: false, error: { kind: 'cancelled', message: 'cancelled' } });
+        // As a plugin's call does (PluginCallError): the gateway answers -32800 with the signal's reason.
+        reject(Object.assign(new Error('cancelled'), { kind: 'cancelled' }));
       });
     });
   },
@@ -103,9 +104,11 @@ test('honest requests keep being answered while a flood of silent connections ho
 });
 
 /** `CAP` raw connections, one after the other (the first is the oldest), each running a call to `held.wait`. */
+const WAIT_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } });
+
 async function fillWithRunningCalls(): Promise<RawConnection[]> {
   const running: RawConnection[] = [];
-  const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } });
+  const call = WAIT_CALL;
   for (let i = 0; i < CAP; i++) {
     const conn = await RawConnection.open(gw.socketPath);
     running.push(conn);
@@ -146,6 +149,36 @@ test('every slot running a call: a newcomer with the token is served, the call t
     assert.equal(rest.at(-1)?.isClosed, false);
   } finally {
     await releaseAll(running);
+  }
+});
+
+test('every slot running a call: the official SDK client whose call is closed for a newcomer reads why, not a dropped connection', { timeout: 180_000 }, async () => {
+  const { client, close } = await connectClient(gw, 'held', 'streamable');
+  const others: RawConnection[] = [];
+  try {
+    const before = waiting.length;
+    const call = client.callTool({ name: 'wait', arguments: {} }).then(
+      () => 'answered',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    while (waiting.length === before) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Its call is the oldest; every other slot runs a younger one.
+    for (let i = 0; i < CAP - 1; i++) {
+      const conn = await RawConnection.open(gw.socketPath);
+      others.push(conn);
+      const n = waiting.length;
+      await conn.write(`POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${WAIT_CALL.length}\r\n\r\n${WAIT_CALL}`);
+      while (waiting.length === n) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const newcomer = await RawConnection.open(gw.socketPath);
+    await ping(newcomer);
+    assert.equal((await newcomer.readResponse()).status, 200);
+    newcomer.close();
+    // Before: 'fetch failed' (its socket destroyed, the answer written to nobody).
+    assert.match(await call, /^MCP error -32800: Request cancelled: the gateway closed this connection for another client: all 8 of its connections were running requests; call again$/);
+  } finally {
+    await close();
+    await releaseAll(others);
   }
 });
 

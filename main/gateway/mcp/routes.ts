@@ -11,7 +11,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { sessionStream } from '../connection-limits.js';
+import { sessionStream, whenEvicted } from '../connection-limits.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, httpAnswerOf, moduleNotFoundMessage } from './errors.js';
@@ -81,7 +81,13 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       gone = true;
       for (const id of ids) surface.inflight.cancel(peer, id, CLIENT_WENT_AWAY);
     };
-    if (ids.length > 0) ctx.res.on('close', onClose); // on(), not once(): it is taken off below, and once() wraps it
+    if (ids.length > 0) {
+      ctx.res.on('close', onClose); // on(), not once(): it is taken off below, and once() wraps it
+      // Closed for a newcomer at the connection cap: its calls are cancelled and the answer says why.
+      whenEvicted(ctx.res, (why) => {
+        for (const id of ids) surface.inflight.cancel(peer, id, why);
+      });
+    }
     let answer: TransportFrame | undefined;
     try {
       answer = await dispatchOnce(surface.dispatcher, frame, { peer });
