@@ -31,6 +31,7 @@ function workspace(): string {
   writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo hi' } }));
   writeFileSync(join(ws, 'Makefile'), 'test:\n\t$(CC) f\n');
   writeFileSync(join(ws, 's.sh'), '#!/bin/sh\ntouch M\n');
+  writeFileSync(join(ws, 'script.vim'), ':!touch M\n:qa!\n');
   mkdirSync(join(ws, 'other'));
   writeFileSync(join(ws, 'other', 'package.json'), JSON.stringify({ name: 'o', version: '1.0.0', scripts: { test: 'touch ../M' } }));
   writeFileSync(join(ws, 'other', 'other.mk'), 'test:\n\ttouch M\n');
@@ -93,6 +94,11 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'make test', plain: 'make test', runs: "make test ' SHELL=./s.sh'" },
   // trap's action is a command line the shell runs (EXIT: as the line ends).
   { prefix: 'trap', plain: 'trap - EXIT', runs: "trap 'touch M' EXIT" },
+  // Options of listed programs the table missed: filter-branch's filters (its prefix names history-rewrite), vim's
+  // keys from a file, tar's listing written to a file named.
+  { prefix: 'git filter-branch', plain: 'git filter-branch -f HEAD', runs: "git filter-branch -f --tree-filter 'touch ../../M' HEAD" },
+  { prefix: 'vim', plain: 'vim --version', runs: 'vim -s script.vim f' },
+  { prefix: 'tar', plain: 'tar -cf y.tar f', runs: 'tar -cvf /dev/null f --index-file=M' },
 ];
 
 /** The words bash gives a function called with `words` (after quote removal and expansion, in `dir`). */
@@ -130,11 +136,11 @@ it('a prefix rule does not approve an option that makes its program run a comman
 
 it('a program that runs the command in its words carries runs-command: xargs, env, nice, timeout, sudo, ssh, inline code', { timeout: 180_000 }, () => {
   const ws = workspace();
-  for (const line of ['xargs -a /dev/null touch M', 'nice touch M', 'timeout 30 touch M', 'env A=1 touch M', `python3 -c 'open("M", "w")'`, `sh -c 'touch M'`]) {
+  for (const line of ['xargs -a /dev/null touch M', 'nice touch M', 'timeout 30 touch M', 'env A=1 touch M', `python3 -c 'open("M", "w")'`, `sh -c 'touch M'`, 'setpriv touch M', 'prlimit touch M', 'linux64 touch M', '/lib64/ld-linux-x86-64.so.2 /usr/bin/touch M']) {
     assert.ok(leavesMarker(line, ws), `${line} left no marker`);
     assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
-  for (const line of ['sudo make', 'ssh host make', 'rsync -e "sh -c x" a b:c', 'rsync -ave "sh -c x" a b:c', 'git -c core.pager=x log', 'git diff --ext-diff', 'git fetch --upload-pack=x', 'git clone --template=t u', 'scp -o ProxyCommand=x a b:c', 'less "+!x" f', 'npm init vite', 'npm create vite@latest x', 'yarn node -e x']) {
+  for (const line of ['sudo make', 'ssh host make', 'rsync -e "sh -c x" a b:c', 'rsync -ave "sh -c x" a b:c', 'git -c core.pager=x log', 'git diff --ext-diff', 'git fetch --upload-pack=x', 'git clone --template=t u', 'scp -o ProxyCommand=x a b:c', 'less "+!x" f', 'npm init vite', 'npm create vite@latest x', 'yarn node -e x', "git filter-repo --commit-callback 'x'", 'vim -V1log f', 'tar -cg snap -f x.tar f']) {
     assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
   // Ordinary uses stay untagged: a prefix rule still approves them.

@@ -21,15 +21,24 @@ export const RUNS_ITS_ARGUMENTS: ReadonlySet<string> = new Set([
   'env', 'xargs', 'nice', 'nohup', 'time', 'timeout', 'command', 'exec', 'eval', 'builtin', 'watch', 'stdbuf', 'ionice', 'flock', 'parallel',
   'busybox', 'chronic', 'caffeinate', 'unbuffer', 'setsid', 'taskset', 'chrt', 'numactl', 'setarch', 'fakeroot', 'chroot', 'unshare', 'nsenter',
   'firejail', 'systemd-run', 'xvfb-run', 'dbus-run-session', 'ssh-agent', 'entr', 'script', 'tmux', 'screen',
+  // limits, personalities, sandboxes and environments set for the command they run
+  'setpriv', 'prlimit', 'choom', 'uclampset', 'linux32', 'linux64', 'i386', 'x86_64', 'uname26', 'runcon', 'cgexec', 'cpulimit', 'trickle',
+  'eatmydata', 'nocache', 'faketime', 'fakechroot', 'bwrap', 'proot', 'systemd-nspawn', 'chpst', 'gosu', 'su-exec', 'tini', 'dumb-init', 'daemonize',
+  'torsocks', 'torify', 'proxychains', 'proxychains4', 'sshpass', 'rlwrap', 'cross-env', 'env-cmd', 'dotenv', 'ifne', 'pee', 'hyperfine', 'watchexec',
   // tracers and debuggers run their program
-  'strace', 'ltrace', 'valgrind', 'gdb',
+  'strace', 'ltrace', 'valgrind', 'gdb', 'catchsegv',
   // package runners, remote and later runs
   'npx', 'pnpx', 'bunx', 'ssh', 'at', 'batch', 'crontab',
 ]);
 
 /** Whether `program`, one of `RUNS_ITS_ARGUMENTS`, runs a command with `next` as its first word after it (`command -v x` only prints). */
 export function runsItsArgument(program: string, next: string | undefined): boolean {
-  return RUNS_ITS_ARGUMENTS.has(program) && next !== undefined && !(program === 'command' && /^-[vV]/.test(next));
+  return isWrapper(program) && next !== undefined && !(program === 'command' && /^-[vV]/.test(next));
+}
+
+/** One of `RUNS_ITS_ARGUMENTS`, or the dynamic loader run as a program (`/lib64/ld-linux-x86-64.so.2 prog`). */
+function isWrapper(program: string): boolean {
+  return RUNS_ITS_ARGUMENTS.has(program) || /^ld(-linux[\w.-]*|-musl[\w.-]*)?\.so(\.\d+)*$/.test(program);
 }
 
 /** Interpreters and their options that take code inline (`python3 -c '…'`, `perl -ne '…'`, `node --eval '…'`). */
@@ -67,7 +76,8 @@ const NPM: Options = {
   also: (args) => runsSubcommand(args) || args.some((arg) => /^-c$/.test(arg)),
 };
 const LESS: Options = { also: (args) => args.some((arg) => arg.startsWith('+')) };
-const VIM: Options = { long: ['--cmd'], short: 'cSu', also: LESS.also! };
+// `-s` reads keys from a file (`:!…`), `-w`/`-W` and `-V<n><file>` write a file, `--startuptime` too.
+const VIM: Options = { long: ['--cmd', '--startuptime'], short: 'cSusWw', also: (args) => LESS.also!(args) || args.some((arg) => /^-V\d*[^\d]/.test(arg)) };
 const NC: Options = { long: ['--exec', '--sh-exec', '--lua-exec'], short: 'ec' };
 
 /**
@@ -76,10 +86,11 @@ const NC: Options = { long: ['--exec', '--sh-exec', '--lua-exec'], short: 'ec' }
  */
 const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   tar: {
-    long: ['--to-command', '--checkpoint-action', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command'],
-    short: 'IF',
+    // `--index-file`, `-g`/`--listed-incremental`, `--volno-file`: write a file named (the listing holds names the worker chose).
+    long: ['--to-command', '--checkpoint-action', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command', '--index-file', '--listed-incremental', '--volno-file'],
+    short: 'IFg',
     // The old style: `tar cIf prog x.tar` (a first word of letters, no dash).
-    also: (args) => args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IF]/.test(args[0]),
+    also: (args) => args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IFg]/.test(args[0]),
   },
   git: { also: gitRuns },
   find: { words: ['-exec', '-execdir', '-ok', '-okdir', '-fprint', '-fprint0', '-fprintf', '-fls'] },
@@ -128,7 +139,7 @@ const AWK_RUNS = /system|\||@load|@include|\bprintf?\b[^;{}\n]*>/;
  * named in its words that its name and first words do not show: see the table above.
  */
 export function runsCommand(program: string, args: readonly string[]): boolean {
-  if (RUNS_ITS_ARGUMENTS.has(program)) return runsItsArgument(program, args[0]);
+  if (isWrapper(program)) return runsItsArgument(program, args[0]);
   if (SHELLS.has(program) || program === 'trap') return commandLineRun([program, ...args], 0) !== undefined;
   const inline = INLINE_CODE[program];
   if (inline !== undefined && hasOption(args, inline)) return true;
@@ -190,7 +201,10 @@ function gitRuns(args: readonly string[]): boolean {
   const sub = args[i];
   const rest = args.slice(i + 1);
   if ((sub === 'bisect' && rest[0] === 'run') || (sub === 'submodule' && rest.includes('foreach'))) return true;
-  const long = ['--ext-diff', '--output', '--upload-pack', '--receive-pack', '--exec', '--extcmd', '--open-files-in-pager', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--template', '--config'];
+  // filter-branch's filters are shell code, filter-repo's callbacks Python code.
+  const filters = ['--tree-filter', '--index-filter', '--msg-filter', '--env-filter', '--commit-filter', '--parent-filter', '--tag-name-filter', '--setup'];
+  const long = ['--ext-diff', '--output', '--upload-pack', '--receive-pack', '--exec', '--extcmd', '--open-files-in-pager', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--template', '--config', ...filters];
+  if (rest.some((arg) => /^--[a-z-]*callback(=|$)/.test(arg))) return true;
   const shorts: Readonly<Record<string, string>> = { rebase: 'x', difftool: 'x', clone: 'uc', fetch: 'u', pull: 'u', 'ls-remote': 'u', grep: 'O', 'format-patch': 'o', archive: 'o' };
   const short = sub !== undefined ? (shorts[sub] ?? '') : '';
   return rest.some((arg) => long.some((name) => isLongOption(arg, name)) || (short !== '' && /^-[^-]/.test(arg) && [...arg.slice(1)].some((c) => short.includes(c))));
