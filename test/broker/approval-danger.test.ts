@@ -31,7 +31,7 @@ describe('danger tags of a command', () => {
     ['git -C repo push origin main', []],
     ['git reset --hard HEAD~1', ['history-rewrite']],
     ['git rebase -i main', ['history-rewrite']],
-    ['git filter-branch --tree-filter x', ['history-rewrite']],
+    ['git filter-branch --tree-filter x', ['history-rewrite', 'runs-command']], // its filter is shell code
     ['chmod -R 777 .', ['recursive-chmod']],
     ['chown -R me .', ['recursive-chmod']],
     ['echo x > .git/hooks/pre-commit', ['vcs-hook']],
