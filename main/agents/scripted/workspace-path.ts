@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
@@ -213,15 +214,13 @@ async function makeFolderIn(start: WorkspaceRoot, dir: string, segment: string, 
 
 /**
  * Replaces the content of `file` (a path `resolveInWorkspace` returned for `workspace`; `path` as
- * the person approved it, for the refusal) with `content`, judging the file by what was opened, not
- * by its path: opened without following a link (`O_NOFOLLOW`), without blocking (`O_NONBLOCK`: a
- * fifo with no reader is refused, not waited on) and without truncating, then `fstat`ed: only a
- * regular file with one name, still the one the path names (dev and inode), is truncated and
- * written. The check by path before it cannot see a process sharing the workspace swap the file for
- * a hard link to a file outside between the check and the open: opened with `O_TRUNC`, that file
- * outside was emptied and written. On Linux the file's folder is reached by descriptors, never
- * through a link (`openFolderInside`); a parent folder swapped for a link to a folder outside had
- * the write land there. Where `/proc/self/fd` is absent (macOS) the folders are judged by path only
+ * the person approved it, for the refusal) with `content`, whole or not at all (`writeReplacing`: a
+ * file of its own beside it, renamed over it once whole), judging the old file by what is opened,
+ * not by its path: only a regular file with one name, still the one the path names, is replaced, and
+ * nothing is ever written through a name (a hard link to a file outside swapped in after the check
+ * is the name that goes). On Linux the file's folder is reached by descriptors, never through a link
+ * (`openFolderInside`); a parent folder swapped for a link to a folder outside had the write land
+ * there. Where `/proc/self/fd` is absent (macOS) the folders are judged by path only
  * (`docs/agents.md`, known limits).
  */
 export async function replaceFileContent(workspace: string, file: string, path: string, content: string): Promise<void> {
@@ -231,8 +230,8 @@ export async function replaceFileContent(workspace: string, file: string, path: 
   const folder = hasProcFd() ? await openFolderInside(start, dirname(file), quoted) : undefined;
   try {
     // Through the folder's descriptor on Linux: `<fd>/<name>` is looked up in that folder itself.
-    const at = folder ? `${PROC_FD}/${folder.fd}/${basename(file)}` : file;
-    await writeOpened(at, quoted, relative(root, file), content);
+    const inFolder = (name: string): string => (folder ? `${PROC_FD}/${folder.fd}/${name}` : join(dirname(file), name));
+    await writeReplacing(inFolder, basename(file), quoted, relative(root, file), content);
   } finally {
     await folder?.close();
   }
@@ -259,27 +258,75 @@ export async function readInWorkspace(workspace: string, file: string, path: str
   }
 }
 
-/** Opens `at` (not following a last link), judges what was opened, and writes it (see `replaceFileContent`). */
-async function writeOpened(at: string, quoted: string, name: string, content: string): Promise<void> {
-  const handle = await open(at, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).catch((err: NodeJS.ErrnoException) => {
+/**
+ * Judges the file at `at` (its folder's descriptor path and name) before it is replaced: none there is
+ * a new file (undefined); else it must be a regular file with one name, the one `at` names, not a
+ * link (`O_NOFOLLOW`), opened without blocking (`O_NONBLOCK`: a fifo is not waited on). Returns its
+ * permission bits, which the new content keeps.
+ */
+async function judgeOldFile(at: string, quoted: string, name: string): Promise<number | undefined> {
+  const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
     if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
     if (err.code === 'ENXIO') throw new WorkspaceRefusal(`${quoted} is not a regular file`);
-    // ENOENT: its folder was removed after it was opened (O_CREAT in a removed folder); EISDIR: a folder put at the file's name.
-    throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
+    throw changedWhileWritten(quoted, name, err);
   });
+  if (handle === undefined) return undefined;
   try {
     const stat = await handle.stat();
+    if (stat.isDirectory()) throw changedWhileWritten(quoted, name, Object.assign(new Error('a folder'), { code: 'EISDIR' }));
     if (!stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
-    // That name the path, and one name: a file opened through a hard link whose workspace name
-    // was then swapped away has one name left, outside. The name first: something else there now
-    // (a folder has two links) is a replacement, not a hard link.
+    // That name the path, and one name: a file with another name (perhaps outside) was refused
+    // before the person was asked, and is still: the person approved replacing this one file.
     const named = await lstat(at).catch(() => undefined);
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
     const nlink = Math.max(stat.nlink, named.nlink);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
-    await handle.truncate(0);
-    await handle.writeFile(content, 'utf8');
+    return stat.mode & 0o7777;
   } finally {
     await handle.close();
+  }
+}
+
+/** The name of the file a write is made in before it is renamed over `base`: hidden, beside it, its own (`O_EXCL`). */
+function temporaryName(base: string): string {
+  const tag = `chatty-write-${randomBytes(6).toString('hex')}`;
+  return Buffer.byteLength(base) <= 100 ? `.${base}.${tag}` : `.${tag}`;
+}
+
+/**
+ * Replaces the file `base` in the folder `inFolder` names (its descriptor's path on Linux) with
+ * `content`, whole or not at all: the old file judged (`judgeOldFile`), the content written to a
+ * file of its own beside it (created `O_EXCL | O_NOFOLLOW`, given the old file's mode), synced, and
+ * renamed over `base` within that same folder. Truncated and written in place, a write that failed
+ * part way (the disk full, the file size limit: EFBIG) left the old content lost and part of the new.
+ * Whatever fails, the file beside it is removed. A file put at `base` meanwhile is replaced, never
+ * written through: a link there is the name that goes, not the file it names.
+ */
+async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string): Promise<void> {
+  const mode = await judgeOldFile(inFolder(base), quoted, name);
+  const temporary = inFolder(temporaryName(base));
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o644).catch((err: NodeJS.ErrnoException) => {
+    // ENOENT: its folder was removed after it was opened.
+    throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
+  });
+  let renamed = false;
+  try {
+    try {
+      if (mode !== undefined) await handle.chmod(mode); // the mode as it was, not as the umask leaves it
+      await handle.writeFile(content, 'utf8');
+      await handle.datasync(); // whole on disk before it takes the name
+    } catch (err) {
+      throw new WorkspaceRefusal(`${quoted} could not be written (${err instanceof Error ? err.message : String(err)}): the file is as it was`);
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, inFolder(base)).catch((err: NodeJS.ErrnoException) => {
+      // EISDIR: a folder put at the file's name; ENOENT: the folder removed.
+      throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
+    });
+    renamed = true;
+  } finally {
+    if (!renamed) await unlink(temporary).catch(() => {});
   }
 }

@@ -1,0 +1,67 @@
+/**
+ * An approved write replaces the file whole or not at all: the new content is written to a file of
+ * its own beside it, in the pinned folder, and renamed over the old one only once it is whole. A
+ * write that fails part way (here the process's file size limit, `ulimit -f`, EFBIG after 32 KiB)
+ * leaves the old content as it was and nothing beside it; the file keeps its mode. Real files, a
+ * real process with a real limit.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { pinWorkspace } from '../../main/agents/scripted/workspace-pin.js';
+import { commitWrite, planWrite } from '../../main/agents/scripted/write-file.js';
+import { tempDir } from './helpers.js';
+
+const WRITE_FILE = fileURLToPath(new URL('../../main/agents/scripted/write-file.ts', import.meta.url));
+const WORKSPACE_PIN = fileURLToPath(new URL('../../main/agents/scripted/workspace-pin.ts', import.meta.url));
+
+test('a write that fails part way (the file size limit) leaves the old content whole and nothing beside it', { timeout: 180_000 }, () => {
+  // Before: the file was truncated and then written in place: EFBIG after 32 KiB left 32 KiB of the
+  // new text and none of the old, and the error was raw.
+  const home = tempDir('chatty-write-replace-');
+  const ws = join(home, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'notes.txt'), "the person's notes\n");
+  const script = `
+    const { commitWrite } = await import(${JSON.stringify(WRITE_FILE)});
+    const { pinWorkspace } = await import(${JSON.stringify(WORKSPACE_PIN)});
+    const release = await pinWorkspace(${JSON.stringify(ws)});
+    try {
+      await commitWrite(${JSON.stringify(ws)}, { path: 'notes.txt', file: ${JSON.stringify(join(ws, 'notes.txt'))}, content: 'x'.repeat(100_000), diffStat: '+1 -1' });
+      console.log('written');
+    } catch (err) { console.log(err.name + ': ' + err.message); }
+    finally { await release(); }`;
+  try {
+    // dash's ulimit -f counts 512-byte blocks: 64 is 32 KiB.
+    const child = spawnSync('/bin/sh', ['-c', 'ulimit -f 64 && exec "$0" "$@"', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 170_000 });
+    assert.equal(child.status, 0, child.stderr.slice(0, 500));
+    assert.match(child.stdout, /^WorkspaceRefusal: "notes\.txt" could not be written \(EFBIG\b.*\): the file is as it was/m);
+    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), "the person's notes\n");
+    assert.deepEqual(readdirSync(ws), ['notes.txt']);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('a replaced file keeps its mode (an executable script stays executable); a new one is made as before', { timeout: 180_000 }, async () => {
+  const home = tempDir('chatty-write-mode-');
+  const ws = join(home, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'run.sh'), 'echo old\n');
+  chmodSync(join(ws, 'run.sh'), 0o750);
+  const release = await pinWorkspace(ws);
+  try {
+    await commitWrite(ws, await planWrite(ws, 'run.sh', 'echo new'));
+    await commitWrite(ws, await planWrite(ws, 'sub/new.txt', 'new'));
+    assert.equal(readFileSync(join(ws, 'run.sh'), 'utf8'), 'echo new\n');
+    assert.equal(statSync(join(ws, 'run.sh')).mode & 0o777, 0o750);
+    assert.equal(readFileSync(join(ws, 'sub', 'new.txt'), 'utf8'), 'new\n');
+    assert.deepEqual(readdirSync(ws).sort(), ['run.sh', 'sub']);
+  } finally {
+    await release();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
