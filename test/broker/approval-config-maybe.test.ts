@@ -167,6 +167,9 @@ it('a line that sources a file anywhere a program may stand, or assigns by ${NAM
       `sh -c 'if . ./env; then cp evil/* ~/c?atty/; fi'`,
       ': ${XDG_CONFIG_HOME:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
       'v=XDG_CONFIG_HO; v+=ME; : ${!v:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
+      // Element 0 is the variable: bash assigns XDG_CONFIG_HOME (seen by `echo`).
+      ': ${XDG_CONFIG_HOME[0]:=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
+      ': ${XDG_CONFIG_HOME[0]=$(dirname "$PWD")/.config}; cp evil/* $XDG_CONFIG_HOME/c?atty/',
     ]) {
       assertTaggedNothingOffered(line, ws, ['unread-landing']);
     }

@@ -73,8 +73,9 @@ let homeReset = false;
  */
 export function setsHome(line: string): boolean {
   const unquoted = line.replace(/\\\n|[\\'"]/g, '');
-  // `${XDG_CONFIG_HOME:=…}` assigns when it is unset (the gateway's usual case), `${!v:=…}` whatever `$v` names.
-  if (/\$\{(?:![^}:=]*|HOME|XDG_CONFIG_HOME):?=/.test(unquoted)) return true;
+  // `${XDG_CONFIG_HOME:=…}` assigns when it is unset (the gateway's usual case), `${!v:=…}` whatever `$v` names,
+  // `${XDG_CONFIG_HOME[0]:=…}` too (element 0 is the variable).
+  if (/\$\{(?:![^}:=]*|(?:HOME|XDG_CONFIG_HOME)(?:\[[^\]}]*\])?):?=/.test(unquoted)) return true;
   const plain = unquoted.replace(/\$\{(HOME|XDG_CONFIG_HOME)\}/g, '$$$1').replace(/[{},]/g, '');
   if (/(?<![\w$])(HOME|XDG_CONFIG_HOME)(?!\w)/.test(plain)) return true;
   return (NAME_SETTERS.test(line) && /[$`{]/.test(line)) || sourcesAFile(line);
