@@ -579,8 +579,14 @@ export interface LoadedFixtures {
   close(): Promise<void>;
 }
 
-/** A transpile cache shared by every test run on this machine (keyed by content, so always safe). */
-export const TEST_CACHE_DIR = join(tmpdir(), 'chatty-gateway-test-plugin-cache');
+/**
+ * The transpile cache of this test process: a fresh folder, removed as the process exits. Shared
+ * by the registries of one test file, never by two files or two runs: a fixed path in /tmp was
+ * shared by every run on the machine (two CI runs at once; another user's run was refused it: the
+ * cache must be the user's own).
+ */
+export const TEST_CACHE_DIR = mkdtempSync(join(tmpdir(), 'chatty-gateway-test-plugin-cache-'));
+process.once('exit', () => rmSync(TEST_CACHE_DIR, { recursive: true, force: true }));
 
 /** Writes the modules into a fresh directory, scans it, and hands back the registry. */
 export async function loadFixtures(modules: readonly FixtureModule[], options: ModuleRegistryOptions = {}): Promise<LoadedFixtures> {

@@ -94,7 +94,7 @@ describe('async tools and tool schemas, in components built by plugin build', ()
     writePlugin(root, 'async-tools', ASYNC_TOOLS);
     writePlugin(root, 'bad-schema', BAD_SCHEMA);
     const started = performance.now();
-    const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-async-tools') });
+    const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(root, '.examples-cache') }); // this run's own: never shared with another run
     console.log(`# plugins built (or found in the cache) in ${Math.round(performance.now() - started)} ms`);
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log() {} } });
     report = await registry.scanDirectory(modulesDir);

@@ -36,8 +36,15 @@ describe('the lazy engine: listing starts nothing', () => {
   });
   after(() => fx.close());
 
-  it('a loaded plugin has no engine until it is called', () => {
+  it('a loaded plugin has no engine until it is called', async () => {
+    // A load in a fresh transpile cache (each test process has its own) starts the engine once
+    // to list the tools and records them, then stops it: it may still be stopping here, never running.
+    assert.notEqual(echo().engineState, 'running');
+    await until(() => echo().engineState === 'stopped', "the load's own engine to stop");
+    const starts = echo().stats.engineStarts;
+    await fx.registry.get('echo')!.listTools();
     assert.equal(echo().engineState, 'stopped');
+    assert.equal(echo().stats.engineStarts, starts);
   });
 
   it("tools/list over MCP and the gateway's GET / do not start the engine", async () => {

@@ -21,7 +21,7 @@ const root = mkdtempSync(join(tmpdir(), 'chatty-load-memory-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 it('checking a cached componentize-js component\'s JavaScript allocates next to nothing on the loading thread', async () => {
-  const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'] });
+  const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'], cacheDir: join(root, 'examples-cache') });
   const bytes = readFileSync(join(modules, 'json-tools', 'plugin.wasm'));
   const first = new ComponentCache(root);
   const transpiled = await first.prepare(bytes); // transpiles (in the worker) and checks once
@@ -47,7 +47,7 @@ it('checking a cached componentize-js component\'s JavaScript allocates next to 
 });
 
 it('the check in the worker refuses tampered cached JavaScript in the same words as before, and the next load is checked again', async () => {
-  const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'] });
+  const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'], cacheDir: join(root, 'examples-cache') });
   const bytes = readFileSync(join(modules, 'json-tools', 'plugin.wasm'));
   const dir = mkdtempSync(join(root, 'tampered-'));
   const first = new ComponentCache(dir);

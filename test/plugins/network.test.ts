@@ -38,6 +38,9 @@ export const plugin = {
 };
 `;
 
+/** The deadline test's max_execution_ms. */
+const DEADLINE_MS = 10_000;
+
 const manifest = (name: string, extra = ''): string => `[module]\nname = "${name}"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n${extra}`;
 
 function writePlugin(parent: string, name: string): void {
@@ -95,7 +98,9 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     // The list goes in after the build, so the server's port does not make every run rebuild.
     writePlugin(root, 'fetcher');
     writePlugin(root, 'offline');
-    modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-network') });
+    // Built into a cache of this run's own: the server's port is written into the built copy below,
+    // and two runs sharing one cache (a fixed path in /tmp) wrote each other's port there.
+    modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(root, '.examples-cache') });
     writeFileSync(join(modulesDir, 'fetcher', 'module.toml'), manifest('fetcher', `\n[network]\nallow = ["127.0.0.1:${port}", "*.example.org"]\n`));
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message, fields) => logs.push({ level, message, module: fields?.module }) } });
     report = await registry.scanDirectory(modulesDir);
@@ -196,33 +201,42 @@ describe("a plugin's fetch reaches only its [network] allow list", () => {
     assert.equal(networkLines('offline').length, 2);
   });
 
-  it("a call past its max_execution_ms ends its request: the deadline times the fetch too", async () => {
-    // The same component under another manifest: a 1.5 s clock.
+  // Both tests below wait for their server to see a request end. A request that never reached it
+  // (refused: a module.toml naming another run's port; or, at load 22, a 1.5 s clock that ran out
+  // while the call started its fetch thread) left each waiting for good (node:test has no default
+  // timeout: a run stalled ~17 minutes). Now the request's arrival is asserted first, and 180 s
+  // is a hang guard.
+  it("a call past its max_execution_ms ends its request: the deadline times the fetch too", { timeout: 180_000 }, async () => {
+    // The same component under another manifest: a 10 s clock, long enough for the call to start
+    // its fetch thread and send the request on a loaded machine (1.5 s was not, at load 22).
     const dir = join(root, 'deadline');
     cpSync(join(modulesDir, 'fetcher'), dir, { recursive: true });
-    writeFileSync(join(dir, 'module.toml'), manifest('deadline', `\n[resources]\nmax_execution_ms = 1500\n\n[network]\nallow = ["127.0.0.1:${port}"]\n`));
+    writeFileSync(join(dir, 'module.toml'), manifest('deadline', `\n[resources]\nmax_execution_ms = ${DEADLINE_MS}\n\n[network]\nallow = ["127.0.0.1:${port}"]\n`));
     await registry.loadModule(dir);
     const handle = registry.get('deadline')!;
     slowClosed = new Promise<void>((resolve) => (onSlowClose = resolve));
+    seen.length = 0;
     const started = performance.now();
     await assert.rejects(
       handle.invokeTool({ name: 'fetch', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/slow` }), callId: 'deadline' }),
       (err: unknown) => err instanceof PluginCallError && err.kind === 'timeout',
     );
+    assert.deepEqual(seen.map((l) => l.split(' ').slice(0, 2).join(' ')), ['GET /slow'], 'the request reached the server');
     await slowClosed;
     const ms = performance.now() - started;
-    // Not before its 1.5 s; a request the deadline did not end stays open for good (the server
-    // never answers), so the upper bound only guards a hang: 30 s, however loaded the machine.
-    assert.ok(ms >= 1500 && ms < 30_000, `${ms} ms`);
-    console.log(`# a request to a server that never answers ended with its call, ${Math.round(ms)} ms after the call started (max_execution_ms 1500)`);
+    // Not before its clock; a request the deadline did not end stays open for good (the server
+    // never answers), so the upper bound only guards a hang: 60 s, however loaded the machine.
+    assert.ok(ms >= DEADLINE_MS && ms < 60_000, `${ms} ms`);
+    console.log(`# a request to a server that never answers ended with its call, ${Math.round(ms)} ms after the call started (max_execution_ms ${DEADLINE_MS})`);
   });
 
-  it('a cancelled call ends its request: the connection closes with the guest', async () => {
+  it('a cancelled call ends its request: the connection closes with the guest', { timeout: 180_000 }, async () => {
     const controller = new AbortController();
     slowArrived = new Promise<void>((resolve) => (slowSeen = resolve));
     const closed = new Promise<void>((resolve) => (onSlowClose = resolve));
     const pending = online.invokeTool({ name: 'fetch', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/slow` }), callId: 'slow' }, { signal: controller.signal });
-    await slowArrived;
+    // The request reaches the server, or the call ends first and the test says so (not a wait for good).
+    await Promise.race([slowArrived, pending.then((outcome) => assert.fail(`the call ended before its request reached the server: ${JSON.stringify(outcome)}`))]);
     controller.abort();
     await assert.rejects(pending, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
     await closed;

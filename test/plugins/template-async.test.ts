@@ -44,7 +44,7 @@ describe('the plugin new template, grown by its author', () => {
     const source = readFileSync(join(dir, 'src', 'plugin.js'), 'utf8');
     assert.ok(source.includes('const TOOLS = {'), 'the template keeps its tools in TOOLS');
     writeFileSync(join(dir, 'src', 'plugin.js'), source.replace('const TOOLS = {', ADDED_TOOLS) + UNAWAITED);
-    const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(tmpdir(), 'chatty-gateway-test-template-async'), exclude: [] });
+    const modulesDir = await ensureExamplesBuilt(root, { cacheDir: join(root, '.examples-cache'), exclude: [] }); // this run's own: never shared with another run
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log() {} } });
     await registry.scanDirectory(modulesDir);
     handle = registry.get('template')!;

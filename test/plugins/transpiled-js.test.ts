@@ -4,11 +4,12 @@
  * hostile component name breaks out of a string literal is refused, naming what and where.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { parse } from '@bytecodealliance/jco-transpile/wasm-tools';
 import { PluginLoadError, ensureExamplesBuilt } from '../../main/plugins/index.js';
@@ -26,6 +27,10 @@ async function transpile(bytes: Uint8Array): Promise<Transpiled> {
   assert.ok(js, 'jco wrote component.js');
   return { source: new TextDecoder().decode(js), coreFiles: Object.keys(files).filter((f) => f.endsWith('.wasm')).sort() };
 }
+
+/** The built examples of this run (not the user's own cache, nor one another run shares). */
+const EXAMPLES_CACHE = mkdtempSync(join(tmpdir(), 'chatty-transpiled-js-'));
+after(() => rmSync(EXAMPLES_CACHE, { recursive: true, force: true }));
 
 const refused = (source: string, coreFiles: readonly string[], why: RegExp): string => {
   let message = '';
@@ -64,7 +69,7 @@ describe('jco output that passes', () => {
   });
 
   it('a componentize-js plugin (the json-tools example) is accepted, each core module listed once', async () => {
-    const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'] });
+    const modules = await ensureExamplesBuilt(undefined, { exclude: ['template', 'text-tools'], cacheDir: EXAMPLES_CACHE });
     const { source, coreFiles } = await transpile(readFileSync(join(modules, 'json-tools', 'plugin.wasm')));
     const { coreInstantiations } = inspectTranspiledJs(source, coreFiles);
     assert.deepEqual([...coreInstantiations].sort(), coreFiles);

@@ -177,15 +177,15 @@ describe('the modules watcher rebuilds a plugin written in JavaScript: at start 
   const answer = (content: string) => ({ ok: true, value: { content, usage: undefined } });
 
   before(async () => {
-    // The first build is cached between runs (ensureExamplesBuilt keys it on the sources).
+    // The first build, in a cache of this run's own (a fixed path in /tmp was shared by every run on the machine).
     const sources = mkdtempSync(join(tmpdir(), 'chatty-watch-src-'));
     mkdirSync(join(sources, 'watched', 'src'), { recursive: true });
     writeFileSync(join(sources, 'watched', 'module.toml'), '[module]\nname = "watched"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n');
     writeFileSync(join(sources, 'watched', 'src', 'plugin.js'), WATCHED_SOURCE('build 1'));
-    const built = await ensureExamplesBuilt(sources, { cacheDir: join(tmpdir(), 'chatty-gateway-test-watch') });
-    rmSync(sources, { recursive: true, force: true });
+    const built = await ensureExamplesBuilt(sources, { cacheDir: join(sources, '.examples-cache') });
     root = mkdtempSync(join(tmpdir(), 'chatty-watch-js-'));
     cpSync(join(built, 'watched'), join(root, 'watched'), { recursive: true, preserveTimestamps: true });
+    rmSync(sources, { recursive: true, force: true });
     registry = new ModuleRegistry({ cacheDir: TEST_CACHE_DIR, logger: { log: (level, message) => said.say(`${level}: ${message}`) } });
     await registry.scanDirectory(root);
   });
