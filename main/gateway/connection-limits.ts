@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { capConnections } from '../connection-cap/index.js';
+import { isSessionStream } from './session-streams.js';
 import { DEFAULT_ANSWER_DRAIN } from './unsent/unsent-bytes.js';
 
 /**
@@ -155,25 +156,14 @@ function runsNoRequest(socket: Socket): boolean {
   return res === undefined || res === null || !res.req.complete;
 }
 
-/** The responses that are legacy SSE sessions' streams (`sessionStream`): never closed for a newcomer. */
-const sessionStreams = new WeakSet<ServerResponse>();
-
-/**
- * Called by the legacy SSE route for the stream it opens: a session has its own cap (64) and idle
- * rule, so it is never the connection closed for a newcomer. Only a session: a relayed A2A stream
- * (a runner's long task) has neither, and is a running request like a call.
- */
-export function sessionStream(res: ServerResponse): void {
-  sessionStreams.add(res);
-}
-
 /**
  * The connection whose request has run longest (its response, the one on the socket, begun
  * first), for a newcomer that sent the token while every slot runs one: that request is
  * cancelled (its client gone), the newcomer served. By the request's age, not the connection's:
  * an honest client's kept-alive connection is old, its calls short; and by the response on the
  * socket, so requests pipelined behind an old one do not make its connection look young. A
- * legacy SSE session (`sessionStream`) is never chosen.
+ * legacy SSE session (`sessionStream`: its own cap of 64 and idle rule) is never chosen; a
+ * relayed A2A stream (a runner's long task) has neither, and is a running request like a call.
  */
 function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket): Socket | undefined {
   let chosen: Socket | undefined;
@@ -181,7 +171,7 @@ function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket): Socket | u
   for (const socket of open) {
     if (socket === newcomer) continue;
     const res = (socket as HttpSocket)._httpMessage;
-    if (res === undefined || res === null || sessionStreams.has(res)) continue;
+    if (res === undefined || res === null || isSessionStream(res)) continue;
     const at = requestBegan.get(res.req) ?? 0;
     if (at < began) {
       chosen = socket;

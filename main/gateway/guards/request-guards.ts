@@ -1,4 +1,5 @@
 import { connectionAuthorised } from '../connection-limits.js';
+import { pipelinedBehindSession } from '../session-streams.js';
 import { refuseWith, type GatewayMiddleware } from '../context.js';
 import { bearerRefusal } from './bearer.js';
 import { readBodyWithin } from './body-limit.js';
@@ -13,6 +14,15 @@ import type { ReadingBodies } from '../reading/reading-bodies.js';
  */
 export function requestGuards(token: () => string, maxBytes: number, bodies: ReadingBodies): GatewayMiddleware {
   return (ctx, next) => {
+    if (pipelinedBehindSession(ctx.req, ctx.res)) {
+      // Its answer could never be sent (the stream ahead of it ends only with the connection), so
+      // it is never run, and the connection that carried it, stream and all, is closed: before,
+      // such answers were held unsendable for as long as the client read its stream.
+      ctx.state.refusal = 'a request pipelined behind an SSE stream on its connection can never be answered; the connection was closed';
+      ctx.status = 400;
+      ctx.req.socket.destroy();
+      return Promise.resolve();
+    }
     const headers = ctx.req.headers;
     const refusal = loopbackRefusal(headers, ctx.req.rawHeaders, ctx.req.url) ?? bearerRefusal(headers.authorization, token());
     if (refusal !== undefined) {

@@ -11,7 +11,8 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { sessionStream, whenEvicted } from '../connection-limits.js';
+import { whenEvicted } from '../connection-limits.js';
+import { sessionStream } from '../session-streams.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
 import { REQUEST_CANCELLED, TRANSPORT_ERROR, httpAnswerOf, moduleNotFoundMessage } from './errors.js';

@@ -1,6 +1,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { GatewayMiddleware } from '../context.js';
+import { behindSessionStream } from '../session-streams.js';
 import { socketDrain } from './socket-progress.js';
 
 /**
@@ -128,6 +129,13 @@ export class UnsentBytes {
     let connection = this.connections.get(socket);
     if (!connection || !connection.responses.has(res)) connection = this.follow(res, socket, connection);
     const now = ++this.tick;
+    if (behindSessionStream(res, socket)) {
+      // Pipelined behind a legacy SSE stream on its connection (past the guards before the stream
+      // opened): it could never be sent, so it is not held; the connection goes, stream and all.
+      connection.closing = true;
+      socket.destroy();
+      return connection;
+    }
     lookAt(connection, now); // holding nothing before this write: it has read all it was sent
     this.makeRoom(connection, chunkBytes(chunk), now);
     return connection;

@@ -1,0 +1,55 @@
+/**
+ * Requests pipelined behind a legacy SSE session's stream on its own connection: the stream ends
+ * only when the connection closes, so their answers can never be delivered. Before, they ran and
+ * their answers were held (1 MiB each here, up to the 64 MiB ledger) for as long as the client
+ * read its stream, outside the write deadline (it asks only the socket's own bytes, and the
+ * stream's keep-alives were read). Now a request read behind the stream is never run, and an
+ * answer to one read before the stream opened is never held: either way the connection is closed.
+ */
+import assert from 'node:assert/strict';
+import { createConnection } from 'node:net';
+import { after, before, test } from 'node:test';
+import type { CallableModule, EdgeRow } from '../../main/gateway/index.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+
+let calls = 0;
+const big: CallableModule = {
+  name: 'big', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
+  listTools: async () => [],
+  invokeTool: async () => {
+    calls++;
+    return { ok: true, value: { content: 'x'.repeat(1024 * 1024) } };
+  },
+};
+let gw: RunningGateway;
+const rows: EdgeRow[] = [];
+before(async () => {
+  gw = await startGateway({ list: () => [big], get: (name) => (name === 'big' ? big : undefined) }, { connectionLimits: { answerDrainWindowMs: 500 } });
+  gw.gateway.onEdge((row) => rows.push(row));
+});
+after(() => gw.close());
+
+test('calls pipelined behind a legacy SSE stream on its connection are never answered nor held: the connection is closed', { timeout: 180_000 }, async () => {
+  const socket = createConnection(gw.socketPath);
+  socket.on('error', () => {});
+  socket.resume(); // reads all it is sent: the stream
+  const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
+  const auth = gw.auth.authorization;
+  let text = `GET /mcp/big/sse HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nAccept: text/event-stream\r\n\r\n`;
+  for (let id = 1; id <= 4; id++) {
+    const call = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'mib', arguments: {} } });
+    text += `POST /mcp/big HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`;
+  }
+  socket.write(text);
+  try {
+    // 30 write-deadline windows: before, the connection stayed open holding 4 MiB it could never send.
+    const bound = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref());
+    assert.equal(await Promise.race([closed, bound]), true, `the connection is still open; the gateway holds ${gw.gateway.unsentBytes} bytes`);
+    assert.equal(gw.gateway.unsentBytes, 0);
+    // A request read after the stream opened is never run (one read before it may have run: its answer was never held).
+    const refused = rows.filter((row) => row.method === 'POST' && row.reason?.includes('pipelined behind an SSE stream'));
+    assert.ok(calls + refused.length >= 4, `${calls} calls ran, ${refused.length} refused`);
+  } finally {
+    socket.destroy();
+  }
+});
