@@ -46,18 +46,18 @@ test('a write that fails part way (the file size limit) leaves the old content w
   }
 });
 
-test('a replaced file keeps its mode (an executable script stays executable); a new one is made as before', { timeout: 180_000 }, async () => {
+test('a replaced file keeps its permissions (an executable script stays executable) but no set-user-id bit; a new one is made as before', { timeout: 180_000 }, async () => {
   const home = tempDir('chatty-write-mode-');
   const ws = join(home, 'ws');
   mkdirSync(ws);
   writeFileSync(join(ws, 'run.sh'), 'echo old\n');
-  chmodSync(join(ws, 'run.sh'), 0o750);
+  chmodSync(join(ws, 'run.sh'), 0o4750);
   const release = await pinWorkspace(ws);
   try {
     await commitWrite(ws, await planWrite(ws, 'run.sh', 'echo new'));
     await commitWrite(ws, await planWrite(ws, 'sub/new.txt', 'new'));
     assert.equal(readFileSync(join(ws, 'run.sh'), 'utf8'), 'echo new\n');
-    assert.equal(statSync(join(ws, 'run.sh')).mode & 0o777, 0o750);
+    assert.equal(statSync(join(ws, 'run.sh')).mode & 0o7777, 0o750);
     assert.equal(readFileSync(join(ws, 'sub', 'new.txt'), 'utf8'), 'new\n');
     assert.deepEqual(readdirSync(ws).sort(), ['run.sh', 'sub']);
   } finally {

@@ -262,7 +262,7 @@ export async function readInWorkspace(workspace: string, file: string, path: str
  * Judges the file at `at` (its folder's descriptor path and name) before it is replaced: none there is
  * a new file (undefined); else it must be a regular file with one name, the one `at` names, not a
  * link (`O_NOFOLLOW`), opened without blocking (`O_NONBLOCK`: a fifo is not waited on). Returns its
- * permission bits, which the new content keeps.
+ * permission bits (`rwx` for each, no set-id or sticky bit), which the new content keeps.
  */
 async function judgeOldFile(at: string, quoted: string, name: string): Promise<number | undefined> {
   const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
@@ -282,7 +282,7 @@ async function judgeOldFile(at: string, quoted: string, name: string): Promise<n
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
     const nlink = Math.max(stat.nlink, named.nlink);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
-    return stat.mode & 0o7777;
+    return stat.mode & 0o777; // its permissions; never a set-id bit on a file the worker makes
   } finally {
     await handle.close();
   }
