@@ -323,9 +323,26 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     }
   }
   for (const stale of await readdir(modulesDir)) {
-    if (!names.includes(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
+    if (!names.includes(stale) && !buildingElsewhere(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
   }
   return modulesDir;
+}
+
+/**
+ * Whether `entry` of the modules folder is another running process's build in progress
+ * (`<name>.tmp-<pid>`, `buildOne`): two gateways of one user starting at once share the cache, and
+ * sweeping the other's folder as stale made its build fail under it. A folder of this process, or
+ * of one that is gone, is a leftover and swept.
+ */
+function buildingElsewhere(entry: string): boolean {
+  const pid = Number(/\.tmp-(\d{1,10})$/.exec(entry)?.[1] ?? NaN);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0); // no signal sent: only asks whether the process is there
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // there, another user's
+  }
 }
 
 /**
