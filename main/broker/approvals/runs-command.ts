@@ -382,3 +382,99 @@ function bracketEnd(text: string, open: number): number {
   }
   return -1;
 }
+
+/**
+ * Options whose value is a command line the program runs (`tar --to-command='…'`, `rsync -e '…'`):
+ * their long names (any shortening) and short letters (the rest of the cluster or the next word).
+ */
+const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?: string; also?: (args: readonly string[]) => string[] }>> = {
+  tar: {
+    long: ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command'],
+    short: 'IF',
+    also: (args) => optionValues(args, ['--checkpoint-action'], '').flatMap((value) => (/^exec=/.test(value) ? [value.slice(5)] : [])),
+  },
+  rsync: { long: ['--rsh', '--rsync-path'], short: 'e' },
+  scp: { short: 'S', also: sshCommands },
+  sftp: { short: 'S', also: sshCommands },
+  man: { long: ['--pager'], short: 'P' },
+  zip: { long: ['--unzip-command'], also: (args) => args.flatMap((arg, i) => (arg.startsWith('-TT') ? [arg.length > 3 ? arg.slice(3) : (args[i + 1] ?? '')] : [])) },
+  nc: { long: ['--exec', '--sh-exec'], short: 'ec' },
+  ncat: { long: ['--exec', '--sh-exec'], short: 'ec' },
+  netcat: { long: ['--exec', '--sh-exec'], short: 'ec' },
+  tcpdump: { short: 'z' },
+  npm: { long: ['--script-shell', '--shell'] },
+  pnpm: { long: ['--script-shell', '--shell'] },
+  git: {
+    long: ['--upload-pack', '--receive-pack', '--exec', '--extcmd', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--tree-filter', '--index-filter', '--msg-filter', '--env-filter', '--commit-filter', '--parent-filter', '--tag-name-filter', '--setup'],
+    // A config value (`-c core.pager=…`, `-c alias.x='!…'`): a command for the keys that run one.
+    also: (args) => args.flatMap((arg, i) => {
+      const setting = arg === '-c' ? args[i + 1] : /^-c./.test(arg) ? arg.slice(2) : undefined;
+      const value = setting?.includes('=') === true ? setting.slice(setting.indexOf('=') + 1) : undefined;
+      return value !== undefined ? [value.replace(/^!/, '')] : [];
+    }),
+  },
+  // `make test CC='…'`: a variable's value is part of the recipes' command lines.
+  make: { also: (args) => args.flatMap((arg) => (!arg.startsWith('-') && arg.includes('=') ? [arg.slice(arg.indexOf('=') + 1)] : [])) },
+  socat: { also: (args) => args.flatMap((arg) => [...arg.matchAll(/(?:^|[,:!])(?:exec|system):([^,!]*)/gi)].map((m) => m[1]!)) },
+  less: { also: exCommands },
+  more: { also: exCommands },
+  vim: { also: exCommands },
+  vi: { also: exCommands },
+  nvim: { also: exCommands },
+  ex: { also: exCommands },
+};
+
+/**
+ * The command lines `program`'s words make it run, to be read as lines of their own (their tags
+ * are the request's: `tar --to-command='curl … | sh'` is download-and-run too): the values of the
+ * options above, and what a wrapper the danger reading does not look through runs (`setsid rm
+ * -rf ~`, `ssh host 'curl … | sh'`, its words after the host): its words from the first that is
+ * no option and no number (`chrt 5 x`, `taskset -c 0 x`). At most one line per option word, each
+ * shorter than the words it came from: a line of nested wrappers or options stays bounded.
+ */
+export function commandsRun(program: string, args: readonly string[]): string[] {
+  if (isWrapper(program)) {
+    let at = args.findIndex((arg) => !arg.startsWith('-') && !/^[\d,.:+-]+$/.test(arg) && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(arg));
+    if (program === 'ssh' && at >= 0) at = args.findIndex((arg, i) => i > at && !arg.startsWith('-'));
+    return at >= 0 ? [args.slice(at).join(' ')] : [];
+  }
+  const table = COMMAND_VALUES[program];
+  if (table === undefined) return [];
+  return [...optionValues(args, table.long ?? [], table.short ?? ''), ...(table.also?.(args) ?? [])].filter((line) => line.trim() !== '');
+}
+
+/** The values of the options `long` (any shortening, `=value` or the next word) and `short` (glued or the next word). */
+function optionValues(args: readonly string[], long: readonly string[], short: string): string[] {
+  return args.flatMap((arg, i): string[] => {
+    if (arg.startsWith('--')) {
+      if (!long.some((name) => isLongOption(arg, name))) return [];
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1];
+      return value !== undefined ? [value] : [];
+    }
+    if (short === '' || !/^-[^-]/.test(arg)) return [];
+    const k = [...arg.slice(1)].findIndex((c) => short.includes(c));
+    if (k < 0) return [];
+    const glued = arg.slice(k + 2);
+    const value = glued !== '' ? glued : args[i + 1];
+    return value !== undefined ? [value] : [];
+  });
+}
+
+/** `ssh -o ProxyCommand=…` (and the other `…Command` options): the command. */
+function sshCommands(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) => {
+    const option = arg === '-o' ? (args[i + 1] ?? '') : arg.startsWith('-o') ? arg.slice(2) : '';
+    const m = /^\s*\w*command\s*[= ]\s*(.*)$/is.exec(option);
+    return m ? [m[1]!] : [];
+  });
+}
+
+/** An editor's or pager's ex commands that run a shell line: `+!cmd`, `-c '!cmd'`, `--cmd '!cmd'`. */
+function exCommands(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) => {
+    const command = arg.startsWith('+') ? arg.slice(1) : arg === '-c' || arg === '--cmd' ? (args[i + 1] ?? '') : '';
+    const m = /^\s*:?\s*!(.*)$/s.exec(command);
+    return m ? [m[1]!] : [];
+  });
+}
+
