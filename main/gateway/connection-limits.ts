@@ -30,6 +30,12 @@ export interface ConnectionLimits {
    */
   readonly answerDrainWindowMs: number;
   readonly answerDrainMinBytes: number;
+  /**
+   * At the cap, a newcomer that sent the token closes first a running request of a connection that
+   * itself came in past the cap (a newcomer before it); a request of an established connection
+   * (one that came in under the cap) at most once in this long (`longestRunning`).
+   */
+  readonly establishedCancelIntervalMs: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -38,12 +44,15 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 512,
   answerDrainWindowMs: DEFAULT_ANSWER_DRAIN.windowMs,
   answerDrainMinBytes: DEFAULT_ANSWER_DRAIN.minBytes,
+  establishedCancelIntervalMs: 10_000,
 };
 
 /** Connections that have sent a request with the launch token: closed to make room only when spent, or for a newcomer with the token (`longestRunning`). */
 const authorised = new WeakSet<Socket>();
 /** Newcomers kept past the cap until they send a request with the token (`Preemption`): what to call then. */
 const waitingForToken = new WeakMap<Socket, () => void>();
+/** Connections that came in past the cap (newcomers): their running requests are closed first for a later newcomer. */
+const cameInPastCap = new WeakSet<Socket>();
 /** When each authorised request began, as a count: which has run longest is all that is asked. */
 const requestBegan = new WeakMap<IncomingMessage, number>();
 let requests = 0;
@@ -75,7 +84,7 @@ export function limitedServer(
   listener: RequestListener,
   Response?: typeof ServerResponse<IncomingMessage>,
 ): Server {
-  const { headersTimeoutMs, requestTimeoutMs, maxConnections } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
+  const { headersTimeoutMs, requestTimeoutMs, maxConnections, establishedCancelIntervalMs } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
   const server = createServer(
     {
       requireHostHeader: false,
@@ -88,11 +97,25 @@ export function limitedServer(
     listener,
   );
   // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
-  // one that runs no request (the shared rule: `capConnections`).
+  // one that runs no request (the shared rule: `capConnections`), else a running request: a
+  // newcomer's first, an established connection's at most once an interval (none: the newcomer
+  // stays past the cap, within the reserve).
+  let establishedCancelledAt = -Infinity;
   capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
     reserve: NEWCOMER_RESERVE,
-    whenProven: (socket, proven) => waitingForToken.set(socket, proven),
-    victim: longestRunning,
+    whenProven: (socket, proven) => {
+      cameInPastCap.add(socket);
+      waitingForToken.set(socket, proven);
+    },
+    victim: (open, newcomer) => {
+      const newcomers = longestRunning(open, newcomer, (socket) => cameInPastCap.has(socket));
+      if (newcomers !== undefined) return newcomers;
+      const now = performance.now();
+      if (now - establishedCancelledAt < establishedCancelIntervalMs) return undefined;
+      const established = longestRunning(open, newcomer, () => true);
+      if (established !== undefined) establishedCancelledAt = now;
+      return established;
+    },
     evict: (socket) => evict(socket, evictedMessage(maxConnections)),
   });
   return server;
@@ -157,19 +180,19 @@ function runsNoRequest(socket: Socket): boolean {
 }
 
 /**
- * The connection whose request has run longest (its response, the one on the socket, begun
- * first), for a newcomer that sent the token while every slot runs one: that request is
- * cancelled (its client gone), the newcomer served. By the request's age, not the connection's:
- * an honest client's kept-alive connection is old, its calls short; and by the response on the
+ * The connection among those `eligible` whose request has run longest (its response, the one on
+ * the socket, begun first), for a newcomer that sent the token while every slot runs one: that
+ * request is cancelled, the newcomer served. By the request's age, not the connection's: an
+ * honest client's kept-alive connection is old, its calls short; and by the response on the
  * socket, so requests pipelined behind an old one do not make its connection look young. A
  * legacy SSE session (`sessionStream`: its own cap of 64 and idle rule) is never chosen; a
  * relayed A2A stream (a runner's long task) has neither, and is a running request like a call.
  */
-function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket): Socket | undefined {
+function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket, eligible: (socket: Socket) => boolean): Socket | undefined {
   let chosen: Socket | undefined;
   let began = Infinity;
   for (const socket of open) {
-    if (socket === newcomer) continue;
+    if (socket === newcomer || !eligible(socket)) continue;
     const res = (socket as HttpSocket)._httpMessage;
     if (res === undefined || res === null || isSessionStream(res)) continue;
     const at = requestBegan.get(res.req) ?? 0;

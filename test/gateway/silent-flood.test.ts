@@ -50,9 +50,12 @@ const held: CallableModule = {
     });
   },
 };
+const heldModules = { list: () => [held], get: (name: string) => (name === 'held' ? held : undefined) };
 let gw: RunningGateway;
 before(async () => {
-  gw = await startGateway({ list: () => [held], get: (name) => (name === 'held' ? held : undefined) }, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
+  // Every newcomer may cancel an established call here (the tests of who goes, one at a time); the
+  // burst test below has its own gateway with the default interval.
+  gw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP, establishedCancelIntervalMs: 0 } });
 });
 after(() => gw.close());
 
@@ -103,18 +106,22 @@ test('honest requests keep being answered while a flood of silent connections ho
   }
 });
 
+/** A raw connection running `call` (to `held.wait`) on `on`, once the module has it. */
+async function runningCall(on: RunningGateway): Promise<RawConnection> {
+  const call = WAIT_CALL;
+  const conn = await RawConnection.open(on.socketPath);
+  const before = waiting.length;
+  await conn.write(`POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${on.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`);
+  while (waiting.length === before) await new Promise((resolve) => setTimeout(resolve, 5));
+  return conn;
+}
+
 /** `CAP` raw connections, one after the other (the first is the oldest), each running a call to `held.wait`. */
 const WAIT_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } });
 
-async function fillWithRunningCalls(): Promise<RawConnection[]> {
+async function fillWithRunningCalls(on: RunningGateway = gw): Promise<RawConnection[]> {
   const running: RawConnection[] = [];
-  const call = WAIT_CALL;
-  for (let i = 0; i < CAP; i++) {
-    const conn = await RawConnection.open(gw.socketPath);
-    running.push(conn);
-    await conn.write(`POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`);
-    while (waiting.length < i + 1) await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  for (let i = 0; i < CAP; i++) running.push(await runningCall(on));
   return running;
 }
 
@@ -277,4 +284,25 @@ test("a token holder's slow bodies on every slot: the oldest is closed and the n
   await new Promise<void>((resolve) => (oldest.isClosed ? resolve() : oldest.socket.once('close', () => resolve())));
   for (const conn of rest) assert.equal(conn.isClosed, false);
   for (const conn of [...rest, newcomer]) conn.close();
+});
+
+test('a burst of newcomers with the token cancels at most one established call: past it, the burst\'s own calls go', { timeout: 180_000 }, async () => {
+  // The default interval (10 s): this test runs well within one.
+  const burstGw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
+  const established = await fillWithRunningCalls(burstGw);
+  const burst: RawConnection[] = [];
+  try {
+    // Each newcomer runs a long call too, as an orchestrator opening more connections than the cap does.
+    for (let i = 0; i < 5; i++) burst.push(await runningCall(burstGw));
+    // Each newcomer made room by closing one running call: which ones?
+    const all = [...established, ...burst];
+    while (all.filter((conn) => conn.isClosed).length < burst.length) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first newcomer cancelled the oldest established call; each later one the burst's oldest.
+    // Before: every newcomer cancelled an established call (5 of 8 closed).
+    assert.deepEqual(established.map((conn) => conn.isClosed), [true, false, false, false, false, false, false, false]);
+    assert.equal(burst.at(-1)!.isClosed, false);
+  } finally {
+    await releaseAll([...established, ...burst].filter((conn) => !conn.isClosed));
+    await burstGw.close();
+  }
 });

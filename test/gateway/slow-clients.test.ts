@@ -32,6 +32,7 @@ test('the defaults: headers within 10 s, a request within 60 s, 512 connections 
     maxConnections: 512,
     answerDrainWindowMs: 30_000,
     answerDrainMinBytes: 64 * 1024,
+    establishedCancelIntervalMs: 10_000,
   });
 });
 
