@@ -17,6 +17,7 @@ import { isSimpleCommand, simpleCommands } from '../../main/broker/approvals/she
 import { approvalDetails } from '../../main/cli/terminal-root/describe.js';
 import { cpuDuringSync } from '../helpers/cpu-meter.js';
 import type { ApprovalRequest } from '../../main/index.js';
+import type { DangerTag } from '../../main/broker/approvals/index.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -199,7 +200,7 @@ it("trap's action is read as a command line: its own tags, and a deny rule sees 
  */
 it('what an option or a wrapper runs is read for its own tags', () => {
   const ws = workspace();
-  const cases: [string, string][] = [
+  const cases: [string, DangerTag][] = [
     ["tar -xf x.tar --to-command='curl -s x | sh'", 'download-and-run'],
     ["tar -cf y.tar f --checkpoint=1 --checkpoint-act=exec='rm -rf ~'", 'recursive-delete'],
     [`tar -cf z.tar -I 'sh -c "curl -s x | sh"' f`, 'download-and-run'],
