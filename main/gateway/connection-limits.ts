@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { capConnections } from '../connection-cap/index.js';
+import { responseOn } from './response-on-socket.js';
 import { isSessionStream } from './session-streams.js';
 import { DEFAULT_ANSWER_DRAIN } from './unsent/unsent-bytes.js';
 
@@ -147,23 +148,17 @@ export const EVICTION_GRACE_MS = 2_000;
  * connection closes), else at once.
  */
 function evict(socket: Socket, why: string): void {
-  const res = (socket as HttpSocket)._httpMessage;
-  const cancel = res !== undefined && res !== null && !res.headersSent ? evictions.get(res) : undefined;
-  if (cancel === undefined) {
+  const res = responseOn(socket);
+  const cancel = res !== undefined && !res.headersSent ? evictions.get(res) : undefined;
+  if (res === undefined || cancel === undefined) {
     socket.destroy();
     return;
   }
-  evictions.delete(res!);
-  res!.setHeader('Connection', 'close');
+  evictions.delete(res);
+  res.setHeader('Connection', 'close');
   cancel(why);
   setTimeout(() => socket.destroy(), EVICTION_GRACE_MS).unref();
 }
-
-/**
- * The response Node has on a connection now (set from its request's head until the response is
- * sent whole; internal to node:http, the same on Node 20 and 22), absent between requests.
- */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
 /**
  * An authorised connection whose closing loses no work: idle between requests (a keep-alive
@@ -175,8 +170,8 @@ type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
  * newcomer that sends the token (`longestRunning`).
  */
 function runsNoRequest(socket: Socket): boolean {
-  const res = (socket as HttpSocket)._httpMessage;
-  return res === undefined || res === null || !res.req.complete;
+  const res = responseOn(socket);
+  return res === undefined || !res.req.complete;
 }
 
 /**
@@ -193,8 +188,8 @@ function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket, eligible: (
   let began = Infinity;
   for (const socket of open) {
     if (socket === newcomer || !eligible(socket)) continue;
-    const res = (socket as HttpSocket)._httpMessage;
-    if (res === undefined || res === null || isSessionStream(res)) continue;
+    const res = responseOn(socket);
+    if (res === undefined || isSessionStream(res)) continue;
     const at = requestBegan.get(res.req) ?? 0;
     if (at < began) {
       chosen = socket;

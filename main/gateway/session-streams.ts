@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { responseOn } from './response-on-socket.js';
 
 /**
  * The responses that are legacy SSE sessions' streams. A session has its own cap (64) and idle
@@ -18,16 +19,13 @@ export function isSessionStream(res: ServerResponse): boolean {
   return sessionStreams.has(res);
 }
 
-/** The response Node has on a connection now (node:http internals, the same on Node 20 and 22), absent between requests. */
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
-
 /**
  * True when `res` (a request's response) is pipelined behind a legacy SSE session's stream on
  * its own connection: its answer could never be delivered.
  */
 export function behindSessionStream(res: ServerResponse, socket: Socket): boolean {
-  const head = (socket as HttpSocket)._httpMessage;
-  return head !== undefined && head !== null && head !== res && sessionStreams.has(head);
+  const head = responseOn(socket);
+  return head !== undefined && head !== res && sessionStreams.has(head);
 }
 
 /** `behindSessionStream` for a request just read. */
