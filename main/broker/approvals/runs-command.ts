@@ -78,7 +78,11 @@ const NPM: Options = {
 const LESS: Options = { also: (args) => args.some((arg) => arg.startsWith('+')) };
 // `-s` reads keys from a file (`:!…`), `-w`/`-W` and `-V<n><file>` write a file, `--startuptime` too.
 const VIM: Options = { long: ['--cmd', '--startuptime'], short: 'cSusWw', also: (args) => LESS.also!(args) || args.some((arg) => /^-V\d*[^\d]/.test(arg)) };
-const NC: Options = { long: ['--exec', '--sh-exec', '--lua-exec'], short: 'ec' };
+/** netcat's options whose value is a shell command line (`COMMAND_VALUES`); `--lua-exec` runs Lua, not a line. */
+const NC_COMMANDS = { long: ['--exec', '--sh-exec'], short: 'ec' } as const;
+const NC: Options = { long: [...NC_COMMANDS.long, '--lua-exec'], short: NC_COMMANDS.short };
+/** tar's options whose value is a command line it runs (`COMMAND_VALUES`): any shortening, or `-I`/`-F`. */
+const TAR_COMMANDS = { long: ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command'], short: 'IF' } as const;
 
 /**
  * Options (and code) that make a program run a command, or write a file its words name, though
@@ -87,8 +91,8 @@ const NC: Options = { long: ['--exec', '--sh-exec', '--lua-exec'], short: 'ec' }
 const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   tar: {
     // `--index-file`, `-g`/`--listed-incremental`, `--volno-file`: write a file named (the listing holds names the worker chose).
-    long: ['--to-command', '--checkpoint-action', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command', '--index-file', '--listed-incremental', '--volno-file'],
-    short: 'IFg',
+    long: [...TAR_COMMANDS.long, '--checkpoint-action', '--index-file', '--listed-incremental', '--volno-file'],
+    short: `${TAR_COMMANDS.short}g`,
     // The old style: `tar cIf prog x.tar` (a first word of letters, no dash).
     also: (args) => args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IFg]/.test(args[0]),
   },
@@ -389,8 +393,7 @@ function bracketEnd(text: string, open: number): number {
  */
 const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?: string; also?: (args: readonly string[]) => string[] }>> = {
   tar: {
-    long: ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command', '--rmt-command'],
-    short: 'IF',
+    ...TAR_COMMANDS,
     also: (args) => optionValues(args, ['--checkpoint-action'], '').flatMap((value) => (/^exec=/.test(value) ? [value.slice(5)] : [])),
   },
   rsync: { long: ['--rsh', '--rsync-path'], short: 'e' },
@@ -398,9 +401,7 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
   sftp: { short: 'S', also: sshCommands },
   man: { long: ['--pager'], short: 'P' },
   zip: { long: ['--unzip-command'], also: (args) => args.flatMap((arg, i) => (arg.startsWith('-TT') ? [arg.length > 3 ? arg.slice(3) : (args[i + 1] ?? '')] : [])) },
-  nc: { long: ['--exec', '--sh-exec'], short: 'ec' },
-  ncat: { long: ['--exec', '--sh-exec'], short: 'ec' },
-  netcat: { long: ['--exec', '--sh-exec'], short: 'ec' },
+  nc: NC_COMMANDS, ncat: NC_COMMANDS, netcat: NC_COMMANDS,
   tcpdump: { short: 'z' },
   npm: { long: ['--script-shell', '--shell'] },
   pnpm: { long: ['--script-shell', '--shell'] },
