@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +60,32 @@ test('a replaced file keeps its permissions (an executable script stays executab
     assert.equal(statSync(join(ws, 'run.sh')).mode & 0o7777, 0o750);
     assert.equal(readFileSync(join(ws, 'sub', 'new.txt'), 'utf8'), 'new\n');
     assert.deepEqual(readdirSync(ws).sort(), ['run.sh', 'sub']);
+  } finally {
+    await release();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("a replaced file keeps its owner and group (a file of the person's replaced by a gateway running as root stays theirs)", { timeout: 180_000 }, async () => {
+  // Before: the new file was the writer's (root's here), so the person could no longer edit their own
+  // file; a file whose group was kept narrow got the writer's group with the same group bits. Root
+  // gives the file another owner; another user gives it another of their groups, where they have one.
+  const root = process.getuid?.() === 0;
+  const otherGroup = process.getgroups?.().find((gid) => gid !== process.getegid?.());
+  const owner = root ? { uid: 65534, gid: 65534 } : { uid: process.getuid!(), gid: otherGroup ?? process.getegid!() };
+  const home = tempDir('chatty-write-owner-');
+  const ws = join(home, 'ws');
+  mkdirSync(ws);
+  writeFileSync(join(ws, 'notes.txt'), 'old\n');
+  chownSync(join(ws, 'notes.txt'), owner.uid, owner.gid);
+  chmodSync(join(ws, 'notes.txt'), 0o640);
+  const release = await pinWorkspace(ws);
+  try {
+    await commitWrite(ws, await planWrite(ws, 'notes.txt', 'new'));
+    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'new\n');
+    const { uid, gid, mode } = statSync(join(ws, 'notes.txt'));
+    assert.deepEqual({ uid, gid, mode: mode & 0o7777 }, { ...owner, mode: 0o640 });
+    assert.deepEqual(readdirSync(ws), ['notes.txt']);
   } finally {
     await release();
     rmSync(home, { recursive: true, force: true });

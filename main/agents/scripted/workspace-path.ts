@@ -261,10 +261,11 @@ export async function readInWorkspace(workspace: string, file: string, path: str
 /**
  * Judges the file at `at` (its folder's descriptor path and name) before it is replaced: none there is
  * a new file (undefined); else it must be a regular file with one name, the one `at` names, not a
- * link (`O_NOFOLLOW`), opened without blocking (`O_NONBLOCK`: a fifo is not waited on). Returns its
- * permission bits (`rwx` for each, no set-id or sticky bit), which the new content keeps.
+ * link (`O_NOFOLLOW`), opened without blocking (`O_NONBLOCK`: a fifo is not waited on). Returns what
+ * the new content keeps of it: its owner, its group and its permission bits (`rwx` for each, no
+ * set-id or sticky bit).
  */
-async function judgeOldFile(at: string, quoted: string, name: string): Promise<number | undefined> {
+async function judgeOldFile(at: string, quoted: string, name: string): Promise<KeptFromOldFile | undefined> {
   const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
     if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
@@ -282,10 +283,18 @@ async function judgeOldFile(at: string, quoted: string, name: string): Promise<n
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
     const nlink = Math.max(stat.nlink, named.nlink);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
-    return stat.mode & 0o777; // its permissions; never a set-id bit on a file the worker makes
+    // Its permissions, never a set-id bit on a file the worker makes; its owner and group.
+    return { mode: stat.mode & 0o777, uid: stat.uid, gid: stat.gid };
   } finally {
     await handle.close();
   }
+}
+
+/** What a replaced file's new content keeps of the old file: whose it is, and who may do what with it. */
+interface KeptFromOldFile {
+  mode: number;
+  uid: number;
+  gid: number;
 }
 
 /** The name of the file a write is made in before it is renamed over `base`: hidden, beside it, its own (`O_EXCL`). */
@@ -304,19 +313,20 @@ function temporaryName(base: string): string {
  * written through: a link there is the name that goes, not the file it names.
  */
 async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string): Promise<void> {
-  const mode = await judgeOldFile(inFolder(base), quoted, name);
+  const old = await judgeOldFile(inFolder(base), quoted, name);
   const temporary = inFolder(temporaryName(base));
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode ?? 0o644).catch((err: NodeJS.ErrnoException) => {
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old?.mode ?? 0o644).catch((err: NodeJS.ErrnoException) => {
     // ENOENT: its folder was removed after it was opened.
     throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
   });
   let renamed = false;
   try {
     try {
-      if (mode !== undefined) await handle.chmod(mode); // the mode as it was, not as the umask leaves it
+      if (old !== undefined) await keepOwnerAndMode(handle, old, quoted);
       await handle.writeFile(content, 'utf8');
       await handle.datasync(); // whole on disk before it takes the name
     } catch (err) {
+      if (err instanceof WorkspaceRefusal) throw err;
       throw new WorkspaceRefusal(`${quoted} could not be written (${err instanceof Error ? err.message : String(err)}): the file is as it was`);
     } finally {
       await handle.close();
@@ -329,4 +339,25 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
   } finally {
     if (!renamed) await unlink(temporary).catch(() => {});
   }
+}
+
+/**
+ * Gives the new file (`handle`, made by this process) the old file's owner, group and permission
+ * bits, in that order (a change of owner clears set-id bits; the mode is then as it was, not as the
+ * umask left it). A new inode is the writer's: a gateway running as root made a file of the
+ * person's root's (they could no longer edit it), and a file whose group was kept narrow got the
+ * writer's group with the same group bits. Where the owner or group cannot be kept (`EPERM`: another
+ * user's file, a group the user is not in) the write is refused: the file never changes hands.
+ */
+async function keepOwnerAndMode(handle: FileHandle, old: KeptFromOldFile, quoted: string): Promise<void> {
+  const made = await handle.stat();
+  if (made.uid !== old.uid || made.gid !== old.gid) {
+    await handle.chown(old.uid, old.gid).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPERM') throw err;
+      throw new WorkspaceRefusal(
+        `${quoted} could not be written: it is replaced by a new file, which this user cannot give its owner and group (user ${old.uid}, group ${old.gid}): the file is as it was`,
+      );
+    });
+  }
+  await handle.chmod(old.mode);
 }
