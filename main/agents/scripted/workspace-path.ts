@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
@@ -41,7 +41,10 @@ function pathShapeRefusal(path: string): string | undefined {
  * - no folder on the way may be a symbolic link, even one that stays inside: the file written
  *   would not be the one the person read (`hooks/pre-commit` written as `.husky/pre-commit`);
  * - the file itself, when it exists, must be a regular file, not a symlink (the write would follow
- *   it) nor a directory, with no other name (a hard link: the write would change it there too).
+ *   it) nor a directory, with no other name (a hard link: the write would change it there too);
+ * - the user must be allowed to write the file, when it exists, and the deepest folder of the path
+ *   that exists (`mayWrite`): the file is replaced by a new one made in its folder, so a folder the
+ *   user may not write is refused here, before the person is asked, saying so.
  *
  * Returns the absolute path to write. Call it again right before writing (the tree may have
  * changed while the human decided), with `createParents` then, and open the file `O_NOFOLLOW`.
@@ -62,6 +65,7 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   // The parents: every one that exists must resolve inside and be a folder, not a link to one;
   // missing ones are made (when asked) and checked the same way.
   let dir = root;
+  let deepest: string | undefined; // the deepest folder that exists, once a missing one is met
   for (const segment of segments.slice(0, -1)) {
     const next = join(dir, segment);
     let real = await realpath(next).catch((err: NodeJS.ErrnoException) => {
@@ -70,6 +74,10 @@ export async function resolveInWorkspace(workspace: string, path: string, option
     });
     if (real === undefined) {
       if (await isLink(next)) throw new WorkspaceRefusal(`${quoted} goes through ${JSON.stringify(relative(root, next))}, a symbolic link to nothing`);
+      if (deepest === undefined) {
+        deepest = dir;
+        await mayWrite(dir, quoted, relative(root, dir), 'folder');
+      }
       if (!options.createParents) {
         dir = next; // the rest does not exist yet: nothing there can point out
         continue;
@@ -103,7 +111,36 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
   // A file with another name (a hard link, perhaps outside the workspace) would change there too.
   if (stat && stat.nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${stat.nlink} names (hard links): writing it would change the file under its other names too`);
+  if (stat) await mayWrite(file, quoted, relative(root, file), 'file');
+  if (deepest === undefined) await mayWrite(dir, quoted, relative(root, dir), 'folder');
   return file;
+}
+
+/**
+ * Refuses, saying why, when this user may not write `path` (`access(W_OK)`, which follows a link: a
+ * descriptor's `/proc/self/fd/<fd>` asks about the file held open): a `file` the write would replace,
+ * or the `folder` the new file is made in (`name` relative to the workspace). A file that is running
+ * (`ETXTBSY`) may be replaced: a new file takes its name, the running one is not written.
+ */
+async function mayWrite(path: string, quoted: string, name: string, what: 'file' | 'folder'): Promise<void> {
+  await access(path, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ETXTBSY') return;
+    throw notWritable(quoted, name, what, err);
+  });
+}
+
+/** Whether `err` says this user may not write there (its permissions, its owner, a read-only file system). */
+function isNotAllowed(err: NodeJS.ErrnoException): boolean {
+  return err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS';
+}
+
+/** The refusal for a file or a folder (`name`) this user may not write (`isNotAllowed`), or `changedWhileWritten`. */
+function notWritable(quoted: string, name: string, what: 'file' | 'folder', err: NodeJS.ErrnoException): WorkspaceRefusal {
+  if (!isNotAllowed(err)) return changedWhileWritten(quoted, name, err);
+  if (what === 'file') return new WorkspaceRefusal(`${quoted} is a file this user may not write (${err.code}): nothing was written`);
+  return new WorkspaceRefusal(
+    `${quoted} is in a folder this user may not write (${JSON.stringify(name || '.')}: ${err.code}): a write makes the new file in that folder and renames it over the old one, so nothing was written`,
+  );
 }
 
 /** Whether `path` is a symbolic link (false when nothing is there). */
@@ -205,7 +242,9 @@ async function makeFolderIn(start: WorkspaceRoot, dir: string, segment: string, 
   const folder = hasProcFd() ? await openFolderInside(start, dir, quoted) : undefined;
   try {
     await mkdir(folder ? `${PROC_FD}/${folder.fd}/${segment}` : join(dir, segment)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw changedWhileWritten(quoted, relative(root, join(dir, segment)), err);
+      if (err.code === 'EEXIST') return;
+      if (isNotAllowed(err)) throw notWritable(quoted, relative(root, dir), 'folder', err);
+      throw changedWhileWritten(quoted, relative(root, join(dir, segment)), err);
     });
   } finally {
     await folder?.close();
@@ -283,6 +322,8 @@ async function judgeOldFile(at: string, quoted: string, name: string): Promise<K
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
     const nlink = Math.max(stat.nlink, named.nlink);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
+    // The file's own permissions decide, as when it was written in place: replacing it asks only its folder's.
+    await mayWrite(hasProcFd() ? `${PROC_FD}/${handle.fd}` : at, quoted, name, 'file');
     // Its permissions, never a set-id bit on a file the worker makes; its owner and group.
     return { mode: stat.mode & 0o777, uid: stat.uid, gid: stat.gid };
   } finally {
@@ -316,7 +357,8 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
   const old = await judgeOldFile(inFolder(base), quoted, name);
   const temporary = inFolder(temporaryName(base));
   const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old?.mode ?? 0o644).catch((err: NodeJS.ErrnoException) => {
-    // ENOENT: its folder was removed after it was opened.
+    // ENOENT: its folder was removed after it was opened; EACCES: a folder this user may not write.
+    if (isNotAllowed(err)) throw notWritable(quoted, dirname(name) === '.' ? '' : dirname(name), 'folder', err);
     throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
   });
   let renamed = false;
