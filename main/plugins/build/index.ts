@@ -20,6 +20,7 @@ import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource, type CheckedFile } from './source-check.js';
 import { BUILD_STAMP, MAX_COPY_DIGEST_BYTES, builtCopyDigest, sourcesDigest } from './source-digest.js';
 import { buildInChildProcess } from './build-process.js';
+import { buildingElsewhere, moveAside, publishBuild } from './examples-publish.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
@@ -311,12 +312,12 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       await writeFile(join(tmp, BUILD_STAMP), `${toolVersion}:${copy}:${sources}`);
       // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
       if (!(await closeToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
-      await rm(to, { recursive: true, force: true });
-      await rename(tmp, to);
+      // Another gateway of this user may finish the same example at the same moment: one rename each, theirs kept when it is this build.
+      await publishBuild(tmp, to, async () => (await isOwnOnly(to)) && isAsBuilt(to, toolVersion, sources));
       return to;
     };
     if (options.defer) {
-      await rm(to, { recursive: true, force: true });
+      await moveAside(to); // whole, at once: another gateway walking it finds it gone, never half removed
       options.defer(name, buildOne);
     } else {
       await buildOne();
@@ -326,23 +327,6 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     if (!names.includes(stale) && !buildingElsewhere(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
   }
   return modulesDir;
-}
-
-/**
- * Whether `entry` of the modules folder is another running process's build in progress
- * (`<name>.tmp-<pid>`, `buildOne`): two gateways of one user starting at once share the cache, and
- * sweeping the other's folder as stale made its build fail under it. A folder of this process, or
- * of one that is gone, is a leftover and swept.
- */
-function buildingElsewhere(entry: string): boolean {
-  const pid = Number(/\.tmp-(\d{1,10})$/.exec(entry)?.[1] ?? NaN);
-  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0); // no signal sent: only asks whether the process is there
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // there, another user's
-  }
 }
 
 /**
@@ -360,7 +344,10 @@ async function isOwnOnly(path: string, top = true): Promise<boolean> {
   if (st.isSymbolicLink()) return !top && st.uid === currentUid();
   if (whyOpenToOthers(st, currentUid()) !== undefined) return false;
   if (!st.isDirectory()) return true;
-  for (const entry of await readdir(path)) {
+  // Gone while walked (another gateway moved it aside): not a copy to use.
+  const entries = await readdir(path).catch(() => undefined);
+  if (entries === undefined) return false;
+  for (const entry of entries) {
     if (!(await isOwnOnly(join(path, entry), false))) return false;
   }
   return true;
