@@ -6,8 +6,9 @@
  * real process with a real limit.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { on, once } from 'node:events';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +89,51 @@ test("a replaced file keeps its owner and group (a file of the person's replaced
     assert.deepEqual(readdirSync(ws), ['notes.txt']);
   } finally {
     await release();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('a worker told to stop (SIGTERM) in the middle of a write leaves the old file whole and nothing beside it', { timeout: 180_000 }, async () => {
+  // Before: the worker exits at once on SIGTERM (process.exit, as `chatty-gateway worker` does), and
+  // the hidden file the write was being made in stayed in the workspace for good.
+  const home = tempDir('chatty-write-stopped-');
+  const ws = join(home, 'ws');
+  mkdirSync(ws);
+  const old = "the person's notes\n";
+  writeFileSync(join(ws, 'notes.txt'), old);
+  const script = `
+    process.once('SIGTERM', () => process.exit(143)); // as the worker command does
+    const { commitWrite } = await import(${JSON.stringify(WRITE_FILE)});
+    const { pinWorkspace } = await import(${JSON.stringify(WORKSPACE_PIN)});
+    const ws = ${JSON.stringify(ws)};
+    await pinWorkspace(ws);
+    const content = 'x'.repeat(64 * 1024 * 1024);
+    console.log('ready');
+    await commitWrite(ws, { path: 'notes.txt', file: ws + '/notes.txt', content, diffStat: '+1 -1' });
+    console.log('written');`;
+  try {
+    // Stopped until once the signal lands before the rename (the old file still there): a few tries at most.
+    let stoppedMidWay = false;
+    for (let attempt = 0; attempt < 5 && !stoppedMidWay; attempt++) {
+      writeFileSync(join(ws, 'notes.txt'), old);
+      const watcher = watch(ws);
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = once(child, 'exit');
+      const ended = new AbortController(); // a child ending before it made the file fails the test, never hangs it
+      void exited.then(() => ended.abort(new Error('the child ended before it made the hidden file')));
+      // Told to stop as soon as the hidden file is made (inotify), while 64 MiB are written to it.
+      for await (const event of on(watcher, 'change', { signal: ended.signal })) {
+        if (String(event[1]).includes('.chatty-write-')) break;
+      }
+      watcher.close();
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      assert.equal(code, 143);
+      stoppedMidWay = readFileSync(join(ws, 'notes.txt'), 'utf8') === old;
+      assert.deepEqual(readdirSync(ws), ['notes.txt']);
+    }
+    assert.ok(stoppedMidWay, 'the signal never landed before the rename');
+  } finally {
     rmSync(home, { recursive: true, force: true });
   }
 });

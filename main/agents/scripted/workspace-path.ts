@@ -1,9 +1,10 @@
-import { constants } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
+import { makingTemporary } from './write-temporaries.js';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
 export class WorkspaceRefusal extends Error {
@@ -350,7 +351,8 @@ function temporaryName(base: string): string {
  * file of its own beside it (created `O_EXCL | O_NOFOLLOW`, given the old file's mode), synced, and
  * renamed over `base` within that same folder. Truncated and written in place, a write that failed
  * part way (the disk full, the file size limit: EFBIG) left the old content lost and part of the new.
- * Whatever fails, the file beside it is removed. A file put at `base` meanwhile is replaced, never
+ * Whatever fails, the file beside it is removed, and so it is when the process exits before the
+ * rename (`makingTemporary`). A file put at `base` meanwhile is replaced, never
  * written through: a link there is the name that goes, not the file it names.
  */
 async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string): Promise<void> {
@@ -362,8 +364,11 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
     throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
   });
   let renamed = false;
+  let done = (): void => {};
   try {
     try {
+      // Recorded at once (synchronously, before anything else runs): removed if the worker exits mid-way.
+      done = makingTemporary(temporary, fstatSync(handle.fd, { bigint: true }));
       if (old !== undefined) await keepOwnerAndMode(handle, old, quoted);
       await handle.writeFile(content, 'utf8');
       await handle.datasync(); // whole on disk before it takes the name
@@ -380,6 +385,7 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
     renamed = true;
   } finally {
     if (!renamed) await unlink(temporary).catch(() => {});
+    done();
   }
 }
 
