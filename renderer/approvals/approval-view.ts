@@ -23,7 +23,7 @@ export const DANGER_LABEL: Readonly<Record<DangerTag, string>> = {
   'gateway-config': "the gateway's own configuration (its rules, grants, plugin locks or audit log)",
   'hard-link': 'a file with another name elsewhere (a hard link)',
   'hidden-characters': 'hidden characters',
-  'unread-landing': 'where it writes could not be read',
+  'unread-landing': 'where it writes, or what a command it runs does, could not be read',
 };
 
 /**

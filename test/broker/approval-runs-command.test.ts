@@ -240,3 +240,26 @@ it('the terminal prompt names runs-command and what it means', () => {
   assert.match(text, /!! DANGER: runs-command$/m);
   assert.match(text, /!! runs-command: a program here runs another command \(or writes a file\) named in its words/);
 });
+
+/**
+ * Past the reading budget, or nested deeper than is read, what a line runs is not read: it used
+ * to add no tag, so 65 `setpriv true;` before `setpriv rm -rf ~` showed runs-command only, offered
+ * "always" for the exact line, and a remembered exact rule approved it however its writes landed.
+ * Now the line is `unread-landing`: nothing offered, no rule approves it.
+ */
+it('what the reading budget or the nesting bound leaves unread is unread-landing: nothing offered, no rule approves it', () => {
+  const ws = workspace();
+  const padded = 'setpriv true; '.repeat(65);
+  assert.ok(leavesMarker(`${padded}setpriv touch M`, ws), 'bash ran the last command');
+  assert.ok(leavesMarker(`${'setpriv '.repeat(26)}touch M`, ws), 'bash ran the nested command');
+  for (const line of [`${padded}setpriv rm -rf ~`, `${'setpriv '.repeat(26)}rm -rf ~`, `${'chrt 5 '.repeat(26)}rm -rf ~`]) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined);
+    assert.ok(context.danger.includes('unread-landing'), `${line.slice(-30)}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line.slice(-30));
+    const exact = new ApprovalRules();
+    exact.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: line } });
+    assert.equal(exact.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: context.danger }), undefined, line.slice(-30));
+  }
+  // A few wrappers deep stays read whole: its own tags, no unread-landing.
+  assert.deepEqual(dangerTags('exec', 'setsid setsid setsid setsid rm -rf build', ws), ['recursive-delete', 'runs-command']);
+});

@@ -74,7 +74,12 @@ function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: st
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
-  if (at.depth > MAX_NESTING) return; // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row
+  // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row. Deeper
+  // than that is not read, so what it runs or writes is not known: it fails closed, as a path not followed does.
+  if (at.depth > MAX_NESTING) {
+    tags.add('unread-landing');
+    return;
+  }
   const commands = simpleCommands(line);
   // The folders its relative words may be read from (`cd .. && cp x .config/chatty/*`, `cd d && cp x notes.txt`): for every
   // path tag of a request (a rule's own text is read as written, from the workspace only).
@@ -202,12 +207,8 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   if (program === 'git') gitTags(args, tags);
   // `tar --to-command=…`, `git -c core.pager=…`, `awk 'BEGIN{system(…)}'`: no prefix rule names the command it runs.
   if (runsCommand(program, args)) tags.add('runs-command');
-  // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too),
-  // within the request's budget of such readings (`setsid setsid … x` would read the line once per wrapper).
-  for (const inner of commandsRun(program, args)) {
-    at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
-    if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
-  }
+  // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too).
+  readInner(commandsRun(program, args), at, tags);
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
@@ -218,6 +219,20 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
       const target = program === 'dd' ? /^of=(.*)$/.exec(arg)?.[1] : arg;
       if (target !== undefined && !isDevice(target)) addAll(tags, shellWriteTags(target, at).filter((t) => t !== 'outside-workspace' || program !== 'chmod'));
     }
+  }
+}
+
+/**
+ * Reads each command line a program runs from its words as a line of its own, its tags merged,
+ * within the request's budget (`INNER_CHARS_READ`). Past it, what that line runs or writes is not
+ * known: `unread-landing`, which no rule approves and nothing is offered for (64 `setsid true;`
+ * before `setsid rm -rf ~` hid its tags, and offered "always").
+ */
+function readInner(lines: readonly string[], at: Where, tags: Set<DangerTag>): void {
+  for (const inner of lines) {
+    at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
+    if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
+    else tags.add('unread-landing');
   }
 }
 
