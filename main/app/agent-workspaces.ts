@@ -9,6 +9,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ProtocolGateway } from '../gateway/index.js';
+import { bridgeWorkspaces } from './pages-guard.js';
 
 /**
  * The folders named for each gateway by any of its bridges, as real paths (undefined: never
@@ -22,7 +23,7 @@ const namedFor = new WeakMap<ProtocolGateway, string[]>();
 /**
  * The real paths of the folders `gateway`'s agents write in: its broker's root workspace (if any),
  * each of `declared` (the bridge's `agentWorkspaces`), which must exist and be folders, and those
- * an earlier bridge of the gateway was attached with (keepAgentWorkspaces). Throws, saying what to do, when the gateway has no root
+ * an earlier bridge of the gateway was attached with (holdAgentWorkspaces). Throws, saying what to do, when the gateway has no root
  * workspace and no bridge of it has named its folders (`[]` included).
  */
 export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly string[] | undefined): string[] {
@@ -48,12 +49,42 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
 }
 
 /**
- * A bridge of `gateway` was attached with these folders (agentWorkspacesOf's, `declared` what it
- * named): they are the gateway's from now on. Not before the attach succeeds: a folder refused
- * (the embedder trying another) is not held against the next attach.
+ * What each gateway with a bridge attached holds apart from the pages (pages-guard.ts): how many of
+ * its bridges are attached, and the functions that forget the folders registered for it. The
+ * folders are the gateway's, so they are registered for the gateway, not for the bridge that named
+ * them: a folder a later window named stays kept apart until the gateway's last bridge goes
+ * (before, it went with the window that named it while the gateway's first window was still
+ * bridged, and a pages folder or a preload copy in it was then accepted).
  */
-export function keepAgentWorkspaces(gateway: ProtocolGateway, folders: readonly string[], declared: readonly string[] | undefined): void {
-  if (declared === undefined) return;
-  const root = gateway.broker.workspaceRoot;
-  namedFor.set(gateway, folders.filter((folder) => folder !== root));
+const heldFor = new WeakMap<ProtocolGateway, { bridges: number; folders: Set<string>; forget: (() => void)[] }>();
+
+/**
+ * A bridge of `gateway` is being attached, its agents writing in `folders` (agentWorkspacesOf's;
+ * `declared` what it named): the folders not yet held for the gateway are checked against every
+ * pages folder served, preload copy folder and this package's folder (it throws, holding nothing
+ * new, when one overlaps) and held for the gateway; the named ones are the gateway's from now on
+ * (not before the check succeeds: a folder refused, the embedder trying another, is not held
+ * against the next attach). Returns the function the bridge calls once it is gone: the gateway's
+ * folders are let go with its last bridge.
+ */
+export function holdAgentWorkspaces(gateway: ProtocolGateway, folders: readonly string[], declared: readonly string[] | undefined): () => void {
+  const held = heldFor.get(gateway) ?? { bridges: 0, folders: new Set<string>(), forget: [] };
+  const fresh = folders.filter((folder) => !held.folders.has(folder));
+  held.forget.push(bridgeWorkspaces(fresh)); // throws before anything is held
+  for (const folder of fresh) held.folders.add(folder);
+  held.bridges += 1;
+  heldFor.set(gateway, held);
+  if (declared !== undefined) {
+    const root = gateway.broker.workspaceRoot;
+    namedFor.set(gateway, folders.filter((folder) => folder !== root));
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    held.bridges -= 1;
+    if (held.bridges > 0) return;
+    for (const forget of held.forget.splice(0)) forget();
+    held.folders.clear();
+  };
 }

@@ -7,8 +7,7 @@ import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-hos
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { checkPreloadCopies, lastPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
-import { agentWorkspacesOf, keepAgentWorkspaces } from './agent-workspaces.js';
-import { bridgeWorkspaces } from './pages-guard.js';
+import { agentWorkspacesOf, holdAgentWorkspaces } from './agent-workspaces.js';
 import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
@@ -147,8 +146,8 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   // Before anything is attached: no file the agents may write is one the app trusts.
   const workspaces = agentWorkspacesOf(gateway, options.agentWorkspaces);
   refuseTrustFilesInWorkspaces(gateway, workspaces, options.trustFiles ?? []);
-  const forgetWorkspace = bridgeWorkspaces(workspaces); // nor a page served
-  keepAgentWorkspaces(gateway, workspaces, options.agentWorkspaces); // the gateway's, for its later bridges
+  // Nor a page served, nor a preload copy: held apart, and the named ones the gateway's, while any of its bridges is attached.
+  const forgetWorkspace = holdAgentWorkspaces(gateway, workspaces, options.agentWorkspaces);
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const desk = options.grants;

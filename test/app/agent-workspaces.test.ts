@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { attachDesktopBridge, handleAppProtocol } from '../../main/app/index.js';
+import { attachDesktopBridge, handleAppProtocol, preloadCopy } from '../../main/app/index.js';
 import { bundledAgents, detectWorkspace } from '../../main/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { windowAtPage } from './bridge-fixture.js';
@@ -27,6 +27,17 @@ async function rootlessGateway(): Promise<RunningGateway> {
   const gw = await startGateway();
   gateways.push(gw);
   return gw;
+}
+
+/** A started gateway (with a root workspace of its own or none) and a folder `other` its agents also write in, holding a ui/ folder. */
+async function gatewayAndOther(name: string, withRoot: boolean): Promise<{ gw: RunningGateway; other: string }> {
+  const root = join(scratch, `${name}-${withRoot}-root`);
+  const other = join(scratch, `${name}-${withRoot}-other`);
+  mkdirSync(root);
+  mkdirSync(join(other, 'ui'), { recursive: true });
+  const gw = await startGateway(undefined, withRoot ? { broker: { root: { workspaceRoot: root } } } : {});
+  gateways.push(gw);
+  return { gw, other };
 }
 
 test('a bridge on a gateway without a workspace root, its agents working in the pages folder, is refused: the agents\' workspaces are unknown', async () => {
@@ -69,12 +80,7 @@ test('a gateway without a workspace root is bridged when the embedder says its a
 
 test("the folders named in agentWorkspaces are the gateway's: a second window's bridge need not name them again, and they stay checked after the window that named them closes", async () => {
   for (const withRoot of [true, false]) {
-    const root = join(scratch, `named-${withRoot}-root`);
-    const other = join(scratch, `named-${withRoot}-other`);
-    mkdirSync(root);
-    mkdirSync(join(other, 'ui'), { recursive: true });
-    const gw = await startGateway(undefined, withRoot ? { broker: { root: { workspaceRoot: root } } } : {});
-    gateways.push(gw);
+    const { gw, other } = await gatewayAndOther('named', withRoot);
     const first = windowAtPage();
     attachDesktopBridge(gw.gateway, first, { agentWorkspaces: [other] });
     const second = windowAtPage();
@@ -85,5 +91,23 @@ test("the folders named in agentWorkspaces are the gateway's: a second window's 
     } finally {
       detach();
     }
+  }
+});
+
+test("a folder a later window's bridge named stays kept apart while the gateway's earlier bridge is attached, after that later window closes", async () => {
+  for (const withRoot of [true, false]) {
+    const { gw, other } = await gatewayAndOther('later', withRoot);
+    const detachFirst = attachDesktopBridge(gw.gateway, windowAtPage(), withRoot ? {} : { agentWorkspaces: [] });
+    const second = windowAtPage();
+    attachDesktopBridge(gw.gateway, second, { agentWorkspaces: [other] });
+    second.destroy(); // the window that named the folder closes; the gateway's agents still write there
+    try {
+      assert.throws(() => handleAppProtocol(new StandInSession() as never, { pages: join(other, 'ui') }), /the pages folder .* and the agents' workspace .* overlap/, `pages, root ${withRoot}`);
+      assert.throws(() => preloadCopy(join(other, 'user-data')), /the preload copy folder .* and the agents' workspace .* overlap/, `preload copy, root ${withRoot}`);
+    } finally {
+      detachFirst();
+    }
+    // The gateway's last bridge gone: nothing of it is held (the folders are checked again at its next attach).
+    handleAppProtocol(new StandInSession() as never, { pages: join(other, 'ui') });
   }
 });
