@@ -16,23 +16,28 @@ import { tempDir } from './helpers.js';
 
 const WRITE_FILE = fileURLToPath(new URL('../../main/agents/scripted/write-file.ts', import.meta.url));
 const WORKSPACE_PIN = fileURLToPath(new URL('../../main/agents/scripted/workspace-pin.ts', import.meta.url));
+const WORKSPACE_PATH = fileURLToPath(new URL('../../main/agents/scripted/workspace-path.ts', import.meta.url));
 const ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 
 /**
- * Each path planned (`plan: …`: what the person would be asked, or the refusal) and then written
- * with a plan made by hand (`write: …`), by a process that is not root, pinned as a task is.
+ * Each path planned (`plan: …`: what the person would be asked, or the refusal), then written with a
+ * plan made by hand (`write: …`), then replaced without the path's check (`replace: …`: the old file
+ * judged by what is opened, as when it changed after the check), by a process that is not root,
+ * pinned as a task is.
  */
 function planAndWrite(ws: string, paths: string[]): string {
   const script = `
     const { commitWrite, planWrite } = await import(${JSON.stringify(WRITE_FILE)});
     const { pinWorkspace } = await import(${JSON.stringify(WORKSPACE_PIN)});
+    const { replaceFileContent } = await import(${JSON.stringify(WORKSPACE_PATH)});
     const ws = ${JSON.stringify(ws)};
     const release = await pinWorkspace(ws);
     const said = (err) => err.name + ': ' + err.message;
     for (const path of ${JSON.stringify(paths)}) {
       await planWrite(ws, path, 'replaced').then((plan) => console.log(path + ' plan: asks (' + plan.diffStat + ')'), (err) => console.log(path + ' plan: ' + said(err)));
       await commitWrite(ws, { path, file: ws + '/' + path, content: 'replaced\\n', diffStat: '+1 -1' }).then(() => console.log(path + ' write: written'), (err) => console.log(path + ' write: ' + said(err)));
+      await replaceFileContent(ws, ws + '/' + path, path, 'replaced\\n').then(() => console.log(path + ' replace: written'), (err) => console.log(path + ' replace: ' + said(err)));
     }
     await release();`;
   const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script];
@@ -75,10 +80,12 @@ test('a file the writer may not write is refused before the person is asked, and
     const out = planAndWrite(ws, paths);
     assert.match(out, /^ro\.txt plan: WorkspaceRefusal: "ro\.txt" is a file this user may not write \(EACCES\)/m);
     assert.match(out, /^ro\.txt write: WorkspaceRefusal: "ro\.txt" is a file this user may not write \(EACCES\)/m);
+    assert.match(out, /^ro\.txt replace: WorkspaceRefusal: "ro\.txt" is a file this user may not write \(EACCES\)/m);
     assert.equal(readFileSync(join(ws, 'ro.txt'), 'utf8'), 'read-only\n');
     if (ROOT) {
       assert.match(out, /^theirs\.txt plan: WorkspaceRefusal: "theirs\.txt" is a file this user may not write \(EACCES\)/m);
       assert.match(out, /^theirs\.txt write: WorkspaceRefusal: "theirs\.txt" is a file this user may not write/m);
+      assert.match(out, /^theirs\.txt replace: WorkspaceRefusal: "theirs\.txt" is a file this user may not write/m);
       assert.match(out, /^shared\.txt write: WorkspaceRefusal: "shared\.txt" could not be written: it is replaced by a new file, which this user cannot give its owner and group \(user 0, group 0\): the file is as it was/m);
       assert.equal(readFileSync(join(ws, 'theirs.txt'), 'utf8'), "root's\n");
       assert.equal(readFileSync(join(ws, 'shared.txt'), 'utf8'), "root's, anyone may write\n");
@@ -102,10 +109,11 @@ test('a file in a folder the writer may not write is refused before the person i
   chmodSync(locked, 0o555);
   try {
     const out = planAndWrite(ws, ['locked/notes.txt', 'locked/new/notes.txt']);
-    const why = (path: string, step: 'plan' | 'write') =>
+    const why = (path: string, step: 'plan' | 'write' | 'replace') =>
       new RegExp(`^${path.replace(/[./]/g, '\\$&')} ${step}: WorkspaceRefusal: "${path.replace(/[./]/g, '\\$&')}" is in a folder this user may not write \\("locked": EACCES\\)`, 'm');
     assert.match(out, why('locked/notes.txt', 'plan'));
     assert.match(out, why('locked/notes.txt', 'write'));
+    assert.match(out, why('locked/notes.txt', 'replace'));
     assert.match(out, why('locked/new/notes.txt', 'plan'));
     assert.match(out, why('locked/new/notes.txt', 'write'));
     assert.equal(readFileSync(join(locked, 'notes.txt'), 'utf8'), 'notes\n');
