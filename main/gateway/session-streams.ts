@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { responseOn } from './response-on-socket.js';
 
@@ -28,7 +28,3 @@ export function behindSessionStream(res: ServerResponse, socket: Socket): boolea
   return head !== undefined && head !== res && sessionStreams.has(head);
 }
 
-/** `behindSessionStream` for a request just read. */
-export function pipelinedBehindSession(req: IncomingMessage, res: ServerResponse): boolean {
-  return behindSessionStream(res, req.socket);
-}

@@ -1,5 +1,7 @@
 import { connectionAuthorised } from '../connection-limits.js';
-import { pipelinedBehindSession } from '../session-streams.js';
+import { toldWhenConnectionCloses } from '../queued-responses.js';
+import { responseOn } from '../response-on-socket.js';
+import { isSessionStream } from '../session-streams.js';
 import { refuseWith, type GatewayMiddleware } from '../context.js';
 import { bearerRefusal } from './bearer.js';
 import { readBodyWithin } from './body-limit.js';
@@ -14,14 +16,19 @@ import type { ReadingBodies } from '../reading/reading-bodies.js';
  */
 export function requestGuards(token: () => string, maxBytes: number, bodies: ReadingBodies): GatewayMiddleware {
   return (ctx, next) => {
-    if (pipelinedBehindSession(ctx.req, ctx.res)) {
-      // Its answer could never be sent (the stream ahead of it ends only with the connection), so
-      // it is never run, and the connection that carried it, stream and all, is closed: before,
-      // such answers were held unsendable for as long as the client read its stream.
-      ctx.state.refusal = 'a request pipelined behind an SSE stream on its connection can never be answered; the connection was closed';
-      ctx.status = 400;
-      ctx.req.socket.destroy();
-      return Promise.resolve();
+    const ahead = responseOn(ctx.req.socket);
+    if (ahead !== undefined && ahead !== ctx.res) {
+      // Pipelined behind another request on its connection.
+      if (isSessionStream(ahead)) {
+        // Its answer could never be sent (the stream ahead of it ends only with the connection), so
+        // it is never run, and the connection that carried it, stream and all, is closed: before,
+        // such answers were held unsendable for as long as the client read its stream.
+        ctx.state.refusal = 'a request pipelined behind an SSE stream on its connection can never be answered; the connection was closed';
+        ctx.status = 400;
+        ctx.req.socket.destroy();
+        return Promise.resolve();
+      }
+      toldWhenConnectionCloses(ctx.res, ctx.req.socket);
     }
     const headers = ctx.req.headers;
     const refusal = loopbackRefusal(headers, ctx.req.rawHeaders, ctx.req.url) ?? bearerRefusal(headers.authorization, token());

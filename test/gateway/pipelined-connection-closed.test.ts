@@ -1,0 +1,111 @@
+/**
+ * Calls pipelined on one connection whose client closes it (or whose connection is closed for a
+ * newcomer at the cap): Node tells only the response on the socket that its connection closed
+ * (its 'close'); the responses queued behind it never learn. Before, their calls ran on (a slow
+ * tool's for as long as it liked, outside any connection slot), their bodies stayed held among
+ * the 64 MiB of bodies, and an answer written after the close was followed by the unsent-bytes
+ * ledger under a socket whose 'close' had passed: held for good (2 MiB here, after every
+ * connection was gone). Now every request queued behind another is told its connection closed,
+ * as the one on the socket is: its call is cancelled, its body let go, its answer never held.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { RawConnection } from '../helpers/http.js';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import type { CallableModule, ModuleToolOutcome } from '../../main/gateway/index.js';
+
+/** Calls to `held.wait` running now, each answered when the test says. */
+const waiting: ((outcome: ModuleToolOutcome) => void)[] = [];
+let cancelled = 0;
+const held: CallableModule = {
+  name: 'held', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
+  listTools: async () => [],
+  invokeTool: (_request, options) =>
+    new Promise((resolve, reject) => {
+      waiting.push(resolve);
+      options?.signal?.addEventListener('abort', () => {
+        cancelled++;
+        reject(Object.assign(new Error('cancelled'), { kind: 'cancelled' }));
+      });
+    }),
+};
+let gw: RunningGateway;
+before(async () => {
+  gw = await startGateway({ list: () => [held], get: (name) => (name === 'held' ? held : undefined) }, { connectionLimits: { maxConnections: 2, establishedCancelIntervalMs: 0 } });
+});
+after(() => gw.close());
+
+const PAD = 'x'.repeat(1024 * 1024);
+function post(id: number): string {
+  const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wait', arguments: { pad: PAD } } });
+  return `POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+}
+const until = async (done: () => boolean): Promise<void> => {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+/** Answers every call still running with 1 MiB, as a module that never heard of a cancel would. */
+function answerAll(): void {
+  for (const answer of waiting.splice(0)) answer({ ok: true, value: { content: 'y'.repeat(1024 * 1024) } });
+}
+
+/** Three 1 MiB calls pipelined on one connection, all running. */
+async function threePipelined(): Promise<RawConnection> {
+  const conn = await RawConnection.open(gw.socketPath);
+  conn.socket.on('error', () => {});
+  const running = waiting.length;
+  await conn.write(post(1) + post(2) + post(3));
+  await until(() => waiting.length === running + 3);
+  return conn;
+}
+
+/** Once the connection is gone: every call was cancelled, and nothing of them is held, even after a module answers. */
+async function nothingLeftOf(conn: RawConnection, before: number, other?: RawConnection): Promise<void> {
+  await until(() => conn.isClosed && cancelled > before);
+  // Every response on the connection is told in the same turn as the one on the socket.
+  await new Promise((resolve) => setImmediate(resolve));
+  // Before: 1 of 3 cancelled (the one on the socket).
+  assert.equal(cancelled - before, 3, 'calls queued behind the first ran on after their connection closed');
+  if (other) {
+    // Its call goes with it (Node tells the response on the socket): only the queued ones' answers are written below.
+    other.close();
+    await until(() => cancelled - before === 4);
+  }
+  answerAll();
+  await until(() => gw.gateway.readingBodyBytes === 0);
+  await new Promise((resolve) => setImmediate(resolve));
+  // Before: 2 MiB held for good.
+  assert.equal(gw.gateway.unsentBytes, 0);
+}
+
+test('calls pipelined behind the first on a connection its client closes are cancelled, and nothing of them is held', { timeout: 180_000 }, async () => {
+  const conn = await threePipelined();
+  try {
+    const before = cancelled;
+    conn.close();
+    await nothingLeftOf(conn, before);
+  } finally {
+    answerAll();
+  }
+});
+
+test('calls pipelined behind the first on a connection closed for a newcomer at the cap are cancelled too', { timeout: 180_000 }, async () => {
+  const conn = await threePipelined();
+  const other = await RawConnection.open(gw.socketPath);
+  try {
+    // The second slot runs a call too: the newcomer's token makes room by closing the oldest call's connection.
+    const running = waiting.length;
+    await other.write(post(9));
+    await until(() => waiting.length === running + 1);
+    const before = cancelled;
+    const newcomer = await RawConnection.open(gw.socketPath);
+    await newcomer.write(`GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\n\r\n`);
+    assert.equal((await newcomer.readResponse()).status, 200);
+    newcomer.close();
+    const [first] = [(await conn.readResponse().catch(() => undefined))?.body];
+    assert.match(first ?? '', /-32800/);
+    await nothingLeftOf(conn, before, other);
+  } finally {
+    other.close();
+    answerAll();
+  }
+});
