@@ -196,22 +196,68 @@ function sshCommandOption(args: readonly string[]): boolean {
  * `bisect run`, `submodule foreach`.
  */
 function gitRuns(args: readonly string[]): boolean {
-  let i = 0;
-  for (; i < args.length && args[i]!.startsWith('-'); i++) {
+  for (let i = 0; i < args.length && args[i]!.startsWith('-'); i++) {
     const arg = args[i]!;
     if (/^-c/.test(arg) || isLongOption(arg, '--config-env') || /^--exec-path=/.test(arg)) return true;
     if (/^-C$|^--(git-dir|work-tree|namespace|super-prefix)$/.test(arg)) i++; // its value
   }
-  const sub = args[i];
-  const rest = args.slice(i + 1);
+  const { sub, rest } = gitSubcommand(args);
   if ((sub === 'bisect' && rest[0] === 'run') || (sub === 'submodule' && rest.includes('foreach'))) return true;
+  if (sub === 'config' && gitConfigSet(rest) !== undefined) return true;
   // filter-branch's filters are shell code, filter-repo's callbacks Python code.
   const filters = ['--tree-filter', '--index-filter', '--msg-filter', '--env-filter', '--commit-filter', '--parent-filter', '--tag-name-filter', '--setup'];
   const long = ['--ext-diff', '--output', '--upload-pack', '--receive-pack', '--exec', '--extcmd', '--open-files-in-pager', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--template', '--config', ...filters];
   if (rest.some((arg) => /^--[a-z-]*callback(=|$)/.test(arg))) return true;
-  const shorts: Readonly<Record<string, string>> = { rebase: 'x', difftool: 'x', clone: 'uc', fetch: 'u', pull: 'u', 'ls-remote': 'u', grep: 'O', 'format-patch': 'o', archive: 'o' };
+  const shorts: Readonly<Record<string, string>> = { ...GIT_SHORT_COMMANDS, clone: 'uc', 'format-patch': 'o', archive: 'o' };
   const short = sub !== undefined ? (shorts[sub] ?? '') : '';
   return rest.some((arg) => long.some((name) => isLongOption(arg, name)) || (short !== '' && /^-[^-]/.test(arg) && [...arg.slice(1)].some((c) => short.includes(c))));
+}
+
+/** git's subcommands' short options whose value is a command line (`rebase -x`, `fetch -u`). */
+const GIT_SHORT_COMMANDS: Readonly<Record<string, string>> = { rebase: 'x', difftool: 'x', clone: 'u', fetch: 'u', pull: 'u', 'ls-remote': 'u', grep: 'O' };
+
+/** git's subcommand after its global options (and their values), and the words after it. */
+function gitSubcommand(args: readonly string[]): { sub: string | undefined; rest: readonly string[] } {
+  let i = 0;
+  for (; i < args.length && args[i]!.startsWith('-'); i++) if (/^-[Cc]$|^--(git-dir|work-tree|namespace|super-prefix|config-env)$/.test(args[i]!)) i++;
+  return { sub: args[i], rest: args.slice(i + 1) };
+}
+
+/**
+ * Config keys that name no command, file or folder git reads later: setting them runs nothing.
+ * Any other (`alias.*`, `core.pager`, `core.fsmonitor`, `core.hooksPath`, `*.textconv`,
+ * `filter.*.clean`, `credential.helper`, `include.path`, and keys git adds) is read as running.
+ */
+const GIT_PLAIN_KEYS = /^(user\.(name|email)|color\..+|advice\..+|init\.defaultbranch|pull\.(rebase|ff)|push\.(default|autosetupremote)|fetch\.prune|core\.(autocrlf|eol|filemode|ignorecase|quotepath|safecrlf)|merge\.ff|rebase\.(autosquash|autostash)|branch\.[^.]+\.(remote|merge|rebase)|log\.[a-z]+|status\.[a-z]+|diff\.(renames|algorithm|colormoved|mnemonicprefix))$/i;
+
+/**
+ * What `git config …` sets, when it sets a key that is not plain (`git config alias.st '!rm -rf
+ * ~'`, then `git st`, which `git st *` approves, runs it): the key and its value. Both the old form
+ * (`git config [--add] name value`) and the new (`git config set name value`); reading forms
+ * (`--get`, `-l`, `get`, `list`, a name alone) set nothing.
+ */
+function gitConfigSet(rest: readonly string[]): { key: string; value: string } | undefined {
+  const words: string[] = [];
+  let reads = false;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--') {
+      words.push(...rest.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-')) words.push(arg);
+    else if (/^-(f|-file|-blob|-type|-default|-comment|-value)$/.test(arg)) i++; // its value
+    else if (/^-(l|-list|-get.*|-unset.*|-rename-section|-remove-section|-edit|e|-show-.*)$/.test(arg)) reads = true;
+  }
+  if (reads) return undefined;
+  const [first, ...others] = words;
+  if (first === 'set') return setting(others[0], others[1]);
+  if (first !== undefined && ['get', 'list', 'unset', 'edit', 'rename-section', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
+  return setting(first, others[0]);
+}
+
+function setting(key: string | undefined, value: string | undefined): { key: string; value: string } | undefined {
+  return key !== undefined && value !== undefined && !GIT_PLAIN_KEYS.test(key) ? { key, value } : undefined;
 }
 
 /**
@@ -407,12 +453,19 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
   pnpm: { long: ['--script-shell', '--shell'] },
   git: {
     long: ['--upload-pack', '--receive-pack', '--exec', '--extcmd', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--tree-filter', '--index-filter', '--msg-filter', '--env-filter', '--commit-filter', '--parent-filter', '--tag-name-filter', '--setup'],
-    // A config value (`-c core.pager=…`, `-c alias.x='!…'`): a command for the keys that run one.
-    also: (args) => args.flatMap((arg, i) => {
-      const setting = arg === '-c' ? args[i + 1] : /^-c./.test(arg) ? arg.slice(2) : undefined;
-      const value = setting?.includes('=') === true ? setting.slice(setting.indexOf('=') + 1) : undefined;
-      return value !== undefined ? [value.replace(/^!/, '')] : [];
-    }),
+    // A config value (`-c core.pager=…`, `-c alias.x='!…'`, `clone -c …`, `git config core.pager …`): a command for the
+    // keys that run one; a subcommand's short option whose value is one (`rebase -x '…'`).
+    also: (args) => {
+      const { sub, rest } = gitSubcommand(args);
+      const settings = [...optionValues(args, [], 'c'), ...(sub === 'clone' ? optionValues(rest, ['--config'], 'c') : [])];
+      const set = sub === 'config' ? gitConfigSet(rest) : undefined;
+      const short = sub !== undefined ? GIT_SHORT_COMMANDS[sub] : undefined;
+      return [
+        ...settings.flatMap((setting) => (setting.includes('=') ? [setting.slice(setting.indexOf('=') + 1)] : [])),
+        ...(set !== undefined ? [set.value] : []),
+        ...(short !== undefined ? optionValues(rest, [], short) : []),
+      ].map((value) => value.replace(/^!/, ''));
+    },
   },
   // `make test CC='…'`: a variable's value is part of the recipes' command lines.
   make: { also: (args) => args.flatMap((arg) => (!arg.startsWith('-') && arg.includes('=') ? [arg.slice(arg.indexOf('=') + 1)] : [])) },
