@@ -6,7 +6,7 @@ import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
-import { checkPreloadCopies, lastPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
+import { checkPreloadCopies, lastPreloadChange, onPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
 import { agentWorkspacesOf, holdAgentWorkspaces } from './agent-workspaces.js';
 import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
 
@@ -234,12 +234,19 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // window nobody to ask, until a load renews the copies.
   const judgePreload = (): void => {
     for (const { copy, change } of checkPreloadCopies()) log(`bridge: the preload copy ${copy} was changed by someone else: ${change}; the windows loaded from it are nobody to ask until they load again. ${FIND_WHO_CHANGED}`);
+    refuseIfChanged();
+  };
+  // Whichever check counts a change (another window's call or load, a second preloadCopy), this
+  // page is judged at once: from then on it is asked nothing, and what waited in it is withdrawn
+  // (the page told of each, with why), not at its own next call.
+  const refuseIfChanged = (): void => {
     if (preloadUnchecked === undefined && preloadTamperings() > tamperingsAtRenewal) {
       const last = lastPreloadChange();
       preloadUnchecked = `the window's preload copy${last ? ` ${last.copy}` : ''} was changed by someone else after this page's copy was renewed${last ? ` (${last.change})` : ''}: the page may run their script, so it is answered no more. ${RELOAD_TO_ASK_AGAIN}`;
       noPageToAsk(preloadUnchecked);
     }
   };
+  const stopHearingChanges = onPreloadChange(refuseIfChanged);
   for (const channel of host.invokeChannels) {
     contents.ipc.handle(channel, (event, payload) => {
       const frame = event.senderFrame;
@@ -333,6 +340,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // The window is gone for good: the host stops answering and hearing the gateway (its edge rows,
   // decisions, plugin changes), as a detach does; else each window closed left a live host behind.
   const onDestroyed = (): void => {
+    stopHearingChanges();
     host.close('the window was closed');
     humanity.leave();
     forget();
@@ -347,6 +355,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   contents.on('render-process-gone', onCrash);
   contents.once('destroyed', onDestroyed);
   return () => {
+    stopHearingChanges();
     if (contents.isDestroyed()) return;
     contents.off('did-start-navigation', onNavigationStart);
     contents.off('did-navigate', onNavigation);

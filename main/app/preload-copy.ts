@@ -68,6 +68,29 @@ interface WrittenFile {
 let tamperings = 0;
 let lastChange: { copy: string; change: string } | undefined;
 
+/** A copy was found changed by someone else: counted, and every bridge told at once (onPreloadChange). */
+function countChange(copy: string, change: string): void {
+  tamperings += 1;
+  lastChange = { copy, change };
+  for (const listener of [...changeListeners]) listener();
+}
+
+/**
+ * The bridges to tell when a change is counted, whichever check found it (another window's call
+ * or load, a second preloadCopy): each judges its own page then, not at its own next call (before,
+ * a change found at one window's call refused that window only, and the other window, the root's
+ * human, its page loaded from the same copy, was still sent every approval, which waited there).
+ */
+const changeListeners = new Set<() => void>();
+
+/** `listener` runs each time a copy is found changed by someone else (after it is counted); returns the function that stops it. */
+export function onPreloadChange(listener: () => void): () => void {
+  changeListeners.add(listener);
+  return () => {
+    changeListeners.delete(listener);
+  };
+}
+
 /** The changes preloadCopy found (and counted) before writing, reported by the next check; the latest few. */
 const unreported: { copy: string; change: string }[] = [];
 const MAX_UNREPORTED = 16;
@@ -128,10 +151,7 @@ export function renewPreloadCopies(): { copy: string; change: string }[] {
     const change = made.written === undefined ? 'changed by someone else (seen at a call)' : changeTo(copy, made, made.written);
     if (change === SAME) continue;
     if (change !== GONE) {
-      if (made.written !== undefined) {
-        tamperings += 1;
-        lastChange = { copy, change };
-      }
+      if (made.written !== undefined) countChange(copy, change);
       changed.push({ copy, change });
     }
     made.written = undefined; // until written: a failure below leaves it to be written again
@@ -159,8 +179,7 @@ function changedCopies(): { copy: string; change: string }[] {
     const change = changeTo(copy, made, made.written);
     if (change === SAME || change === GONE) continue; // a copy gone untouched runs nothing; the next load writes it again
     made.written = undefined;
-    tamperings += 1;
-    lastChange = { copy, change };
+    countChange(copy, change);
     changed.push({ copy, change });
   }
   return changed;

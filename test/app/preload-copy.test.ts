@@ -18,7 +18,9 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { windowAtPage } from './bridge-fixture.js';
+import type { PendingApproval, Withdrawn } from '../../main/app/bridge/contract.js';
+import { plan } from '../broker/helpers.js';
+import { planGateway, windowAtPage } from './bridge-fixture.js';
 import { StandInIpcMain } from './electron-stand-in/electron.js';
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-preload-copy-')));
@@ -204,6 +206,36 @@ test('a renewal that failed for a navigation that was then cancelled (a link in 
   } finally {
     chmodSync(join(userData, 'chatty-preload'), 0o700);
     detach();
+  }
+});
+
+test("a change found at one window's call refuses at once every window whose page may have run it: what waited in the other window is withdrawn, saying why, and nothing more is sent to it", { timeout: 180_000 }, async () => {
+  const name = 'other-window';
+  const copy = preloadCopy(join(scratch, name, 'user-data'), packagePreload(name));
+  const gw = await planGateway();
+  gateways.push(gw);
+  const [first, second] = [windowAtPage(), windowAtPage()];
+  const detach = [attachDesktopBridge(gw.gateway, first), attachDesktopBridge(gw.gateway, second)]; // the second is the human
+  try {
+    for (const window of [first, second]) {
+      window.startNavigation();
+      window.reload();
+    }
+    const root = gw.gateway.transport();
+    const waiting = root.invoke('agent', plan({ approve: { kind: 'exec', command_or_path: 'make one' } }));
+    const shown = await second.sentOn<PendingApproval>('chatty:approval', (view) => view.commandOrPath === 'make one');
+    mkdirSync(join(scratch, name, 'agents'));
+    agentWritesThroughLink(copy, join(scratch, name, 'agents')); // both pages may have read it (a renderer started again)
+    await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', first, first.mainFrame), /refused chatty:snapshot/);
+    // The second window made no call: it is judged all the same, at once.
+    const withdrawn = second.sent.find((sent) => sent.channel === 'chatty:withdrawn' && (sent.payload as Withdrawn).requestId === shown.requestId);
+    assert.match((withdrawn?.payload as Withdrawn | undefined)?.reason ?? 'nothing withdrawn', /the window's preload copy .* was changed by someone else/);
+    await waiting.catch(() => {});
+    const next = root.invoke('agent', plan({ approve: { kind: 'exec', command_or_path: 'make two' } }));
+    const where = await Promise.race([next.then(() => 'ended', () => 'ended'), second.sentOn('chatty:approval', (view: PendingApproval) => view.commandOrPath === 'make two').then(() => 'sent to the second window')]);
+    assert.equal(where, 'ended', 'asked of nobody (denied at once), not of a page that may run the agent\'s script');
+  } finally {
+    for (const off of detach) off();
   }
 });
 
