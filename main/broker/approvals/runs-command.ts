@@ -437,7 +437,7 @@ function bracketEnd(text: string, open: number): number {
  * Options whose value is a command line the program runs (`tar --to-command='…'`, `rsync -e '…'`):
  * their long names (any shortening) and short letters (the rest of the cluster or the next word).
  */
-const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?: string; also?: (args: readonly string[]) => string[] }>> = {
+const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?: string; anyDashes?: boolean; also?: (args: readonly string[]) => string[] }>> = {
   tar: {
     ...TAR_COMMANDS,
     also: (args) => optionValues(args, ['--checkpoint-action'], '').flatMap((value) => (/^exec=/.test(value) ? [value.slice(5)] : [])),
@@ -449,8 +449,9 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
   zip: { long: ['--unzip-command'], also: (args) => args.flatMap((arg, i) => (arg.startsWith('-TT') ? [arg.length > 3 ? arg.slice(3) : (args[i + 1] ?? '')] : [])) },
   nc: NC_COMMANDS, ncat: NC_COMMANDS, netcat: NC_COMMANDS,
   tcpdump: { short: 'z' },
-  npm: { long: ['--script-shell', '--shell'] },
-  pnpm: { long: ['--script-shell', '--shell'] },
+  // nopt's spelling (`-script-shell=x`), as RUNNING_OPTIONS reads npm's.
+  npm: { long: ['--script-shell', '--shell'], anyDashes: true },
+  pnpm: { long: ['--script-shell', '--shell'], anyDashes: true },
   git: {
     long: ['--upload-pack', '--receive-pack', '--exec', '--extcmd', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--tree-filter', '--index-filter', '--msg-filter', '--env-filter', '--commit-filter', '--parent-filter', '--tag-name-filter', '--setup'],
     // A config value (`-c core.pager=…`, `-c alias.x='!…'`, `clone -c …`, `git config core.pager …`): a command for the
@@ -489,7 +490,7 @@ export function commandsRun(program: string, args: readonly string[]): string[] 
   if (isWrapper(program)) return wrapperRuns(program, args);
   const table = COMMAND_VALUES[program];
   if (table === undefined) return [];
-  return [...optionValues(args, table.long ?? [], table.short ?? ''), ...(table.also?.(args) ?? [])].filter((line) => line.trim() !== '');
+  return [...optionValues(args, table.long ?? [], table.short ?? '', table.anyDashes === true), ...(table.also?.(args) ?? [])].filter((line) => line.trim() !== '');
 }
 
 /**
@@ -535,9 +536,13 @@ function quotedWord(word: string): string {
   return /^[\w@%+=:,./~-]+$/.test(word) ? word : `"${word.replace(/["\\`]/g, '\\$&')}"`;
 }
 
-/** The values of the options `long` (any shortening, `=value` or the next word) and `short` (glued or the next word). */
-function optionValues(args: readonly string[], long: readonly string[], short: string): string[] {
-  return args.flatMap((arg, i): string[] => {
+/**
+ * The values of the options `long` (any shortening, `=value` or the next word) and `short` (glued
+ * or the next word). `anyDashes`: long names are read as nopt reads them (`-script-shell=x`).
+ */
+function optionValues(args: readonly string[], long: readonly string[], short: string, anyDashes = false): string[] {
+  return args.flatMap((given, i): string[] => {
+    const arg = anyDashes ? asLong(given) : given;
     if (arg.startsWith('--')) {
       if (!long.some((name) => isLongOption(arg, name))) return [];
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1];
