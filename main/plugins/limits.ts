@@ -36,6 +36,16 @@ export const WORKER_HEAP_MB = 256;
 export const MAX_LOG_BYTES_PER_CALL = 1 * MIB;
 export const MAX_LOG_LINES_PER_CALL = 1000;
 /**
+ * The host's own lines about a call's requests (`network: GET api.example.com:443 → 200, 5120
+ * bytes`, one a request or a hop): a budget of their own, which the guest's lines cannot use up
+ * (a guest logging 1,000 lines first must not hide what it reached). Bounded as well: a refused
+ * `fetch` costs the guest nothing but its line, so a loop of them is a flood.
+ */
+export const MAX_NETWORK_LINES_PER_CALL = 1000;
+export const MAX_NETWORK_LOG_BYTES_PER_CALL = 256 * 1024;
+/** What one module's request lines may take of the log a second, after a call's burst (their own `LogRate`). */
+export const MAX_NETWORK_LOG_BYTES_PER_SECOND = 32 * 1024;
+/**
  * What one module may log a second, across its calls and engine starts, after a burst of one
  * call's whole budget (a client calling in a loop would otherwise get 1 MiB into the log per
  * call): each line is charged its message's bytes plus `LOG_LINE_COST`, so about 10 GiB a day at

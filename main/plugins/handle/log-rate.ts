@@ -1,4 +1,13 @@
-import { LOG_LINE_COST, MAX_LOG_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_SECOND, MAX_LOG_LINES_PER_CALL } from '../limits.js';
+import {
+  LOG_LINE_COST,
+  MAX_LOG_BYTES,
+  MAX_LOG_BYTES_PER_CALL,
+  MAX_LOG_BYTES_PER_SECOND,
+  MAX_LOG_LINES_PER_CALL,
+  MAX_NETWORK_LINES_PER_CALL,
+  MAX_NETWORK_LOG_BYTES_PER_CALL,
+  MAX_NETWORK_LOG_BYTES_PER_SECOND,
+} from '../limits.js';
 
 /**
  * A module's log lines over time, across its calls and its engine starts: the worker holds each
@@ -24,6 +33,16 @@ export class LogRate {
   ) {
     this.tokens = burstBytes;
     this.filledAt = now();
+  }
+
+  /**
+   * The rate of the host's lines about a module's requests (`network: GET …`), apart from the
+   * guest's: a burst of one call's budget of them (and its note of what it dropped), then
+   * `MAX_NETWORK_LOG_BYTES_PER_SECOND`.
+   */
+  static forNetworkLines(now: () => number): LogRate {
+    const burst = MAX_NETWORK_LOG_BYTES_PER_CALL + MAX_NETWORK_LINES_PER_CALL * LOG_LINE_COST + MAX_LOG_BYTES + LOG_LINE_COST;
+    return new LogRate(now, MAX_NETWORK_LOG_BYTES_PER_SECOND, burst);
   }
 
   /**

@@ -144,6 +144,7 @@ export class ModuleHandle implements ModuleInfo {
   private readonly idle: IdleTimer;
   /** The module's log lines over time, whichever call or engine start logs them (`LogRate`). */
   private readonly logRate = new LogRate(monotonicMs);
+  private readonly networkLogRate = LogRate.forNetworkLines(monotonicMs);
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
   private admittingBytes = 0;
@@ -747,9 +748,10 @@ export class ModuleHandle implements ModuleInfo {
         live.portAnswers.set(msg.id, msg);
         return;
       case 'log': {
-        const rate = this.logRate.admit(Buffer.byteLength(msg.message, 'utf8'));
+        // The host's request lines are admitted by their own rate: a guest using up its own cannot hide what it reached.
+        const rate = (msg.source === 'network' ? this.networkLogRate : this.logRate).admit(Buffer.byteLength(msg.message, 'utf8'));
         if (rate.pass) this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
-        else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: 'host' });
+        else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: msg.source === 'network' ? 'network' : 'host' });
         return;
       }
       case 'host':

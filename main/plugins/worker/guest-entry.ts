@@ -13,7 +13,7 @@ import { oneLogLine } from './log-line.js';
 import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
 import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
+import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_NETWORK_LINES_PER_CALL, MAX_NETWORK_LOG_BYTES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
 import { GuestNetwork } from '../network/guest-network.js';
 
 interface PluginExports {
@@ -55,8 +55,25 @@ const send = (message: FromWorker): void => {
  * so a guest cannot spend its call's time, or the host's, making lines nobody will read.
  */
 const budget = { bytes: 0, lines: 0, dropped: 0 };
+/**
+ * The host's lines about the call's requests have a budget of their own: the guest's lines used
+ * to use it up first (1,000 of them, then its requests went unlogged). Bounded too: a refused
+ * request costs the guest only its line.
+ */
+const networkBudget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
   log(level, raw, source) {
+    if (source === 'network') {
+      const bytes = Buffer.byteLength(raw, 'utf8'); // the host's own line: made visible where it is made
+      if (networkBudget.lines >= MAX_NETWORK_LINES_PER_CALL || networkBudget.bytes + bytes > MAX_NETWORK_LOG_BYTES_PER_CALL) {
+        networkBudget.dropped++;
+        return;
+      }
+      networkBudget.lines++;
+      networkBudget.bytes += bytes;
+      send({ type: 'log', level, message: raw, source });
+      return;
+    }
     if (budget.dropped > 0 || budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
@@ -90,7 +107,7 @@ const sink: HostSink = {
 const network = new GuestNetwork(
   data.network?.allow ?? null,
   { maxBodyBytesPerCall: MAX_OUTPUT_BYTES, maxRequestBodyBytes: MAX_OUTPUT_BYTES, timeoutMs: MAX_EXECUTION_MS },
-  (level, line) => sink.log(level, line, 'host'),
+  (level, line) => sink.log(level, line, 'network'),
 );
 
 function settleLogBudget(): void {
@@ -102,9 +119,19 @@ function settleLogBudget(): void {
       source: 'host',
     });
   }
-  budget.bytes = 0;
-  budget.lines = 0;
-  budget.dropped = 0;
+  if (networkBudget.dropped > 0) {
+    send({
+      type: 'log',
+      level: 'warn',
+      message: `dropped ${networkBudget.dropped} network line(s) over the per-call budget of request lines (${MAX_NETWORK_LINES_PER_CALL} lines, ${MAX_NETWORK_LOG_BYTES_PER_CALL} bytes): the call made more requests than were logged`,
+      source: 'network',
+    });
+  }
+  for (const b of [budget, networkBudget]) {
+    b.bytes = 0;
+    b.lines = 0;
+    b.dropped = 0;
+  }
 }
 
 let instantiateComponent: Instantiate;

@@ -2,7 +2,7 @@ import { receiveMessageOnPort } from 'node:worker_threads';
 import { readBelowRoot } from './file-access.js';
 import { NETWORK_REFUSAL_KEY } from '../network/refusal-key.js';
 import { wasiHttp, type WasiHttpHost } from '../network/wasi-http.js';
-import type { GrantState, GuestWorkerData, HostReply, LogLevel } from './protocol.js';
+import type { GrantState, GuestWorkerData, HostReply, LogLevel, LogSource } from './protocol.js';
 
 type Tagged = { tag: 'ok'; val: unknown } | { tag: 'err'; val: string };
 
@@ -11,7 +11,7 @@ export interface HostSink {
    * One line to log. A guest's line (`guest`, `stdout`, `stderr`) comes as the guest gave it, of
    * any length: the sink asks the call's budget first and cuts and escapes only what it keeps.
    */
-  log(level: LogLevel, message: string, source: 'guest' | 'stdout' | 'stderr' | 'host'): void;
+  log(level: LogLevel, message: string, source: LogSource): void;
   /** Posts a bridged call to the main thread. */
   post(message: { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] }): void;
 }

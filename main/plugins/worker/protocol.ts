@@ -110,6 +110,8 @@ export type CallOp = 'metadata' | 'list-tools' | 'invoke-tool';
 export type GuestFailureKind = 'trap' | 'output_too_large' | 'invalid_output' | 'cancelled';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** Who a log line is from: the guest (its `logging.log`, stdout, stderr), the host, or the host's lines about the call's requests (a budget and rate of their own). */
+export type LogSource = 'guest' | 'stdout' | 'stderr' | 'host' | 'network';
 
 export type FromWorker =
   | { type: 'ready' }
@@ -117,7 +119,7 @@ export type FromWorker =
   /** An answer that did not fit the channel's slot (`id` is the call's seq). */
   | { type: 'done'; id: number; value: unknown }
   | { type: 'failed'; id: number; kind: GuestFailureKind; message: string }
-  | { type: 'log'; level: LogLevel; message: string; source: 'guest' | 'stdout' | 'stderr' | 'host' }
+  | { type: 'log'; level: LogLevel; message: string; source: LogSource }
   | { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] };
 
 /** The main thread's answer to a bridged host call, posted on `hostPort`. */
