@@ -274,7 +274,10 @@ describe('stdin and tables, through the real `serve` on its socket', () => {
     writeModuleDir(modules, 'echo', { component: await buildFixture('echo') });
     writeModuleDir(modules, 'wasi', { component: await buildFixture('wasi') });
     writeModuleDir(modules, 'tables', { component: await buildFixture('tables') });
-    child = spawnCli(['serve', '--json', '--runtime-dir', join(scratch, 'run'), '--modules-dir', modules]);
+    // The run's own cache and config: serve's defaults are the user's ~/.cache and ~/.config, which
+    // every run on the machine would share (and write its transpiled fixtures and grants into).
+    const env = { ...process.env, XDG_CACHE_HOME: join(scratch, 'cache'), XDG_CONFIG_HOME: join(scratch, 'config') };
+    child = spawnCli(['serve', '--json', '--runtime-dir', join(scratch, 'run'), '--modules-dir', modules], env);
     // The gateway's own stdin has something to read: a guest must not see it.
     child.stdin.write('the gateway operator typed this\n');
     const ready = JSON.parse(await firstLine(child)) as { socket: string; token: string };
@@ -285,6 +288,10 @@ describe('stdin and tables, through the real `serve` on its socket', () => {
     child.kill('SIGTERM');
     await exited(child);
     rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("serve transpiled its modules into the run's own cache, not the user's", () => {
+    assert.equal(readdirSync(join(scratch, 'cache', 'chatty-gateway', 'plugins', 'transpiled')).length, 3);
   });
 
   it('wasi:cli/stdin is at end of file, not the gateway\'s stdin', async () => {

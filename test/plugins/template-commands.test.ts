@@ -8,7 +8,7 @@
 // every path; it runs from a private copy of the checked files, build-reads-cwd.test.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { collect, exited, outsideAnyPackage, runCli, servedModuleNames, spawnCli } from '../helpers/cli.js';
@@ -66,7 +66,9 @@ describe('a plugin made by `chatty-gateway plugin new`', () => {
 
   it('the README\'s serve command, run as printed from the plugin, serves it with no --modules-dir warning', async () => {
     writeFileSync(join(plugin, 'plugin.wasm'), await buildFixture('echo')); // stands in for the build's output
-    const serve = spawnCli([...wordsOf(commands[1]!), '--json', '--runtime-dir', join(home.path, 'run')], process.env, plugin);
+    // The run's own cache and config: serve's defaults are the user's ~/.cache and ~/.config, shared by every run on the machine.
+    const env = { ...process.env, XDG_CACHE_HOME: join(home.path, 'cache'), XDG_CONFIG_HOME: join(home.path, 'config') };
+    const serve = spawnCli([...wordsOf(commands[1]!), '--json', '--runtime-dir', join(home.path, 'run')], env, plugin);
     const stderr = collect(serve.stderr);
     const status = exited(serve);
     try {
@@ -76,5 +78,6 @@ describe('a plugin made by `chatty-gateway plugin new`', () => {
     }
     assert.equal((await status).code, 0);
     assert.equal(await stderr, '', 'no warning: `..` is the folder that holds the plugin');
+    assert.equal(readdirSync(join(home.path, 'cache', 'chatty-gateway', 'plugins', 'transpiled')).length, 1, "transpiled into the run's own cache");
   });
 });
