@@ -65,6 +65,10 @@ it("the host's request lines are logged whatever the guest logged before them, a
     await call({ lines: 1000, size: 1000, fetches: 0 });
     await call({ lines: 1000, size: 1000, fetches: 0 });
     assert.equal((await call({ lines: 0, size: 1, fetches: 1 })).length, 1, "a request after the guest used up its module's rate");
+    // A line over a line's cap (a host of a million letters, refused) is cut to it, not dropped whole.
+    const long = await call({ lines: 0, size: 1, fetches: 1, url: `http://${'a'.repeat(1_000_000)}.example/` });
+    assert.equal(long.length, 1, 'the request to a long host has its line');
+    assert.ok(Buffer.byteLength(long[0]!) <= 64 * 1024 + 8, `${Buffer.byteLength(long[0]!)} bytes`);
     // Bounded themselves: a loop of refused requests gets the call's budget of lines and a note.
     const refused = await call({ lines: 0, size: 1, fetches: MAX_NETWORK_LINES_PER_CALL + 500, url: 'http://elsewhere.example/' });
     assert.equal(refused.length, MAX_NETWORK_LINES_PER_CALL);

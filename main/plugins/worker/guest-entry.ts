@@ -64,14 +64,16 @@ const networkBudget = { bytes: 0, lines: 0, dropped: 0 };
 const sink: HostSink = {
   log(level, raw, source) {
     if (source === 'network') {
-      const bytes = Buffer.byteLength(raw, 'utf8'); // the host's own line: made visible where it is made
+      // The host's own line, cut to a line's cap: it names a host the guest chose (a million letters, refused, is still one line).
+      const message = cutUtf8(raw, data.maxLogBytes);
+      const bytes = Buffer.byteLength(message, 'utf8');
       if (networkBudget.lines >= MAX_NETWORK_LINES_PER_CALL || networkBudget.bytes + bytes > MAX_NETWORK_LOG_BYTES_PER_CALL) {
         networkBudget.dropped++;
         return;
       }
       networkBudget.lines++;
       networkBudget.bytes += bytes;
-      send({ type: 'log', level, message: raw, source });
+      send({ type: 'log', level, message, source });
       return;
     }
     if (budget.dropped > 0 || budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
