@@ -229,8 +229,10 @@ function changeTo(copy: string, made: CopyMade, written: WrittenFile): string | 
  * written is judged through the descriptor held: still linked somewhere (the copy renamed away,
  * which moves its ctime; or its folder moved, which does not), by all it was stamped with; removed
  * (the unlink moves its ctime itself), by its size, mode, mtime and bytes, and as a change when its
- * folder is still there (the copy alone was taken away). GONE, no change, only for the file
- * untouched with its folder gone too (an earlier launch's userData removed) or moved whole.
+ * folder is still there (the copy alone was taken away), or while a bridge is there (its page may
+ * have run what was put back: removed with its folder, only the ctime could tell, which the unlink
+ * moves). GONE, no change, only for the file untouched with its folder moved whole, or removed with
+ * it while no bridge is there (an earlier launch's userData removed, its windows closed).
  */
 function goneChange(copy: string, made: CopyMade, written: WrittenFile): string | typeof GONE {
   if (made.held === undefined) return GONE; // nothing written is held: nothing was written
@@ -239,7 +241,13 @@ function goneChange(copy: string, made: CopyMade, written: WrittenFile): string 
     const untouched = now.size === written.size && now.mode === written.mode && now.mtimeNs === written.mtimeNs && holds(made.held, made.bytes);
     if (now.nlink > 0n) return untouched && sameFile(now, written) ? GONE : 'it was moved away from its name (renamed, or changed before)';
     if (!untouched) return 'it was changed, then removed from its name';
-    return folderThere(dirname(copy)) ? 'it was removed from its folder (the copy alone taken away)' : GONE;
+    if (folderThere(dirname(copy))) return 'it was removed from its folder (the copy alone taken away)';
+    // Removed with its folder, all but the ctime as written: an earlier launch's userData removed,
+    // or the agent's link, write and the bytes, mode and mtime put back, then rm -r of the folder.
+    // Nothing tells the two apart, so it is a change while a bridge is there whose page may have run it.
+    if (changeListeners.size > 0) return 'it was removed with its folder (its bytes, mode and mtime as written, which can be put back)';
+    letGo(made); // judged gone while no page could have run it: not judged again (the next load writes it anew)
+    return GONE;
   } catch (err) {
     return `it is gone and cannot be judged (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }

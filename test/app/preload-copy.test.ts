@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
@@ -275,24 +275,34 @@ test('a load with the copy untouched writes nothing: navigations started in a lo
   }
 });
 
-test("a copy that is gone (an earlier launch's userData removed) runs nothing: no window is refused for it, and the next load writes it again", async () => {
-  const { window, detach } = await bridgedWindow('gone');
+test("a copy that is gone (an earlier launch's userData removed, its windows closed) runs nothing: no later window is refused for it, and the next load writes it again; removed while a bridged window is open, it refuses that page until it loads again", async () => {
   const elsewhere = join(scratch, 'gone-elsewhere');
   const other = preloadCopy(join(elsewhere, 'user-data'), packagePreload('gone-elsewhere'));
+  rmSync(join(elsewhere, 'user-data'), { recursive: true }); // no bridge attached: no page could have run it
+  const { window, detach } = await bridgedWindow('gone');
   try {
     window.startNavigation();
     window.reload();
-    rmSync(join(elsewhere, 'user-data'), { recursive: true });
     assert.ok(await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), 'answered');
-    window.startNavigation();
     assert.equal(readFileSync(other, 'utf8'), PRELOAD, 'written again at the load');
+    // Now removed with its folder while this window is bridged: nothing tells it from the agent's
+    // bytes put back and the folder removed, so the page is refused until it loads again.
+    rmSync(join(elsewhere, 'user-data'), { recursive: true });
+    await refusedUntilReloaded(window);
   } finally {
     detach();
   }
 });
 
 test('a copy linked and written (the renderer reading those bytes), then moved or removed from its name, is a change: the page that may have run it is refused', async () => {
-  const takeAway: Record<string, (copy: string, workspace: string, notes: string) => void> = {
+  /** The copy's bytes, mode and mtime put back as written (touch -d to the nanosecond, `mtimeNs` taken before the agent's write). */
+  const putBack = (notes: string, mtimeNs: bigint): void => {
+    writeFileSync(notes, PRELOAD);
+    chmodSync(notes, 0o400);
+    execFileSync('touch', ['-d', `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, '0')}`, notes]);
+    assert.equal(statSync(notes, { bigint: true }).mtimeNs, mtimeNs);
+  };
+  const takeAway: Record<string, (copy: string, workspace: string, notes: string, mtimeNs: bigint) => void> = {
     'moved into the workspace (mv <copy> moved.cjs)': (copy, workspace) => renameSync(copy, join(workspace, 'moved.cjs')),
     'removed, the link too (rm <copy> notes.cjs)': (copy, _workspace, notes) => {
       rmSync(copy);
@@ -300,22 +310,26 @@ test('a copy linked and written (the renderer reading those bytes), then moved o
     },
     // All but the ctime put back as written (touch -d to the nanosecond), then both names removed:
     // only that the copy alone was taken from its folder tells.
-    'its bytes, mode and mtime put back, then removed': (copy, _workspace, notes) => {
-      const { mtimeNs } = statSync(copy, { bigint: true });
-      writeFileSync(notes, PRELOAD);
-      chmodSync(notes, 0o400);
-      execFileSync('touch', ['-d', `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, '0')}`, notes]);
-      assert.equal(statSync(notes, { bigint: true }).mtimeNs, mtimeNs);
+    'its bytes, mode and mtime put back, then removed': (copy, _workspace, notes, mtimeNs) => {
+      putBack(notes, mtimeNs);
       rmSync(copy);
       rmSync(notes);
+    },
+    // The same, and the copy's folder removed too (rm -r <userData>/chatty-preload): only the ctime,
+    // which the unlink moves, could tell it from an earlier launch's userData removed.
+    'its bytes, mode and mtime put back, then removed with its folder': (copy, _workspace, notes, mtimeNs) => {
+      putBack(notes, mtimeNs);
+      rmSync(notes);
+      rmSync(dirname(copy), { recursive: true });
     },
   };
   for (const [how, away] of Object.entries(takeAway)) {
     const { copy, workspace, window, detach } = await bridgedWindow(`taken-away-${Object.keys(takeAway).indexOf(how)}`);
     try {
       window.startNavigation(); // renewed
+      const { mtimeNs } = statSync(copy, { bigint: true }); // as written
       const notes = agentWritesThroughLink(copy, workspace);
-      away(copy, workspace, notes); // after Electron read the agent's bytes
+      away(copy, workspace, notes, mtimeNs); // after Electron read the agent's bytes
       window.reload();
       await assert.rejects(new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame), /refused chatty:snapshot: the window's preload copy/, `${how}: the page is refused`);
       window.startNavigation(); // a load writes the copy again: answered
