@@ -1,7 +1,8 @@
-import { constants, fstatSync } from 'node:fs';
+import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { promisify } from 'node:util';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
 import { makingTemporary } from './write-temporaries.js';
@@ -358,25 +359,31 @@ function temporaryName(base: string): string {
 async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string): Promise<void> {
   const old = await judgeOldFile(inFolder(base), quoted, name);
   const temporary = inFolder(temporaryName(base));
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old?.mode ?? 0o644).catch((err: NodeJS.ErrnoException) => {
-    // ENOENT: its folder was removed after it was opened; EACCES: a folder this user may not write.
-    if (isNotAllowed(err)) throw notWritable(quoted, dirname(name) === '.' ? '' : dirname(name), 'folder', err);
-    throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
-  });
-  let renamed = false;
+  // Made and recorded in one synchronous step (`makingTemporary`: removed if the worker exits before
+  // it is renamed). Opened asynchronously, a SIGTERM handled between the open and the record (the
+  // worker exits at once) left the file unrecorded, in the workspace for good.
+  let fd: number;
   let done = (): void => {};
   try {
+    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old?.mode ?? 0o644);
+  } catch (err) {
+    const failed = err as NodeJS.ErrnoException;
+    // ENOENT: its folder was removed after it was opened; EACCES: a folder this user may not write.
+    if (isNotAllowed(failed)) throw notWritable(quoted, dirname(name) === '.' ? '' : dirname(name), 'folder', failed);
+    throw changedWhileWritten(quoted, failed.code === 'ENOENT' ? dirname(name) : name, failed);
+  }
+  let renamed = false;
+  try {
     try {
-      // Recorded at once (synchronously, before anything else runs): removed if the worker exits mid-way.
-      done = makingTemporary(temporary, fstatSync(handle.fd, { bigint: true }));
-      if (old !== undefined) await keepOwnerAndMode(handle, old, quoted);
-      await handle.writeFile(content, 'utf8');
-      await handle.datasync(); // whole on disk before it takes the name
+      done = makingTemporary(temporary, fstatSync(fd, { bigint: true }));
+      if (old !== undefined) await keepOwnerAndMode(fd, old, quoted);
+      await promisify(writeFile)(fd, content, 'utf8');
+      await promisify(fdatasync)(fd); // whole on disk before it takes the name
     } catch (err) {
       if (err instanceof WorkspaceRefusal) throw err;
       throw new WorkspaceRefusal(`${quoted} could not be written (${err instanceof Error ? err.message : String(err)}): the file is as it was`);
     } finally {
-      await handle.close();
+      await promisify(close)(fd);
     }
     await rename(temporary, inFolder(base)).catch((err: NodeJS.ErrnoException) => {
       // EISDIR: a folder put at the file's name; ENOENT: the folder removed.
@@ -390,22 +397,22 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
 }
 
 /**
- * Gives the new file (`handle`, made by this process) the old file's owner, group and permission
+ * Gives the new file (`fd`, made by this process) the old file's owner, group and permission
  * bits, in that order (a change of owner clears set-id bits; the mode is then as it was, not as the
  * umask left it). A new inode is the writer's: a gateway running as root made a file of the
  * person's root's (they could no longer edit it), and a file whose group was kept narrow got the
  * writer's group with the same group bits. Where the owner or group cannot be kept (`EPERM`: another
  * user's file, a group the user is not in) the write is refused: the file never changes hands.
  */
-async function keepOwnerAndMode(handle: FileHandle, old: KeptFromOldFile, quoted: string): Promise<void> {
-  const made = await handle.stat();
+async function keepOwnerAndMode(fd: number, old: KeptFromOldFile, quoted: string): Promise<void> {
+  const made = fstatSync(fd);
   if (made.uid !== old.uid || made.gid !== old.gid) {
-    await handle.chown(old.uid, old.gid).catch((err: NodeJS.ErrnoException) => {
+    await promisify(fchown)(fd, old.uid, old.gid).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPERM') throw err;
       throw new WorkspaceRefusal(
         `${quoted} could not be written: it is replaced by a new file, which this user cannot give its owner and group (user ${old.uid}, group ${old.gid}): the file is as it was`,
       );
     });
   }
-  await handle.chmod(old.mode);
+  await promisify(fchmod)(fd, old.mode);
 }
