@@ -7,9 +7,11 @@
 // the embedder names the others, and a gateway with no root workspace is bridged only when the
 // embedder has said, even as [], where its agents write.
 import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
 import { bridgeWorkspaces } from './pages-guard.js';
+import { placesOnTheWay } from './trust-files-guard.js';
 
 /**
  * The folders named for each gateway by any of its bridges, as real paths (undefined: never
@@ -45,7 +47,25 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
     if (!statSync(real).isDirectory()) throw new Error(`attachDesktopBridge: the agents' workspace ${folder} (agentWorkspaces) is not a folder (${real})`);
     if (!folders.includes(real)) folders.push(real);
   }
+  for (const folder of declared ?? []) refuseRelinkable(folder, folders);
   return folders;
+}
+
+/**
+ * Throws when the way to `folder` as written (a named agents' workspace) passes a link lying in one
+ * of `workspaces`: the folder is resolved once, here, but a runner given the same path follows the
+ * link at each task, and one approved `ln -sfn` there would point it at the pages folder. (A runner
+ * given another path than the one named is not seen: give both the real path.)
+ */
+function refuseRelinkable(folder: string, workspaces: readonly string[]): void {
+  const asWritten = isAbsolute(folder) ? folder : `${process.cwd()}/${folder}`;
+  for (const place of placesOnTheWay(asWritten)) {
+    const within = place.link ? workspaces.find((workspace) => isInside(place.at, workspace)) : undefined;
+    if (within === undefined) continue;
+    throw new Error(
+      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces) passes the link ${place.at}, which lies in the agents' workspace ${within}: one approved 'ln -sfn' there would re-point it; name the folder by its real path (${realpathSync(resolve(folder))}), and give your runner that path too`,
+    );
+  }
 }
 
 /**

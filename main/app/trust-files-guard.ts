@@ -63,7 +63,7 @@ function refuseTrustFilesIn(gateway: ProtocolGateway, workspace: string, trustFi
  * agent can swap for a link. Stops at the first part that is not there and after as many links
  * as the kernel follows (landing() says such a path cannot be read).
  */
-function placesOnTheWay(path: string): { at: string; link: boolean }[] {
+export function placesOnTheWay(path: string): { at: string; link: boolean }[] {
   const met: { at: string; link: boolean }[] = [];
   let links = 0;
   let parts = path.split('/');

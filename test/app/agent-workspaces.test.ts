@@ -6,7 +6,7 @@
 // and the folders the embedder names in `agentWorkspaces` (required without a root, [] when its
 // agents write no files), each kept apart from the pages, the package and the trust files.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -110,4 +110,20 @@ test("a folder a later window's bridge named stays kept apart while the gateway'
     // The gateway's last bridge gone: nothing of it is held (the folders are checked again at its next attach).
     handleAppProtocol(new StandInSession() as never, { pages: join(other, 'ui') });
   }
+});
+
+test("a folder named in agentWorkspaces by a path whose way passes a link lying in an agents' workspace is refused: one approved 'ln -sfn' would re-point it", async () => {
+  const { gw, other } = await gatewayAndOther('relinked', true);
+  const root = gw.gateway.broker.workspaceRoot!;
+  symlinkSync(other, join(root, 'other-link')); // a link in the root workspace, an agent's to re-point
+  assert.throws(
+    () => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [join(root, 'other-link')] }),
+    /the way to the agents' workspace .*other-link \(agentWorkspaces\) passes the link .*other-link, which lies in the agents' workspace .*relinked-true-root: one approved 'ln -sfn' there would re-point it; name the folder by its real path/,
+  );
+  // And a link in another named folder, leading to a third.
+  const third = join(scratch, 'relinked-third');
+  mkdirSync(third);
+  symlinkSync(third, join(other, 'third-link'));
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other, join(other, 'third-link')] }), /passes the link .*third-link, which lies in the agents' workspace .*relinked-true-other/);
+  attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other, third] })(); // by their real paths: attached
 });
