@@ -39,6 +39,10 @@ function dangerLabel(tag: DangerTag, unsure: readonly DangerTag[] | undefined): 
   return (unsure?.includes(tag) === true ? UNSURE_DANGER_LABEL[tag] : undefined) ?? DANGER_LABEL[tag] ?? tag;
 }
 
+/** How many command lines options and wrappers run are named, and how many characters of each (the command above holds them whole). */
+const RUNS_SHOWN = 3;
+const RUN_CHARS = 160;
+
 export type ApprovalAnswer = Omit<AnswerApproval, 'requestId'>;
 
 /** How a proposed match reads in the confirm step. */
@@ -99,6 +103,14 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
   if (tagged) {
     warnings.push(el('p', { className: 'danger-line' }, el('strong', {}, 'Danger: '), view.danger.map((tag) => dangerLabel(tag, view.unsure)).join(' · ')));
   }
+  // What the line's options and wrappers run, named (the tags above are theirs too): `curl … | sh`
+  // inside tar's quoted option is otherwise for the person to find. A few, clipped: the command above holds them whole.
+  const runs = view.runs ?? [];
+  for (const { program, line } of runs.slice(0, RUNS_SHOWN)) {
+    const clipped = line.length > RUN_CHARS ? `${line.slice(0, RUN_CHARS)}…` : line;
+    warnings.push(el('p', { className: 'danger-line runs-line' }, el('strong', {}, shown(program), ' may run: '), el('code', { className: 'in-order' }, shownInOrder(clipped))));
+  }
+  if (runs.length > RUNS_SHOWN) warnings.push(el('p', { className: 'danger-line runs-line' }, `and ${runs.length - RUNS_SHOWN} more command lines run by options or wrappers: read the whole command above`));
   if (hidden) {
     warnings.push(hiddenWarning('what runs', texts, '. It can be approved once only.'));
   }

@@ -526,6 +526,7 @@ export class BridgeHost {
       hidden,
       danger: [...request.danger],
       ...(request.unsure !== undefined ? { unsure: [...request.unsure] } : {}),
+      ...(request.runs !== undefined ? { runs: request.runs.map(({ program, line }) => ({ program, line })) } : {}),
       proposals: hidden ? [] : structuredClone(request.proposals),
     };
     return new Promise<ApprovalDecision>((resolve, reject) => {

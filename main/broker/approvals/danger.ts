@@ -54,15 +54,35 @@ export interface DangerOptions {
  * reach the gateway's own files or may not; `cp x ~/.config/chatty/approvals.json` does. The
  * person is told which (a line that MAY write there is not said to write there).
  */
-export function dangerReading(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: DangerOptions = {}): { tags: DangerTag[]; unsure: DangerTag[] } {
+export function dangerReading(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat?: string, options: DangerOptions = {}): DangerReading {
   // A command line that sets HOME has no home the gateway can place (a write's path is read by no shell).
   return kind === 'exec' ? readingLine(commandOrPath, () => readDanger(kind, commandOrPath, workspace, diffStat, options)) : readDanger(kind, commandOrPath, workspace, diffStat, options);
 }
 
-function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): { tags: DangerTag[]; unsure: DangerTag[] } {
+/**
+ * The tags, those of them the gateway is unsure of, and the command lines options and wrappers of
+ * the line's own commands run (`tar --to-command='curl … | sh'`: tar runs `curl … | sh`), read for
+ * their tags: named to the person, who would otherwise find them in the line themselves.
+ */
+export interface DangerReading {
+  tags: DangerTag[];
+  unsure: DangerTag[];
+  runs: CommandRun[];
+}
+
+/** A command line `program` runs from its words (an option's value, a wrapper's words). */
+export interface CommandRun {
+  program: string;
+  line: string;
+}
+
+/** At most this many command lines run by options or wrappers are named to the person (the line holds them all). */
+export const MAX_RUNS_NAMED = 8;
+
+function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): DangerReading {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [] }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -70,7 +90,7 @@ function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: st
     if (config?.namedIn(commandOrPath) === true) tags.add('gateway-config');
   }
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
-  return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [] };
+  return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [], runs: at.written.runs };
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
@@ -163,7 +183,7 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     if (WRAPPERS.has(program)) {
       alsoReadAsPrograms(words, i, tags, at);
       // watch joins its words for `sh -c`: a word of it may be several commands (`watch 'curl … | sh'`).
-      if (program === 'watch') readInner(commandsRun(program, words.slice(i + 1)), at, tags);
+      if (program === 'watch') readInner(program, commandsRun(program, words.slice(i + 1)), at, tags);
       i++;
       while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
         i += /^-[nuILPdaEkcCg]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1; // an option that takes a value (`xargs -P 4`, `ionice -c 3`)
@@ -210,7 +230,7 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   // `tar --to-command=…`, `git -c core.pager=…`, `awk 'BEGIN{system(…)}'`: no prefix rule names the command it runs.
   if (runsCommand(program, args)) tags.add('runs-command');
   // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too).
-  readInner(commandsRun(program, args), at, tags);
+  readInner(program, commandsRun(program, args), at, tags);
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
@@ -230,8 +250,11 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
  * known: `unread-landing`, which no rule approves and nothing is offered for (64 `setsid true;`
  * before `setsid rm -rf ~` hid its tags, and offered "always").
  */
-function readInner(lines: readonly string[], at: Where, tags: Set<DangerTag>): void {
+function readInner(program: string, lines: readonly string[], at: Where, tags: Set<DangerTag>): void {
   for (const inner of lines) {
+    // The line's own commands' (a wrapper's inner ones are in its own line already), each once.
+    const runs = at.written.runs;
+    if (at.depth === 0 && runs.length < MAX_RUNS_NAMED && !runs.some((run) => run.line === inner)) runs.push({ program, line: inner });
     at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
     if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
     else tags.add('unread-landing');
@@ -266,7 +289,7 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number };
+  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number; runs: CommandRun[] };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
 }

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { hasHidden } from '../../display/index.js';
-import { dangerReading } from './danger.js';
+import { dangerReading, type CommandRun } from './danger.js';
 import type { ConfigPlaces } from './gateway-config.js';
 import { fromHome } from './home-path.js';
 import { coversLanding, namesEveryTag, proposals } from './match.js';
@@ -34,6 +34,12 @@ export interface VouchedContext {
    * reach there, and the person is told so, not that it does. Absent when there are none.
    */
   unsure?: DangerTag[];
+  /**
+   * The command lines the line's options and wrappers run, as the gateway read them for their tags
+   * (`tar --to-command='curl … | sh'`: tar, `curl … | sh`): named to the person on lines of their
+   * own (at most `MAX_RUNS_NAMED`). Absent when there are none.
+   */
+  runs?: CommandRun[];
   /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
   proposals: ApprovalMatch[];
 }
@@ -49,7 +55,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
   // The kernel follows the links on a written path (`hooks -> .git/hooks`, `out -> ~`): the
   // request carries the tags of where it lands too. The path shown stays the one asked for.
-  const { tags: danger, unsure } = dangerReading(kind, commandOrPath, real, diffStat, { followLinks: true, config });
+  const { tags: danger, unsure, runs } = dangerReading(kind, commandOrPath, real, diffStat, { followLinks: true, config });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
   // A home spelling (`~/x`, `$HOME/x`) too: it has no `path` (outside any workspace), but it lands somewhere all the same.
@@ -70,6 +76,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     hidden,
     danger,
     ...(unsure.length > 0 ? { unsure } : {}),
+    ...(runs.length > 0 ? { runs } : {}),
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
     // None when where it lands was not read: no rule would approve it (rules.ts), so none is offered to remember.
     proposals: hidden || danger.includes('unread-landing') ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),

@@ -125,6 +125,9 @@ export function approvalDetails(request: ApprovalRequest): string[] {
     const words = (unsure(tag) ? UNSURE_TAG_WORDS[tag] : undefined) ?? TAG_WORDS[tag];
     if (words !== undefined) lines.push(`  !! ${tag}: ${words}`);
   }
+  // What the line's options and wrappers run, named (the tags above are theirs too): the person
+  // would otherwise find `curl … | sh` inside tar's quoted option themselves.
+  for (const { program, line } of request.runs ?? []) lines.push(`  !! ${shownOneLine(program)} may run: ${shownOneLine(clipped(line))}`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
   for (const [what, path] of [['where it lands', request.lands], ['the workspace', request.workspace]] as const) {
@@ -132,6 +135,13 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   }
   if (request.hidden || hasHidden(request.command_or_path) || request.command_or_path.includes('\t')) lines.push('  !! HIDDEN CHARACTERS: shown as <U+XXXX>; what runs holds characters you could not see');
   return lines;
+}
+
+/** At most this many characters of a command line an option runs are named (the whole of it is in the line above). */
+const RUN_CHARS = 200;
+
+function clipped(line: string): string {
+  return line.length <= RUN_CHARS ? line : `${line.slice(0, RUN_CHARS)}… (${count(line.length - RUN_CHARS)} more characters, in the line above)`;
 }
 
 /**
