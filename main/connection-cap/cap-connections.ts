@@ -12,8 +12,13 @@ import type { Server, Socket } from 'node:net';
 export interface Preemption {
   readonly reserve: number;
   readonly whenProven: (socket: Socket, proven: () => void) => void;
-  /** The proven, not spent connection to close for `newcomer`, or none (then it stays past `max`, within the reserve). */
-  readonly victim: (open: ReadonlySet<Socket>, newcomer: Socket) => Socket | undefined;
+  /**
+   * The proven, not spent connection to close for `newcomer`, or none (then it stays past `max`,
+   * within the reserve). `pastCap` holds the connections beyond `max` now, oldest first: each
+   * came in past it, and none has yet taken a place within it (one does, the oldest first, as soon
+   * as a connection within the cap goes).
+   */
+  readonly victim: (open: ReadonlySet<Socket>, newcomer: Socket, pastCap: ReadonlySet<Socket>) => Socket | undefined;
   /** How `victim` is closed (default: destroyed at once). */
   readonly evict?: (socket: Socket) => void;
 }
@@ -44,31 +49,42 @@ export function capConnections(
   const open = new Set<Socket>();
   /** Not known to be proven when added, oldest first; a proven one is skipped (and dropped) when room is made. */
   const unproven = new Set<Socket>();
-  const close = (socket: Socket): void => {
-    open.delete(socket); // now: its 'close' comes later, and the next newcomer must not count it
+  /**
+   * The connections beyond `max` now, oldest first (`open` less these is at most `max`): when one
+   * within the cap goes, the oldest of these takes its place. Before, a connection that came in
+   * past the cap stayed so for its life, even once it held a place within it.
+   */
+  const pastCap = new Set<Socket>();
+  const gone = (socket: Socket): void => {
+    if (!open.delete(socket)) return;
     unproven.delete(socket);
+    if (pastCap.delete(socket)) return;
+    for (const first of pastCap) {
+      pastCap.delete(first);
+      break;
+    }
+  };
+  const close = (socket: Socket): void => {
+    gone(socket); // now: its 'close' comes later, and the next newcomer must not count it
     socket.destroy();
   };
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     unproven.add(socket);
-    socket.once('close', () => {
-      open.delete(socket);
-      unproven.delete(socket);
-    });
+    socket.once('close', () => gone(socket));
+    if (open.size - pastCap.size > max) pastCap.add(socket);
     if (open.size <= max) return;
     // Past the cap with no spent connection to close: the newcomer waits for its proof, up to
     // `reserve` deep (before, each arrival closed the unproven one before it, so with every slot
     // running a request a process opening connections in a loop kept every newcomer out).
     if (preempt !== undefined && open.size <= max + preempt.reserve && spentOne(socket, open, spent, proven) === undefined) {
       preempt.whenProven(socket, () => {
-        if (open.size <= max || !open.has(socket)) return;
+        if (open.size <= max || !pastCap.has(socket)) return;
         const other = oldestUnproven(socket, unproven, proven) ?? spentOne(socket, open, spent);
         if (other !== undefined) return close(other);
-        const victim = preempt.victim(open, socket);
+        const victim = preempt.victim(open, socket, pastCap);
         if (victim === undefined) return;
-        open.delete(victim); // gone from the count now; `evict` may let it say why first
-        unproven.delete(victim);
+        gone(victim); // gone from the count now; `evict` may let it say why first
         (preempt.evict ?? ((s: Socket) => s.destroy()))(victim);
       });
       return;

@@ -33,8 +33,9 @@ export interface ConnectionLimits {
   readonly answerDrainMinBytes: number;
   /**
    * At the cap, a newcomer that sent the token closes first a running request of a connection that
-   * itself came in past the cap (a newcomer before it); a request of an established connection
-   * (one that came in under the cap) at most once in this long (`longestRunning`).
+   * is itself past the cap (a newcomer before it that has not yet taken a place within it); a
+   * request of an established connection (one within the cap) at most once in this long
+   * (`longestRunning`).
    */
   readonly establishedCancelIntervalMs: number;
 }
@@ -52,8 +53,6 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 const authorised = new WeakSet<Socket>();
 /** Newcomers kept past the cap until they send a request with the token (`Preemption`): what to call then. */
 const waitingForToken = new WeakMap<Socket, () => void>();
-/** Connections that came in past the cap (newcomers): their running requests are closed first for a later newcomer. */
-const cameInPastCap = new WeakSet<Socket>();
 /** When each authorised request began, as a count: which has run longest is all that is asked. */
 const requestBegan = new WeakMap<IncomingMessage, number>();
 let requests = 0;
@@ -86,34 +85,33 @@ export function limitedServer(
   Response?: typeof ServerResponse<IncomingMessage>,
 ): Server {
   const { headersTimeoutMs, requestTimeoutMs, maxConnections, establishedCancelIntervalMs } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
+  // How often Node looks for connections past their time (its default, 30 s, would add that much to each).
+  const lookEveryMs = Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 4)));
   const server = createServer(
     {
       requireHostHeader: false,
       ...(Response ? { ServerResponse: Response } : {}),
       headersTimeout: headersTimeoutMs,
       requestTimeout: Math.max(requestTimeoutMs, headersTimeoutMs),
-      // How often Node looks for connections past their time (its default, 30 s, would add that much to each).
-      connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 4))),
+      connectionsCheckingInterval: lookEveryMs,
     },
     listener,
   );
   // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
   // one that runs no request (the shared rule: `capConnections`), else a running request: a
-  // newcomer's first, an established connection's at most once an interval (none: the newcomer
+  // newcomer's first (one still past the cap: a newcomer takes a place within it as soon as one
+  // within it goes), an established connection's at most once an interval (none: the newcomer
   // stays past the cap, within the reserve).
   let establishedCancelledAt = -Infinity;
   capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
     reserve: NEWCOMER_RESERVE,
-    whenProven: (socket, proven) => {
-      cameInPastCap.add(socket);
-      waitingForToken.set(socket, proven);
-    },
-    victim: (open, newcomer) => {
-      const newcomers = longestRunning(open, newcomer, (socket) => cameInPastCap.has(socket));
+    whenProven: (socket, proven) => waitingForToken.set(socket, proven),
+    victim: (open, newcomer, pastCap) => {
+      const newcomers = longestRunning(pastCap, newcomer);
       if (newcomers !== undefined) return newcomers;
       const now = performance.now();
       if (now - establishedCancelledAt < establishedCancelIntervalMs) return undefined;
-      const established = longestRunning(open, newcomer, () => true);
+      const established = longestRunning(open, newcomer);
       if (established !== undefined) establishedCancelledAt = now;
       return established;
     },
@@ -175,7 +173,7 @@ function runsNoRequest(socket: Socket): boolean {
 }
 
 /**
- * The connection among those `eligible` whose request has run longest (its response, the one on
+ * The connection among `among` whose request has run longest (its response, the one on
  * the socket, begun first), for a newcomer that sent the token while every slot runs one: that
  * request is cancelled, the newcomer served. By the request's age, not the connection's: an
  * honest client's kept-alive connection is old, its calls short; and by the response on the
@@ -183,11 +181,11 @@ function runsNoRequest(socket: Socket): boolean {
  * legacy SSE session (`sessionStream`: its own cap of 64 and idle rule) is never chosen; a
  * relayed A2A stream (a runner's long task) has neither, and is a running request like a call.
  */
-function longestRunning(open: ReadonlySet<Socket>, newcomer: Socket, eligible: (socket: Socket) => boolean): Socket | undefined {
+function longestRunning(among: ReadonlySet<Socket>, newcomer: Socket): Socket | undefined {
   let chosen: Socket | undefined;
   let began = Infinity;
-  for (const socket of open) {
-    if (socket === newcomer || !eligible(socket)) continue;
+  for (const socket of among) {
+    if (socket === newcomer) continue;
     const res = responseOn(socket);
     if (res === undefined || isSessionStream(res)) continue;
     const at = requestBegan.get(res.req) ?? 0;

@@ -294,15 +294,45 @@ test('a burst of newcomers with the token cancels at most one established call: 
   try {
     // Each newcomer runs a long call too, as an orchestrator opening more connections than the cap does.
     for (let i = 0; i < 5; i++) burst.push(await runningCall(burstGw));
-    // Each newcomer made room by closing one running call: which ones?
+    // Which running calls went to make room?
     const all = [...established, ...burst];
-    while (all.filter((conn) => conn.isClosed).length < burst.length) await new Promise((resolve) => setTimeout(resolve, 5));
-    // The first newcomer cancelled the oldest established call; each later one the burst's oldest.
+    while (all.filter((conn) => conn.isClosed).length < burst.length - 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first newcomer cancelled the oldest established call and took its place within the cap;
+    // the second found the interval spent and stayed past the cap, cancelling nothing; each later
+    // one cancelled the call of the one before it, still past the cap.
     // Before: every newcomer cancelled an established call (5 of 8 closed).
     assert.deepEqual(established.map((conn) => conn.isClosed), [true, false, false, false, false, false, false, false]);
-    assert.equal(burst.at(-1)!.isClosed, false);
+    assert.deepEqual(burst.map((conn) => conn.isClosed), [false, true, true, true, false]);
   } finally {
     await releaseAll([...established, ...burst].filter((conn) => !conn.isClosed));
     await burstGw.close();
+  }
+});
+
+test('a newcomer that made room by cancelling an established call holds a slot within the cap: the next newcomer does not cancel it inside the interval', { timeout: 180_000 }, async () => {
+  // The default interval (10 s): this test runs well within one.
+  const ownGw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
+  const established = await fillWithRunningCalls(ownGw);
+  const conns = [...established];
+  try {
+    // A newcomer's long call (the token holder's, or after its idle connection was closed, any
+    // client's next one): its token cancels the oldest established call, so the count is back at
+    // the cap and the newcomer holds that slot.
+    const newcomer = await runningCall(ownGw);
+    conns.push(newcomer);
+    await closedNow(established[0]!);
+    const before = cancelled;
+    // The next newcomer, a quick GET with the token.
+    const next = await RawConnection.open(ownGw.socketPath);
+    conns.push(next);
+    await next.write(`GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${ownGw.auth.authorization}\r\n\r\n`);
+    assert.equal((await next.readResponse()).status, 200);
+    // Before: the first newcomer stayed "came in past the cap" for its connection's life, and the GET cancelled its call.
+    assert.equal(cancelled, before, 'the call of a newcomer holding a slot within the cap was cancelled');
+    assert.equal(newcomer.isClosed, false);
+  } finally {
+    for (const answer of waiting.splice(0)) answer({ ok: true, value: { content: 'done' } });
+    for (const conn of conns) conn.close();
+    await ownGw.close();
   }
 });
