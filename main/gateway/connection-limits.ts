@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { capConnections } from '../connection-cap/index.js';
+import { closeHeldBetweenRequests } from './between-requests.js';
 import { responseOn } from './response-on-socket.js';
 import { isSessionStream } from './session-streams.js';
 import { DEFAULT_ANSWER_DRAIN } from './unsent/unsent-bytes.js';
@@ -97,6 +98,8 @@ export function limitedServer(
     },
     listener,
   );
+  // Node's header timeout never starts for a kept-alive connection sending only empty lines.
+  closeHeldBetweenRequests(server, headersTimeoutMs, lookEveryMs);
   // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
   // one that runs no request (the shared rule: `capConnections`), else a running request: a
   // newcomer's first (one still past the cap: a newcomer takes a place within it as soon as one
