@@ -14,7 +14,7 @@ describe('a module holding its cap of waiting calls (MAX_WAITING_CALLS) refuses 
   });
   after(() => fx.close());
 
-  it('the call past the cap is refused busy at once; every earlier call is answered with its own arguments', async () => {
+  it('the call past the cap is refused busy at once; every earlier call is answered with its own arguments', { timeout: 180_000 }, async () => {
     const slow = fx.registry.get('slow')!;
     const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
     // A running call holds the worker, so everything behind it waits: SLOTS posted ahead, the rest queued.
@@ -63,7 +63,7 @@ describe('the waiting-calls cap with a credit meter', () => {
   });
   after(() => fx.close());
 
-  it('a burst asked of the meter at once holds its places there: the calls past the cap are refused busy before the meter, every admitted call is answered', async () => {
+  it('a burst asked of the meter at once holds its places there: the calls past the cap are refused busy before the meter, every admitted call is answered', { timeout: 180_000 }, async () => {
     const slow = fx.registry.get('slow')!;
     const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
     const first = call('slow', '200', 'first');
