@@ -32,7 +32,7 @@ test("a call over the gateway's total of waiting arguments: 503, Retry-After: 1,
   const stop = new AbortController();
   const slow = crowded.invokeTool({ name: 'slow', argumentsJson: '30000', callId: 'slow' }, { signal: stop.signal });
   const stopped = slow.then(() => 'answered', (err: unknown) => (err instanceof Error ? err.message : String(err)));
-  await running(crowded, 'slow');
+  await running(crowded, 'slow', slow);
   const posted = Array.from({ length: SLOTS - 1 }, (_, i) => crowded.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `posted-${i}` }));
   const waiting = crowded.invokeTool({ name: 'echo', argumentsJson: JSON.stringify('w'.repeat(SIZE)), callId: 'waiting' });
 

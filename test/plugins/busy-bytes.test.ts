@@ -20,8 +20,8 @@ describe("a module's waiting calls are capped by the size of their arguments too
 
   it('a call whose arguments would take the waiting ones past the cap is refused busy at once; those that fit all run', async () => {
     const slow = fx.registry.get('slow')!;
-    const first = slow.invokeTool({ name: 'slow', argumentsJson: '300', callId: 'first' });
-    await running(slow, 'first');
+    const first = slow.invokeTool({ name: 'slow', argumentsJson: '2000', callId: 'first' });
+    await running(slow, 'first', first);
     // The calls posted ahead are not waiting: fill those slots with small calls.
     const posted = Array.from({ length: SLOTS - 1 }, (_, i) => slow.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `posted-${i}` }));
     const size = 9 * MIB;

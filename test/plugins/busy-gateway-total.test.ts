@@ -35,7 +35,7 @@ describe("a registry's modules share one cap on their waiting calls' arguments",
   /** `handle` runs a slow call with its channel's other slots posted, and one big call waiting behind (all settled by the returned promise). */
   async function crowd(handle: ModuleHandle, tag: string, signal?: AbortSignal): Promise<{ slow: Promise<unknown>; waiting: ReturnType<ModuleHandle['invokeTool']> }> {
     const slow = handle.invokeTool({ name: 'slow', argumentsJson: '300', callId: `${tag}-slow` });
-    await running(handle, `${tag}-slow`);
+    await running(handle, `${tag}-slow`, slow);
     const posted = Array.from({ length: SLOTS - 1 }, (_, i) => handle.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `${tag}-posted-${i}` }));
     const waiting = handle.invokeTool({ name: 'echo', argumentsJson: big(tag), callId: `${tag}-big` }, { signal });
     return { slow: Promise.all([slow, ...posted]), waiting };
@@ -87,7 +87,7 @@ describe("a registry's modules share one cap on their waiting calls' arguments",
     const stop = new AbortController();
     const slow = old.invokeTool({ name: 'slow', argumentsJson: '30000', callId: 'reload-slow' }, { signal: stop.signal });
     const stopped = assert.rejects(slow, (err: unknown) => err instanceof PluginCallError && err.kind === 'cancelled');
-    await running(old, 'reload-slow');
+    await running(old, 'reload-slow', slow);
     const posted = Array.from({ length: SLOTS - 1 }, (_, i) => old.invokeTool({ name: 'echo', argumentsJson: '"small"', callId: `reload-posted-${i}` }));
     const waiting = old.invokeTool({ name: 'echo', argumentsJson: big('reload'), callId: 'reload-big' });
     await fx.registry.reload('first');

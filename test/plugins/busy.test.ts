@@ -18,8 +18,8 @@ describe('a module holding its cap of waiting calls (MAX_WAITING_CALLS) refuses 
     const slow = fx.registry.get('slow')!;
     const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
     // A running call holds the worker, so everything behind it waits: SLOTS posted ahead, the rest queued.
-    const first = call('slow', '200', 'first');
-    await running(slow, 'first');
+    const first = call('slow', '2000', 'first');
+    await running(slow, 'first', first);
     const behind = Array.from({ length: SLOTS - 1 + MAX_WAITING_CALLS }, (_, i) => call('echo', JSON.stringify(`call ${i}`), `behind-${i}`));
     assert.equal(slow.queued, SLOTS - 1 + MAX_WAITING_CALLS);
 
@@ -66,8 +66,8 @@ describe('the waiting-calls cap with a credit meter', () => {
   it('a burst asked of the meter at once holds its places there: the calls past the cap are refused busy before the meter, every admitted call is answered', { timeout: 180_000 }, async () => {
     const slow = fx.registry.get('slow')!;
     const call = (name: string, args: string, callId: string) => slow.invokeTool({ name, argumentsJson: args, callId });
-    const first = call('slow', '200', 'first');
-    await running(slow, 'first');
+    const first = call('slow', '2000', 'first');
+    await running(slow, 'first', first);
     const before = admitted;
     // As many as fit without a meter (SLOTS - 1 posted ahead, MAX_WAITING_CALLS queued), plus one: the
     // calls at the meter count as waiting (they may not all find a slot), so the last SLOTS are refused.

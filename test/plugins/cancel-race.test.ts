@@ -27,7 +27,7 @@ it('the running call answered just as it is cancelled keeps its answer; the call
   const slow: ModuleHandle = fx.registry.get('slow')!;
   const controller = new AbortController();
   const first = slow.invokeTool({ name: 'slow', argumentsJson: '100', callId: 'race-1' }, { signal: controller.signal });
-  await running(slow, 'race-1');
+  await running(slow, 'race-1', first);
   const behind = slow.invokeTool({ name: 'slow', argumentsJson: '300', callId: 'race-2' });
   await new Promise((resolve) => setImmediate(resolve)); // posted to the worker behind race-1
 

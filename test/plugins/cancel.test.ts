@@ -59,7 +59,7 @@ describe('cancelling a plugin call (ModuleHandle.invokeTool with a signal)', () 
     const slow = get('slow');
     const restarts = slow.stats.restarts;
     const first = call(slow, 'slow', '150', 'slow-1');
-    await running(slow, 'slow-1');
+    await running(slow, 'slow-1', first);
     const controller = new AbortController();
     const skipped = call(slow, 'log', '"should never be logged"', 'log-1', controller.signal);
     const next = call(slow, 'echo', '"next"', 'echo-1');
