@@ -1,4 +1,4 @@
-import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile } from 'node:fs';
+import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile, type BigIntStats } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -375,8 +375,9 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
   let renamed = false;
   try {
     try {
-      done = makingTemporary(temporary, fstatSync(fd, { bigint: true }));
-      if (old !== undefined) await keepOwnerAndMode(fd, old, quoted);
+      const made = fstatSync(fd, { bigint: true });
+      done = makingTemporary(temporary, made);
+      if (old !== undefined) await keepOwnerAndMode(fd, made, old, quoted);
       await promisify(writeFile)(fd, content, 'utf8');
       await promisify(fdatasync)(fd); // whole on disk before it takes the name
     } catch (err) {
@@ -397,16 +398,15 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
 }
 
 /**
- * Gives the new file (`fd`, made by this process) the old file's owner, group and permission
+ * Gives the new file (`fd`, made by this process; `made`, its `fstat`) the old file's owner, group and permission
  * bits, in that order (a change of owner clears set-id bits; the mode is then as it was, not as the
  * umask left it). A new inode is the writer's: a gateway running as root made a file of the
  * person's root's (they could no longer edit it), and a file whose group was kept narrow got the
  * writer's group with the same group bits. Where the owner or group cannot be kept (`EPERM`: another
  * user's file, a group the user is not in) the write is refused: the file never changes hands.
  */
-async function keepOwnerAndMode(fd: number, old: KeptFromOldFile, quoted: string): Promise<void> {
-  const made = fstatSync(fd);
-  if (made.uid !== old.uid || made.gid !== old.gid) {
+async function keepOwnerAndMode(fd: number, made: BigIntStats, old: KeptFromOldFile, quoted: string): Promise<void> {
+  if (Number(made.uid) !== old.uid || Number(made.gid) !== old.gid) {
     await promisify(fchown)(fd, old.uid, old.gid).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPERM') throw err;
       throw new WorkspaceRefusal(
