@@ -9,13 +9,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
+import { APPROVALS_WORKER, exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
 
 /** One shell word, quoted. */
-const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
-const WORKER = [process.execPath, '--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./fixtures/approvals-worker.ts', import.meta.url))].map(shellWord).join(' ');
 
 const temporary: string[] = [];
 after(() => {
@@ -29,7 +26,7 @@ function servePty() {
   const modules = join(dir, 'modules');
   mkdirSync(modules);
   const file = join(dir, 'approvals.json');
-  const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', file, '--agent', `asker=${WORKER}`], dir);
+  const child = spawnCliOnPty(['serve', '--runtime-dir', join(dir, 'run'), '--modules-dir', modules, '--no-bundled-agents', '--approvals-file', file, '--agent', `asker=${APPROVALS_WORKER}`], dir);
   const ended = exited(child as never);
   const { screen, until } = ptyScreen(child, ended);
   return {

@@ -9,12 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
+import { APPROVALS_WORKER, exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
 
-const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
-const WORKER = [process.execPath, '--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./fixtures/approvals-worker.ts', import.meta.url))].map(shellWord).join(' ');
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-serve-home-')));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -22,7 +19,7 @@ after(() => rmSync(home, { recursive: true, force: true }));
 test('serve in the home folder: a write of its own rules file or grants file is tagged gateway-config, and t and a are not offered', { timeout: 180_000 }, async () => {
   mkdirSync(join(home, 'modules'));
   const rules = join(home, '.config', 'chatty', 'approvals.json'); // where serve keeps them by default under this HOME
-  const child = spawnCliOnPty(['serve', '--runtime-dir', join(home, 'run'), '--modules-dir', join(home, 'modules'), '--no-bundled-agents', '--approvals-file', rules, '--agent', `asker=${WORKER}`], home);
+  const child = spawnCliOnPty(['serve', '--runtime-dir', join(home, 'run'), '--modules-dir', join(home, 'modules'), '--no-bundled-agents', '--approvals-file', rules, '--agent', `asker=${APPROVALS_WORKER}`], home);
   const ended = exited(child as never);
   const { screen, until } = ptyScreen(child, ended);
   await until('\n> ');

@@ -8,12 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
-import { exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
+import { APPROVALS_WORKER, exited, ptyScreen, spawnCliOnPty } from '../helpers/cli.js';
 
-const shellWord = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
-const WORKER = [process.execPath, '--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./fixtures/approvals-worker.ts', import.meta.url))].map(shellWord).join(' ');
 
 const home = realpathSync(mkdtempSync(join(tmpdir(), 'chatty-option-runs-')));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -21,7 +18,7 @@ after(() => rmSync(home, { recursive: true, force: true }));
 test("serve's prompt names what tar's --to-command runs, under the danger tags", { timeout: 180_000 }, async () => {
   mkdirSync(join(home, 'modules'));
   mkdirSync(join(home, 'ws'));
-  const child = spawnCliOnPty(['serve', '--runtime-dir', join(home, 'run'), '--modules-dir', join(home, 'modules'), '--no-bundled-agents', '--approvals-file', join(home, 'approvals.json'), '--agent', `asker=${WORKER}`], join(home, 'ws'));
+  const child = spawnCliOnPty(['serve', '--runtime-dir', join(home, 'run'), '--modules-dir', join(home, 'modules'), '--no-bundled-agents', '--approvals-file', join(home, 'approvals.json'), '--agent', `asker=${APPROVALS_WORKER}`], join(home, 'ws'));
   const ended = exited(child as never);
   const { screen, until } = ptyScreen(child, ended);
   await until('\n> ');

@@ -12,6 +12,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../main/cli/bin.ts', import.meta.url));
 /** tsx's loader by URL: `--import tsx` would be looked up from the child's working directory. */
 const TSX = import.meta.resolve('tsx');
+/** The command `serve --agent asker=<this>` runs: test/cli/fixtures/approvals-worker.ts (the worker that asks what it is told to). */
+export const APPROVALS_WORKER = [process.execPath, '--import', TSX, fileURLToPath(new URL('../cli/fixtures/approvals-worker.ts', import.meta.url))].map(shellWord).join(' ');
 
 /**
  * Runs `chatty-gateway …` from the TypeScript sources, as a real child process, in `cwd` (the
