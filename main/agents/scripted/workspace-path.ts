@@ -127,6 +127,9 @@ export async function resolveInWorkspace(workspace: string, path: string, option
 async function mayWrite(path: string, quoted: string, name: string, what: 'file' | 'folder'): Promise<void> {
   await access(path, constants.W_OK).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ETXTBSY') return;
+    // Gone since it was looked at (a process sharing the workspace swapped it, or a folder on its
+    // way, for a link): not judged by this path; the write judges what it opens, through the pin.
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return;
     throw notWritable(quoted, name, what, err);
   });
 }
