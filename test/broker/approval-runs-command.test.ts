@@ -322,6 +322,26 @@ it('git config setting a key git runs is runs-command, its value read; rebase -x
   }
 });
 
+/**
+ * A section renamed is every key of it written anew: `git config color.st '!touch M'` (color.* is
+ * plain) then `git config --rename-section color alias` made `alias.st`, and `git st` ran it; both
+ * lines were untagged, read as setting a plain key and as a reading form, and `git config *` approved them.
+ */
+it('git config renaming a section to one git runs from is runs-command', { timeout: 180_000 }, () => {
+  const ws = workspace();
+  assert.ok(leavesMarker("git config color.st '!touch M' && git config --rename-section color alias && git st", ws), 'git st ran the renamed alias');
+  const rules = new ApprovalRules();
+  rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix: 'git config' } });
+  for (const line of ['git config --rename-section color alias', 'git config rename-section color alias', 'git config --file .gitmodules --rename-section color.x submodule.x', 'git config --rename-section color core']) {
+    assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+    assert.equal(decided(rules, line, ws), undefined, `git config * must not approve ${line}`);
+  }
+  // To a section all of whose keys are plain, and removing one, stay untagged.
+  for (const line of ['git config --rename-section advice color', 'git config --remove-section alias', 'git config remove-section alias']) {
+    assert.deepEqual(dangerTags('exec', line, ws), [], line);
+  }
+});
+
 /** npm's reader takes `-script-shell=x` as `--script-shell=x` (d13bedb tagged it): what it runs is read too. */
 it("npm's single-dash long option's value is read for its own tags", () => {
   const ws = workspace();

@@ -234,11 +234,15 @@ const GIT_PLAIN_KEYS = /^(user\.(name|email)|color\..+|advice\..+|init\.defaultb
  * What `git config …` sets, when it sets a key that is not plain (`git config alias.st '!rm -rf
  * ~'`, then `git st`, which `git st *` approves, runs it): the key and its value. Both the old form
  * (`git config [--add] name value`) and the new (`git config set name value`); reading forms
- * (`--get`, `-l`, `get`, `list`, a name alone) set nothing.
+ * (`--get`, `-l`, `get`, `list`, a name alone) set nothing. Renaming a section writes each of its
+ * keys anew under the new name (`git config color.st '!…'`, a plain key, then `git config
+ * --rename-section color alias` makes `alias.st`): a rename to a section not wholly plain sets a
+ * key of it, its value the one already written (not on the line: empty).
  */
 function gitConfigSet(rest: readonly string[]): { key: string; value: string } | undefined {
   const words: string[] = [];
   let reads = false;
+  let renames = false;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg === '--') {
@@ -247,13 +251,24 @@ function gitConfigSet(rest: readonly string[]): { key: string; value: string } |
     }
     if (!arg.startsWith('-')) words.push(arg);
     else if (/^-(f|-file|-blob|-type|-default|-comment|-value)$/.test(arg)) i++; // its value
-    else if (/^-(l|-list|-get.*|-unset.*|-rename-section|-remove-section|-edit|e|-show-.*)$/.test(arg)) reads = true;
+    else if (isLongOption(arg, '--rename-section')) renames = true;
+    else if (/^-(l|-list|-get.*|-unset.*|-remove-section|-edit|e|-show-.*)$/.test(arg)) reads = true;
   }
+  if (renames) return renamedTo(words[1]);
   if (reads) return undefined;
   const [first, ...others] = words;
   if (first === 'set') return setting(others[0], others[1]);
-  if (first !== undefined && ['get', 'list', 'unset', 'edit', 'rename-section', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
+  if (first === 'rename-section') return renamedTo(others[1]);
+  if (first !== undefined && ['get', 'list', 'unset', 'edit', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
   return setting(first, others[0]);
+}
+
+/** Sections whose every key is plain (`GIT_PLAIN_KEYS`): a section renamed to one of them runs nothing. */
+const GIT_PLAIN_SECTIONS = /^(color|advice)(\.|$)/i;
+
+/** A section renamed to `section` (undefined: no new name, git refuses it): a key of it set, unless the section is wholly plain. */
+function renamedTo(section: string | undefined): { key: string; value: string } | undefined {
+  return section !== undefined && !GIT_PLAIN_SECTIONS.test(section) ? { key: `${section}.*`, value: '' } : undefined;
 }
 
 function setting(key: string | undefined, value: string | undefined): { key: string; value: string } | undefined {
