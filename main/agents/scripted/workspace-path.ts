@@ -352,8 +352,8 @@ function temporaryName(base: string): string {
 /**
  * Replaces the file `base` in the folder `inFolder` names (its descriptor's path on Linux) with
  * `content`, whole or not at all: the old file judged (`judgeOldFile`), the content written to a
- * file of its own beside it (created `O_EXCL | O_NOFOLLOW`, given the old file's mode), synced, and
- * renamed over `base` within that same folder. Truncated and written in place, a write that failed
+ * file of its own beside it (created `O_EXCL | O_NOFOLLOW`, owner-only until it is given the old
+ * file's owner, group and mode), synced, and renamed over `base` within that same folder. Truncated and written in place, a write that failed
  * part way (the disk full, the file size limit: EFBIG) left the old content lost and part of the new.
  * Whatever fails, the file beside it is removed, and so it is when the process exits before the
  * rename (`makingTemporary`). A file put at `base` meanwhile is replaced, never
@@ -368,7 +368,10 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
   let fd: number;
   let done = (): void => {};
   try {
-    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old?.mode ?? 0o644);
+    // Owner-only until it has the old file's owner, group and bits (keepOwnerAndMode): made with the
+    // old bits, it was open to the writer's group (or a setgid folder's) until its group was set, and a
+    // member that opened it then read the content approved for the old file's group.
+    fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, old === undefined ? 0o644 : 0o600);
   } catch (err) {
     const failed = err as NodeJS.ErrnoException;
     // ENOENT: its folder was removed after it was opened; EACCES: a folder this user may not write.
@@ -401,9 +404,9 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
 }
 
 /**
- * Gives the new file (`fd`, made by this process; `made`, its `fstat`) the old file's owner, group and permission
- * bits, in that order (a change of owner clears set-id bits; the mode is then as it was, not as the
- * umask left it). A new inode is the writer's: a gateway running as root made a file of the
+ * Gives the new file (`fd`, made by this process, owner-only; `made`, its `fstat`) the old file's owner, group and permission
+ * bits, in that order (a change of owner clears set-id bits; the bits last, so the file opens to the
+ * old file's group only once it is that group's), before any content is written. A new inode is the writer's: a gateway running as root made a file of the
  * person's root's (they could no longer edit it), and a file whose group was kept narrow got the
  * writer's group with the same group bits. Where the owner or group cannot be kept (`EPERM`: another
  * user's file, a group the user is not in) the write is refused: the file never changes hands.
