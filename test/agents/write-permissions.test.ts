@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -74,7 +74,10 @@ test('a file the writer may not write is refused before the person is asked, and
     writeFileSync(join(ws, 'theirs.txt'), "root's\n"); // root's, 0644: nobody may read it, not write it
     writeFileSync(join(ws, 'shared.txt'), "root's, anyone may write\n"); // nobody may write it, not make it theirs
     chmodSync(join(ws, 'shared.txt'), 0o666);
-    paths.push('theirs.txt', 'shared.txt');
+    writeFileSync(join(ws, 'grouped.txt'), "nobody's, group root\n"); // nobody may write it, not give a new file group root
+    chownSync(join(ws, 'grouped.txt'), NOBODY, 0);
+    chmodSync(join(ws, 'grouped.txt'), 0o664);
+    paths.push('theirs.txt', 'shared.txt', 'grouped.txt');
   }
   try {
     const out = planAndWrite(ws, paths);
@@ -86,7 +89,12 @@ test('a file the writer may not write is refused before the person is asked, and
       assert.match(out, /^theirs\.txt plan: WorkspaceRefusal: "theirs\.txt" is a file this user may not write \(EACCES\)/m);
       assert.match(out, /^theirs\.txt write: WorkspaceRefusal: "theirs\.txt" is a file this user may not write/m);
       assert.match(out, /^theirs\.txt replace: WorkspaceRefusal: "theirs\.txt" is a file this user may not write/m);
-      assert.match(out, /^shared\.txt write: WorkspaceRefusal: "shared\.txt" could not be written: it is replaced by a new file, which this user cannot give its owner and group \(user 0, group 0\): the file is as it was/m);
+      // Before (F2 of the review of e8b5ce8): 'shared.txt plan: asks (+1 -1)', refused only once approved.
+      for (const step of ['plan', 'write', 'replace']) {
+        assert.match(out, new RegExp(`^shared\\.txt ${step}: WorkspaceRefusal: "shared\\.txt" could not be written: it is replaced by a new file, which this user cannot give its owner and group \\(user 0, group 0\\): the file is as it was`, 'm'));
+        assert.match(out, new RegExp(`^grouped\\.txt ${step}: WorkspaceRefusal: "grouped\\.txt" could not be written: it is replaced by a new file, which this user cannot give its owner and group \\(user ${NOBODY}, group 0\\)`, 'm'));
+      }
+      assert.equal(readFileSync(join(ws, 'grouped.txt'), 'utf8'), "nobody's, group root\n");
       assert.equal(readFileSync(join(ws, 'theirs.txt'), 'utf8'), "root's\n");
       assert.equal(readFileSync(join(ws, 'shared.txt'), 'utf8'), "root's, anyone may write\n");
     }
@@ -120,6 +128,34 @@ test('a file in a folder the writer may not write is refused before the person i
     assert.deepEqual(readdirSync(locked), ['notes.txt']);
   } finally {
     chmodSync(locked, 0o755);
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("a file in a setgid folder keeps the folder's group without the writer being in it: asked, and written", { timeout: 180_000 }, () => {
+  // The new file takes a setgid folder's group, so a file of that group needs no change of group,
+  // even from a writer not in it: the early check says so as the write does.
+  const home = tempDir('chatty-write-permissions-');
+  const ws = workspace(home);
+  const team = join(ws, 'team');
+  mkdirSync(team);
+  writeFileSync(join(team, 'notes.txt'), 'notes\n');
+  mine(join(team, 'notes.txt'));
+  mine(team);
+  const group = ROOT ? 0 : (process.getgroups?.().find((gid) => gid !== process.getegid?.()) ?? process.getegid!());
+  chownSync(team, ROOT ? NOBODY : process.getuid!(), group);
+  chownSync(join(team, 'notes.txt'), ROOT ? NOBODY : process.getuid!(), group);
+  chmodSync(team, 0o2775);
+  chmodSync(join(team, 'notes.txt'), 0o664);
+  try {
+    const out = planAndWrite(ws, ['team/notes.txt']);
+    assert.match(out, /^team\/notes\.txt plan: asks \(\+1 -1\)/m);
+    assert.match(out, /^team\/notes\.txt write: written/m);
+    assert.match(out, /^team\/notes\.txt replace: written/m);
+    const { gid, mode } = statSync(join(team, 'notes.txt'));
+    assert.deepEqual({ gid, mode: mode & 0o7777 }, { gid: group, mode: 0o664 });
+    assert.deepEqual(readdirSync(team), ['notes.txt']);
+  } finally {
     rmSync(home, { recursive: true, force: true });
   }
 });

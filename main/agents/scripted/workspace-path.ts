@@ -46,7 +46,8 @@ function pathShapeRefusal(path: string): string | undefined {
  *   it) nor a directory, with no other name (a hard link: the write would change it there too);
  * - the user must be allowed to write the file, when it exists, and the deepest folder of the path
  *   that exists (`mayWrite`): the file is replaced by a new one made in its folder, so a folder the
- *   user may not write is refused here, before the person is asked, saying so.
+ *   user may not write is refused here, before the person is asked, saying so; so is a file whose
+ *   owner and group the new file could not be given (`mayKeepOwner`).
  *
  * Returns the absolute path to write. Call it again right before writing (the tree may have
  * changed while the human decided), with `createParents` then, and open the file `O_NOFOLLOW`.
@@ -115,7 +116,31 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   if (stat && stat.nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${stat.nlink} names (hard links): writing it would change the file under its other names too`);
   if (stat) await mayWrite(file, quoted, relative(root, file), 'file');
   if (deepest === undefined) await mayWrite(dir, quoted, relative(root, dir), 'folder');
+  if (stat) await mayKeepOwner(stat, dir, quoted);
   return file;
+}
+
+/**
+ * Refuses, before anyone is asked, a file whose owner and group the new file a write makes in its
+ * place could not be given (`keepOwnerAndMode` refuses it then: `EPERM`): another user's file, or one
+ * of a group this user is not in, unless the new file takes that group anyway (a set-group-id folder's).
+ * Root may give any. A folder gone since it was looked at is left to the write's own checks.
+ */
+async function mayKeepOwner(old: { uid: number; gid: number }, dir: string, quoted: string): Promise<void> {
+  const euid = process.geteuid?.();
+  if (euid === undefined || euid === 0) return;
+  const folder = await lstat(dir).catch(() => undefined);
+  if (folder === undefined) return;
+  const newGroup = folder.mode & 0o2000 ? folder.gid : process.getegid!(); // set-group-id: its files take its group
+  const inGroup = old.gid === newGroup || old.gid === process.getegid!() || process.getgroups!().includes(old.gid);
+  if (old.uid !== euid || !inGroup) throw ownerNotKept(quoted, old);
+}
+
+/** The refusal for a file whose owner and group a new file cannot be given by this user (before or after the person is asked). */
+function ownerNotKept(quoted: string, old: { uid: number; gid: number }): WorkspaceRefusal {
+  return new WorkspaceRefusal(
+    `${quoted} could not be written: it is replaced by a new file, which this user cannot give its owner and group (user ${old.uid}, group ${old.gid}): the file is as it was`,
+  );
 }
 
 /**
@@ -415,9 +440,7 @@ async function keepOwnerAndMode(fd: number, made: BigIntStats, old: KeptFromOldF
   if (Number(made.uid) !== old.uid || Number(made.gid) !== old.gid) {
     await promisify(fchown)(fd, old.uid, old.gid).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPERM') throw err;
-      throw new WorkspaceRefusal(
-        `${quoted} could not be written: it is replaced by a new file, which this user cannot give its owner and group (user ${old.uid}, group ${old.gid}): the file is as it was`,
-      );
+      throw ownerNotKept(quoted, old);
     });
   }
   await promisify(fchmod)(fd, old.mode);
