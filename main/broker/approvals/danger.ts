@@ -12,13 +12,14 @@ import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReadin
 import { commandsRun, isLongOption, runsCommand, runsItsArgument } from './runs-command.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
+import { optionValuesOf, wrapperWords } from './wrapper-options.js';
 
 /** Programs that run what they read: a pipe into one runs whatever came down the pipe. */
 const RUNNERS = new Set([...SHELLS, 'python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua', 'deno', 'bun', 'osascript', 'pwsh', 'powershell']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-request', 'ftp', 'tftp', 'nc', 'ncat', 'scp', 'rsync']);
 const PRIVILEGE = new Set(['sudo', 'su', 'doas', 'pkexec', 'run0', 'sudoedit']);
 /** Programs that run the command in their arguments: looked through to the command they run. */
-const WRAPPERS = new Set(['env', 'nice', 'nohup', 'time', 'command', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'chronic', 'builtin', 'caffeinate', 'watch', 'unbuffer', 'flock', 'busybox']);
+const WRAPPERS = new Set(['env', 'nice', 'nohup', 'time', 'command', 'exec', 'xargs', 'timeout', 'stdbuf', 'ionice', 'chronic', 'builtin', 'caffeinate', 'watch', 'unbuffer', 'flock', 'busybox', 'toybox']);
 /** The shell's own words before a command (`for …; do rm -rf ~; done`, `{ curl … | sh; }`): the program is the word after. */
 const RESERVED = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'while', 'until', 'do', 'done', 'esac', 'coproc']);
 /**
@@ -184,10 +185,12 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
       alsoReadAsPrograms(words, i, tags, at);
       // watch joins its words for `sh -c`: a word of it may be several commands (`watch 'curl … | sh'`).
       if (program === 'watch') readInner(program, commandsRun(program, words.slice(i + 1)), at, tags);
-      i++;
-      while (i < words.length && (words[i]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || (program === 'timeout' && /^\d/.test(words[i]!)))) {
-        i += /^-[nuILPdaEkcCg]$|^-(-signal|s)$/.test(words[i]!) ? 2 : 1; // an option that takes a value (`xargs -P 4`, `ionice -c 3`)
-      }
+      // Its options as its getopt reads them (`stdbuf -o L`, `nice --adjustment 5`, `timeout 5`, `flock lock`): the command after.
+      const read = wrapperWords(program, words, i);
+      // flock's `-c` is a command line it runs; GNU time's `-o` the file it writes.
+      if (program === 'flock') readInner(program, optionValuesOf(read, 'c', '--command'), at, tags);
+      if (program === 'time') for (const target of optionValuesOf(read, 'o', '--output')) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
+      i = read.command;
       continue;
     }
     return { program, args: words.slice(i + 1) };

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { readCommands, type SimpleCommand } from './shell-commands.js';
+import { wrapperWords } from './wrapper-options.js';
 
 /**
  * The command lines a simple command runs from its own arguments: `sh -c '…'`, `eval …`, `su -c
@@ -56,15 +57,14 @@ export function withinBraces(word: string): string | undefined {
   return open < 0 || close < open ? undefined : word.slice(open + 1, close);
 }
 
-/** `env [options] -S STRING …`: where the string is (`-S x`, `-Sx`, `-iSx`, `--split-string=x`), for the `env` at `at`. */
-export function envSplitString(words: readonly string[], at: number): { index: number; value: string | undefined; glued: boolean } | undefined {
-  const split = /^(-S|--split-string)(=|$)|^-[a-zA-Z]*S./;
-  let option = at + 1;
-  while (option < words.length && (words[option]!.startsWith('-') || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[option]!)) && !split.test(words[option]!)) option++;
-  if (option >= words.length || !split.test(words[option]!)) return undefined;
-  const word = words[option]!;
-  const glued = /^--split-string=(.*)$/s.exec(word)?.[1] ?? /^-[a-zA-Z]*S(.+)$/s.exec(word)?.[1];
-  return glued !== undefined ? { index: option, value: glued, glued: true } : { index: option + 1, value: words[option + 1], glued: false };
+/**
+ * `env [options] -S STRING …`: where the string is (`-S x`, `-Sx`, `-iSx`, `-vS x`, `--split-string=x`,
+ * `--sp x`, after `-u NAME`), for the `env` at `at`: env's options read as its getopt reads them
+ * (`wrapperWords`). `index` is the word holding the string (the option's own when glued).
+ */
+export function envSplitString(words: readonly string[], at: number): { index: number; value: string; glued: boolean } | undefined {
+  const split = wrapperWords('env', words, at).values.find(({ name }) => name === 'S' || name === '--split-string');
+  return split === undefined ? undefined : { index: split.index, value: split.value, glued: split.glued };
 }
 
 /**
@@ -99,7 +99,7 @@ export function commandLineRun(words: readonly string[], at: number): string | u
   if (program === 'env') {
     const split = envSplitString(words, at);
     if (split === undefined) return undefined;
-    return [split.value ?? '', ...words.slice(split.index + 1)].join(' ');
+    return [split.value, ...words.slice(split.index + 1)].join(' ');
   }
   return undefined;
 }

@@ -19,7 +19,7 @@ export const RUNS_ITS_ARGUMENTS: ReadonlySet<string> = new Set([
   'sudo', 'su', 'doas', 'pkexec', 'run0', 'sudoedit', 'runuser', 'sg',
   // the shell's own, and wrappers
   'env', 'xargs', 'nice', 'nohup', 'time', 'timeout', 'command', 'exec', 'eval', 'builtin', 'watch', 'stdbuf', 'ionice', 'flock', 'parallel',
-  'busybox', 'chronic', 'caffeinate', 'unbuffer', 'setsid', 'taskset', 'chrt', 'numactl', 'setarch', 'fakeroot', 'chroot', 'unshare', 'nsenter',
+  'busybox', 'toybox', 'chronic', 'caffeinate', 'unbuffer', 'setsid', 'taskset', 'chrt', 'numactl', 'setarch', 'fakeroot', 'chroot', 'unshare', 'nsenter',
   'firejail', 'systemd-run', 'xvfb-run', 'dbus-run-session', 'ssh-agent', 'entr', 'script', 'tmux', 'screen',
   // limits, personalities, sandboxes and environments set for the command they run
   'setpriv', 'prlimit', 'choom', 'uclampset', 'linux32', 'linux64', 'i386', 'x86_64', 'uname26', 'runcon', 'cgexec', 'cpulimit', 'trickle',
