@@ -48,7 +48,48 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
     if (!folders.includes(real)) folders.push(real);
   }
   for (const folder of declared ?? []) refuseRelinkable(folder, folders);
+  refuseNested(folders);
+  for (const folder of declared ?? []) refuseLeftWithDotDot(folder, folders);
   return folders;
+}
+
+/** `inner` lies in `outer` and is not it. */
+function strictlyInside(inner: string, outer: string): boolean {
+  return inner !== outer && isInside(inner, outer);
+}
+
+/**
+ * Throws when one of the agents' workspaces (real paths) lies in another: the outer one's agents
+ * may write every folder on the way to the inner one, so one approved `mv sub sub.old && ln -s …
+ * sub` re-points the path the inner one's runner is given (resolved again at each task) wherever
+ * they like, the pages folder too. A link on the way is refused by refuseRelinkable; a plain
+ * folder is the same hole one command later.
+ */
+function refuseNested(workspaces: readonly string[]): void {
+  for (const inner of workspaces) {
+    const outer = workspaces.find((other) => strictlyInside(inner, other));
+    if (outer === undefined) continue;
+    throw new Error(
+      `attachDesktopBridge: the agents' workspace ${inner} lies in the agents' workspace ${outer}: its agents may write every folder on the way to it, and one approved 'mv' and 'ln -s' there would re-point it (a runner follows the path again at each task); give each of the agents' workspaces a folder apart from the others`,
+    );
+  }
+}
+
+/**
+ * Throws when the way to `folder` as written passes a folder lying in one of `workspaces` and
+ * leaves it again with `..` (`<workspace>/sub/../../elsewhere`): the folder is resolved once, here,
+ * while a runner given the same path meets `sub` afresh at each task, and one approved `mv` and
+ * `ln -s` there would re-point it (as a trust file's way is judged, trust-files-guard.ts).
+ */
+function refuseLeftWithDotDot(folder: string, workspaces: readonly string[]): void {
+  const asWritten = isAbsolute(folder) ? folder : `${process.cwd()}/${folder}`;
+  for (const place of placesOnTheWay(asWritten)) {
+    const within = workspaces.find((workspace) => strictlyInside(place.at, workspace));
+    if (within === undefined) continue;
+    throw new Error(
+      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces) passes the folder ${place.at}, which lies in the agents' workspace ${within}, and leaves it with '..': one approved 'mv' and 'ln -s' there would re-point it; name the folder by its real path (${realpathSync(resolve(folder))}), and give your runner that path too`,
+    );
+  }
 }
 
 /**

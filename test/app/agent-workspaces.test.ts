@@ -6,12 +6,13 @@
 // and the folders the embedder names in `agentWorkspaces` (required without a root, [] when its
 // agents write no files), each kept apart from the pages, the package and the trust files.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { attachDesktopBridge, handleAppProtocol, preloadCopy } from '../../main/app/index.js';
 import { bundledAgents, detectWorkspace } from '../../main/index.js';
+import { SharedDirectory } from '../../main/agents/bundled.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { windowAtPage } from './bridge-fixture.js';
 import { StandInSession } from './electron-stand-in/electron.js';
@@ -126,4 +127,32 @@ test("a folder named in agentWorkspaces by a path whose way passes a link lying 
   symlinkSync(third, join(other, 'third-link'));
   assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other, join(other, 'third-link')] }), /passes the link .*third-link, which lies in the agents' workspace .*relinked-true-other/);
   attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other, third] })(); // by their real paths: attached
+});
+
+test("agents' workspaces one inside another are refused, and so is a named path leaving a workspace's folder with '..': one approved 'mv' and 'ln -s' re-points them without any link there at the attach", async () => {
+  const { gw, other } = await gatewayAndOther('nested', true);
+  const root = gw.gateway.broker.workspaceRoot!;
+  const pages = join(other, 'ui');
+  const nested = join(root, 'sub', 'ws'); // plain folders: no link on the way at the attach
+  mkdirSync(nested, { recursive: true });
+  assert.throws(
+    () => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [nested] }),
+    /the agents' workspace .*nested-true-root\/sub\/ws lies in the agents' workspace .*nested-true-root: its agents may write every folder on the way to it, and one approved 'mv' and 'ln -s' there would re-point it/,
+  );
+  // What the refusal stops: the root's agent swaps the way for links, and a runner given the path works in the pages folder.
+  const runner = new SharedDirectory(nested);
+  renameSync(join(root, 'sub'), join(root, 'sub.old'));
+  mkdirSync(join(root, 'x'));
+  symlinkSync(pages, join(root, 'x', 'ws'));
+  symlinkSync(join(root, 'x'), join(root, 'sub'));
+  assert.equal((await runner.create({} as never, { roster: [] })).dir, pages, 'the path named now leads to the pages folder');
+  // The root workspace lying in a named folder: that folder's agents may swap the root's way.
+  assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [dirname(root)] }), /the agents' workspace .*nested-true-root lies in the agents' workspace /);
+  // A named path that passes a folder of the root workspace and leaves it with '..'.
+  mkdirSync(join(root, 'a', 'b'), { recursive: true });
+  assert.throws(
+    () => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [`${root}/a/b/../../../nested-true-other`] }),
+    /passes the folder .*nested-true-root\/a(\/b)?, which lies in the agents' workspace .*nested-true-root, and leaves it with '\.\.'/,
+  );
+  attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other] })(); // apart: attached
 });
