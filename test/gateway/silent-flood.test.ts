@@ -336,3 +336,50 @@ test('a newcomer that made room by cancelling an established call holds a slot w
     await ownGw.close();
   }
 });
+
+test('a place made for a newcomer is its own, not an older connection\'s past the cap: a session parked there does not leave the newcomer\'s call to the next GET', { timeout: 180_000 }, async () => {
+  // The default interval (10 s): this test runs well within one.
+  const ownGw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
+  const established = await fillWithRunningCalls(ownGw);
+  const conns = [...established];
+  let stream: SseStream | undefined;
+  let sdk: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    // A newcomer spends the interval: its token cancels the oldest established call, it takes that place.
+    conns.push(await runningCall(ownGw));
+    await closedNow(established[0]!);
+    // A legacy SSE session past the cap (never the one closed for a newcomer): the interval spent,
+    // it cancels nothing and stays past the cap.
+    stream = await SseStream.open(ownGw.socketPath, '/mcp/held/sse', ownGw.auth);
+    await stream.next();
+    // An established call ends: its connection is idle, the first to go for the next newcomer.
+    waiting[1]!({ ok: true, value: { content: 'done' } });
+    assert.equal((await established[1]!.readResponse()).status, 200);
+    // The official SDK client connects (the idle connection is closed to make room for it) and calls a long tool.
+    sdk = await connectClient(ownGw, 'held', 'streamable');
+    await closedNow(established[1]!);
+    const running = waiting.length;
+    const before = cancelled;
+    const call = sdk.client.callTool({ name: 'wait', arguments: {} }).then(
+      () => 'answered',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    while (waiting.length === running) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The next newcomer, a quick GET with the token.
+    const next = await RawConnection.open(ownGw.socketPath);
+    conns.push(next);
+    await next.write(`GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${ownGw.auth.authorization}\r\n\r\n`);
+    assert.equal((await next.readResponse()).status, 200);
+    // Before: the idle connection's place went to the older session past the cap, the SDK client's
+    // connection stayed past it, and the GET cancelled its call.
+    assert.equal(cancelled, before, 'the call of a newcomer holding the place made for it was cancelled');
+    waiting.at(-1)!({ ok: true, value: { content: 'done' } });
+    assert.equal(await call, 'answered');
+  } finally {
+    for (const answer of waiting.splice(0)) answer({ ok: true, value: { content: 'done' } });
+    stream?.disconnect();
+    await sdk?.close();
+    for (const conn of conns) conn.close();
+    await ownGw.close();
+  }
+});
