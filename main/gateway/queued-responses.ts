@@ -2,6 +2,18 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
+ * Requests one connection may have unanswered at once: the one on the socket and those pipelined
+ * behind it (HTTP/1.1). Node reads and runs every pipelined request at once, whatever is still
+ * running ahead of it, and reads on until what they have written passes 16 KiB, which calls still
+ * running never do: before, one connection ran any number of calls (20,000 took 326 MB of the
+ * main process), and a client without the token that wrote 64 KiB of `GET /` and read nothing
+ * held 3,600 requests and their Koa contexts (21 MB, the unsent-bytes ledger counting the 1 MB of
+ * their answers) until the write deadline. No client we know pipelines (the SDK's fetch, Node's
+ * agent, curl): 16 leaves room for one that does.
+ */
+export const MAX_REQUESTS_ON_A_CONNECTION = 16;
+
+/**
  * Responses queued behind the one on their connection (HTTP pipelining), by connection. Node tells
  * only the response on the socket that its connection closed (its 'close'); one queued behind it
  * never learns, so before, its call ran on (outside any connection slot), its body stayed held
@@ -13,8 +25,10 @@ const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
  * Called for a response queued behind another on `socket`: when the connection closes before it
  * reached the socket, it is told as Node tells the one on the socket (destroyed, then 'close'),
  * so its route cancels what it runs and writes nothing more. One 'close' listener a connection.
+ * False, and nothing noted, when the connection already has `MAX_REQUESTS_ON_A_CONNECTION`
+ * unanswered: the caller closes it (and so tells the ones before).
  */
-export function toldWhenConnectionCloses(res: ServerResponse, socket: Socket): void {
+export function queuedBehind(res: ServerResponse, socket: Socket): boolean {
   let queued = queuedOn.get(socket);
   if (queued === undefined) {
     const responses = new Set<ServerResponse>();
@@ -27,7 +41,10 @@ export function toldWhenConnectionCloses(res: ServerResponse, socket: Socket): v
     queued = responses;
   }
   for (const each of queued) if (each.destroyed) queued.delete(each); // finished: Node marks it so at its 'close'
+  // The one on the socket, those queued, and this one.
+  if (queued.size + 2 > MAX_REQUESTS_ON_A_CONNECTION) return false;
   queued.add(res);
+  return true;
 }
 
 /** What Node does for the response on a socket that closes (`onServerResponseClose`). */

@@ -13,6 +13,8 @@ import { after, before, test } from 'node:test';
 import { RawConnection } from '../helpers/http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import type { CallableModule, ModuleToolOutcome } from '../../main/gateway/index.js';
+import type { EdgeRow } from '../../main/gateway/edge/edge-log.js';
+import { MAX_REQUESTS_ON_A_CONNECTION } from '../../main/gateway/queued-responses.js';
 
 /** Calls to `held.wait` running now, each answered when the test says. */
 const waiting: ((outcome: ModuleToolOutcome) => void)[] = [];
@@ -107,5 +109,52 @@ test('calls pipelined behind the first on a connection closed for a newcomer at 
   } finally {
     other.close();
     answerAll();
+  }
+});
+
+test('a connection that pipelines more requests than it may have unanswered is closed: its calls are bounded, and cancelled', { timeout: 180_000 }, async () => {
+  const conn = await RawConnection.open(gw.socketPath);
+  conn.socket.on('error', () => {});
+  const running = waiting.length;
+  const before = cancelled;
+  const sent = 200;
+  const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait', arguments: {} } });
+  const one = `POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`;
+  try {
+    await conn.write(one.repeat(sent));
+    await until(() => conn.isClosed || waiting.length - running === sent);
+    // Before: every one of them running on one connection, the connection open (20,000 took 326 MB).
+    assert.ok(conn.isClosed, `${waiting.length - running} calls running on one connection`);
+    const ran = waiting.length - running;
+    assert.ok(ran <= MAX_REQUESTS_ON_A_CONNECTION, `${ran} calls ran`);
+    await until(() => cancelled - before === ran);
+  } finally {
+    conn.close();
+    answerAll();
+  }
+});
+
+test('a client without the token that pipelines thousands of tiny requests and reads nothing is closed, and nothing of them is held', { timeout: 180_000 }, async () => {
+  // A write deadline far away: only the bound on a connection's requests can close it here.
+  const own = await startGateway({ list: () => [] }, { connectionLimits: { answerDrainWindowMs: 600_000 } });
+  const rows: EdgeRow[] = [];
+  const off = own.gateway.onEdge((row) => rows.push(row));
+  const conn = await RawConnection.open(own.socketPath);
+  conn.socket.on('error', () => {});
+  conn.socket.pause(); // reads nothing
+  try {
+    const sent = 3_000;
+    await conn.write('GET / HTTP/1.1\r\n\r\n'.repeat(sent));
+    const refused = (): number => rows.filter((row) => row.status === 401).length;
+    await until(() => conn.isClosed || refused() === sent);
+    // Before: 3,000 requests, answers and Koa contexts held queued behind the first (~18 MB; the
+    // ledger counting ~0.9 MB of answers) until the write deadline.
+    assert.ok(conn.isClosed, `${refused()} requests refused and queued on one connection, still open`);
+    assert.ok(refused() <= MAX_REQUESTS_ON_A_CONNECTION, `${refused()} requests run`);
+    await until(() => own.gateway.unsentBytes === 0);
+  } finally {
+    off();
+    conn.close();
+    await own.close();
   }
 });

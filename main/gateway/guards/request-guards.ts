@@ -1,5 +1,5 @@
 import { connectionAuthorised } from '../connection-limits.js';
-import { toldWhenConnectionCloses } from '../queued-responses.js';
+import { MAX_REQUESTS_ON_A_CONNECTION, queuedBehind } from '../queued-responses.js';
 import { responseOn } from '../response-on-socket.js';
 import { isSessionStream } from '../session-streams.js';
 import { refuseWith, type GatewayMiddleware } from '../context.js';
@@ -28,7 +28,14 @@ export function requestGuards(token: () => string, maxBytes: number, bodies: Rea
         ctx.req.socket.destroy();
         return Promise.resolve();
       }
-      toldWhenConnectionCloses(ctx.res, ctx.req.socket);
+      if (!queuedBehind(ctx.res, ctx.req.socket)) {
+        // Past the requests one connection may have unanswered: it is closed, and those before
+        // it are told (their calls cancelled), as for any connection that closes.
+        ctx.state.refusal = `more than ${MAX_REQUESTS_ON_A_CONNECTION} requests pipelined unanswered on one connection; the connection was closed`;
+        ctx.status = 429;
+        ctx.req.socket.destroy();
+        return Promise.resolve();
+      }
     }
     const headers = ctx.req.headers;
     const refusal = loopbackRefusal(headers, ctx.req.rawHeaders, ctx.req.url) ?? bearerRefusal(headers.authorization, token());
