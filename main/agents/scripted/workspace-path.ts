@@ -1,11 +1,11 @@
 import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile, type BigIntStats } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
-import { makingTemporary } from './write-temporaries.js';
+import { temporaryName } from './temporary-name.js';
+import { makingTemporary, removeAbandonedTemporaries } from './write-temporaries.js';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
 export class WorkspaceRefusal extends Error {
@@ -302,6 +302,8 @@ export async function replaceFileContent(workspace: string, file: string, path: 
     const inFolder = (name: string): string => (folder ? `${PROC_FD}/${folder.fd}/${name}` : join(dirname(file), name));
     await writeReplacing(inFolder, basename(file), quoted, relative(root, file), content);
   } finally {
+    // What writers killed mid-write left in this folder goes now, whatever came of this write.
+    if (folder) await removeAbandonedTemporaries(`${PROC_FD}/${folder.fd}`);
     await folder?.close();
   }
 }
@@ -366,12 +368,6 @@ interface KeptFromOldFile {
   mode: number;
   uid: number;
   gid: number;
-}
-
-/** The name of the file a write is made in before it is renamed over `base`: hidden, beside it, its own (`O_EXCL`). */
-function temporaryName(base: string): string {
-  const tag = `chatty-write-${randomBytes(6).toString('hex')}`;
-  return Buffer.byteLength(base) <= 100 ? `.${base}.${tag}` : `.${tag}`;
 }
 
 /**

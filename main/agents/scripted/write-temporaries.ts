@@ -1,4 +1,6 @@
 import { lstatSync, unlinkSync, type BigIntStats } from 'node:fs';
+import { lstat, opendir, unlink } from 'node:fs/promises';
+import { isGone, writerNamedBy } from './temporary-name.js';
 
 /** Which file a temporary is: it is removed only while it is still that file. */
 interface Identity {
@@ -45,4 +47,37 @@ export function removeTemporariesLeft(): void {
     }
   }
   making.clear();
+}
+
+/** How many entries of a folder a write looks at for files dead writers left (a folder of millions costs no more). */
+export const MAX_ENTRIES_LOOKED_AT = 100_000;
+
+/**
+ * Removes from the folder `folder` (its descriptor's path, `/proc/self/fd/<fd>`: never reached
+ * through a link) each hidden file a write left when its process ended without exiting (SIGKILL, the
+ * out-of-memory killer, the machine going down), which nothing else ever removes. Only a file provably
+ * one: its name sealed with this user's key and naming a writer that is gone (`writerNamedBy`,
+ * `isGone`), and it a regular file with one name, this user's. A name a branch committed or a worker
+ * made without the key, a link put at such a name, a file with another name (a hard link), a live
+ * writer's file: each is left. Looks at `MAX_ENTRIES_LOOKED_AT` entries at most; never throws.
+ */
+export async function removeAbandonedTemporaries(folder: string): Promise<number> {
+  let removed = 0;
+  try {
+    const dir = await opendir(folder);
+    let looked = 0;
+    for await (const entry of dir) {
+      if (++looked > MAX_ENTRIES_LOOKED_AT) break;
+      if (!entry.name.includes('.chatty-write-')) continue;
+      const writer = writerNamedBy(entry.name);
+      if (writer === undefined || !isGone(writer)) continue;
+      const at = `${folder}/${entry.name}`; // the last part is never followed by lstat nor unlink
+      const there = await lstat(at).catch(() => undefined);
+      if (!there?.isFile() || there.nlink !== 1 || there.uid !== process.geteuid?.()) continue;
+      if (await unlink(at).then(() => true, () => false)) removed++;
+    }
+  } catch {
+    // The folder unreadable or gone: nothing is removed, the write is not concerned.
+  }
+  return removed;
 }

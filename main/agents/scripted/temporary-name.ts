@@ -1,0 +1,145 @@
+import { constants, closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The name of the hidden file an approved write is made in (`writeReplacing`), and how a later write
+ * tells one a dead writer left (SIGKILL, the out-of-memory killer, the machine going down) from any
+ * other file. The name says who made it: the writing process (its pid, its start time in clock ticks
+ * since boot, the boot, its pid namespace), sealed with a key of this user's kept outside every
+ * workspace (`$XDG_STATE_HOME/chatty/write-key`, else `~/.local/state/chatty/write-key`, 0600):
+ *
+ *   .<base>.chatty-write-<12 hex>.<pid>.<start>.<boot: 16 hex>.<pid namespace>.<seal: 16 hex>
+ *
+ * (`.chatty-write-…` alone for a base over 100 bytes). A name a branch commits or a worker makes
+ * without the key is not sealed, so it is never taken for one; where the key or `/proc` cannot be
+ * had the name is `.<base>.chatty-write-<12 hex>`, as before, never removed by anyone.
+ */
+const TAG = 'chatty-write-';
+const SEALED = /\.chatty-write-[0-9a-f]{12}\.(\d{1,10})\.(\d{1,20})\.([0-9a-f]{16})\.(\d{1,20})\.([0-9a-f]{16})$/;
+
+/** A writing process, as a name says it: it is that process while that pid has that start time in that boot. */
+export interface Writer {
+  pid: number;
+  start: string;
+  boot: string;
+  pidNamespace: string;
+}
+
+let self: Writer | null | undefined;
+let key: Buffer | null | undefined;
+
+/** This process as a writer, or null where `/proc` cannot say (macOS). */
+export function thisWriter(): Writer | null {
+  if (self !== undefined) return self;
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').replace(/[^0-9a-f]/g, '').slice(0, 16);
+    const pidNamespace = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    const start = startOf('self');
+    self = boot.length === 16 && pidNamespace !== undefined && start !== undefined ? { pid: process.pid, start, boot, pidNamespace } : null;
+  } catch {
+    self = null;
+  }
+  return self;
+}
+
+/** The start time of process `pid` (`/proc/<pid>/stat`, field 22), undefined when there is none. */
+function startOf(pid: number | 'self'): string | undefined {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) is in parentheses and may hold anything: count from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const start = fields[19];
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+}
+
+/** This user's key for sealing names, made once (owner-only), or null when it cannot be had. */
+function writeKey(): Buffer | null {
+  if (key !== undefined) return key;
+  key = null;
+  const state = process.env.XDG_STATE_HOME?.startsWith('/') ? process.env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  const dir = join(state, 'chatty');
+  const file = join(dir, 'write-key');
+  try {
+    key = readKey(file);
+    if (key !== null) return key;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Made whole beside it, then linked in: a second process making it at once keeps the first's.
+    const made = join(dir, `.write-key.${process.pid}.${randomBytes(6).toString('hex')}`);
+    writeFileSync(made, randomBytes(32), { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(made, file);
+    } catch {
+      // Made by another process meanwhile: that one is the key.
+    } finally {
+      unlinkSync(made);
+    }
+    key = readKey(file);
+  } catch {
+    key = null;
+  }
+  return key;
+}
+
+/** The key in `file` when it is this user's regular file, for nobody else, of 32 bytes (null when it is not there). */
+function readKey(file: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== process.geteuid?.() || (st.mode & 0o077) !== 0 || st.size !== 32) return null;
+    const bytes = Buffer.alloc(32);
+    return readSync(fd, bytes, 0, 32, 0) === 32 ? bytes : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function seal(unsealed: string, withKey: Buffer): string {
+  return createHmac('sha256', withKey).update(unsealed).digest('hex').slice(0, 16);
+}
+
+/** A fresh name for the file a write of `base` is made in: sealed with this process as its writer where it can be. */
+export function temporaryName(base: string): string {
+  const prefix = Buffer.byteLength(base) <= 100 ? `.${base}.${TAG}` : `.${TAG}`;
+  const name = `${prefix}${randomBytes(6).toString('hex')}`;
+  const writer = thisWriter();
+  const withKey = writer ? writeKey() : null;
+  if (!writer || !withKey) return name;
+  const unsealed = `${name}.${writer.pid}.${writer.start}.${writer.boot}.${writer.pidNamespace}`;
+  return `${unsealed}.${seal(unsealed, withKey)}`;
+}
+
+/** The writer a hidden file's name says made it, when the name is sealed with this user's key; else undefined. */
+export function writerNamedBy(name: string): Writer | undefined {
+  const m = SEALED.exec(name);
+  if (!m) return undefined;
+  const withKey = writeKey();
+  if (!withKey) return undefined;
+  const unsealed = name.slice(0, name.length - 17);
+  const claimed = Buffer.from(m[5]!, 'hex');
+  if (!timingSafeEqual(claimed, Buffer.from(seal(unsealed, withKey), 'hex'))) return undefined;
+  return { pid: Number(m[1]), start: m[2]!, boot: m[3]!, pidNamespace: m[4]! };
+}
+
+/**
+ * Whether `writer` is surely gone: its boot is over, or in this boot and pid namespace its pid is no
+ * process now or one started at another time. A writer of another pid namespace in this boot (a
+ * container beside this one) cannot be looked up, so it is never judged gone; nor is anything when
+ * `/proc` cannot say.
+ */
+export function isGone(writer: Writer): boolean {
+  const me = thisWriter();
+  if (!me) return false;
+  if (writer.boot !== me.boot) return true;
+  if (writer.pidNamespace !== me.pidNamespace) return false;
+  try {
+    return startOf(writer.pid) !== writer.start;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
