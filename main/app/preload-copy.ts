@@ -228,11 +228,10 @@ function changeTo(copy: string, made: CopyMade, written: WrittenFile): string | 
  * removed (31e9744 took every copy gone for no change, and such a page was answered). So the file
  * written is judged through the descriptor held: still linked somewhere (the copy renamed away,
  * which moves its ctime; or its folder moved, which does not), by all it was stamped with; removed
- * (the unlink moves its ctime itself), by its size, mode, mtime and bytes, and as a change when its
- * folder is still there (the copy alone was taken away), or while a bridge is there (its page may
- * have run what was put back: removed with its folder, only the ctime could tell, which the unlink
- * moves). GONE, no change, only for the file untouched with its folder moved whole, or removed with
- * it while no bridge is there (an earlier launch's userData removed, its windows closed).
+ * (the unlink moves its ctime itself), as a change whatever its size, mode, mtime and bytes: the
+ * agent's bytes put back to the nanosecond, only the ctime could tell, which the unlink moves, and a
+ * page (bridged, or loaded before its bridge was attached) may have run them. GONE, no change, only
+ * for the file untouched, ctime included, with its folder moved whole.
  */
 function goneChange(copy: string, made: CopyMade, written: WrittenFile): string | typeof GONE {
   if (made.held === undefined) return GONE; // nothing written is held: nothing was written
@@ -244,10 +243,11 @@ function goneChange(copy: string, made: CopyMade, written: WrittenFile): string 
     if (folderThere(dirname(copy))) return 'it was removed from its folder (the copy alone taken away)';
     // Removed with its folder, all but the ctime as written: an earlier launch's userData removed,
     // or the agent's link, write and the bytes, mode and mtime put back, then rm -r of the folder.
-    // Nothing tells the two apart, so it is a change while a bridge is there whose page may have run it.
-    if (changeListeners.size > 0) return 'it was removed with its folder (its bytes, mode and mtime as written, which can be put back)';
-    letGo(made); // judged gone while no page could have run it: not judged again (the next load writes it anew)
-    return GONE;
+    // Nothing tells the two apart, so it is a change, bridge or none: a window's page may have
+    // loaded from it before its bridge was attached (753067d let it go while no bridge was there,
+    // and such a page, its bridge attached after, was answered). A page loaded after it is judged
+    // from its own load's renewal, so the count refuses only pages that read the preload before.
+    return 'it was removed with its folder (its bytes, mode and mtime as written, which can be put back)';
   } catch (err) {
     return `it is gone and cannot be judged (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }

@@ -262,6 +262,26 @@ test('a window whose page loaded before its bridge was attached, from a copy cha
   }
 });
 
+test("a window whose page loaded before its bridge was attached, its copy linked and written, put back to the nanosecond and removed with its folder, is not answered: no bridge being there then does not make it no change", async () => {
+  // 753067d let such a copy go (no change) while no bridge was attached, as if no page could have
+  // run it; a page loaded before its bridge had, and was answered once its bridge was attached.
+  const { window, detach } = await bridgedWindow('late-attach-gone', (copy, workspace) => {
+    const { mtimeNs } = statSync(copy, { bigint: true });
+    const notes = agentWritesThroughLink(copy, workspace); // the page, loaded, reads these bytes
+    writeFileSync(notes, PRELOAD);
+    chmodSync(notes, 0o400);
+    execFileSync('touch', ['-d', `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, '0')}`, notes]);
+    rmSync(notes);
+    rmSync(dirname(copy), { recursive: true });
+    preloadCopy(join(scratch, 'late-attach-gone', 'user-data-2'), join(scratch, 'late-attach-gone', 'package', 'index.cjs')); // the app's second window
+  });
+  try {
+    await refusedUntilReloaded(window);
+  } finally {
+    detach();
+  }
+});
+
 test('a load with the copy untouched writes nothing: navigations started in a loop (even ones will-navigate refuses) cost a stat and a small read each, not a new file', async () => {
   const { copy, window, detach } = await bridgedWindow('untouched');
   try {

@@ -133,9 +133,15 @@ export class BrowserWindow extends EventEmitter {
     // As in Electron: every webContents that comes to exist is announced on `app`.
     current.app.emit('web-contents-created', new StandInEvent(), this.webContents);
   }
+  /**
+   * As Electron loads a page: the navigation starts (`did-start-navigation`, before the preload is
+   * read), then the document commits (`did-navigate`, 200). A loadURL that fired neither had a
+   * bridge attached before it judge a page no load had renewed.
+   */
   async loadURL(url: string): Promise<void> {
     this.loadedUrl = url;
-    this.webContents.mainFrame.url = url;
+    this.webContents.startNavigation(url);
+    this.webContents.navigate(url);
     current.loaded(this);
   }
   isDestroyed(): boolean {
