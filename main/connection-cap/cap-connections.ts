@@ -38,6 +38,9 @@ export interface Preemption {
  * `Preemption`) and the shared participant socket (proven: it sent
  * its first line; spent: its refusal is written and flushed, and only waits for the peer to close;
  * `fabric/admission/participant-socket.ts`).
+ *
+ * Returns the server's connections as counted here (each open one, less those already closed to
+ * make room): the one view of them other rules of the server look at (`closeHeldBetweenRequests`).
  */
 export function capConnections(
   server: Server,
@@ -45,7 +48,7 @@ export function capConnections(
   proven: (socket: Socket) => boolean,
   spent?: (socket: Socket) => boolean,
   preempt?: Preemption,
-): void {
+): ReadonlySet<Socket> {
   const open = new Set<Socket>();
   /** Not known to be proven when added, oldest first; a proven one is skipped (and dropped) when room is made. */
   const unproven = new Set<Socket>();
@@ -100,6 +103,7 @@ export function capConnections(
     }
     close(roomMadeBy(socket, open, unproven, proven, spent), socket);
   });
+  return open;
 }
 
 /** Which connection goes to make room for `newcomer`: the oldest silent one, else the oldest spent one, else the newcomer. */

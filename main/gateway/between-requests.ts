@@ -10,20 +10,16 @@ import { responseOn } from './response-on-socket.js';
  * request on it (no response: between requests) and no byte written to it for longer than a
  * kept-alive client may wait (`server.keepAliveTimeout`) plus the time its next request's head
  * may take (`headersTimeoutMs`) is closed: an honest client has had its next head read by then.
- * One look at every connection each `everyMs`; nothing on a request's path.
+ * One look at each of `connections` (the server's, as the connection cap counts them) every
+ * `everyMs`; nothing on a request's path.
  */
-export function closeHeldBetweenRequests(server: Server, headersTimeoutMs: number, everyMs: number): void {
-  const open = new Set<Socket>();
+export function closeHeldBetweenRequests(server: Server, connections: ReadonlySet<Socket>, headersTimeoutMs: number, everyMs: number): void {
   /** Since when each connection has had no request and no byte written (the look that saw it so first), and its bytes written then. */
   const quietSince = new WeakMap<Socket, { at: number; written: number }>();
-  server.on('connection', (socket: Socket) => {
-    open.add(socket);
-    socket.once('close', () => open.delete(socket));
-  });
   const look = (): void => {
     const now = performance.now();
     const limit = server.keepAliveTimeout + headersTimeoutMs;
-    for (const socket of open) {
+    for (const socket of connections) {
       const written = socket.bytesWritten;
       const quiet = quietSince.get(socket);
       // A response on it (a request running, or pipelined), or bytes still being sent: not quiet.

@@ -98,15 +98,13 @@ export function limitedServer(
     },
     listener,
   );
-  // Node's header timeout never starts for a kept-alive connection sending only empty lines.
-  closeHeldBetweenRequests(server, headersTimeoutMs, lookEveryMs);
   // Room is made by closing the oldest connection not yet authorised, else the oldest authorised
   // one that runs no request (the shared rule: `capConnections`), else a running request: a
   // newcomer's first (one still past the cap: a newcomer takes a place within it as soon as one
   // within it goes), an established connection's at most once an interval (none: the newcomer
   // stays past the cap, within the reserve).
   let establishedCancelledAt = -Infinity;
-  capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
+  const connections = capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
     reserve: NEWCOMER_RESERVE,
     whenProven: (socket, proven) => waitingForToken.set(socket, proven),
     victim: (open, newcomer, pastCap) => {
@@ -120,6 +118,8 @@ export function limitedServer(
     },
     evict: (socket) => evict(socket, evictedMessage(maxConnections)),
   });
+  // Node's header timeout never starts for a kept-alive connection sending only empty lines.
+  closeHeldBetweenRequests(server, connections, headersTimeoutMs, lookEveryMs);
   return server;
 }
 
