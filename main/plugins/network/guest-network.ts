@@ -5,6 +5,20 @@ import { requestLine } from './request-log.js';
 import { checkTarget, targetLabel } from './run-request.js';
 import type { WasiHttpHost } from './wasi-http.js';
 
+/**
+ * One line of the module log about a request, and whether the request was sent: handed to the
+ * fetch thread, so it may have reached `target` (an allowed host), or refused before anything
+ * left (not on the allow-list, a body over its cap). The worker budgets the two apart
+ * (`worker/request-lines.ts`): a refused request costs the guest nothing, and its lines must not
+ * crowd out the line of one that went out.
+ */
+export interface RequestLogLine {
+  level: 'info' | 'warn';
+  line: string;
+  sent: boolean;
+  target: string;
+}
+
 export interface NetworkLimits {
   /** Response body bytes one guest call may bring in, over all its requests. */
   maxBodyBytesPerCall: number;
@@ -29,7 +43,7 @@ export class GuestNetwork implements WasiHttpHost {
   constructor(
     allow: readonly string[] | null,
     private readonly limits: NetworkLimits,
-    private readonly log: (level: 'info' | 'warn', line: string) => void,
+    private readonly log: (entry: RequestLogLine) => void,
   ) {
     this.allow = allow === null ? null : new AllowList(allow);
     this.thread = allow === null ? null : new FetchThread(allow);
@@ -56,13 +70,13 @@ export class GuestNetwork implements WasiHttpHost {
   refuse(method: string, url: string): { error: ErrorCode; message: string } | null {
     const target = checkTarget(this.allow, method, url);
     if (!('ok' in target)) return null;
-    this.refused(method, targetLabel(url), target.message);
+    this.refused(method, targetLabel(url), target.message, false);
     return { error: target.error, message: target.message };
   }
 
   refuseBody(method: string, url: string, bytes: number): ErrorCode {
     const why = `the request body (${bytes} bytes) is over the ${this.limits.maxRequestBodyBytes}-byte limit`;
-    this.refused(method, targetLabel(url), `network: ${why}`);
+    this.refused(method, targetLabel(url), `network: ${why}`, false);
     return { tag: 'HTTP-request-body-size', val: BigInt(bytes) };
   }
 
@@ -71,20 +85,20 @@ export class GuestNetwork implements WasiHttpHost {
     const answer = this.thread.request(request, this.left, this.limits.timeoutMs);
     for (const hop of answer.hops) {
       this.left -= hop.bytes;
-      this.log('info', requestLine(hop.method, hop.target, { status: hop.status, bytes: hop.bytes }));
+      this.log({ level: 'info', line: requestLine(hop.method, hop.target, { status: hop.status, bytes: hop.bytes }), sent: true, target: hop.target });
     }
     if (answer.ok) {
       this.left -= answer.body.length;
-      this.log('info', requestLine(answer.method, answer.target, { status: answer.status, bytes: answer.body.length }));
+      this.log({ level: 'info', line: requestLine(answer.method, answer.target, { status: answer.status, bytes: answer.body.length }), sent: true, target: answer.target });
     } else {
-      this.refused(answer.method, answer.target, answer.message);
+      this.refused(answer.method, answer.target, answer.message, true); // failed on its way: it may have gone out
     }
     return answer;
   }
 
   /** A request refused or failed: the module log's line, and the reason kept for the guest's fetch wrapper. */
-  private refused(method: string, target: string, message: string): void {
-    this.log('warn', requestLine(method, target, { refused: message.replace(/^network: /, '') }));
+  private refused(method: string, target: string, message: string, sent: boolean): void {
+    this.log({ level: 'warn', line: requestLine(method, target, { refused: message.replace(/^network: /, '') }), sent, target });
     this.refusal = message;
   }
 }

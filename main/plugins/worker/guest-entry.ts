@@ -10,10 +10,11 @@ import { checkAnswer } from './answer-check.js';
 import { CoreInstances } from './core-instances.js';
 import { chattyImports, cutUtf8, wasiImports, type HostSink } from './host-imports.js';
 import { oneLogLine } from './log-line.js';
+import { RequestLines } from './request-lines.js';
 import { HostInputTooLarge, InvalidOutput, LiftMeter, OutputTooLarge } from './lift-meter.js';
 import type { FromWorker, GuestFailureKind, GuestWorkerData, PortRequest, TokenUsage, ToolCallRequest, ToolOutcome } from './protocol.js';
 import type { WasmModule } from '../wasm-api.js';
-import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_NETWORK_LINES_PER_CALL, MAX_NETWORK_LOG_BYTES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
+import { MAX_EXECUTION_MS, MAX_HOST_STRING_BYTES, MAX_LOG_BYTES_PER_CALL, MAX_LOG_LINES_PER_CALL, MAX_OUTPUT_BYTES } from '../limits.js';
 import { GuestNetwork } from '../network/guest-network.js';
 
 interface PluginExports {
@@ -55,27 +56,10 @@ const send = (message: FromWorker): void => {
  * so a guest cannot spend its call's time, or the host's, making lines nobody will read.
  */
 const budget = { bytes: 0, lines: 0, dropped: 0 };
-/**
- * The host's lines about the call's requests have a budget of their own: the guest's lines used
- * to use it up first (1,000 of them, then its requests went unlogged). Bounded too: a refused
- * request costs the guest only its line.
- */
-const networkBudget = { bytes: 0, lines: 0, dropped: 0 };
+/** The host's lines about the call's requests: budgets of their own, sent and refused apart (`request-lines.ts`). */
+const requestLines = new RequestLines(data.maxLogBytes);
 const sink: HostSink = {
   log(level, raw, source) {
-    if (source === 'network') {
-      // The host's own line, cut to a line's cap: it names a host the guest chose (a million letters, refused, is still one line).
-      const message = cutUtf8(raw, data.maxLogBytes);
-      const bytes = Buffer.byteLength(message, 'utf8');
-      if (networkBudget.lines >= MAX_NETWORK_LINES_PER_CALL || networkBudget.bytes + bytes > MAX_NETWORK_LOG_BYTES_PER_CALL) {
-        networkBudget.dropped++;
-        return;
-      }
-      networkBudget.lines++;
-      networkBudget.bytes += bytes;
-      send({ type: 'log', level, message, source });
-      return;
-    }
     if (budget.dropped > 0 || budget.lines >= MAX_LOG_LINES_PER_CALL || budget.bytes >= MAX_LOG_BYTES_PER_CALL) {
       budget.dropped++;
       return;
@@ -109,7 +93,10 @@ const sink: HostSink = {
 const network = new GuestNetwork(
   data.network?.allow ?? null,
   { maxBodyBytesPerCall: MAX_OUTPUT_BYTES, maxRequestBodyBytes: MAX_OUTPUT_BYTES, timeoutMs: MAX_EXECUTION_MS },
-  (level, line) => sink.log(level, line, 'network'),
+  (entry) => {
+    const line = requestLines.add(entry);
+    if (line) send({ type: 'log', level: line.level, message: line.message, source: 'network', sent: line.sent });
+  },
 );
 
 function settleLogBudget(): void {
@@ -121,19 +108,10 @@ function settleLogBudget(): void {
       source: 'host',
     });
   }
-  if (networkBudget.dropped > 0) {
-    send({
-      type: 'log',
-      level: 'warn',
-      message: `dropped ${networkBudget.dropped} network line(s) over the per-call budget of request lines (${MAX_NETWORK_LINES_PER_CALL} lines, ${MAX_NETWORK_LOG_BYTES_PER_CALL} bytes): the call made more requests than were logged`,
-      source: 'network',
-    });
-  }
-  for (const b of [budget, networkBudget]) {
-    b.bytes = 0;
-    b.lines = 0;
-    b.dropped = 0;
-  }
+  for (const note of requestLines.settle()) send({ type: 'log', level: note.level, message: note.message, source: 'network', sent: note.sent });
+  budget.bytes = 0;
+  budget.lines = 0;
+  budget.dropped = 0;
 }
 
 let instantiateComponent: Instantiate;

@@ -119,7 +119,12 @@ export type FromWorker =
   /** An answer that did not fit the channel's slot (`id` is the call's seq). */
   | { type: 'done'; id: number; value: unknown }
   | { type: 'failed'; id: number; kind: GuestFailureKind; message: string }
-  | { type: 'log'; level: LogLevel; message: string; source: LogSource }
+  /**
+   * A log line. `sent`, on a `network` line: its request was handed to the fetch thread (it may
+   * have reached an allowed host), not refused before anything left; the handle admits the two
+   * kinds by rates of their own, so refused requests cannot use up what a sent one's line needs.
+   */
+  | { type: 'log'; level: LogLevel; message: string; source: LogSource; sent?: boolean }
   | { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] };
 
 /** The main thread's answer to a bridged host call, posted on `hostPort`. */
