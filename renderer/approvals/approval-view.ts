@@ -107,10 +107,14 @@ export function approvalContent(view: PendingApproval, context: ViewContext<Appr
   // inside tar's quoted option is otherwise for the person to find. A few, clipped: the command above holds them whole.
   const runs = view.runs ?? [];
   for (const { program, line } of runs.slice(0, RUNS_SHOWN)) {
-    const clipped = line.length > RUN_CHARS ? `${line.slice(0, RUN_CHARS)}…` : line;
+    // Cut at a code point: half a surrogate pair would be drawn as a code point of its own.
+    const characters = [...line];
+    const clipped = characters.length > RUN_CHARS ? `${characters.slice(0, RUN_CHARS).join('')}…` : line;
     warnings.push(el('p', { className: 'danger-line runs-line' }, el('strong', {}, shown(program), ' may run: '), el('code', { className: 'in-order' }, shownInOrder(clipped))));
   }
-  if (runs.length > RUNS_SHOWN) warnings.push(el('p', { className: 'danger-line runs-line' }, `and ${runs.length - RUNS_SHOWN} more command lines run by options or wrappers: read the whole command above`));
+  // The ones not named here: those of `runs` past the first few, and those the gateway counted past the ones it carries (`runsMore`).
+  const more = Math.max(0, runs.length - RUNS_SHOWN) + (view.runsMore ?? 0);
+  if (more > 0) warnings.push(el('p', { className: 'danger-line runs-line' }, `and ${more} more command line${more === 1 ? '' : 's'} run by options or wrappers: read the whole command above`));
   if (hidden) {
     warnings.push(hiddenWarning('what runs', texts, '. It can be approved once only.'));
   }

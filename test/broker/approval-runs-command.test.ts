@@ -371,3 +371,25 @@ it('the terminal prompt names what an option or a wrapper runs, on a line of its
   assert.match(ask(`tar -xf x.tar --to-command='echo ${'a'.repeat(300)}'`), /!! tar may run: echo a{195}… \(105 more characters, in the line above\)$/m);
   assert.doesNotMatch(ask('tar -xf x.tar'), /may run/);
 });
+
+/**
+ * Only 8 such lines are named: 8 `setsid true N;` before `setsid rm -rf ~` named 8 harmless lines
+ * at the prompt and said nothing of a 9th (the popover counted the rest of the 8 only). And the
+ * 200-character clip cut UTF-16 units: an emoji across it was shown as half a pair's code point.
+ */
+it('the lines past the named ones are counted, and a named one is clipped at a code point', () => {
+  const ws = workspace();
+  const ask = (line: string): string => {
+    const request: ApprovalRequest = { kind: 'exec', command_or_path: line, asker: { agent: 'coder-0', chain: ['root', 'coder'] }, role: 'coder', ...vouchedContext('exec', line, undefined, ws, undefined) };
+    return approvalDetails(request).join('\n');
+  };
+  const padded = `${[1, 2, 3, 4, 5, 6, 7, 8].map((n) => `setsid true ${n}`).join('; ')}; setsid rm -rf ~; setsid rm -rf ~`;
+  assert.equal(vouchedContext('exec', padded, undefined, ws, undefined).runsMore, 1);
+  assert.match(ask(padded), /^ {2}!! and 1 more command line run by options or wrappers, not named: read the whole command above$/m);
+  assert.equal(vouchedContext('exec', 'setsid true 1', undefined, ws, undefined).runsMore, undefined);
+  assert.doesNotMatch(ask('setsid true 1'), /more command line/);
+  // `echo ` and 194 letters, then an emoji across the 200th unit: kept whole or cut before it, never half.
+  const shown = ask(`tar -xf x.tar --to-command='echo ${'a'.repeat(194)}\u{1F600}\u{1F600}b'`);
+  assert.doesNotMatch(shown, /<U\+D83D>|<U\+DE00>/, shown);
+  assert.match(shown, /!! tar may run: echo a{194}\u{1F600}… \(2 more characters, in the line above\)$/mu);
+});

@@ -73,6 +73,23 @@ test('a command whose option runs another command says so in words (runs-command
   assert.match(line, /runs another command \(or writes a file\) named in its words: an option, inline code or a wrapper/);
 });
 
+test('the command lines past those named are counted, those the gateway did not carry too', async () => {
+  // 8 harmless lines named, then the one that matters: the popover said "and 5 more" (of the 8 carried), not 6.
+  const padded = `${[1, 2, 3, 4, 5, 6, 7, 8].map((n) => `setsid true ${n}`).join('; ')}; setsid rm -rf ~/x`;
+  const page = await app.open();
+  try {
+    const taskId = await startPlan({ approve: { kind: 'exec', command_or_path: padded } });
+    await armedPopover(page, 'approval');
+    const runs = await page.$$eval('#popover .runs-line', (nodes) => nodes.map((node) => node.textContent ?? ''));
+    await page.screenshot({ path: join(SCREENSHOTS, 'approval-runs-more.png') });
+    assert.deepEqual(runs, ['setsid may run: true 1', 'setsid may run: true 2', 'setsid may run: true 3', 'and 6 more command lines run by options or wrappers: read the whole command above']);
+    await page.click('#popover .deny');
+    await waitForState(page, taskId, 'completed');
+  } finally {
+    await page.close();
+  }
+});
+
 test("the command an option runs is named on a line of its own, under the danger line", async () => {
   const page = await app.open();
   try {

@@ -527,6 +527,7 @@ export class BridgeHost {
       danger: [...request.danger],
       ...(request.unsure !== undefined ? { unsure: [...request.unsure] } : {}),
       ...(request.runs !== undefined ? { runs: request.runs.map(({ program, line }) => ({ program, line })) } : {}),
+      ...(request.runsMore !== undefined ? { runsMore: request.runsMore } : {}),
       proposals: hidden ? [] : structuredClone(request.proposals),
     };
     return new Promise<ApprovalDecision>((resolve, reject) => {

@@ -69,6 +69,8 @@ export interface DangerReading {
   tags: DangerTag[];
   unsure: DangerTag[];
   runs: CommandRun[];
+  /** How many other command lines they run past the `MAX_RUNS_NAMED` named (each once): said, so that the list is not taken for all. */
+  runsMore: number;
 }
 
 /** A command line `program` runs from its words (an option's value, a wrapper's words). */
@@ -83,7 +85,7 @@ export const MAX_RUNS_NAMED = 8;
 function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): DangerReading {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [] }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [], runsMore: new Set() }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -91,7 +93,7 @@ function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: st
     if (config?.namedIn(commandOrPath) === true) tags.add('gateway-config');
   }
   if (hasHidden(commandOrPath) || (diffStat !== undefined && hasHidden(diffStat))) tags.add('hidden-characters');
-  return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [], runs: at.written.runs };
+  return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [], runs: at.written.runs, runsMore: at.written.runsMore.size };
 }
 
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
@@ -257,7 +259,11 @@ function readInner(program: string, lines: readonly string[], at: Where, tags: S
   for (const inner of lines) {
     // The line's own commands' (a wrapper's inner ones are in its own line already), each once.
     const runs = at.written.runs;
-    if (at.depth === 0 && runs.length < MAX_RUNS_NAMED && !runs.some((run) => run.line === inner)) runs.push({ program, line: inner });
+    if (at.depth === 0 && !runs.some((run) => run.line === inner)) {
+      // Past the named ones, counted (each line once; a line is part of the command, so the set is bounded by it).
+      if (runs.length < MAX_RUNS_NAMED) runs.push({ program, line: inner });
+      else at.written.runsMore.add(inner);
+    }
     at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
     if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
     else tags.add('unread-landing');
@@ -292,7 +298,7 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number; runs: CommandRun[] };
+  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number; runs: CommandRun[]; runsMore: Set<string> };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
 }

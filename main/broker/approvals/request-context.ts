@@ -40,6 +40,8 @@ export interface VouchedContext {
    * own (at most `MAX_RUNS_NAMED`). Absent when there are none.
    */
   runs?: CommandRun[];
+  /** How many more such command lines run than `runs` names (past `MAX_RUNS_NAMED`): said to the person. Absent when none. */
+  runsMore?: number;
   /** The matches offered for "for this task" and "always", the exact one first; none for a hidden request. */
   proposals: ApprovalMatch[];
 }
@@ -55,7 +57,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
   const placed = kind === 'write' ? placePath(commandOrPath, real) : {};
   // The kernel follows the links on a written path (`hooks -> .git/hooks`, `out -> ~`): the
   // request carries the tags of where it lands too. The path shown stays the one asked for.
-  const { tags: danger, unsure, runs } = dangerReading(kind, commandOrPath, real, diffStat, { followLinks: true, config });
+  const { tags: danger, unsure, runs, runsMore } = dangerReading(kind, commandOrPath, real, diffStat, { followLinks: true, config });
   const outside = placed.outside === undefined ? undefined : placed.outside || danger.includes('outside-workspace');
   // Where it lands, said beside the path asked for (not read again when it could not be read: unread-landing).
   // A home spelling (`~/x`, `$HOME/x`) too: it has no `path` (outside any workspace), but it lands somewhere all the same.
@@ -77,6 +79,7 @@ export function vouchedContext(kind: 'exec' | 'write', commandOrPath: string, di
     danger,
     ...(unsure.length > 0 ? { unsure } : {}),
     ...(runs.length > 0 ? { runs } : {}),
+    ...(runsMore > 0 ? { runsMore } : {}),
     // Only what a rule could keep: a match that names every danger tag of the request (`rm *` does not name `rm -rf build`'s) and covers where it lands.
     // None when where it lands was not read: no rule would approve it (rules.ts), so none is offered to remember.
     proposals: hidden || danger.includes('unread-landing') ? [] : proposals(subject).filter((match) => namesEveryTag(match, kind, real, danger) && coversLanding(match, subject)),

@@ -128,6 +128,8 @@ export function approvalDetails(request: ApprovalRequest): string[] {
   // What the line's options and wrappers run, named (the tags above are theirs too): the person
   // would otherwise find `curl … | sh` inside tar's quoted option themselves.
   for (const { program, line } of request.runs ?? []) lines.push(`  !! ${shownOneLine(program)} may run: ${shownOneLine(clipped(line))}`);
+  // Past the named ones: said, so that the list is not taken for all of them (the 9th may be the one that matters).
+  if (request.runsMore !== undefined) lines.push(`  !! and ${count(request.runsMore)} more command line${request.runsMore === 1 ? '' : 's'} run by options or wrappers, not named: read the whole command above`);
   if (hasRightToLeft(request.command_or_path)) lines.push(`  !! RIGHT-TO-LEFT LETTERS: a terminal may draw the characters around them in another order; as it runs: ${inRunningOrder(request.command_or_path)}`);
   // The other paths shown are the gateway's readings, but their folders' names are whoever made them: a link's target, a delegated workspace.
   for (const [what, path] of [['where it lands', request.lands], ['the workspace', request.workspace]] as const) {
@@ -140,8 +142,10 @@ export function approvalDetails(request: ApprovalRequest): string[] {
 /** At most this many characters of a command line an option runs are named (the whole of it is in the line above). */
 const RUN_CHARS = 200;
 
+/** Cut at a code point, never inside a surrogate pair (half an emoji would be shown as a code point of its own). */
 function clipped(line: string): string {
-  return line.length <= RUN_CHARS ? line : `${line.slice(0, RUN_CHARS)}… (${count(line.length - RUN_CHARS)} more characters, in the line above)`;
+  const characters = [...line];
+  return characters.length <= RUN_CHARS ? line : `${characters.slice(0, RUN_CHARS).join('')}… (${count(characters.length - RUN_CHARS)} more characters, in the line above)`;
 }
 
 /**
