@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 
 /**
  * How the bundled examples' cache is shared by gateways of one user starting at once (the app and
- * a `serve`): each builds an example aside, in `<name>.tmp-<pid>`, and puts it in place with one
- * rename. Nothing here is locked, so nothing is left locked by a gateway killed half way: every
- * step is a rename, which the kernel does whole, and a folder a step leaves behind names its
- * process, which the sweep asks after (`buildingElsewhere`).
+ * a `serve`): each builds an example aside, in `<cache>/building/<name>.tmp-<pid>`, and puts it in
+ * place in `<cache>/modules/` with one rename. Nothing here is locked, so nothing is left locked
+ * by a gateway killed half way: every step is a rename, which the kernel does whole, and a folder
+ * a step leaves behind names its process, which the sweep asks after (`buildingElsewhere`). The
+ * folders of builds in progress and of copies being removed lie beside `modules/`, not in it: a
+ * gateway scans `modules/` whole, and found another's `<name>.tmp-<pid>` there as module `<name>`.
  */
 
 /** How often a build finding another copy at its place moves it aside and tries again. */
@@ -20,7 +23,7 @@ const MAX_PUBLISH_TRIES = 8;
  * `built` renamed after: a second gateway's rename met the first's fresh copy (ENOTEMPTY), or its
  * `rm` emptied the copy another had just put there while that one walked it.
  */
-export async function publishBuild(built: string, to: string, isCurrent: () => Promise<boolean>): Promise<void> {
+export async function publishBuild(built: string, to: string, asideDir: string, isCurrent: () => Promise<boolean>): Promise<void> {
   for (let tries = 0; tries < MAX_PUBLISH_TRIES; tries++) {
     try {
       await rename(built, to); // replaces nothing but an empty folder: never another's copy
@@ -32,25 +35,31 @@ export async function publishBuild(built: string, to: string, isCurrent: () => P
       await rm(built, { recursive: true, force: true });
       return;
     }
-    await moveAside(to);
+    await moveAside(to, asideDir);
   }
   throw new Error(`${to} was replaced ${MAX_PUBLISH_TRIES} times while this build was put in place (another gateway building other sources?)`);
 }
 
 /**
- * Takes what is at `path` out of the way at once (renamed to `<path>.old-<pid>-<hex>`), then
- * removes it: another gateway walking `path` meanwhile finds it gone, never half removed. Nothing
- * there (another moved it first) is no error.
+ * Takes what is at `path` out of the way at once (renamed into `asideDir` as
+ * `<name>.old-<pid>-<hex>`), then removes it: another gateway walking `path` meanwhile finds it
+ * gone, never half removed. Nothing there (another moved it first) is no error.
  */
-export async function moveAside(path: string): Promise<void> {
-  const aside = `${path}.old-${process.pid}-${randomBytes(4).toString('hex')}`;
+export async function moveAside(path: string, asideDir: string): Promise<void> {
+  const aside = await takenAside(path, asideDir);
+  if (aside !== undefined) await rm(aside, { recursive: true, force: true });
+}
+
+/** `path` renamed into `asideDir` (its new path), or `undefined` when nothing was there. */
+async function takenAside(path: string, asideDir: string): Promise<string | undefined> {
+  const aside = join(asideDir, `${basename(path)}.old-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await rename(path, aside);
+    return aside;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  await rm(aside, { recursive: true, force: true });
 }
 
 /** `rename` refused because something is at the place: a folder with files (ENOTEMPTY, EEXIST), or a file or link (ENOTDIR). */
@@ -60,11 +69,11 @@ function isTaken(err: unknown): boolean {
 }
 
 /**
- * Whether `entry` of the modules folder is another running process's folder: its build in
- * progress (`<name>.tmp-<pid>`) or a copy it is removing (`<name>.old-<pid>-<hex>`). Two gateways
- * of one user starting at once share the cache, and sweeping the other's build folder as stale
- * made its build fail under it. A folder of this process, or of one that is gone, is a leftover
- * and swept.
+ * Whether `entry` (of the building folder, or of the modules folder, where older gateways still
+ * build) is another running process's folder: its build in progress (`<name>.tmp-<pid>`) or a
+ * copy it is removing (`<name>.old-<pid>-<hex>`). Two gateways of one user starting at once share
+ * the cache, and sweeping the other's build folder as stale made its build fail under it. A
+ * folder of this process, or of one that is gone, is a leftover and swept.
  */
 export function buildingElsewhere(entry: string): boolean {
   const pid = Number(/\.(?:tmp-(\d{1,10})|old-(\d{1,10})-[0-9a-f]+)$/.exec(entry)?.slice(1).find((p) => p !== undefined) ?? NaN);

@@ -278,8 +278,13 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   // The trusted build folder (a lock entry pinned to sources vouches for what is built in it):
   // this user's, not a link, writable by nobody else, and so is every folder above it. Refused,
   // not closed in place: whoever could write there may already have put their own code in it.
-  const why = process.platform === 'win32' ? undefined : whyFolderChainOpen(modulesDir, currentUid());
-  if (why) throw new PluginLoadError(`${why}: the examples are not built into ${modulesDir} (remove it, or chmod go-w the folder named, and start again)`);
+  // Builds in progress and copies being removed: beside modules/ (one filesystem, so a rename puts a build in place), never in the folder scanned.
+  const buildingDir = join(cacheDir, 'building');
+  await mkdir(buildingDir, { recursive: true, mode: 0o700 });
+  for (const folder of [modulesDir, buildingDir]) {
+    const why = process.platform === 'win32' ? undefined : whyFolderChainOpen(folder, currentUid());
+    if (why) throw new PluginLoadError(`${why}: the examples are not built into ${folder} (remove it, or chmod go-w the folder named, and start again)`);
+  }
   const exclude = new Set(options.exclude ?? ['template']);
   const names = readdirSync(source, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !exclude.has(e.name) && existsSync(join(source, e.name, 'module.toml')))
@@ -297,10 +302,11 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     // open to others (an older gateway's, under umask 002) is built anew, not closed in place: a
     // group member may have rewritten its component meanwhile, and the lock would vouch for it.
     // Judged before its stamp is read, and the stamp read never waiting: in an open copy a FIFO may be there.
-    if ((await isOwnOnly(to)) && isAsBuilt(to, toolVersion, sources)) continue;
+    const isCurrentAt = async (dir: string): Promise<boolean> => (await isOwnOnly(dir)) && isAsBuilt(dir, toolVersion, sources);
+    if (await isCurrentAt(to)) continue;
     const buildOne = async (): Promise<string> => {
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
-      const tmp = `${to}.tmp-${process.pid}`;
+      const tmp = join(buildingDir, `${name}.tmp-${process.pid}`);
       await rm(tmp, { recursive: true, force: true });
       // Made 0700 before anything goes in (cp into a folder that exists keeps its mode): nobody
       // else reaches the files while componentize-js runs, whatever modes the checkout gave them.
@@ -313,11 +319,11 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       // Copied with the source tree's modes (0775 folders, 0664 files from a umask-002 checkout).
       if (!(await closeToOthers(tmp))) throw new PluginLoadError(`${tmp} holds a file of another user's: example ${name} is not built`);
       // Another gateway of this user may finish the same example at the same moment: one rename each, theirs kept when it is this build.
-      await publishBuild(tmp, to, async () => (await isOwnOnly(to)) && isAsBuilt(to, toolVersion, sources));
+      await publishBuild(tmp, to, buildingDir, () => isCurrentAt(to));
       return to;
     };
     if (options.defer) {
-      await moveAside(to); // whole, at once: another gateway walking it finds it gone, never half removed
+      await moveAside(to, buildingDir); // whole, at once: another gateway walking it finds it gone, never half removed
       options.defer(name, buildOne);
     } else {
       await buildOne();
@@ -325,6 +331,10 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
   }
   for (const stale of await readdir(modulesDir)) {
     if (!names.includes(stale) && !buildingElsewhere(stale)) await rm(join(modulesDir, stale), { recursive: true, force: true });
+  }
+  for (const left of await readdir(buildingDir)) {
+    // This process's deferred builds have not started yet: anything of its pid here is a leftover too.
+    if (!buildingElsewhere(left)) await rm(join(buildingDir, left), { recursive: true, force: true });
   }
   return modulesDir;
 }
