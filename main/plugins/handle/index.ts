@@ -1,8 +1,10 @@
 /**
  * A loaded module's handle (`module-handle.ts`) and its parts: its lock (`call-queue.ts`), its
  * clock (`deadline.ts`), its idle clock (`idle-timer.ts`) and its worker thread, the engine
- * (`guest-worker.ts`), started on the first call and stopped when idle; and the waiting argument
- * bytes it shares with the other modules of its registry (`waiting-budget.ts`).
+ * (`guest-worker.ts`), started on the first call and stopped when idle (`engine-starter.ts`: one
+ * start at a time, each in its process-wide turn of `engine-starts.ts`, and the wait after starts
+ * that failed); and the waiting argument bytes it shares with the other modules of its registry
+ * (`waiting-budget.ts`).
  */
 export { ModuleHandle, type InvokeRequest, type InvokeOptions, type HandleStats, type ModuleHandleInit, type ToolRecordStore } from './module-handle.js';
 export { StartWaitError } from './start-wait.js';

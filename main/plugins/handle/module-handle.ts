@@ -1,7 +1,7 @@
 import { type AbortLike, untilAborted } from '../../jsonrpc/index.js';
 import type { CompiledComponent } from '../component-cache.js';
 import { PluginCallError, PluginLoadError, messageOf } from '../errors.js';
-import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, START_RETRY_FIRST_MS, START_RETRY_MAX_MS, WORKER_HEAP_MB } from '../limits.js';
+import { INSTANTIATE_TIMEOUT_MS, MAX_FILE_BYTES, MAX_LOG_BYTES, MAX_WAITING_ARGUMENT_BYTES, MAX_WAITING_CALLS, MIB, WORKER_HEAP_MB } from '../limits.js';
 import type { ExecutionMode, Manifest, ModuleInfo, ModuleLimits } from '../manifest.js';
 import { runProvider, type Admission, type CreditMeter, type PluginLogger, type Providers } from '../providers.js';
 import { monotonicMs } from '../worker/call-channel.js';
@@ -18,9 +18,8 @@ import type {
 } from '../worker/protocol.js';
 import { CallQueue, InvokeToolRequest, Job, type Settler } from './call-queue.js';
 import { Deadline, timeLeft } from './deadline.js';
-import { GuestWorker, InstantiateTimedOut, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
-import { inStartTurn } from './engine-starts.js';
-import { StartWaitError } from './start-wait.js';
+import { EngineStarter, StartAbandoned } from './engine-starter.js';
+import { GuestWorker, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { LogRate } from './log-rate.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
@@ -128,19 +127,14 @@ export class ModuleHandle implements ModuleInfo {
   readonly stats: HandleStats = { calls: 0, timeouts: 0, traps: 0, restarts: 0, engineStarts: 0, idleStops: 0, cancelled: 0, stopped: 0, busy: 0 };
 
   private live: GuestWorker | undefined;
-  private starting: Promise<GuestWorker> | undefined;
-  /** Abandons the start under way: its handle closed, or every call that wanted it was cancelled. */
-  private startAbort: AbortController | undefined;
+  /** Its engine's starts and idle stops, and the wait after starts that failed. */
+  private readonly starter: EngineStarter;
   /** The waiting argument bytes of this handle and of the other modules of its registry. */
   private readonly budget: WaitingBudget;
   private readonly calls: CallQueue;
   private readonly deadline = new Deadline(() => this.onDeadline());
   private awaitingWorker = false;
   private closed = false;
-  /** How the last engine ended: the next start after a failure counts as a restart. */
-  private lastEnd: 'none' | 'idle' | 'failed' = 'none';
-  /** An idle stop under way: the next start waits for it, so a module never has two engines. */
-  private stopping: Promise<void> | undefined;
   private readonly idle: IdleTimer;
   /** The module's log lines over time, whichever call or engine start logs them (`LogRate`). */
   private readonly logRate = new LogRate(monotonicMs);
@@ -148,16 +142,6 @@ export class ModuleHandle implements ModuleInfo {
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
   private admittingBytes = 0;
-  /**
-   * After a start that ran out of time (or starts that add up to as long, `unreadyStartsWait`): no
-   * call is taken before `until` (monotonic ms), and the next such failure waits twice `waitMs`.
-   * An engine's first answer clears it (becoming ready alone does not: `engineFailed`).
-   */
-  private startRetry: { until: number; waitMs: number; why: string } | undefined;
-  /** Turn time held by starts that served nothing (failed, given up, or their engine ended before answering) since an engine last answered (`unreadyStartsWait`). */
-  private unreadyStartsMs = 0;
-  /** How long the last start held its start turn (compiling, instantiating). */
-  private lastStartTurnMs = 0;
   /** The tools as the load listed (or found recorded) them, schemas checked; `tools/list` answers from them. */
   private recordedTools: ToolDefinition[] | undefined;
 
@@ -174,6 +158,15 @@ export class ModuleHandle implements ModuleInfo {
     this.idle = new IdleTimer(checkedEngineIdleMs(init.engineIdleMs), () => this.onIdle());
     this.budget = init.waitingBudget ?? new WaitingBudget();
     this.calls = new CallQueue(this.budget);
+    this.starter = new EngineStarter({
+      module: this.name,
+      instantiateTimeoutMs: this.instantiateTimeoutMs,
+      began: (restart) => {
+        this.stats.engineStarts++;
+        if (restart) this.stats.restarts++;
+      },
+      launch: (signal) => this.launch(signal),
+    });
   }
 
   /**
@@ -183,8 +176,8 @@ export class ModuleHandle implements ModuleInfo {
    */
   get engineState(): 'stopped' | 'starting' | 'running' | 'stopping' {
     if (this.live) return 'running';
-    if (this.starting) return 'starting';
-    if (this.stopping) return 'stopping';
+    if (this.starter.starting) return 'starting';
+    if (this.starter.isStopping) return 'stopping';
     return 'stopped';
   }
 
@@ -351,11 +344,11 @@ export class ModuleHandle implements ModuleInfo {
     for (const job of this.calls.takeAll()) job.reject(this.unloadedError());
     const live = this.live;
     this.live = undefined;
-    const starting = this.starting;
-    this.startAbort?.abort(this.unloadedError()); // a start waiting its turn, compiling or instantiating ends now
+    const starting = this.starter.starting;
+    this.starter.abandon(this.unloadedError()); // a start waiting its turn, compiling or instantiating ends now
     if (live) await live.kill();
     else if (starting) await starting.then((l) => l.kill(), () => undefined);
-    await this.stopping;
+    await this.starter.stopped();
   }
 
   private get heapMb(): number {
@@ -385,17 +378,9 @@ export class ModuleHandle implements ModuleInfo {
     return new PluginCallError('busy', `busy: module ${this.name}: the gateway's waiting calls hold ${held} MiB of arguments, its total cap ${cap} MiB; try again later`, this.name);
   }
 
-  /**
-   * While a start that ran out of time waits to be tried again, a call is refused at once with
-   * `crashed` (a `StartWaitError`), naming the wait, rather than setting off another start that would hold a start turn
-   * for the whole instantiation limit.
-   */
+  /** While a start that ran out of time waits to be tried again, calls are refused at once (`EngineStarter.refusal`). */
   private startRefusal(): PluginCallError | undefined {
-    const retry = this.startRetry;
-    if (!retry || this.live) return undefined;
-    const leftMs = retry.until - monotonicMs();
-    if (leftMs <= 0) return undefined;
-    return new StartWaitError(this.name, retry.why, leftMs);
+    return this.live ? undefined : this.starter.refusal();
   }
 
   /** `placeHeld`: the caller checked the cap already and held its place since (`invokeTool`). */
@@ -437,7 +422,7 @@ export class ModuleHandle implements ModuleInfo {
     const at = this.calls.inflight.indexOf(job);
     if (at < 0) return this.pump();
     this.live = undefined;
-    this.lastEnd = 'failed';
+    this.starter.failed();
     this.calls.inflight.splice(at, 1);
     this.calls.requeueInflight();
     this.stats.stopped++;
@@ -459,7 +444,7 @@ export class ModuleHandle implements ModuleInfo {
    */
   private abandonUnwantedStart(): void {
     if (!this.awaitingWorker || this.live || this.calls.waiting.length > 0 || this.calls.inflight.length > 0) return;
-    this.startAbort?.abort(new StartAbandoned());
+    this.starter.abandon(new StartAbandoned());
   }
 
   private cancelled(job: Job, err: PluginCallError): void {
@@ -502,14 +487,10 @@ export class ModuleHandle implements ModuleInfo {
   /** Stops an engine that has no call: the worker thread ends and its memory goes with it. */
   private stopEngine(live: GuestWorker): void {
     this.live = undefined;
-    this.lastEnd = 'idle';
     this.stats.idleStops++;
     this.idle.clear();
     this.deadline.clear();
-    const stopping: Promise<void> = live.kill().finally(() => {
-      if (this.stopping === stopping) this.stopping = undefined;
-    });
-    this.stopping = stopping;
+    this.starter.stoppedIdle(live.kill());
   }
 
   private post(): void {
@@ -526,24 +507,10 @@ export class ModuleHandle implements ModuleInfo {
         (err: unknown) => {
           this.awaitingWorker = false;
           if (this.closed) return;
-          // Abandoned for want of callers: a call that came since starts a fresh engine, unless
-          // the starts that did not become ready have now run as long as one start may (`unreadyStartsWait`).
-          let failure: () => PluginCallError;
-          if (err instanceof StartAbandoned) {
-            const wait = this.unreadyStartsWait('given up when its calls were cancelled');
-            if (!wait) return this.pump();
-            failure = wait;
-          } else if (err instanceof InstantiateTimedOut) {
-            failure = this.waitBeforeStarting(`${messageOf(err)} at its last start`, messageOf(err));
-          } else {
-            // Every call waiting was waiting for this start: all fail now, rather than one per
-            // further start (a burst of 64 calls at a component that cannot start would otherwise
-            // hold a start turn for 64 instantiation limits). The next call tries again, at once
-            // unless the start ran out of time (above) or such starts add up to as long.
-            const why = `module '${this.name}' could not start: ${messageOf(err)}`;
-            failure = this.unreadyStartsWait(messageOf(err)) ?? (() => new PluginCallError('crashed', why, this.name));
-          }
-          this.failWaiting(failure);
+          // Every call waiting was waiting for this start: all fail now, unless a call may start a
+          // fresh engine at once (a start given up for want of callers, its failures not adding up).
+          const failure = this.starter.startFailed(err);
+          if (failure) this.failWaiting(failure);
           this.pump();
         },
       );
@@ -572,24 +539,9 @@ export class ModuleHandle implements ModuleInfo {
   private onAnswers(live: GuestWorker): void {
     if (live !== this.live) return;
     this.calls.settleDone(live, this.settler);
-    // Its engine answered: the start served, so the failed starts before it no longer add up.
-    if ((this.unreadyStartsMs !== 0 || this.startRetry !== undefined) && live.settled > 0) {
-      this.startRetry = undefined;
-      this.unreadyStartsMs = 0;
-    }
+    if (live.settled > 0) this.starter.answered();
     this.pump();
     if (live === this.live) this.awaitAnswers(live);
-  }
-
-  /**
-   * Starts no call before a wait (1 s, doubling at each such failure up to 60 s), and says so:
-   * `why` for the calls refused during it, `now` for those that waited for the failed start.
-   */
-  private waitBeforeStarting(why: string, now: string): () => PluginCallError {
-    const waitMs = Math.min(this.startRetry ? this.startRetry.waitMs * 2 : START_RETRY_FIRST_MS, START_RETRY_MAX_MS);
-    this.startRetry = { until: monotonicMs() + waitMs, waitMs, why };
-    this.unreadyStartsMs = 0;
-    return () => new StartWaitError(this.name, now, waitMs);
   }
 
   /**
@@ -601,7 +553,7 @@ export class ModuleHandle implements ModuleInfo {
    */
   private engineFailed(live: GuestWorker, how: string): void {
     if (live.settled > 0) return;
-    const wait = this.unreadyStartsWait(`its engine answered no call before ${how}`);
+    const wait = this.starter.servedNothing(`its engine answered no call before ${how}`);
     if (wait) this.failWaiting(wait);
   }
 
@@ -611,22 +563,6 @@ export class ModuleHandle implements ModuleInfo {
       if (!job.counted) this.stats.calls++;
       job.reject(failure());
     }
-  }
-
-  /**
-   * The last start served nothing (`last` says how: it never became ready, or its engine ended
-   * before answering) after holding its start turn for `lastStartTurnMs`. Once such starts have
-   * held turns, with no engine answering a call between, as
-   * long as one start may take (the instantiation limit), the module waits as after a start that
-   * ran out of time. Otherwise a component whose top-level code spins would start at every call
-   * for a client whose calls time out (and cancel) before the limit, and one that spins nearly to
-   * the limit and then traps would never run out of time at all.
-   */
-  private unreadyStartsWait(last: string): (() => PluginCallError) | undefined {
-    this.unreadyStartsMs += this.lastStartTurnMs;
-    if (this.unreadyStartsMs < this.instantiateTimeoutMs) return undefined;
-    const why = `its starts ran ${Math.round(this.unreadyStartsMs)} ms in all without becoming ready (the last: ${last})`;
-    return this.waitBeforeStarting(why, why);
   }
 
   private readonly settler: Settler = {
@@ -654,7 +590,7 @@ export class ModuleHandle implements ModuleInfo {
   private onTimeout(live: GuestWorker, job: Job): void {
     this.stats.timeouts++;
     this.live = undefined;
-    this.lastEnd = 'failed';
+    this.starter.failed();
     this.calls.inflight.shift();
     this.calls.requeueInflight();
     void live.kill();
@@ -668,37 +604,14 @@ export class ModuleHandle implements ModuleInfo {
   private ensureWorker(): Promise<GuestWorker> {
     if (this.live) return Promise.resolve(this.live);
     if (this.closed) return Promise.reject(this.unloadedError());
-    if (!this.starting) {
-      const abort = new AbortController();
-      this.startAbort = abort;
-      this.starting = this.spawn(abort.signal).finally(() => {
-        this.starting = undefined;
-        if (this.startAbort === abort) this.startAbort = undefined;
-      });
-    }
-    return this.starting;
+    return this.starter.start();
   }
 
-  /**
-   * Starts an engine: after an idle stop still under way has ended, in its turn among the engines
-   * starting (`inStartTurn`), with the core modules compiled again if no other engine holds them.
-   */
-  private async spawn(signal: AbortSignal): Promise<GuestWorker> {
-    await this.stopping;
-    signal.throwIfAborted();
+  /** Starts an engine in its start turn, the core modules compiled again if no other engine holds them. */
+  private async launch(signal: AbortSignal): Promise<GuestWorker> {
     if (this.closed) throw this.unloadedError();
-    this.stats.engineStarts++;
-    if (this.lastEnd === 'failed') this.stats.restarts++;
-    let turnSince: number | undefined;
-    try {
-      return await inStartTurn(async () => {
-        turnSince = monotonicMs();
-        const { modules, sandbox, componentUrl } = await untilAborted(this.init.compile(), signal);
-        return GuestWorker.start({ ...this.workerConfig(), componentUrl, coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
-      }, signal);
-    } finally {
-      this.lastStartTurnMs = turnSince === undefined ? 0 : monotonicMs() - turnSince;
-    }
+    const { modules, sandbox, componentUrl } = await untilAborted(this.init.compile(), signal);
+    return GuestWorker.start({ ...this.workerConfig(), componentUrl, coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
   }
 
   /** What the worker is started with, less its checked JavaScript, compiled core modules and their sandbox plan. */
@@ -787,7 +700,7 @@ export class ModuleHandle implements ModuleInfo {
     if (live !== this.live) return;
     this.calls.settleDone(live, this.settler); // what it answered before it went stays answered
     this.live = undefined;
-    this.lastEnd = 'failed';
+    this.starter.failed();
     live.closePorts();
     this.init.logger.log('error', why, { module: this.name });
     const job = this.calls.inflight.shift();
@@ -798,9 +711,3 @@ export class ModuleHandle implements ModuleInfo {
   }
 }
 
-/** Why a start no call wants any more was abandoned (never seen by a caller). */
-class StartAbandoned extends Error {
-  constructor() {
-    super('the engine start was abandoned: no call waits for it');
-  }
-}
