@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rename, rm } from 'node:fs/promises';
+import { lstat, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
 /**
@@ -48,6 +48,45 @@ export async function publishBuild(built: string, to: string, asideDir: string, 
 export async function moveAside(path: string, asideDir: string): Promise<void> {
   const aside = await takenAside(path, asideDir);
   if (aside !== undefined) await rm(aside, { recursive: true, force: true });
+}
+
+/** Where a folder's identity is kept between judging it and acting on it: its device and inode. */
+export interface Judged {
+  dev: number;
+  ino: number;
+}
+
+/** The identity of what is at `path` now (not followed), or `undefined` when nothing is. */
+export async function identityOf(path: string): Promise<Judged | undefined> {
+  const st = await lstat(path).catch(() => undefined);
+  return st === undefined ? undefined : { dev: st.dev, ino: st.ino };
+}
+
+/**
+ * Moves aside the copy at `path` that was judged not current (`judged`: its identity, taken
+ * before it was judged), and only that one. The decision is made on what the rename took: a copy
+ * another gateway put at `path` since the judgment (another identity) is judged again
+ * (`isCurrentAt`) and put back when it is this very build, and the answer is `true`: nothing to
+ * build. Before, a `serve` rebuilding in the background moved aside whatever was at `path` by then,
+ * so another gateway's fresh copy, put there a moment after the judgment, went too (and the
+ * other gateway's example with it, until this one's build was in place, 20 s a build later).
+ * What stays: between the two renames (a few microseconds) the copy is not at its place.
+ */
+export async function moveAsideJudged(path: string, judged: Judged | undefined, asideDir: string, isCurrentAt: (dir: string) => Promise<boolean>): Promise<boolean> {
+  const aside = await takenAside(path, asideDir);
+  if (aside === undefined) return false; // nothing there: the build's own rename decides later
+  const took = await identityOf(aside);
+  const same = judged !== undefined && took !== undefined && took.dev === judged.dev && took.ino === judged.ino;
+  if (!same && (await isCurrentAt(aside))) {
+    try {
+      await rename(aside, path); // put back: replaces nothing but an empty folder
+      return true;
+    } catch (err) {
+      if (!isTaken(err)) throw err; // a third copy went there meanwhile: the build's rename judges it
+    }
+  }
+  await rm(aside, { recursive: true, force: true });
+  return false;
 }
 
 /** `path` renamed into `asideDir` (its new path), or `undefined` when nothing was there. */

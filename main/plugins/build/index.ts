@@ -20,7 +20,7 @@ import { findPluginSource } from './plugin-source.js';
 import { checkPluginSource, type CheckedFile } from './source-check.js';
 import { BUILD_STAMP, MAX_COPY_DIGEST_BYTES, builtCopyDigest, sourcesDigest } from './source-digest.js';
 import { buildInChildProcess } from './build-process.js';
-import { buildingElsewhere, moveAside, publishBuild } from './examples-publish.js';
+import { buildingElsewhere, identityOf, moveAsideJudged, publishBuild } from './examples-publish.js';
 
 export { SOURCE_CANDIDATES, findPluginSource, pluginSourceIn } from './plugin-source.js';
 export { buildCommand, sourcesNewerThan } from './build-hints.js';
@@ -259,6 +259,8 @@ export interface EnsureExamplesOptions {
    * Build in the background: an example that needs building is not built here; its stale build
    * is removed (so a scan of the returned directory does not serve it) and `defer` is handed a
    * function that builds it and resolves to its directory. `serve` uses it to be ready at once.
+   * A current copy another gateway put in place meanwhile is kept: found as the stale one is
+   * removed, the example is not deferred; found as the deferred build starts, nothing is built.
    */
   defer?: (name: string, build: () => Promise<string>) => void;
   /** What builds one copied example directory (default `buildPlugin`). */
@@ -303,8 +305,11 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
     // group member may have rewritten its component meanwhile, and the lock would vouch for it.
     // Judged before its stamp is read, and the stamp read never waiting: in an open copy a FIFO may be there.
     const isCurrentAt = async (dir: string): Promise<boolean> => (await isOwnOnly(dir)) && isAsBuilt(dir, toolVersion, sources);
+    const judged = await identityOf(to); // what is judged, so that only it is moved aside (moveAsideJudged)
     if (await isCurrentAt(to)) continue;
     const buildOne = async (): Promise<string> => {
+      // Decided again as it starts: another gateway may have put this very build in place since (a deferred build runs minutes later).
+      if (await isCurrentAt(to)) return to;
       options.onProgress?.(`building example plugin ${name} (componentize-js, about 20 s)…`);
       const tmp = join(buildingDir, `${name}.tmp-${process.pid}`);
       await rm(tmp, { recursive: true, force: true });
@@ -323,7 +328,9 @@ export async function ensureExamplesBuilt(source = examplesDir(), options: Ensur
       return to;
     };
     if (options.defer) {
-      await moveAside(to, buildingDir); // whole, at once: another gateway walking it finds it gone, never half removed
+      // Whole, at once (another gateway walking it finds it gone, never half removed), and only the copy judged:
+      // one another gateway put there since is judged again, and kept when it is this build.
+      if (await moveAsideJudged(to, judged, buildingDir, isCurrentAt)) continue;
       options.defer(name, buildOne);
     } else {
       await buildOne();
