@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { AgentCard } from '../broker/broker.js';
@@ -113,10 +114,27 @@ export function workspaceFactoryFor(workspace: BundledWorkspace, log?: (line: st
  * put in its way after the broker's check is refused, never followed out).
  */
 export class SharedDirectory implements WorkspaceFactory {
-  constructor(private readonly fallback: string) {}
+  /**
+   * `fallback` as a real path, resolved once (here, or at the first task when it is not there yet):
+   * a path through a link lying in an agents' workspace, followed again at each task, was one
+   * approved `ln -sfn` from working in any folder (the app's pages), while the desktop bridge had
+   * checked where it led at its attach (docs/embedding.md).
+   */
+  private top: Promise<string> | undefined;
+
+  constructor(private readonly fallback: string) {
+    try {
+      this.top = Promise.resolve(realpathSync(fallback));
+    } catch {
+      // not there yet: resolved at the first task
+    }
+  }
 
   async create(_node: AdmittedNode, spawnContext: SpawnContext): Promise<Workspace> {
-    const top = await realpath(this.fallback);
+    const top = await (this.top ??= realpath(this.fallback)).catch((err: unknown) => {
+      this.top = undefined; // not there yet: asked again at the next task
+      throw err;
+    });
     const dir = await realpath(spawnContext.workspace_root ?? top);
     if (!isInside(dir, top)) {
       throw new Error(`workspace_root ${JSON.stringify(spawnContext.workspace_root)} leads to ${JSON.stringify(dir)}, outside the workspace ${JSON.stringify(top)}`);

@@ -139,13 +139,16 @@ test("agents' workspaces one inside another are refused, and so is a named path 
     () => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [nested] }),
     /the agents' workspace .*nested-true-root\/sub\/ws lies in the agents' workspace .*nested-true-root: its agents may write every folder on the way to it, and one approved 'mv' and 'ln -s' there would re-point it/,
   );
-  // What the refusal stops: the root's agent swaps the way for links, and a runner given the path works in the pages folder.
+  // What the refusal stops: the root's agent swaps the way for links, and the path named leads to
+  // the pages folder (the bundled SharedDirectory, which resolved it once, refuses it then; a
+  // runner of the embedder's own that follows its path at each task would work there).
   const runner = new SharedDirectory(nested);
   renameSync(join(root, 'sub'), join(root, 'sub.old'));
   mkdirSync(join(root, 'x'));
   symlinkSync(pages, join(root, 'x', 'ws'));
   symlinkSync(join(root, 'x'), join(root, 'sub'));
-  assert.equal((await runner.create({} as never, { roster: [] })).dir, pages, 'the path named now leads to the pages folder');
+  assert.equal(realpathSync(nested), pages, 'the path named now leads to the pages folder');
+  await assert.rejects(runner.create({} as never, { roster: [] }), /outside the workspace/);
   // The root workspace lying in a named folder: that folder's agents may swap the root's way.
   assert.throws(() => attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [dirname(root)] }), /the agents' workspace .*nested-true-root lies in the agents' workspace /);
   // A named path that passes a folder of the root workspace and leaves it with '..'.
@@ -155,4 +158,22 @@ test("agents' workspaces one inside another are refused, and so is a named path 
     /passes the folder .*nested-true-root\/a(\/b)?, which lies in the agents' workspace .*nested-true-root, and leaves it with '\.\.'/,
   );
   attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [other] })(); // apart: attached
+});
+
+test("a runner given its workspace by a path through a link resolves it once, as it is made: the link re-pointed by an agent after the attach moves nothing", async () => {
+  const { gw, other } = await gatewayAndOther('runner-link', true);
+  const root = gw.gateway.broker.workspaceRoot!;
+  const pages = join(other, 'ui');
+  const work = join(gw.gateway.broker.workspaceRoot!, '..', 'runner-link-work');
+  mkdirSync(work);
+  symlinkSync(realpathSync(work), join(root, 'work-link')); // the runner is given this; the bridge the real path
+  const runner = new SharedDirectory(join(root, 'work-link'));
+  const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { agentWorkspaces: [realpathSync(work)] });
+  try {
+    rmSync(join(root, 'work-link'));
+    symlinkSync(pages, join(root, 'work-link')); // the root's agent's approved ln -sfn
+    assert.equal((await runner.create({} as never, { roster: [] })).dir, realpathSync(work), 'the folder it was made with, not the pages folder');
+  } finally {
+    detach();
+  }
 });
