@@ -15,8 +15,8 @@ export interface Preemption {
   /**
    * The proven, not spent connection to close for `newcomer`, or none (then it stays past `max`,
    * within the reserve). `pastCap` holds the connections beyond `max` now, oldest first: each
-   * came in past it, and none has yet taken a place within it (one does as soon as a connection
-   * within the cap goes: the newcomer it was closed for, else the oldest).
+   * came in past it, and none has yet taken a place within it (one does, the oldest first, as soon
+   * as a connection within the cap goes).
    */
   readonly victim: (open: ReadonlySet<Socket>, newcomer: Socket, pastCap: ReadonlySet<Socket>) => Socket | undefined;
   /** How `victim` is closed (default: destroyed at once). */
@@ -39,8 +39,8 @@ export interface Preemption {
  * its first line; spent: its refusal is written and flushed, and only waits for the peer to close;
  * `fabric/admission/participant-socket.ts`).
  *
- * Returns the server's connections as counted here (each open one, less those already closed to
- * make room): the one view of them other rules of the server look at (`closeHeldBetweenRequests`).
+ * Returns the server's connections as counted here: the one view of them other rules of the
+ * server look at (`closeHeldBetweenRequests`, and what may run past the cap).
  */
 export function capConnections(
   server: Server,
@@ -48,36 +48,28 @@ export function capConnections(
   proven: (socket: Socket) => boolean,
   spent?: (socket: Socket) => boolean,
   preempt?: Preemption,
-): ReadonlySet<Socket> {
+): CappedConnections {
   const open = new Set<Socket>();
   /** Not known to be proven when added, oldest first; a proven one is skipped (and dropped) when room is made. */
   const unproven = new Set<Socket>();
   /**
    * The connections beyond `max` now, oldest first (`open` less these is at most `max`): when one
-   * within the cap goes, one of these takes its place (`gone`). Before, a connection that came in
+   * within the cap goes, the oldest of these takes its place. Before, a connection that came in
    * past the cap stayed so for its life, even once it held a place within it.
    */
   const pastCap = new Set<Socket>();
-  /**
-   * `socket` is no longer counted. A place it held within the cap goes to `heir` when it was
-   * closed to make room for that newcomer, else (closed by its client, timed out) to the oldest
-   * connection past the cap. Before, a place made for a newcomer went to the oldest too: with a
-   * connection never chosen as a victim parked past the cap (a legacy SSE session), every
-   * newcomer stayed past it, and the next newcomer's token cancelled its call at once.
-   */
-  const gone = (socket: Socket, heir?: Socket): void => {
+  /** `socket` is no longer counted: a place it held within the cap goes to the oldest past it. */
+  const gone = (socket: Socket): void => {
     if (!open.delete(socket)) return;
     unproven.delete(socket);
     if (pastCap.delete(socket)) return;
-    if (heir !== undefined && pastCap.delete(heir)) return;
     for (const first of pastCap) {
       pastCap.delete(first);
       break;
     }
   };
-  /** Closes `socket` to make room for `newcomer`. */
-  const close = (socket: Socket, newcomer: Socket): void => {
-    gone(socket, newcomer); // now: its 'close' comes later, and the next newcomer must not count it
+  const close = (socket: Socket): void => {
+    gone(socket); // now: its 'close' comes later, and the next newcomer must not count it
     socket.destroy();
   };
   server.on('connection', (socket: Socket) => {
@@ -93,17 +85,25 @@ export function capConnections(
       preempt.whenProven(socket, () => {
         if (open.size <= max || !pastCap.has(socket)) return;
         const other = oldestUnproven(socket, unproven, proven) ?? spentOne(socket, open, spent);
-        if (other !== undefined) return close(other, socket);
+        if (other !== undefined) return close(other);
         const victim = preempt.victim(open, socket, pastCap);
         if (victim === undefined) return;
-        gone(victim, socket); // gone from the count now; `evict` may let it say why first
+        gone(victim); // gone from the count now; `evict` may let it say why first
         (preempt.evict ?? ((s: Socket) => s.destroy()))(victim);
       });
       return;
     }
-    close(roomMadeBy(socket, open, unproven, proven, spent), socket);
+    close(roomMadeBy(socket, open, unproven, proven, spent));
   });
-  return open;
+  return { open, pastCap };
+}
+
+/** A capped server's connections, as `capConnections` counts them. */
+export interface CappedConnections {
+  /** Each open connection, less those already closed to make room. */
+  readonly open: ReadonlySet<Socket>;
+  /** Those of them beyond `max` now, oldest first (only with a `Preemption`). */
+  readonly pastCap: ReadonlySet<Socket>;
 }
 
 /** Which connection goes to make room for `newcomer`: the oldest silent one, else the oldest spent one, else the newcomer. */

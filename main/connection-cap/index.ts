@@ -1,1 +1,1 @@
-export { capConnections, type Preemption } from './cap-connections.js';
+export { capConnections, type CappedConnections, type Preemption } from './cap-connections.js';

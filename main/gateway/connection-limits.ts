@@ -73,6 +73,25 @@ export function connectionAuthorised(req: IncomingMessage): void {
   proven();
 }
 
+/** Each connection's server's connections past the cap (`capConnections`), for `pastTheCap`. */
+const pastCapOf = new WeakMap<Socket, ReadonlySet<Socket>>();
+
+/**
+ * True while `socket` is one of the newcomers kept past the cap (no room was made for it yet).
+ * What runs there must be a request a later newcomer may cancel: a legacy SSE session (never
+ * cancelled for a newcomer) is refused there, else a token holder's sessions held the 16 places
+ * past the cap, every later newcomer was closed at its arrival, and with every slot running a
+ * call nobody else got in.
+ */
+export function pastTheCap(socket: Socket): boolean {
+  return pastCapOf.get(socket)?.has(socket) === true;
+}
+
+/** What a legacy SSE session asked past the cap is answered (503, `Retry-After: 1`). */
+export function sessionPastTheCapMessage(module: string): string {
+  return `every connection of the gateway is running a request: an SSE session is not opened on a connection past its cap; try again shortly, or use Streamable HTTP (POST /mcp/${module})`;
+}
+
 /** How many newcomers are kept past the cap, waiting to send the token, while every slot runs a request. */
 export const NEWCOMER_RESERVE = 16;
 
@@ -104,7 +123,7 @@ export function limitedServer(
   // within it goes), an established connection's at most once an interval (none: the newcomer
   // stays past the cap, within the reserve).
   let establishedCancelledAt = -Infinity;
-  const connections = capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
+  const { open, pastCap } = capConnections(server, maxConnections, (socket) => authorised.has(socket), runsNoRequest, {
     reserve: NEWCOMER_RESERVE,
     whenProven: (socket, proven) => waitingForToken.set(socket, proven),
     victim: (open, newcomer, pastCap) => {
@@ -118,8 +137,9 @@ export function limitedServer(
     },
     evict: (socket) => evict(socket, evictedMessage(maxConnections)),
   });
+  server.on('connection', (socket: Socket) => pastCapOf.set(socket, pastCap));
   // Node's header timeout never starts for a kept-alive connection sending only empty lines.
-  closeHeldBetweenRequests(server, connections, headersTimeoutMs, lookEveryMs);
+  closeHeldBetweenRequests(server, open, headersTimeoutMs, lookEveryMs);
   return server;
 }
 

@@ -337,7 +337,7 @@ test('a newcomer that made room by cancelling an established call holds a slot w
   }
 });
 
-test('a place made for a newcomer is its own, not an older connection\'s past the cap: a session parked there does not leave the newcomer\'s call to the next GET', { timeout: 180_000 }, async () => {
+test('a session cannot be parked past the cap to take the place made for a newcomer: the next GET does not cancel the newcomer\'s call', { timeout: 180_000 }, async () => {
   // The default interval (10 s): this test runs well within one.
   const ownGw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
   const established = await fillWithRunningCalls(ownGw);
@@ -348,10 +348,11 @@ test('a place made for a newcomer is its own, not an older connection\'s past th
     // A newcomer spends the interval: its token cancels the oldest established call, it takes that place.
     conns.push(await runningCall(ownGw));
     await closedNow(established[0]!);
-    // A legacy SSE session past the cap (never the one closed for a newcomer): the interval spent,
-    // it cancels nothing and stays past the cap.
+    // A legacy SSE session past the cap (never the one closed for a newcomer), the interval spent:
+    // before, it was opened there, and the place next made within the cap, though made for the
+    // SDK client below, went to it, the oldest past the cap. Now it is refused there.
     stream = await SseStream.open(ownGw.socketPath, '/mcp/held/sse', ownGw.auth);
-    await stream.next();
+    assert.equal(stream.status, 503);
     // An established call ends: its connection is idle, the first to go for the next newcomer.
     waiting[1]!({ ok: true, value: { content: 'done' } });
     assert.equal((await established[1]!.readResponse()).status, 200);
@@ -370,8 +371,8 @@ test('a place made for a newcomer is its own, not an older connection\'s past th
     conns.push(next);
     await next.write(`GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${ownGw.auth.authorization}\r\n\r\n`);
     assert.equal((await next.readResponse()).status, 200);
-    // Before: the idle connection's place went to the older session past the cap, the SDK client's
-    // connection stayed past it, and the GET cancelled its call.
+    // Before: the idle connection's place went to the session parked past the cap, the SDK
+    // client's connection stayed past it, and the GET cancelled its call.
     assert.equal(cancelled, before, 'the call of a newcomer holding the place made for it was cancelled');
     waiting.at(-1)!({ ok: true, value: { content: 'done' } });
     assert.equal(await call, 'answered');
@@ -380,6 +381,31 @@ test('a place made for a newcomer is its own, not an older connection\'s past th
     stream?.disconnect();
     await sdk?.close();
     for (const conn of conns) conn.close();
+    await ownGw.close();
+  }
+});
+
+test('legacy SSE sessions cannot hold the places past the cap: opened there they are refused, and the official SDK client still gets in', { timeout: 180_000 }, async () => {
+  // The default interval (10 s): this test runs well within one.
+  const ownGw = await startGateway(heldModules, { connectionLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, maxConnections: CAP } });
+  const established = await fillWithRunningCalls(ownGw);
+  const streams: SseStream[] = [];
+  try {
+    // A token holder's sessions, one more than the places past the cap: the first cancels an
+    // established call and takes its place; the rest find the interval spent.
+    for (let i = 0; i < NEWCOMER_RESERVE + 1; i++) streams.push(await SseStream.open(ownGw.socketPath, '/mcp/held/sse', ownGw.auth));
+    // Before: all 17 opened, the 16 places past the cap held by streams never closed for a
+    // newcomer, so every newcomer was closed at its arrival ('fetch failed').
+    const { client, close } = await connectClient(ownGw, 'held', 'streamable');
+    try {
+      assert.deepEqual((await client.callTool({ name: 'quick', arguments: {} })).content, [{ type: 'text', text: 'quick' }]);
+    } finally {
+      await close();
+    }
+    assert.deepEqual(streams.map((stream) => stream.status), [200, ...Array.from({ length: NEWCOMER_RESERVE }, () => 503)]);
+  } finally {
+    for (const stream of streams) stream.disconnect();
+    await releaseAll(established.filter((conn) => !conn.isClosed));
     await ownGw.close();
   }
 });

@@ -11,7 +11,7 @@ import {
   type RequestId,
   type TransportFrame,
 } from '../../jsonrpc/index.js';
-import { whenEvicted } from '../connection-limits.js';
+import { pastTheCap, sessionPastTheCapMessage, whenEvicted } from '../connection-limits.js';
 import { sessionStream } from '../session-streams.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
@@ -118,6 +118,11 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (!dispatcher) return moduleNotServed(ctx, options.modules, name, () => refuse(ctx, 404, moduleNotFoundMessage(name)));
       const refusal = checkStreamGet(ctx.req.headers);
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
+      if (pastTheCap(ctx.req.socket)) {
+        // It could never be closed for a later newcomer: held there, it would keep newcomers out.
+        ctx.set('Retry-After', '1');
+        return refuse(ctx, 503, sessionPastTheCapMessage(name));
+      }
       if (!options.sessions.makeRoomForSession()) return refuse(ctx, 503, sseSessionsFullMessage(name));
       ctx.status = 200;
       ctx.respond = false; // the stream outlives this middleware; the session writes to it
