@@ -33,7 +33,7 @@ describe('cancelling a plugin call (ModuleHandle.invokeTool with a signal)', () 
     const restarts = loop.stats.restarts;
     const controller = new AbortController();
     const spinning = call(loop, 'loop', '{}', 'spin-1', controller.signal);
-    await running(loop, 'spin-1');
+    await running(loop, 'spin-1', spinning);
 
     // Another module answers while this one spins.
     const otherStarted = performance.now();

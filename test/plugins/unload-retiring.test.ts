@@ -27,7 +27,7 @@ it("an unload ends the calls of the instances earlier reloads retired, not only 
   assert.deepEqual((await registry.scanDirectory(root)).loaded.map((l) => l.name), ['notes']);
   const old = registry.get('notes')!;
   const outcome = old.invokeTool({ name: 'slow', argumentsJson: '20000', callId: 's1' }).then(() => 'answered', (err: unknown) => err);
-  await running(old, 's1');
+  await running(old, 's1', outcome);
   await registry.reload('notes'); // the old instance retires, finishing its 20 s call
   assert.notEqual(registry.get('notes'), old);
   assert.equal(await registry.unload('notes'), true);
