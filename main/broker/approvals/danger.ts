@@ -9,7 +9,7 @@ import { extractionFolders } from './extract-folders.js';
 import { globMatches, isGlob, MAX_GLOB_ENTRIES } from './glob-paths.js';
 import { lineFolders, NO_OTHER_FOLDERS, type LineFolders } from './line-folders.js';
 import { commandLineRun, envSplitString, findExecWords, MAX_NESTING, needsReading, programName, SHELLS, unreadable, withinBraces } from './nested-lines.js';
-import { commandsRun, isLongOption, runsCommand, runsItsArgument } from './runs-command.js';
+import { commandsRun, isLongOption, runsCommand, runsInPart, runsItsArgument } from './runs-command.js';
 import { simpleCommands } from './shell-commands.js';
 import { DANGER_TAGS, type DangerTag } from './types.js';
 import { optionValuesOf, wrapperWords } from './wrapper-options.js';
@@ -236,6 +236,8 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   if (runsCommand(program, args)) tags.add('runs-command');
   // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too).
   readInner(program, commandsRun(program, args), at, tags);
+  // A value that is a command only in part (`vim -c 'silent !…'`, `make --eval=…`) is not read: what it runs is not known.
+  if (runsInPart(program, args)) tags.add('unread-landing');
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));

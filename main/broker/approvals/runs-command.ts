@@ -491,6 +491,8 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
   vim: { also: exCommands },
   vi: { also: exCommands },
   nvim: { also: exCommands },
+  view: { also: exCommands },
+  vimdiff: { also: exCommands },
   ex: { also: exCommands },
 };
 
@@ -583,10 +585,38 @@ function sshCommands(args: readonly string[]): string[] {
 
 /** An editor's or pager's ex commands that run a shell line: `+!cmd`, `-c '!cmd'`, `--cmd '!cmd'`. */
 function exCommands(args: readonly string[]): string[] {
-  return args.flatMap((arg, i) => {
-    const command = arg.startsWith('+') ? arg.slice(1) : arg === '-c' || arg === '--cmd' ? (args[i + 1] ?? '') : '';
+  return exValues(args).flatMap((command) => {
     const m = /^\s*:?\s*!(.*)$/s.exec(command);
     return m ? [m[1]!] : [];
   });
+}
+
+/** The ex commands given on the line: `+cmd`, `-c cmd`, `--cmd cmd`. */
+function exValues(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) => (arg.startsWith('+') ? [arg.slice(1)] : arg === '-c' || arg === '--cmd' ? [args[i + 1] ?? ''] : []));
+}
+
+/**
+ * An ex command that is read whole (`!line`) or runs nothing of its own: a line number, a search,
+ * a bare quit or write of the files on the line (`q`, `qa!`, `wq`, `x`). Any other may run anything.
+ */
+const EX_READ_OR_PLAIN = /^\s*:?\s*(!|\d*\s*$|[/?]|(q|qa|qall|quit|quita|quitall|cq|w|wq|wqa|wqall|x|xa|xall|wa|wall)!?\s*$)/;
+
+/** vim and its other names: their ex commands (`exValues`) may run anything. */
+const VIM_NAMES = new Set(['vim', 'vi', 'nvim', 'view', 'ex', 'vimdiff']);
+
+/**
+ * Whether `program`'s words hold a command only in part, which is not read: an ex command that is
+ * not `!line` (read whole), a line number or a search (`vim -c 'silent !…'`, `-c 'call
+ * system(…)'`, `-c 'w ~/.bashrc'`); makefile text (`make --eval='x: ; …'`, `-E`); tar's old-style
+ * letters naming a compress or volume script (`tar xIf prog x.tar`: each letter takes the next
+ * word in turn). What it runs is not known: the danger reading makes it unread-landing (no rule
+ * approves it, nothing is offered to remember), as a line past the reading budget.
+ */
+export function runsInPart(program: string, args: readonly string[]): boolean {
+  if (VIM_NAMES.has(program)) return exValues(args).some((command) => !EX_READ_OR_PLAIN.test(command));
+  if (program === 'make') return optionValues(args, ['--eval'], 'E').length > 0 || args.some((arg) => /^--eval=/.test(arg));
+  if (program === 'tar') return args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IF]/.test(args[0]);
+  return false;
 }
 

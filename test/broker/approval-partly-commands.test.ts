@@ -1,0 +1,68 @@
+/**
+ * An option's value that is a command only in part (an ex command line that may shell out: `vim
+ * -c 'silent !…'`, `call system(…)`; makefile text: `make --eval='x: ; …'`; tar's old-style `xIf
+ * prog`, whose letters take the next words in order) was runs-command, and "always" was offered for
+ * the exact line with its command unread: a remembered rule approved whatever it held. Such a line
+ * is now unread-landing too: asked each time, nothing offered to remember, no rule approves it.
+ * What is read whole stays as it was (`vim -c '!cmd'` is read as that command line; `vim +10 f`).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { ApprovalRules, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function workspace(): string {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'approval-partly-commands-')));
+  dirs.push(ws);
+  writeFileSync(join(ws, 'f'), 'hi\n');
+  writeFileSync(join(ws, 's.sh'), 'touch M\n');
+  execFileSync('tar', ['-cf', 'x.tar', 'f'], { cwd: ws });
+  return ws;
+}
+
+/** Runs `line` with bash in `ws` (no terminal, no input) and says whether it left the marker file `M`. */
+function leavesMarker(line: string, ws: string): boolean {
+  rmSync(join(ws, 'M'), { force: true });
+  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, HOME: ws } });
+  return existsSync(join(ws, 'M'));
+}
+
+const PARTLY = [
+  "vim -es -c 'silent !touch M' -c 'qa!'",
+  "vim -es -c 'w !sh' -c 'qa!' s.sh",
+  "vim -es -c 'call system(\"touch M\")' -c 'qa!'",
+  "vim -es --cmd 'silent !touch M' -c 'qa!'",
+  "vim -es '+silent !touch M' '+qa!'",
+  "make --eval='x: ; touch M' x",
+  "make -E 'x: ; touch M' x",
+  "tar xIf 'sh -c \"touch M; cat >/dev/null\"' x.tar",
+];
+
+it('an option value that is a command only in part is unread-landing: nothing offered, no rule approves it', { timeout: 180_000 }, () => {
+  const ws = workspace();
+  for (const line of PARTLY) assert.ok(leavesMarker(line, ws), `real bash ran ${line}`);
+  for (const line of PARTLY) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined);
+    assert.ok(context.danger.includes('unread-landing') && context.danger.includes('runs-command'), `${line}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line);
+    const rules = new ApprovalRules();
+    rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: line } });
+    assert.equal(rules.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: context.danger })?.effect, undefined, line);
+  }
+});
+
+it('what is read whole, or runs nothing, is not unread-landing', () => {
+  const ws = workspace();
+  for (const line of ["vim -c '!rm -rf ~'", "vim -u NONE -es -c '!touch M' -c q", "vim -es -c 'qa!' f", 'vim -c wq f', 'vim +10 f', 'vim +/needle f', 'vim + f', 'make test', "make CC='cc -O2' test", 'tar xf x.tar', 'tar -I zstd -xf x.tar']) {
+    assert.ok(!dangerTags('exec', line, ws).includes('unread-landing'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+  }
+  assert.ok(dangerTags('exec', "vim -c '!rm -rf ~'", ws).includes('recursive-delete'));
+});
