@@ -280,6 +280,44 @@ test("the installed CLI runs README's `serve --agent helper=\"node helper.js\"` 
   assert.equal(code, 0, stderr);
 });
 
+/** The fenced blocks of a README's 'Embedding it' section, in order. */
+function embeddingBlocks(readme: string): { lang: string; code: string }[] {
+  const at = readme.indexOf('## Embedding it');
+  assert.notEqual(at, -1, "README has its 'Embedding it' section");
+  const section = readme.slice(at, readme.indexOf('\n## ', at + 3));
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({ lang: match[1]!, code: match[2]! }));
+}
+
+test("README's 'Embedding it' runs as written from the installed package: the gateway and the window in one main-process module (stand-in electron), the terminal on a gateway no window is bridged to, the page's import in a block of its own", async () => {
+  // b1757ef's README put the page's import in the main-process block (hoisted: 'HTMLElement is not
+  // defined' before its first line ran) and attached the terminal to the gateway it had just bridged.
+  const [gatewayBlock, windowBlock, terminalBlock, pageBlock, ...more] = embeddingBlocks(readFileSync(join(installed, 'README.md'), 'utf8'));
+  assert.equal(more.length, 0);
+  assert.ok(gatewayBlock && windowBlock && terminalBlock && pageBlock, 'four blocks: the gateway, the window, the terminal, the page');
+  assert.match(windowBlock.code, /attachDesktopBridge\(gateway,/);
+  assert.doesNotMatch(windowBlock.code, /attachTerminalRoot|\/renderer'/, 'the window block neither attaches a terminal nor imports the page module');
+  assert.doesNotMatch(terminalBlock.code, /attachTerminalRoot\(gateway\./, 'the terminal is not given the bridged gateway');
+  assert.match(pageBlock.code, /from 'chatty-protocol-gateway\/renderer'/);
+  const project = join(app, 'readme-project'); // inside the app: the installed package resolves
+  mkdirSync(join(project, 'plugins'), { recursive: true }); // './plugins', a folder that must exist
+  writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
+  const standIn = pathToFileURL(join(repo, 'test', 'app', 'electron-stand-in'));
+  writeFileSync(join(project, 'boot.mjs'), [
+    "import { register } from 'node:module';",
+    `register(${JSON.stringify(`${standIn.href}/hooks.mjs`)}, { data: { parents: [${JSON.stringify(`${pathToFileURL(project).href}/`)}] } });`,
+    `const { resetElectron } = await import(${JSON.stringify(`${standIn.href}/electron.ts`)});`,
+    `resetElectron({ paths: { userData: ${JSON.stringify(join(scratch, 'readme-user-data'))} } }).app.ready();`,
+  ].join('\n'));
+  assert.equal(gatewayBlock.code.split("'/tmp/x'").length, 2, 'the runtime directory is named once');
+  const gateway = gatewayBlock.code.replace("'/tmp/x'", JSON.stringify(join(scratch, 'readme-run')));
+  const close = 'await gateway.stop();\nawait registry.close();\n';
+  writeFileSync(join(project, 'window.mjs'), `${gateway}${windowBlock.code}console.log('window attached', typeof detach);\ndetach();\n${close}`);
+  writeFileSync(join(project, 'terminal.mjs'), `${gateway}const headless = gateway; // no window bridged to it\n${terminalBlock.code}console.log('terminal attached', typeof terminal.close);\nterminal.close();\n${close}`);
+  const tsx = import.meta.resolve('tsx');
+  assert.match(await run(process.execPath, ['--import', tsx, '--import', './boot.mjs', 'window.mjs'], project), /^window attached function$/m);
+  assert.match(await run(process.execPath, ['--import', tsx, '--import', './boot.mjs', 'terminal.mjs'], project), /^terminal attached function$/m);
+});
+
 test("a plugin builds where npm left no @bytecodealliance/preview2-shim at the top of node_modules (componentize-js imports it undeclared): through openModules from an ES module, its build in a child process, and through buildPlugin from a CommonJS file, in its own process", SLOW, async () => {
   const top = join(shimless, 'node_modules', '@bytecodealliance');
   assert.ok(existsSync(join(top, 'componentize-js', 'package.json')), 'componentize-js is at the top');
