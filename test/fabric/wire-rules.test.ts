@@ -158,6 +158,19 @@ describe('depth', () => {
     decodes(broker(), outcome(nest(MAX_NESTING_DEPTH - 3)), 'result');
     closes(broker(), outcome(nest(MAX_NESTING_DEPTH - 2)), /nesting deeper than 1000 at offset \d+/);
   });
+
+  it('a frame without metadata nesting past MAX_NESTING_DEPTH closes for its depth before JSON.parse builds it', () => {
+    // JSON.parse builds every level: before, a 32 MiB line of [ held ~0.9 GB and ~6 s of CPU, then
+    // the key count overflowed the stack ('undecodable line (Maximum call stack size exceeded)').
+    const call = (depth: number, pad = ''): string => `{"v":3,"id":2,"method":"agent.list","params":${`[${pad}`.repeat(depth)}0${']'.repeat(depth)}}`;
+    closes(broker(), call(MAX_NESTING_DEPTH), /nesting deeper than 1000 at offset \d+/);
+    closes(broker(), call(MAX_NESTING_DEPTH, ' \t\r'), /nesting deeper than 1000 at offset \d+/);
+    closes(broker(), call(20_000), /nesting deeper than 1000 at offset \d+/);
+    // At the cap (the frame is one level) it is judged by its schema, not its depth; empty [] and {} open no level.
+    closes(broker(), call(MAX_NESTING_DEPTH - 1), /^(?!.*nesting)/);
+    closes(broker(), `{"v":3,"id":2,"method":"agent.list","params":${'['.repeat(MAX_NESTING_DEPTH - 1)}[ ]${']'.repeat(MAX_NESTING_DEPTH - 1)}}`, /^(?!.*nesting)/);
+    closes(broker(), `{"v":3,"id":2,"method":"agent.list","params":${'[{}, '.repeat(MAX_NESTING_DEPTH - 1)}{ }${']'.repeat(MAX_NESTING_DEPTH - 1)}}`, /^(?!.*nesting)/);
+  });
 });
 
 describe('errors', () => {

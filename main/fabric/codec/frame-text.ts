@@ -4,7 +4,8 @@ import type { Direction } from '../wire/direction.js';
 import type { ErrorFrame, ResultFrame } from '../wire/envelope.js';
 import { OPAQUE_METADATA_KEYS, RawJson } from '../wire/raw-json.js';
 import { scanJson } from './json-scan.js';
-import { HAS_METADATA, countParsedKeys, countTextKeys } from './key-count.js';
+import { HAS_METADATA, TOO_DEEP, countParsedKeys, countTextKeys } from './key-count.js';
+import { MAX_NESTING_DEPTH } from '../wire/sizes.js';
 
 /**
  * One line of text to one frame of a direction, and one frame back to text. Stateless: what is in
@@ -39,6 +40,11 @@ type Json = Record<string, unknown>;
 function parseLine(text: string): Json | string {
   const textKeys = countTextKeys(text);
   if (textKeys === HAS_METADATA) return parseWithOpaque(text);
+  if (textKeys === TOO_DEEP) {
+    // The scan names where (it stops at the same level, so it reads no further than that).
+    const scanned = scanJson(text, NO_KEYS);
+    return `not a JSON frame: ${scanned.ok ? `nesting deeper than ${MAX_NESTING_DEPTH}` : scanned.reason}`;
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -7,9 +7,15 @@
  * full scan, which says which key is duplicated.
  */
 
+import { MAX_NESTING_DEPTH } from '../wire/sizes.js';
+
 const QUOTE = 34;
 const BACKSLASH = 92;
 const COLON = 58;
+const OPEN_OBJECT = 123;
+const CLOSE_OBJECT = 125;
+const OPEN_ARRAY = 91;
+const CLOSE_ARRAY = 93;
 
 /**
  * The line has a `metadata` key, so it may carry opaque values: it needs the full scan. A key
@@ -19,21 +25,36 @@ const COLON = 58;
 export const HAS_METADATA = -1;
 /** The text is not JSON (an unterminated string); `JSON.parse` will say why. */
 export const NOT_JSON = -2;
+/**
+ * The text nests deeper than `MAX_NESTING_DEPTH` (counted as the full scan counts: an empty `[]`
+ * or `{}` opens no level). It is never handed to `JSON.parse`, which would build every level: a
+ * 32 MiB line of `[` held ~0.9 GB of heap and ~6 s of the main thread before it was refused.
+ */
+export const TOO_DEEP = -3;
 
 /**
- * Keys written in `text` (strings followed by a colon), or `HAS_METADATA` / `NOT_JSON`. Exact for
- * valid JSON; for anything else `JSON.parse` fails and the count is never used.
+ * Keys written in `text` (strings followed by a colon), or `HAS_METADATA` / `NOT_JSON` /
+ * `TOO_DEEP`. Exact for valid JSON; for anything else `JSON.parse` fails and the count is never
+ * used. The depth is exact for the valid prefix `JSON.parse` would read before it failed.
  */
 export function countTextKeys(text: string): number {
   const n = text.length;
   let keys = 0;
+  let depth = 0;
   let i = 0;
   // The next backslash at or after the current string (-1: none left); moved forward lazily, so
   // a line's backslashes are looked for once in all (most lines have none: one indexOf).
   let slash = text.indexOf('\\');
   while (i < n) {
-    if (text.charCodeAt(i) !== QUOTE) {
+    const at = text.charCodeAt(i);
+    if (at !== QUOTE) {
       i++;
+      if (at === OPEN_OBJECT || at === OPEN_ARRAY) {
+        let next = text.charCodeAt(i);
+        while (next === 32 || next === 9 || next === 13 || next === 10) next = text.charCodeAt(++i);
+        if (next === (at === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) i++;
+        else if (++depth > MAX_NESTING_DEPTH) return TOO_DEEP;
+      } else if (at === CLOSE_OBJECT || at === CLOSE_ARRAY) depth--;
       continue;
     }
     const open = i;
