@@ -5,6 +5,7 @@ import { untilAborted } from '../jsonrpc/index.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
 import { ApprovalMatch, ApprovalRules, AuditLog, ConfigPlaces, coversLanding, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
+import { boundedRun } from './approvals/audit-log.js';
 import { checkQuestionRequest } from './question-limits.js';
 
 /** At most this many approvals, and as many questions, wait per connection. */
@@ -152,7 +153,7 @@ export class HumanLoop {
   async approve(from: NodeState, params: ApproveParams, signal: AbortSignal): Promise<Verdict> {
     const task = this.host.rootTask?.(from);
     /** Records the request's audit row (`text`: what was asked and its danger, or its size alone) and returns the verdict. */
-    const record = (verdict: Verdict, by: DecidedBy, text: Pick<AuditRow, 'command_or_path' | 'size' | 'danger' | 'workspace' | 'lands'>, remembered?: string): Verdict => {
+    const record = (verdict: Verdict, by: DecidedBy, text: Pick<AuditRow, 'command_or_path' | 'size' | 'danger' | 'workspace' | 'lands' | 'runs' | 'runsMore'>, remembered?: string): Verdict => {
       this.audit.record({
         time: new Date().toISOString(),
         ...(task !== undefined ? { task } : {}),
@@ -166,6 +167,9 @@ export class HumanLoop {
         ...(text.size !== undefined ? { size: text.size } : {}),
         ...(text.lands !== undefined ? { lands: text.lands } : {}),
         danger: text.danger,
+        // What the person was shown the line may run (`!! tar may run: …`): what was approved, named.
+        ...(text.runs !== undefined ? { runs: text.runs.map(boundedRun) } : {}),
+        ...(text.runsMore !== undefined ? { runsMore: text.runsMore } : {}),
         verdict,
         by,
         ...(remembered !== undefined ? { remembered } : {}),
@@ -188,7 +192,7 @@ export class HumanLoop {
       ...vouchedContext(params.kind, params.command_or_path, diffStat, from.spawnContext.workspace_root, task, this.configPlaces()),
     };
     const decided = (verdict: Verdict, by: DecidedBy, remembered?: string): Verdict =>
-      record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger, workspace: request.workspace, lands: request.lands }, remembered);
+      record(verdict, by, { command_or_path: request.command_or_path, danger: request.danger, workspace: request.workspace, lands: request.lands, runs: request.runs, runsMore: request.runsMore }, remembered);
     const ruled = this.rules.decide(request);
     if (ruled && ruled.effect !== 'ask') return decided(ruled.effect === 'allow' ? 'approved' : 'denied', `rule:${ruled.rule.id}`);
     // A deny rule may cover what the gateway cannot read: a person may approve it, a mode may not.

@@ -76,12 +76,31 @@ export function auditLine(row: AuditRow): string {
  */
 export const AUDIT_TEXT_CHARS = 512;
 
-/** `row` with its command or path cut to `AUDIT_TEXT_CHARS` (never inside a surrogate pair), and `cut` naming the whole. */
-function boundedRow(row: AuditRow): AuditRow {
+/**
+ * The most code points of each "may run" line (and its program's name) a row of the file holds: as
+ * many as the terminal shows (the command itself is in the row, its start, or its hash when cut).
+ * At most 8 lines (`MAX_RUNS_NAMED`): ~13 KiB of escapes at the worst.
+ */
+export const AUDIT_RUN_CHARS = 200;
+
+/** `row` with its command or path cut to `AUDIT_TEXT_CHARS` (never inside a surrogate pair), and `cut` naming the whole; each "may run" line cut to `AUDIT_RUN_CHARS`. */
+function boundedRow(given: AuditRow): AuditRow {
+  const row = given.runs === undefined ? given : { ...given, runs: given.runs.map(boundedRun) };
   const text = row.command_or_path;
   if (text.length <= AUDIT_TEXT_CHARS) return row;
   const end = /[\ud800-\udbff]/.test(text[AUDIT_TEXT_CHARS - 1]!) ? AUDIT_TEXT_CHARS - 1 : AUDIT_TEXT_CHARS;
   return { ...row, command_or_path: text.slice(0, end), cut: { chars: text.length, sha256: createHash('sha256').update(wtf8(text)).digest('hex') } };
+}
+
+/** A "may run" line cut at a code point (`chars`: how many it had), its program's name too: the row's listeners get it so too. */
+export function boundedRun(run: NonNullable<AuditRow['runs']>[number]): NonNullable<AuditRow['runs']>[number] {
+  const line = [...run.line];
+  const program = [...run.program];
+  return {
+    program: program.length <= AUDIT_RUN_CHARS ? run.program : program.slice(0, AUDIT_RUN_CHARS).join(''),
+    line: line.length <= AUDIT_RUN_CHARS ? run.line : line.slice(0, AUDIT_RUN_CHARS).join(''),
+    ...(line.length > AUDIT_RUN_CHARS ? { chars: line.length } : run.chars !== undefined ? { chars: run.chars } : {}),
+  };
 }
 
 /**

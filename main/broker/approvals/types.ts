@@ -91,6 +91,14 @@ export interface AuditRow {
   /** A write's path through the links on it, when it lands elsewhere than asked (the request's `lands`). */
   lands?: string;
   danger: DangerTag[];
+  /**
+   * The command lines the request's options and wrappers may run, as the person was shown them
+   * (`!! tar may run: …`): the request's `runs`. In `approvals.log` each is cut to
+   * `AUDIT_RUN_CHARS` code points (`chars` then says how many it had).
+   */
+  runs?: { program: string; line: string; chars?: number }[];
+  /** How many more such lines the person was told of but not shown (the request's `runsMore`). */
+  runsMore?: number;
   verdict: 'approved' | 'denied';
   by: DecidedBy;
   /** The rule the person asked to remember (`remember: 'task' | 'always'`), once added. */
