@@ -1,3 +1,5 @@
+// A state folder of the run's own: workspace writes make their write key there, not in the real home.
+import '../helpers/state-home.js';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
