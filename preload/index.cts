@@ -34,11 +34,12 @@ const EVENTS = {
   message: 'chatty:message',
   approvalDecision: 'chatty:approval-decision',
   modules: 'chatty:modules',
+  refused: 'chatty:refused',
 } as const satisfies EventChannels;
 
 // The reverse check: every name main has is here (`satisfies` above only checks the ones written).
 const everyInvoke: Record<keyof InvokeChannels, true> = { gatewayInfo: true, listAgents: true, listModules: true, snapshot: true, startTask: true, cancelTask: true, answerApproval: true, answerQuestion: true, answerGrant: true, postMessage: true, listApprovalRules: true, revokeApprovalRule: true };
-const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, grant: true, withdrawn: true, message: true, approvalDecision: true, modules: true };
+const everyEvent: Record<keyof EventChannels, true> = { edgeRow: true, task: true, approval: true, question: true, grant: true, withdrawn: true, message: true, approvalDecision: true, modules: true, refused: true };
 void everyInvoke;
 void everyEvent;
 
@@ -73,6 +74,7 @@ const api: ChattyBridge = {
   onMessage: (listener) => subscribe(EVENTS.message, listener),
   onApprovalDecision: (listener) => subscribe(EVENTS.approvalDecision, listener),
   onModules: (listener) => subscribe(EVENTS.modules, listener),
+  onRefused: (listener) => subscribe(EVENTS.refused, listener),
 };
 
 contextBridge.exposeInMainWorld('chatty', api);

@@ -33,6 +33,7 @@ export type {
   PendingModuleView,
   PendingQuestion,
   PostMessage,
+  Refused,
   RevokeApprovalRule,
   Snapshot,
   StartTask,

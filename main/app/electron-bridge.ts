@@ -4,6 +4,7 @@
 // Node and a test drives it with a stand-in webContents.
 import type { ProtocolGateway } from '../gateway/index.js';
 import { BridgeHost, type GrantDesk, type WindowSend } from './bridge/bridge-host.js';
+import { EVENT_CHANNELS, type Refused } from './bridge/contract.js';
 import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { checkPreloadCopies, lastPreloadChange, onPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
@@ -208,7 +209,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // The top frame's navigations started and not finished: new documents, and same-document ones
   // (Electron's did-fail-provisional-load does not say which kind was cancelled).
   const unfinished = { newDocument: 0, sameDocument: 0 };
+  // Whether this document was told it is refused (chatty:refused): once a document.
+  let toldRefused = false;
   const documentCommitted = (): void => {
+    toldRefused = false;
     unfinished.newDocument = 0;
     unfinished.sameDocument = 0;
     if (nextDocument === undefined) return; // no renewal seen since: its preload is the one read before
@@ -243,8 +247,18 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     if (preloadUnchecked === undefined && preloadTamperings() > tamperingsAtRenewal) {
       const last = lastPreloadChange();
       preloadUnchecked = `the window's preload copy${last ? ` ${last.copy}` : ''} was changed by someone else after this page's copy was renewed${last ? ` (${last.change})` : ''}: the page may run their script, so it is answered no more. ${RELOAD_TO_ASK_AGAIN}`;
-      noPageToAsk(preloadUnchecked);
+      refusePage(preloadUnchecked);
     }
+  };
+  // The page is refused for its preload: what waited in it withdrawn (noPageToAsk), then the page
+  // itself told why, once a document, even with nothing waiting (before, such a page learnt it only
+  // at its next call, and the person saw nothing). Sound to send: the agent's script, if it runs
+  // there, knows already; it may hide the notice, so the log line stays the word to rely on.
+  const refusePage = (reason: string): void => {
+    noPageToAsk(reason);
+    if (toldRefused || contents.mainFrame.url !== pageUrl) return;
+    toldRefused = true;
+    send(EVENT_CHANNELS.refused, { reason } satisfies Refused);
   };
   const stopHearingChanges = onPreloadChange(refuseIfChanged);
   for (const channel of host.invokeChannels) {
@@ -282,7 +296,7 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     if (newDocument) documentCommitted();
     if (failure !== undefined) return noPageToAsk(failure);
     if (newDocument) judgePreload();
-    if (preloadUnchecked !== undefined) return noPageToAsk(preloadUnchecked);
+    if (preloadUnchecked !== undefined) return refusePage(preloadUnchecked);
     if (url !== pageUrl) return noPageToAsk(`the window left its page for ${url}`);
     if (newDocument) host.windowReset('the window was reloaded');
     if (host.hasWindow) return;

@@ -192,6 +192,8 @@ export class ChattyApprovals extends HTMLElement {
         this.#gone.add(w.requestId);
         live(() => this.withdraw(w.requestId, w.reason));
       }),
+      // The window is answered no more (its preload copy was changed): the person is told why, and what to do.
+      bridge.onRefused((r) => live(() => this.#leaveTrace(`this window is answered no more: ${r.reason}`))),
     );
     let snapshot: Snapshot;
     try {

@@ -364,7 +364,7 @@ describe('the real preload in Chromium', () => {
         (window as unknown as { __got: unknown; __offs: unknown }).__got = got;
         (window as unknown as { __offs: unknown }).__offs = offs;
       });
-      const names: Record<string, string> = { edgeRow: 'onEdgeRow', task: 'onTask', approval: 'onApproval', question: 'onQuestion', grant: 'onGrant', withdrawn: 'onWithdrawn', message: 'onMessage', approvalDecision: 'onApprovalDecision', modules: 'onModules' };
+      const names: Record<string, string> = { edgeRow: 'onEdgeRow', task: 'onTask', approval: 'onApproval', question: 'onQuestion', grant: 'onGrant', withdrawn: 'onWithdrawn', message: 'onMessage', approvalDecision: 'onApprovalDecision', modules: 'onModules', refused: 'onRefused' };
       for (const [key, channel] of Object.entries(EVENT_CHANNELS)) await emit(channel, { probe: key });
       const got = await page.evaluate(() => (window as unknown as { __got: Record<string, unknown[]> }).__got);
       assert.deepEqual(got, Object.fromEntries(Object.entries(EVENT_CHANNELS).map(([key]) => [names[key], [{ probe: key }]])));

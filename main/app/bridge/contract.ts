@@ -60,6 +60,8 @@ export const EVENT_CHANNELS = {
   approvalDecision: 'chatty:approval-decision',
   /** The plugin list changed: a module came online, was reloaded or unloaded, or one not served is building, failed or waits for a grant (`ModuleList`). */
   modules: 'chatty:modules',
+  /** This page is answered no more until it loads again (its preload copy was changed by someone else): why, and what to do (`Refused`). */
+  refused: 'chatty:refused',
 } as const;
 
 export const BRIDGE_CHANNELS = { ...INVOKE_CHANNELS, ...EVENT_CHANNELS } as const;
@@ -319,6 +321,11 @@ export interface Withdrawn {
   reason: string;
 }
 
+/** The page's calls are refused from now on, until the window loads again: why, and what the person can do. */
+export interface Refused {
+  reason: string;
+}
+
 export type MailEntry =
   | { id: string; direction: 'in'; from: string; text: string; at: number }
   | { id: string; direction: 'out'; to: string; text: string; at: number; outcome: MailOutcome };
@@ -366,6 +373,7 @@ export interface EventPayloads {
   [EVENT_CHANNELS.message]: MailEntry;
   [EVENT_CHANNELS.approvalDecision]: AuditRow;
   [EVENT_CHANNELS.modules]: ModuleList;
+  [EVENT_CHANNELS.refused]: Refused;
 }
 
 type Unsubscribe = () => void;
@@ -393,6 +401,8 @@ export interface ChattyBridge {
   onMessage(listener: (entry: MailEntry) => void): Unsubscribe;
   onApprovalDecision(listener: (row: AuditRow) => void): Unsubscribe;
   onModules(listener: (list: ModuleList) => void): Unsubscribe;
+  /** This page is refused from now on (its preload copy was changed), with nothing of its own waiting to withdraw: the reason, once a document. */
+  onRefused(listener: (refused: Refused) => void): Unsubscribe;
 }
 
 /** The keys of `window.chatty`, for the run-time check that the preload exposes exactly these. */
@@ -412,6 +422,7 @@ export const CHATTY_API_KEYS = [
   'onMessage',
   'onModules',
   'onQuestion',
+  'onRefused',
   'onTask',
   'onWithdrawn',
   'postMessage',
