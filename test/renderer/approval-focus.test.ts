@@ -41,13 +41,22 @@ test('the window taking the focus back re-arms the popover and moves the focus o
     const { taskId } = (await app.host.handle(INVOKE_CHANNELS.startTask, trustedFrame(app), { agent: 'planner', prompt: plan({ approve: { kind: 'exec', command_or_path: 'make publish' } }) })) as { taskId: string };
     await armedPopover(page, 'approval');
     await tabTo(page, '.approve');
+    // Each change of the guard, recorded as it happens: reading `data-armed` after the focus came
+    // back raced the 600 ms guard on a loaded machine (the page's turn came after it had run out).
+    await page.evaluate(() => {
+      const marks: string[] = [];
+      (window as unknown as { armedMarks: string[] }).armedMarks = marks;
+      const popover = document.querySelector('chatty-approvals')!.shadowRoot!.querySelector('#popover') as HTMLElement;
+      new MutationObserver(() => marks.push(popover.dataset['armed'] ?? '')).observe(popover, { attributes: true, attributeFilter: ['data-armed'] });
+    });
     // The person goes to another program…
     await other.bringToFront();
     await page.waitForFunction(() => !document.hasFocus());
     // …and the window is brought forward while they type there.
     await page.bringToFront();
     await page.waitForFunction(() => document.hasFocus());
-    assert.equal(await page.$eval('#popover', (d) => (d as HTMLElement).dataset['armed']), 'false', 'the guard time again');
+    const marks = await page.evaluate(() => (window as unknown as { armedMarks: string[] }).armedMarks);
+    assert.equal(marks[0], 'false', `the guard time again (the guard's changes since the popover was armed: ${JSON.stringify(marks)})`);
     assert.equal(await focusMatches(page, '#popover-title'), true, `the focus is on the title, not on ${await deepFocused(page)}`);
     await page.keyboard.press('Space');
     await page.keyboard.press('Enter');
