@@ -1,7 +1,8 @@
-import { constants, closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, readlinkSync, readSync, unlinkSync, writeFileSync } from 'node:fs';
+import { fstatSync, linkSync, mkdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readRegularFileSync } from '../../owner-only/regular-file.js';
 
 /**
  * The name of the hidden file an approved write is made in (`writeReplacing`), and how a later write
@@ -83,19 +84,15 @@ function writeKey(): Buffer | null {
 
 /** The key in `file` when it is this user's regular file, for nobody else, of 32 bytes (null when it is not there). */
 function readKey(file: string): Buffer | null {
-  let fd: number;
+  const notOurs = new Error('not this user\'s owner-only key');
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const read = readRegularFileSync(file, { maxBytes: 32 }, (fd) => {
+      const st = fstatSync(fd);
+      if (st.uid !== process.geteuid?.() || (st.mode & 0o077) !== 0) throw notOurs;
+    });
+    return read.ok && read.bytes.length === 32 ? read.bytes : null;
   } catch {
     return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.uid !== process.geteuid?.() || (st.mode & 0o077) !== 0 || st.size !== 32) return null;
-    const bytes = Buffer.alloc(32);
-    return readSync(fd, bytes, 0, 32, 0) === 32 ? bytes : null;
-  } finally {
-    closeSync(fd);
   }
 }
 
