@@ -92,6 +92,10 @@ describe('a deny rule is not stepped around by another spelling', () => {
         ["sudo sh -c 'eval \"make deploy\"'", exact.id],
         ["su -c 'make deploy'", exact.id],
         ["env -S 'make deploy'", exact.id],
+        // env's own escapes (`\_` separates words) and options read again from the string.
+        ["env -S 'make\\_deploy'", exact.id],
+        ["env -S '-i make\\_deploy'", exact.id],
+        ["env -S 'git\\_push\\c'", prefix.id],
         ['env make deploy', exact.id],
         ['command make deploy', exact.id],
         ['exec make deploy', exact.id],

@@ -5,6 +5,9 @@
  * the exact line with its command unread: a remembered rule approved whatever it held. Such a line
  * is now unread-landing too: asked each time, nothing offered to remember, no rule approves it.
  * What is read whole stays as it was (`vim -c '!cmd'` is read as that command line; `vim +10 f`).
+ * vim's words are read as vim reads them (`-ccmd`, `-esc cmd`), a search is plain only with
+ * nothing after it (`-c '/x/|call system(…)'` ran), and a make variable whose value make expands
+ * (`X:=$(shell …)`) is makefile text too.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -44,6 +47,13 @@ const PARTLY = [
   "make --eval='x: ; touch M' x",
   "make -E 'x: ; touch M' x",
   "tar xIf 'sh -c \"touch M; cat >/dev/null\"' x.tar",
+  // vim takes -c glued to its command and at the end of a cluster of letters; a search is an address a command may follow.
+  "vim -es '-csilent !touch M' -c 'qa!'",
+  "vim -esc 'call system(\"touch M\")' -c 'qa!'",
+  "vim -es -c '/hi/|call system(\"touch M\")' -c 'qa!' f",
+  "vim -es -c '/hi/!touch M' -c 'qa!' f",
+  // make expands a variable's value: `:=` at once, as the makefile is read.
+  "make 'X:=$(shell touch M)'",
 ];
 
 it('an option value that is a command only in part is unread-landing: nothing offered, no rule approves it', { timeout: 180_000 }, () => {
@@ -61,8 +71,10 @@ it('an option value that is a command only in part is unread-landing: nothing of
 
 it('what is read whole, or runs nothing, is not unread-landing', () => {
   const ws = workspace();
-  for (const line of ["vim -c '!rm -rf ~'", "vim -u NONE -es -c '!touch M' -c q", "vim -es -c 'qa!' f", 'vim -c wq f', 'vim +10 f', 'vim +/needle f', 'vim + f', 'make test', "make CC='cc -O2' test", 'tar xf x.tar', 'tar -I zstd -xf x.tar']) {
+  for (const line of ["vim -c '!rm -rf ~'", "vim -u NONE -es -c '!touch M' -c q", "vim -es -c 'qa!' f", 'vim -c wq f', 'vim +10 f', 'vim +/needle f', 'vim +/needle/ f', "vim -c '?x?' f", 'vim + f', "vim '-c!rm -rf ~'", 'vim -- -cx', 'make test', "make CC='cc -O2' test", 'tar xf x.tar', 'tar -I zstd -xf x.tar']) {
     assert.ok(!dangerTags('exec', line, ws).includes('unread-landing'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
   }
   assert.ok(dangerTags('exec', "vim -c '!rm -rf ~'", ws).includes('recursive-delete'));
+  // A command glued to -c is read as the spaced one (`-c!line` whole).
+  assert.ok(dangerTags('exec', "vim '-c!rm -rf ~'", ws).includes('recursive-delete'));
 });

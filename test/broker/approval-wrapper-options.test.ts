@@ -73,3 +73,22 @@ it('toybox runs its applets as busybox does: read through, never offered as a pr
   const line = "toybox sh -c 'touch M'";
   assert.equal(rules.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: dangerTags('exec', line, ws) })?.effect, undefined);
 });
+
+/**
+ * env splits its -S string by its own rules, not a shell's: `\_` separates words outside double
+ * quotes, `\c` ends the string, `${NAME}` is expanded, and the words are env's options again
+ * (`-S '-i rm …'`, `-S-i rm …`). Read as a shell line, `rm\_-rf\_x` was one word naming no program:
+ * runs-command only. xargs' `--max-lines` takes a value only after `=`: the word after it is the command.
+ */
+it("env's -S string is split by env's own escapes and its options read again; xargs --max-lines takes no next word", { timeout: 180_000 }, () => {
+  const ws = workspace();
+  for (const line of ["env -S 'touch\\_M'", "env -S '-i touch\\_M'", 'env -S-i touch M', "env -S 'touch\\_M\\c; junk'", "env -S 'touch\\_${HOME}/M'", "echo | xargs --max-lines env -S 'touch M'"]) {
+    assert.ok(leaves(line, ws), `real bash ran ${line}`);
+  }
+  for (const line of ["env -S 'rm\\_-rf\\_~'", "env -S '-i rm -rf ~'", 'env -S-i rm -rf ~', "env -S '-u X rm\\_-rf ~'", "env -S 'rm\\_-rf\\_${HOME}'", "xargs --max-lines env -S 'rm -rf ~'", "xargs --max-l env -S 'rm -rf ~'"]) {
+    const tags = dangerTags('exec', line, ws);
+    assert.ok(tags.includes('recursive-delete') && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
+  }
+  // Inside double quotes `\_` is a space, in the one word: no program `rm`.
+  assert.ok(!dangerTags('exec', 'env -S \'"rm\\_-rf\\_x"\'', ws).includes('recursive-delete'));
+});

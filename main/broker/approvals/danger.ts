@@ -85,7 +85,7 @@ export const MAX_RUNS_NAMED = 8;
 function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): DangerReading {
   const tags = new Set<DangerTag>();
   const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [], runsMore: new Set() }, folders: NO_OTHER_FOLDERS };
+  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, named: false, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [], runsMore: new Set() }, folders: NO_OTHER_FOLDERS };
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
@@ -171,9 +171,10 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     if (program === 'env') {
       // `env -S 'rm -rf ~'`: the string is split into the command it runs.
       const split = envSplitString(words, i);
-      if (split !== undefined && split.value !== undefined && !needsReading(split.value)) {
+      if (split !== undefined && !needsReading(split.value) && !split.value.startsWith('-')) {
         // One word split is that word: read on in this line (`env -S env -S …` stays linear, where
         // reading each string again as a line of its own read the rest of the line once per `env`).
+        // An option (`env -S-i rm …`) is env's again: read below, as the line env goes on with.
         if (split.glued) words[split.index] = split.value;
         i = split.index;
         continue;
@@ -259,15 +260,16 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
  */
 function readInner(program: string, lines: readonly string[], at: Where, tags: Set<DangerTag>): void {
   for (const inner of lines) {
-    // The line's own commands' (a wrapper's inner ones are in its own line already), each once.
+    // The line's own commands', and those of lines it runs unnamed (`sh -c "tar --to-command=…"`); not
+    // inside a line named already (`setsid tar --to-command=…`: setsid's line shows tar's option). Each once.
     const runs = at.written.runs;
-    if (at.depth === 0 && !runs.some((run) => run.line === inner)) {
+    if (!at.named && !runs.some((run) => run.line === inner)) {
       // Past the named ones, counted (each line once; a line is part of the command, so the set is bounded by it).
       if (runs.length < MAX_RUNS_NAMED) runs.push({ program, line: inner });
       else at.written.runsMore.add(inner);
     }
     at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
-    if (at.written.innerCharsLeft >= 0) commandTags(inner, deeper(at), tags);
+    if (at.written.innerCharsLeft >= 0) commandTags(inner, { ...deeper(at), named: true }, tags);
     else tags.add('unread-landing');
   }
 }
@@ -296,6 +298,8 @@ interface Where {
   config: ConfigPlaces | undefined;
   /** How many command lines deep (`sh -c '…'` inside `eval …`): bounded, so no line can overflow the stack. */
   depth: number;
+  /** Read within a line named to the person as one a program may run (`runs`): what runs inside it is in view there. */
+  named: boolean;
   /**
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { asShellLine, envStringWords } from './env-split.js';
 import { readCommands, type SimpleCommand } from './shell-commands.js';
 import { wrapperWords } from './wrapper-options.js';
 
@@ -70,7 +71,7 @@ export function envSplitString(words: readonly string[], at: number): { index: n
 /**
  * The command line the program at `words[at]` runs from its arguments, or undefined: a shell's
  * `-c` string (`bash -ec '…'`), `eval`'s words joined, `trap`'s action, `su`'s `-c` string,
- * `env -S`'s string with the words after it.
+ * `env -S`'s string split as env splits it, after `env` (whose options are read again), with the words after it.
  */
 export function commandLineRun(words: readonly string[], at: number): string | undefined {
   const program = programName(words[at]!);
@@ -99,7 +100,10 @@ export function commandLineRun(words: readonly string[], at: number): string | u
   if (program === 'env') {
     const split = envSplitString(words, at);
     if (split === undefined) return undefined;
-    return [split.value, ...words.slice(split.index + 1)].join(' ');
+    // The words env makes of the string by its own escapes (`rm\_-rf\_x` is `rm -rf x`), env's options read
+    // again from them (`-S '-i rm -rf x'`: env goes on as `env -i rm -rf x`). A string env refuses runs nothing: read as written.
+    const own = envStringWords(split.value);
+    return [own !== undefined ? `env ${asShellLine(own)}` : split.value, ...words.slice(split.index + 1)].join(' ');
   }
   return undefined;
 }

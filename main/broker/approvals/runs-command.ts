@@ -7,6 +7,7 @@
  * `runs-command`, which no prefix rule names (`tar *` approves a tar, not the shell its option
  * runs); an exact rule names what it holds.
  */
+import { shellWord } from './env-split.js';
 import { commandLineRun, SHELLS } from './nested-lines.js';
 
 /**
@@ -250,25 +251,44 @@ function gitConfigSet(rest: readonly string[]): { key: string; value: string } |
       break;
     }
     if (!arg.startsWith('-')) words.push(arg);
-    else if (/^-(f|-file|-blob|-type|-default|-comment|-value)$/.test(arg)) i++; // its value
+    else if (gitConfigValueNext(arg)) i++; // its value
     else if (isLongOption(arg, '--rename-section')) renames = true;
     else if (/^-(l|-list|-get.*|-unset.*|-remove-section|-edit|e|-show-.*)$/.test(arg)) reads = true;
   }
-  if (renames) return renamedTo(words[1]);
+  if (renames) return renamedTo(words.slice(1));
   if (reads) return undefined;
   const [first, ...others] = words;
   if (first === 'set') return setting(others[0], others[1]);
-  if (first === 'rename-section') return renamedTo(others[1]);
+  if (first === 'rename-section') return renamedTo(others.slice(1));
   if (first !== undefined && ['get', 'list', 'unset', 'edit', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
   return setting(first, others[0]);
+}
+
+/** git config's options that take a value, by any shortening git's parse-options takes (`--fil x`); `-f`, `-t` as short ones. */
+const GIT_CONFIG_VALUE_OPTIONS = ['--file', '--blob', '--type', '--default', '--comment', '--value'];
+
+/**
+ * Whether `arg`, an option of git config, takes the next word as its value: a long one without
+ * `=`, by any shortening (`--fil .git/config`), or a cluster of short ones ending in `f` or `t`
+ * (`-f x`, `-zf x`, `-t bool`; `-fx` holds its own). Read as a word of the line, the value was
+ * taken for the section renamed (`--fil .git/config --rename-section color alias` read `color` as the new name).
+ */
+function gitConfigValueNext(arg: string): boolean {
+  if (arg.startsWith('--')) return !arg.includes('=') && GIT_CONFIG_VALUE_OPTIONS.some((name) => isLongOption(arg, name));
+  return /^-[A-Za-z]*[ft]$/.test(arg);
 }
 
 /** Sections whose every key is plain (`GIT_PLAIN_KEYS`): a section renamed to one of them runs nothing. */
 const GIT_PLAIN_SECTIONS = /^(color|advice)(\.|$)/i;
 
-/** A section renamed to `section` (undefined: no new name, git refuses it): a key of it set, unless the section is wholly plain. */
-function renamedTo(section: string | undefined): { key: string; value: string } | undefined {
-  return section !== undefined && !GIT_PLAIN_SECTIONS.test(section) ? { key: `${section}.*`, value: '' } : undefined;
+/**
+ * A section renamed to the first of `names` (none: git refuses it): a key of it set, unless the
+ * section is wholly plain. Any word after the first may be the new name (an option's value this
+ * reading does not know of comes first), so each is: one not wholly plain sets a key.
+ */
+function renamedTo(names: readonly string[]): { key: string; value: string } | undefined {
+  const section = names.find((name) => !GIT_PLAIN_SECTIONS.test(name));
+  return section !== undefined ? { key: `${section}.*`, value: '' } : undefined;
 }
 
 function setting(key: string | undefined, value: string | undefined): { key: string; value: string } | undefined {
@@ -537,20 +557,12 @@ function wrapperRuns(program: string, args: readonly string[]): string[] {
   const lines = starts.flatMap((at) => {
     // watch runs its words joined, by `sh -c` (`watch -n1 echo 'a; rm -rf ~'` runs rm).
     if (program === 'watch') return [args.slice(at).join(' ')];
-    if (program !== 'ssh') return [args.slice(at).map(quotedWord).join(' ')];
+    if (program !== 'ssh') return [args.slice(at).map(shellWord).join(' ')];
     const remote = command(at + 1); // `at` is the host
     return remote >= 0 ? [args.slice(remote).join(' ')] : [];
   });
   const ownLines = args.slice(first).filter((arg) => /[\s;&|<>()`]/.test(arg));
   return [...lines, ...ownLines];
-}
-
-/**
- * A word as one double-quoted shell word: read again it is that word (a variable or `~` stays as
- * the reader keeps them, toward tagging).
- */
-function quotedWord(word: string): string {
-  return /^[\w@%+=:,./~-]+$/.test(word) ? word : `"${word.replace(/["\\`]/g, '\\$&')}"`;
 }
 
 /**
@@ -591,16 +603,59 @@ function exCommands(args: readonly string[]): string[] {
   });
 }
 
-/** The ex commands given on the line: `+cmd`, `-c cmd`, `--cmd cmd`. */
+/**
+ * The ex commands given on the line, as vim reads its words: `+cmd`, `--cmd cmd`, `-c cmd`, and
+ * `-c` in a cluster of letters, its command the rest of the word or the next one (`-ccmd`,
+ * `-esc cmd`: vim takes both); none after `--`. `-V` and `-q` keep the rest of their word.
+ */
 function exValues(args: readonly string[]): string[] {
-  return args.flatMap((arg, i) => (arg.startsWith('+') ? [arg.slice(1)] : arg === '-c' || arg === '--cmd' ? [args[i + 1] ?? ''] : []));
+  const values: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith('+')) values.push(arg.slice(1));
+    else if (arg === '--cmd') values.push(args[++i] ?? '');
+    else if (/^-[^-]/.test(arg)) {
+      const letter = /^-[^cVq]*c/.exec(arg);
+      if (letter !== null) values.push(letter[0].length < arg.length ? arg.slice(letter[0].length) : (args[++i] ?? ''));
+    }
+  }
+  return values;
 }
 
 /**
- * An ex command that is read whole (`!line`) or runs nothing of its own: a line number, a search,
- * a bare quit or write of the files on the line (`q`, `qa!`, `wq`, `x`). Any other may run anything.
+ * An ex command that is read whole (`!line`) or runs nothing of its own: a line number, a bare
+ * quit or write of the files on the line (`q`, `qa!`, `wq`, `x`), a search alone (`isSearchOnly`).
+ * Any other may run anything.
  */
-const EX_READ_OR_PLAIN = /^\s*:?\s*(!|\d*\s*$|[/?]|(q|qa|qall|quit|quita|quitall|cq|w|wq|wqa|wqall|x|xa|xall|wa|wall)!?\s*$)/;
+const EX_READ_OR_PLAIN = /^\s*:?\s*(!|\d*\s*$|(q|qa|qall|quit|quita|quitall|cq|w|wq|wqa|wqall|x|xa|xall|wa|wall)!?\s*$)/;
+
+/**
+ * A search and nothing after it (`/needle`, `/needle/`, `?x?`). A search is an address: a command
+ * may follow its closing delimiter (`/x/|call system(…)`, `/x/!sh`, `/x/;w ~/.bashrc` ran); a
+ * collection may hold the delimiter (`/[/]/`): not read, so not plain.
+ */
+function isSearchOnly(command: string): boolean {
+  const search = /^\s*:?\s*([/?])/.exec(command);
+  if (search === null) return false;
+  const delimiter = search[1]!;
+  for (let i = search[0].length; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === '\\') i++;
+    else if (c === '[') return false;
+    else if (c === delimiter) return command.slice(i + 1).trim() === '';
+  }
+  return true;
+}
+
+/**
+ * A variable on make's line whose value make expands (`X:=$(shell …)` runs at once, as the
+ * makefile is read; `$(file >…)`, `$(eval …)`; `$$(…)` is the shell's in a recipe): makefile
+ * text, read as a shell line it named no program (`X:=$(shell rm -rf ~)` was runs-command only).
+ */
+function makeExpands(arg: string): boolean {
+  return !arg.startsWith('-') && arg.includes('=') && /\$[({]/.test(arg.slice(arg.indexOf('=') + 1));
+}
 
 /** vim and its other names: their ex commands (`exValues`) may run anything. */
 const VIM_NAMES = new Set(['vim', 'vi', 'nvim', 'view', 'ex', 'vimdiff']);
@@ -608,14 +663,15 @@ const VIM_NAMES = new Set(['vim', 'vi', 'nvim', 'view', 'ex', 'vimdiff']);
 /**
  * Whether `program`'s words hold a command only in part, which is not read: an ex command that is
  * not `!line` (read whole), a line number or a search (`vim -c 'silent !…'`, `-c 'call
- * system(…)'`, `-c 'w ~/.bashrc'`); makefile text (`make --eval='x: ; …'`, `-E`); tar's old-style
+ * system(…)'`, `-c 'w ~/.bashrc'`); makefile text (`make --eval='x: ; …'`, `-E`, a variable's
+ * value make expands: `makeExpands`); tar's old-style
  * letters naming a compress or volume script (`tar xIf prog x.tar`: each letter takes the next
  * word in turn). What it runs is not known: the danger reading makes it unread-landing (no rule
  * approves it, nothing is offered to remember), as a line past the reading budget.
  */
 export function runsInPart(program: string, args: readonly string[]): boolean {
-  if (VIM_NAMES.has(program)) return exValues(args).some((command) => !EX_READ_OR_PLAIN.test(command));
-  if (program === 'make') return optionValues(args, ['--eval'], 'E').length > 0 || args.some((arg) => /^--eval=/.test(arg));
+  if (VIM_NAMES.has(program)) return exValues(args).some((command) => !EX_READ_OR_PLAIN.test(command) && !isSearchOnly(command));
+  if (program === 'make') return optionValues(args, ['--eval'], 'E').length > 0 || args.some((arg) => /^--eval=/.test(arg) || makeExpands(arg));
   if (program === 'tar') return args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IF]/.test(args[0]);
   return false;
 }

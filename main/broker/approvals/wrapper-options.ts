@@ -31,7 +31,8 @@ const WRAPPER_OPTIONS: Readonly<Record<string, WrapperOptions>> = {
   command: {},
   builtin: {},
   exec: { short: 'a' },
-  xargs: { short: 'adEILnPs', long: ['--arg-file', '--delimiter', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'] },
+  // `--max-lines`, `--eof`, `--replace` take a value only after `=` (getopt's optional argument): `xargs --max-lines env -S …` runs env.
+  xargs: { short: 'adEILnPs', long: ['--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'] },
   timeout: { short: 'ks', long: ['--kill-after', '--signal'], ownWords: 1 },
   stdbuf: { short: 'ioe', long: ['--input', '--output', '--error'] },
   ionice: { short: 'cnpPu', long: ['--class', '--classdata', '--pid', '--pgid', '--uid'] },
