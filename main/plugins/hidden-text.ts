@@ -10,6 +10,10 @@ const RGI_EMOJI = new RegExp(String.raw`\p{RGI_Emoji}`, 'gv'); // the `v` flag: 
  * scanning run by run masks what scanning the whole text does.
  */
 const EMOJI_RUN = /[\p{Emoji}\p{Emoji_Component}]+/gu;
+/** One character of such a run (`emojiRunCut`). */
+const EMOJI_RUN_CHAR = /^[\p{Emoji}\p{Emoji_Component}]$/u;
+/** The run of them a text begins with (`emojiRunCut`). */
+const EMOJI_RUN_HEAD = /^[\p{Emoji}\p{Emoji_Component}]*/u;
 /** The scripts whose words are written with ZWNJ/ZWJ inside them (Persian, the Indic conjuncts). */
 const JOINING = String.raw`\p{Script=Arabic}\p{Script=Syriac}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}`;
 /**
@@ -73,4 +77,42 @@ function seenAsWritten(text: string): string {
     .replace(EMOJI_RUN, (run) => (firstHidden(run) === undefined ? run : run.replace(RGI_EMOJI, (emoji) => 'x'.repeat(emoji.length))))
     .replace(JOINER_IN_WORD, 'x')
     .replace(NO_BREAK_SPACE, ' ');
+}
+
+/**
+ * A cut of `text` at `at` that falls inside a run of emoji characters: where the run begins (when
+ * within `maxBack` units before the cut) and where it ends (at most `limit`), or `undefined` when
+ * the cut falls inside none. Sequences pair up from a run's start, so text judged from a cut inside
+ * a run (a log line's window and its context, `worker/log-line.ts`) reads a chain of them
+ * (👨‍❤️‍👨‍❤️‍👨…) in another phase than the whole text does, and misses joiners the whole text's
+ * judgment names.
+ */
+export function emojiRunCut(text: string, at: number, maxBack: number, limit: number): { start: number | undefined; end: number } | undefined {
+  if (at <= 0 || at >= text.length) return undefined;
+  // A cut between the halves of a pair: the pair is the character before it, the text after it begins past the pair.
+  const split = isLowSurrogate(text.charCodeAt(at)) && isHighSurrogate(text.charCodeAt(at - 1));
+  const after = split ? at + 1 : at;
+  if (!isRunChar(text, charBefore(text, after))) return undefined;
+  if (!split && !isRunChar(text, at)) return undefined;
+  let start = charBefore(text, after);
+  while (start > 0 && at - start <= maxBack && isRunChar(text, charBefore(text, start))) start = charBefore(text, start);
+  const end = after + EMOJI_RUN_HEAD.exec(text.slice(after, Math.max(after, limit)))![0].length;
+  return { start: at - start <= maxBack ? start : undefined, end };
+}
+
+/** Where the character ending just before `i` begins. */
+function charBefore(text: string, i: number): number {
+  return i >= 2 && isLowSurrogate(text.charCodeAt(i - 1)) && isHighSurrogate(text.charCodeAt(i - 2)) ? i - 2 : i - 1;
+}
+
+function isRunChar(text: string, i: number): boolean {
+  return EMOJI_RUN_CHAR.test(String.fromCodePoint(text.codePointAt(i)!));
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }

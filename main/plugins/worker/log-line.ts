@@ -1,4 +1,5 @@
-import { hiddenCharactersIn } from '../hidden-text.js';
+import { hiddenCharacters } from '../../display/index.js';
+import { emojiRunCut, hiddenCharactersIn } from '../hidden-text.js';
 import { cutUtf8 } from './host-imports.js';
 
 /**
@@ -21,6 +22,12 @@ const MIN_WINDOW = 1024;
  * marks than this is escaped (more escaped, never less).
  */
 const CONTEXT = 64;
+/**
+ * How far before a window's context its judging looks back for the start of a run of emoji
+ * characters the context would cut: judged from the run's start, as the whole line is. A longer
+ * run has its hidden characters in the window escaped, all of them (more escaped, never less).
+ */
+const RUN_CONTEXT = 256;
 
 /**
  * A guest's log line as one line of visible text, whatever logger prints it: a line break is
@@ -83,10 +90,21 @@ class BoundedLine {
 /** What in `text` between `from` and `to` is escaped, in order: each unsafe or hidden character once (hidden ones judged with `CONTEXT` units either side). */
 function toEscapeIn(text: string, from: number, to: number): { index: number; char: string }[] {
   const unsafe = [...text.slice(from, to).matchAll(UNSAFE)].map((m) => ({ index: from + m.index, char: m[0] }));
-  const start = Math.max(0, from - CONTEXT);
-  const hidden = hiddenCharactersIn(text.slice(start, Math.min(text.length, to + CONTEXT)))
-    .map(({ index, char }) => ({ index: start + index, char }))
-    .filter(({ index }) => index >= from && index < to);
+  let start = Math.max(0, from - CONTEXT);
+  // A run of emoji characters the context's start cuts is read from the run's start: read from
+  // its middle, a chain of sequences (👨‍❤️‍👨‍❤️‍👨…) pairs up in another phase than the whole line's
+  // and leaves joiners the rule names. A run longer than RUN_CONTEXT before it: all its hidden
+  // characters in the window are escaped, the masking not asked.
+  const cut = emojiRunCut(text, start, RUN_CONTEXT, to);
+  if (cut?.start !== undefined) start = cut.start;
+  const escapedAll = cut !== undefined && cut.start === undefined ? Math.min(to, cut.end) : from;
+  const context = text.slice(start, Math.min(text.length, to + CONTEXT));
+  const inWindow = ({ index }: { index: number }): boolean => index >= from && index < to;
+  const shifted = ({ index, char }: { index: number; char: string }): { index: number; char: string } => ({ index: start + index, char });
+  const hidden = [
+    ...(escapedAll > from ? hiddenCharacters(context).map(shifted).filter((h) => inWindow(h) && h.index < escapedAll) : []),
+    ...hiddenCharactersIn(context).map(shifted).filter((h) => inWindow(h) && h.index >= escapedAll),
+  ];
   // Both in order: merged, a character in both once.
   const all: { index: number; char: string }[] = [];
   let u = 0;
