@@ -9,6 +9,7 @@
  */
 import { shellWord } from './env-split.js';
 import { commandLineRun, SHELLS } from './nested-lines.js';
+import { wrapperCommand } from './wrapper-values.js';
 
 /**
  * Programs that run the command their arguments name (any word after them: `nice make`, `ssh host
@@ -544,16 +545,20 @@ const TAKES_A_WORD = new Set(['chroot', 'taskset', 'sg', 'gosu', 'su-exec', 'run
  * ~'` is `sh`, `-c`, `rm -rf ~`, not `sh -c rm`); ssh joins them with blanks for the remote shell
  * (read as if it ran here, toward tagging), watch for `sh -c`. A word holding a blank or an
  * operator is read as a line of its own too: many run one (`hyperfine 'x' 'y'`, `tmux new 'x'`).
+ * bwrap, tmux and chroot are also read from where their own parser starts the command (`wrapperCommand`).
  */
 function wrapperRuns(program: string, args: readonly string[]): string[] {
   const command = (from: number): number => args.findIndex((arg, i) => i >= from && !arg.startsWith('-') && !/^[\d,.:+-]+$/.test(arg) && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(arg));
+  // bwrap, tmux, chroot: where their own parser starts the command (`bwrap --bind / / cmd`, `tmux new -s x cmd`), and lines given whole.
+  const parsed = wrapperCommand(program, args);
   const first = command(0);
-  if (first < 0) return [];
+  if (first < 0) return parsed?.lines ?? [];
   const starts = [first];
   if ((first > 0 && args[first - 1]!.startsWith('-') && args[first - 1] !== '--') || TAKES_A_WORD.has(program)) {
     const next = command(first + 1);
     if (next >= 0) starts.push(next);
   }
+  if (parsed?.start !== undefined && parsed.start < args.length && !starts.includes(parsed.start)) starts.push(parsed.start);
   const lines = starts.flatMap((at) => {
     // watch runs its words joined, by `sh -c` (`watch -n1 echo 'a; rm -rf ~'` runs rm).
     if (program === 'watch') return [args.slice(at).join(' ')];
@@ -562,7 +567,7 @@ function wrapperRuns(program: string, args: readonly string[]): string[] {
     return remote >= 0 ? [args.slice(remote).join(' ')] : [];
   });
   const ownLines = args.slice(first).filter((arg) => /[\s;&|<>()`]/.test(arg));
-  return [...lines, ...ownLines];
+  return [...lines, ...ownLines, ...(parsed?.lines ?? [])];
 }
 
 /**
