@@ -487,6 +487,9 @@ export class Broker {
         try {
           this.runTask(participant.connection, task, onEvent, signal, (outcome) => {
             served();
+            // A closed connection hands out its outcomes in turn (`ParticipantConnection.close`): its
+            // list, still holding tasks when the node ended, goes with the last of them.
+            if (!participant.connection.isOpen) this.tree.forget(name);
             const result = this.invokeResult(caller, text, outcome, signal, rootCall);
             resolve(result);
             // An answer waiting for room (a caller that stopped reading) holds the participant's reading.

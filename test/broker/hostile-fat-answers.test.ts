@@ -62,6 +62,32 @@ test("a caller that reads its 31 calls' progress and then stops, while their cal
   }
 });
 
+const EXIT_OWING = fileURLToPath(new URL('./children/exit-owing.ts', import.meta.url));
+
+test("a caller that reads its 31 calls' progress and then stops, while their callee exits owing them all: one answer waits, not one per task", async () => {
+  const t = startBroker([]);
+  const dir = mkdtempSync(join(tmpdir(), 'chatty-exit-owing-'));
+  const marker = join(dir, 'deaf');
+  try {
+    const KIB = 512;
+    const leaver = (await t.broker.openParticipant('leaver', process.execPath, ['--import', 'tsx', EXIT_OWING, String(KIB), '32'])).connection as ParticipantConnection;
+    const env = { ...process.env, CHATTY_TEST_INVOKE: JSON.stringify({ agent: 'leaver-0', prompt: 'go' }) };
+    const deaf = await t.broker.openParticipant('deaf', process.execPath, ['--import', 'tsx', READS_THEN_DEAF, '31', String(31 * (KIB / 64)), marker], { env });
+    const queue = deaf.connection.outbound;
+    // 31 calls streamed, then a 32nd that makes the callee exit: the broker ends all 32 tasks at once,
+    // each answer carrying its task's kept text (512 KiB), to a caller that reads no more.
+    await until(() => existsSync(marker), 'the caller read all progress and stopped');
+    await until(() => !leaver.isOpen, "the callee's connection closed");
+    await until(() => queue.waiters > 0, 'an answer waiting for the deaf caller');
+    // Before: close() handed every task its outcome in one loop, so every answer was made: 25 waited (15 MiB).
+    assert.equal(queue.waiters, 1, `${queue.waiters} answers wait (${(queue.heldBytes / 1024 / 1024).toFixed(0)} MiB)`);
+    assert.ok(queue.heldBytes <= OUTBOUND_QUEUE_BYTES + KIB * 1024 + 64 * 1024, `the queue holds ${queue.heldBytes} bytes for the deaf caller`);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const FAT_CARD = fileURLToPath(new URL('./children/fat-card.ts', import.meta.url));
 
 test("a caller that stops reading with 32 agent.list calls in one write, while a participant's card is 4 MiB: one answer waits, not 31", async () => {

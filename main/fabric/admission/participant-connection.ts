@@ -433,7 +433,7 @@ export class ParticipantConnection {
     const failed = this.disconnected();
     const tasks = this.tasks.sortedValues();
     this.tasks.clear();
-    for (const task of tasks) this.deliver(task.resolve, failed);
+    this.deliverInTurn(tasks, failed, 0);
     const calls = this.calls.sortedValues();
     this.calls.clear();
     for (const call of calls) call.cancel(new Error(`disconnected: ${reason}`));
@@ -444,6 +444,31 @@ export class ParticipantConnection {
     if (!this.helloSettled) this.rejectHello(new Error(reason));
     this.helloSettled = true;
     void streamGone.then(() => this.resolveClosed(reason));
+  }
+
+  /**
+   * Hands the tasks still owed their outcome at close, one after another: the next once the
+   * previous listener's promise (its caller's answer waiting for room) has settled. Reading cannot
+   * be paused any more, and every task ended at once made every answer at once: a caller that
+   * stopped reading got one waiting answer per task, each up to its kept text (25 of 512 KiB waited
+   * in `test/broker/hostile-fat-answers.test.ts`; 4 MiB each at the default cap). The cost: a caller
+   * whose task comes after such an answer has its outcome when that caller reads, goes, or it cancels.
+   */
+  private deliverInTurn(tasks: readonly OwedTask[], outcome: TaskOutcome, from: number): void {
+    for (let at = from; at < tasks.length; at++) {
+      let waiting: void | Promise<void>;
+      try {
+        waiting = tasks[at]!.resolve(outcome);
+      } catch (err) {
+        this.log(`a task's outcome listener threw: ${(err as Error)?.message ?? String(err)}`);
+        continue;
+      }
+      if (!(waiting instanceof Promise)) continue;
+      void waiting
+        .catch((err: unknown) => this.log(`a task's outcome listener threw: ${(err as Error)?.message ?? String(err)}`))
+        .then(() => this.deliverInTurn(tasks, outcome, at + 1));
+      return;
+    }
   }
 
   private disconnected(): TaskOutcome {
