@@ -216,9 +216,12 @@ async function startChild(kind: ServerKind, dir: string): Promise<{ child: Child
   const child = fork(new URL(import.meta.url).pathname, ['--serve', kind, dir, ...process.argv.slice(2)], {
     env,
     // BENCH_MCP_PROF=<dir> writes a CPU profile of each server child there (BENCH_MCP_PROF_INTERVAL: µs between samples, default 1000).
-    execArgv: process.env.BENCH_MCP_PROF
-      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`, `--cpu-prof-interval=${process.env.BENCH_MCP_PROF_INTERVAL ?? 1000}`]
-      : process.execArgv,
+    // BENCH_MCP_CHILD_FLAGS="--trace-pretenuring …" adds Node/V8 flags to every server child (space-separated).
+    execArgv: [
+      ...process.execArgv,
+      ...(process.env.BENCH_MCP_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MCP_PROF}`, `--cpu-prof-interval=${process.env.BENCH_MCP_PROF_INTERVAL ?? 1000}`] : []),
+      ...(process.env.BENCH_MCP_CHILD_FLAGS?.split(' ').filter((f) => f !== '') ?? []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ready = await new Promise<Ready>((resolve, reject) => {
