@@ -20,6 +20,12 @@ after(async () => {
 const json = (body: string): unknown => JSON.parse(body);
 const call = (id: number | string, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
 
+/** A gateway of its own serving one module, `m`, whose tools/call is `invokeTool`. */
+function gatewayServing(invokeTool: CallableModule['invokeTool']): ReturnType<typeof startGateway> {
+  const module: CallableModule = { name: 'm', version: '0.1.0', description: '', protocols: { mcp: true, a2a: false }, listTools: async () => [], invokeTool };
+  return startGateway({ list: () => [module], get: (name) => (name === 'm' ? module : undefined) });
+}
+
 /** Opens `/mcp/{module}/sse` and reads its endpoint event. */
 async function openSession(module = 'echo'): Promise<{ stream: SseStream; endpoint: string; id: string }> {
   const stream = await SseStream.open(gw.socketPath, `/mcp/${module}/sse`, gw.auth);
@@ -219,16 +225,37 @@ describe('lifetime', { timeout: 180_000 }, () => {
     assert.deepEqual(json(res.body), { error: `no open SSE session '${id}'` });
   });
 
+  test("a POST answered 202 keeps its body counted until its call is answered, then lets it go", async () => {
+    // The call outlives its 202: the body and its parsed copies are held until the answer, so the
+    // bodies' ledger (ReadingBodies) counts it until then (ctx.state.bodyHold), not until the 202.
+    let answer = (): void => {};
+    let called = (): void => {};
+    const running = new Promise<void>((resolve) => (called = resolve));
+    const own = await gatewayServing(() => {
+      called();
+      return new Promise((resolve) => (answer = () => resolve({ ok: true, value: { content: 'done' } })));
+    });
+    try {
+      const stream = await SseStream.open(own.socketPath, '/mcp/m/sse', own.auth);
+      const endpoint = (await stream.nextEvent()).data;
+      const body = JSON.stringify(call(7, 'tools/call', { name: 't', arguments: { text: 'x'.repeat(100_000) } }));
+      const res = await unixRequest(own.socketPath, { method: 'POST', path: endpoint, headers: { ...own.auth, 'content-type': 'application/json' }, body });
+      assert.equal(res.status, 202);
+      await running;
+      assert.ok(own.gateway.readingBodyBytes >= body.length, `${own.gateway.readingBodyBytes} bytes counted after the 202, the call running`);
+      answer();
+      const event = await stream.nextEvent();
+      assert.equal(event.event, 'message');
+      assert.equal((json(event.data) as { id: number }).id, 7);
+      assert.equal(own.gateway.readingBodyBytes, 0, 'let go once answered');
+      stream.disconnect();
+    } finally {
+      await own.close();
+    }
+  });
+
   test('stop() ends open streams', async () => {
-    const module: CallableModule = {
-      name: 'm',
-      version: '0.1.0',
-      description: '',
-      protocols: { mcp: true, a2a: false },
-      listTools: async () => [],
-      invokeTool: async () => ({ ok: true, value: { content: '' } }),
-    };
-    const own = await startGateway({ list: () => [module], get: (name) => (name === 'm' ? module : undefined) });
+    const own = await gatewayServing(async () => ({ ok: true, value: { content: '' } }));
     try {
       const stream = await SseStream.open(own.socketPath, '/mcp/m/sse', own.auth);
       assert.equal((await stream.nextEvent()).event, 'endpoint');

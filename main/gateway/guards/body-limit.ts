@@ -43,10 +43,7 @@ export function readBodyWithin(ctx: GatewayContext, bodies: ReadingBodies, maxBy
     }
     ctx.state.rawBody = body;
     // Work that outlives the response (a legacy SSE call answered 202 first) holds it too.
-    ctx.state.holdBodyUntil = (done) => {
-      const release = hold();
-      done.then(release, release);
-    };
+    ctx.state.bodyHold = hold;
     whenRead(hold);
   });
 }

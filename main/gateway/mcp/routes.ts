@@ -164,7 +164,8 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (answer !== undefined && !isCancelledAnswer(answer)) session.send(answer);
     });
     // The call holds its body past this 202: it stays counted among the bodies held until answered.
-    ctx.state.holdBodyUntil?.(answered);
+    const release = ctx.state.bodyHold?.();
+    if (release) void answered.then(release, release);
     return accepted(ctx);
   };
 
