@@ -135,6 +135,15 @@ describe('strict at every depth', () => {
     closes(codec, { v: 3, id: 1, method: 'session.hello', params: { card: { ...CARD, avatar: 'x' } } });
   });
 
+  it("an unknown field closes naming a few of the unknown keys, clipped, and counting the rest: the reason is every owed task's outcome message", () => {
+    const codec = FrameCodec.forBroker({ log: () => {} });
+    const unknown = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 0]));
+    const reason = (one(codec, { v: 3, id: 1, method: 'session.hello', params: { card: { ...CARD, [`long${'x'.repeat(100_000)}`]: 0, ...unknown } } }) as { reason: string }).reason;
+    // Before: every key, twice (zod's message lists them, and they were appended again): 4.2 million characters here.
+    assert.ok(reason.length < 400, `a reason of ${reason.length} characters`);
+    assert.match(reason, /^decode error: params\.card: unknown keys "longx{56}…", "k0", "k1" and 199998 more$/);
+  });
+
   it('a duplicate key closes at any depth, inside arrays and opaque values too', () => {
     closes(broker(), '{"v":3,"id":2,"method":"human.ask","params":{"questions":[{"id":"a","question":"q","id":"b"}]}}', /duplicate key "id"/);
     closes(broker(), '{"v":3,"v":3,"id":2,"method":"agent.list"}', /duplicate key "v"/);
