@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { isSessionStream } from './session-streams.js';
 
 /**
  * Requests one connection may have unanswered at once: the one on the socket and those pipelined
@@ -12,6 +13,34 @@ import type { Socket } from 'node:net';
  * agent, curl): 16 leaves room for one that does.
  */
 export const MAX_REQUESTS_ON_A_CONNECTION = 16;
+
+/** Why a request pipelined behind another is not run: its connection is closed (the status and reason of its row). */
+export interface PipelinedRefusal {
+  readonly status: number;
+  readonly reason: string;
+}
+
+const BEHIND_SESSION_STREAM: PipelinedRefusal = {
+  status: 400,
+  reason: 'a request pipelined behind an SSE stream on its connection can never be answered; the connection was closed',
+};
+const TOO_MANY_UNANSWERED: PipelinedRefusal = {
+  status: 429,
+  reason: `more than ${MAX_REQUESTS_ON_A_CONNECTION} requests pipelined unanswered on one connection; the connection was closed`,
+};
+
+/**
+ * For `res`, read while `ahead` is on its connection `socket`: undefined when it may run (it is
+ * then noted, `queuedBehind`), else why not, and the caller closes the connection. Nothing may
+ * follow a legacy SSE stream (it ends only with its connection, so the answer could never be
+ * sent: before, such answers were held unsendable for as long as the client read its stream), and
+ * at most `MAX_REQUESTS_ON_A_CONNECTION` may be unanswered. Asked of every request Node reads
+ * behind another: those the guards see, and those Node would answer itself (`unknown-expectation.ts`).
+ */
+export function pipelinedRefusal(ahead: ServerResponse, res: ServerResponse, socket: Socket): PipelinedRefusal | undefined {
+  if (isSessionStream(ahead)) return BEHIND_SESSION_STREAM;
+  return queuedBehind(res, socket) ? undefined : TOO_MANY_UNANSWERED;
+}
 
 /**
  * Responses queued behind the one on their connection (HTTP pipelining), by connection. Node tells
@@ -40,7 +69,10 @@ export function queuedBehind(res: ServerResponse, socket: Socket): boolean {
     });
     queued = responses;
   }
-  for (const each of queued) if (each.destroyed) queued.delete(each); // finished: Node marks it so at its 'close'
+  // Finished (Node marks it destroyed at its 'close'), or since reached the socket: then it is the
+  // one on it, Node's to tell at the close. Before, that one stayed counted here too, so once one
+  // answer had gone, a client keeping 16 unanswered was closed at its 16th.
+  for (const each of queued) if (each.destroyed || each.socket !== null) queued.delete(each);
   // The one on the socket, those queued, and this one.
   if (queued.size + 2 > MAX_REQUESTS_ON_A_CONNECTION) return false;
   queued.add(res);

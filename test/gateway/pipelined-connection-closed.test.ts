@@ -9,6 +9,8 @@
  * as the one on the socket is: its call is cancelled, its body let go, its answer never held.
  */
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { RawConnection } from '../helpers/http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
@@ -156,5 +158,94 @@ test('a client without the token that pipelines thousands of tiny requests and r
     off();
     conn.close();
     await own.close();
+  }
+});
+
+/** A small call to `held.wait` (its body ~90 bytes). */
+function small(id: number): string {
+  const call = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'wait', arguments: {} } });
+  return `POST /mcp/held HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`;
+}
+
+/** The server's side of each connection a request comes in on, while subscribed (Node's `http.server.request.start`). */
+function serverSockets(): { sockets: Socket[]; requests: () => number; stop: () => void } {
+  const sockets: Socket[] = [];
+  let requests = 0;
+  const seen = (message: unknown): void => {
+    const { socket } = message as { socket: Socket };
+    if (!sockets.includes(socket)) sockets.push(socket);
+    requests++;
+  };
+  subscribe('http.server.request.start', seen);
+  return { sockets, requests: () => requests, stop: () => unsubscribe('http.server.request.start', seen) };
+}
+
+test('requests Node answers itself (an Expect it does not know: 417) count among a connection\'s unanswered too', { timeout: 180_000 }, async () => {
+  // A write deadline far away: only the bound on a connection's requests can close it here.
+  const own = await startGateway({ list: () => [] }, { connectionLimits: { answerDrainWindowMs: 600_000 } });
+  const served = serverSockets();
+  const conn = await RawConnection.open(own.socketPath);
+  conn.socket.on('error', () => {});
+  conn.socket.pause(); // reads nothing
+  try {
+    // Not awaited: a paused gateway never takes it all.
+    conn.socket.write('GET / HTTP/1.1\r\nExpect: x\r\n\r\n'.repeat(10_000));
+    // Node stops reading a connection once its queued answers pass 16 KiB; the bound closes it before.
+    await until(() => served.sockets[0] !== undefined && (served.sockets[0].destroyed || served.sockets[0].isPaused()));
+    // Before: Node answered each 417 itself, never through the guards, so nothing counted them: the
+    // connection was held open, paused, with ~2,000 requests and answers queued (4.4 MB of heap a
+    // connection) until the write deadline.
+    assert.ok(served.sockets[0]!.destroyed, `a client without the token holds ${served.requests()} requests on one connection, still open`);
+  } finally {
+    served.stop();
+    conn.close();
+    await own.close();
+  }
+});
+
+test('once a connection is closed for its pipelined requests, the requests already read behind them are not run', { timeout: 180_000 }, async () => {
+  const own = await startGateway({ list: () => [] }, { connectionLimits: { answerDrainWindowMs: 600_000 } });
+  const rows: EdgeRow[] = [];
+  const off = own.gateway.onEdge((row) => rows.push(row));
+  const served = serverSockets();
+  const conn = await RawConnection.open(own.socketPath);
+  conn.socket.on('error', () => {});
+  conn.socket.pause(); // reads nothing
+  try {
+    const sent = 3_000; // 54 KB: one read
+    await conn.write('GET / HTTP/1.1\r\n\r\n'.repeat(sent));
+    const server = served.sockets[0] ?? (await until(() => served.sockets.length > 0), served.sockets[0]!);
+    await new Promise((resolve) => (server.closed ? resolve(undefined) : server.once('close', resolve)));
+    // Every request Node read before the close has been through the app by the socket's 'close'.
+    const refused = rows.filter((row) => row.status === 429).length;
+    // Before: the rest of the read went through Koa after the close, each refused 429 again with
+    // its own row (2,984 rows here; ~0.6 s of the main thread a 64 KiB read).
+    assert.equal(refused, 1, `${refused} requests refused 429 on one connection`);
+    assert.ok(rows.length <= MAX_REQUESTS_ON_A_CONNECTION + 1, `${rows.length} rows`);
+  } finally {
+    off();
+    served.stop();
+    conn.close();
+    await own.close();
+  }
+});
+
+test('a client that keeps 16 requests unanswered on its connection is served: once one is answered, one more may follow', { timeout: 180_000 }, async () => {
+  const conn = await RawConnection.open(gw.socketPath);
+  conn.socket.on('error', () => {});
+  const running = waiting.length;
+  try {
+    await conn.write(Array.from({ length: MAX_REQUESTS_ON_A_CONNECTION }, (_, i) => small(i + 1)).join(''));
+    await until(() => waiting.length === running + MAX_REQUESTS_ON_A_CONNECTION);
+    waiting[running]!({ ok: true, value: { content: 'first' } });
+    assert.equal((await conn.readResponse()).status, 200);
+    // 15 unanswered: one more makes 16, which a connection may have.
+    await conn.write(small(MAX_REQUESTS_ON_A_CONNECTION + 1));
+    await until(() => conn.isClosed || waiting.length === running + MAX_REQUESTS_ON_A_CONNECTION + 1);
+    // Before: the request that had reached the socket still counted as queued behind it, so 16 closed it.
+    assert.ok(!conn.isClosed, `closed with ${MAX_REQUESTS_ON_A_CONNECTION} requests unanswered`);
+  } finally {
+    conn.close();
+    answerAll();
   }
 });

@@ -1,7 +1,6 @@
 import { connectionAuthorised } from '../connection-limits.js';
-import { MAX_REQUESTS_ON_A_CONNECTION, queuedBehind } from '../queued-responses.js';
+import { pipelinedRefusal } from '../queued-responses.js';
 import { responseOn } from '../response-on-socket.js';
-import { isSessionStream } from '../session-streams.js';
 import { refuseWith, type GatewayMiddleware } from '../context.js';
 import { bearerRefusal } from './bearer.js';
 import { readBodyWithin } from './body-limit.js';
@@ -18,21 +17,13 @@ export function requestGuards(token: () => string, maxBytes: number, bodies: Rea
   return (ctx, next) => {
     const ahead = responseOn(ctx.req.socket);
     if (ahead !== undefined && ahead !== ctx.res) {
-      // Pipelined behind another request on its connection.
-      if (isSessionStream(ahead)) {
-        // Its answer could never be sent (the stream ahead of it ends only with the connection), so
-        // it is never run, and the connection that carried it, stream and all, is closed: before,
-        // such answers were held unsendable for as long as the client read its stream.
-        ctx.state.refusal = 'a request pipelined behind an SSE stream on its connection can never be answered; the connection was closed';
-        ctx.status = 400;
-        ctx.req.socket.destroy();
-        return Promise.resolve();
-      }
-      if (!queuedBehind(ctx.res, ctx.req.socket)) {
-        // Past the requests one connection may have unanswered: it is closed, and those before
-        // it are told (their calls cancelled), as for any connection that closes.
-        ctx.state.refusal = `more than ${MAX_REQUESTS_ON_A_CONNECTION} requests pipelined unanswered on one connection; the connection was closed`;
-        ctx.status = 429;
+      // Pipelined behind another request on its connection: not run when it follows an SSE stream
+      // or one request too many; its connection is closed, and those before it are told (their
+      // calls cancelled), as for any connection that closes.
+      const refused = pipelinedRefusal(ahead, ctx.res, ctx.req.socket);
+      if (refused !== undefined) {
+        ctx.state.refusal = refused.reason;
+        ctx.status = refused.status;
         ctx.req.socket.destroy();
         return Promise.resolve();
       }
