@@ -8,41 +8,75 @@ import { readRegularFileSync } from '../../owner-only/regular-file.js';
  * The name of the hidden file an approved write is made in (`writeReplacing`), and how a later write
  * tells one a dead writer left (SIGKILL, the out-of-memory killer, the machine going down) from any
  * other file. The name says who made it: the writing process (its pid, its start time in clock ticks
- * since boot, the boot, its pid namespace), sealed with a key of this user's kept outside every
+ * since boot, the boot, its pid and time namespaces), sealed with a key of this user's kept outside every
  * workspace (`$XDG_STATE_HOME/chatty/write-key`, else `~/.local/state/chatty/write-key`, 0600):
  *
- *   .<base>.chatty-write-<12 hex>.<pid>.<start>.<boot: 16 hex>.<pid namespace>.<seal: 16 hex>
+ *   .<base>.chatty-write-<12 hex>.<pid>.<start>.<boot: 16 hex>.<pid namespace>.<time namespace>.<seal: 16 hex>
  *
  * (`.chatty-write-…` alone for a base over 100 bytes). A name a branch commits or a worker makes
  * without the key is not sealed, so it is never taken for one; where the key or `/proc` cannot be
  * had the name is `.<base>.chatty-write-<12 hex>`, as before, never removed by anyone.
  */
 const TAG = 'chatty-write-';
-const SEALED = /\.chatty-write-[0-9a-f]{12}\.(\d{1,10})\.(\d{1,20})\.([0-9a-f]{16})\.(\d{1,20})\.([0-9a-f]{16})$/;
+const SEALED = /\.chatty-write-[0-9a-f]{12}\.(\d{1,10})\.(\d{1,20})\.([0-9a-f]{16})\.(\d{1,20})\.(\d{1,20})\.([0-9a-f]{16})$/;
 
-/** A writing process, as a name says it: it is that process while that pid has that start time in that boot. */
+/**
+ * Whether `name` bears the mark of a write's hidden file (`.chatty-write-`): the sweep looks only at
+ * such names, and a write is never let make a file of one (`resolveInWorkspace`).
+ */
+export function looksLikeTemporary(name: string): boolean {
+  return name.includes(`.${TAG}`);
+}
+
+/**
+ * A writing process, as a name says it: it is that process while that pid has that start time in that
+ * boot, read in that pid namespace's `/proc` and in that time namespace (`/proc/<pid>/stat`'s start time
+ * is shifted by the reader's time namespace's boot-time offset).
+ */
 export interface Writer {
   pid: number;
   start: string;
   boot: string;
   pidNamespace: string;
+  timeNamespace: string;
 }
 
 let self: Writer | null | undefined;
 let key: Buffer | null | undefined;
 
-/** This process as a writer, or null where `/proc` cannot say (macOS). */
+/**
+ * This process as a writer, or null where `/proc` cannot say: macOS, or a `/proc` that is not this
+ * process's pid namespace's (`unshare --pid` without a `/proc` of its own: `/proc/<pid>` there is
+ * another namespace's process, so a live writer of this namespace would be judged gone).
+ */
 export function thisWriter(): Writer | null {
   if (self !== undefined) return self;
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').replace(/[^0-9a-f]/g, '').slice(0, 16);
-    const pidNamespace = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+    // One pid, this process's own: more are the pids of the namespaces above down to this one's.
+    const nsPids = /^NSpid:[ \t]*(.*)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]?.trim().split(/\s+/);
+    const ownProc = nsPids?.length === 1 && nsPids[0] === String(process.pid);
+    const pidNamespace = namespaceOf('pid');
+    const timeNamespace = namespaceOf('time');
     const start = startOf('self');
-    self = boot.length === 16 && pidNamespace !== undefined && start !== undefined ? { pid: process.pid, start, boot, pidNamespace } : null;
+    self =
+      ownProc && boot.length === 16 && pidNamespace !== undefined && timeNamespace !== undefined && start !== undefined
+        ? { pid: process.pid, start, boot, pidNamespace, timeNamespace }
+        : null;
   } catch {
     self = null;
   }
   return self;
+}
+
+/** This process's `kind` namespace (its inode); '0' for a time namespace where the kernel has none (before Linux 5.6: one clock for all). */
+function namespaceOf(kind: 'pid' | 'time'): string | undefined {
+  try {
+    return /^[a-z]+:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/ns/${kind}`))?.[1];
+  } catch (err) {
+    if (kind === 'time' && (err as NodeJS.ErrnoException).code === 'ENOENT') return '0';
+    throw err;
+  }
 }
 
 /** The start time of process `pid` (`/proc/<pid>/stat`, field 22), undefined when there is none. */
@@ -107,7 +141,7 @@ export function temporaryName(base: string): string {
   const writer = thisWriter();
   const withKey = writer ? writeKey() : null;
   if (!writer || !withKey) return name;
-  const unsealed = `${name}.${writer.pid}.${writer.start}.${writer.boot}.${writer.pidNamespace}`;
+  const unsealed = `${name}.${writer.pid}.${writer.start}.${writer.boot}.${writer.pidNamespace}.${writer.timeNamespace}`;
   return `${unsealed}.${seal(unsealed, withKey)}`;
 }
 
@@ -118,22 +152,23 @@ export function writerNamedBy(name: string): Writer | undefined {
   const withKey = writeKey();
   if (!withKey) return undefined;
   const unsealed = name.slice(0, name.length - 17);
-  const claimed = Buffer.from(m[5]!, 'hex');
+  const claimed = Buffer.from(m[6]!, 'hex');
   if (!timingSafeEqual(claimed, Buffer.from(seal(unsealed, withKey), 'hex'))) return undefined;
-  return { pid: Number(m[1]), start: m[2]!, boot: m[3]!, pidNamespace: m[4]! };
+  return { pid: Number(m[1]), start: m[2]!, boot: m[3]!, pidNamespace: m[4]!, timeNamespace: m[5]! };
 }
 
 /**
- * Whether `writer` is surely gone: its boot is over, or in this boot and pid namespace its pid is no
- * process now or one started at another time. A writer of another pid namespace in this boot (a
- * container beside this one) cannot be looked up, so it is never judged gone; nor is anything when
- * `/proc` cannot say.
+ * Whether `writer` is surely gone: its boot is over, or in this boot, pid namespace and time namespace
+ * its pid is no process now or one started at another time. A writer of another pid namespace in this
+ * boot (a container beside this one) cannot be looked up, and one of another time namespace has its
+ * start time read shifted here (a container CRIU restored), so neither is ever judged gone; nor is
+ * anything when `/proc` cannot say.
  */
 export function isGone(writer: Writer): boolean {
   const me = thisWriter();
   if (!me) return false;
   if (writer.boot !== me.boot) return true;
-  if (writer.pidNamespace !== me.pidNamespace) return false;
+  if (writer.pidNamespace !== me.pidNamespace || writer.timeNamespace !== me.timeNamespace) return false;
   try {
     return startOf(writer.pid) !== writer.start;
   } catch (err) {

@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
-import { temporaryName } from './temporary-name.js';
+import { looksLikeTemporary, temporaryName } from './temporary-name.js';
 import { makingTemporary, removeAbandonedTemporaries } from './write-temporaries.js';
 
 /** A path the scripted agent may not write, and why (said to the task's caller; the human is never asked). */
@@ -18,7 +18,10 @@ export class WorkspaceRefusal extends Error {
  * path that reads one way to a person and another to the kernel is refused rather than read
  * either way: a backslash (an ordinary character of a name on Linux and macOS, a folder separator
  * to a person who knows Windows: `.husky\\pre-commit` looks like the git hook), and a path ending
- * in `/` or `/.` (a folder, not a file). One rule for the scripted and the LLM agent.
+ * in `/` or `/.` (a folder, not a file). And a file named like the hidden file a write is made in
+ * (`.chatty-write-`, `looksLikeTemporary`): a name copied from one seen while a write was in flight is
+ * sealed, and a later write into its folder removed the approved file as a dead writer's hidden file.
+ * One rule for the scripted and the LLM agent.
  */
 function pathShapeRefusal(path: string): string | undefined {
   const quoted = JSON.stringify(path);
@@ -28,6 +31,9 @@ function pathShapeRefusal(path: string): string | undefined {
   if (path.includes('\\')) return `${quoted} contains a backslash, which would be part of the name here but reads as a folder separator; use "/" between folders`;
   if (path.endsWith('/')) return `${quoted} ends with "/": it names a folder, not a file`;
   if (path.endsWith('/.')) return `${quoted} ends with ".": it names a folder, not a file`;
+  if (looksLikeTemporary(path.slice(path.lastIndexOf('/') + 1))) {
+    return `${quoted} is named like the hidden file a write is made in (".chatty-write-"): a later write into its folder could remove it as one a stopped write left`;
+  }
   return undefined;
 }
 

@@ -1,6 +1,6 @@
 import { lstatSync, unlinkSync, type BigIntStats } from 'node:fs';
 import { lstat, opendir, unlink } from 'node:fs/promises';
-import { isGone, writerNamedBy } from './temporary-name.js';
+import { isGone, looksLikeTemporary, writerNamedBy } from './temporary-name.js';
 
 /** Which file a temporary is: it is removed only while it is still that file. */
 interface Identity {
@@ -68,7 +68,7 @@ export async function removeAbandonedTemporaries(folder: string): Promise<number
     let looked = 0;
     for await (const entry of dir) {
       if (++looked > MAX_ENTRIES_LOOKED_AT) break;
-      if (!entry.name.includes('.chatty-write-')) continue;
+      if (!looksLikeTemporary(entry.name)) continue;
       const writer = writerNamedBy(entry.name);
       if (writer === undefined || !isGone(writer)) continue;
       const at = `${folder}/${entry.name}`; // the last part is never followed by lstat nor unlink
