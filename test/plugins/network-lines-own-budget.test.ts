@@ -4,28 +4,31 @@
  * not fit closed the budget for the rest of the call), on the main thread the module's `LogRate`.
  * A guest that first logged 1,000 lines in a call, or used up its module's rate over earlier
  * calls, had its requests go unlogged. Now the host's request lines have a budget and a rate of
- * their own (bounded too: a refused fetch costs the guest only a line).
+ * their own (bounded too: a refused fetch costs the guest only a line), and requests refused
+ * before anything left have theirs apart from requests sent, in the worker and on the main thread.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { ModuleRegistry, buildPlugin } from '../../main/plugins/index.js';
+import { ModuleRegistry, buildPlugin, type ModuleHandle } from '../../main/plugins/index.js';
 import { MAX_NETWORK_LINES_PER_CALL } from '../../main/plugins/limits.js';
 
 const root = mkdtempSync(join(tmpdir(), 'chatty-network-lines-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-/** Logs `lines` lines of `size` characters, fetches `before.url` `before.times` times, then `url` `fetches` times (one way or the other, every one gets a line). */
+/** An HTTP server answering `ok`, printing its port. */
+const SERVER = `require('node:http').createServer((_q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
+
+/** Logs `lines` lines of `size` characters, fetches `before.url` `before.times` times, then `url` `fetches` times with `method` (one way or the other, every one gets a line). */
 const SOURCE = `
 export const plugin = {
   metadata() { return { name: 'chatty', version: '0.1.0', description: 'logs then fetches', requestedCapabilities: ['logging'], configKeys: [] }; },
   listTools() { return [{ name: 'go', description: 'Logs, then fetches.', parametersSchema: '{}' }]; },
   async invokeTool(call) {
-    const { url, lines, size, fetches, before } = JSON.parse(call.argumentsJson);
+    const { url, lines, size, fetches, before, method } = JSON.parse(call.argumentsJson);
     const line = 'x'.repeat(size);
     for (let i = 0; i < lines; i++) console.log(line);
     for (let i = 0; i < (before?.times ?? 0); i++) {
@@ -33,16 +36,19 @@ export const plugin = {
     }
     let status = 'none';
     for (let i = 0; i < fetches; i++) {
-      try { status = String((await fetch(url)).status); } catch { status = 'refused'; }
+      try { status = String((await fetch(url, method ? { method } : undefined)).status); } catch { status = 'refused'; }
     }
     return { content: status };
   },
 };`;
 
-it("the host's request lines are logged whatever the guest logged before them, and bounded themselves", { timeout: 180_000 }, async () => {
-  const server = createServer((_req, res) => res.end('ok'));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
+it("the host's request lines are logged whatever the guest logged before them, and bounded themselves", { timeout: 300_000 }, async () => {
+  // In a process of its own: one step keeps this thread busy while the guest's request is answered.
+  const server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+    server.once('exit', (code) => reject(new Error(`the test's server exited (${code})`)));
+  });
   const dir = join(root, 'chatty');
   mkdirSync(join(dir, 'src'), { recursive: true });
   const manifest = `[module]\nname = "chatty"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n`;
@@ -84,8 +90,37 @@ it("the host's request lines are logged whatever the guest logged before them, a
     assert.equal(refused.filter((l) => l.includes('elsewhere.example')).length, MAX_NETWORK_LINES_PER_CALL);
     assert.equal(sentLine(refused), 1, 'a request sent after 1,500 refused');
     assert.ok(logs.some((l) => /dropped 500 network line\(s\) of requests refused/.test(l)), logs.filter((l) => !l.includes('network: GET')).join('\n'));
+    // On the main thread each kind has a rate of its own too. Sharing one, calls of 1,000 refused
+    // requests (short lines) used it up, and the line of the request each then sent (longer: the
+    // guest picks its method) was dropped, counted in the rate's notice, whenever the handle read
+    // the call's lines in one go: here the main thread is kept busy while the call runs, as a
+    // loaded gateway's is. Calls until the rate drops lines, each sent line logged.
+    const method = 'M'.repeat(180);
+    let drained = false;
+    for (let round = 1; round <= 20 && !drained; round++) {
+      logs.length = 0;
+      const callId = `rate-${round}`;
+      const answer = handle.invokeTool({ name: 'go', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/`, lines: 0, size: 1, fetches: 1, method, before: { url: 'http://b/', times: MAX_NETWORK_LINES_PER_CALL } }), callId });
+      busyWhileRunning(handle, callId);
+      assert.equal((await answer).ok, true);
+      drained = logs.some((l) => /over the module's budget/.test(l));
+      // Node's server answers 400 to a method it does not know: the request went out all the same.
+      const sent = logs.filter((l) => l.startsWith(`info network: ${method} 127.0.0.1:${port} → 400`)).length;
+      assert.equal(sent, 1, `round ${round}: the request sent after ${MAX_NETWORK_LINES_PER_CALL} refused (${logs.filter((l) => !l.includes(' refused: ')).join(' | ')})`);
+    }
+    assert.ok(drained, 'the refused lines used up their rate');
   } finally {
     await registry.close();
-    server.close();
+    server.kill();
   }
 });
+
+/**
+ * Keeps this thread busy until the guest has started and finished the call `callId` (at most
+ * 120 s): the worker's lines of it wait, and the handle reads them in one go after.
+ */
+function busyWhileRunning(handle: ModuleHandle, callId: string): void {
+  const until = performance.now() + 120_000;
+  while (handle.runningCallId !== callId && performance.now() < until);
+  while (handle.runningCallId === callId && performance.now() < until);
+}

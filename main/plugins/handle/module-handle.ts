@@ -138,7 +138,14 @@ export class ModuleHandle implements ModuleInfo {
   private readonly idle: IdleTimer;
   /** The module's log lines over time, whichever call or engine start logs them (`LogRate`). */
   private readonly logRate = new LogRate(monotonicMs);
+  /** The host's lines about requests sent (handed to the fetch thread: they may have reached an allowed host). */
   private readonly networkLogRate = LogRate.forNetworkLines(monotonicMs);
+  /**
+   * Those about requests refused before anything left, by a rate of their own: sharing one, a
+   * guest refused in a loop, call after call, used it up, and the line of a request it then sent
+   * was dropped, counted in the rate's notice and never named.
+   */
+  private readonly refusedLogRate = LogRate.forNetworkLines(monotonicMs);
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
   private admittingBytes = 0;
@@ -661,8 +668,9 @@ export class ModuleHandle implements ModuleInfo {
         live.portAnswers.set(msg.id, msg);
         return;
       case 'log': {
-        // The host's request lines are admitted by their own rate: a guest using up its own cannot hide what it reached.
-        const rate = (msg.source === 'network' ? this.networkLogRate : this.logRate).admit(Buffer.byteLength(msg.message, 'utf8'));
+        // The host's request lines are admitted by their own rates: a guest using up its own, or
+        // refused in a loop, cannot hide what it reached (a line not marked refused counts as sent).
+        const rate = (msg.source !== 'network' ? this.logRate : msg.sent === false ? this.refusedLogRate : this.networkLogRate).admit(Buffer.byteLength(msg.message, 'utf8'));
         if (rate.pass) this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
         else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: msg.source === 'network' ? 'network' : 'host' });
         return;
