@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { fstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { readRegularFileSync } from '../../owner-only/index.js';
 import { ENTRY_PREFIX } from './entry.js';
 
 /** Written beside a built example: what it was built from (`ensureExamplesBuilt`). Not a source. */
@@ -87,26 +88,16 @@ export function builtCopyDigest(dir: string, maxBytes = MAX_COPY_DIGEST_BYTES): 
   }
 }
 
-/** A regular file's bytes, at most `maxBytes` (else `undefined`): opened without following a link and never waiting (a FIFO swapped in). */
+/**
+ * A regular file's bytes, at most `maxBytes` (else `undefined`), read by owner-only's reader
+ * (opened without following a link and never waiting: a FIFO swapped in). A file cut short while
+ * read is refused too: the shared reader hands back the bytes it got, so the size is taken from
+ * the same descriptor before the read (its `judge`) and the bytes must be all of it.
+ */
 function readBounded(path: string, maxBytes: number): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > maxBytes) return undefined;
-    const bytes = Buffer.alloc(st.size);
-    let at = 0;
-    while (at < bytes.length) {
-      const n = readSync(fd, bytes, at, bytes.length - at, at);
-      if (n === 0) return undefined; // cut short while read
-      at += n;
-    }
-    return bytes;
-  } finally {
-    closeSync(fd);
-  }
+  let size = -1;
+  const read = readRegularFileSync(path, { maxBytes }, (fd) => {
+    size = fstatSync(fd).size;
+  });
+  return read.ok && read.bytes.length === size ? read.bytes : undefined;
 }
