@@ -10,7 +10,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
-import { bridgeWorkspaces } from './pages-guard.js';
+import { bridgedWorkspaceFolders, bridgeWorkspaces } from './pages-guard.js';
 import { placesOnTheWay } from './trust-files-guard.js';
 
 /**
@@ -47,9 +47,14 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
     if (!statSync(real).isDirectory()) throw new Error(`attachDesktopBridge: the agents' workspace ${folder} (agentWorkspaces) is not a folder (${real})`);
     if (!folders.includes(real)) folders.push(real);
   }
-  for (const folder of declared ?? []) refuseRelinkable(folder, folders);
-  refuseNested(folders);
-  for (const folder of declared ?? []) refuseLeftWithDotDot(folder, folders);
+  // Judged beside every other bridged gateway's folders too: another gateway's agents may write
+  // the way to this one's as well as its own (before, two gateways of one app, one's root inside
+  // the other's, were each bridged, and the outer's agent's 'mv' and 'ln -s' re-pointed the inner's).
+  const others = bridgedWorkspaceFolders().filter((folder) => !folders.includes(folder));
+  const judged = [...folders, ...others];
+  for (const folder of declared ?? []) refuseRelinkable(folder, judged);
+  refuseNested(judged, new Set(others));
+  for (const folder of declared ?? []) refuseLeftWithDotDot(folder, judged);
   return folders;
 }
 
@@ -65,12 +70,13 @@ function strictlyInside(inner: string, outer: string): boolean {
  * they like, the pages folder too. A link on the way is refused by refuseRelinkable; a plain
  * folder is the same hole one command later.
  */
-function refuseNested(workspaces: readonly string[]): void {
+function refuseNested(workspaces: readonly string[], elsewhere: ReadonlySet<string>): void {
+  const whose = (folder: string): string => (elsewhere.has(folder) ? ` (another bridged gateway's)` : '');
   for (const inner of workspaces) {
     const outer = workspaces.find((other) => strictlyInside(inner, other));
     if (outer === undefined) continue;
     throw new Error(
-      `attachDesktopBridge: the agents' workspace ${inner} lies in the agents' workspace ${outer}: its agents may write every folder on the way to it, and one approved 'mv' and 'ln -s' there would re-point it (a runner follows the path again at each task); give each of the agents' workspaces a folder apart from the others`,
+      `attachDesktopBridge: the agents' workspace ${inner}${whose(inner)} lies in the agents' workspace ${outer}${whose(outer)}: its agents may write every folder on the way to it, and one approved 'mv' and 'ln -s' there would re-point it (a runner follows the path again at each task); give each of the agents' workspaces a folder apart from the others`,
     );
   }
 }

@@ -51,6 +51,11 @@ export function servePagesFolder(pages: string): string {
   return real;
 }
 
+/** The real workspace folders of every gateway with a bridge attached (its root and the folders named for it), whichever gateway. */
+export function bridgedWorkspaceFolders(): string[] {
+  return [...bridgedWorkspaces.keys()];
+}
+
 /** The package's folder as a real path (links in the way resolved once, as the pages folder's). */
 let ownFolder: string | undefined;
 

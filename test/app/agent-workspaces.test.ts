@@ -177,3 +177,39 @@ test("a runner given its workspace by a path through a link resolves it once, as
     detach();
   }
 });
+
+test("two gateways of one app, one's workspace inside the other's, are not both bridged (either order), nor is a folder named through a link in another bridged gateway's workspace: its agents may re-point the other's path", async () => {
+  const base = join(scratch, 'two-gateways');
+  const outer = join(base, 'A');
+  const inner = join(outer, 'sub', 'ws');
+  const apart = join(base, 'apart');
+  mkdirSync(inner, { recursive: true });
+  mkdirSync(apart);
+  const start = async (workspaceRoot: string): Promise<RunningGateway> => {
+    const gw = await startGateway(undefined, { broker: { root: { workspaceRoot } } });
+    gateways.push(gw);
+    return gw;
+  };
+  const [a, b] = [await start(outer), await start(inner)];
+  for (const [first, second] of [[a, b], [b, a]] as const) {
+    const detach = attachDesktopBridge(first.gateway, windowAtPage());
+    try {
+      assert.throws(
+        () => attachDesktopBridge(second.gateway, windowAtPage()),
+        /the agents' workspace .*two-gateways\/A\/sub\/ws( \(another bridged gateway's\))? lies in the agents' workspace .*two-gateways\/A( \(another bridged gateway's\))?: its agents may write every folder on the way to it/,
+      );
+    } finally {
+      detach();
+    }
+    attachDesktopBridge(second.gateway, windowAtPage())(); // the other gone: attached
+  }
+  // A folder named for another gateway by a path through a link lying in A's workspace: A's agent's 'ln -sfn' re-points it.
+  symlinkSync(apart, join(outer, 'apart-link'));
+  const c = await start(join(base, 'apart'));
+  const detach = attachDesktopBridge(a.gateway, windowAtPage());
+  try {
+    assert.throws(() => attachDesktopBridge(c.gateway, windowAtPage(), { agentWorkspaces: [join(outer, 'apart-link')] }), /passes the link .*two-gateways\/A\/apart-link, which lies in the agents' workspace .*two-gateways\/A/);
+  } finally {
+    detach();
+  }
+});
