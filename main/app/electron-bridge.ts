@@ -361,6 +361,10 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   };
   host.attachWindow(send);
   if (contents.isCrashed()) onCrash(); // crashed before the attach: nobody to ask until it loads
+  // The page may have loaded before the attach, from a copy changed since launch: judged now, not
+  // at its first call (before, what the root asked meanwhile was sent to it and waited there, and
+  // the page, which may run the agent's script, was not told it is refused).
+  else judgePreload();
   contents.on('did-start-navigation', onNavigationStart);
   contents.on('did-navigate', onNavigation);
   contents.on('did-navigate-in-page', onInPageNavigation);

@@ -282,6 +282,30 @@ test("a window whose page loaded before its bridge was attached, its copy linked
   }
 });
 
+test("a window whose page loaded before its bridge was attached, from a copy changed before, is judged at the attach: nothing the root asks is sent to it, and it is told it is refused", { timeout: 180_000 }, async () => {
+  // Judged only at its first call or load before: the root's approval was sent to the page that may
+  // run the agent's script and waited there, and the page was not told (chatty:refused).
+  const name = 'late-attach-events';
+  const copy = preloadCopy(join(scratch, name, 'user-data'), packagePreload(name));
+  const gw = await planGateway();
+  gateways.push(gw);
+  mkdirSync(join(scratch, name, 'agents'));
+  agentWritesThroughLink(copy, join(scratch, name, 'agents')); // then the window's page loads: Electron reads these bytes
+  const window = windowAtPage();
+  const detach = attachDesktopBridge(gw.gateway, window);
+  try {
+    const refused = window.sent.filter((sent) => sent.channel === 'chatty:refused');
+    assert.equal(refused.length, 1, 'the page is told at the attach');
+    assert.match((refused[0]?.payload as { reason: string }).reason, /the window's preload copy .* was changed by someone else/);
+    const next = gw.gateway.transport().invoke('agent', plan({ approve: { kind: 'exec', command_or_path: 'make it' } }));
+    const where = await Promise.race([next.then(() => 'ended', () => 'ended'), window.sentOn('chatty:approval', (view: PendingApproval) => view.commandOrPath === 'make it').then(() => 'sent to the page')]);
+    assert.equal(where, 'ended', "asked of nobody (denied at once), not of a page that may run the agent's script");
+    await refusedUntilReloaded(window);
+  } finally {
+    detach();
+  }
+});
+
 test('a load with the copy untouched writes nothing: navigations started in a loop (even ones will-navigate refuses) cost a stat and a small read each, not a new file', async () => {
   const { copy, window, detach } = await bridgedWindow('untouched');
   try {
