@@ -7,7 +7,7 @@
  * first window of a 64 KiB line.
  */
 import assert from 'node:assert/strict';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { hiddenCharactersIn } from '../../main/plugins/hidden-text.js';
 import { MAX_LOG_BYTES } from '../../main/plugins/limits.js';
 import { oneLogLine } from '../../main/plugins/worker/log-line.js';
@@ -50,11 +50,14 @@ it('a chain of emoji sequences cut by a window’s context is escaped as the who
 
 it("a guest's line of such a chain reaches the log with every joiner the rule names escaped", async () => {
   const fx = await loadFixtures([{ name: 'chain', kind: 'wasi' }]);
-  after(() => fx.close());
-  const line = 'a'.repeat(10_781) + Array.from({ length: 1200 }, (_, i) => (i % 2 === 0 ? '\u{1F468}' : HEART)).join(ZWJ);
-  const handle = fx.registry.get('chain')!;
-  assert.equal((await handle.invokeTool({ name: 'log', argumentsJson: line, callId: 'chain-1' })).ok, true);
-  const logged = fx.logs.filter((l) => l.fields?.['module'] === 'chain' && l.fields?.['source'] !== 'host' && l.message.startsWith('aaaa')).map((l) => l.message);
-  assert.equal(logged.length, 1);
-  assert.equal(namedJoinersLeftRaw(line, logged[0]!), 0, 'joiners the rule names left unescaped in the logged line');
+  try {
+    const line = 'a'.repeat(10_781) + Array.from({ length: 1200 }, (_, i) => (i % 2 === 0 ? '\u{1F468}' : HEART)).join(ZWJ);
+    const handle = fx.registry.get('chain')!;
+    assert.equal((await handle.invokeTool({ name: 'log', argumentsJson: line, callId: 'chain-1' })).ok, true);
+    const logged = fx.logs.filter((l) => l.fields?.['module'] === 'chain' && l.fields?.['source'] !== 'host' && l.message.startsWith('aaaa')).map((l) => l.message);
+    assert.equal(logged.length, 1);
+    assert.equal(namedJoinersLeftRaw(line, logged[0]!), 0, 'joiners the rule names left unescaped in the logged line');
+  } finally {
+    await fx.close();
+  }
 });
