@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { BodyHold } from './guards/body-limit.js';
 
 /** What the guards leave on `ctx.state` for the handlers and the edge log. */
 export interface GatewayState {
@@ -14,7 +15,7 @@ export interface GatewayState {
    * request here was enough for V8 to make the request's objects straight in the old generation at
    * concurrency 32 (issue 21).
    */
-  bodyHold?: () => () => void;
+  bodyHold?: BodyHold;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
