@@ -34,7 +34,9 @@ function workspace(): string {
 /** Runs `line` with bash in `ws` (no terminal, no input) and says whether it left the marker file `M`. */
 function leavesMarker(line: string, ws: string): boolean {
   rmSync(join(ws, 'M'), { force: true });
-  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, HOME: ws } });
+  // SHELL as a login sets it: make's `$(shell …)` in a command-line variable runs through $SHELL, and an
+  // environment without one (CI's `env -i`) runs nothing there.
+  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, SHELL: process.env.SHELL ?? '/bin/sh', HOME: ws } });
   return existsSync(join(ws, 'M'));
 }
 

@@ -46,7 +46,8 @@ function workspace(): string {
 /** Runs `line` with bash in `ws` (no terminal, no input) and says whether it left the marker file `M`. */
 function leavesMarker(line: string, ws: string): boolean {
   rmSync(join(ws, 'M'), { force: true });
-  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: ws } });
+  // TERM as a terminal sets it: watch refuses to start without one (CI's `env -i` has none).
+  spawnSync('bash', ['-c', line], { cwd: ws, stdio: 'ignore', timeout: 60_000, env: { ...process.env, TERM: process.env.TERM ?? 'dumb', GIT_CONFIG_NOSYSTEM: '1', HOME: ws } });
   return existsSync(join(ws, 'M'));
 }
 
