@@ -9,15 +9,19 @@
 import assert from 'node:assert/strict';
 import { createConnection } from 'node:net';
 import { after, before, test } from 'node:test';
-import type { CallableModule, EdgeRow } from '../../main/gateway/index.js';
+import type { CallableModule, EdgeRow, ModuleToolOutcome } from '../../main/gateway/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { RawConnection } from '../helpers/http.js';
 
 let calls = 0;
+/** Calls to the tool `wait` running now, each answered when the test says. */
+const waiting: ((outcome: ModuleToolOutcome) => void)[] = [];
 const big: CallableModule = {
   name: 'big', version: '1.0.0', description: '', protocols: { mcp: true, a2a: false },
   listTools: async () => [],
-  invokeTool: async () => {
+  invokeTool: async (request) => {
     calls++;
+    if (request.name === 'wait') return new Promise((resolve) => waiting.push(resolve));
     return { ok: true, value: { content: 'x'.repeat(1024 * 1024) } };
   },
 };
@@ -28,6 +32,10 @@ before(async () => {
   gw.gateway.onEdge((row) => rows.push(row));
 });
 after(() => gw.close());
+
+const until = async (done: () => boolean): Promise<void> => {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+};
 
 test('calls pipelined behind a legacy SSE stream on its connection are never answered nor held: the connection is closed', { timeout: 180_000 }, async () => {
   const socket = createConnection(gw.socketPath);
@@ -53,5 +61,40 @@ test('calls pipelined behind a legacy SSE stream on its connection are never ans
     assert.ok(calls + refused.length >= 1 && refused.length <= 1, `${calls} calls ran, ${refused.length} refused`);
   } finally {
     socket.destroy();
+  }
+});
+
+test('an SSE stream asked behind a call still running on its connection is refused, and the requests behind it are answered', { timeout: 180_000 }, async () => {
+  const auth = gw.auth.authorization;
+  const post = (id: number, tool: string): string => {
+    const call = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: {} } });
+    return `POST /mcp/big HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${call.length}\r\n\r\n${call}`;
+  };
+  const conn = await RawConnection.open(gw.socketPath);
+  conn.socket.on('error', () => {});
+  const ran = calls;
+  try {
+    // The stream is asked while the call ahead of it runs: it would be opened on a response
+    // queued behind that call, where the rule above (asked of the response on the socket) never
+    // sees it, and the two calls behind it would run with answers that can never be sent.
+    await conn.write(post(1, 'wait') + `GET /mcp/big/sse HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth}\r\nAccept: text/event-stream\r\n\r\n` + post(2, 'mib') + post(3, 'mib'));
+    await until(() => waiting.length === 1 && calls === ran + 3);
+    waiting.shift()!({ ok: true, value: { content: 'first' } });
+    assert.equal((await conn.readResponse()).status, 200);
+    const stream = await conn.readResponse();
+    // Before: 200 text/event-stream, a session open for as long as the client read it, and the
+    // two 1 MiB answers behind it held unsendable (the write deadline asks the socket's bytes only).
+    assert.equal(stream.status, 400, `the SSE stream was opened behind the call (${gw.gateway.openSseSessions} session open, ${gw.gateway.unsentBytes} bytes held)`);
+    assert.match(stream.body, /pipelined behind another/);
+    for (const id of [2, 3]) {
+      const answer = await conn.readResponse();
+      assert.equal(answer.status, 200);
+      assert.equal((JSON.parse(answer.body) as { id: number }).id, id);
+    }
+    assert.equal(gw.gateway.openSseSessions, 0);
+    await until(() => gw.gateway.unsentBytes === 0);
+  } finally {
+    for (const answer of waiting.splice(0)) answer({ ok: true, value: { content: '' } });
+    conn.close();
   }
 });

@@ -12,6 +12,7 @@ import {
   type TransportFrame,
 } from '../../jsonrpc/index.js';
 import { pastTheCap, sessionPastTheCapMessage, whenEvicted } from '../connection-limits.js';
+import { responseOn } from '../response-on-socket.js';
 import { sessionStream } from '../session-streams.js';
 import { clientGone, refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { BUILDING_RETRY_AFTER_SECONDS, type CallableModule, type ModuleDirectory } from '../modules.js';
@@ -21,7 +22,7 @@ import { CLIENT_WENT_AWAY, InflightCalls, STREAM_CLOSED } from './inflight-calls
 import { lonePostPeer, ssePeer, streamablePeer } from './peers.js';
 import { mcpDispatcher } from './server.js';
 import { MAX_REQUESTS_IN_FLIGHT, overCapAnswer, tooManyRequestsMessage } from './request-cap.js';
-import { sseSessionsFullMessage, type SseSessions } from './sse-sessions.js';
+import { ssePipelinedMessage, sseSessionsFullMessage, type SseSessions } from './sse-sessions.js';
 
 export interface McpSurfaceOptions {
   modules: ModuleDirectory;
@@ -118,6 +119,12 @@ export function mcpSurface(options: McpSurfaceOptions): GatewayMiddleware {
       if (!dispatcher) return moduleNotServed(ctx, options.modules, name, () => refuse(ctx, 404, moduleNotFoundMessage(name)));
       const refusal = checkStreamGet(ctx.req.headers);
       if (refusal) return refuse(ctx, refusal.status, refusal.message);
+      if (responseOn(ctx.req.socket) !== ctx.res) {
+        // Read behind another request still unanswered on its connection: opened there, the stream
+        // would hold every request read after it unanswered for as long as it lasts, and the rule
+        // that closes a connection for those asks only the response on the socket, not one queued.
+        return refuse(ctx, 400, ssePipelinedMessage(name));
+      }
       if (pastTheCap(ctx.req.socket)) {
         // It could never be closed for a later newcomer: held there, it would keep newcomers out.
         ctx.set('Retry-After', '1');

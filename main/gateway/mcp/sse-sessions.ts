@@ -187,3 +187,8 @@ export class SseSessions {
 export function sseSessionsFullMessage(module: string): string {
   return `too many open SSE sessions: at most ${MAX_SSE_SESSIONS}; close one, or use Streamable HTTP (POST /mcp/${module})`;
 }
+
+/** The refusal of a GET read behind another request still unanswered on its connection (HTTP pipelining). */
+export function ssePipelinedMessage(module: string): string {
+  return `an SSE stream is not opened on a request pipelined behind another on its connection: the requests after it could never be answered; open it on a connection of its own, or use Streamable HTTP (POST /mcp/${module})`;
+}
