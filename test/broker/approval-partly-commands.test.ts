@@ -54,8 +54,12 @@ const PARTLY = [
   "vim -esc 'call system(\"touch M\")' -c 'qa!'",
   "vim -es -c '/hi/|call system(\"touch M\")' -c 'qa!' f",
   "vim -es -c '/hi/!touch M' -c 'qa!' f",
-  // make expands a variable's value: `:=` at once, as the makefile is read.
+  // make expands a variable's value: `:=` at once, as the makefile is read; and its name, whatever the definition.
   "make 'X:=$(shell touch M)'",
+  "make '$(shell touch M)X=1'",
+  "make 'X$(shell touch M)=1'",
+  // vim by the name Debian installs it under (vi, ex, editor lead there).
+  "vim.basic -es -c 'call system(\"touch M\")' -c 'qa!'",
 ];
 
 it('an option value that is a command only in part is unread-landing: nothing offered, no rule approves it', { timeout: 180_000 }, () => {
@@ -79,4 +83,13 @@ it('what is read whole, or runs nothing, is not unread-landing', () => {
   assert.ok(dangerTags('exec', "vim -c '!rm -rf ~'", ws).includes('recursive-delete'));
   // A command glued to -c is read as the spaced one (`-c!line` whole).
   assert.ok(dangerTags('exec', "vim '-c!rm -rf ~'", ws).includes('recursive-delete'));
+  // vim under its other names is read as vim; a prefix rule of one approves no ex command.
+  for (const name of ['vim.basic', 'vim.tiny', 'editor', 'gvim', 'rvim', 'vimx']) {
+    assert.ok(dangerTags('exec', `${name} -c '!rm -rf ~'`, ws).includes('recursive-delete'), name);
+    assert.ok(dangerTags('exec', `${name} -es -c 'call system("x")'`, ws).includes('unread-landing'), name);
+    assert.deepEqual(dangerTags('exec', `${name} notes.txt`, ws), [], name);
+    const rules = new ApprovalRules();
+    rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix: name } });
+    assert.equal(rules.decide({ kind: 'exec', command_or_path: `${name} -c 'silent !x'`, workspace: ws, role: 'coder', hidden: false, danger: dangerTags('exec', `${name} -c 'silent !x'`, ws) })?.effect, undefined, name);
+  }
 });

@@ -346,6 +346,34 @@ it('git config renaming a section to one git runs from is runs-command', { timeo
   }
 });
 
+/**
+ * git config reads its options up to the first word that is none (parse-options'
+ * STOP_AT_NON_OPTION): every word after the name is the value or the value pattern, whatever it
+ * looks like. Read as options wherever they stood, `git config alias.st '!touch M' --get` (or `-e`,
+ * `-l`) was a reading form and `git config core.editor '-;x'` a name alone: untagged, `git config *`
+ * approved them, and git set the alias (`git st` ran it) and the editor. `-ft` is the file `t`, no
+ * `-f` waiting for a word.
+ */
+it("git config's words after the name are its value and value pattern, whatever they look like", { timeout: 180_000 }, () => {
+  const ws = workspace();
+  assert.ok(leavesMarker("git config alias.st '!touch M' --get && git st", ws), 'git set alias.st, --get its value pattern');
+  assert.ok(leavesMarker("git config core.editor '-;x' && git config --get core.editor | grep -qx -- '-;x' && touch M", ws), 'git set core.editor to -;x');
+  assert.ok(leavesMarker("git config alias.sx '!touch M' -e && git sx", ws), 'git set alias.sx, -e its value pattern');
+  assert.ok(leavesMarker("git config -ft alias.sy '!touch M' && git config -f t alias.sy | grep -q touch && touch M", ws), 'git took -ft for the file t');
+  const rules = new ApprovalRules();
+  rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { prefix: 'git config' } });
+  for (const line of ["git config core.editor '-;touch M'", "git config alias.st '!touch M' --get", "git config alias.st '!touch M' -l", "git config alias.st '!touch M' -e", 'git config core.hooksPath -hooks', "git config alias.st '!touch M' --rename-section", "git config -ft alias.st '!touch M'", "git config set core.editor '-;touch M'", 'git config set --all core.pager -x']) {
+    assert.ok(dangerTags('exec', line, ws).includes('runs-command'), `${line}: ${dangerTags('exec', line, ws).join(',')}`);
+    assert.equal(decided(rules, line, ws), undefined, `git config * must not approve ${line}`);
+  }
+  // The value is read as what git runs.
+  assert.ok(dangerTags('exec', "git config alias.st '!rm -rf ~' --get", ws).includes('recursive-delete'));
+  // Reading forms, and options before the name, stay as they were.
+  for (const line of ['git config --get core.pager', 'git config -l', 'git config --get-all core.pager', 'git config core.pager', 'git config -f x.cfg --get alias.st', 'git config --type bool core.filemode false']) {
+    assert.deepEqual(dangerTags('exec', line, ws), [], line);
+  }
+});
+
 /** npm's reader takes `-script-shell=x` as `--script-shell=x` (d13bedb tagged it): what it runs is read too. */
 it("npm's single-dash long option's value is read for its own tags", () => {
   const ws = workspace();

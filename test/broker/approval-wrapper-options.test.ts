@@ -82,10 +82,10 @@ it('toybox runs its applets as busybox does: read through, never offered as a pr
  */
 it("env's -S string is split by env's own escapes and its options read again; xargs --max-lines takes no next word", { timeout: 180_000 }, () => {
   const ws = workspace();
-  for (const line of ["env -S 'touch\\_M'", "env -S '-i touch\\_M'", 'env -S-i touch M', "env -S 'touch\\_M\\c; junk'", "env -S 'touch\\_${HOME}/M'", "echo | xargs --max-lines env -S 'touch M'"]) {
+  for (const line of ["env -S '' touch M", "env -S 'touch\\_M'", "env -S '-i touch\\_M'", 'env -S-i touch M', "env -S 'touch\\_M\\c; junk'", "env -S 'touch\\_${HOME}/M'", "echo | xargs --max-lines env -S 'touch M'"]) {
     assert.ok(leaves(line, ws), `real bash ran ${line}`);
   }
-  for (const line of ["env -S 'rm\\_-rf\\_~'", "env -S '-i rm -rf ~'", 'env -S-i rm -rf ~', "env -S '-u X rm\\_-rf ~'", "env -S 'rm\\_-rf\\_${HOME}'", "xargs --max-lines env -S 'rm -rf ~'", "xargs --max-l env -S 'rm -rf ~'"]) {
+  for (const line of ["env -S '' rm -rf ~", 'env -S "" -i rm -rf ~', "env -S 'rm\\_-rf\\_~'", "env -S '-i rm -rf ~'", 'env -S-i rm -rf ~', "env -S '-u X rm\\_-rf ~'", "env -S 'rm\\_-rf\\_${HOME}'", "xargs --max-lines env -S 'rm -rf ~'", "xargs --max-l env -S 'rm -rf ~'"]) {
     const tags = dangerTags('exec', line, ws);
     assert.ok(tags.includes('recursive-delete') && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
   }

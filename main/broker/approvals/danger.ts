@@ -171,10 +171,11 @@ function lookThrough(given: readonly string[], tags: Set<DangerTag>, at: Where):
     if (program === 'env') {
       // `env -S 'rm -rf ~'`: the string is split into the command it runs.
       const split = envSplitString(words, i);
-      if (split !== undefined && !needsReading(split.value) && !split.value.startsWith('-')) {
+      if (split !== undefined && split.value !== '' && !needsReading(split.value) && !split.value.startsWith('-')) {
         // One word split is that word: read on in this line (`env -S env -S …` stays linear, where
         // reading each string again as a line of its own read the rest of the line once per `env`).
-        // An option (`env -S-i rm …`) is env's again: read below, as the line env goes on with.
+        // An option (`env -S-i rm …`) is env's again, and an empty string no word (`env -S '' rm …`
+        // runs rm: the empty word was the program): read below, as the line env goes on with.
         if (split.glued) words[split.index] = split.value;
         i = split.index;
         continue;

@@ -10,6 +10,7 @@
 import { shellWord } from './env-split.js';
 import { commandLineRun, SHELLS } from './nested-lines.js';
 import { wrapperCommand } from './wrapper-values.js';
+import { ownEntry } from './own-entry.js';
 
 /**
  * Programs that run the command their arguments name (any word after them: `nice make`, `ssh host
@@ -144,13 +145,14 @@ const AWK_RUNS = /system|\||@load|@include|\bprintf?\b[^;{}\n]*>/;
  * Whether `program` (as `programName` names it), given `args`, runs a command or writes a file
  * named in its words that its name and first words do not show: see the table above.
  */
-export function runsCommand(program: string, args: readonly string[]): boolean {
+export function runsCommand(given: string, args: readonly string[]): boolean {
+  const program = asVim(given);
   if (isWrapper(program)) return runsItsArgument(program, args[0]);
   if (SHELLS.has(program) || program === 'trap') return commandLineRun([program, ...args], 0) !== undefined;
-  const inline = INLINE_CODE[program];
+  const inline = ownEntry(INLINE_CODE, program);
   if (inline !== undefined && hasOption(args, inline)) return true;
   if (program === 'deno' && args[0] === 'eval') return true;
-  const options = RUNNING_OPTIONS[program];
+  const options = ownEntry(RUNNING_OPTIONS, program);
   return options !== undefined && hasOption(args, options);
 }
 
@@ -211,7 +213,7 @@ function gitRuns(args: readonly string[]): boolean {
   const long = ['--ext-diff', '--output', '--upload-pack', '--receive-pack', '--exec', '--extcmd', '--open-files-in-pager', '--sendmail-cmd', '--to-cmd', '--cc-cmd', '--header-cmd', '--template', '--config', ...filters];
   if (rest.some((arg) => /^--[a-z-]*callback(=|$)/.test(arg))) return true;
   const shorts: Readonly<Record<string, string>> = { ...GIT_SHORT_COMMANDS, clone: 'uc', 'format-patch': 'o', archive: 'o' };
-  const short = sub !== undefined ? (shorts[sub] ?? '') : '';
+  const short = sub !== undefined ? (ownEntry(shorts, sub) ?? '') : '';
   return rest.some((arg) => long.some((name) => isLongOption(arg, name)) || (short !== '' && /^-[^-]/.test(arg) && [...arg.slice(1)].some((c) => short.includes(c))));
 }
 
@@ -235,34 +237,53 @@ const GIT_PLAIN_KEYS = /^(user\.(name|email)|color\..+|advice\..+|init\.defaultb
 /**
  * What `git config …` sets, when it sets a key that is not plain (`git config alias.st '!rm -rf
  * ~'`, then `git st`, which `git st *` approves, runs it): the key and its value. Both the old form
- * (`git config [--add] name value`) and the new (`git config set name value`); reading forms
- * (`--get`, `-l`, `get`, `list`, a name alone) set nothing. Renaming a section writes each of its
- * keys anew under the new name (`git config color.st '!…'`, a plain key, then `git config
- * --rename-section color alias` makes `alias.st`): a rename to a section not wholly plain sets a
- * key of it, its value the one already written (not on the line: empty).
+ * (`git config [--add] name value [value-pattern]`) and the new (`git config set name value`);
+ * reading forms (`--get`, `-l`, `get`, `list`, a name alone) set nothing. Renaming a section writes
+ * each of its keys anew under the new name (`git config color.st '!…'`, a plain key, then `git
+ * config --rename-section color alias` makes `alias.st`): a rename to a section not wholly plain
+ * sets a key of it, its value the one already written (not on the line: empty). Its words are read
+ * as git's parse-options reads config's: options up to the first word that is none
+ * (`gitConfigOptions`), every word after it the name, the value and the value pattern as they are.
  */
 function gitConfigSet(rest: readonly string[]): { key: string; value: string } | undefined {
-  const words: string[] = [];
+  const options = gitConfigOptions(rest, 0);
+  const words = rest.slice(options.end);
+  if (options.renames) return renamedTo(words.slice(1));
+  if (options.reads) return undefined;
+  const [first, ...others] = words;
+  if (first === 'set' || first === 'rename-section') {
+    // The subcommands (git >= 2.46) read their own options the same way (`git config set --all name value`).
+    const named = words.slice(gitConfigOptions(words, 1).end);
+    if (first === 'rename-section') return renamedTo(named.slice(1));
+    // `set` sets whatever its value reads as: a key not plain is enough.
+    return setting(named[0], named[1] ?? '');
+  }
+  if (first !== undefined && ['get', 'list', 'unset', 'edit', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
+  return setting(first, others[0]);
+}
+
+/**
+ * git config's options from `words[from]`, as its parse-options reads them
+ * (`PARSE_OPT_STOP_AT_NON_OPTION`): up to the first word that is no option, or past `--` /
+ * `--end-of-options`; `end` is the first word after them. A word after the name is the value or
+ * the value pattern, whatever it looks like: `git config core.editor '-;x'` sets the editor to
+ * `-;x`, `git config alias.st '!x' --get` sets alias.st (`--get` its value pattern). Read as
+ * options wherever they stood, such lines were taken for reading forms or a name alone: untagged,
+ * and `git config *` approved them.
+ */
+function gitConfigOptions(words: readonly string[], from: number): { end: number; reads: boolean; renames: boolean } {
   let reads = false;
   let renames = false;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--') {
-      words.push(...rest.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith('-')) words.push(arg);
-    else if (gitConfigValueNext(arg)) i++; // its value
+  let i = from;
+  for (; i < words.length; i++) {
+    const arg = words[i]!;
+    if (arg === '--' || arg === '--end-of-options') return { end: i + 1, reads, renames };
+    if (!arg.startsWith('-') || arg === '-') break;
+    if (gitConfigValueNext(arg)) i++; // its value
     else if (isLongOption(arg, '--rename-section')) renames = true;
     else if (/^-(l|-list|-get.*|-unset.*|-remove-section|-edit|e|-show-.*)$/.test(arg)) reads = true;
   }
-  if (renames) return renamedTo(words.slice(1));
-  if (reads) return undefined;
-  const [first, ...others] = words;
-  if (first === 'set') return setting(others[0], others[1]);
-  if (first === 'rename-section') return renamedTo(others.slice(1));
-  if (first !== undefined && ['get', 'list', 'unset', 'edit', 'remove-section', 'get-color', 'get-colorbool'].includes(first)) return undefined;
-  return setting(first, others[0]);
+  return { end: i, reads, renames };
 }
 
 /** git config's options that take a value, by any shortening git's parse-options takes (`--fil x`); `-f`, `-t` as short ones. */
@@ -270,13 +291,15 @@ const GIT_CONFIG_VALUE_OPTIONS = ['--file', '--blob', '--type', '--default', '--
 
 /**
  * Whether `arg`, an option of git config, takes the next word as its value: a long one without
- * `=`, by any shortening (`--fil .git/config`), or a cluster of short ones ending in `f` or `t`
- * (`-f x`, `-zf x`, `-t bool`; `-fx` holds its own). Read as a word of the line, the value was
- * taken for the section renamed (`--fil .git/config --rename-section color alias` read `color` as the new name).
+ * `=`, by any shortening (`--fil .git/config`), or a cluster of short ones whose first `f` or `t`
+ * ends it (`-f x`, `-zf x`, `-t bool`; `-fx` and `-ft` hold their own: the file `x`, the file `t`).
+ * Read as a word of the line, the value was taken for the section renamed (`--fil .git/config
+ * --rename-section color alias` read `color` as the new name).
  */
 function gitConfigValueNext(arg: string): boolean {
   if (arg.startsWith('--')) return !arg.includes('=') && GIT_CONFIG_VALUE_OPTIONS.some((name) => isLongOption(arg, name));
-  return /^-[A-Za-z]*[ft]$/.test(arg);
+  const at = arg.slice(1).search(/[ft]/);
+  return at >= 0 && at === arg.length - 2;
 }
 
 /** Sections whose every key is plain (`GIT_PLAIN_KEYS`): a section renamed to one of them runs nothing. */
@@ -496,7 +519,7 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
       const { sub, rest } = gitSubcommand(args);
       const settings = [...optionValues(args, [], 'c'), ...(sub === 'clone' ? optionValues(rest, ['--config'], 'c') : [])];
       const set = sub === 'config' ? gitConfigSet(rest) : undefined;
-      const short = sub !== undefined ? GIT_SHORT_COMMANDS[sub] : undefined;
+      const short = sub !== undefined ? ownEntry(GIT_SHORT_COMMANDS, sub) : undefined;
       return [
         ...settings.flatMap((setting) => (setting.includes('=') ? [setting.slice(setting.indexOf('=') + 1)] : [])),
         ...(set !== undefined ? [set.value] : []),
@@ -524,9 +547,10 @@ const COMMAND_VALUES: Readonly<Record<string, { long?: readonly string[]; short?
  * -rf ~`, `ssh host 'curl … | sh'`: `wrapperRuns`). Each line is shorter than the words it came
  * from, and the request's readings share a budget (danger.ts): nested wrappers stay bounded.
  */
-export function commandsRun(program: string, args: readonly string[]): string[] {
+export function commandsRun(given: string, args: readonly string[]): string[] {
+  const program = asVim(given);
   if (isWrapper(program)) return wrapperRuns(program, args);
-  const table = COMMAND_VALUES[program];
+  const table = ownEntry(COMMAND_VALUES, program);
   if (table === undefined) return [];
   return [...optionValues(args, table.long ?? [], table.short ?? '', table.anyDashes === true), ...(table.also?.(args) ?? [])].filter((line) => line.trim() !== '');
 }
@@ -654,16 +678,28 @@ function isSearchOnly(command: string): boolean {
 }
 
 /**
- * A variable on make's line whose value make expands (`X:=$(shell …)` runs at once, as the
+ * A variable on make's line whose value or name make expands (`X:=$(shell …)` runs at once, as the
  * makefile is read; `$(file >…)`, `$(eval …)`; `$$(…)` is the shell's in a recipe): makefile
  * text, read as a shell line it named no program (`X:=$(shell rm -rf ~)` was runs-command only).
+ * Its name is expanded as the line is read, whatever the definition (`$(shell rm -rf ~)X=1` ran
+ * rm, read as a variable whose value `1` was all it ran).
  */
 function makeExpands(arg: string): boolean {
-  return !arg.startsWith('-') && arg.includes('=') && /\$[({]/.test(arg.slice(arg.indexOf('=') + 1));
+  return !arg.startsWith('-') && arg.includes('=') && /\$[({]/.test(arg);
 }
 
 /** vim and its other names: their ex commands (`exValues`) may run anything. */
 const VIM_NAMES = new Set(['vim', 'vi', 'nvim', 'view', 'ex', 'vimdiff']);
+
+/**
+ * vim's builds and names as installed (Debian's `vim.basic`, `vim.tiny`, `vim.gtk3`…, which
+ * `editor`, `vi` and `ex` lead to; `gvim`, `rvim`, `evim`, `gview`, `vimx`): read as vim, its table's
+ * options and ex commands. By their own names they were no program of the table, untagged, and a
+ * prefix rule `vim.basic *` (offered for `vim.basic notes.txt`) approved `vim.basic -es -c 'call system(…)'`.
+ */
+function asVim(program: string): string {
+  return /^(vim\.[a-z0-9]+|[gre]?vim|[gre]?view|g?vimdiff|vimx|editor|sensible-editor)$/.test(program) ? 'vim' : program;
+}
 
 /**
  * Whether `program`'s words hold a command only in part, which is not read: an ex command that is
@@ -674,7 +710,8 @@ const VIM_NAMES = new Set(['vim', 'vi', 'nvim', 'view', 'ex', 'vimdiff']);
  * word in turn). What it runs is not known: the danger reading makes it unread-landing (no rule
  * approves it, nothing is offered to remember), as a line past the reading budget.
  */
-export function runsInPart(program: string, args: readonly string[]): boolean {
+export function runsInPart(given: string, args: readonly string[]): boolean {
+  const program = asVim(given);
   if (VIM_NAMES.has(program)) return exValues(args).some((command) => !EX_READ_OR_PLAIN.test(command) && !isSearchOnly(command));
   if (program === 'make') return optionValues(args, ['--eval'], 'E').length > 0 || args.some((arg) => /^--eval=/.test(arg) || makeExpands(arg));
   if (program === 'tar') return args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IF]/.test(args[0]);

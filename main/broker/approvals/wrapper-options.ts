@@ -7,6 +7,7 @@
  * `stdbuf -o L`'s `L` and `nice --adjustment 5`'s `5` for the program, and the `env -S '…'` after
  * it went unread.
  */
+import { ownEntry } from './own-entry.js';
 
 interface WrapperOptions {
   /** Short letters that take a value. */
@@ -68,7 +69,7 @@ export interface WrapperWords {
  * caller also reads the next words as programs: `alsoReadAsPrograms`).
  */
 export function wrapperWords(program: string, words: readonly string[], at: number): WrapperWords {
-  const options = WRAPPER_OPTIONS[program] ?? {};
+  const options = ownEntry(WRAPPER_OPTIONS, program) ?? {};
   const values: OptionValue[] = [];
   let i = at + 1;
   for (; i < words.length; i++) {

@@ -5,6 +5,7 @@
  * word that is no option (and the next), such a line hid the command from the tags (runs-command
  * only). Each is read here as its own parser reads it.
  */
+import { ownEntry } from './own-entry.js';
 
 /** bwrap's options and how many words each takes (it takes no shortening; an unknown one is refused). */
 const BWRAP_VALUES: Readonly<Record<string, number>> = {
@@ -46,7 +47,7 @@ function bwrapCommand(args: readonly string[]): WrapperCommand {
   let i = 0;
   while (i < args.length && args[i]!.startsWith('-')) {
     if (args[i] === '--') return { start: i + 1, lines: [] };
-    i += 1 + (BWRAP_VALUES[args[i]!] ?? 0);
+    i += 1 + (ownEntry(BWRAP_VALUES, args[i]!) ?? 0);
   }
   return { start: i, lines: [] };
 }
@@ -77,10 +78,21 @@ function tmuxCommand(args: readonly string[]): WrapperCommand {
   let i = skipFlags(args, 0, TMUX_VALUES, (letter, value) => {
     if (letter === 'c') lines.push(value);
   });
-  const letters = TMUX_COMMANDS[args[i] ?? ''];
+  const letters = tmuxFlags(args[i]);
   if (letters === undefined) return { lines };
   i = skipFlags(args, i + 1, letters, () => {});
   return { start: i, lines };
+}
+
+/**
+ * The value letters of the tmux command `name`, one of those that run a command: by its name or
+ * alias, or, as tmux finds a command, by a prefix of its name (`new-sess`, `new-w`, `split`,
+ * `respawn-w`, `run-s`). Read by the table's keys only, `tmux new-sess -s x rm -rf ~` hid rm behind
+ * `-s x` (runs-command only). A prefix several names share is refused by tmux: read as any of them.
+ */
+function tmuxFlags(name: string | undefined): string | undefined {
+  if (name === undefined || name === '' || name.startsWith('-')) return undefined;
+  return ownEntry(TMUX_COMMANDS, name) ?? Object.entries(TMUX_COMMANDS).find(([command]) => command.includes('-') && command.startsWith(name))?.[1];
 }
 
 /** Past getopt-style flags from `from` (`-dP`, `-s x`, `-sx`, `--`), each value given to `found`: the index of the first word after them. */
