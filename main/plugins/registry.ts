@@ -115,6 +115,8 @@ export class ModuleRegistry {
   private readonly pendingByName = new Map<string, PendingModule>();
   private readonly cache: ComponentCache;
   private readonly logger: PluginLogger;
+  /** The embedder's logger as it is: a guest's lines, made one visible line in their worker (`HandleInit.guestLogger`). */
+  private readonly guestLogger: PluginLogger;
   private readonly ceilings: Ceilings;
   private readonly listeners = new Set<ModuleChangeListener>();
   /** Old instances a reload swapped out, finishing their calls before they close. */
@@ -141,7 +143,8 @@ export class ModuleRegistry {
 
   constructor(private readonly options: ModuleRegistryOptions = {}) {
     this.cache = new ComponentCache(options.cacheDir ?? defaultPluginCacheDir());
-    this.logger = visibleLines(options.logger ?? stderrLogger); // its lines carry what a planted folder chose
+    this.guestLogger = options.logger ?? stderrLogger;
+    this.logger = visibleLines(this.guestLogger); // its lines carry what a planted folder chose
     if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
     this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
     this.engineIdleMs = checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
@@ -482,6 +485,7 @@ export class ModuleRegistry {
       providers,
       meter: this.options.meter,
       logger: this.logger,
+      guestLogger: this.guestLogger,
       workerHeapMb: this.options.workerHeapMb,
     });
     try {

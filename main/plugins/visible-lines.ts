@@ -8,8 +8,8 @@ import { oneLogLine } from './worker/log-line.js';
  * plugin carry what whoever planted its folder chose (the folder's name, module.toml's values, the
  * paths they lead to), and an embedder's logger may print them raw: a folder named
  * `x\nmodule echo: granted …` must not write a line of its own into its log. A guest's lines are
- * made so in the worker already; passing them again changes nothing. A line with nothing to
- * escape is handed on as it is, whatever its length.
+ * made so in the worker already and do not pass here (`HandleInit.guestLogger`). A line with
+ * nothing to escape is handed on as it is, whatever its length.
  */
 export function visibleLines(logger: PluginLogger): PluginLogger {
   return {

@@ -77,6 +77,13 @@ export interface ModuleHandleInit
   providers: Providers;
   meter: CreditMeter | undefined;
   logger: PluginLogger;
+  /**
+   * Where the guest's own lines go (`logging.log`, stdout, stderr), admitted by the module's rate:
+   * its worker made each one visible line already (`oneLogLine`, at most `MAX_LOG_BYTES`), so the
+   * registry hands its embedder's logger here, not `logger`'s second escaping (whose emoji scan
+   * cost the main thread ~0.9 s a MiB of U+1F600 U+2764 U+FE0F). Absent: `logger`.
+   */
+  guestLogger?: PluginLogger | undefined;
   /** The worker's JS heap limit (default `WORKER_HEAP_MB`); WebAssembly memory is bounded apart. */
   workerHeapMb?: number | undefined;
   /** How long an engine start may take to instantiate the component (default `INSTANTIATE_TIMEOUT_MS`). */
@@ -671,7 +678,9 @@ export class ModuleHandle implements ModuleInfo {
         // The host's request lines are admitted by their own rates: a guest using up its own, or
         // refused in a loop, cannot hide what it reached (a line not marked refused counts as sent).
         const rate = (msg.source !== 'network' ? this.logRate : msg.sent === false ? this.refusedLogRate : this.networkLogRate).admit(Buffer.byteLength(msg.message, 'utf8'));
-        if (rate.pass) this.init.logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
+        // The host's lines (a request's, the worker's notes) are escaped here; the guest's were in its worker.
+        const logger = msg.source === 'network' || msg.source === 'host' ? this.init.logger : (this.init.guestLogger ?? this.init.logger);
+        if (rate.pass) logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
         else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: msg.source === 'network' ? 'network' : 'host' });
         return;
       }
