@@ -10,8 +10,11 @@
  */
 import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { RawConnection } from '../helpers/http.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import type { CallableModule, ModuleToolOutcome } from '../../main/gateway/index.js';
@@ -247,5 +250,35 @@ test('a client that keeps 16 requests unanswered on its connection is served: on
   } finally {
     conn.close();
     answerAll();
+  }
+});
+
+test('requests answered on a connection that stays open are not held by the count of its pipelined ones', { timeout: 180_000 }, async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const own = await startGateway({ list: () => [] });
+  const responses: WeakRef<ServerResponse>[] = [];
+  const seen = (message: unknown): void => {
+    responses.push(new WeakRef((message as { response: ServerResponse }).response));
+  };
+  subscribe('http.server.request.start', seen);
+  const conn = await RawConnection.open(own.socketPath);
+  try {
+    const sent = MAX_REQUESTS_ON_A_CONNECTION - 1;
+    await conn.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(sent));
+    for (let i = 0; i < sent; i++) assert.equal((await conn.readResponse()).status, 401);
+    // Every answer read (each response's 'close' comes a tick after it is sent), the connection
+    // open and quiet; summing the unsent-bytes ledger lets go of the responses it saw finish.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(own.gateway.unsentBytes, 0);
+    gc();
+    const held = responses.filter((ref) => ref.deref() !== undefined).length;
+    // Before: those pipelined behind the first stayed in the connection's set of queued responses
+    // (with their requests and Koa contexts) until its next pipelined request or its close.
+    assert.equal(held, 0, `${held} of ${sent} answered requests still held by their open connection`);
+  } finally {
+    unsubscribe('http.server.request.start', seen);
+    conn.close();
+    await own.close();
   }
 });
