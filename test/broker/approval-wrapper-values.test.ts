@@ -19,11 +19,16 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-it('tmux new -s x rm -rf ~ runs rm: the command after the flags and their values is read', { timeout: 180_000 }, async () => {
+/** A fresh folder, and tmux run there on a socket of its own (no configuration file). */
+function tmuxIn(): { ws: string; tmux: (...args: string[]) => void } {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), 'approval-wrapper-values-')));
   dirs.push(ws);
   const socket = join(ws, 'tmux.sock');
-  const tmux = (...args: string[]): void => void spawnSync('tmux', ['-S', socket, '-f', '/dev/null', ...args], { cwd: ws, stdio: 'ignore', timeout: 30_000 });
+  return { ws, tmux: (...args) => void spawnSync('tmux', ['-S', socket, '-f', '/dev/null', ...args], { cwd: ws, stdio: 'ignore', timeout: 30_000 }) };
+}
+
+it('tmux new -s x rm -rf ~ runs rm: the command after the flags and their values is read', { timeout: 180_000 }, async () => {
+  const { ws, tmux } = tmuxIn();
   try {
     tmux('new', '-d', '-s', 'x', '-x', '80', 'touch', join(ws, 'M'));
     await until(() => existsSync(join(ws, 'M')), 'tmux ran the command after -s x');
@@ -52,4 +57,46 @@ it('tmux new -s x rm -rf ~ runs rm: the command after the flags and their values
 it('a word every object inherits (toString, constructor) is no entry of a table', () => {
   for (const line of ['tmux toString -x', 'tmux constructor -x', 'tmux __proto__ -x']) assert.deepEqual(dangerTags('exec', line, undefined), ['runs-command'], line);
   for (const line of ['git constructor -x', 'git toString -x', 'git -C . valueOf -x', 'git hasOwnProperty -x']) assert.deepEqual(dangerTags('exec', line, undefined), [], line);
+});
+
+/**
+ * e969e85's known limits: tmux runs its commands one after another (`\;`, a word ending in `;`),
+ * `run`, `if` and `pipep` run a shell line (`run -C` and `if`'s commands are tmux commands), and
+ * unshare, nsenter and systemd-run take options of a value before the command (read by
+ * getopt_long, `+`). Each hid what ran after a first command, or after two options' values, from
+ * the tags (runs-command only). tmux runs its sequences for real here (its own socket, killed).
+ */
+it("tmux's command sequences and the lines of run, if and pipep; unshare, nsenter and systemd-run options of a value", { timeout: 180_000 }, async () => {
+  const { ws, tmux } = tmuxIn();
+  try {
+    tmux('new', '-d', '-s', 'x', '-x', '80', 'sleep 120', ';', 'neww', '-n', 'w', 'touch', join(ws, 'A'));
+    await until(() => existsSync(join(ws, 'A')), 'tmux ran neww after ;');
+    tmux('if-shell', 'true', `run-shell "touch ${join(ws, 'B')}"`);
+    await until(() => existsSync(join(ws, 'B')), "tmux ran if-shell's command");
+    tmux('run', '-C', `neww -d touch ${join(ws, 'C')}`);
+    await until(() => existsSync(join(ws, 'C')), 'tmux ran run -C as a tmux command');
+  } finally {
+    tmux('kill-server');
+  }
+  for (const line of [
+    'tmux new -d true \\; neww -n w rm -rf ~',
+    'tmux new -d true\\; neww -n w rm -rf ~',
+    `tmux if-shell true 'run-shell "rm -rf ~"'`,
+    "tmux if -F 1 'neww -n w rm -rf ~'",
+    "tmux run -C 'neww -n w rm -rf ~'",
+    'tmux popup -T t -d /tmp rm -rf ~',
+    'unshare --propagation private --setgroups deny rm -rf ~',
+    'unshare --prop private --setg deny rm -rf ~',
+    'unshare -R / -w /tmp rm -rf ~',
+    'nsenter -t 1 -S u -G g rm -rf ~',
+    'systemd-run --unit x --description y rm -rf ~',
+    'systemd-run -u x -p A=b --slice s rm -rf ~',
+  ]) {
+    const tags = dangerTags('exec', line, ws);
+    assert.ok(tags.includes('recursive-delete') && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
+  }
+  // An optional value is glued or none: `-Ut` is -U's file t, rm the command.
+  assert.ok(dangerTags('exec', 'nsenter -Ut rm -rf ~', ws).includes('recursive-delete'));
+  // What runs nothing dangerous stays so; a `\;` kept in a word is no separator.
+  for (const line of ['tmux new -d make \\; neww -n w make test', 'unshare -R / -w /tmp ls', "tmux new -d 'x\\;' neww rm -rf ~"]) assert.ok(!dangerTags('exec', line, ws).includes('recursive-delete'), line);
 });

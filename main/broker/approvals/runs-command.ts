@@ -569,11 +569,11 @@ const TAKES_A_WORD = new Set(['chroot', 'taskset', 'sg', 'gosu', 'su-exec', 'run
  * ~'` is `sh`, `-c`, `rm -rf ~`, not `sh -c rm`); ssh joins them with blanks for the remote shell
  * (read as if it ran here, toward tagging), watch for `sh -c`. A word holding a blank or an
  * operator is read as a line of its own too: many run one (`hyperfine 'x' 'y'`, `tmux new 'x'`).
- * bwrap, tmux and chroot are also read from where their own parser starts the command (`wrapperCommand`).
+ * bwrap, tmux, chroot, unshare, nsenter and systemd-run are also read as their own parsers read them (`wrapperCommand`).
  */
 function wrapperRuns(program: string, args: readonly string[]): string[] {
   const command = (from: number): number => args.findIndex((arg, i) => i >= from && !arg.startsWith('-') && !/^[\d,.:+-]+$/.test(arg) && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(arg));
-  // bwrap, tmux, chroot: where their own parser starts the command (`bwrap --bind / / cmd`, `tmux new -s x cmd`), and lines given whole.
+  // bwrap, chroot, unshare…: where their own parser starts the command (`bwrap --bind / / cmd`); tmux: each command's lines (`tmux new -s x cmd \; …`).
   const parsed = wrapperCommand(program, args);
   const first = command(0);
   if (first < 0) return parsed?.lines ?? [];
