@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { classifyEntry, classifyMalformed, classifyMessage, type Incoming } from './classify.js';
-import { BATCH_TOO_LONG_MESSAGE, batchFrame, isNonEmpty, messageFrame, type TransportFrame } from './frame.js';
+import { BATCH_TOO_LONG_MESSAGE, TOO_DEEP_MESSAGE, batchFrame, isNonEmpty, messageFrame, type TransportFrame } from './frame.js';
 import { RpcError } from './rpc-error.js';
 import { JSONRPC_VERSION, type Notification, type Params, type Request, type RequestId, type Response } from './wire.js';
 
@@ -94,6 +94,11 @@ export class Dispatcher {
         if (frame.reason === 'parse') return messageFrame(errorResponse(null, RpcError.parseError()));
         // A batch over the entry cap: refused whole, as one Invalid Request, none of it run.
         if (frame.reason === 'batch-too-long') return messageFrame(errorResponse(null, RpcError.invalidRequest(BATCH_TOO_LONG_MESSAGE)));
+        // Nested too deeply to be parsed: its top-level members say whether (and under which id) it is answered.
+        if (frame.reason === 'too-deep') {
+          const incoming = classifyMalformed(frame.top);
+          return incoming.kind === 'invalid' ? messageFrame(errorResponse(incoming.id, RpcError.invalidRequest(TOO_DEEP_MESSAGE))) : undefined;
+        }
         const answer = await this.start(classifyMalformed(frame.value), options);
         return answer && messageFrame(answer);
       }

@@ -1,5 +1,8 @@
+import { nestsTooDeep } from '../fabric/codec/key-count.js';
+import { MAX_NESTING_DEPTH } from '../fabric/wire/sizes.js';
 import { isJsonObject, keyCount } from './json-object.js';
 import { quickMessage } from './quick-message.js';
+import { topLevelMembers } from './top-members.js';
 import { ErrorObjectSchema, ErrorResponseSchema, MessageSchema, NotificationSchema, RequestSchema, SuccessResponseSchema, type Message } from './wire.js';
 
 /**
@@ -31,12 +34,15 @@ export type BatchEntry =
  * Input that is not a message and not a non-empty array. `text` is the exact input, so a relay
  * forwards it unchanged. `reason: 'parse'` means it was not JSON at all; `'shape'` means it
  * was JSON (`value`) but not a JSON-RPC message, including the empty array; `'batch-too-long'`
- * means an array of more than `MAX_BATCH_ENTRIES` entries, none of which was looked at.
+ * means an array of more than `MAX_BATCH_ENTRIES` entries, none of which was looked at;
+ * `'too-deep'` means text nesting more than `MAX_NESTING_DEPTH` levels, never parsed, of which only
+ * the top-level members are read (`top`: nested values `null`; `undefined` when it is no object).
  */
 export type MalformedFrame =
   | { readonly kind: 'malformed'; readonly reason: 'parse'; readonly text: string }
   | { readonly kind: 'malformed'; readonly reason: 'shape'; readonly text: string; readonly value: unknown }
-  | { readonly kind: 'malformed'; readonly reason: 'batch-too-long'; readonly text: string; readonly entries: number };
+  | { readonly kind: 'malformed'; readonly reason: 'batch-too-long'; readonly text: string; readonly entries: number }
+  | { readonly kind: 'malformed'; readonly reason: 'too-deep'; readonly text: string; readonly top: Record<string, unknown> | undefined };
 
 /**
  * Entries one batch may hold, every entry counted, valid or not (A2A's `MAX_BATCH_ITEMS` is the
@@ -47,6 +53,14 @@ export type MalformedFrame =
 export const MAX_BATCH_ENTRIES = 100;
 
 export const BATCH_TOO_LONG_MESSAGE = `Invalid Request: a batch of more than ${MAX_BATCH_ENTRIES} entries`;
+
+/**
+ * Text nesting more than `MAX_NESTING_DEPTH` (1,000) levels, the worker wire's cap, counted by the
+ * frame codec's own count (an empty `[]` or `{}` opens none), is refused before `JSON.parse`,
+ * which builds every level: a 10 MiB body of `[` cost the gateway's main thread ~5.5 s. Answered
+ * -32600 with this message, under the id among its top-level members when there is one.
+ */
+export const TOO_DEEP_MESSAGE = `Invalid Request: nested too deeply (more than ${MAX_NESTING_DEPTH} levels)`;
 
 export function messageFrame(message: Message): MessageFrame {
   return { kind: 'message', message };
@@ -59,6 +73,8 @@ export function batchFrame(messages: readonly [Message, ...Message[]]): BatchFra
 
 /** Returns one frame for every input string; never throws. */
 export function parseFrame(text: string): TransportFrame {
+  // Free for a text of at most 1,000 characters (the common call), one pass over a longer one.
+  if (nestsTooDeep(text)) return { kind: 'malformed', reason: 'too-deep', text, top: topLevelMembers(text) };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -32,6 +32,7 @@ export { ConnectionClosedError, RequestTimeoutError } from './errors.js';
 export {
   BATCH_TOO_LONG_MESSAGE,
   MAX_BATCH_ENTRIES,
+  TOO_DEEP_MESSAGE,
   batchFrame,
   frameFromJson,
   messageFrame,

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { TOO_DEEP_MESSAGE } from '../../main/jsonrpc/index.js';
 import { startMcpGateway, type McpGateway } from '../mcp/helpers.js';
 import { stdioBridge } from './mcp-stdio-bridge.js';
 
 /**
  * `mcp-stdio` and one valid request nested deeper than JSON.stringify can encode (16 KB of
  * brackets): before, the encode's RangeError was taken for "stdout is closed", every call in flight
- * was abandoned and the bridge exited 1. Now that line alone is answered with an error under its
- * id, and the session goes on.
+ * was abandoned and the bridge exited 1. Then that line alone was answered the bridge's -32000
+ * under its id. Now it is past main/jsonrpc's nesting cap (1,000 levels) and never parsed nor
+ * re-encoded: the gateway's Invalid Request (-32600, 'nested too deeply') under its id answers it,
+ * and the session goes on (test/cli/mcp-stdio-nesting.test.ts has the 10 MiB line).
  */
 let gw: McpGateway;
 before(async () => {
@@ -24,8 +27,8 @@ test('a request nested 100,000 deep is answered an error under its id; the call 
   b.writeRaw(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"loop","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}\n`);
   const deep = await b.next();
   assert.equal(deep.id, 'deep');
-  assert.equal(deep.error?.code, -32000);
-  assert.match(deep.error?.message ?? '', /nested too deeply/);
+  assert.equal(deep.error?.code, -32600);
+  assert.equal(deep.error?.message, TOO_DEEP_MESSAGE);
   b.write({ jsonrpc: '2.0', id: 'after', method: 'ping' });
   assert.deepEqual(await b.next(), { jsonrpc: '2.0', id: 'after', result: {} });
   b.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'running', reason: 'done' } });

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MessageSchema, parseFrame } from '../../main/jsonrpc/index.js';
+import { MessageSchema, frameFromJson, parseFrame } from '../../main/jsonrpc/index.js';
 import { quickMessage } from '../../main/jsonrpc/quick-message.js';
 
 const HOSTILE = [
@@ -64,8 +64,10 @@ test('hand-written hostile envelopes decode as MessageSchema decodes them, singl
 test('params nested 200 000 deep decode without a stack overflow (no check walks into params)', () => {
   const depth = 200_000;
   const text = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}}`;
-  const frame = parseFrame(text);
+  // parseFrame refuses such text before parsing it (frame-nesting.test.ts); a value parsed elsewhere still decodes.
+  assert.equal(parseFrame(text).kind, 'malformed');
+  const frame = frameFromJson(JSON.parse(text));
   assert.equal(frame.kind, 'message');
-  const batch = parseFrame(`[${text}]`);
+  const batch = frameFromJson(JSON.parse(`[${text}]`));
   assert.ok(batch.kind === 'batch' && batch.entries[0]!.kind === 'message');
 });

@@ -36,15 +36,16 @@ export const TOO_DEEP = -3;
  * Keys written in `text` (strings followed by a colon), or `HAS_METADATA` / `NOT_JSON` /
  * `TOO_DEEP`. Exact for valid JSON; for anything else `JSON.parse` fails and the count is never
  * used. The depth is exact for the valid prefix `JSON.parse` would read before it failed.
+ * `metadataStops: false` reads on past a `metadata` key (never `HAS_METADATA`): `nestsTooDeep`.
  */
-export function countTextKeys(text: string): number {
+export function countTextKeys(text: string, metadataStops = true): number {
   const n = text.length;
   let keys = 0;
   let depth = 0;
   let i = 0;
   // The next backslash at or after the current string (-1: none left); moved forward lazily, so
   // a line's backslashes are looked for once in all (most lines have none: one indexOf).
-  let slash = text.indexOf('\\');
+  let slash = metadataStops ? text.indexOf('\\') : -1;
   // A level opens at a bracket, so a line of no more characters than the cap cannot pass it: its
   // levels are not counted (the count cost the codec's decode a quarter of its speed on every line).
   const deep = n > MAX_NESTING_DEPTH;
@@ -74,14 +75,34 @@ export function countTextKeys(text: string): number {
     let c = text.charCodeAt(i);
     while (c === 32 || c === 9 || c === 13 || c === 10) c = text.charCodeAt(++i);
     if (c === COLON) {
-      if (close - open === 9 && text.startsWith('metadata', open + 1)) return HAS_METADATA;
-      while (slash >= 0 && slash < open) slash = text.indexOf('\\', open);
-      if (slash >= 0 && slash < close) return HAS_METADATA;
+      if (metadataStops) {
+        if (close - open === 9 && text.startsWith('metadata', open + 1)) return HAS_METADATA;
+        while (slash >= 0 && slash < open) slash = text.indexOf('\\', open);
+        if (slash >= 0 && slash < close) return HAS_METADATA;
+      }
       keys++;
       i++;
     }
   }
   return keys;
+}
+
+/**
+ * Whether `text` nests deeper than `MAX_NESTING_DEPTH`, by the count above (the one nesting bound
+ * of both wires: main/jsonrpc's `parseFrame` refuses such a frame before `JSON.parse`). A level
+ * opens at a bracket, so a text of no more characters than the cap, or of no more `[` and `{`
+ * (strings' included), cannot pass it: the first is not read at all, the second only by
+ * `indexOf` (native), and only a text of more brackets pays the count's walk.
+ */
+export function nestsTooDeep(text: string): boolean {
+  return text.length > MAX_NESTING_DEPTH && moreOpeningsThanTheCap(text) && countTextKeys(text, false) === TOO_DEEP;
+}
+
+function moreOpeningsThanTheCap(text: string): boolean {
+  let openings = 0;
+  for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++openings > MAX_NESTING_DEPTH) return true;
+  for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++openings > MAX_NESTING_DEPTH) return true;
+  return false;
 }
 
 /** Keys in a parsed JSON value, at every depth. */

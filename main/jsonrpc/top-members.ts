@@ -1,0 +1,106 @@
+/**
+ * The top-level members of a JSON object's text, read without building anything nested: each
+ * value that is an object or an array is `null` here, a string, number or literal its own value.
+ * What classifies a frame refused as nested too deeply, which is never parsed: its `id`, and
+ * whether it is call- or response-shaped (`classifyMalformed`). `undefined` when the text is not
+ * an object, or a member's key or plain value is not JSON. Runs only on that refusal: one pass,
+ * strings skipped with `indexOf`, nested levels an integer (no per-level state).
+ */
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COLON = 58;
+const COMMA = 44;
+const OPEN_OBJECT = 123;
+const CLOSE_OBJECT = 125;
+const OPEN_ARRAY = 91;
+const CLOSE_ARRAY = 93;
+
+export function topLevelMembers(text: string): Record<string, unknown> | undefined {
+  const n = text.length;
+  let i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== OPEN_OBJECT) return undefined;
+  // No prototype: a `__proto__` key is a member like any other, as JSON.parse makes it.
+  const members = Object.create(null) as Record<string, unknown>;
+  let depth = 1;
+  // At the top level, the key whose value comes next.
+  let key: string | undefined;
+  i++;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const close = stringEnd(text, i);
+      if (close < 0) return undefined;
+      if (depth === 1) {
+        const literal = parsed(text.slice(i, close + 1));
+        if (typeof literal !== 'string') return undefined;
+        if (key !== undefined) {
+          members[key] = literal;
+          key = undefined;
+        } else {
+          const colon = skipWs(text, close + 1);
+          if (text.charCodeAt(colon) !== COLON) return undefined;
+          key = literal;
+          i = colon + 1;
+          continue;
+        }
+      }
+      i = close + 1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (depth === 1 && key !== undefined) {
+        members[key] = null;
+        key = undefined;
+      }
+      depth++;
+      i++;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      if (--depth === 0) return members;
+      i++;
+    } else if (depth === 1 && key !== undefined && !isWs(c)) {
+      // A number or a literal: up to the next delimiter.
+      let end = i;
+      while (end < n && !isDelimiter(text.charCodeAt(end))) end++;
+      const value = parsed(text.slice(i, end));
+      if (value === undefined) return undefined;
+      members[key] = value;
+      key = undefined;
+      i = end;
+    } else i++;
+  }
+  // Cut short: what was read is all there is to tell.
+  return members;
+}
+
+function parsed(literal: string): unknown {
+  try {
+    return JSON.parse(literal) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isWs(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+function isDelimiter(c: number): boolean {
+  return c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === QUOTE || c === OPEN_OBJECT || c === OPEN_ARRAY || isWs(c);
+}
+
+function skipWs(text: string, from: number): number {
+  let i = from;
+  while (isWs(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** The closing quote of the string opening at `open`, or -1 when it is not closed. */
+function stringEnd(text: string, open: number): number {
+  let close = text.indexOf('"', open + 1);
+  while (close >= 0) {
+    let slashes = 0;
+    while (text.charCodeAt(close - 1 - slashes) === BACKSLASH) slashes++;
+    if ((slashes & 1) === 0) return close;
+    close = text.indexOf('"', close + 1);
+  }
+  return -1;
+}
