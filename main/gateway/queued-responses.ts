@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isSessionStream } from './session-streams.js';
 
@@ -14,6 +14,20 @@ import { isSessionStream } from './session-streams.js';
  */
 export const MAX_REQUESTS_ON_A_CONNECTION = 16;
 
+/**
+ * What the heads of the requests queued behind the one on a connection may cost together (their
+ * request lines and header lines as Node read them, and `HEADER_FIELD_COST` a header field:
+ * `headCost`). A queued request holds its head, its Koa context and its answer until every request
+ * before it is answered, and the guards see it before its token is checked. 15 requests queued
+ * behind a call still running held ~240 KB a connection with heads of one 16 KB header (Node's
+ * head limit is 16 KiB), and ~1.4 MB with heads of ~2,000 small headers (Node keeps up to 2,000):
+ * ~740 MB at the connection cap. 32 KiB is two heads of one 16 KB header; the heads of 15
+ * pipelined calls of any client we know take a few KiB.
+ */
+export const MAX_QUEUED_HEAD_BYTES = 32 * 1024;
+/** The heap a header field takes held beyond its text (its two strings, their slots, the headers object's entry): ~40 bytes, measured. */
+const HEADER_FIELD_COST = 40;
+
 /** Why a request pipelined behind another is not run: its connection is closed (the status and reason of its row). */
 export interface PipelinedRefusal {
   readonly status: number;
@@ -28,18 +42,23 @@ const TOO_MANY_UNANSWERED: PipelinedRefusal = {
   status: 429,
   reason: `more than ${MAX_REQUESTS_ON_A_CONNECTION} requests pipelined unanswered on one connection; the connection was closed`,
 };
+const HEADS_TOO_LARGE: PipelinedRefusal = {
+  status: 431,
+  reason: `more than ${MAX_QUEUED_HEAD_BYTES / 1024} KiB of request heads pipelined unanswered on one connection; the connection was closed`,
+};
 
 /**
  * For `res`, read while `ahead` is on its connection `socket`: undefined when it may run (it is
  * then noted, `queuedBehind`), else why not, and the caller closes the connection. Nothing may
  * follow a legacy SSE stream (it ends only with its connection, so the answer could never be
  * sent: before, such answers were held unsendable for as long as the client read its stream), and
- * at most `MAX_REQUESTS_ON_A_CONNECTION` may be unanswered. Asked of every request Node reads
+ * at most `MAX_REQUESTS_ON_A_CONNECTION` may be unanswered, the heads of those queued costing at
+ * most `MAX_QUEUED_HEAD_BYTES`. Asked of every request Node reads
  * behind another: those the guards see, and those Node would answer itself (`unknown-expectation.ts`).
  */
 export function pipelinedRefusal(ahead: ServerResponse, res: ServerResponse, socket: Socket): PipelinedRefusal | undefined {
   if (isSessionStream(ahead)) return BEHIND_SESSION_STREAM;
-  return queuedBehind(res, socket) ? undefined : TOO_MANY_UNANSWERED;
+  return queuedBehind(res, socket);
 }
 
 /**
@@ -55,10 +74,11 @@ const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
  * reached the socket, it is told as Node tells the one on the socket (destroyed, then 'close'),
  * so its route cancels what it runs and writes nothing more. One 'close' listener a connection,
  * and one a queued response (`forgetQueued`, one function for all).
- * False, and nothing noted, when the connection already has `MAX_REQUESTS_ON_A_CONNECTION`
- * unanswered: the caller closes it (and so tells the ones before).
+ * A refusal, and nothing noted, when the connection already has `MAX_REQUESTS_ON_A_CONNECTION`
+ * unanswered, or the heads queued would cost more than `MAX_QUEUED_HEAD_BYTES` with this one's:
+ * the caller closes it (and so tells the ones before).
  */
-export function queuedBehind(res: ServerResponse, socket: Socket): boolean {
+function queuedBehind(res: ServerResponse, socket: Socket): PipelinedRefusal | undefined {
   let queued = queuedOn.get(socket);
   if (queued === undefined) {
     const responses = new Set<ServerResponse>();
@@ -75,10 +95,21 @@ export function queuedBehind(res: ServerResponse, socket: Socket): boolean {
   // answer had gone, a client keeping 16 unanswered was closed at its 16th.
   for (const each of queued) if (each.destroyed || each.socket !== null) queued.delete(each);
   // The one on the socket, those queued, and this one.
-  if (queued.size + 2 > MAX_REQUESTS_ON_A_CONNECTION) return false;
+  if (queued.size + 2 > MAX_REQUESTS_ON_A_CONNECTION) return TOO_MANY_UNANSWERED;
+  let heads = headCost(res.req);
+  for (const each of queued) heads += headCost(each.req);
+  if (heads > MAX_QUEUED_HEAD_BYTES) return HEADS_TOO_LARGE;
   queued.add(res);
   res.on('close', forgetQueued); // on(): 'close' comes once, and once() would wrap it
-  return true;
+  return undefined;
+}
+
+/** What a request's head costs held: its request line and header lines, and `HEADER_FIELD_COST` a field. */
+function headCost(req: IncomingMessage): number {
+  const raw = req.rawHeaders;
+  let cost = (req.method?.length ?? 0) + (req.url?.length ?? 0) + 11 + (raw.length / 2) * (HEADER_FIELD_COST + 4);
+  for (const text of raw) cost += text.length;
+  return cost;
 }
 
 /**

@@ -282,3 +282,32 @@ test('requests answered on a connection that stays open are not held by the coun
     await own.close();
   }
 });
+
+for (const [shape, pad, count] of [
+  ['one header of 16 KB', `X-Pad: ${'a'.repeat(15_800)}\r\n`, 3],
+  ['1,500 small headers', Array.from({ length: 1_500 }, (_, i) => `x${i}:a\r\n`).join(''), 1],
+] as const) {
+  test(`a connection whose requests queued unanswered pass 32 KiB of heads is closed (${shape})`, { timeout: 180_000 }, async () => {
+    const served = serverSockets();
+    const conn = await RawConnection.open(gw.socketPath);
+    conn.socket.on('error', () => {});
+    const running = waiting.length;
+    const before = cancelled;
+    // Answered at once (the index) but queued behind the call, each holding its head until then.
+    const fat = `GET / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\n${pad}\r\n`;
+    try {
+      await conn.write(small(1) + fat.repeat(count));
+      await until(() => waiting.length === running + 1 && served.requests() === 1 + count);
+      // The guards see each request as Node reads it: a refusal is made by now.
+      await new Promise((resolve) => setImmediate(resolve));
+      // Before: 15 such requests queued behind a call held ~240 KB a connection with one big
+      // header each, ~1.4 MB with ~2,000 small ones (~740 MB at the connection cap).
+      assert.ok(served.sockets[0]!.destroyed, `${count} request(s) of ${fat.length} bytes of head queued behind a call: the connection is still open`);
+      await until(() => cancelled - before === 1);
+    } finally {
+      served.stop();
+      conn.close();
+      answerAll();
+    }
+  });
+}
