@@ -63,4 +63,24 @@ describe("a module's log lines per second", () => {
     assert.deepEqual(rate.admit(100), { pass: true });
     assert.equal(rate.admit(1).pass, false);
   });
+
+  it("a dropped line of requests sent names their hosts in the notice, and drops not said yet are said once its second has passed (a fake clock)", () => {
+    let now = 0;
+    const rate = new LogRate(() => now, 10, 100, 0);
+    assert.deepEqual(rate.admit(100), { pass: true });
+    assert.equal(rate.noticeDueInMs(), undefined, 'nothing dropped, nothing to say');
+    assert.match((rate.admit(1, ['a.example:443']) as { notice: string }).notice, /^dropped 1 log line\(s\) .*; among them requests sent to a\.example:443; said at most once a second$/);
+    assert.deepEqual(rate.admit(1, ['b.example:443']), { pass: false }); // within the second: withheld
+    assert.deepEqual(rate.admit(1), { pass: false });
+    assert.equal(rate.pendingNotice(), undefined);
+    assert.equal(rate.noticeDueInMs(), 1000);
+    now = 1000;
+    assert.match(rate.pendingNotice()!, /^dropped 2 log line\(s\) .*; among them requests sent to b\.example:443; said at most once a second$/);
+    assert.equal(rate.noticeDueInMs(), undefined, 'said once');
+    now = 2000;
+    assert.ok((rate.admit(1000) as { notice?: string }).notice, 'a second since the last: said at once');
+    for (let i = 0; i < 12; i++) rate.admit(1000, [`h${i % 10}.example:443`]); // ten hosts, two of them twice
+    now = 3000;
+    assert.match(rate.pendingNotice() ?? '', /^dropped 12 log line\(s\) .*; among them requests sent to h0\.example:443, h1\.example:443, .*h7\.example:443, and 2 to other hosts; said/);
+  });
 });

@@ -6,13 +6,15 @@
  * calls, had its requests go unlogged. Now the host's request lines have a budget and a rate of
  * their own (bounded too: a refused fetch costs the guest only a line), and requests refused
  * before anything left have theirs apart from requests sent, in the worker and on the main thread.
+ * A line of a request sent that a rate drops names its host in the rate's notice.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { ModuleRegistry, buildPlugin, type ModuleHandle } from '../../main/plugins/index.js';
 import { MAX_NETWORK_LINES_PER_CALL } from '../../main/plugins/limits.js';
 
@@ -42,25 +44,31 @@ export const plugin = {
   },
 };`;
 
-it("the host's request lines are logged whatever the guest logged before them, and bounded themselves", { timeout: 300_000 }, async () => {
-  // In a process of its own: one step keeps this thread busy while the guest's request is answered.
-  const server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    server.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+let server: ChildProcess;
+/** The test's HTTP server's port, and one nothing listens on (both allowed to the plugin). */
+let port: number;
+let closed: number;
+const dir = join(root, 'chatty');
+before(async () => {
+  // In a process of its own: a step keeps this thread busy while the guest's request is answered.
+  server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  port = await new Promise<number>((resolve, reject) => {
+    server.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
     server.once('exit', (code) => reject(new Error(`the test's server exited (${code})`)));
   });
-  const dir = join(root, 'chatty');
+  closed = await closedPort();
   mkdirSync(join(dir, 'src'), { recursive: true });
   const manifest = `[module]\nname = "chatty"\nversion = "0.1.0"\nwasm = "plugin.wasm"\n\n[protocols]\nmcp = true\n`;
   writeFileSync(join(dir, 'module.toml'), manifest);
   writeFileSync(join(dir, 'src', 'plugin.js'), SOURCE);
   await buildPlugin(dir);
-  writeFileSync(join(dir, 'module.toml'), `${manifest}\n[network]\nallow = ["127.0.0.1:${port}"]\n`);
-  const logs: string[] = [];
-  const registry = new ModuleRegistry({ cacheDir: join(root, 'cache'), logger: { log: (level, message) => logs.push(`${level} ${message}`) } });
+  writeFileSync(join(dir, 'module.toml'), `${manifest}\n[network]\nallow = ["127.0.0.1:${port}", "127.0.0.1:${closed}"]\n`);
+});
+after(() => server?.kill());
+
+it("the host's request lines are logged whatever the guest logged before them, and bounded themselves", { timeout: 300_000 }, async () => {
+  const { logs, registry, handle } = await loaded();
   try {
-    await registry.loadModule(dir);
-    const handle = registry.get('chatty')!;
     const call = async (args: { lines: number; size: number; fetches: number; url?: string; before?: { url: string; times: number } }): Promise<string[]> => {
       logs.length = 0;
       const out = await handle.invokeTool({ name: 'go', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/`, ...args }), callId: `c${Math.random()}` });
@@ -111,9 +119,56 @@ it("the host's request lines are logged whatever the guest logged before them, a
     assert.ok(drained, 'the refused lines used up their rate');
   } finally {
     await registry.close();
-    server.kill();
   }
 });
+
+it("a request sent whose line the module's rate drops is named in the rate's notice, said within a second", { timeout: 300_000 }, async () => {
+  // Requests sent that fail at once (an allowed host refusing connections) are sent lines: a guest
+  // failing 999 of them a call used up the rate of sent lines over a few calls, and the line of a
+  // request it then sent to another allowed host was dropped, counted and never named; the notice
+  // came only at a drop a second after the last, so the last drops of a burst were not even counted.
+  const { logs, registry, handle } = await loaded();
+  try {
+    const method = 'M'.repeat(180); // longer than a failure's line: the guest picks its method
+    const named = (): boolean => logs.some((l) => /over the module's budget/.test(l) && l.includes(`127.0.0.1:${port}`));
+    let dropped = false;
+    for (let round = 1; round <= 20 && !dropped; round++) {
+      logs.length = 0;
+      const callId = `named-${round}`;
+      // 999 failing and the one sent: within the call's 1,000 request lines (the worker's own note names the rest).
+      const answer = handle.invokeTool({ name: 'go', argumentsJson: JSON.stringify({ url: `http://127.0.0.1:${port}/`, lines: 0, size: 1, fetches: 1, method, before: { url: `http://127.0.0.1:${closed}/`, times: 999 } }), callId });
+      busyWhileRunning(handle, callId);
+      assert.equal((await answer).ok, true);
+      if (logs.some((l) => l.startsWith(`info network: ${method} 127.0.0.1:${port} → 400`))) continue;
+      dropped = true;
+      // Its line was dropped: the rate's notice names where it went, at once or once its second has passed.
+      const until = performance.now() + 5_000;
+      while (!named() && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+      const failures = logs.filter((l) => l.includes(`127.0.0.1:${closed} refused`)).length;
+      assert.ok(named(), `round ${round}: the request sent to 127.0.0.1:${port} is neither logged nor named (${failures} failures logged; ${logs.filter((l) => /dropped/.test(l)).join(' | ') || 'no notice'})`);
+    }
+    assert.ok(dropped, 'the failing requests used up the rate of sent lines');
+  } finally {
+    await registry.close();
+  }
+});
+
+/** The plugin loaded by a registry of its own (so with rates of its own), logging to `logs`. */
+async function loaded(): Promise<{ logs: string[]; registry: ModuleRegistry; handle: ModuleHandle }> {
+  const logs: string[] = [];
+  const registry = new ModuleRegistry({ cacheDir: join(root, 'cache'), logger: { log: (level, message) => logs.push(`${level} ${message}`) } });
+  await registry.loadModule(dir);
+  return { logs, registry, handle: registry.get('chatty')! };
+}
+
+/** A port nothing listens on (one just closed). */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port: free } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return free;
+}
 
 /**
  * Keeps this thread busy until the guest has started and finished the call `callId` (at most

@@ -8,6 +8,7 @@ import {
   MAX_NETWORK_LOG_BYTES_PER_CALL,
   MAX_NETWORK_LOG_BYTES_PER_SECOND,
 } from '../limits.js';
+import { MAX_NAMED_TARGETS } from '../worker/request-lines.js';
 
 /**
  * A module's log lines over time, across its calls and its engine starts: the worker holds each
@@ -24,6 +25,10 @@ export class LogRate {
   private filledAt: number;
   private dropped = 0;
   private noticedAt = Number.NEGATIVE_INFINITY;
+  /** The hosts of requests sent whose lines were dropped since the last notice, in the order first dropped (at most `MAX_NAMED_TARGETS`). */
+  private readonly targets = new Set<string>();
+  /** Dropped lines of requests sent to hosts past those named. */
+  private otherTargets = 0;
 
   constructor(
     private readonly now: () => number,
@@ -50,7 +55,7 @@ export class LogRate {
    * `lineCost`, or is dropped; a drop may come with the warning to log in its place (`notice`), at
    * most one a second.
    */
-  admit(messageBytes: number): { pass: true } | { pass: false; notice?: string } {
+  admit(messageBytes: number, targets: readonly string[] = []): { pass: true } | { pass: false; notice?: string } {
     const bytes = messageBytes + this.lineCost;
     const now = this.now();
     this.tokens = Math.min(this.burstBytes, this.tokens + ((now - this.filledAt) / 1000) * this.bytesPerSecond);
@@ -60,13 +65,42 @@ export class LogRate {
       return { pass: true };
     }
     this.dropped++;
-    if (now - this.noticedAt < 1000) return { pass: false };
+    for (const target of targets) this.noteTarget(target);
+    const notice = this.noticeAt(now);
+    return notice === undefined ? { pass: false } : { pass: false, notice };
+  }
+
+  /**
+   * In how many ms the drops not said yet may be said (`pendingNotice`), or `undefined` when there
+   * are none: the module handle asks again then, so the last drops of a burst are said too, not
+   * only at a drop a second later (which may never come).
+   */
+  noticeDueInMs(): number | undefined {
+    return this.dropped === 0 ? undefined : Math.max(0, this.noticedAt + 1000 - this.now());
+  }
+
+  /** The notice of the drops not said yet, once a second has passed since the last one; else `undefined`. */
+  pendingNotice(): string | undefined {
+    return this.dropped === 0 ? undefined : this.noticeAt(this.now());
+  }
+
+  private noticeAt(now: number): string | undefined {
+    if (now - this.noticedAt < 1000) return undefined;
     this.noticedAt = now;
     const count = this.dropped;
+    const named = [...this.targets].join(', ');
+    const more = this.otherTargets > 0 ? `, and ${this.otherTargets} to other hosts` : '';
+    const sent = named === '' ? '' : `; among them requests sent to ${named}${more}`;
     this.dropped = 0;
-    return {
-      pass: false,
-      notice: `dropped ${count} log line(s) over the module's budget (${this.burstBytes} bytes at once, then ${this.bytesPerSecond} bytes a second, across its calls, each line counted ${this.lineCost} bytes more than its message); said at most once a second`,
-    };
+    this.targets.clear();
+    this.otherTargets = 0;
+    return `dropped ${count} log line(s) over the module's budget (${this.burstBytes} bytes at once, then ${this.bytesPerSecond} bytes a second, across its calls, each line counted ${this.lineCost} bytes more than its message)${sent}; said at most once a second`;
+  }
+
+  /** `target` as the worker clipped it (`request-lines.ts`). */
+  private noteTarget(target: string): void {
+    if (this.targets.has(target)) return;
+    if (this.targets.size < MAX_NAMED_TARGETS) this.targets.add(target);
+    else this.otherTargets++;
   }
 }

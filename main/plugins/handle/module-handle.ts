@@ -153,6 +153,9 @@ export class ModuleHandle implements ModuleInfo {
    * was dropped, counted in the rate's notice and never named.
    */
   private readonly refusedLogRate = LogRate.forNetworkLines(monotonicMs);
+  /** Rates whose drops wait to be said, each with its lines' source, and the timer that says them (`sayDropsLater`). */
+  private readonly unsaidDrops = new Map<LogRate, 'network' | 'host'>();
+  private unsaidTimer: ReturnType<typeof setTimeout> | undefined;
   /** `invokeTool`s being asked of the credit meter: they count toward `MAX_WAITING_CALLS`. */
   private admitting = 0;
   private admittingBytes = 0;
@@ -666,6 +669,30 @@ export class ModuleHandle implements ModuleInfo {
     unloaded: () => this.unloadedError(),
   };
 
+  /**
+   * Says the drops a rate could not say yet (a notice at most once a second) once it may: the
+   * last drops of a burst were said only at a drop a second later, which may never come, so the
+   * hosts a guest's dropped request lines name went unsaid. One timer for the handle's rates.
+   */
+  private sayDropsLater(rate: LogRate, source: 'network' | 'host'): void {
+    this.unsaidDrops.set(rate, source);
+    if (this.unsaidTimer !== undefined) return;
+    let due = Number.POSITIVE_INFINITY;
+    for (const r of this.unsaidDrops.keys()) due = Math.min(due, r.noticeDueInMs() ?? Number.POSITIVE_INFINITY);
+    if (due === Number.POSITIVE_INFINITY) return this.unsaidDrops.clear();
+    this.unsaidTimer = setTimeout(() => {
+      this.unsaidTimer = undefined;
+      for (const [r, s] of [...this.unsaidDrops]) {
+        const notice = r.pendingNotice();
+        if (notice !== undefined) this.init.logger.log('warn', notice, { module: this.name, source: s });
+        if (r.noticeDueInMs() === undefined) this.unsaidDrops.delete(r);
+      }
+      const next = this.unsaidDrops.entries().next();
+      if (!next.done) this.sayDropsLater(...next.value);
+    }, due + 1);
+    this.unsaidTimer.unref();
+  }
+
   /** A message from the worker's port: a log line, a bridged host call, or an answer too large for its slot. */
   private onMessage(live: GuestWorker, msg: FromWorker): void {
     if (live !== this.live) return; // a terminated worker's last words
@@ -677,11 +704,14 @@ export class ModuleHandle implements ModuleInfo {
       case 'log': {
         // The host's request lines are admitted by their own rates: a guest using up its own, or
         // refused in a loop, cannot hide what it reached (a line not marked refused counts as sent).
-        const rate = (msg.source !== 'network' ? this.logRate : msg.sent === false ? this.refusedLogRate : this.networkLogRate).admit(Buffer.byteLength(msg.message, 'utf8'));
+        const rateOf = msg.source !== 'network' ? this.logRate : msg.sent === false ? this.refusedLogRate : this.networkLogRate;
+        // A dropped line of requests sent names their hosts in the rate's notice: what the guest reached is said, if not line by line.
+        const rate = rateOf.admit(Buffer.byteLength(msg.message, 'utf8'), msg.source === 'network' && msg.sent !== false ? (msg.targets ?? []) : []);
         // The host's lines (a request's, the worker's notes) are escaped here; the guest's were in its worker.
         const logger = msg.source === 'network' || msg.source === 'host' ? this.init.logger : (this.init.guestLogger ?? this.init.logger);
         if (rate.pass) logger.log(msg.level, msg.message, { module: this.name, source: msg.source });
         else if (rate.notice) this.init.logger.log('warn', rate.notice, { module: this.name, source: msg.source === 'network' ? 'network' : 'host' });
+        else this.sayDropsLater(rateOf, msg.source === 'network' ? 'network' : 'host');
         return;
       }
       case 'host':

@@ -95,7 +95,7 @@ const network = new GuestNetwork(
   { maxBodyBytesPerCall: MAX_OUTPUT_BYTES, maxRequestBodyBytes: MAX_OUTPUT_BYTES, timeoutMs: MAX_EXECUTION_MS },
   (entry) => {
     const line = requestLines.add(entry);
-    if (line) send({ type: 'log', level: line.level, message: line.message, source: 'network', sent: line.sent });
+    if (line) send({ type: 'log', level: line.level, message: line.message, source: 'network', sent: line.sent, targets: line.targets });
   },
 );
 
@@ -108,7 +108,7 @@ function settleLogBudget(): void {
       source: 'host',
     });
   }
-  for (const note of requestLines.settle()) send({ type: 'log', level: note.level, message: note.message, source: 'network', sent: note.sent });
+  for (const note of requestLines.settle()) send({ type: 'log', level: note.level, message: note.message, source: 'network', sent: note.sent, targets: note.targets });
   budget.bytes = 0;
   budget.lines = 0;
   budget.dropped = 0;

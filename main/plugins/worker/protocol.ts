@@ -124,7 +124,8 @@ export type FromWorker =
    * have reached an allowed host), not refused before anything left; the handle admits the two
    * kinds by rates of their own, so refused requests cannot use up what a sent one's line needs.
    */
-  | { type: 'log'; level: LogLevel; message: string; source: LogSource; sent?: boolean }
+  /** `targets`: a network line's hosts of requests sent (its own; a note's, those it names), named by the handle's rate when it drops the line. */
+  | { type: 'log'; level: LogLevel; message: string; source: LogSource; sent?: boolean; targets?: readonly string[] }
   | { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] };
 
 /** The main thread's answer to a bridged host call, posted on `hostPort`. */

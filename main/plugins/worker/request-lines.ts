@@ -3,8 +3,8 @@ import type { RequestLogLine } from '../network/guest-network.js';
 import { clipped, MAX_LINE_WORD_CHARS } from '../network/request-log.js';
 import { cutUtf8 } from './host-imports.js';
 
-/** How many hosts a call's note names of the requests it sent whose lines were dropped. */
-const MAX_NAMED_TARGETS = 8;
+/** How many hosts a call's note names of the requests it sent whose lines were dropped (and the module's rate, of those it drops). */
+export const MAX_NAMED_TARGETS = 8;
 
 /** What one call's budget of one kind of request line has taken. */
 interface Budget {
@@ -18,6 +18,8 @@ export interface PostedRequestLine {
   level: 'info' | 'warn';
   message: string;
   sent: boolean;
+  /** The hosts of requests sent it tells of (its own; a note's, those it names): the handle's rate names them if it drops the line. */
+  targets?: readonly string[];
 }
 
 /**
@@ -52,7 +54,7 @@ export class RequestLines {
     }
     budget.lines++;
     budget.bytes += bytes;
-    return { level: entry.level, message, sent: entry.sent };
+    return entry.sent ? { level: entry.level, message, sent: true, targets: [clipped(entry.target, MAX_LINE_WORD_CHARS)] } : { level: entry.level, message, sent: false };
   }
 
   /** The call's notes of what was dropped (none when nothing was), and a fresh budget for the next call. */
@@ -62,7 +64,7 @@ export class RequestLines {
     if (this.sent.dropped > 0) {
       const named = [...this.droppedTargets].join(', ');
       const more = this.moreTargets > 0 ? `, and ${this.moreTargets} to other hosts` : '';
-      notes.push({ level: 'warn', message: `dropped ${this.sent.dropped} network line(s) of requests sent, over the per-call budget of request lines ${limits}: the call made more requests than were logged, to ${named}${more}`, sent: true });
+      notes.push({ level: 'warn', message: `dropped ${this.sent.dropped} network line(s) of requests sent, over the per-call budget of request lines ${limits}: the call made more requests than were logged, to ${named}${more}`, sent: true, targets: [...this.droppedTargets] });
     }
     if (this.refused.dropped > 0) {
       notes.push({ level: 'warn', message: `dropped ${this.refused.dropped} network line(s) of requests refused, over the per-call budget of request lines ${limits}: the call made more requests than were logged`, sent: false });
