@@ -201,6 +201,8 @@ describe('write: what is approved is what is written', () => {
     { path: '.husky\\pre-commit', reason: /contains a backslash/ },
     { path: 'notes/', reason: /ends with "\/": it names a folder, not a file/ },
     { path: 'notes/.', reason: /ends with "\.": it names a folder, not a file/ },
+    // Half a UTF-16 pair: Node gives the kernel U+FFFD's bytes for it, so "a<U+DC00>.txt" asked about wrote "a\ufffd.txt".
+    { path: 'a\udc00.txt', reason: /contains a lone surrogate \(U\+DC00\), which is no character/ },
   ];
   for (const { path, reason } of ambiguous) {
     test(`refused without asking anyone: ${JSON.stringify(path)}`, async () => {

@@ -21,12 +21,17 @@ export class WorkspaceRefusal extends Error {
  * in `/` or `/.` (a folder, not a file). And a file named like the hidden file a write is made in
  * (`.chatty-write-`, `looksLikeTemporary`): a name copied from one seen while a write was in flight is
  * sealed, and a later write into its folder removed the approved file as a dead writer's hidden file.
+ * And a lone surrogate (half of a UTF-16 pair, which a JSON string may hold): Node writes U+FFFD's
+ * bytes for it, so the person asked about `a<U+DC00>.txt` had `a<U+FFFD>.txt` written (replaced, when there).
  * One rule for the scripted and the LLM agent.
  */
 function pathShapeRefusal(path: string): string | undefined {
   const quoted = JSON.stringify(path);
   if (path === '') return 'an empty path';
   if (path.includes('\0')) return `${quoted} contains a NUL byte`;
+  // Not a character: the kernel is given U+FFFD's bytes for it, so the name written is not the one asked about.
+  const lone = /\p{Cs}/u.exec(path);
+  if (lone) return `${quoted} contains a lone surrogate (U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}), which is no character: the file would be named with U+FFFD in its place`;
   if (isAbsolute(path)) return `${quoted} is absolute: a path must be relative to the workspace`;
   if (path.includes('\\')) return `${quoted} contains a backslash, which would be part of the name here but reads as a folder separator; use "/" between folders`;
   if (path.endsWith('/')) return `${quoted} ends with "/": it names a folder, not a file`;
