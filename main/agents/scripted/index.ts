@@ -9,7 +9,8 @@ export { runCommand, killRunningCommands, EXEC_MAX_OUTPUT_BYTES, EXEC_TIMEOUT_MS
 export { replaceFileContent, resolveInWorkspace, WorkspaceRefusal } from './workspace-path.js';
 export { commandFolder, pinWorkspace } from './workspace-pin.js';
 export { diffStat } from './diff-stat.js';
-export { diffStatReplacing, MAX_OLD_CONTENT_BYTES } from './old-content.js';
+export { countDiffStat, diffStatReplacing, MAX_OLD_CONTENT_BYTES, type CountedDiffStat } from './old-content.js';
+export type { OldFileSeen } from './old-file-seen.js';
 
 export function scriptedAgent(): WorkerAgent {
   return {

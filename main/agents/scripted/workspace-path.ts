@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
 import { PROC_FD, hasProcFd, pinnedWorkspace, type PinnedWorkspace } from './workspace-pin.js';
+import { isAsSeen, seenOf, type OldFileSeen } from './old-file-seen.js';
 import { looksLikeTemporary, temporaryName } from './temporary-name.js';
 import { makingTemporary, removeAbandonedTemporaries } from './write-temporaries.js';
 
@@ -184,6 +185,16 @@ function notWritable(quoted: string, name: string, what: 'file' | 'folder', err:
   );
 }
 
+/**
+ * The refusal for a write whose file is not the one its approval's diff stat was counted against
+ * (`OldFileSeen`): made, replaced, edited or removed while the person decided. Nothing is written.
+ */
+function changedSinceAsked(quoted: string): WorkspaceRefusal {
+  return new WorkspaceRefusal(
+    `${quoted} was changed after the person was asked to approve this write (made, replaced, edited or removed since its diff stat was counted): nothing was written`,
+  );
+}
+
 /** Whether `path` is a symbolic link (false when nothing is there). */
 async function isLink(path: string): Promise<boolean> {
   return lstat(path).then(
@@ -301,9 +312,11 @@ async function makeFolderIn(start: WorkspaceRoot, dir: string, segment: string, 
  * is the name that goes). On Linux the file's folder is reached by descriptors, never through a link
  * (`openFolderInside`); a parent folder swapped for a link to a folder outside had the write land
  * there. Where `/proc/self/fd` is absent (macOS) the folders are judged by path only
- * (`docs/agents.md`, known limits).
+ * (`docs/agents.md`, known limits). With `against` (the file the approved diff stat was counted
+ * against, `readInWorkspace`'s `seen`), only that file is replaced, or a new one made where there was
+ * none; anything else there now is a refusal, nothing written.
  */
-export async function replaceFileContent(workspace: string, file: string, path: string, content: string): Promise<void> {
+export async function replaceFileContent(workspace: string, file: string, path: string, content: string, against?: OldFileSeen): Promise<void> {
   const quoted = JSON.stringify(path);
   const start = await workspaceRoot(workspace, quoted);
   const root = start.real;
@@ -311,7 +324,7 @@ export async function replaceFileContent(workspace: string, file: string, path: 
   try {
     // Through the folder's descriptor on Linux: `<fd>/<name>` is looked up in that folder itself.
     const inFolder = (name: string): string => (folder ? `${PROC_FD}/${folder.fd}/${name}` : join(dirname(file), name));
-    await writeReplacing(inFolder, basename(file), quoted, relative(root, file), content);
+    await writeReplacing(inFolder, basename(file), quoted, relative(root, file), content, against);
   } finally {
     // What writers killed mid-write left in this folder goes now, whatever came of this write.
     if (folder) await removeAbandonedTemporaries(`${PROC_FD}/${folder.fd}`);
@@ -319,22 +332,46 @@ export async function replaceFileContent(workspace: string, file: string, path: 
   }
 }
 
+/** What `readInWorkspace` read, and the file it read as seen (`OldFileSeen`; undefined where it cannot say: no `/proc/self/fd`). */
+export interface OldFileRead {
+  read: RegularFileRead;
+  seen: OldFileSeen | undefined;
+}
+
+const MISSING: RegularFileRead = { ok: false, why: 'missing', message: 'it does not exist' };
+
 /**
  * Reads `file` (a path `resolveInWorkspace` returned for `workspace`) as `readRegularFile` does
  * (bounded, without blocking, not through a last link), its folder reached the way
  * `replaceFileContent` reaches it: by descriptors from the pinned workspace, never through a link.
  * By path, the diff stat a person is shown for a write was read through a workspace (or a folder of
  * it) exchanged with a link to a folder outside: another file's stat. A folder on the way that is not
- * there yet is a missing file (the write makes it); one replaced by a link is a refusal.
+ * there yet is a missing file (the write makes it); one replaced by a link is a refusal. The file is
+ * opened once and read through that descriptor, so what is seen (its `fstat`) is the file read.
  */
-export async function readInWorkspace(workspace: string, file: string, path: string, limits: RegularFileLimits): Promise<RegularFileRead> {
+export async function readInWorkspace(workspace: string, file: string, path: string, limits: RegularFileLimits): Promise<OldFileRead> {
   const quoted = JSON.stringify(path);
-  if (!hasProcFd()) return readRegularFile(file, limits);
+  if (!hasProcFd()) return { read: await readRegularFile(file, limits), seen: undefined };
   const start = await workspaceRoot(workspace, quoted);
   const folder = await openFolderInside(start, dirname(file), quoted, 'none');
-  if (folder === undefined) return { ok: false, why: 'missing', message: 'it does not exist' };
+  if (folder === undefined) return { read: MISSING, seen: null };
   try {
-    return await readRegularFile(`${PROC_FD}/${folder.fd}/${basename(file)}`, limits);
+    const at = `${PROC_FD}/${folder.fd}/${basename(file)}`;
+    const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
+    if (handle === undefined) {
+      // Not opened: the reader says why (none there, a link, not readable); a file it finds after all was put there meanwhile.
+      const read = await readRegularFile(at, limits);
+      if (read.ok) return { read: { ok: false, why: 'unreadable', message: 'it was changed while it was read' }, seen: undefined };
+      return { read, seen: read.why === 'missing' || /ENOTDIR/.test(read.message) ? null : undefined };
+    }
+    try {
+      const stat = await handle.stat({ bigint: true });
+      // Read through this descriptor (its /proc/self/fd link names this very file).
+      const read = await readRegularFile(`${PROC_FD}/${handle.fd}`, { ...limits, noFollow: false });
+      return { read, seen: read.ok || read.why === 'too-large' ? seenOf(stat) : undefined };
+    } finally {
+      await handle.close();
+    }
   } finally {
     await folder.close();
   }
@@ -345,30 +382,34 @@ export async function readInWorkspace(workspace: string, file: string, path: str
  * a new file (undefined); else it must be a regular file with one name, the one `at` names, not a
  * link (`O_NOFOLLOW`), opened without blocking (`O_NONBLOCK`: a fifo is not waited on). Returns what
  * the new content keeps of it: its owner, its group and its permission bits (`rwx` for each, no
- * set-id or sticky bit).
+ * set-id or sticky bit). With `against`, it must be that file as it was seen, or none if none was.
  */
-async function judgeOldFile(at: string, quoted: string, name: string): Promise<KeptFromOldFile | undefined> {
+async function judgeOldFile(at: string, quoted: string, name: string, against: OldFileSeen | undefined): Promise<KeptFromOldFile | undefined> {
   const handle = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
     if (err.code === 'ELOOP') throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
     if (err.code === 'ENXIO') throw new WorkspaceRefusal(`${quoted} is not a regular file`);
     throw changedWhileWritten(quoted, name, err);
   });
-  if (handle === undefined) return undefined;
+  if (handle === undefined) {
+    if (against) throw changedSinceAsked(quoted);
+    return undefined;
+  }
   try {
-    const stat = await handle.stat();
+    const stat = await handle.stat({ bigint: true });
     if (stat.isDirectory()) throw changedWhileWritten(quoted, name, Object.assign(new Error('a folder'), { code: 'EISDIR' }));
     if (!stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
     // That name the path, and one name: a file with another name (perhaps outside) was refused
     // before the person was asked, and is still: the person approved replacing this one file.
-    const named = await lstat(at).catch(() => undefined);
+    const named = await lstat(at, { bigint: true }).catch(() => undefined);
     if (named === undefined || named.ino !== stat.ino || named.dev !== stat.dev) throw new WorkspaceRefusal(`${quoted} was replaced while it was opened: nothing was written`);
-    const nlink = Math.max(stat.nlink, named.nlink);
+    const nlink = Number(stat.nlink > named.nlink ? stat.nlink : named.nlink);
     if (nlink > 1) throw new WorkspaceRefusal(`${quoted} has ${nlink} names (hard links): writing it would change the file under its other names too`);
+    if (against !== undefined && !isAsSeen(against, stat)) throw changedSinceAsked(quoted);
     // The file's own permissions decide, as when it was written in place: replacing it asks only its folder's.
     await mayWrite(hasProcFd() ? `${PROC_FD}/${handle.fd}` : at, quoted, name, 'file');
     // Its permissions, never a set-id bit on a file the worker makes; its owner and group.
-    return { mode: stat.mode & 0o777, uid: stat.uid, gid: stat.gid };
+    return { mode: Number(stat.mode & 0o777n), uid: Number(stat.uid), gid: Number(stat.gid) };
   } finally {
     await handle.close();
   }
@@ -391,8 +432,8 @@ interface KeptFromOldFile {
  * rename (`makingTemporary`). A file put at `base` meanwhile is replaced, never
  * written through: a link there is the name that goes, not the file it names.
  */
-async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string): Promise<void> {
-  const old = await judgeOldFile(inFolder(base), quoted, name);
+async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string, against: OldFileSeen | undefined): Promise<void> {
+  const old = await judgeOldFile(inFolder(base), quoted, name, against);
   const temporary = inFolder(temporaryName(base));
   // Made and recorded in one synchronous step (`makingTemporary`: removed if the worker exits before
   // it is renamed). Opened asynchronously, a SIGTERM handled between the open and the record (the
