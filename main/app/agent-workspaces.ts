@@ -10,6 +10,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
+import { holdCounted } from './counted-hold.js';
 import { bridgedWorkspaceFolders, bridgeWorkspaces } from './pages-guard.js';
 import { placesOnTheWay } from './trust-files-guard.js';
 
@@ -52,10 +53,42 @@ export function agentWorkspacesOf(gateway: ProtocolGateway, declared: readonly s
   // the other's, were each bridged, and the outer's agent's 'mv' and 'ln -s' re-pointed the inner's).
   const others = bridgedWorkspaceFolders().filter((folder) => !folders.includes(folder));
   const judged = [...folders, ...others];
-  for (const folder of declared ?? []) refuseRelinkable(folder, judged);
+  // The ways folders were named by, this bridge's and those named before (this gateway's, every
+  // bridged gateway's), are judged beside every folder now known: a link or a folder left with '..'
+  // on a way named earlier may lie in a workspace known only now (before, a folder named through a
+  // link was judged against the workspaces known when it was named, and a gateway bridged later
+  // whose workspace held the link was accepted: its agent's 'ln -sfn' re-pointed the other's folder).
+  const own = (declared ?? []).map(asWritten);
+  const earlier = [...(namedWaysFor.get(gateway) ?? []), ...bridgedWays.keys()].filter((way) => !own.includes(way));
+  for (const way of own) refuseRelinkable(way, judged, '');
+  for (const way of new Set(earlier)) refuseRelinkable(way, judged, NAMED_BEFORE);
   refuseNested(judged, new Set(others));
-  for (const folder of declared ?? []) refuseLeftWithDotDot(folder, judged);
+  for (const way of own) refuseLeftWithDotDot(way, judged, '');
+  for (const way of new Set(earlier)) refuseLeftWithDotDot(way, judged, NAMED_BEFORE);
   return folders;
+}
+
+/** Says a way was named before (for this gateway or another bridged one), not by this attach. */
+const NAMED_BEFORE = ', named before';
+
+/** A folder's path as written, made absolute (not normalised: `..` is the kernel's at each use). */
+function asWritten(folder: string): string {
+  return isAbsolute(folder) ? folder : `${process.cwd()}/${folder}`;
+}
+
+/** The ways (agentWorkspacesOf's asWritten) the folders named for each gateway were named by. */
+const namedWaysFor = new WeakMap<ProtocolGateway, string[]>();
+
+/** The ways of the folders named for every gateway with a bridge attached, with how many gateways hold each. */
+const bridgedWays = new Map<string, number>();
+
+/** The real path `way` leads to now, or what stops it, for a refusal's advice. */
+function realPathNow(way: string): string {
+  try {
+    return realpathSync(resolve(way));
+  } catch {
+    return 'where it leads, once it is there';
+  }
 }
 
 /** `inner` lies in `outer` and is not it. */
@@ -87,13 +120,12 @@ function refuseNested(workspaces: readonly string[], elsewhere: ReadonlySet<stri
  * while a runner given the same path meets `sub` afresh at each task, and one approved `mv` and
  * `ln -s` there would re-point it (as a trust file's way is judged, trust-files-guard.ts).
  */
-function refuseLeftWithDotDot(folder: string, workspaces: readonly string[]): void {
-  const asWritten = isAbsolute(folder) ? folder : `${process.cwd()}/${folder}`;
-  for (const place of placesOnTheWay(asWritten)) {
+function refuseLeftWithDotDot(folder: string, workspaces: readonly string[], when: string): void {
+  for (const place of placesOnTheWay(folder)) {
     const within = workspaces.find((workspace) => strictlyInside(place.at, workspace));
     if (within === undefined) continue;
     throw new Error(
-      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces) passes the folder ${place.at}, which lies in the agents' workspace ${within}, and leaves it with '..': one approved 'mv' and 'ln -s' there would re-point it; name the folder by its real path (${realpathSync(resolve(folder))}), and give your runner that path too`,
+      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces${when}) passes the folder ${place.at}, which lies in the agents' workspace ${within}, and leaves it with '..': one approved 'mv' and 'ln -s' there would re-point it; name the folder by its real path (${realPathNow(folder)}), and give your runner that path too`,
     );
   }
 }
@@ -104,13 +136,12 @@ function refuseLeftWithDotDot(folder: string, workspaces: readonly string[]): vo
  * link at each task, and one approved `ln -sfn` there would point it at the pages folder. (A runner
  * given another path than the one named is not seen: give both the real path.)
  */
-function refuseRelinkable(folder: string, workspaces: readonly string[]): void {
-  const asWritten = isAbsolute(folder) ? folder : `${process.cwd()}/${folder}`;
-  for (const place of placesOnTheWay(asWritten)) {
+function refuseRelinkable(folder: string, workspaces: readonly string[], when: string): void {
+  for (const place of placesOnTheWay(folder)) {
     const within = place.link ? workspaces.find((workspace) => isInside(place.at, workspace)) : undefined;
     if (within === undefined) continue;
     throw new Error(
-      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces) passes the link ${place.at}, which lies in the agents' workspace ${within}: one approved 'ln -sfn' there would re-point it; name the folder by its real path (${realpathSync(resolve(folder))}), and give your runner that path too`,
+      `attachDesktopBridge: the way to the agents' workspace ${folder} (agentWorkspaces${when}) passes the link ${place.at}, which lies in the agents' workspace ${within}: one approved 'ln -sfn' there would re-point it; name the folder by its real path (${realPathNow(folder)}), and give your runner that path too`,
     );
   }
 }
@@ -123,7 +154,7 @@ function refuseRelinkable(folder: string, workspaces: readonly string[]): void {
  * (before, it went with the window that named it while the gateway's first window was still
  * bridged, and a pages folder or a preload copy in it was then accepted).
  */
-const heldFor = new WeakMap<ProtocolGateway, { bridges: number; folders: Set<string>; forget: (() => void)[] }>();
+const heldFor = new WeakMap<ProtocolGateway, { bridges: number; folders: Set<string>; ways: Set<string>; forget: (() => void)[] }>();
 
 /**
  * A bridge of `gateway` is being attached, its agents writing in `folders` (agentWorkspacesOf's;
@@ -135,7 +166,7 @@ const heldFor = new WeakMap<ProtocolGateway, { bridges: number; folders: Set<str
  * folders are let go with its last bridge.
  */
 export function holdAgentWorkspaces(gateway: ProtocolGateway, folders: readonly string[], declared: readonly string[] | undefined): () => void {
-  const held = heldFor.get(gateway) ?? { bridges: 0, folders: new Set<string>(), forget: [] };
+  const held = heldFor.get(gateway) ?? { bridges: 0, folders: new Set<string>(), ways: new Set<string>(), forget: [] };
   const fresh = folders.filter((folder) => !held.folders.has(folder));
   held.forget.push(bridgeWorkspaces(fresh)); // throws before anything is held
   for (const folder of fresh) held.folders.add(folder);
@@ -144,7 +175,14 @@ export function holdAgentWorkspaces(gateway: ProtocolGateway, folders: readonly 
   if (declared !== undefined) {
     const root = gateway.broker.workspaceRoot;
     namedFor.set(gateway, folders.filter((folder) => folder !== root));
+    const known = namedWaysFor.get(gateway) ?? [];
+    const ways = declared.map(asWritten).filter((way) => !known.includes(way));
+    namedWaysFor.set(gateway, [...known, ...ways]);
   }
+  // The ways its folders were named by are held with them: judged at every attach, any gateway's.
+  const freshWays = (namedWaysFor.get(gateway) ?? []).filter((way) => !held.ways.has(way));
+  held.forget.push(holdCounted(bridgedWays, freshWays));
+  for (const way of freshWays) held.ways.add(way);
   let released = false;
   return () => {
     if (released) return;
@@ -153,5 +191,6 @@ export function holdAgentWorkspaces(gateway: ProtocolGateway, folders: readonly 
     if (held.bridges > 0) return;
     for (const forget of held.forget.splice(0)) forget();
     held.folders.clear();
+    held.ways.clear();
   };
 }

@@ -9,7 +9,7 @@ import { APP_ORIGIN } from './app-pages.js';
 import { checkCustomPageUrl } from './custom-origin.js';
 import { checkPreloadCopies, lastPreloadChange, onPreloadChange, preloadTamperings, renewPreloadCopies } from './preload-copy.js';
 import { agentWorkspacesOf, holdAgentWorkspaces } from './agent-workspaces.js';
-import { refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
+import { holdTrustFiles, refuseTrustFilesInWorkspaces } from './trust-files-guard.js';
 
 /** What Electron tells an `ipc.handle` listener about the call (its `IpcMainInvokeEvent`). */
 export interface BridgeInvokeEvent {
@@ -149,6 +149,12 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
   refuseTrustFilesInWorkspaces(gateway, workspaces, options.trustFiles ?? []);
   // Nor a page served, nor a preload copy: held apart, and the named ones the gateway's, while any of its bridges is attached.
   const forgetWorkspace = holdAgentWorkspaces(gateway, workspaces, options.agentWorkspaces);
+  // And the trust files held too: a gateway bridged later may not write them either.
+  const forgetTrustFiles = holdTrustFiles(gateway, options.trustFiles ?? []);
+  const forget = (): void => {
+    forgetWorkspace();
+    forgetTrustFiles();
+  };
   const host = new BridgeHost(gateway, started, (url) => url === pageUrl, { ...(options.log ? { log: options.log } : {}), grants: options.grants });
   attached.add(contents);
   const desk = options.grants;
@@ -164,7 +170,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     },
   };
   humanity.join(); // the host took the root and the desk as it was made
-  const unbind = bindBridge(host, contents, pageUrl, humanity, forgetWorkspace, options.log ?? (() => {}));
+  const unbind = bindBridge(host, contents, pageUrl, humanity, forget, options.log ?? (() => {}));
   let detached = false;
   return () => {
     if (detached) return;
@@ -172,7 +178,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     host.close(); // first: the page, still there, is told what it no longer waits for
     unbind();
     humanity.leave();
-    forgetWorkspace();
+    forget();
     attached.delete(contents);
   };
 }
@@ -275,9 +281,9 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   const send: WindowSend = (channel, payload) => {
     if (!contents.isDestroyed()) contents.send(channel, payload);
   };
-  // Whether there is a page to ask is whether the host has a window: it is attached below, and
-  // only a crash or leaving the page takes it away while these listeners are on (a close ends the
-  // host, and its events).
+  // Whether there is a page to ask is whether the host has a window: it is attached below when the
+  // top frame is the page, else at the load that brings it there, and only a crash or leaving the
+  // page takes it away while these listeners are on (a close ends the host, and its events).
   const noPageToAsk = (reason: string): void => {
     if (!host.hasWindow) return;
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
@@ -359,12 +365,16 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
     humanity.leave();
     forget();
   };
-  host.attachWindow(send);
-  if (contents.isCrashed()) onCrash(); // crashed before the attach: nobody to ask until it loads
-  // The page may have loaded before the attach, from a copy changed since launch: judged now, not
-  // at its first call (before, what the root asked meanwhile was sent to it and waited there, and
-  // the page, which may run the agent's script, was not told it is refused).
-  else judgePreload();
+  // The window is judged before anything is sent to it, as judgeTopFrame judges a load: it is the
+  // page to ask only when its renderer is alive, its top frame at exactly `pageUrl` and its preload
+  // unchanged since launch (the page may have loaded before the attach, from a copy changed since).
+  // Else it is nobody to ask until its load says otherwise: what the root asks goes to the bridge
+  // before it, or is denied at once, and no capability request is sent to it (before, the attach
+  // sent the desk's requests first and judged after, and a window not at its page, a hash route or
+  // another page, was made the human: approvals waited there, its answers refused).
+  if (!contents.isCrashed()) judgePreload(); // a page refused is told so (refusePage)
+  if (!contents.isCrashed() && preloadUnchecked === undefined && contents.mainFrame.url === pageUrl) host.attachWindow(send);
+  else humanity.leave();
   contents.on('did-start-navigation', onNavigationStart);
   contents.on('did-navigate', onNavigation);
   contents.on('did-navigate-in-page', onInPageNavigation);

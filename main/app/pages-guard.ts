@@ -7,6 +7,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isInside } from '../broker/spawn-context.js';
+import { holdCounted } from './counted-hold.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
 /** The real paths of the folders kept from the agents (the `pages` folders served, the preload copies), with what each is. */
@@ -79,15 +80,5 @@ export function bridgeWorkspaces(workspaces: readonly string[]): () => void {
       );
     }
   }
-  for (const real of workspaces) bridgedWorkspaces.set(real, (bridgedWorkspaces.get(real) ?? 0) + 1);
-  let forgotten = false;
-  return () => {
-    if (forgotten) return;
-    forgotten = true;
-    for (const real of workspaces) {
-      const left = (bridgedWorkspaces.get(real) ?? 1) - 1;
-      if (left === 0) bridgedWorkspaces.delete(real);
-      else bridgedWorkspaces.set(real, left);
-    }
-  };
+  return holdCounted(bridgedWorkspaces, workspaces);
 }

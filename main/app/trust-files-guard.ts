@@ -7,41 +7,75 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { landing } from '../broker/approvals/sensitive-paths.js';
 import { isInside } from '../broker/spawn-context.js';
 import type { ProtocolGateway } from '../gateway/index.js';
+import { holdCounted } from './counted-hold.js';
+import { bridgedWorkspaceFolders } from './pages-guard.js';
+
+/**
+ * The app's own files of every bridge attached (the gateway's approvals file and the bridge's
+ * `trustFiles`, as written, made absolute), with how many bridges hold each: another gateway
+ * bridged beside them must not write them either (before, each gateway's files were judged against
+ * its own workspaces only, and a second gateway of the app working in the folder of the first's
+ * approvals file was bridged: its agent's one approved write added an "always allow" rule there).
+ */
+const bridgedTrustFiles = new Map<string, number>();
+
+/** `gateway`'s approvals file and `trustFiles`, as written, made absolute (not normalised: `..` is the kernel's at each open). */
+function ownTrustFiles(gateway: ProtocolGateway, trustFiles: readonly string[]): string[] {
+  const approvals = gateway.approvals.file;
+  const files = [...(approvals === undefined ? [] : [approvals]), ...trustFiles].map((file) => (isAbsolute(file) ? file : `${process.cwd()}/${file}`));
+  return [...new Set(files)];
+}
 
 /**
  * Throws, naming the file, when one of `workspaces` (the real folders `gateway`'s agents write in,
  * agent-workspaces.ts) holds its approvals file or one of `trustFiles` (the grants file…), wherever
  * their links lead, or when a link on the way to one lies in it (the file is read through it at
- * each load: re-pointed, it is the agent's).
+ * each load: re-pointed, it is the agent's). Beside every other bridged gateway: its workspaces
+ * may not hold these files, nor these workspaces its files (holdTrustFiles).
  */
 export function refuseTrustFilesInWorkspaces(gateway: ProtocolGateway, workspaces: readonly string[], trustFiles: readonly string[]): void {
-  for (const workspace of workspaces) refuseTrustFilesIn(gateway, workspace, trustFiles);
+  const own = ownTrustFiles(gateway, trustFiles);
+  const otherWorkspaces = bridgedWorkspaceFolders().filter((folder) => !workspaces.includes(folder));
+  const otherFiles = [...bridgedTrustFiles.keys()].filter((file) => !own.includes(file));
+  for (const workspace of workspaces) refuseFilesIn(workspace, own, {});
+  for (const workspace of otherWorkspaces) refuseFilesIn(workspace, own, { workspace: OTHERS });
+  for (const workspace of workspaces) refuseFilesIn(workspace, otherFiles, { file: ANOTHER_BRIDGES });
 }
 
-function refuseTrustFilesIn(gateway: ProtocolGateway, workspace: string, trustFiles: readonly string[]): void {
-  const approvals = gateway.approvals.file;
-  const files = [...(approvals === undefined ? [] : [approvals]), ...trustFiles];
-  for (const file of files) {
-    // The path as written (made absolute, not normalised): a `..` after a folder of the workspace
-    // is resolved by the kernel from wherever that folder leads at each open.
-    const asWritten = isAbsolute(file) ? file : `${process.cwd()}/${file}`;
+/** Whose a folder or file named in a refusal is, when it is not the attaching bridge's gateway's or bridge's. */
+const OTHERS = " (another bridged gateway's)";
+const ANOTHER_BRIDGES = " (another bridge's)";
+
+/**
+ * `gateway`'s approvals file and `trustFiles` are held while its bridge is attached: every bridge
+ * attached later, whatever its gateway, is refused when its workspaces hold one. Returns the
+ * function that lets them go (the bridge detached or its window closed).
+ */
+export function holdTrustFiles(gateway: ProtocolGateway, trustFiles: readonly string[]): () => void {
+  return holdCounted(bridgedTrustFiles, ownTrustFiles(gateway, trustFiles));
+}
+
+function refuseFilesIn(workspace: string, files: readonly string[], whose: { workspace?: string; file?: string }): void {
+  const ws = `${workspace}${whose.workspace ?? ''}`;
+  for (const asWritten of files) {
+    const file = `${asWritten}${whose.file ?? ''}`;
     // Where a write of it lands, as the approvals judge a write's landing: links followed, a
     // link to what is not made yet too.
-    const real = landing(resolve(file));
+    const real = landing(resolve(asWritten));
     if (real === undefined) {
       // A link loop (past 40 links): a loop through the workspace is one an agent can end there.
-      throw new Error(`the app's own file ${file} cannot be followed to where a write of it lands (a loop of links?): it cannot be checked against the agents' workspace ${workspace}`);
+      throw new Error(`the app's own file ${file} cannot be followed to where a write of it lands (a loop of links?): it cannot be checked against the agents' workspace ${ws}`);
     }
     const places = placesOnTheWay(asWritten).filter((place) => isInside(place.at, workspace));
     const link = places.find((place) => place.link);
     if (link !== undefined) {
       throw new Error(
-        `the way to the app's own file ${file} passes the link ${link.at}, which lies in the agents' workspace ${workspace}: one approved 'ln -sfn' there would make the file theirs; name the file by a path with no link in the workspace (or give the agents a workspace that holds no link to the app's files)`,
+        `the way to the app's own file ${file} passes the link ${link.at}, which lies in the agents' workspace ${ws}: one approved 'ln -sfn' there would make the file theirs; name the file by a path with no link in the workspace (or give the agents a workspace that holds no link to the app's files)`,
       );
     }
     if (isInside(real, workspace)) {
       throw new Error(
-        `the agents' workspace ${workspace} holds the app's own file ${file}${real === resolve(file) ? '' : ` (${real})`}: one approved write of it would grant a plugin or add an "always allow" rule; give the agents a workspace that does not hold the app's files (not the home folder when they are under ~/.config)`,
+        `the agents' workspace ${ws} holds the app's own file ${file}${real === resolve(asWritten) ? '' : ` (${real})`}: one approved write of it would grant a plugin or add an "always allow" rule; give the agents a workspace that does not hold the app's files (not the home folder when they are under ~/.config)`,
       );
     }
     // A folder of the workspace left again with `..` (its real parent is outside): one approved
@@ -49,7 +83,7 @@ function refuseTrustFilesIn(gateway: ProtocolGateway, workspace: string, trustFi
     const folder = places[0];
     if (folder !== undefined) {
       throw new Error(
-        `the way to the app's own file ${file} passes the folder ${folder.at}, which lies in the agents' workspace ${workspace}, and leaves it with '..': one approved 'mv' and 'ln -s' there would make the file theirs; name the file by a path that does not pass the workspace`,
+        `the way to the app's own file ${file} passes the folder ${folder.at}, which lies in the agents' workspace ${ws}, and leaves it with '..': one approved 'mv' and 'ln -s' there would make the file theirs; name the file by a path that does not pass the workspace`,
       );
     }
   }

@@ -213,3 +213,34 @@ test("two gateways of one app, one's workspace inside the other's, are not both 
     detach();
   }
 });
+
+test("a folder named through a link is judged at every later attach too: a gateway whose workspace holds the link, bridged after, is refused, and so is a later bridge of the same gateway naming a folder that holds it", async () => {
+  // Judged only when it was named before: gateway B's folder named <base>/link/ws (the link leading
+  // elsewhere), then gateway A working in <base> was bridged, and A's agent's 'ln -sfn <pages> link'
+  // made the path B's runner is given lead to the pages folder.
+  const base = join(scratch, 'named-link');
+  const elsewhere = join(scratch, 'named-link-elsewhere');
+  mkdirSync(join(elsewhere, 'ws'), { recursive: true });
+  mkdirSync(base);
+  symlinkSync(elsewhere, join(base, 'link'));
+  const bRoot = join(scratch, 'named-link-b');
+  mkdirSync(bRoot);
+  const a = await startGateway(undefined, { broker: { root: { workspaceRoot: base } } });
+  const b = await startGateway(undefined, { broker: { root: { workspaceRoot: bRoot } } });
+  const one = await rootlessGateway();
+  gateways.push(a, b);
+  const named = join(base, 'link', 'ws');
+  const detachB = attachDesktopBridge(b.gateway, windowAtPage(), { agentWorkspaces: [named] });
+  try {
+    assert.throws(() => attachDesktopBridge(a.gateway, windowAtPage()), /the way to the agents' workspace .*named-link\/link\/ws \(agentWorkspaces, named before\) passes the link .*named-link\/link, which lies in the agents' workspace .*named-link: one approved 'ln -sfn'/);
+  } finally {
+    detachB();
+  }
+  attachDesktopBridge(a.gateway, windowAtPage())(); // B's bridges gone: its ways are not held against A
+  const first = attachDesktopBridge(one.gateway, windowAtPage(), { agentWorkspaces: [named] });
+  try {
+    assert.throws(() => attachDesktopBridge(one.gateway, windowAtPage(), { agentWorkspaces: [base] }), /the way to the agents' workspace .*named-link\/link\/ws \(agentWorkspaces, named before\) passes the link/);
+  } finally {
+    first();
+  }
+});

@@ -31,3 +31,23 @@ test("a window that left the bridge's page hands the root to the window before i
   detachSecond();
   detachFirst();
 });
+
+test("a window attached while its top frame is not at the page (a hash route, another page of the app) is nobody to ask until the page is loaded: the window before it is asked", { timeout: 20_000 }, async () => {
+  // The attach judged only the preload (083a482): the window was made the human wherever its top
+  // frame was, and the approval waited there, its answers refused (the sender not at the page).
+  const first = windowAtPage();
+  const second = windowAtPage();
+  const page = second.mainFrame.url;
+  second.mainFrame.url = `${page}#/settings`;
+  const detachFirst = attachDesktopBridge(gw.gateway, first);
+  const detachSecond = attachDesktopBridge(gw.gateway, second);
+  try {
+    assert.equal(await approvalShownOn(first, 'make attached-away', { first, second }), 'first');
+    assert.equal(second.sent.filter((s) => s.channel === 'chatty:approval').length, 0, 'nothing sent to a window not at its page');
+    second.navigate(page);
+    assert.equal(await approvalShownOn(first, 'make attached-page-back', { first, second }), 'second', 'at its page: the newest window is the human');
+  } finally {
+    detachSecond();
+    detachFirst();
+  }
+});

@@ -18,7 +18,9 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { attachDesktopBridge, preloadCopy } from '../../main/app/index.js';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import type { PendingApproval, Withdrawn } from '../../main/app/bridge/contract.js';
+import type { PendingApproval, Snapshot, Withdrawn } from '../../main/app/bridge/contract.js';
+import { PluginGrants } from '../../main/plugins/grants/index.js';
+import { grantRequest } from '../helpers/grant-request.js';
 import { plan } from '../broker/helpers.js';
 import { planGateway, windowAtPage } from './bridge-fixture.js';
 import { StandInIpcMain } from './electron-stand-in/electron.js';
@@ -541,4 +543,30 @@ test('a source lying in a bridged workspace is refused, and a bridge on a worksp
   const around = await startGateway(undefined, { broker: { root: { workspaceRoot: later } } });
   gateways.push(around);
   assert.throws(() => attachDesktopBridge(around.gateway, windowAtPage()), /the preload source folder .*later\/build and the agents' workspace .* overlap/);
+});
+
+test("a page refused at the attach is sent no capability request either: the desk's requests go to it only once its load is answered", { timeout: 180_000 }, async () => {
+  // The attach sent the desk's waiting requests (attachWindow) before it judged the page: a page
+  // that may run the agent's script was shown them, and never told they were withdrawn.
+  const name = 'late-attach-grants';
+  const copy = preloadCopy(join(scratch, name, 'user-data'), packagePreload(name));
+  const gw = await planGateway();
+  gateways.push(gw);
+  mkdirSync(join(scratch, name, 'agents'));
+  agentWritesThroughLink(copy, join(scratch, name, 'agents'));
+  const desk = new PluginGrants();
+  const waiting = desk.ask(grantRequest({ plugin: 'asked-before-attach' }));
+  const window = windowAtPage();
+  const detach = attachDesktopBridge(gw.gateway, window, { grants: desk });
+  try {
+    assert.deepEqual(window.sent.map((sent) => sent.channel), ['chatty:refused'], 'told it is refused, and sent nothing else');
+    window.startNavigation();
+    window.reload();
+    const snapshot = (await new StandInIpcMain().invoke('chatty:snapshot', window, window.mainFrame)) as Snapshot;
+    assert.deepEqual(snapshot.grants.map((g) => g.plugin), ['asked-before-attach'], 'the page loaded again finds it');
+  } finally {
+    detach();
+    desk.withdrawAll();
+    assert.equal(await waiting, 'withdrawn');
+  }
 });

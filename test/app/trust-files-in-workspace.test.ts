@@ -94,3 +94,37 @@ test('nor when a link on the way leads through a second link lying in the worksp
   const detach = attachDesktopBridge(gw.gateway, windowAtPage(), { trustFiles: [join(dir, 'user-data', 'plugin-grants.json')] });
   detach();
 });
+
+test("another bridged gateway's workspace may not hold this gateway's approvals file, nor the grants file another bridge names, in either order", { timeout: 120_000 }, async () => {
+  // Each gateway's files were judged against its own workspaces only: gateway A working in <base>
+  // and gateway B keeping its approvals file in <base>/state were both bridged, and A's agent's one
+  // approved write of <base>/state/approvals.json added an "always allow" rule to B.
+  const base = join(scratch, 'two-gateways');
+  const state = join(base, 'state');
+  mkdirSync(state, { recursive: true, mode: 0o700 });
+  const bWork = join(scratch, 'two-gateways-b');
+  mkdirSync(bWork);
+  const a = await startGateway(undefined, { broker: { root: { workspaceRoot: base }, log: () => {} } });
+  const b = await startGateway(undefined, { approvals: { file: join(state, 'approvals.json') }, broker: { root: { workspaceRoot: bWork }, log: () => {} } });
+  const c = await startGateway(undefined, { broker: { root: { workspaceRoot: bWork }, log: () => {} } });
+  gateways.push(a, b, c);
+  for (const [first, second] of [[b, a], [a, b]] as const) {
+    const detach = attachDesktopBridge(first.gateway, windowAtPage());
+    try {
+      assert.throws(() => attachDesktopBridge(second.gateway, windowAtPage()), /the agents' workspace .*two-gateways( \(another bridged gateway's\))? holds the app's own file .*two-gateways\/state\/approvals\.json( \(another bridge's\))?: one approved write/);
+    } finally {
+      detach();
+    }
+  }
+  // The grants file a bridge names, as well: one registry's desk serving a gateway per window.
+  const grants = join(state, 'plugin-grants.json');
+  const detachC = attachDesktopBridge(c.gateway, windowAtPage(), { trustFiles: [grants] });
+  try {
+    assert.throws(() => attachDesktopBridge(a.gateway, windowAtPage()), /the agents' workspace .*two-gateways holds the app's own file .*plugin-grants\.json \(another bridge's\)/);
+  } finally {
+    detachC();
+  }
+  // Each alone, or once the other is gone, is attached.
+  attachDesktopBridge(a.gateway, windowAtPage())();
+  attachDesktopBridge(b.gateway, windowAtPage())();
+});
