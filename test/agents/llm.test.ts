@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -197,6 +197,43 @@ describe('the LLM agent', () => {
     } finally {
       approvals.stop();
       rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('write_file: a file replaced while the person decided is not overwritten; the write is refused, nothing the person was not shown is lost', async () => {
+    // Before: approved as '+1 -1' against 'old', the write replaced the 200 lines put there meanwhile.
+    const unseen = Array.from({ length: 200 }, (_, i) => `a line the person was not shown ${i}`).join('\n') + '\n';
+    const m = await model([
+      () => {
+        writeFileSync(join(h.workspaceOf('llm-changed-0'), 'notes.txt'), 'old\n');
+        return { toolCalls: [{ id: 'call-w', name: 'write_file', arguments: { path: 'notes.txt', content: 'new\n' } }] };
+      },
+      (req) => {
+        assert.deepEqual(lastToolResult(req), {
+          role: 'tool',
+          tool_call_id: 'call-w',
+          content: 'error: "notes.txt" was changed after the person was asked to approve this write (made, replaced, edited or removed since its diff stat was counted): nothing was written',
+        });
+        return { text: 'not written' };
+      },
+    ]);
+    h.addLlmAgent('llm-changed', m.baseUrl);
+    const asked: ApprovalRequest[] = [];
+    const stop = h.root.onApproval(async (request) => {
+      asked.push(request);
+      const file = join(h.workspaceOf('llm-changed-0'), 'notes.txt');
+      writeFileSync(`${file}.new`, unseen);
+      renameSync(`${file}.new`, file);
+      return 'approved' as const;
+    });
+    try {
+      const result = await h.root.invoke('llm-changed', 'rewrite the notes');
+      noFailures(m);
+      assert.equal(result.success, true, result.error);
+      assert.deepEqual(asked.map(({ command_or_path, diff_stat }) => ({ command_or_path, diff_stat })), [{ command_or_path: 'notes.txt', diff_stat: '+1 -1' }]);
+      assert.equal(readFileSync(join(h.workspaceOf('llm-changed-0'), 'notes.txt'), 'utf8'), unseen);
+    } finally {
+      stop();
     }
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BrokerError, type TaskMapper, type WorkerSession } from '../../worker/index.js';
-import { WorkspaceRefusal, commandFolder, diffStatReplacing, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
+import { WorkspaceRefusal, commandFolder, countDiffStat, replaceFileContent, resolveInWorkspace, runCommand, type ExecResult } from '../scripted/index.js';
 import { ToolRefusal, type AgentTool, type JsonSchemaObject } from './agent-tool.js';
 
 /** What the fabric's tools act through and on. */
@@ -100,13 +100,14 @@ export function fabricTools(ctx: FabricToolContext): AgentTool[] {
       WriteFileArgs,
       async ({ path, content }, signal) => {
         const file = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path));
-        const stat = await refusingOutside(() => diffStatReplacing(ctx.workspace, file, path, content));
+        // `against`: the file the diff stat was counted against; the write replaces only that one.
+        const { diffStat: stat, against } = await refusingOutside(() => countDiffStat(ctx.workspace, file, path, content));
         // The path exactly as the model gave it: what the human approves is what is written.
         const verdict = await refusingBrokerErrors(() => session.approve('write', path, stat, { signal }));
         if (verdict !== 'approved') throw new ToolRefusal(`the user denied writing ${path}; it was not written`);
         // Checked again now that the human has decided (parents made, each inside), and never through a symlink.
         const target = await refusingOutside(() => resolveInWorkspace(ctx.workspace, path, { createParents: true }));
-        await refusingOutside(() => replaceFileContent(ctx.workspace, target, path, content)); // judged again by what is opened
+        await refusingOutside(() => replaceFileContent(ctx.workspace, target, path, content, against)); // judged again by what is opened
         return `wrote ${Buffer.byteLength(content)} bytes to ${path}`;
       },
     ),
@@ -151,7 +152,8 @@ async function refusingOutside<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof WorkspaceRefusal) throw new ToolRefusal(`${err.message}; nothing was written`);
+    // Some refusals (a file changed while the person decided) say so already.
+    if (err instanceof WorkspaceRefusal) throw new ToolRefusal(err.message.endsWith('nothing was written') ? err.message : `${err.message}; nothing was written`);
     throw err;
   }
 }
