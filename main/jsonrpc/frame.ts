@@ -36,7 +36,7 @@ export type BatchEntry =
  * was JSON (`value`) but not a JSON-RPC message, including the empty array; `'batch-too-long'`
  * means an array of more than `MAX_BATCH_ENTRIES` entries, none of which was looked at;
  * `'too-deep'` means text nesting more than `MAX_NESTING_DEPTH` levels, never parsed, of which only
- * the top-level members are read (`top`: nested values `null`; `undefined` when it is no object).
+ * the top-level envelope members are read (`top`: nested values `null`; `undefined` when it is no object).
  */
 export type MalformedFrame =
   | { readonly kind: 'malformed'; readonly reason: 'parse'; readonly text: string }

@@ -1,10 +1,12 @@
 /**
- * The top-level members of a JSON object's text, read without building anything nested: each
- * value that is an object or an array is `null` here, a string, number or literal its own value.
- * What classifies a frame refused as nested too deeply, which is never parsed: its `id`, and
- * whether it is call- or response-shaped (`classifyMalformed`). `undefined` when the text is not
- * an object, or a member's key or plain value is not JSON. Runs only on that refusal: one pass,
- * strings skipped with `indexOf`, nested levels an integer (no per-level state).
+ * The envelope members (`jsonrpc`, `id`, `method`, `result`, `error`) at the top level of a JSON
+ * object's text, read without building anything nested: a value that is an object or an array is
+ * `null` here, a string, number or literal its own value. What classifies a frame refused as
+ * nested too deeply, which is never parsed: its `id`, and whether it is call- or response-shaped
+ * (`classifyMalformed`). Other members are passed over unbuilt (a body of a million top-level
+ * members costs no million-key object). `undefined` when the text is not an object, or a member's
+ * key or kept value is not JSON. Runs only on that refusal: one pass, strings skipped with
+ * `indexOf`, nested levels an integer (no per-level state).
  */
 
 const QUOTE = 34;
@@ -32,15 +34,14 @@ export function topLevelMembers(text: string): Record<string, unknown> | undefin
       const close = stringEnd(text, i);
       if (close < 0) return undefined;
       if (depth === 1) {
-        const literal = parsed(text.slice(i, close + 1));
-        if (typeof literal !== 'string') return undefined;
         if (key !== undefined) {
-          members[key] = literal;
+          if (key !== SKIPPED) members[key] = parsed(text.slice(i, close + 1));
           key = undefined;
         } else {
           const colon = skipWs(text, close + 1);
           if (text.charCodeAt(colon) !== COLON) return undefined;
-          key = literal;
+          key = envelopeKey(text, i, close);
+          if (key === undefined) return undefined;
           i = colon + 1;
           continue;
         }
@@ -48,7 +49,7 @@ export function topLevelMembers(text: string): Record<string, unknown> | undefin
       i = close + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (depth === 1 && key !== undefined) {
-        members[key] = null;
+        if (key !== SKIPPED) members[key] = null;
         key = undefined;
       }
       depth++;
@@ -60,15 +61,42 @@ export function topLevelMembers(text: string): Record<string, unknown> | undefin
       // A number or a literal: up to the next delimiter.
       let end = i;
       while (end < n && !isDelimiter(text.charCodeAt(end))) end++;
-      const value = parsed(text.slice(i, end));
-      if (value === undefined) return undefined;
-      members[key] = value;
+      if (key !== SKIPPED) {
+        const value = parsed(text.slice(i, end));
+        if (value === undefined) return undefined;
+        members[key] = value;
+      }
       key = undefined;
       i = end;
     } else i++;
   }
   // Cut short: what was read is all there is to tell.
   return members;
+}
+
+/** The members `classifyMalformed` reads (and `jsonrpc`); any other key is `SKIPPED`. */
+const ENVELOPE_KEYS: readonly string[] = ['jsonrpc', 'id', 'method', 'result', 'error'];
+const SKIPPED = '';
+
+/**
+ * The key of the string from `open` to `close` when it is an envelope member, `SKIPPED` for any
+ * other, `undefined` when it is not a JSON string. Only a key written with an escape is decoded
+ * (`"\u0069d"` is `id`): the others are compared in place, nothing allocated.
+ */
+function envelopeKey(text: string, open: number, close: number): string | undefined {
+  if (hasBackslash(text, open + 1, close)) {
+    const key = parsed(text.slice(open, close + 1));
+    if (typeof key !== 'string') return undefined;
+    return ENVELOPE_KEYS.includes(key) ? key : SKIPPED;
+  }
+  for (const name of ENVELOPE_KEYS) if (close - open - 1 === name.length && text.startsWith(name, open + 1)) return name;
+  return SKIPPED;
+}
+
+/** Read by hand, within the key only: an `indexOf` could run on to the end of the text for every key. */
+function hasBackslash(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === BACKSLASH) return true;
+  return false;
 }
 
 function parsed(literal: string): unknown {
