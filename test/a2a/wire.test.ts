@@ -54,6 +54,6 @@ describe('rpcBodyOf', () => {
     const at = rpcBodyOf(Buffer.from(JSON.stringify(Array(MAX_BATCH_ITEMS).fill({ id: 1, method: 'm' }))));
     assert.deepEqual([at?.tooLong, at?.items.length, at?.raw.length], [false, MAX_BATCH_ITEMS, MAX_BATCH_ITEMS]);
     const over = rpcBodyOf(Buffer.from(JSON.stringify(Array(MAX_BATCH_ITEMS + 1).fill({ id: 1, method: 'm' }))));
-    assert.deepEqual(over, { batch: true, tooLong: true, items: [], raw: [] });
+    assert.deepEqual(over, { batch: true, tooLong: true, tooDeep: false, items: [], raw: [] });
   });
 });

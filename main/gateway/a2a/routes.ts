@@ -1,3 +1,4 @@
+import { TOO_DEEP_MESSAGE } from '../../jsonrpc/index.js';
 import { refuse, type GatewayContext, type GatewayMiddleware } from '../context.js';
 import { aggregatedCard, cardV03, cardV1, type ForwardedModule, type RemoteModuleDirectory } from './cards.js';
 import { repeatedContentTypeParameter, repeatedSingleHeader, type RemoteRunner } from './forward.js';
@@ -82,6 +83,7 @@ export function a2aSurface(options: A2aSurfaceOptions): GatewayMiddleware {
     const reason = roleReached(options.roles, route.name, body);
     if (reason !== undefined) return refuseRole(ctx, reason);
     if (body?.tooLong) return rpcRefusal(ctx, 400, INVALID_REQUEST, batchTooLongMessage(), null);
+    if (body?.tooDeep) return rpcRefusal(ctx, 400, INVALID_REQUEST, TOO_DEEP_MESSAGE, null);
     const envelopes = envelopesOf(body);
     const id = requestIdOf(envelopes);
     const module = remote(route.name);

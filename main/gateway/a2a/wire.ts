@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nestsTooDeep } from '../../fabric/codec/key-count.js';
 
 /** A JSON-RPC id as A2A clients send it. */
 export const RpcId = z.union([z.string(), z.number(), z.null()]);
@@ -39,12 +40,14 @@ export type RpcRequestEnvelope = z.infer<typeof RpcRequestEnvelope>;
 /**
  * A JSON body as JSON-RPC reads it: one request or a batch, each item an envelope or `undefined`
  * (not an object, or not a valid envelope), and each item as it came (`raw`, for the task ids it
- * names even when it is not a valid envelope). A batch over `MAX_BATCH_ITEMS` is `tooLong`, with
- * no items at all.
+ * names even when it is not a valid envelope). A batch over `MAX_BATCH_ITEMS` is `tooLong`, a body
+ * nesting more than main/jsonrpc's `MAX_NESTING_DEPTH` is `tooDeep` (never parsed: `JSON.parse`
+ * builds every level, seconds for 10 MiB of `[`); either has no items at all.
  */
 export interface RpcBody {
   batch: boolean;
   tooLong: boolean;
+  tooDeep: boolean;
   items: (RpcRequestEnvelope | undefined)[];
   raw: unknown[];
 }
@@ -57,18 +60,19 @@ export function rpcBodyOf(body: Buffer | undefined): RpcBody | undefined {
   try {
     let text = body?.toString('utf8') ?? '';
     if (text.startsWith(BOM)) text = text.slice(BOM.length);
+    if (nestsTooDeep(text)) return { batch: false, tooLong: false, tooDeep: true, items: [], raw: [] };
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
   const batch = Array.isArray(value);
-  if (batch && (value as unknown[]).length > MAX_BATCH_ITEMS) return { batch, tooLong: true, items: [], raw: [] };
+  if (batch && (value as unknown[]).length > MAX_BATCH_ITEMS) return { batch, tooLong: true, tooDeep: false, items: [], raw: [] };
   const raw = batch ? (value as unknown[]) : [value];
   const items = raw.map((item) => {
     const parsed = RpcRequestEnvelope.safeParse(item);
     return parsed.success ? parsed.data : undefined;
   });
-  return { batch, tooLong: false, items, raw };
+  return { batch, tooLong: false, tooDeep: false, items, raw };
 }
 
 /** The request envelopes in a body (a batch gives several), or none when it is not JSON. */
