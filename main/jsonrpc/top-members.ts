@@ -9,14 +9,7 @@
  * `indexOf`, nested levels an integer (no per-level state).
  */
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const COLON = 58;
-const COMMA = 44;
-const OPEN_OBJECT = 123;
-const CLOSE_OBJECT = 125;
-const OPEN_ARRAY = 91;
-const CLOSE_ARRAY = 93;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isWs, stringEnd } from '../fabric/codec/json-text.js';
 
 export function topLevelMembers(text: string): Record<string, unknown> | undefined {
   const n = text.length;
@@ -107,10 +100,6 @@ function parsed(literal: string): unknown {
   }
 }
 
-function isWs(c: number): boolean {
-  return c === 32 || c === 9 || c === 10 || c === 13;
-}
-
 function isDelimiter(c: number): boolean {
   return c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === QUOTE || c === OPEN_OBJECT || c === OPEN_ARRAY || isWs(c);
 }
@@ -119,16 +108,4 @@ function skipWs(text: string, from: number): number {
   let i = from;
   while (isWs(text.charCodeAt(i))) i++;
   return i;
-}
-
-/** The closing quote of the string opening at `open`, or -1 when it is not closed. */
-function stringEnd(text: string, open: number): number {
-  let close = text.indexOf('"', open + 1);
-  while (close >= 0) {
-    let slashes = 0;
-    while (text.charCodeAt(close - 1 - slashes) === BACKSLASH) slashes++;
-    if ((slashes & 1) === 0) return close;
-    close = text.indexOf('"', close + 1);
-  }
-  return -1;
 }

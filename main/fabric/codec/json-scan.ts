@@ -10,6 +10,7 @@
  */
 
 import { MAX_NESTING_DEPTH } from '../wire/sizes.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE, isWs, stringEnd as closingQuote } from './json-text.js';
 
 export interface OpaqueSpan {
   /** The key under `result.metadata`. */
@@ -19,15 +20,6 @@ export interface OpaqueSpan {
 }
 
 export type ScanResult = { ok: true; spans: OpaqueSpan[] } | { ok: false; reason: string };
-
-const QUOTE = 34;
-const BACKSLASH = 92;
-const COLON = 58;
-const COMMA = 44;
-const OPEN_OBJECT = 123;
-const CLOSE_OBJECT = 125;
-const OPEN_ARRAY = 91;
-const CLOSE_ARRAY = 93;
 
 /** Small objects compare keys in an array; past this many a Set keeps a wide object linear. */
 const SMALL_OBJECT_KEYS = 8;
@@ -42,25 +34,15 @@ function fail(reason: string, at: number): never {
   throw new ScanError(`${reason} at offset ${at}`);
 }
 
-function isWs(c: number): boolean {
-  return c === 32 || c === 9 || c === 10 || c === 13;
-}
-
 function isDelimiter(c: number): boolean {
   return c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isWs(c);
 }
 
 /** Index of the closing quote of the string opening at `open`, without checking its contents. */
 function stringEnd(text: string, open: number): number {
-  let at = open + 1;
-  for (;;) {
-    const q = text.indexOf('"', at);
-    if (q < 0) fail('unterminated string', open);
-    let slashes = 0;
-    while (text.charCodeAt(q - 1 - slashes) === BACKSLASH) slashes++;
-    if ((slashes & 1) === 0) return q;
-    at = q + 1;
-  }
+  const close = closingQuote(text, open);
+  if (close < 0) fail('unterminated string', open);
+  return close;
 }
 
 /** Checks a string's contents as JSON.parse would (escapes, no raw control characters). */
