@@ -7,7 +7,7 @@ import { pluginSourceIn } from './build/plugin-source.js';
 import { ComponentCache } from './component-cache.js';
 import { PluginLoadError, messageOf } from './errors.js';
 import { RetiringHandle } from './live/retiring-handle.js';
-import { WaitingBudget, checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
+import { WaitingBudget, checkedAnswerSpinMs, checkedEngineIdleMs, type ModuleHandle } from './handle/index.js';
 import { MAX_COMPONENT_BYTES } from './limits.js';
 import { DEFAULT_CEILINGS, parseManifest, type Ceilings, type Manifest, type ModuleInfo, type ParsedManifest } from './manifest.js';
 import { stderrLogger, type CreditMeter, type GrantPolicy, type PluginLogger, type Providers } from './providers.js';
@@ -56,6 +56,13 @@ export interface ModuleRegistryOptions {
    * 5 min); 0 starts it at the load and keeps it resident. See docs/plugins.md, "Idle plugins".
    */
   engineIdleMs?: number;
+  /**
+   * How long the main thread may wait, without yielding to its event loop, for the answer to a
+   * module's lone call, in ms (default 0.08, or 0 on a one-CPU machine; at most 1000; 0 never
+   * waits): an answer taken this way skips a thread wake-up (issue 21; docs/plugins.md, "The
+   * main thread's wait for a lone call's answer").
+   */
+  answerSpinMs?: number;
   /**
    * The arguments (the JSON text's length) the waiting calls of all this registry's modules may
    * hold together (default `DEFAULT_TOTAL_WAITING_ARGUMENT_BYTES`, 256 MiB): a call that would take
@@ -138,6 +145,8 @@ export class ModuleRegistry {
   private readonly gate: GrantGate | undefined;
   /** How long each module's engine stays up after its last call, in ms (0: resident from the load), as every handle is given it. */
   readonly engineIdleMs: number;
+  /** Every handle's `answerSpinMs`, checked once. */
+  private readonly answerSpinMs: number;
   /** The waiting argument bytes every handle of this registry shares, against the gateway's total cap. */
   private readonly waitingBudget: WaitingBudget;
 
@@ -148,6 +157,7 @@ export class ModuleRegistry {
     if (options.grants && options.grant) throw new PluginLoadError('give the registry `grant` (a policy) or `grants` (grants pinned to digests), not both');
     this.gate = options.grants ? new GrantGate(new GrantStore(options.grants), this.grants, this.gateHost(), options.grants.mode) : undefined;
     this.engineIdleMs = checkedEngineIdleMs(options.engineIdleMs); // a bad value is the embedder's mistake: said now, not at each load
+    this.answerSpinMs = checkedAnswerSpinMs(options.answerSpinMs);
     this.waitingBudget = new WaitingBudget(options.maxTotalWaitingArgumentBytes);
     this.ceilings = {
       maxMemoryMb: Math.min(options.ceilings?.maxMemoryMb ?? DEFAULT_CEILINGS.maxMemoryMb, DEFAULT_CEILINGS.maxMemoryMb),
@@ -474,6 +484,7 @@ export class ModuleRegistry {
       dir,
       compile,
       engineIdleMs: this.engineIdleMs,
+      answerSpinMs: this.answerSpinMs,
       waitingBudget: this.waitingBudget,
       toolRecord: this.cache.toolRecord(prepared),
       relistTools,

@@ -1,6 +1,7 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { PluginLoadError, messageOf } from '../errors.js';
 import { spawnWorker } from '../spawn.js';
+import type { AnswerSpin } from './answer-spin.js';
 import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
 import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
 
@@ -72,6 +73,8 @@ export class GuestWorker {
     /** The main thread's end of the worker's message port (logs, host calls, oversized answers). */
     readonly callPort: MessagePort,
     private readonly events: GuestWorkerEvents,
+    /** The handle's short wait for a lone call's answer (kept across its engines). */
+    private readonly spin: AnswerSpin,
   ) {
     this.control = new Int32Array(control);
   }
@@ -84,7 +87,7 @@ export class GuestWorker {
    * top-level code spins is not waited for until the instantiation limit) and the start rejects
    * with the signal's reason once the thread has ended.
    */
-  static start(config: GuestWorkerConfig, heapMb: number, instantiateTimeoutMs: number, events: GuestWorkerEvents, signal?: AbortSignal): Promise<GuestWorker> {
+  static start(config: GuestWorkerConfig, heapMb: number, instantiateTimeoutMs: number, events: GuestWorkerEvents, spin: AnswerSpin, signal?: AbortSignal): Promise<GuestWorker> {
     signal?.throwIfAborted();
     const { port1, port2 } = new MessageChannel();
     const calls = new MessageChannel();
@@ -96,7 +99,7 @@ export class GuestWorker {
       transferList: [port2, calls.port2],
       resourceLimits: { maxOldGenerationSizeMb: heapMb },
     });
-    const live = new GuestWorker(worker, port1, control, channel, calls.port1, events);
+    const live = new GuestWorker(worker, port1, control, channel, calls.port1, events, spin);
     live.callPort.on('message', (msg: FromWorker) => live.deliver(msg));
     live.callPort.unref();
     return new Promise<GuestWorker>((resolve, reject) => {
@@ -168,10 +171,27 @@ export class GuestWorker {
     Atomics.notify(this.channel.ints, REQ);
   };
 
-  /** One pending wait on `DONE` covers every call posted so far; `events.answers` hears when it moves. */
+  /**
+   * One pending wait on `DONE` covers every call posted so far; `events.answers` hears when it
+   * moves. A lone call's answer is first waited for at the end of this event-loop turn without
+   * yielding, up to the spin's budget (`AnswerSpin`): calls posted later in the turn make it not
+   * lone, and the turn's other work is done first.
+   */
   awaitAnswers(): void {
     if (this.waiting) return;
     this.waiting = true;
+    if (this.posted - this.settled === 1 && this.spin.budgetMs > 0) setImmediate(this.spinForAnswer);
+    else this.waitAnswers();
+  }
+
+  private readonly spinForAnswer = (): void => {
+    // An engine ended meanwhile (its DONE was notified, no answer will come) is told to its handle at once.
+    if (this.ending.signal.aborted) return this.answersIn();
+    if (this.posted - this.settled === 1 && this.spin.wait(this.channel.ints, DONE, this.settled)) this.answersIn();
+    else this.waitAnswers();
+  };
+
+  private waitAnswers(): void {
     const wait = waitAsync(this.channel.ints, DONE, this.settled);
     if (typeof wait.value === 'string') queueMicrotask(this.answersIn);
     else void wait.value.then(this.answersIn);

@@ -20,6 +20,7 @@ import { CallQueue, InvokeToolRequest, Job, type Settler } from './call-queue.js
 import { Deadline, timeLeft } from './deadline.js';
 import { EngineStarter, StartAbandoned } from './engine-starter.js';
 import { GuestWorker, type GuestWorkerConfig, type GuestWorkerEvents } from './guest-worker.js';
+import { AnswerSpin, checkedAnswerSpinMs } from './answer-spin.js';
 import { IdleTimer, checkedEngineIdleMs } from './idle-timer.js';
 import { LogRate } from './log-rate.js';
 import { ToolSchemaError, checkedTools } from './tool-schemas.js';
@@ -89,6 +90,11 @@ export interface ModuleHandleInit
   /** How long an engine start may take to instantiate the component (default `INSTANTIATE_TIMEOUT_MS`). */
   instantiateTimeoutMs?: number | undefined;
   /**
+   * How long the main thread may wait without yielding for a lone call's answer, in ms (default
+   * `ANSWER_SPIN_MS`, 0.08; 0 on a one-CPU machine; 0 never waits): see `AnswerSpin`.
+   */
+  answerSpinMs?: number | undefined;
+  /**
    * The account of waiting argument bytes this handle shares with the other modules of its
    * registry (the gateway's total cap); absent, the handle has its own at the default cap.
    */
@@ -140,6 +146,8 @@ export class ModuleHandle implements ModuleInfo {
   private readonly budget: WaitingBudget;
   private readonly calls: CallQueue;
   private readonly deadline = new Deadline(() => this.onDeadline());
+  /** The main thread's short wait for a lone call's answer, and its backoff, across engines. */
+  private readonly spin: AnswerSpin;
   private awaitingWorker = false;
   private closed = false;
   private readonly idle: IdleTimer;
@@ -173,6 +181,7 @@ export class ModuleHandle implements ModuleInfo {
     this.limits = init.limits;
     this.dir = init.dir;
     this.idle = new IdleTimer(checkedEngineIdleMs(init.engineIdleMs), () => this.onIdle());
+    this.spin = new AnswerSpin(checkedAnswerSpinMs(init.answerSpinMs));
     this.budget = init.waitingBudget ?? new WaitingBudget();
     this.calls = new CallQueue(this.budget);
     this.starter = new EngineStarter({
@@ -184,6 +193,11 @@ export class ModuleHandle implements ModuleInfo {
       },
       launch: (signal) => this.launch(signal),
     });
+  }
+
+  /** The short waits for lone calls' answers (`AnswerSpin`): the budget, and the waits that caught an answer or did not. */
+  get answerWaits(): { budgetMs: number; caught: number; missed: number } {
+    return { budgetMs: this.spin.budgetMs, caught: this.spin.caught, missed: this.spin.missed };
   }
 
   /**
@@ -628,7 +642,7 @@ export class ModuleHandle implements ModuleInfo {
   private async launch(signal: AbortSignal): Promise<GuestWorker> {
     if (this.closed) throw this.unloadedError();
     const { modules, sandbox, componentUrl } = await untilAborted(this.init.compile(), signal);
-    return GuestWorker.start({ ...this.workerConfig(), componentUrl, coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, signal);
+    return GuestWorker.start({ ...this.workerConfig(), componentUrl, coreModules: modules, sandbox }, this.heapMb, this.instantiateTimeoutMs, this.workerEvents, this.spin, signal);
   }
 
   /** What the worker is started with, less its checked JavaScript, compiled core modules and their sandbox plan. */

@@ -1,0 +1,71 @@
+import { availableParallelism } from 'node:os';
+
+/**
+ * How long the main thread may wait, without yielding, for the answer to a module's lone call:
+ * 80 µs. Issue 21 (docs/benchmarks.md, "item 2, seventh attempt"): at concurrency 1 a WASM call
+ * crosses two thread wake-ups more than a plain request, and parking the main thread in its
+ * event loop for the answer, then being woken for it, cost about as much main-thread CPU as this
+ * wait and ~15 µs more of the call's latency. An echo's answer comes within ~30-60 µs; a call
+ * that takes longer is answered through the event loop as before, and the next lone calls are
+ * not waited for (`AnswerSpin`'s backoff).
+ */
+export const ANSWER_SPIN_MS = 0.08;
+
+/** After this many misses in a row, one lone call in 256 is still waited for, to notice the module became fast. */
+const MAX_SKIP = 256;
+
+/** What an answer spin must be, in the words its refusal uses. */
+export const ANSWER_SPIN_MS_RULE = 'a number of milliseconds from 0 (never wait without yielding) to 1000';
+
+/**
+ * `answerSpinMs` as given, checked: absent is `ANSWER_SPIN_MS`, or 0 on a machine with one CPU,
+ * where the waiting thread would only keep the worker from running.
+ */
+export function checkedAnswerSpinMs(ms: number | undefined): number {
+  if (ms === undefined) return availableParallelism() > 1 ? ANSWER_SPIN_MS : 0;
+  if (typeof ms !== 'number' || !(ms >= 0 && ms <= 1000)) throw new RangeError(`answerSpinMs must be ${ANSWER_SPIN_MS_RULE}, not ${String(ms)}`);
+  return ms;
+}
+
+/**
+ * A module's short wait for a lone call's answer on the main thread (a bounded loop on the call
+ * channel's `DONE`, no sleep), kept by the handle across its engines. The wait never outlasts
+ * `budgetMs`. A call not answered within it makes the next lone calls go straight to the event
+ * loop: 1 skipped, then 2, 4… up to 256 while the misses go on; one answered in time resets it.
+ * So a module whose tools take longer than the budget costs the main thread at most one budget
+ * in 256 calls, and one that alternates fast and slow calls at most one budget a call.
+ */
+export class AnswerSpin {
+  /** Lone calls waited for whose answer came within the budget, and those it did not. */
+  caught = 0;
+  missed = 0;
+  /** Lone calls still to go to the event loop without a wait; and how many the next miss skips. */
+  private skip = 0;
+  private nextSkip = 1;
+
+  constructor(readonly budgetMs: number) {}
+
+  /**
+   * Waits up to the budget for `ints[index]` to move from `value`; true if it moved (the answer
+   * is there to take now). False at once if this call is one the backoff skips.
+   */
+  wait(ints: Int32Array, index: number, value: number): boolean {
+    if (this.budgetMs === 0) return false;
+    if (this.skip > 0) {
+      this.skip--;
+      return false;
+    }
+    const until = performance.now() + this.budgetMs;
+    while (Atomics.load(ints, index) === value) {
+      if (performance.now() >= until) {
+        this.missed++;
+        this.skip = this.nextSkip;
+        this.nextSkip = Math.min(this.nextSkip * 2, MAX_SKIP);
+        return false;
+      }
+    }
+    this.caught++;
+    this.nextSkip = 1;
+    return true;
+  }
+}
