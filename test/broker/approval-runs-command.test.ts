@@ -31,12 +31,14 @@ function workspace(): string {
   writeFileSync(join(ws, 'f'), 'hi\n');
   execFileSync('tar', ['-cf', 'x.tar', 'f'], { cwd: ws });
   writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo hi' } }));
-  writeFileSync(join(ws, 'Makefile'), 'test:\n\t$(CC) f\n');
+  // `-include inc.mk`: a makefile not here is looked for in `-I`'s folder (other/inc.mk sets the recipe's CC).
+  writeFileSync(join(ws, 'Makefile'), 'test:\n\t$(CC) f\n-include inc.mk\n');
   writeFileSync(join(ws, 's.sh'), '#!/bin/sh\ntouch M\n');
   writeFileSync(join(ws, 'script.vim'), ':!touch M\n:qa!\n');
   mkdirSync(join(ws, 'other'));
   writeFileSync(join(ws, 'other', 'package.json'), JSON.stringify({ name: 'o', version: '1.0.0', scripts: { test: 'touch ../M' } }));
   writeFileSync(join(ws, 'other', 'other.mk'), 'test:\n\ttouch M\n');
+  writeFileSync(join(ws, 'other', 'inc.mk'), 'CC := touch M; true\n');
   chmodSync(join(ws, 's.sh'), 0o755);
   execFileSync('git', ['init', '-q', '.'], { cwd: ws });
   execFileSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-q', '--allow-empty', '-m', 'x'], { cwd: ws });
@@ -75,6 +77,9 @@ const CASES: { prefix: string; plain: string; runs: string }[] = [
   { prefix: 'npm test', plain: 'npm test', runs: 'npm test --script-sh=./s.sh' },
   { prefix: 'npm test', plain: 'npm test', runs: 'npm test --prefix=./other' },
   { prefix: 'make test', plain: 'make test', runs: 'make test -f other/other.mk' },
+  // `-I`: the makefile's `-include inc.mk` is read from that folder (another makefile, as -f).
+  { prefix: 'make test', plain: 'make test', runs: 'make test -I other' },
+  { prefix: 'make test', plain: 'make test', runs: 'make test --include-dir=other' },
   { prefix: 'vim', plain: 'vim --version', runs: "vim -u NONE -es -c '!touch M' -c q" },
   { prefix: 'zip', plain: 'zip -q a.zip f', runs: `zip -q -T -TT 'sh -c "touch M"' a.zip f` },
   // sed read as GNU sed reads it: a letter as an address's or an `s`'s delimiter, a shortened long

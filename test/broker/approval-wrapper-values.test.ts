@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
+import { ApprovalRules, dangerTags, vouchedContext } from '../../main/broker/approvals/index.js';
 import { until } from './helpers.js';
 
 const dirs: string[] = [];
@@ -99,4 +99,64 @@ it("tmux's command sequences and the lines of run, if and pipep; unshare, nsente
   assert.ok(dangerTags('exec', 'nsenter -Ut rm -rf ~', ws).includes('recursive-delete'));
   // What runs nothing dangerous stays so; a `\;` kept in a word is no separator.
   for (const line of ['tmux new -d make \\; neww -n w make test', 'unshare -R / -w /tmp ls', "tmux new -d 'x\\;' neww rm -rf ~"]) assert.ok(!dangerTags('exec', line, ws).includes('recursive-delete'), line);
+});
+
+/**
+ * What 979b2a1 left unread in a tmux line (tmux-unread.ts): tmux's default aliases (`splitp`,
+ * `split-pane`) hid the command behind two values; a command string tmux parses itself (`if`'s
+ * commands, `run -C`) separates commands at `;` and new lines, which the shell reading of `tmux …`
+ * took for a program of its own; a format's `#(…)` runs a shell command (`run '#(…)'`, a
+ * window's name); `send-keys` types into a shell; `set-hook`, `default-command`, `bind-key`,
+ * `command-prompt`, `confirm-before` run a command later. Each ran for real here while it was
+ * runs-command only, with "always" offered for the exact line. The first are now read; the others
+ * are unread-landing: asked each time, nothing offered, no rule approves them.
+ */
+it('tmux: default aliases, command strings split at ; and new lines, formats, send-keys and commands run later', { timeout: 180_000 }, async () => {
+  const { ws, tmux } = tmuxIn();
+  const marker = (name: string): string => join(ws, name);
+  try {
+    tmux('new', '-d', '-s', 'x', '-x', '80', 'sleep 120');
+    tmux('splitp', '-l', '5', '-t', 'x', 'touch', marker('A'));
+    tmux('if', 'true', `neww -d true ; neww -d touch ${marker('B')}`);
+    tmux('if', 'true', `neww -d true\nneww -d touch ${marker('C')}`);
+    tmux('run', '-C', `neww -d true ; neww -d touch ${marker('D')}`);
+    tmux('run', `#(touch ${marker('E')})`);
+    tmux('neww', '-d', '-n', 'w', 'sh', ';', 'send', '-t', 'w', `touch ${marker('F')}`, 'Enter');
+    tmux('set-hook', '-g', 'after-new-window', `run "touch ${marker('G')}"`, ';', 'neww', '-d', 'sleep 5');
+    tmux('set', '-g', 'default-command', `touch ${marker('H')}`, ';', 'neww', '-d');
+    for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) await until(() => existsSync(marker(name)), `tmux ran the command of case ${name}`);
+  } finally {
+    tmux('kill-server');
+  }
+  // Read: rm is seen.
+  for (const line of ['tmux splitp -l 10 -t x rm -rf ~', 'tmux split-pane -l 10 -t x rm -rf ~', "tmux if true 'neww -d true ; neww -d rm -rf ~'", "tmux if true 'neww -d true\nneww -d rm -rf ~'", "tmux run -C 'neww -d true ; neww -d rm -rf ~'"]) {
+    const tags = dangerTags('exec', line, ws);
+    assert.ok(tags.includes('recursive-delete') && tags.includes('runs-command'), `${line}: ${tags.join(',')}`);
+  }
+  // Not read: unread-landing, nothing offered, not even an exact rule approves it.
+  for (const line of [
+    "tmux run '#(rm -rf ~)'",
+    "tmux display -p '#(rm -rf ~)'",
+    "tmux neww -d -n '#(rm -rf ~)' sleep 30",
+    "tmux neww -d -n w sh \\; send -t w 'rm -rf ~' Enter",
+    "tmux set-hook -g after-new-window 'run \"rm -rf ~\"' \\; neww -d",
+    "tmux set -g default-command 'rm -rf ~' \\; neww -d",
+    'tmux bind-key x neww rm -rf ~',
+    "tmux command-prompt -I x 'neww %%'",
+    "tmux confirm 'neww rm -rf ~'",
+    'tmux source-file x.conf',
+    'tmux -f x.conf new -d',
+    "tmux if true 'display -p \"$X\"'",
+  ]) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined);
+    assert.ok(context.danger.includes('unread-landing') && context.danger.includes('runs-command'), `${line}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line);
+    const rules = new ApprovalRules();
+    rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: line } });
+    assert.equal(rules.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: context.danger }), undefined, line);
+  }
+  // What tmux runs nothing from, or the reading reads whole, stays as it was.
+  for (const line of ['tmux kill-server', 'tmux ls', 'tmux new -d -s x make test', "tmux if true 'neww -d make'", 'tmux -f /dev/null new -d make', 'tmux toString -x']) {
+    assert.ok(!dangerTags('exec', line, ws).includes('unread-landing'), line);
+  }
 });

@@ -109,9 +109,10 @@ const RUNNING_OPTIONS: Readonly<Record<string, Options>> = {
   npm: NPM, pnpm: NPM, yarn: NPM,
   // bun is a package runner too (`bun test *` is offered), and takes code inline.
   bun: { ...NPM, short: 'Ce', long: [...NPM.long!, '--eval', '--print'] },
-  // `make test CC='sh -c …'`: a variable on the line is any recipe's; `--eval` adds a rule; `-f`, `-C` read another makefile.
+  // `make test CC='sh -c …'`: a variable on the line is any recipe's; `--eval` adds a rule; `-f`, `-C` read another makefile,
+  // and so does `-I` (`--include-dir`): a makefile's `include x.mk` not found here is read from that folder.
   // Any word holding `=` defines one, its name expanded by make (`SH$^ELL=x` sets SHELL, ` SHELL=x` too).
-  make: { long: ['--eval', '--file', '--makefile', '--directory'], short: 'EfC', also: (args) => args.some((arg) => !arg.startsWith('-') && arg.includes('=')) },
+  make: { long: ['--eval', '--file', '--makefile', '--directory', '--include-dir'], short: 'EfCI', also: (args) => args.some((arg) => !arg.startsWith('-') && arg.includes('=')) },
   go: { words: ['-exec', '--exec', '-toolexec', '--toolexec', '-vettool', '--vettool'], also: (args) => args.some((arg) => /^--?(exec|toolexec|vettool)=/.test(arg)) },
   cargo: { long: ['--config'] },
   less: LESS, more: LESS, most: LESS,
@@ -715,6 +716,8 @@ export function runsInPart(given: string, args: readonly string[]): boolean {
   if (VIM_NAMES.has(program)) return exValues(args).some((command) => !EX_READ_OR_PLAIN.test(command) && !isSearchOnly(command));
   if (program === 'make') return optionValues(args, ['--eval'], 'E').length > 0 || args.some((arg) => /^--eval=/.test(arg) || makeExpands(arg));
   if (program === 'tar') return args[0] !== undefined && /^[A-Za-z]+$/.test(args[0]) && /[IF]/.test(args[0]);
+  // tmux: a format, a configuration file, a command that runs or types commands later (tmux-unread.ts).
+  if (program === 'tmux') return wrapperCommand(program, args)?.unread === true;
   return false;
 }
 

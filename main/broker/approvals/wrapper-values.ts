@@ -8,6 +8,7 @@
  */
 import { shellWord } from './env-split.js';
 import { ownEntry } from './own-entry.js';
+import { tmuxCommandUnread, tmuxFormat, tmuxParsedUnread, tmuxStringLines } from './tmux-unread.js';
 
 /** bwrap's options and how many words each takes (it takes no shortening; an unknown one is refused). */
 const BWRAP_VALUES: Readonly<Record<string, number>> = {
@@ -51,7 +52,7 @@ const TMUX_VALUES = 'cfLST';
 const TMUX_COMMANDS: Readonly<Record<string, string>> = {
   'new-session': 'cefFnstxy', new: 'cefFnstxy',
   'new-window': 'ceFnt', neww: 'ceFnt',
-  'split-window': 'celpFt', splitw: 'celpFt',
+  'split-window': 'celpFt', splitw: 'celpFt', 'split-pane': 'celpFt', splitp: 'celpFt',
   'respawn-pane': 'cet', respawnp: 'cet',
   'respawn-window': 'cet', respawnw: 'cet',
   'display-popup': 'bcdehsStTwxy', popup: 'bcdehsStTwxy',
@@ -66,6 +67,8 @@ const TMUX_LINE_FIRST = new Set(['run-shell', 'if-shell', 'pipe-pane']);
 export interface WrapperCommand {
   start?: number;
   lines: string[];
+  /** Something it runs is not read (tmux: `tmux-unread.ts`): the line is unread-landing. */
+  unread?: boolean;
 }
 
 /** The command of `bwrap`, `tmux`, `chroot`, `unshare`, `nsenter` or `systemd-run` given `args` (their words after the program), or undefined for any other program. */
@@ -142,10 +145,14 @@ function getoptCommand(args: readonly string[], options: GetoptValues): number {
  */
 function tmuxCommand(args: readonly string[]): WrapperCommand {
   const lines: string[] = [];
+  // What it runs that is not read (tmux-unread.ts): a format, a configuration file, a command run later.
+  let unread = args.some(tmuxFormat);
   const from = skipFlags(args, 0, TMUX_VALUES, (letter, value) => {
     if (letter === 'c') lines.push(value);
+    if (letter === 'f' && value !== '/dev/null') unread = true;
   });
   for (const words of tmuxSequence(args.slice(from))) {
+    if (tmuxCommandUnread(words[0])) unread = true;
     const command = tmuxName(words[0]);
     if (command === undefined) continue;
     let run = false; // run -C: its argument is a tmux command
@@ -155,15 +162,19 @@ function tmuxCommand(args: readonly string[]): WrapperCommand {
     const rest = words.slice(start);
     if (rest.length === 0) continue;
     if (TMUX_LINE_FIRST.has(command)) {
-      lines.push(run ? `tmux ${rest[0]!}` : rest[0]!);
-      // if-shell's commands, run after the line's answer: tmux commands.
-      if (command === 'if-shell') for (const other of rest.slice(1, 3)) lines.push(`tmux ${other}`);
+      // run -C's string and if-shell's commands, run after the line's answer: tmux commands, parsed by tmux.
+      const parsed = [...(run ? [rest[0]!] : []), ...(command === 'if-shell' ? rest.slice(1, 3) : [])];
+      if (!run) lines.push(rest[0]!);
+      for (const text of parsed) {
+        lines.push(...tmuxStringLines(text));
+        if (tmuxParsedUnread(text)) unread = true;
+      }
       continue;
     }
     lines.push(rest.map(shellWord).join(' '));
     if (rest.length === 1) lines.push(rest[0]!); // one word: tmux runs it with `sh -c`
   }
-  return { lines };
+  return { lines, unread };
 }
 
 /** tmux's words split into commands at a word ending in `;` (not `\;`, which keeps a `;`), as tmux splits its arguments. */
@@ -194,7 +205,7 @@ function tmuxName(name: string | undefined): string | undefined {
 }
 
 /** tmux's aliases of the commands above, by their full names. */
-const TMUX_ALIASES: Readonly<Record<string, string>> = { new: 'new-session', neww: 'new-window', splitw: 'split-window', respawnp: 'respawn-pane', respawnw: 'respawn-window', popup: 'display-popup', run: 'run-shell', if: 'if-shell', pipep: 'pipe-pane' };
+const TMUX_ALIASES: Readonly<Record<string, string>> = { new: 'new-session', neww: 'new-window', splitw: 'split-window', 'split-pane': 'split-window', splitp: 'split-window', respawnp: 'respawn-pane', respawnw: 'respawn-window', popup: 'display-popup', run: 'run-shell', if: 'if-shell', pipep: 'pipe-pane' };
 
 /**
  * Past getopt-style flags from `from` (`-dP`, `-s x`, `-sx`, `--`), each value given to `found`
