@@ -5,7 +5,7 @@ import { GrowingBody } from '../reading/growing-body.js';
 import type { ReadingBodies } from '../reading/reading-bodies.js';
 import type { RemoteRunnerSettings } from './options.js';
 import { errorEvent, oneLine, relayEvents } from './sse-relay.js';
-import { INTERNAL_ERROR, isRpcResponse, rpcError, type RpcId } from './wire.js';
+import { INTERNAL_ERROR, isRpcResponseText, rpcError, type RpcId } from './wire.js';
 
 /** The largest JSON answer the gateway reads from the runner (it reads it whole to check it is JSON-RPC). */
 export const MAX_UPSTREAM_JSON_BYTES = 32 * 1024 * 1024;
@@ -172,7 +172,7 @@ export class RemoteRunner {
       ctx.status = status;
       return;
     }
-    if (!isRpcText(bytes)) {
+    if (!isRpcResponseText(bytes.toString('utf8'))) {
       return badGateway(
         ctx,
         id,
@@ -260,14 +260,6 @@ function gone(ctx: GatewayContext): void {
   ctx.state.refusal = 'a2a: the client hung up; the upstream request was aborted';
   ctx.body = null;
   ctx.status = 502;
-}
-
-function isRpcText(bytes: Buffer): boolean {
-  try {
-    return isRpcResponse(JSON.parse(bytes.toString('utf8')));
-  } catch {
-    return false;
-  }
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import { HELD_CHUNK_COST } from '../reading/growing-body.js';
 import type { ReadingBodies } from '../reading/reading-bodies.js';
-import { isRpcResponse, rpcError, INTERNAL_ERROR, type RpcId } from './wire.js';
+import { isRpcResponseText, rpcError, INTERNAL_ERROR, type RpcId } from './wire.js';
 
 /** One event's text may not grow past this while it waits for its end. */
 export const MAX_SSE_EVENT_BYTES = 32 * 1024 * 1024;
@@ -153,7 +153,7 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, b
       bodies.holds(reading, splitter.pendingCost);
       for (const event of events) {
         const data = dataOf(event);
-        if (data !== undefined && !isJsonRpcText(data)) {
+        if (data !== undefined && !isRpcResponseText(data)) {
           hooks.abortUpstream(new Error('the runner sent an event that is not JSON-RPC'));
           yield errorEvent(id, 'the remote runner sent a stream event that is not a JSON-RPC response');
           return;
@@ -180,14 +180,6 @@ export async function* relayEvents(upstream: AsyncIterable<Buffer>, id: RpcId, b
   // Whatever is left is not a whole event; a client discards it, but it is the runner's to send.
   const rest = splitter.rest();
   if (rest.length > 0) yield rest;
-}
-
-function isJsonRpcText(text: string): boolean {
-  try {
-    return isRpcResponse(JSON.parse(text));
-  } catch {
-    return false;
-  }
 }
 
 export function oneLine(err: unknown): string {

@@ -196,6 +196,21 @@ export function isRpcResponse(value: unknown): boolean {
   return RpcResponse.safeParse(value).success;
 }
 
+/**
+ * Whether the runner's text (a JSON answer, or a stream event's data) is a JSON-RPC response. Text
+ * nesting more than main/jsonrpc's `MAX_NESTING_DEPTH` is not, and is never parsed: `JSON.parse`
+ * builds every level, and 10 MiB of `[` from a runner held the gateway's main thread ~5 s of CPU
+ * (answers and events may be 32 MiB) before its 502.
+ */
+export function isRpcResponseText(text: string): boolean {
+  if (nestsTooDeep(text)) return false;
+  try {
+    return isRpcResponse(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
 /** A JSON-RPC error answer. */
 export function rpcError(id: RpcId, code: number, message: string): { jsonrpc: '2.0'; id: RpcId; error: { code: number; message: string } } {
   return { jsonrpc: '2.0', id, error: { code, message } };
