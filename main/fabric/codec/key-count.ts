@@ -75,11 +75,11 @@ export function countTextKeys(text: string, metadataStops = true): number {
     let c = text.charCodeAt(i);
     while (c === 32 || c === 9 || c === 13 || c === 10) c = text.charCodeAt(++i);
     if (c === COLON) {
-      if (metadataStops) {
-        if (close - open === 9 && text.startsWith('metadata', open + 1)) return HAS_METADATA;
-        while (slash >= 0 && slash < open) slash = text.indexOf('\\', open);
-        if (slash >= 0 && slash < close) return HAS_METADATA;
-      }
+      // `metadataStops` is read for a key of 8 characters only, so the codec's key costs what it did
+      // before the flag; without it `slash` is -1 and the two backslash tests never pass.
+      if (close - open === 9 && metadataStops && text.startsWith('metadata', open + 1)) return HAS_METADATA;
+      while (slash >= 0 && slash < open) slash = text.indexOf('\\', open);
+      if (slash >= 0 && slash < close) return HAS_METADATA;
       keys++;
       i++;
     }
