@@ -286,6 +286,11 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // page takes it away while these listeners are on (a close ends the host, and its events).
   const noPageToAsk = (reason: string): void => {
     if (!host.hasWindow) return;
+    // The desk's requests first, while the page can still be told they are withdrawn (before, the
+    // host forgot the window and then gave up the desk: a page that left for another route of its
+    // document and came back kept the stale popover, its answer refused, beside the same request
+    // handed to it again under a new id).
+    host.dropDesk(reason);
     // What waits is denied (shown to a page that is gone); what is asked from now on goes to
     // the bridge before this one, or is denied at once: never sent to a page that cannot answer.
     host.pageGone(reason);

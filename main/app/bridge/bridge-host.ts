@@ -155,11 +155,18 @@ export class BridgeHost {
     this.deskHandler = this.grants.onRequest((request, signal) => this.requests.askGrant(request, signal));
   }
 
-  /** This host no longer answers for the desk (its window is gone): what it held goes back to the desk, for its next handler. */
-  dropDesk(): void {
+  /**
+   * This host no longer answers for the desk (its window is gone): what it held goes back to the
+   * desk, for its next handler. With `reason`, called while the window is still attached, the page
+   * is told each request it was shown is withdrawn, and why (a page that left for another route of
+   * its document and came back kept it otherwise, beside the same request handed to it again).
+   */
+  dropDesk(reason?: string): void {
     const off = this.deskHandler;
     this.deskHandler = undefined;
-    off?.();
+    if (off === undefined) return;
+    if (reason === undefined) off();
+    else this.requests.handGrantsBack(reason, off);
   }
 
   /**
@@ -205,7 +212,7 @@ export class BridgeHost {
   close(reason = 'the bridge was detached'): void {
     if (this.closed) return;
     this.closed = true;
-    this.dropDesk();
+    this.dropDesk(reason);
     for (const off of this.rootHandlers.splice(0)) off();
     this.pageGone(reason);
     for (const off of this.unsubscribe.splice(0)) off();

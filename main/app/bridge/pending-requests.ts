@@ -46,6 +46,8 @@ type Pending =
  */
 export class PendingRequests {
   private readonly pending = new Map<string, Pending>();
+  /** Why the capability requests handed back to the desk now leave the page (handGrantsBack), while it takes them. */
+  private grantsLeaveBecause: string | undefined;
 
   constructor(
     private readonly tasks: TaskBoard,
@@ -88,6 +90,20 @@ export class PendingRequests {
         this.tasks.addEntry(pending.task, { kind: 'withdrawn', text: `question withdrawn: ${reason}`, node: pending.view.asker.agent });
         pending.fail(new Error(`the question was withdrawn: ${reason} before it was answered`));
       }
+    }
+  }
+
+  /**
+   * The desk takes back the capability requests handed to this host (`handBack` removes the host
+   * as its handler, which aborts each): the page is told each is withdrawn, saying `reason` (the
+   * page left, the window closed), not that the plugin stopped waiting. The desk hands them on.
+   */
+  handGrantsBack(reason: string, handBack: () => void): void {
+    this.grantsLeaveBecause = reason;
+    try {
+      handBack();
+    } finally {
+      this.grantsLeaveBecause = undefined;
     }
   }
 
@@ -245,7 +261,7 @@ export class PendingRequests {
         'abort',
         () => {
           if (!this.pending.delete(requestId)) return;
-          this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason: 'the plugin no longer waits for it' });
+          this.emit(EVENT_CHANNELS.withdrawn, { requestId, reason: this.grantsLeaveBecause ?? 'the plugin no longer waits for it' });
           resolve('denied');
         },
         { once: true },
