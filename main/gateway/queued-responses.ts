@@ -16,7 +16,7 @@ export const MAX_REQUESTS_ON_A_CONNECTION = 16;
 
 /**
  * What the heads of the requests queued behind the one on a connection may cost together (their
- * request lines and header lines as Node read them, and `HEADER_FIELD_COST` a header field:
+ * request lines, header lines and trailers as Node read them, and `HEADER_FIELD_COST` a field:
  * `headCost`). A queued request holds its head, its Koa context and its answer until every request
  * before it is answered, and the guards see it before its token is checked. 15 requests queued
  * behind a call still running held ~240 KB a connection with heads of one 16 KB header (Node's
@@ -104,11 +104,20 @@ function queuedBehind(res: ServerResponse, socket: Socket): PipelinedRefusal | u
   return undefined;
 }
 
-/** What a request's head costs held: its request line and header lines, and `HEADER_FIELD_COST` a field. */
+/**
+ * What a request's head costs held: its request line and header lines, its trailers (a chunked
+ * body's closing header lines: Node keeps up to 2,000 fields more, within 16 KiB of their own, with
+ * the request), and `HEADER_FIELD_COST` a field. Before, trailers were not counted: 14 requests
+ * queued behind a call, each a small head and 1,800 trailer fields, held ~760 KiB a connection
+ * where heads alone are held to ~100 KiB. A request's trailers are whole before the next request
+ * on its connection is read, so only the last one's are not counted yet (as the head on the socket).
+ */
 function headCost(req: IncomingMessage): number {
   const raw = req.rawHeaders;
-  let cost = (req.method?.length ?? 0) + (req.url?.length ?? 0) + 11 + (raw.length / 2) * (HEADER_FIELD_COST + 4);
+  const trailers = req.rawTrailers;
+  let cost = (req.method?.length ?? 0) + (req.url?.length ?? 0) + 11 + ((raw.length + trailers.length) / 2) * (HEADER_FIELD_COST + 4);
   for (const text of raw) cost += text.length;
+  for (const text of trailers) cost += text.length;
   return cost;
 }
 

@@ -311,3 +311,28 @@ for (const [shape, pad, count] of [
     }
   });
 }
+
+test('the trailers of chunked bodies count with the heads of the requests queued unanswered: past 32 KiB the connection is closed', { timeout: 180_000 }, async () => {
+  const served = serverSockets();
+  const conn = await RawConnection.open(gw.socketPath);
+  conn.socket.on('error', () => {});
+  const running = waiting.length;
+  const before = cancelled;
+  // A small head and a one-byte chunked body, then 1,800 trailer fields (Node keeps up to 2,000,
+  // within 16 KiB of their own), held with the request as its head is.
+  const trailers = Array.from({ length: 1_800 }, (_, i) => `x${i}:a\r\n`).join('');
+  const fat = `POST / HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${gw.auth.authorization}\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n${trailers}\r\n`;
+  try {
+    await conn.write(small(1) + fat.repeat(2));
+    await until(() => waiting.length === running + 1 && served.requests() === 3);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Before: only heads were counted, and 14 such requests queued behind a call held ~760 KiB a
+    // connection (~390 MB at the connection cap) where heads alone are held to ~100 KiB.
+    assert.ok(served.sockets[0]!.destroyed, 'two requests with 1,800 trailer fields each queued behind a call: the connection is still open');
+    await until(() => cancelled - before === 1);
+  } finally {
+    served.stop();
+    conn.close();
+    answerAll();
+  }
+});
