@@ -182,3 +182,43 @@ describe("a module handle's wait for a lone call's answer", () => {
     assert.throws(() => new ModuleRegistry({ answerSpinMs: -0.5 }), /^RangeError: answerSpinMs must be a number of milliseconds from 0/);
   });
 });
+
+describe("the lone calls of several modules posted in one turn", () => {
+  let fx: LoadedFixtures;
+  const made: ModuleHandle[] = [];
+  before(async () => {
+    // The llm tool's provider answers 30 ms later, on the main thread: no wait can catch it, and the workers idle meanwhile.
+    const late = (): Promise<{ content: string }> => new Promise((resolve) => setTimeout(() => resolve({ content: 'late' }), 30));
+    fx = await loadFixtures([{ name: 'asks', kind: 'echo' }], { providers: { llm: { complete: late } } });
+    assert.deepEqual(fx.report.failed, []);
+  });
+  after(async () => {
+    await Promise.all(made.map((h) => h.close()));
+    await fx.close();
+  });
+
+  it('are waited for together: the main thread waits one budget in that turn, not one a module', async () => {
+    const init = (fx.registry.get('asks') as unknown as { init: ModuleHandleInit }).init;
+    const modules = 8;
+    const budgetMs = 20;
+    for (let i = 0; i < modules; i++) made.push(new ModuleHandle({ ...init, answerSpinMs: budgetMs, toolRecord: undefined }));
+    // Each module's last lone call caught in time (a loaded machine may make one miss): its next one is waited for.
+    for (const h of made) {
+      for (let tries = 0; ; tries++) {
+        const caught = h.answerWaits.caught;
+        assert.deepEqual(await h.invokeTool({ name: 'echo', argumentsJson: '{}', callId: 'warm' }), ok('{}'));
+        if (h.answerWaits.caught > caught) break;
+        assert.ok(tries < 50, 'an echo answered within 20 ms');
+      }
+    }
+    const missed = made.map((h) => h.answerWaits.missed + 1);
+    const posted = performance.now();
+    const answers = made.map((h, i) => h.invokeTool({ name: 'llm', argumentsJson: 'm', callId: `late-${i}` }));
+    // Queued behind the waits the calls asked for: it runs once they have all ended.
+    const late = await new Promise<number>((resolve) => setImmediate(() => resolve(performance.now() - posted)));
+    for (const answer of await Promise.all(answers)) assert.deepEqual(answer, ok('late'));
+    assert.deepEqual(made.map((h) => h.answerWaits.missed), missed, 'each lone call was waited for, and missed');
+    // One after another, the waits held the main thread eight budgets (160 ms or more) before anything else ran.
+    assert.ok(late < 5 * budgetMs, `an immediate queued behind the waits ran ${late.toFixed(1)} ms later, the budget ${budgetMs} ms`);
+  });
+});

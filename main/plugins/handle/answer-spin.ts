@@ -45,27 +45,126 @@ export class AnswerSpin {
 
   constructor(readonly budgetMs: number) {}
 
-  /**
-   * Waits up to the budget for `ints[index]` to move from `value`; true if it moved (the answer
-   * is there to take now). False at once if this call is one the backoff skips.
-   */
-  wait(ints: Int32Array, index: number, value: number): boolean {
+  /** Whether this lone call is to be waited for: false if the backoff skips it (or the budget is 0). */
+  takes(): boolean {
     if (this.budgetMs === 0) return false;
     if (this.skip > 0) {
       this.skip--;
       return false;
     }
+    return true;
+  }
+
+  /** A wait caught its answer within the budget: the next lone call is waited for. */
+  hit(): void {
+    this.caught++;
+    this.nextSkip = 1;
+  }
+
+  /** A wait ran out its budget: the next lone calls go to the event loop, 1, 2, 4… up to 256. */
+  miss(): void {
+    this.missed++;
+    this.skip = this.nextSkip;
+    this.nextSkip = Math.min(this.nextSkip * 2, MAX_SKIP);
+  }
+
+  /**
+   * Waits up to the budget for `ints[index]` to move from `value`; true if it moved (the answer
+   * is there to take now). False at once if this call is one the backoff skips.
+   */
+  wait(ints: Int32Array, index: number, value: number): boolean {
+    if (!this.takes()) return false;
     const until = performance.now() + this.budgetMs;
     while (Atomics.load(ints, index) === value) {
       if (performance.now() >= until) {
-        this.missed++;
-        this.skip = this.nextSkip;
-        this.nextSkip = Math.min(this.nextSkip * 2, MAX_SKIP);
+        this.miss();
         return false;
       }
     }
-    this.caught++;
-    this.nextSkip = 1;
+    this.hit();
     return true;
   }
 }
+
+/** A lone call's wait as the turn's spins see it (`GuestWorker`). */
+export interface SpinWaiter {
+  /** Whether to wait for it now; false if it was handed on (an engine ended, no longer lone, a wait the backoff skips). */
+  spinStarts(): boolean;
+  /** Its answer is in. */
+  spinAnswered(): boolean;
+  /** The wait ended: `caught`, the answer is there to take; else it goes to the event loop. */
+  spinEnds(caught: boolean): void;
+  readonly spinBudgetMs: number;
+}
+
+/**
+ * The waits of every module's lone calls posted in one event-loop turn, made together at its end:
+ * one loop polls each call's answer until it is in or its budget has run, so the turn waits at
+ * most the longest budget, not a budget per module one after another (a module each for 32
+ * slow lone calls posted in the same turn held the main thread 32 budgets in a row). Two arrays
+ * used in turn and kept: a call's wait makes no garbage.
+ */
+class TurnSpins {
+  /** The waits asked for in this turn; and those of the turn being ended, with how each ended (0 open, 1 caught, 2 missed). */
+  private queue: SpinWaiter[] = [];
+  private batch: SpinWaiter[] = [];
+  private readonly ends: number[] = [];
+  private scheduled = false;
+
+  add(waiter: SpinWaiter): void {
+    this.queue.push(waiter);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.run);
+  }
+
+  private readonly run = (): void => {
+    this.scheduled = false;
+    // Waits asked for while these end (an answer taken posts the next call) go to the next turn.
+    const batch = this.queue;
+    this.queue = this.batch;
+    this.batch = batch;
+    const ends = this.ends;
+    let open = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const w = batch[i]!;
+      try {
+        if (w.spinStarts()) batch[open++] = w;
+      } catch (err) {
+        rethrowLater(err);
+      }
+    }
+    batch.length = open;
+    ends.length = open;
+    ends.fill(0);
+    const started = performance.now();
+    while (open > 0) {
+      const spent = performance.now() - started;
+      for (let i = 0; i < batch.length; i++) {
+        if (ends[i] !== 0) continue;
+        if (batch[i]!.spinAnswered()) ends[i] = 1;
+        else if (spent >= batch[i]!.spinBudgetMs) ends[i] = 2;
+        else continue;
+        open--;
+      }
+    }
+    for (let i = 0; i < batch.length; i++) {
+      try {
+        batch[i]!.spinEnds(ends[i] === 1);
+      } catch (err) {
+        rethrowLater(err); // the turn's other waits are still ended: else their modules would never hear their answers
+      }
+    }
+    batch.length = 0;
+  };
+}
+
+/** A throw (a logger's, say, as a call is settled) thrown again from its own microtask, as it would have been from its own immediate. */
+function rethrowLater(err: unknown): void {
+  queueMicrotask(() => {
+    throw err;
+  });
+}
+
+/** The process's one set of end-of-turn waits (the main thread's). */
+export const turnSpins = new TurnSpins();

@@ -1,7 +1,7 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { PluginLoadError, messageOf } from '../errors.js';
 import { spawnWorker } from '../spawn.js';
-import type { AnswerSpin } from './answer-spin.js';
+import { turnSpins, type AnswerSpin, type SpinWaiter } from './answer-spin.js';
 import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
 import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
 
@@ -45,7 +45,7 @@ export interface GuestWorkerEvents {
  * the port for everything else, and the counters that say what was posted, answered and read.
  * A handle replaces a worker after a timeout or a crash; each worker's numbers start at zero.
  */
-export class GuestWorker {
+export class GuestWorker implements SpinWaiter {
   /** The last seq posted, and the last whose answer was taken. */
   posted = 0;
   settled = 0;
@@ -180,16 +180,36 @@ export class GuestWorker {
   awaitAnswers(): void {
     if (this.waiting) return;
     this.waiting = true;
-    if (this.posted - this.settled === 1 && this.spin.budgetMs > 0) setImmediate(this.spinForAnswer);
+    if (this.posted - this.settled === 1 && this.spin.budgetMs > 0) turnSpins.add(this);
     else this.waitAnswers();
   }
 
-  private readonly spinForAnswer = (): void => {
+  /** `SpinWaiter`: at the end of the turn, whether its lone call is waited for with the turn's others. */
+  spinStarts(): boolean {
     // An engine ended meanwhile (its DONE was notified, no answer will come) is told to its handle at once.
-    if (this.ending.signal.aborted) return this.answersIn();
-    if (this.posted - this.settled === 1 && this.spin.wait(this.channel.ints, DONE, this.settled)) this.answersIn();
+    if (this.ending.signal.aborted) this.answersIn();
+    else if (this.posted - this.settled === 1 && this.spin.takes()) return true;
     else this.waitAnswers();
-  };
+    return false;
+  }
+
+  spinAnswered(): boolean {
+    return Atomics.load(this.channel.ints, DONE) !== this.settled;
+  }
+
+  spinEnds(caught: boolean): void {
+    if (caught) {
+      this.spin.hit();
+      this.answersIn();
+    } else {
+      this.spin.miss();
+      this.waitAnswers();
+    }
+  }
+
+  get spinBudgetMs(): number {
+    return this.spin.budgetMs;
+  }
 
   private waitAnswers(): void {
     const wait = waitAsync(this.channel.ints, DONE, this.settled);
