@@ -1,5 +1,5 @@
 import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile, type BigIntStats } from 'node:fs';
-import { access, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { access, link, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { readRegularFile, type RegularFileLimits, type RegularFileRead } from '../../owner-only/regular-file.js';
@@ -430,7 +430,9 @@ interface KeptFromOldFile {
  * part way (the disk full, the file size limit: EFBIG) left the old content lost and part of the new.
  * Whatever fails, the file beside it is removed, and so it is when the process exits before the
  * rename (`makingTemporary`). A file put at `base` meanwhile is replaced, never
- * written through: a link there is the name that goes, not the file it names.
+ * written through: a link there is the name that goes, not the file it names. With `against`, the
+ * name is looked at again once the content is written (`isAsSeen`), and a new file takes its name by
+ * `link` (`linkAsNew`): a file put there while the content was written is not replaced.
  */
 async function writeReplacing(inFolder: (name: string) => string, base: string, quoted: string, name: string, content: string, against: OldFileSeen | undefined): Promise<void> {
   const old = await judgeOldFile(inFolder(base), quoted, name, against);
@@ -465,6 +467,16 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
     } finally {
       await promisify(close)(fd);
     }
+    // Writing and syncing the content took a while: the file approved (against) is looked for again,
+    // last thing before it is replaced. Judged only before, a file another worker of a shared folder
+    // put there meanwhile was replaced, its content lost to a write approved against another file.
+    if (against === null) {
+      renamed = await linkAsNew(temporary, inFolder(base), quoted, name);
+      if (renamed) return;
+    } else if (against !== undefined && !isAsSeen(against, await lstat(inFolder(base), { bigint: true }).catch(() => undefined))) {
+      throw changedSinceAsked(quoted);
+    }
+    // Left: the time between that look and the rename (two system calls); no call of Node's replaces only a given file.
     await rename(temporary, inFolder(base)).catch((err: NodeJS.ErrnoException) => {
       // EISDIR: a folder put at the file's name; ENOENT: the folder removed.
       throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
@@ -474,6 +486,30 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
     if (!renamed) await unlink(temporary).catch(() => {});
     done();
   }
+}
+
+/**
+ * Gives the written file `temporary` the name `at` only if nothing has it (a write approved as a new
+ * file, `against` null): a second name made by `link`, which fails on a name taken (never replaces
+ * it, unlike `rename`), then its hidden name removed. True once done; false where the file system has
+ * no hard links (the caller renames then).
+ */
+async function linkAsNew(temporary: string, at: string, quoted: string, name: string): Promise<boolean> {
+  const linked = await link(temporary, at).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') throw changedSinceAsked(quoted);
+      if (err.code === 'EPERM' || err.code === 'ENOTSUP' || err.code === 'EOPNOTSUPP' || err.code === 'EMLINK') return false;
+      throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
+    },
+  );
+  if (!linked) {
+    // Renamed instead: a file made since the judge is still refused, but for the time between this look and the rename.
+    if ((await lstat(at).catch(() => undefined)) !== undefined) throw changedSinceAsked(quoted);
+    return false;
+  }
+  await unlink(temporary).catch(() => {});
+  return true;
 }
 
 /**
