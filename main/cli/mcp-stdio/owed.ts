@@ -3,6 +3,7 @@ import { isNonEmpty } from '../../jsonrpc/frame.js';
 import {
   BATCH_TOO_LONG_MESSAGE,
   ErrorCode,
+  TOO_DEEP_MESSAGE,
   JSONRPC_VERSION,
   batchFrame,
   isRequest,
@@ -46,6 +47,16 @@ export function errorResponse(id: RequestId | null, error: ErrorObject): ErrorRe
 /** The answer to a batch over the entry cap, which the gateway would refuse the same way: one Invalid Request, id null. */
 export function batchTooLongFrame(): TransportFrame {
   return messageFrame(errorResponse(null, { code: ErrorCode.InvalidRequest, message: BATCH_TOO_LONG_MESSAGE }));
+}
+
+/**
+ * The answer to a line nesting more than 1,000 levels (main/jsonrpc's cap), which the gateway
+ * would refuse the same way (its Dispatcher, from the line's top-level members): -32600 under its
+ * id, null when none can be read; nothing for a response.
+ */
+export function tooDeepFrame(top: Record<string, unknown> | undefined): TransportFrame | undefined {
+  const incoming = classifyMalformed(top);
+  return incoming.kind === 'invalid' ? messageFrame(errorResponse(incoming.id, { code: ErrorCode.InvalidRequest, message: TOO_DEEP_MESSAGE })) : undefined;
 }
 
 /** The answer to a line that is not JSON: Parse error, id null (nothing else can be read). */

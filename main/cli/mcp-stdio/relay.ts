@@ -13,7 +13,7 @@ import {
 } from '../../jsonrpc/index.js';
 import { AnswerTooLargeError, MAX_ANSWER_BYTES, describeFailure, readBody, type GatewayHttp } from './gateway-http.js';
 import { cancelledError } from '../../gateway/mcp/errors.js';
-import { BRIDGE_ERROR, answerFrame, batchTooLongFrame, owedIds, parseErrorFrame } from './owed.js';
+import { BRIDGE_ERROR, answerFrame, batchTooLongFrame, owedIds, parseErrorFrame, tooDeepFrame } from './owed.js';
 import { RunningCalls, cancellationOf } from './running-calls.js';
 import { SseParser } from './sse-parser.js';
 
@@ -71,6 +71,12 @@ export class McpRelay {
     if (frame.kind === 'malformed' && frame.reason === 'parse') return this.write(parseErrorFrame());
     // Answered here, never sent: the gateway would refuse it whole, and it need not pay for it.
     if (frame.kind === 'malformed' && frame.reason === 'batch-too-long') return this.write(batchTooLongFrame());
+    if (frame.kind === 'malformed' && frame.reason === 'too-deep') {
+      // Likewise. Before, it was posted as it was: with the gateway unreachable, its id (which
+      // owedIds cannot read from a frame never parsed) was lost, and the client waited for ever.
+      const refusal = tooDeepFrame(frame.top);
+      return refusal === undefined ? undefined : this.write(refusal);
+    }
     const exchange: Exchange = {
       sentBatch: frame.kind === 'batch',
       sentMalformed: frame.kind === 'malformed',
