@@ -203,6 +203,10 @@ describe('write: what is approved is what is written', () => {
     { path: 'notes/.', reason: /ends with "\.": it names a folder, not a file/ },
     // Half a UTF-16 pair: Node gives the kernel U+FFFD's bytes for it, so "a<U+DC00>.txt" asked about wrote "a\ufffd.txt".
     { path: 'a\udc00.txt', reason: /contains a lone surrogate \(U\+DC00\), which is no character/ },
+    // The hidden file's mark in another case: in a case-insensitive folder (macOS's, ext4's or tmpfs's +F) it names the same
+    // file as a write's hidden file, there while that write is in flight or left by a writer killed mid-way.
+    { path: '.notes.txt.CHATTY-WRITE-0123456789ab', reason: /is named like the hidden file a write is made in/ },
+    { path: '.husky/x.Chatty-Write-notes', reason: /is named like the hidden file a write is made in/ },
   ];
   for (const { path, reason } of ambiguous) {
     test(`refused without asking anyone: ${JSON.stringify(path)}`, async () => {

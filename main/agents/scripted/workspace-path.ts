@@ -37,7 +37,8 @@ function pathShapeRefusal(path: string): string | undefined {
   if (path.includes('\\')) return `${quoted} contains a backslash, which would be part of the name here but reads as a folder separator; use "/" between folders`;
   if (path.endsWith('/')) return `${quoted} ends with "/": it names a folder, not a file`;
   if (path.endsWith('/.')) return `${quoted} ends with ".": it names a folder, not a file`;
-  if (looksLikeTemporary(path.slice(path.lastIndexOf('/') + 1))) {
+  // In any case: in a case-insensitive folder (macOS's, ext4's or tmpfs's +F) `.CHATTY-WRITE-` names a hidden file's name too.
+  if (looksLikeTemporary(path.slice(path.lastIndexOf('/') + 1).toLowerCase())) {
     return `${quoted} is named like the hidden file a write is made in (".chatty-write-"): a later write into its folder could remove it as one a stopped write left`;
   }
   return undefined;
