@@ -23,8 +23,9 @@ const RecordSchema = z
  * What a load learnt by running a component's `list-tools`, kept on disk beside its transpile
  * cache entry (`tools-<context>.json`): so `tools/list` is answered without the engine, and a
  * later load of the same bytes in the same context (in this process or the next) need not start
- * it either. `context` is everything the guest was given besides its bytes (config, grants, files
- * root, network, limits) as one string: a change to any of them makes a new record. A record that
+ * it either. `context` is everything the guest was given besides its bytes (its module's name,
+ * config, grants, files root, network, limits) as one string: a change to any of them makes a new
+ * record, and another module of the same bytes has its own. A record that
  * is missing, unreadable or malformed reads as none; writing one never fails a load.
  */
 export class ToolRecord {

@@ -31,6 +31,9 @@
  *   log-utf8   logging.log("info", <65535 bytes of '€', 3 bytes each>) <arguments-json> times
  *   big        ok(2 MiB of memory, really there)
  *
+ * `named-tools` (not in FIXTURE_KINDS) lists a tool `named` whose description is what its list-tools
+ * got from llm.complete("m", [], none): the content, or the error, so its list follows the host's answer.
+ *
  * `tables` defines five funcref tables; its tool `grow-tables` grows each by 9,999,999 entries (to V8's 10-million limit)
  * and answers "grown" if every grow succeeded, "refused" otherwise.
  *
@@ -60,7 +63,12 @@ export type FixtureKind =
   | 'wasi'
   | 'tables'
   /** Its core module's start function spins: instantiation never finishes (not in FIXTURE_KINDS). */
-  | 'start-spins';
+  | 'start-spins'
+  /**
+   * Its `list-tools` asks `llm.complete` first and lists a tool `named` described by the answer
+   * (or by the error), so its list follows what the host tells the module (not in FIXTURE_KINDS).
+   */
+  | 'named-tools';
 
 export const FIXTURE_KINDS: readonly FixtureKind[] = [
   'echo', 'loop', 'loop-list-tools', 'trap', 'big-output', 'grow', 'slow', 'other-world', 'sockets', 'hostile', 'wasi', 'tables',
@@ -295,6 +303,8 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
   let extraImports = '';
   let extraDefs = '';
   let listToolsPrelude = '';
+  /** The tool whose description `named-tools`' list-tools sets from the llm's answer. */
+  let namedTool = -1;
   switch (kind) {
     case 'loop':
       tools.push({ name: 'loop', description: 'Spins forever.', schema: anySchema, body: `(loop $spin (br $spin)) (unreachable)` });
@@ -428,6 +438,10 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
       });
       break;
     }
+    case 'named-tools':
+      tools.push({ name: 'named', description: 'Described by list-tools.', schema: anySchema, body: `(return (call $ok (i32.const 0) (i32.const 0)))` });
+      namedTool = tools.length - 1;
+      break;
     case 'echo':
       break;
   }
@@ -442,6 +456,13 @@ function pluginWat(kind: Exclude<FixtureKind, 'other-world'>): string {
   }
   const toolsBase = data.u32s(records);
   const listRet = kind === 'hostile' ? data.u32s([toolsBase, 0x0800_0000]) : data.u32s([toolsBase, tools.length]);
+  if (namedTool >= 0) {
+    // llm.complete("m", [], none): ok and err alike hold their string at SCRATCH + 4 and + 8; it becomes the tool's description.
+    const description = toolsBase + namedTool * 24 + 8;
+    listToolsPrelude = `(call $llm_complete ${s('m')} (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const ${SCRATCH}))
+    (i32.store (i32.const ${description}) (i32.load (i32.const ${SCRATCH + 4})))
+    (i32.store (i32.const ${description + 4}) (i32.load (i32.const ${SCRATCH + 8})))`;
+  }
 
   // metadata: a static plugin-metadata (five (ptr, len) pairs).
   const caps = data.put([0, 1, 2, 3, 4]);

@@ -663,12 +663,13 @@ export class ModuleHandle implements ModuleInfo {
 
   /**
    * Everything the guest is given besides its bytes (its sandbox plan follows from the bytes and
-   * the limits), as one string: a tool record made in another context (other config, grants,
-   * files root, network or limits) is not used.
+   * the limits), its module's name among it, as one string: a tool record made in another context
+   * (another module of the same bytes, other config, grants, files root, network or limits) is not
+   * used. The name is the guest's to see (an llm provider is asked for it, a refusal names it), so
+   * a list that follows it is another module's list.
    */
   private recordContext(): string {
-    const { module: _name, ...context } = this.workerConfig();
-    return JSON.stringify(context);
+    return JSON.stringify(this.workerConfig());
   }
 
   private readonly workerEvents: GuestWorkerEvents = {
