@@ -1,7 +1,7 @@
 // @ts-check
 // A minimal Electron app embedding chatty-protocol-gateway: the gateway with the bundled agents,
 // and this window's page as the human who answers their approvals (docs/embedding.md).
-import { app, BrowserWindow, Menu, protocol, session } from 'electron';
+import { app, BrowserWindow, dialog, Menu, protocol, session } from 'electron';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,8 +50,11 @@ app.whenReady().then(async () => {
 
   // The preload copied under userData now (Electron reads it again at every load of the page).
   const window = new BrowserWindow({ width: 900, height: 640, webPreferences: secureWebPreferences(preloadCopy(app.getPath('userData'))) });
+  // Refused for its preload (a copy under userData changed by someone else), the page is told, but
+  // the script that changed it may hide that: the person is told here too, where it cannot reach.
+  const onRefused = (/** @type {string} */ reason) => void dialog.showMessageBox(window, { type: 'warning', message: 'This window no longer answers the agents', detail: reason });
   // Refused if the agents' workspace holds the grants file (CHATTY_WORKSPACE=$HOME): one approved write would grant a plugin.
-  attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants, trustFiles: [grantsFile] });
+  attachDesktopBridge(gateway, window.webContents, { log: console.warn, grants: registry.grants, trustFiles: [grantsFile], onRefused });
   await window.loadURL(DEFAULT_PAGE_URL);
 }).catch((err) => {
   console.error('chatty example:', err);

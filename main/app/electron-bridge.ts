@@ -78,6 +78,14 @@ export interface DesktopBridgeOptions {
    * named again or not, and they stay kept apart while any of its bridges is attached.
    */
   agentWorkspaces?: readonly string[] | undefined;
+  /**
+   * Called in the main process when the window's page is refused for its preload (a copy changed
+   * by someone else, or one that could not be checked), with the reason the page is sent
+   * (`chatty:refused`), once a document. The page's own notice can be hidden by the very script
+   * that changed the preload; show this where no page script reaches (Electron's
+   * `dialog.showMessageBox`). A listener that throws is logged; the page is refused all the same.
+   */
+  onRefused?: ((reason: string) => void) | undefined;
 }
 
 /** What a refused page's calls and the log say the person or developer can do (the app's menu has no Reload). */
@@ -170,7 +178,7 @@ export function attachDesktopBridge(gateway: ProtocolGateway, contents: BridgedW
     },
   };
   humanity.join(); // the host took the root and the desk as it was made
-  const unbind = bindBridge(host, contents, pageUrl, humanity, forget, options.log ?? (() => {}));
+  const unbind = bindBridge(host, contents, pageUrl, humanity, forget, options.log ?? (() => {}), options.onRefused);
   let detached = false;
   return () => {
     if (detached) return;
@@ -199,7 +207,15 @@ interface WindowHumanity {
  * takes the window away (`host.pageGone()`, `humanity.leave()`) until the top frame is the page
  * again (`host.attachWindow()`, `humanity.join()`, the host taking the root and desk again).
  */
-function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: string, humanity: WindowHumanity, forget: () => void, log: (line: string) => void): () => void {
+function bindBridge(
+  host: BridgeHost,
+  contents: BridgedWebContents,
+  pageUrl: string,
+  humanity: WindowHumanity,
+  forget: () => void,
+  log: (line: string) => void,
+  onRefused: ((reason: string) => void) | undefined,
+): () => void {
   // Why the preload of the top frame's document is not the checked copy (its renewal failed, or a
   // copy was changed since), if it is not. It stands until another document commits.
   let preloadUnchecked: string | undefined;
@@ -259,12 +275,19 @@ function bindBridge(host: BridgeHost, contents: BridgedWebContents, pageUrl: str
   // The page is refused for its preload: what waited in it withdrawn (noPageToAsk), then the page
   // itself told why, once a document, even with nothing waiting (before, such a page learnt it only
   // at its next call, and the person saw nothing). Sound to send: the agent's script, if it runs
-  // there, knows already; it may hide the notice, so the log line stays the word to rely on.
+  // there, knows already; it may hide the notice, so the log line and the app's onRefused (shown
+  // natively, where no page script reaches) are the words to rely on.
   const refusePage = (reason: string): void => {
     noPageToAsk(reason);
     if (toldRefused || contents.mainFrame.url !== pageUrl) return;
     toldRefused = true;
     send(EVENT_CHANNELS.refused, { reason } satisfies Refused);
+    // And the app, in the main process: the agent's script, running in the page, may hide the page's notice.
+    try {
+      onRefused?.(reason);
+    } catch (err) {
+      log(`bridge: onRefused failed: ${(err as Error)?.message ?? String(err)}`);
+    }
   };
   const stopHearingChanges = onPreloadChange(refuseIfChanged);
   for (const channel of host.invokeChannels) {

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { createRequire, register } from 'node:module';
@@ -475,5 +475,22 @@ describe('the example app, its main.js on the stand-in electron and its page in 
     // The worker ran the command it was allowed: its output came back.
     assert.ok(entries.some((text) => text.includes('answered-by-the-page\n')), entries.join('\n'));
     assert.deepEqual(problems, []);
+  });
+
+  // Last: the window is refused from here on.
+  test("a page refused for its preload is told where no page script reaches: main.js's onRefused shows Electron's dialog, with the reason", async () => {
+    const window = electron.windows[0];
+    assert.ok(window);
+    const copy = (window.options['webPreferences'] as Record<string, unknown>)['preload'] as string;
+    // Someone else's hard link to the copy, and a write through it (the page may run it from now on).
+    const notes = join(scratch, 'user-data', 'notes.cjs');
+    linkSync(copy, notes);
+    chmodSync(notes, 0o600);
+    writeFileSync(notes, "/* someone else's */");
+    await assert.rejects(electron.ipcMain.invoke('chatty:snapshot', window.webContents, window.webContents.mainFrame), /refused chatty:snapshot: the window's preload copy/);
+    assert.deepEqual(
+      electron.dialog.messageBoxes.map((box) => [box.window === window, box.options['type'], box.options['message'], /^the window's preload copy .* was changed by someone else/.test(String(box.options['detail']))]),
+      [[true, 'warning', 'This window no longer answers the agents', true]],
+    );
   });
 });

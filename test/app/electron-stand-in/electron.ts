@@ -6,7 +6,8 @@
 // `show`), `webContents` (events, `send` recorded, its main frame, its own `ipc`), `ipcMain` (the
 // handlers kept; `invoke` reaches the sender's `webContents.ipc` handler first, as in Electron),
 // `protocol.registerSchemesAsPrivileged`, `session.defaultSession` (its handlers kept, its
-// `protocol.handle`d schemes) and `Menu` (the application menu's template kept). Nothing decides
+// `protocol.handle`d schemes), `Menu` (the application menu's template kept) and `dialog` (each
+// `showMessageBox` kept). Nothing decides
 // anything: the test fires the events and calls the handlers, and reads what main did.
 //
 // `resetElectron()` makes a fresh set; the exports are live bindings, so an imported main.ts sees
@@ -239,6 +240,15 @@ export class StandInMenu {
 }
 export { StandInMenu as Menu };
 
+/** `dialog`: each `showMessageBox` kept (its window and options), answered as if its first button were pressed. */
+export class StandInDialog {
+  readonly messageBoxes: { window: unknown; options: Record<string, unknown> }[] = [];
+  showMessageBox(window: unknown, options: Record<string, unknown>): Promise<{ response: number; checkboxChecked: boolean }> {
+    this.messageBoxes.push({ window, options });
+    return Promise.resolve({ response: 0, checkboxChecked: false });
+  }
+}
+
 export class StandInSession extends EventEmitter {
   permissionRequestHandler: ((...args: never[]) => void) | undefined;
   permissionCheckHandler: ((...args: never[]) => boolean) | undefined;
@@ -274,6 +284,7 @@ export class StandInProtocol {
 export interface StandIn {
   app: StandInApp;
   ipcMain: StandInIpcMain;
+  dialog: StandInDialog;
   protocol: StandInProtocol;
   session: { defaultSession: StandInSession };
   windows: BrowserWindow[];
@@ -290,6 +301,7 @@ function fresh(options: { lock?: boolean; paths?: Record<string, string> } = {})
   return {
     app: new StandInApp(options.lock ?? true, options.paths ?? {}),
     ipcMain: new StandInIpcMain(),
+    dialog: new StandInDialog(),
     protocol: new StandInProtocol(),
     session: { defaultSession: new StandInSession() },
     windows: [],
@@ -302,12 +314,13 @@ function fresh(options: { lock?: boolean; paths?: Record<string, string> } = {})
 let current: StandIn = fresh();
 export let app: StandInApp = current.app;
 export let ipcMain: StandInIpcMain = current.ipcMain;
+export let dialog: StandInDialog = current.dialog;
 export let protocol: StandInProtocol = current.protocol;
 export let session: { defaultSession: StandInSession } = current.session;
 
 /** A fresh stand-in, in place of the previous one, for the next main.ts to run on. */
 export function resetElectron(options: { lock?: boolean; paths?: Record<string, string> } = {}): StandIn {
   current = fresh(options);
-  ({ app, ipcMain, protocol, session } = current);
+  ({ app, ipcMain, dialog, protocol, session } = current);
   return current;
 }
