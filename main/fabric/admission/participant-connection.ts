@@ -136,6 +136,8 @@ export class ParticipantConnection {
   /** The frames of a chunk not yet acted on when reading was paused for room (see `act`). */
   private unread: Incoming<WorkerMessage>[] | undefined;
   private unreadAt = 0;
+  /** Why the stream ended while frames of its last chunk were unread (see `endOnceRead`): the close waits for them. */
+  private endedWhileHeld: string | undefined;
   private readonly helloTimer: NodeJS.Timeout;
   private readonly workerMaxFrameBytes: number;
   private readonly closeGraceMs: number;
@@ -169,8 +171,8 @@ export class ParticipantConnection {
     this.helloTimer = setTimeout(() => this.close(`no session.hello within ${helloMs / 1000} s`), helloMs).unref();
 
     stream.on('data', (chunk: Buffer) => this.act(this.codec.push(chunk), 0));
-    stream.on('end', () => this.close('the worker closed the connection'));
-    stream.on('close', () => this.close('the connection closed'));
+    stream.on('end', () => this.endOnceRead('the worker closed the connection'));
+    stream.on('close', () => this.endOnceRead('the connection closed'));
     stream.on('error', (err) => this.close(`connection error: ${err.message}`));
   }
 
@@ -236,10 +238,34 @@ export class ParticipantConnection {
       if (unread !== undefined) {
         this.unread = undefined;
         this.act(unread, this.unreadAt);
-        if (this.pausedForRoom) return;
+        if (this.pausedForRoom) {
+          // Held again by what was read. Once the stream has ended, a caller's hold is waited for
+          // only while frames are left to act on, and never this connection's own answers.
+          if (this.endedWhileHeld !== undefined && (this.unread === undefined || this.outbound.waiters > 0)) this.close(this.endedWhileHeld);
+          return;
+        }
       }
+      if (this.endedWhileHeld !== undefined) return this.close(this.endedWhileHeld);
       this.stream.resume();
     });
+  }
+
+  /**
+   * The stream ended (the worker closed its end, or exited). Frames of its last chunk still unread
+   * because reading waits for a caller (an event or outcome waiting for room in the caller's
+   * queue) are acted on first, then the connection closes: a socket whose data was all taken emits
+   * 'end' though paused, and closing at once dropped them, so a worker that wrote its text and its
+   * outcome together and exited was reported failed ('disconnected: …') whenever its caller read
+   * slowly. Not when this connection's own answers wait: the worker is gone and nobody will read
+   * them, so that wait would never end.
+   */
+  private endOnceRead(reason: string): void {
+    if (this.closeReason !== undefined) return;
+    if (this.unread !== undefined && this.outbound.waiters === 0) {
+      this.endedWhileHeld ??= reason;
+      return;
+    }
+    this.close(reason);
   }
 
   /** Why the connection closed, once it has. */
