@@ -9,7 +9,8 @@ import { stdioBridge } from './mcp-stdio-bridge.js';
  * brackets): before, the encode's RangeError was taken for "stdout is closed", every call in flight
  * was abandoned and the bridge exited 1. Then that line alone was answered the bridge's -32000
  * under its id. Now it is past main/jsonrpc's nesting cap (1,000 levels) and never parsed nor
- * re-encoded: the gateway's Invalid Request (-32600, 'nested too deeply') under its id answers it,
+ * re-encoded: the bridge answers it itself (70b9c1a) with the Invalid Request the gateway also
+ * gives (-32600, 'nested too deeply') under its id,
  * and the session goes on (test/cli/mcp-stdio-nesting.test.ts has the 10 MiB line).
  */
 let gw: McpGateway;

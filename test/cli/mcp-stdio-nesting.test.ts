@@ -1,8 +1,8 @@
 /**
  * `mcp-stdio` and lines nesting more than 1,000 levels (main/jsonrpc's nesting cap): refused
- * without being parsed, by the bridge and the gateway alike, answered the gateway's -32600 under
- * the line's top-level id (wherever the client wrote it), and the session goes on. Before, a line
- * of 10 MiB of `[` cost the bridge's parse and then the gateway's, seconds each.
+ * without being parsed, answered by the bridge itself (70b9c1a; never posted) with the -32600 the
+ * gateway also gives, under the line's top-level id (wherever the client wrote it), and the session
+ * goes on. Before, a line of 10 MiB of `[` cost the bridge's parse and then the gateway's, seconds each.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
