@@ -4,7 +4,7 @@ import { wireError } from '../fabric/wire/wire-error.js';
 import { untilAborted } from '../jsonrpc/index.js';
 import type { ApproveParams } from '../fabric/wire/worker-to-broker.js';
 import type { NodeState } from './nodes.js';
-import { ApprovalMatch, ApprovalRules, AuditLog, ConfigPlaces, coversLanding, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
+import { ApprovalMatch, ApprovalRules, AuditLog, ConfigPlaces, coversLanding, hasLoneSurrogate, matches, namesEveryTag, oversized, vouchedContext, type AuditRow, type DecidedBy, type VouchedContext } from './approvals/index.js';
 import { boundedRun } from './approvals/audit-log.js';
 import { checkQuestionRequest } from './question-limits.js';
 
@@ -179,6 +179,10 @@ export class HumanLoop {
     // Past what a person reads: refused unread, before any reading of it, rule or handler; the row keeps its size only.
     const size = oversized(params.command_or_path, params.diff_stat);
     if (size !== undefined) return record('denied', 'too-long', { command_or_path: '', size, danger: [], workspace: from.spawnContext.workspace_root });
+    // Half of a UTF-16 pair is no character: shown as a marker, it reaches a program or a file name as U+FFFD's bytes.
+    if (hasLoneSurrogate(params.command_or_path) || (params.diff_stat !== undefined && hasLoneSurrogate(params.diff_stat))) {
+      return record('denied', 'unpaired', { command_or_path: params.command_or_path, danger: [], workspace: from.spawnContext.workspace_root });
+    }
     // A diff stat describes a write; on a command it is only the worker's account of what running
     // it does, drawn beside what the gateway vouches for: not shown to anyone (the log says so).
     const diffStat = params.kind === 'write' ? params.diff_stat : undefined;

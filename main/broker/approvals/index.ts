@@ -16,4 +16,5 @@ export { ConfigPlaces } from './gateway-config.js';
 export { vouchedContext, type VouchedContext } from './request-context.js';
 export { defaultApprovalsFile } from './default-file.js';
 export { MAX_APPROVAL_TEXT_CHARS, oversized } from './text-limit.js';
+export { hasLoneSurrogate } from './lone-surrogate.js';
 export { gatewayApprovals, type GatewayApprovals } from './gateway-approvals.js';

@@ -63,7 +63,7 @@ export type NewApprovalRule = z.infer<typeof NewApprovalRule>;
 export type ModeDecidedBy = 'mode:allow' | 'mode:deny';
 
 /** Who decided: the person, a rule, the root's mode, or the gateway itself (no root handler, the pending limit, a text too long to read, the asker withdrew). */
-export type DecidedBy = 'human' | `rule:${string}` | ModeDecidedBy | 'no-root' | 'limit' | 'too-long' | 'withdrawn';
+export type DecidedBy = 'human' | `rule:${string}` | ModeDecidedBy | 'no-root' | 'limit' | 'too-long' | 'unpaired' | 'withdrawn';
 
 /** One decision, as `approvals.log` holds it (one JSON line) and `onDecision` listeners get it. */
 export interface AuditRow {
