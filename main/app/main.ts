@@ -3,7 +3,7 @@
 // `chatty-protocol-gateway/electron`); every decision is in an Electron-free module beside it
 // (window-options, security-policy, app-protocol, lifecycle, app-modules, app-gateway, app-menu),
 // tested in test/app; docs/security.md says why each is so.
-import { app, BrowserWindow, Menu, protocol, session, type Session, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, Menu, protocol, session, type Session, type WebContents } from 'electron';
 import electronLog from 'electron-log/node.js';
 import { join } from 'node:path';
 import { APP_PAGE_URL } from './app-protocol.js';
@@ -78,8 +78,11 @@ async function launch(teardown: Teardown): Promise<BrowserWindow> {
   // A copy of the preload, made now under userData: Electron reads it again at every load.
   const window = openAppWindow(BrowserWindow, preloadCopy(app.getPath('userData')));
   window.once('ready-to-show', () => window.show());
+  // Refused for its preload (the copy changed by someone else), the page is told, but the script
+  // that changed it may hide that: the person is told here too, where no page script reaches.
+  const onRefused = (reason: string): void => void dialog.showMessageBox(window, { type: 'warning', message: 'This window no longer answers the agents', detail: reason });
   // Refused when the agents' workspace holds approvals.json or plugin-grants.json (CHATTY_WORKSPACE=$HOME).
-  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants, trustFiles: [grantsFile] }));
+  teardown.add('detach the bridge', attachDesktopBridge(gateway, window.webContents, { pageUrl: APP_PAGE_URL, log: (line) => log.warn(line), grants, trustFiles: [grantsFile], onRefused }));
   await window.loadURL(APP_PAGE_URL);
   return window;
 }

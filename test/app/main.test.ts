@@ -5,7 +5,7 @@
 // main did. Each test runs a fresh copy of main.ts (imported under its own query string).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -371,6 +371,26 @@ test("a launch whose agents' workspace holds the app's approvals and grants file
     await booted.electron.app.gone;
     assert.equal(booted.electron.app.exitCode, 1);
     assert.match(booted.log(), /launch failed: .*the agents' workspace .* holds the app's own file .*user-data\/approvals\.json/);
+  } finally {
+    await booted.dispose();
+  }
+});
+
+test("a window refused for its preload is told where no page script reaches: main.ts's onRefused shows Electron's dialog, with the reason", WITHIN, async () => {
+  const booted = await boot();
+  try {
+    const window = await launch(booted);
+    const copy = (window.options['webPreferences'] as Record<string, unknown>)['preload'] as string;
+    // Someone else's hard link to the copy, and a write through it (the page may run it from now on).
+    const notes = join(booted.home, 'user-data', 'notes.cjs');
+    linkSync(copy, notes);
+    chmodSync(notes, 0o600);
+    writeFileSync(notes, "/* someone else's */");
+    await assert.rejects(fromTop(booted.electron, window, INVOKE_CHANNELS.snapshot), /refused chatty:snapshot: the window's preload copy/);
+    assert.deepEqual(
+      booted.electron.dialog.messageBoxes.map((box) => [box.window === window, box.options['type'], box.options['message'], /^the window's preload copy .* was changed by someone else/.test(String(box.options['detail']))]),
+      [[true, 'warning', 'This window no longer answers the agents', true]],
+    );
   } finally {
     await booted.dispose();
   }
