@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { ANSWER_SPIN_MS, AnswerSpin, checkedAnswerSpinMs } from '../../main/plugins/handle/answer-spin.js';
+import { ANSWER_SPIN_MS, AnswerSpin, checkedAnswerSpinMs, turnSpins } from '../../main/plugins/handle/answer-spin.js';
 import { ModuleHandle, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
 import { ModuleRegistry, type ToolOutcome } from '../../main/plugins/index.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
@@ -9,33 +9,53 @@ import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
 /**
  * The main thread's short wait for a lone call's answer (issue 21: concurrency 1): bounded by its
  * budget, backing off from a module whose answers come later, and never in the way of a call's
- * answer. The spin itself on a shared counter; then handles of a real fixture component.
+ * answer. The end-of-turn wait (`turnSpins`) on a shared counter; then handles of a real fixture component.
  */
 
 const ok = (content: string): ToolOutcome => ({ ok: true, value: { content, usage: undefined } });
 
+/**
+ * One lone call's wait through the process's end-of-turn waits (`turnSpins`), as a module's engine
+ * makes it: true if `ints[0]` moved from `value` within `spin`'s budget; false if it did not, or at
+ * once if the backoff skips this call.
+ */
+function waitOnce(spin: AnswerSpin, ints: Int32Array, value: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    turnSpins.add({
+      spinStarts: () => spin.takes() || (resolve(false), false),
+      spinAnswered: () => Atomics.load(ints, 0) !== value,
+      spinEnds: (caught) => {
+        if (caught) spin.hit();
+        else spin.miss();
+        resolve(caught);
+      },
+      spinBudgetMs: spin.budgetMs,
+    });
+  });
+}
+
 describe('AnswerSpin: the bounded wait and its backoff', () => {
   const never = new Int32Array(new SharedArrayBuffer(8)); // a counter nobody moves
 
-  it('takes a value that already moved at once, and counts it caught', () => {
+  it('takes a value that already moved at once, and counts it caught', async () => {
     const spin = new AnswerSpin(1000);
     const moved = new Int32Array(new SharedArrayBuffer(8));
     Atomics.store(moved, 0, 1);
-    assert.equal(spin.wait(moved, 0, 0), true);
+    assert.equal(await waitOnce(spin, moved, 0), true);
     assert.deepEqual([spin.caught, spin.missed], [1, 0]);
   });
 
-  it('gives up at its budget, not before, and then skips 1, 2, 4… lone calls without waiting, up to 256', () => {
+  it('gives up at its budget, not before, and then skips 1, 2, 4… lone calls without waiting, up to 256', async () => {
     const spin = new AnswerSpin(2);
     const started = performance.now();
-    assert.equal(spin.wait(never, 0, 0), false);
+    assert.equal(await waitOnce(spin, never, 0), false);
     assert.ok(performance.now() - started >= 2, 'waited its budget');
     const pattern: boolean[] = [];
     let spun = 0;
     // After each miss, the calls the backoff skips return at once and are not counted.
     for (let i = 0; i < 12; i++) {
       const before = spin.missed;
-      spin.wait(never, 0, 0);
+      await waitOnce(spin, never, 0);
       pattern.push(spin.missed > before);
       if (spin.missed > before) spun++;
     }
@@ -45,14 +65,14 @@ describe('AnswerSpin: the bounded wait and its backoff', () => {
     assert.equal(spin.caught, 0);
   });
 
-  it('the backoff never skips more than 256 lone calls in a row', () => {
+  it('the backoff never skips more than 256 lone calls in a row', async () => {
     const spin = new AnswerSpin(0.01);
     let waits = 0;
     let sinceLast = 0;
     let longest = 0;
     for (let i = 0; i < 5000; i++) {
       const before = spin.missed;
-      spin.wait(never, 0, 0);
+      await waitOnce(spin, never, 0);
       if (spin.missed > before) {
         waits++;
         longest = Math.max(longest, sinceLast);
@@ -63,26 +83,26 @@ describe('AnswerSpin: the bounded wait and its backoff', () => {
     assert.ok(waits >= 5000 / 257, `${waits} waits in 5000 calls`);
   });
 
-  it('one answer caught in time ends the backoff: the next lone call is waited for', () => {
+  it('one answer caught in time ends the backoff: the next lone call is waited for', async () => {
     const spin = new AnswerSpin(0.01);
-    for (let i = 0; i < 40; i++) spin.wait(never, 0, 0); // misses: the backoff is at 16 or more
+    for (let i = 0; i < 40; i++) await waitOnce(spin, never, 0); // misses: the backoff is at 16 or more
     const moved = new Int32Array(new SharedArrayBuffer(8));
     Atomics.store(moved, 0, 1);
-    while (!spin.wait(moved, 0, 0)) {
+    while (!await waitOnce(spin, moved, 0)) {
       // the calls the backoff still skips
     }
     const missed = spin.missed;
-    assert.equal(spin.wait(never, 0, 0), false);
+    assert.equal(await waitOnce(spin, never, 0), false);
     assert.equal(spin.missed, missed + 1, 'waited (and missed) at once, no call skipped');
-    assert.equal(spin.wait(never, 0, 0), false);
+    assert.equal(await waitOnce(spin, never, 0), false);
     assert.equal(spin.missed, missed + 1, 'then skips one, as after a first miss');
   });
 
-  it('a budget of 0 never waits', () => {
+  it('a budget of 0 never waits', async () => {
     const spin = new AnswerSpin(0);
     const moved = new Int32Array(new SharedArrayBuffer(8));
     Atomics.store(moved, 0, 1);
-    assert.equal(spin.wait(moved, 0, 0), false);
+    assert.equal(await waitOnce(spin, moved, 0), false);
     assert.deepEqual([spin.caught, spin.missed], [0, 0]);
   });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { appendFileSync, chmodSync } from 'node:fs';
 import { replaceHidden } from '../../display/index.js';
+import { hasLoneSurrogate } from './lone-surrogate.js';
 import type { AuditRow } from './types.js';
 
 /** The audit log's file name, in the runtime directory beside `edge.log`. */
@@ -109,7 +110,7 @@ export function boundedRun(run: NonNullable<AuditRow['runs']>[number]): NonNulla
  * different commands. The same bytes as UTF-8 for every well-formed text (`sha256sum` checks it).
  */
 function wtf8(text: string): Buffer {
-  if (!LONE_SURROGATE.test(text)) return Buffer.from(text, 'utf8');
+  if (!hasLoneSurrogate(text)) return Buffer.from(text, 'utf8');
   const parts: Buffer[] = [];
   for (const char of text) {
     const unit = char.charCodeAt(0);
@@ -118,7 +119,6 @@ function wtf8(text: string): Buffer {
   }
   return Buffer.concat(parts);
 }
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** `\u202e`; an astral character as its surrogate pair (`\udb40\udc41`), as JSON spells it. */
 function jsonEscape(char: string): string {

@@ -28,8 +28,9 @@ export function checkedAnswerSpinMs(ms: number | undefined): number {
 }
 
 /**
- * A module's short wait for a lone call's answer on the main thread (a bounded loop on the call
- * channel's `DONE`, no sleep), kept by the handle across its engines. The wait never outlasts
+ * A module's budget and backoff for the short wait for a lone call's answer on the main thread
+ * (`turnSpins` below makes the wait: a bounded loop on the call channel's `DONE`, no sleep), kept
+ * by the handle across its engines. The wait never outlasts
  * `budgetMs`. A call not answered within it makes the next lone calls go straight to the event
  * loop: 1 skipped, then 2, 4… up to 256 while the misses go on; one answered in time resets it.
  * So a module whose tools take longer than the budget costs the main thread at most one budget
@@ -68,22 +69,6 @@ export class AnswerSpin {
     this.nextSkip = Math.min(this.nextSkip * 2, MAX_SKIP);
   }
 
-  /**
-   * Waits up to the budget for `ints[index]` to move from `value`; true if it moved (the answer
-   * is there to take now). False at once if this call is one the backoff skips.
-   */
-  wait(ints: Int32Array, index: number, value: number): boolean {
-    if (!this.takes()) return false;
-    const until = performance.now() + this.budgetMs;
-    while (Atomics.load(ints, index) === value) {
-      if (performance.now() >= until) {
-        this.miss();
-        return false;
-      }
-    }
-    this.hit();
-    return true;
-  }
 }
 
 /** A lone call's wait as the turn's spins see it (`GuestWorker`). */
