@@ -3,7 +3,10 @@
 // its answer, the worker stays, and the call posted behind it still settles. (Before 7f9ab2b the
 // handle spliced index -1, dropping the last call posted, which then never settled, and stopped
 // the worker for nothing.) The worker really runs on; the test only holds the main thread at that
-// one point, as a busy event loop would, until the worker has answered.
+// one point, as a busy event loop would, until the worker has answered. Likewise a cancel that comes
+// after the worker answered, before the main thread took the answer (a busy turn: a client's close
+// read in the same poll): the call ran to its end and keeps its answer, not 'cancelled before it
+// started'.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { ModuleHandle } from '../../main/plugins/index.js';
@@ -52,4 +55,25 @@ it('the running call answered just as it is cancelled keeps its answer; the call
   assert.equal(behindOutcome.ok, true, 'the call posted behind it settles');
   assert.equal(slow.stats.stopped, stopped, 'the worker was not stopped');
   assert.equal(slow.stats.restarts, restarts);
+});
+
+it('a call the worker has answered, its answer not yet taken when it is cancelled, keeps its answer: it ran, it was not "cancelled before it started"', { timeout: 60_000 }, async () => {
+  const slow: ModuleHandle = fx.registry.get('slow')!;
+  assert.equal((await slow.invokeTool({ name: 'echo', argumentsJson: '"warm"', callId: 'warm' })).ok, true); // the engine is up
+  const cancelled = slow.stats.cancelled;
+  const restarts = slow.stats.restarts;
+  for (const ms of ['0', '5']) {
+    const controller = new AbortController();
+    const call = slow.invokeTool({ name: 'slow', argumentsJson: ms, callId: `answered-${ms}` }, { signal: controller.signal });
+    // A lone call is posted at once. Hold this thread, as a busy turn would, until the worker has answered it.
+    const live = (slow as unknown as { live: { posted: number; channel: ChannelView } }).live;
+    const ints = live.channel.ints;
+    while (Atomics.load(ints, DONE) < live.posted) Atomics.wait(ints, DONE, Atomics.load(ints, DONE), 50);
+    controller.abort(new Error('the client went away'));
+    const outcome = await call.catch((err: Error) => err.message);
+    assert.deepEqual(outcome, { ok: true, value: { content: ms, usage: undefined } }, 'answered before the cancel: the answer, not a cancel');
+  }
+  assert.equal(slow.stats.cancelled, cancelled, 'no call counted cancelled');
+  assert.equal(slow.stats.restarts, restarts, 'the worker was not stopped');
+  assert.deepEqual(await slow.invokeTool({ name: 'echo', argumentsJson: '"next"', callId: 'next' }), { ok: true, value: { content: '"next"', usage: undefined } });
 });

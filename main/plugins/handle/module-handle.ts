@@ -39,7 +39,8 @@ export interface InvokeOptions {
   /**
    * Aborting it cancels the call: one still queued is taken out, one posted ahead is skipped, and
    * a running guest is stopped (its worker terminated; the next call starts a fresh instance).
-   * The call rejects with `PluginCallError` `cancelled` at once. An `AbortSignal`, or anything
+   * The call rejects with `PluginCallError` `cancelled` at once; one its worker has already answered
+   * keeps its answer (it ran to its end). An `AbortSignal`, or anything
    * with its `aborted`, `reason` and abort listeners (the gateway's `CallAbort`).
    */
   signal?: AbortLike | undefined;
@@ -444,6 +445,13 @@ export class ModuleHandle implements ModuleInfo {
     }
     const live = this.live;
     if (!live || !this.calls.inflight.includes(job)) return; // already answered
+    if (live.answered() >= job.seq) {
+      // Answered, its answer not taken yet (this thread was busy): it ran to its end, so it keeps
+      // its answer, as one that finishes while it is cancelled does below. Looked at before the
+      // mark, so what is answered here is the call's own run, never the worker's skip of it.
+      this.calls.settleDone(live, this.settler);
+      return this.pump();
+    }
     live.channel.markCancelled(job.seq);
     if (!live.channel.isRunning(job.seq)) return this.cancelled(job, this.cancelledError(job.request?.name ?? '', reason, 'before it started'));
     // Running: what the worker finished before it is answered first, then the worker is stopped.
