@@ -158,6 +158,18 @@ export function writerNamedBy(name: string): Writer | undefined {
 }
 
 /**
+ * The name of the file a hidden file's sealed name says it was made for (`.<base>.chatty-write-…`), in
+ * the same folder; undefined for a name not of that shape or one made for a name over 100 bytes
+ * (`.chatty-write-…`, which does not say). Only its shape is read: `writerNamedBy` checks the seal.
+ */
+export function baseNamedBy(name: string): string | undefined {
+  const m = SEALED.exec(name);
+  if (!m || m.index < 2 || !name.startsWith('.')) return undefined;
+  const base = name.slice(1, m.index);
+  return base === '.' || base === '..' ? undefined : base;
+}
+
+/**
  * Whether `writer` is surely gone: its boot is over, or in this boot, pid namespace and time namespace
  * its pid is no process now or one started at another time. A writer of another pid namespace in this
  * boot (a container beside this one) cannot be looked up, and one of another time namespace has its

@@ -1,4 +1,4 @@
-import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile, type BigIntStats } from 'node:fs';
+import { close, constants, fchmod, fchown, fdatasync, fstatSync, openSync, writeFile, type BigIntStats, type Stats } from 'node:fs';
 import { access, link, lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -119,10 +119,15 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   }
 
   const file = join(dir, segments[segments.length - 1]!);
-  const stat = await lstat(file).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
-    throw new WorkspaceRefusal(`${quoted} cannot be examined (${err.code ?? err.message})`);
-  });
+  const look = (): Promise<Stats | undefined> =>
+    lstat(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+      throw new WorkspaceRefusal(`${quoted} cannot be examined (${err.code ?? err.message})`);
+    });
+  let stat = await look();
+  // Two names may be a new file whose writer was killed between its link and its unlink (linkAsNew):
+  // its hidden name is the second, and only a sweep of its folder removes it; else refused for good.
+  if (stat?.isFile() && stat.nlink === 2 && (await sweptFolder(start, dir, quoted)) > 0) stat = await look();
   if (stat?.isSymbolicLink()) throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
   if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
   // A file with another name (a hard link, perhaps outside the workspace) would change there too.
@@ -131,6 +136,22 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   if (deepest === undefined) await mayWrite(dir, quoted, relative(root, dir), 'folder');
   if (stat) await mayKeepOwner(stat, dir, quoted);
   return file;
+}
+
+/**
+ * Removes from the folder `dir` (reached by descriptors, never through a link) what dead writers
+ * left in it (`removeAbandonedTemporaries`); how many. None where `/proc/self/fd` is absent or the
+ * folder is not there.
+ */
+async function sweptFolder(start: WorkspaceRoot, dir: string, quoted: string): Promise<number> {
+  if (!hasProcFd()) return 0;
+  const folder = await openFolderInside(start, dir, quoted, 'none');
+  if (folder === undefined) return 0;
+  try {
+    return await removeAbandonedTemporaries(`${PROC_FD}/${folder.fd}`);
+  } finally {
+    await folder.close();
+  }
 }
 
 /**
@@ -477,7 +498,8 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
     } else if (against !== undefined && !isAsSeen(against, await lstat(inFolder(base), { bigint: true }).catch(() => undefined))) {
       throw changedSinceAsked(quoted);
     }
-    // Left: the time between that look and the rename (two system calls); no call of Node's replaces only a given file.
+    // Left: the time between that look and the rename (two system calls). No call of Node's replaces
+    // only a given file or exchanges two (renameat2); docs/agents.md says why what it has does not close it.
     await rename(temporary, inFolder(base)).catch((err: NodeJS.ErrnoException) => {
       // EISDIR: a folder put at the file's name; ENOENT: the folder removed.
       throw changedWhileWritten(quoted, err.code === 'ENOENT' ? dirname(name) : name, err);
@@ -493,7 +515,8 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
  * Gives the written file `temporary` the name `at` only if nothing has it (a write approved as a new
  * file, `against` null): a second name made by `link`, which fails on a name taken (never replaces
  * it, unlike `rename`), then its hidden name removed. True once done; false where the file system has
- * no hard links (the caller renames then).
+ * no hard links (the caller renames then). A writer killed between the two leaves the file with its
+ * hidden second name: the next sweep of its folder removes that name (`removeAbandonedTemporaries`).
  */
 async function linkAsNew(temporary: string, at: string, quoted: string, name: string): Promise<boolean> {
   const linked = await link(temporary, at).then(

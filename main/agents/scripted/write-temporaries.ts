@@ -1,6 +1,6 @@
 import { lstatSync, unlinkSync, type BigIntStats } from 'node:fs';
 import { lstat, opendir, unlink } from 'node:fs/promises';
-import { isGone, looksLikeTemporary, writerNamedBy } from './temporary-name.js';
+import { baseNamedBy, isGone, looksLikeTemporary, writerNamedBy } from './temporary-name.js';
 
 /** Which file a temporary is: it is removed only while it is still that file. */
 interface Identity {
@@ -57,9 +57,12 @@ export const MAX_ENTRIES_LOOKED_AT = 100_000;
  * through a link) each hidden file a write left when its process ended without exiting (SIGKILL, the
  * out-of-memory killer, the machine going down), which nothing else ever removes. Only a file provably
  * one: its name sealed with this user's key and naming a writer that is gone (`writerNamedBy`,
- * `isGone`), and it a regular file with one name, this user's. A name a branch committed or a worker
- * made without the key, a link put at such a name, a file with another name (a hard link), a live
- * writer's file: each is left. Looks at `MAX_ENTRIES_LOOKED_AT` entries at most; never throws.
+ * `isGone`), and it a regular file with one name, this user's, or with two names, the other the file
+ * it was made for in this folder (`isLeftSecondName`: a writer killed between the `link` that gave a
+ * new file its name and the `unlink` of its hidden name; the file keeps its own name). A name a branch
+ * committed or a worker made without the key, a link put at such a name, a file with another name (a
+ * hard link elsewhere), a live writer's file: each is left. Looks at `MAX_ENTRIES_LOOKED_AT` entries at
+ * most; never throws.
  */
 export async function removeAbandonedTemporaries(folder: string): Promise<number> {
   let removed = 0;
@@ -72,12 +75,29 @@ export async function removeAbandonedTemporaries(folder: string): Promise<number
       const writer = writerNamedBy(entry.name);
       if (writer === undefined || !isGone(writer)) continue;
       const at = `${folder}/${entry.name}`; // the last part is never followed by lstat nor unlink
-      const there = await lstat(at).catch(() => undefined);
-      if (!there?.isFile() || there.nlink !== 1 || there.uid !== process.geteuid?.()) continue;
+      const there = await lstat(at, { bigint: true }).catch(() => undefined);
+      if (!there?.isFile() || Number(there.uid) !== process.geteuid?.()) continue;
+      if (there.nlink !== 1n && !(await isLeftSecondName(folder, entry.name, there))) continue;
       if (await unlink(at).then(() => true, () => false)) removed++;
     }
   } catch {
     // The folder unreadable or gone: nothing is removed, the write is not concerned.
   }
   return removed;
+}
+
+/**
+ * Whether the hidden file `name` in `folder` (`there`, its `lstat`) is one whose new file took its
+ * name by `link` and whose writer was gone before its `unlink` (`linkAsNew`): two names, the other
+ * the one its name says it was made for (`baseNamedBy`), in this folder, the same file. Left, that
+ * file has two names for good, so every later write of it was refused (`has 2 names`) before anyone
+ * was asked, and nothing removed the hidden name. Its removal loses nothing: the file keeps its own
+ * name. A file with any other second name (a hard link elsewhere, a third name) is not one.
+ */
+async function isLeftSecondName(folder: string, name: string, there: BigIntStats): Promise<boolean> {
+  if (there.nlink !== 2n) return false;
+  const base = baseNamedBy(name);
+  if (base === undefined) return false;
+  const named = await lstat(`${folder}/${base}`, { bigint: true }).catch(() => undefined);
+  return named !== undefined && named.isFile() && named.dev === there.dev && named.ino === there.ino && named.nlink === 2n;
 }
