@@ -1,5 +1,6 @@
 import { nestsTooDeep } from '../fabric/codec/key-count.js';
 import { MAX_NESTING_DEPTH } from '../fabric/wire/sizes.js';
+import { arrayLongerThan } from './batch-length.js';
 import { isJsonObject, keyCount } from './json-object.js';
 import { quickMessage } from './quick-message.js';
 import { topLevelMembers } from './top-members.js';
@@ -34,7 +35,8 @@ export type BatchEntry =
  * Input that is not a message and not a non-empty array. `text` is the exact input, so a relay
  * forwards it unchanged. `reason: 'parse'` means it was not JSON at all; `'shape'` means it
  * was JSON (`value`) but not a JSON-RPC message, including the empty array; `'batch-too-long'`
- * means an array of more than `MAX_BATCH_ENTRIES` entries, none of which was looked at;
+ * means an array of more than `MAX_BATCH_ENTRIES` entries, none of which was looked at (`entries`:
+ * those counted; a text's count stops at `MAX_BATCH_ENTRIES + 1`, before `JSON.parse`);
  * `'too-deep'` means text nesting more than `MAX_NESTING_DEPTH` levels, never parsed, of which only
  * the top-level envelope members are read (`top`: nested values `null`; `undefined` when it is no object).
  */
@@ -75,6 +77,8 @@ export function batchFrame(messages: readonly [Message, ...Message[]]): BatchFra
 export function parseFrame(text: string): TransportFrame {
   // Free for a text of at most 1,000 characters (the common call), one pass over a longer one.
   if (nestsTooDeep(text)) return { kind: 'malformed', reason: 'too-deep', text, top: topLevelMembers(text) };
+  // Before JSON.parse builds its entries (a 10 MiB batch of `{}`: ~2 s); read up to the entry past the cap only.
+  if (arrayLongerThan(text, MAX_BATCH_ENTRIES)) return { kind: 'malformed', reason: 'batch-too-long', text, entries: MAX_BATCH_ENTRIES + 1 };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -29,6 +29,7 @@ export {
 } from './wire.js';
 export { ErrorCode, RpcError } from './rpc-error.js';
 export { ConnectionClosedError, RequestTimeoutError } from './errors.js';
+export { arrayLongerThan } from './batch-length.js';
 export {
   BATCH_TOO_LONG_MESSAGE,
   MAX_BATCH_ENTRIES,
