@@ -81,9 +81,10 @@ export interface DesktopBridgeOptions {
   /**
    * Called in the main process when the window's page is refused for its preload (a copy changed
    * by someone else, or one that could not be checked), with the reason the page is sent
-   * (`chatty:refused`), once a document. The page's own notice can be hidden by the very script
-   * that changed the preload; show this where no page script reaches (Electron's
-   * `dialog.showMessageBox`). A listener that throws is logged; the page is refused all the same.
+   * (`chatty:refused`), once a document, wherever its top frame is (the page is told only at
+   * `pageUrl`). The page's own notice can be hidden by the very script that changed the preload;
+   * show this where no page script reaches (Electron's `dialog.showMessageBox`). A listener that
+   * throws is logged; the page is refused all the same.
    */
   onRefused?: ((reason: string) => void) | undefined;
 }
@@ -233,8 +234,15 @@ function bindBridge(
   const unfinished = { newDocument: 0, sameDocument: 0 };
   // Whether this document was told it is refused (chatty:refused): once a document.
   let toldRefused = false;
+  // Whether the app was told (onRefused) that this document is refused: once a document, wherever
+  // its top frame went in it. And whether there is a document to refuse: one committed since the
+  // attach, or the one there at the attach (a window not loaded yet has none).
+  let appTold = false;
+  let documentThere = contents.mainFrame.url !== '' && contents.mainFrame.url !== 'about:blank';
   const documentCommitted = (): void => {
     toldRefused = false;
+    appTold = false;
+    documentThere = true;
     unfinished.newDocument = 0;
     unfinished.sameDocument = 0;
     if (nextDocument === undefined) return; // no renewal seen since: its preload is the one read before
@@ -279,10 +287,15 @@ function bindBridge(
   // natively, where no page script reaches) are the words to rely on.
   const refusePage = (reason: string): void => {
     noPageToAsk(reason);
-    if (toldRefused || contents.mainFrame.url !== pageUrl) return;
-    toldRefused = true;
-    send(EVENT_CHANNELS.refused, { reason } satisfies Refused);
-    // And the app, in the main process: the agent's script, running in the page, may hide the page's notice.
+    if (!toldRefused && contents.mainFrame.url === pageUrl) {
+      toldRefused = true;
+      send(EVENT_CHANNELS.refused, { reason } satisfies Refused);
+    }
+    // And the app, in the main process, wherever the top frame is: the script that may run there
+    // can leave pageUrl for a route of its own document (pushState, a hash) before the change is
+    // found, and was then never shown the dialog (the page's notice waits for it to come back).
+    if (appTold || !documentThere) return;
+    appTold = true;
     try {
       onRefused?.(reason);
     } catch (err) {
