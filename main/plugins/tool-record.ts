@@ -25,7 +25,8 @@ const RecordSchema = z
  * later load of the same bytes in the same context (in this process or the next) need not start
  * it either. `context` is everything the guest was given besides its bytes (its module's name,
  * config, grants, files root, network, limits) as one string: a change to any of them makes a new
- * record, and another module of the same bytes has its own. A record that
+ * record, and another module of the same bytes has its own, unless the list was made without the
+ * guest ever being told its name (then the name is left out, `ModuleHandle`). A record that
  * is missing, unreadable or malformed reads as none; writing one never fails a load.
  */
 export class ToolRecord {

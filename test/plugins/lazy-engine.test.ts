@@ -301,7 +301,7 @@ describe('the lazy engine: engines start a few at a time', () => {
     try {
       assert.deepEqual(fx.report.failed, []);
       const handles = names.map((n) => fx.registry.get(n)!);
-      // Each module's load lists its own tools (the record is per module, not per bytes): those engines stop first.
+      // A load that found no record of these bytes listed the tools with its engine: those engines stop first.
       await until(() => handles.every((h) => h.engineState === 'stopped'), "the loads' own engines to stop");
       let most = 0;
       let done = false;

@@ -2,7 +2,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } f
 import { PluginLoadError, messageOf } from '../errors.js';
 import { spawnWorker } from '../spawn.js';
 import { turnSpins, type AnswerSpin, type SpinWaiter } from './answer-spin.js';
-import { CallChannel, DONE, REQ, SENT, STOP } from '../worker/call-channel.js';
+import { CallChannel, DONE, NAME_TOLD, REQ, SENT, STOP } from '../worker/call-channel.js';
 import type { FromWorker, GuestWorkerData, HostReply } from '../worker/protocol.js';
 
 /** A start that did not finish instantiating within its limit (a component whose top-level code spins, say). */
@@ -221,6 +221,11 @@ export class GuestWorker implements SpinWaiter {
     this.waiting = false;
     this.events.answers(this);
   };
+
+  /** Whether the guest was ever handed its module's name, or a provider asked for it (`NAME_TOLD`), since this engine started. */
+  toldName(): boolean {
+    return Atomics.load(this.channel.ints, NAME_TOLD) !== 0;
+  }
 
   /** Calls the worker has answered (the count; their answers are in the slots or on the port). */
   answered(): number {

@@ -215,7 +215,8 @@ export class ModuleHandle implements ModuleInfo {
 
   /**
    * The load. When an earlier load of the same component in the same context recorded its tools
-   * (`ToolRecordStore`), that is the proof and nothing starts. Otherwise the engine starts and the
+   * (`ToolRecordStore`), that is the proof and nothing starts: its own record, or one of any
+   * module of these bytes made by an engine never told its module's name (`GuestWorker.toldName`). Otherwise the engine starts and the
    * component is instantiated, its tools are listed, checked and recorded, and the engine stops
    * again. Rejects with `PluginLoadError` if it cannot start, or if a tool's schema is not a JSON
    * Schema object (naming the tool). A `list-tools` that fails otherwise (a trap, its 1 s limit)
@@ -223,8 +224,7 @@ export class ModuleHandle implements ModuleInfo {
    * `engineIdleMs` 0 the engine starts here and stays.
    */
   async start(): Promise<void> {
-    const context = this.recordContext();
-    const recorded = this.init.relistTools ? undefined : await this.readRecord(context);
+    const recorded = this.init.relistTools ? undefined : ((await this.readRecord(this.recordContext(true))) ?? (await this.readRecord(this.recordContext(false))));
     if (recorded && this.idle.idleMs > 0) {
       this.recordedTools = recorded;
       return;
@@ -242,7 +242,9 @@ export class ModuleHandle implements ModuleInfo {
     }
     if (tools) {
       this.recordedTools = tools;
-      await this.init.toolRecord?.write(context, tools).catch((err: unknown) => {
+      // Never told its name (the engine that listed them was not stopped since): the list is the bytes', whatever the name.
+      const named = this.live?.toldName() ?? true;
+      await this.init.toolRecord?.write(this.recordContext(named), tools).catch((err: unknown) => {
         this.init.logger.log('warn', `cannot record the module's tools (the next load starts its engine to list them): ${messageOf(err)}`, { module: this.name });
       });
     }
@@ -674,10 +676,13 @@ export class ModuleHandle implements ModuleInfo {
    * the limits), its module's name among it, as one string: a tool record made in another context
    * (another module of the same bytes, other config, grants, files root, network or limits) is not
    * used. The name is the guest's to see (an llm provider is asked for it, a refusal names it), so
-   * a list that follows it is another module's list.
+   * a list that follows it is another module's list. `named` false: the context of a list made by an
+   * engine never told the name, the same for every module of the bytes (`module: null`, which no
+   * name is, nor the nameless context records had before the name was in it).
    */
-  private recordContext(): string {
-    return JSON.stringify(this.workerConfig());
+  private recordContext(named: boolean): string {
+    const config = this.workerConfig();
+    return JSON.stringify(named ? config : { ...config, module: null });
   }
 
   private readonly workerEvents: GuestWorkerEvents = {

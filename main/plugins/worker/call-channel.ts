@@ -24,6 +24,12 @@ export const DONE = 1; // calls the worker has answered
 export const RUNNING = 2; // the seq the worker is running or last ran
 export const STOP = 3; // non-zero: the worker returns from its loop
 export const SENT = 4; // messages the worker has put on its port (so the main thread knows when to read it)
+/**
+ * Times the worker handed the guest its module's name or asked the main thread to (a refusal that
+ * names it, a provider's call, which is told the module): a list of tools made without it is the
+ * same for any module of these bytes (`ModuleHandle`'s tool record).
+ */
+export const NAME_TOLD = 5;
 /** Float64 index of the time (`monotonicMs()`, worker's clock) the `RUNNING` call started. */
 export const STARTED_F64 = 4; // bytes 32..39 (after the int32 counters)
 

@@ -5,7 +5,7 @@
  * this thread when a call runs too long.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { CallChannel, DONE, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonicMs } from './call-channel.js';
+import { CallChannel, DONE, NAME_TOLD, Op, REQ, RUNNING, SENT, STARTED_F64, STOP, monotonicMs } from './call-channel.js';
 import { checkAnswer } from './answer-check.js';
 import { CoreInstances } from './core-instances.js';
 import { chattyImports, cutUtf8, wasiImports, type HostSink } from './host-imports.js';
@@ -84,6 +84,7 @@ const sink: HostSink = {
     send({ type: 'log', level, message, source });
   },
   post: (message) => send(message),
+  toldName: () => void Atomics.add(channel.ints, NAME_TOLD, 1),
 };
 
 /**

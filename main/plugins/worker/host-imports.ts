@@ -14,6 +14,11 @@ export interface HostSink {
   log(level: LogLevel, message: string, source: LogSource): void;
   /** Posts a bridged call to the main thread. */
   post(message: { type: 'host'; seq: number; capability: 'llm' | 'billing'; method: string; args: unknown[] }): void;
+  /**
+   * The guest is handed its module's name, or a provider is asked (it is told the module): counted
+   * (`NAME_TOLD`). A worker's sink must count; only a bench that records nothing leaves it out.
+   */
+  toldName?(): void;
 }
 
 /** A worker without the fetch side (benches): no refusal to tell. */
@@ -36,12 +41,16 @@ export function chattyImports(data: GuestWorkerData, sink: HostSink, network: { 
   };
 
   const bridge = (capability: 'llm' | 'billing', state: GrantState, method: string, args: unknown[]): Tagged => {
-    if (state === 'not-granted') return { tag: 'err', val: `capability '${capability}' is not granted to module '${data.module}'` };
+    if (state === 'not-granted') {
+      sink.toldName?.();
+      return { tag: 'err', val: `capability '${capability}' is not granted to module '${data.module}'` };
+    }
     if (state === 'not-configured') {
       return { tag: 'err', val: `capability '${capability}' is not configured: the embedder provides no ${capability} provider` };
     }
     try {
       const id = ++seq;
+      sink.toldName?.(); // the provider is told the module, and may answer with it
       Atomics.store(control, 0, 0);
       sink.post({ type: 'host', seq: id, capability, method, args });
       Atomics.wait(control, 0, 0);
@@ -79,6 +88,7 @@ export function chattyImports(data: GuestWorkerData, sink: HostSink, network: { 
     'chatty:plugin/file': {
       readBytes(path: string): Tagged {
         if (data.filesRoot === null) {
+          sink.toldName?.();
           return { tag: 'err', val: `capability 'file' is not granted to module '${data.module}' (its module.toml has no [files] root)` };
         }
         try {
