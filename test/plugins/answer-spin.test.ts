@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { ANSWER_SPIN_MS, AnswerSpin, checkedAnswerSpinMs, turnSpins } from '../../main/plugins/handle/answer-spin.js';
+import { ANSWER_SPIN_MS, AnswerSpin, checkedAnswerSpinMs, turnSpins, type SpinWaiter } from '../../main/plugins/handle/answer-spin.js';
 import { ModuleHandle, type ModuleHandleInit } from '../../main/plugins/handle/index.js';
 import { ModuleRegistry, type ToolOutcome } from '../../main/plugins/index.js';
 import { loadFixtures, type LoadedFixtures } from '../helpers/wasm-fixtures.js';
@@ -163,10 +163,17 @@ describe("a module handle's wait for a lone call's answer", () => {
 
   it('after a miss, the next lone call goes to the event loop at once; the one after is waited for again', async () => {
     const h = handle(20);
-    assert.deepEqual(await slow(h, 0), ok('0'));
+    // Until a lone call is caught in time: the backoff is then clear (a fresh engine's first call, on a loaded machine, may miss and skip the next).
+    for (let tries = 0; ; tries++) {
+      const caught = h.answerWaits.caught;
+      assert.deepEqual(await slow(h, 0), ok('0'));
+      if (h.answerWaits.caught > caught) break;
+      assert.ok(tries < 1000, 'a 0 ms call caught within 20 ms at least once');
+    }
     const waits = (): number => h.answerWaits.caught + h.answerWaits.missed;
+    const missed = h.answerWaits.missed;
     assert.deepEqual(await slow(h, 300), ok('300'));
-    assert.equal(h.answerWaits.missed, 1);
+    assert.equal(h.answerWaits.missed, missed + 1);
     const before = waits();
     assert.deepEqual(await slow(h, 300), ok('300'));
     assert.equal(waits(), before, 'skipped: not waited for');
@@ -232,13 +239,34 @@ describe("the lone calls of several modules posted in one turn", () => {
       }
     }
     const missed = made.map((h) => h.answerWaits.missed + 1);
-    const posted = performance.now();
-    const answers = made.map((h, i) => h.invokeTool({ name: 'llm', argumentsJson: 'm', callId: `late-${i}` }));
-    // Queued behind the waits the calls asked for: it runs once they have all ended.
-    const late = await new Promise<number>((resolve) => setImmediate(() => resolve(performance.now() - posted)));
+    // Each wait as the turn's end makes it: every one starts before any ends, in one loop. One
+    // after another (each its own), the waits held the main thread eight budgets (160 ms or more)
+    // before anything else ran. The order, not a time a loaded machine could stretch, says which.
+    const events: string[] = [];
+    const add = turnSpins.add.bind(turnSpins);
+    turnSpins.add = (w: SpinWaiter): void =>
+      add({
+        spinStarts: () => (events.push('start'), w.spinStarts()),
+        spinAnswered: () => w.spinAnswered(),
+        spinEnds: (caught) => (events.push(caught ? 'caught' : 'missed'), w.spinEnds(caught)),
+        get spinBudgetMs() {
+          return w.spinBudgetMs;
+        },
+      });
+    let late: number;
+    let answers: Promise<ToolOutcome>[];
+    try {
+      const posted = performance.now();
+      answers = made.map((h, i) => h.invokeTool({ name: 'llm', argumentsJson: 'm', callId: `late-${i}` }));
+      // Queued behind the waits the calls asked for: it runs once they have all ended.
+      late = await new Promise<number>((resolve) => setImmediate(() => resolve(performance.now() - posted)));
+    } finally {
+      delete (turnSpins as Partial<typeof turnSpins>).add; // back to the prototype's
+    }
     for (const answer of await Promise.all(answers)) assert.deepEqual(answer, ok('late'));
     assert.deepEqual(made.map((h) => h.answerWaits.missed), missed, 'each lone call was waited for, and missed');
-    // One after another, the waits held the main thread eight budgets (160 ms or more) before anything else ran.
-    assert.ok(late < 5 * budgetMs, `an immediate queued behind the waits ran ${late.toFixed(1)} ms later, the budget ${budgetMs} ms`);
+    assert.deepEqual(events, [...Array<string>(modules).fill('start'), ...Array<string>(modules).fill('missed')], 'the eight waits made together');
+    assert.ok(late >= budgetMs, `the immediate behind them ran after one budget at least (${late.toFixed(1)} ms)`);
+    console.log(`# ${modules} lone calls at a ${budgetMs} ms budget: an immediate queued behind their waits ran ${late.toFixed(1)} ms later`);
   });
 });
