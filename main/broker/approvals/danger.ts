@@ -82,13 +82,45 @@ export interface CommandRun {
 /** At most this many command lines run by options or wrappers are named to the person (the line holds them all). */
 export const MAX_RUNS_NAMED = 8;
 
+/**
+ * Every command line a line's options and wrappers run, as its danger reading read them (`runs`
+ * names the first `MAX_RUNS_NAMED` of them; these are all, within the same budget), and
+ * `complete`: false when one was not read (past `INNER_CHARS_READ`, nested deeper than
+ * `MAX_NESTING`, or a command run only in part, `runsInPart`): the reading tagged it
+ * `unread-landing`. A deny rule is matched against each of them too (match.ts).
+ */
+export interface LinesRun {
+  lines: string[];
+  complete: boolean;
+}
+
+/** The last command line's `LinesRun`: a request's own reading comes just before its rules are matched. */
+let lastLinesRun: { line: string; run: LinesRun } | undefined;
+
+/** The command lines `line`'s options and wrappers run (`LinesRun`): the last request's, or read here (text only). */
+export function linesRunBy(line: string): LinesRun {
+  if (lastLinesRun?.line !== line) {
+    const at = readingAt(undefined, {});
+    readingLine(line, () => commandTags(line, at, new Set()));
+    lastLinesRun = { line, run: linesRun(at) };
+  }
+  return lastLinesRun.run;
+}
+
+function linesRun(at: Where): LinesRun {
+  return { lines: [...new Set(at.written.linesRead)], complete: !at.written.linesUnread };
+}
+
 function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: string | undefined, diffStat: string | undefined, options: DangerOptions): DangerReading {
   const tags = new Set<DangerTag>();
-  const config = options.config?.empty === false ? options.config : undefined;
-  const at: Where = { workspace, followLinks: options.followLinks === true, config, depth: 0, named: false, written: { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [], runsMore: new Set() }, folders: NO_OTHER_FOLDERS };
+  const at = readingAt(workspace, options);
+  const config = at.config;
   if (kind === 'write') for (const tag of writeTags(commandOrPath, at)) tags.add(tag);
   else {
     commandTags(commandOrPath, at, tags);
+    // Which lines are read depends on the text alone (not the workspace, links or files): a request's
+    // reading (links followed; not a rule's own text, read for its tags meanwhile) is kept for the deny rules.
+    if (at.followLinks) lastLinesRun = { line: commandOrPath, run: linesRun(at) };
     // A command line naming one of the files anywhere (an interpreter's code, a path from a folder it changed to, a variable's value).
     if (config?.namedIn(commandOrPath) === true) tags.add('gateway-config');
   }
@@ -96,11 +128,19 @@ function readDanger(kind: 'exec' | 'write', commandOrPath: string, workspace: st
   return { tags: DANGER_TAGS.filter((tag) => tags.has(tag)), unsure: tags.has('gateway-config') && !at.written.configSurely ? ['gateway-config'] : [], runs: at.written.runs, runsMore: at.written.runsMore.size };
 }
 
+/** Where a reading starts: the request's workspace, nothing read yet, the whole budget. */
+function readingAt(workspace: string | undefined, options: DangerOptions): Where {
+  const config = options.config?.empty === false ? options.config : undefined;
+  const written: Where['written'] = { read: new Map(), landingsLeft: MAX_LANDINGS_READ, globEntriesLeft: { entriesLeft: MAX_GLOB_ENTRIES }, configSurely: false, innerCharsLeft: INNER_CHARS_READ, runs: [], runsMore: new Set(), linesRead: [], linesUnread: false };
+  return { workspace, followLinks: options.followLinks === true, config, depth: 0, named: false, written, folders: NO_OTHER_FOLDERS };
+}
+
 function commandTags(line: string, at: Where, tags: Set<DangerTag>): void {
   // `eval eval eval …` 3,000 deep overflowed the stack: the approval failed with no audit row. Deeper
   // than that is not read, so what it runs or writes is not known: it fails closed, as a path not followed does.
   if (at.depth > MAX_NESTING) {
     tags.add('unread-landing');
+    at.written.linesUnread = true;
     return;
   }
   const commands = simpleCommands(line);
@@ -239,7 +279,10 @@ function programTags(program: string, args: string[], at: Where, tags: Set<Dange
   // What it runs is read as a line of its own (`tar --to-command='curl … | sh'` is download-and-run too).
   readInner(program, commandsRun(program, args), at, tags);
   // A value that is a command only in part (`vim -c 'silent !…'`, `make --eval=…`) is not read: what it runs is not known.
-  if (runsInPart(program, args)) tags.add('unread-landing');
+  if (runsInPart(program, args)) {
+    tags.add('unread-landing');
+    at.written.linesUnread = true;
+  }
   // An archive or patch unpacked into a folder that holds one of the gateway's files (`tar xf x.tar -C ~`), the workspace and above too.
   if (at.config !== undefined) configTag([unpacksOntoConfig(extractionFolders(program, args), at.config, at)], at, tags);
   for (const target of optionWrites(program, args)) if (!isDevice(target)) addAll(tags, shellWriteTags(target, at));
@@ -270,8 +313,13 @@ function readInner(program: string, lines: readonly string[], at: Where, tags: S
       else at.written.runsMore.add(inner);
     }
     at.written.innerCharsLeft -= Math.max(64, inner.length); // at most 64 readings
-    if (at.written.innerCharsLeft >= 0) commandTags(inner, { ...deeper(at), named: true }, tags);
-    else tags.add('unread-landing');
+    if (at.written.innerCharsLeft >= 0) {
+      at.written.linesRead.push(inner);
+      commandTags(inner, { ...deeper(at), named: true }, tags);
+    } else {
+      tags.add('unread-landing');
+      at.written.linesUnread = true;
+    }
   }
 }
 
@@ -305,7 +353,18 @@ interface Where {
    * The tags of each path written, as read so far (`$a $a …` is read as rm's and chmod's, each
    * path once), and how many more may be followed to where they land: shared by the whole request.
    */
-  written: { read: Map<string, DangerTag[]>; landingsLeft: number; globEntriesLeft: { entriesLeft: number }; configSurely: boolean; innerCharsLeft: number; runs: CommandRun[]; runsMore: Set<string> };
+  written: {
+    read: Map<string, DangerTag[]>;
+    landingsLeft: number;
+    globEntriesLeft: { entriesLeft: number };
+    configSurely: boolean;
+    innerCharsLeft: number;
+    runs: CommandRun[];
+    runsMore: Set<string>;
+    /** Every line read by `readInner` (`LinesRun`), and whether one a program runs went unread. */
+    linesRead: string[];
+    linesUnread: boolean;
+  };
   /** The folders other than the workspace a command line may have changed to (`cd ..`): read for the gateway's own files only. */
   folders: LineFolders;
 }

@@ -1,5 +1,5 @@
 import { isAbsolute, posix, relative } from 'node:path';
-import { dangerTags } from './danger.js';
+import { dangerTags, linesRunBy } from './danger.js';
 import { asWritten, landing, placePath } from './sensitive-paths.js';
 import { everyCommandRun, programName, unreadable, type CommandsRun } from './nested-lines.js';
 import { RUNS_OTHER_PROGRAMS } from './runs-command.js';
@@ -82,7 +82,9 @@ export function denies(match: ApprovalMatch, subject: MatchSubject): boolean {
  * or a substitution, `$(echo make) deploy`, `make $T`, or a line too nested to read whole, could
  * be what it denies: the person must be asked, no rule or mode may approve it), or false.
  * Redirections are no words (`make deploy 2>&1`, `</dev/null`), and the command lines a command
- * runs from its arguments are read (`sh -c '…'`, `eval …`, `su -c`, `env -S`).
+ * runs from its arguments are read (`sh -c '…'`, `eval …`, `su -c`, `env -S`), and those its
+ * wrappers and options run (`tmux new -d '…'`, `ssh host '…'`, `tar --to-command='…'`): one the
+ * danger reading did not read (its budget, `vim -c 'call system(…)'`) is `maybe` for any rule.
  */
 export function deniedBy(match: ApprovalMatch, subject: MatchSubject): 'denied' | 'maybe' | false {
   if (matches(match, subject)) return 'denied';
@@ -109,8 +111,28 @@ export function deniedBy(match: ApprovalMatch, subject: MatchSubject): 'denied' 
  */
 let lastRead: { line: string; run: CommandsRun } | undefined;
 function readOnce(line: string): CommandsRun {
-  if (lastRead?.line !== line) lastRead = { line, run: everyCommandRun(line) };
+  if (lastRead?.line !== line) lastRead = { line, run: withLinesRun(line) };
   return lastRead.run;
+}
+
+/**
+ * The simple commands of `line` and of every command line its wrappers and options run, as the
+ * danger reading found them (`tmux new -d 'rm -rf ~'`, `ssh host 'rm -rf ~'`, `tar
+ * --to-command='…'`, `git -c core.pager='…'`: the request's `runs`, all of them), each line read
+ * as `everyCommandRun` reads one, within one budget for them all. Not complete when a line a
+ * program runs was not read (past the danger reading's budget, too nested, run only in part:
+ * `vim -c 'call system(…)'`, `tmux send-keys`): it could run what a rule denies.
+ */
+function withLinesRun(line: string): CommandsRun {
+  const own = everyCommandRun(line);
+  const wrapped = linesRunBy(line);
+  if (wrapped.lines.length === 0) return wrapped.complete ? own : { commands: own.commands, complete: false };
+  const budget = { left: 4 * wrapped.lines.reduce((sum, inner) => sum + inner.length, 0) + 4_096 };
+  const inner = wrapped.lines.map((text) => everyCommandRun(text, budget));
+  return {
+    commands: [...own.commands, ...inner.flatMap((run) => run.commands)],
+    complete: own.complete && wrapped.complete && inner.every((run) => run.complete),
+  };
 }
 
 /** `GIT` is git on macOS, `/usr/bin/git` is git. */

@@ -138,14 +138,15 @@ export interface CommandsRun {
  * the outer command's. The characters read in all are bounded (a few times the line's own), so a
  * line built to be read again and again is cut short, and says so.
  */
-export function everyCommandRun(line: string): CommandsRun {
-  let budget = 4 * line.length + 4_096;
+export function everyCommandRun(line: string, shared?: { left: number }): CommandsRun {
+  // `shared`: one budget for several lines read as one request's (the lines its wrappers run, match.ts).
+  const budget = shared ?? { left: 4 * line.length + 4_096 };
   let complete = true;
   /** Past the budget or too deep: reading stops (an unfollowed line is still read on, as far as it goes). */
   let stopped = false;
   const read = (text: string, depth: number): SimpleCommand[] => {
-    budget -= text.length;
-    if (budget < 0 || depth > MAX_NESTING) {
+    budget.left -= text.length;
+    if (budget.left < 0 || depth > MAX_NESTING) {
       complete = false;
       stopped = true;
       return [];
@@ -162,8 +163,8 @@ export function everyCommandRun(line: string): CommandsRun {
       const find = words.findIndex((word) => programName(word) === 'find');
       const exec = find >= 0 ? findExecWords(words.slice(find + 1)) : undefined;
       if (exec !== undefined && exec.length > 0) {
-        budget -= exec.length;
-        if (budget < 0) {
+        budget.left -= exec.length;
+        if (budget.left < 0) {
           complete = false;
           stopped = true;
         }
