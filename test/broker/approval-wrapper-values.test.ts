@@ -163,3 +163,35 @@ it('tmux: default aliases, command strings split at ; and new lines, formats, se
     assert.ok(!dangerTags('exec', line, ws).includes('unread-landing'), line);
   }
 });
+
+/**
+ * tmux's `-C` (control mode) reads tmux commands from its input, one a line, and runs them:
+ * `printf 'run-shell "…"\n' | tmux -C attach` and `tmux -C attach < cmds` ran their command for real
+ * while the line was runs-command only, "always" offered for the exact line, and a deny `rm *` did
+ * not see `rm` in it. What it runs is not on the line: unread-landing, which a deny rule fails closed on.
+ */
+it('tmux -C (control mode) runs the tmux commands of its input: unread-landing, nothing offered, a deny rule asks', { timeout: 180_000 }, async () => {
+  const { ws, tmux } = tmuxIn();
+  const socket = join(ws, 'tmux.sock');
+  const control = (input: string, ...flags: string[]): void =>
+    void spawnSync('tmux', ['-S', socket, '-f', '/dev/null', ...flags, 'attach', '-t', 'x'], { cwd: ws, input, stdio: ['pipe', 'ignore', 'ignore'], timeout: 30_000 });
+  try {
+    tmux('new', '-d', '-s', 'x', '-x', '80', 'sleep 120');
+    control(`run-shell "touch ${join(ws, 'A')}"\n`, '-C');
+    control(`neww -d "touch ${join(ws, 'B')}"\n`, '-2C');
+    for (const name of ['A', 'B']) await until(() => existsSync(join(ws, name)), `tmux ran the command read in control mode (${name})`);
+  } finally {
+    tmux('kill-server');
+  }
+  for (const line of [`printf 'run-shell "rm -rf ~"\\n' | tmux -C attach -t x`, 'tmux -C attach -t x < cmds', 'tmux -CC new -A -s x < cmds', 'tmux -2C new < cmds']) {
+    const context = vouchedContext('exec', line, undefined, ws, undefined);
+    assert.ok(context.danger.includes('unread-landing') && context.danger.includes('runs-command'), `${line}: ${context.danger.join(',')}`);
+    assert.deepEqual(context.proposals, [], line);
+    const rules = new ApprovalRules();
+    rules.add({ effect: 'allow', kind: 'exec', agent: 'coder', match: { exact: line } });
+    const deny = rules.add({ effect: 'deny', kind: 'exec', agent: 'coder', match: { prefix: 'rm' } });
+    assert.deepEqual(rules.decide({ kind: 'exec', command_or_path: line, workspace: ws, role: 'coder', hidden: false, danger: context.danger }), { effect: 'ask', rule: deny }, line);
+  }
+  // tmux's other flags stay plain.
+  assert.ok(!dangerTags('exec', 'tmux -2u new -d make', ws).includes('unread-landing'));
+});

@@ -13,7 +13,8 @@
  *   `detach-client -E`, and `save-buffer` (writes a file the reading does not place);
  * - a format (`#(…)` runs a shell command wherever tmux expands a format: `run '#(…)'`, `neww -n
  *   '#(…)'`, `-c`, `-F`; `#{E:…}` expands an option's value as a format);
- * - a configuration file (`-f file`, but `/dev/null`);
+ * - a configuration file (`-f file`, but `/dev/null`), or control mode (`-C`, `-CC`): tmux commands
+ *   read from its input, one a line (`printf 'run-shell …' | tmux -C attach`, `tmux -C attach < cmds`);
  * - a command string tmux parses itself (`if`'s commands, `run -C`) holding its parser's own
  *   escapes, variables or blocks (`\`, `$`, `{`, `%`): the shell reading of it does not make them
  *   what tmux makes them (`$X` is the value in tmux's own environment).

@@ -147,10 +147,19 @@ function tmuxCommand(args: readonly string[]): WrapperCommand {
   const lines: string[] = [];
   // What it runs that is not read (tmux-unread.ts): a format, a configuration file, a command run later.
   let unread = args.some(tmuxFormat);
-  const from = skipFlags(args, 0, TMUX_VALUES, (letter, value) => {
-    if (letter === 'c') lines.push(value);
-    if (letter === 'f' && value !== '/dev/null') unread = true;
-  });
+  const from = skipFlags(
+    args,
+    0,
+    TMUX_VALUES,
+    (letter, value) => {
+      if (letter === 'c') lines.push(value);
+      if (letter === 'f' && value !== '/dev/null') unread = true;
+    },
+    // `-C`, control mode: tmux commands read from its input (`printf 'run …' | tmux -C attach`), not its words.
+    (letter) => {
+      if (letter === 'C') unread = true;
+    },
+  );
   for (const words of tmuxSequence(args.slice(from))) {
     if (tmuxCommandUnread(words[0])) unread = true;
     const command = tmuxName(words[0]);

@@ -93,7 +93,7 @@ const STAT_LINES = 20;
 const TAG_WORDS: Partial<Record<DangerTag, string>> = {
   'gateway-config': "it reaches the gateway's own configuration (its rules, grants, plugin locks or audit log): approving it lets the agent change what is approved without you",
   'hard-link': 'the file has another name elsewhere (a hard link): writing it changes that file too',
-  'unread-landing': 'where it writes, or what a command it runs does, could not be read (too many paths, a part that cannot be read, a line nested too deep or too long to read, a value a program runs only in part, a tmux format or a command tmux runs later): it could be anything; no rule approves it',
+  'unread-landing': 'where it writes, or what a command it runs does, could not be read (too many paths, a part that cannot be read, a line nested too deep or too long to read, a value a program runs only in part, a tmux format, a command tmux runs later or reads from its input): it could be anything; no rule approves it',
   'runs-command': 'a program here runs another command (or writes a file) named in its words (an option such as --to-command or -exec, inline code, a wrapper such as xargs or ssh): read the whole line; no "prefix *" rule approves it',
 };
 /** The same, for a tag set only because the gateway could not read where the line reaches (`> $OUT`: `request.unsure`). */
