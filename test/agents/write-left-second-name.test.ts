@@ -46,7 +46,7 @@ async function linkedNotUnlinked(ws: string, path: string, content: string, stat
   }
   if (then === 'end' && child.exitCode === null) await once(child, 'exit');
   const hidden = said.trim();
-  assert.match(hidden, /^\.notes\.txt\.chatty-write-[0-9a-f]{12}\.\d+\.\d+\.[0-9a-f]{16}\.\d+\.\d+\.[0-9a-f]{16}$/, 'a sealed hidden name');
+  assert.match(hidden, /^\.(.+\.)?chatty-write-[0-9a-f]{12}\.\d+\.\d+\.[0-9a-f]{16}\.\d+\.\d+\.[0-9a-f]{16}$/, 'a sealed hidden name');
   assert.equal(statSync(join(ws, path)).nlink, 2);
   return { child, hidden };
 }
@@ -79,31 +79,36 @@ test("a new file whose writer was killed between its link and its unlink keeps i
   }
 });
 
-test('a new file whose writer was killed between its link and its unlink can be written again: asked as it is, and written', { timeout: 60_000 }, async () => {
-  // Before: 'plan: WorkspaceRefusal: "notes.txt" has 2 names (hard links): …', for every write of it.
-  const { home, ws, state } = scene('chatty-write-second-name-again-');
-  try {
-    await linkedNotUnlinked(ws, 'notes.txt', 'approved\n', state, 'end');
-    const script = `
-      const { commitWrite, planWrite } = await import(${JSON.stringify(WRITE_FILE)});
-      const { pinWorkspace } = await import(${JSON.stringify(WORKSPACE_PIN)});
-      const ws = ${JSON.stringify(ws)};
-      await pinWorkspace(ws);
-      const plan = await planWrite(ws, 'notes.txt', 'new').catch((err) => console.log('plan: ' + err.name + ': ' + err.message));
-      if (plan) {
-        console.log('plan: asks (' + plan.diffStat + ')');
-        await commitWrite(ws, plan).then(() => console.log('write: written'), (err) => console.log('write: ' + err.name + ': ' + err.message));
-      }`;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, XDG_STATE_HOME: state }, timeout: 50_000 });
-    assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(run.stdout.trim().split('\n'), ['plan: asks (+1 -1)', 'write: written']);
-    assert.deepEqual(readdirSync(ws), ['notes.txt']);
-    assert.equal(readFileSync(join(ws, 'notes.txt'), 'utf8'), 'new\n');
-    assert.equal(statSync(join(ws, 'notes.txt')).nlink, 1);
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
-});
+/** A name over 100 bytes: its hidden file is `.chatty-write-…`, which does not say it. */
+const LONG = `${'n'.repeat(120)}.txt`;
+
+for (const name of ['notes.txt', LONG]) {
+  test(`a new file whose writer was killed between its link and its unlink can be written again: asked as it is, and written (${name.length > 100 ? 'a name over 100 bytes' : name})`, { timeout: 60_000 }, async () => {
+    // Before: 'plan: WorkspaceRefusal: "notes.txt" has 2 names (hard links): …', for every write of it.
+    const { home, ws, state } = scene('chatty-write-second-name-again-');
+    try {
+      await linkedNotUnlinked(ws, name, 'approved\n', state, 'end');
+      const script = `
+        const { commitWrite, planWrite } = await import(${JSON.stringify(WRITE_FILE)});
+        const { pinWorkspace } = await import(${JSON.stringify(WORKSPACE_PIN)});
+        const ws = ${JSON.stringify(ws)};
+        await pinWorkspace(ws);
+        const plan = await planWrite(ws, ${JSON.stringify(name)}, 'new').catch((err) => console.log('plan: ' + err.name + ': ' + err.message));
+        if (plan) {
+          console.log('plan: asks (' + plan.diffStat + ')');
+          await commitWrite(ws, plan).then(() => console.log('write: written'), (err) => console.log('write: ' + err.name + ': ' + err.message));
+        }`;
+      const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, XDG_STATE_HOME: state }, timeout: 50_000 });
+      assert.equal(run.status, 0, run.stderr);
+      assert.deepEqual(run.stdout.trim().split('\n'), ['plan: asks (+1 -1)', 'write: written']);
+      assert.deepEqual(readdirSync(ws), [name]);
+      assert.equal(readFileSync(join(ws, name), 'utf8'), 'new\n');
+      assert.equal(statSync(join(ws, name)).nlink, 1);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+}
 
 test("a hidden name with a second name that is not only its file's own is left: a live writer's, a third name, another file's", { timeout: 60_000 }, async () => {
   const { home, ws, state } = scene('chatty-write-second-name-kept-');

@@ -127,7 +127,7 @@ export async function resolveInWorkspace(workspace: string, path: string, option
   let stat = await look();
   // Two names may be a new file whose writer was killed between its link and its unlink (linkAsNew):
   // its hidden name is the second, and only a sweep of its folder removes it; else refused for good.
-  if (stat?.isFile() && stat.nlink === 2 && (await sweptFolder(start, dir, quoted)) > 0) stat = await look();
+  if (stat?.isFile() && stat.nlink === 2 && (await sweptFolder(start, dir, quoted, basename(file))) > 0) stat = await look();
   if (stat?.isSymbolicLink()) throw new WorkspaceRefusal(`${quoted} is a symlink: the agent writes only regular files in its workspace`);
   if (stat && !stat.isFile()) throw new WorkspaceRefusal(`${quoted} is not a regular file`);
   // A file with another name (a hard link, perhaps outside the workspace) would change there too.
@@ -140,15 +140,15 @@ export async function resolveInWorkspace(workspace: string, path: string, option
 
 /**
  * Removes from the folder `dir` (reached by descriptors, never through a link) what dead writers
- * left in it (`removeAbandonedTemporaries`); how many. None where `/proc/self/fd` is absent or the
- * folder is not there.
+ * left in it (`removeAbandonedTemporaries`), a hidden second name of its file `name` too; how many.
+ * None where `/proc/self/fd` is absent or the folder is not there.
  */
-async function sweptFolder(start: WorkspaceRoot, dir: string, quoted: string): Promise<number> {
+async function sweptFolder(start: WorkspaceRoot, dir: string, quoted: string, name: string): Promise<number> {
   if (!hasProcFd()) return 0;
   const folder = await openFolderInside(start, dir, quoted, 'none');
   if (folder === undefined) return 0;
   try {
-    return await removeAbandonedTemporaries(`${PROC_FD}/${folder.fd}`);
+    return await removeAbandonedTemporaries(`${PROC_FD}/${folder.fd}`, name);
   } finally {
     await folder.close();
   }
@@ -516,7 +516,8 @@ async function writeReplacing(inFolder: (name: string) => string, base: string, 
  * file, `against` null): a second name made by `link`, which fails on a name taken (never replaces
  * it, unlike `rename`), then its hidden name removed. True once done; false where the file system has
  * no hard links (the caller renames then). A writer killed between the two leaves the file with its
- * hidden second name: the next sweep of its folder removes that name (`removeAbandonedTemporaries`).
+ * hidden second name: the next sweep of its folder removes that name (`removeAbandonedTemporaries`;
+ * for a name over 100 bytes, the sweep of a write that looks at that file).
  */
 async function linkAsNew(temporary: string, at: string, quoted: string, name: string): Promise<boolean> {
   const linked = await link(temporary, at).then(

@@ -61,10 +61,12 @@ export const MAX_ENTRIES_LOOKED_AT = 100_000;
  * it was made for in this folder (`isLeftSecondName`: a writer killed between the `link` that gave a
  * new file its name and the `unlink` of its hidden name; the file keeps its own name). A name a branch
  * committed or a worker made without the key, a link put at such a name, a file with another name (a
- * hard link elsewhere), a live writer's file: each is left. Looks at `MAX_ENTRIES_LOOKED_AT` entries at
+ * hard link elsewhere), a live writer's file: each is left. With `secondNameOf` (a file in `folder`
+ * a write is looking at), a hidden file made for a name over 100 bytes, whose name does not say its
+ * file, is one too when its other name is that file. Looks at `MAX_ENTRIES_LOOKED_AT` entries at
  * most; never throws.
  */
-export async function removeAbandonedTemporaries(folder: string): Promise<number> {
+export async function removeAbandonedTemporaries(folder: string, secondNameOf?: string): Promise<number> {
   let removed = 0;
   try {
     const dir = await opendir(folder);
@@ -77,7 +79,7 @@ export async function removeAbandonedTemporaries(folder: string): Promise<number
       const at = `${folder}/${entry.name}`; // the last part is never followed by lstat nor unlink
       const there = await lstat(at, { bigint: true }).catch(() => undefined);
       if (!there?.isFile() || Number(there.uid) !== process.geteuid?.()) continue;
-      if (there.nlink !== 1n && !(await isLeftSecondName(folder, entry.name, there))) continue;
+      if (there.nlink !== 1n && !(await isLeftSecondName(folder, entry.name, there, secondNameOf))) continue;
       if (await unlink(at).then(() => true, () => false)) removed++;
     }
   } catch {
@@ -94,9 +96,10 @@ export async function removeAbandonedTemporaries(folder: string): Promise<number
  * was asked, and nothing removed the hidden name. Its removal loses nothing: the file keeps its own
  * name. A file with any other second name (a hard link elsewhere, a third name) is not one.
  */
-async function isLeftSecondName(folder: string, name: string, there: BigIntStats): Promise<boolean> {
+async function isLeftSecondName(folder: string, name: string, there: BigIntStats, secondNameOf: string | undefined): Promise<boolean> {
   if (there.nlink !== 2n) return false;
-  const base = baseNamedBy(name);
+  // `.chatty-write-…` (made for a name over 100 bytes) does not say its file: the one looked at may be it.
+  const base = baseNamedBy(name) ?? (name.startsWith('.chatty-write-') ? secondNameOf : undefined);
   if (base === undefined) return false;
   const named = await lstat(`${folder}/${base}`, { bigint: true }).catch(() => undefined);
   return named !== undefined && named.isFile() && named.dev === there.dev && named.ino === there.ino && named.nlink === 2n;
