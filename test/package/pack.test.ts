@@ -221,7 +221,7 @@ test('examples/electron-app type-checks (checkJs, strict) against the installed 
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
 });
 
-test('a TypeScript consumer of all five entry points compiles with skipLibCheck false, under module nodenext and under moduleResolution bundler, and no export\'s public type has an any in it', async () => {
+test('a TypeScript consumer of all five entry points compiles with skipLibCheck false, under module nodenext (a CommonJS .cts requiring the four Node ones too) and under moduleResolution bundler, and no export\'s public type has an any in it', async () => {
   const ts = createRequire(join(app, 'package.json'))('typescript') as typeof TypeScript;
   // docs/embedding.md's one line for skipLibCheck false: @types/koa reads content-disposition's own types otherwise.
   const paths = { 'content-disposition': ['../node_modules/@types/content-disposition'] };

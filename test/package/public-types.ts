@@ -10,12 +10,24 @@ import type * as TypeScript from 'typescript';
 /** The package's entry points, as a consumer imports them. */
 export const ENTRY_POINTS = ['chatty-protocol-gateway', 'chatty-protocol-gateway/worker', 'chatty-protocol-gateway/electron', 'chatty-protocol-gateway/terminal', 'chatty-protocol-gateway/renderer'];
 
-/** A consumer project in `dir` (inside the installed app, so its node_modules resolve): one file importing every entry point. */
+/** The entry points a CommonJS main process may require (`./renderer` is the page's). */
+const NODE_ENTRY_POINTS = ENTRY_POINTS.filter((s) => !s.endsWith('/renderer'));
+
+/**
+ * A consumer project in `dir` (inside the installed app, so its node_modules resolve): one file
+ * importing every entry point; under `module: nodenext` also a CommonJS file requiring the Node
+ * ones, `import x = require(…)` in a `.cts`, as docs/embedding.md says such a project may.
+ */
 export function writeConsumer(dir: string, compilerOptions: Record<string, unknown>): string {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'consumer.ts'), `${ENTRY_POINTS.map((s, i) => `import * as entry${i} from '${s}';`).join('\n')}\nexport const entries = [${ENTRY_POINTS.map((_, i) => `entry${i}`).join(', ')}];\n`);
+  const include = ['consumer.ts'];
+  if (compilerOptions['module'] === 'nodenext') {
+    writeFileSync(join(dir, 'consumer.cts'), `${NODE_ENTRY_POINTS.map((s, i) => `import entry${i} = require('${s}');`).join('\n')}\nexport const entries = [${NODE_ENTRY_POINTS.map((_, i) => `entry${i}`).join(', ')}];\n`);
+    include.push('consumer.cts');
+  }
   const config = join(dir, 'tsconfig.json');
-  writeFileSync(config, JSON.stringify({ compilerOptions: { target: 'ES2022', strict: true, noEmit: true, lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: ['node'], ...compilerOptions }, include: ['consumer.ts'] }, null, 2));
+  writeFileSync(config, JSON.stringify({ compilerOptions: { target: 'ES2022', strict: true, noEmit: true, lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: ['node'], ...compilerOptions }, include }, null, 2));
   return config;
 }
 
